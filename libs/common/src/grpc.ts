@@ -1,0 +1,189 @@
+import * as grpc from '@grpc/grpc-js';
+import { HealthImplementation, ServingStatusMap } from 'grpc-health-check';
+import { randomUUID } from 'node:crypto';
+import { AppError, ErrorCode, fromGrpcError, toGrpcError } from './errors';
+import { currentContext, Logger, runWithContext } from './logger';
+
+/** Metadata keys carrying the caller's organization and the request id between services. */
+export const ORG_ID_METADATA_KEY = 'x-org-id';
+export const REQUEST_ID_METADATA_KEY = 'x-request-id';
+
+/** Context of one inbound gRPC call: the org every query must filter by, and the request id. */
+export interface CallContext {
+  orgId: string;
+  requestId: string;
+}
+
+/** A unary method of a ts-proto `outputServices=grpc-js` service definition. */
+interface UnaryMethodDefinition<Req, Res> {
+  path: string;
+  requestStream: false;
+  responseStream: false;
+  requestSerialize: (value: Req) => Buffer;
+  requestDeserialize: (value: Buffer) => Req;
+  responseSerialize: (value: Res) => Buffer;
+  responseDeserialize: (value: Buffer) => Res;
+}
+type AnyDefinition = Record<string, UnaryMethodDefinition<any, any> | { requestStream: boolean; responseStream: boolean; path: string }>;
+type ReqOf<M> = M extends { requestDeserialize: (b: Buffer) => infer R } ? R : never;
+type ResOf<M> = M extends { responseDeserialize: (b: Buffer) => infer R } ? R : never;
+
+/** Async implementation of every unary method of a service definition. */
+export type UnaryHandlers<D extends AnyDefinition> = {
+  [K in keyof D]: (request: ReqOf<D[K]>, ctx: CallContext) => Promise<ResOf<D[K]>>;
+};
+
+function readContext(metadata: grpc.Metadata): { orgId?: string; requestId: string } {
+  const orgId = metadata.get(ORG_ID_METADATA_KEY)[0];
+  const requestId = metadata.get(REQUEST_ID_METADATA_KEY)[0];
+  return {
+    orgId: typeof orgId === 'string' && orgId.length > 0 ? orgId : undefined,
+    requestId: typeof requestId === 'string' && requestId.length > 0 ? requestId : randomUUID(),
+  };
+}
+
+/**
+ * Wraps async handlers into grpc-js handlers: reads org and request id from metadata (calls
+ * without `x-org-id` are rejected with UNAUTHENTICATED), runs the handler inside the request
+ * context, maps AppError to a gRPC status with the exact code in a trailer, and hides anything
+ * else behind INTERNAL (logged with its stack).
+ */
+export function adaptHandlers<D extends AnyDefinition>(
+  definition: D,
+  handlers: UnaryHandlers<D>,
+  logger: Logger,
+): grpc.UntypedServiceImplementation {
+  const impl: grpc.UntypedServiceImplementation = {};
+  for (const name of Object.keys(definition)) {
+    const handler = handlers[name as keyof D];
+    const path = definition[name].path;
+    impl[name] = ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      const { orgId, requestId } = readContext(call.metadata);
+      const started = process.hrtime.bigint();
+      runWithContext({ requestId, orgId }, () => {
+        if (!orgId) {
+          callback(toGrpcError(new AppError(ErrorCode.UNAUTHORIZED, 'Missing organization context.')));
+          return;
+        }
+        handler(call.request as never, { orgId, requestId }).then(
+          (response) => {
+            logger.debug({ rpc: path, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'rpc ok');
+            callback(null, response);
+          },
+          (error: unknown) => {
+            const ms = Number(process.hrtime.bigint() - started) / 1e6;
+            if (error instanceof AppError) {
+              logger.info({ rpc: path, ms, code: error.code, msg_text: error.message }, 'rpc error');
+              callback(toGrpcError(error));
+            } else {
+              logger.error({ rpc: path, ms, err: error }, 'rpc failed');
+              callback(toGrpcError(AppError.internal()));
+            }
+          },
+        );
+      });
+    }) as grpc.handleUnaryCall<unknown, unknown>;
+  }
+  return impl;
+}
+
+export interface GrpcServiceRegistration<D extends AnyDefinition> {
+  /** Fully qualified service name, e.g. `kb.documents.v1.DocumentsService` (for health checks). */
+  name: string;
+  definition: D;
+  handlers: UnaryHandlers<D>;
+}
+
+/**
+ * Starts a grpc-js server with the given services plus the standard gRPC health service
+ * (`grpc.health.v1.Health`). Binds `host:port` (port 0 picks a free port).
+ *
+ * @returns the server, the bound port and a `shutdown()` that drains in-flight calls (up to 10 s).
+ */
+export async function startGrpcServer(options: {
+  host: string;
+  port: number;
+  services: GrpcServiceRegistration<any>[];
+  logger: Logger;
+}): Promise<{ server: grpc.Server; port: number; shutdown: () => Promise<void> }> {
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const statusMap: ServingStatusMap = { '': 'SERVING' };
+  for (const s of options.services) {
+    server.addService(s.definition as unknown as grpc.ServiceDefinition, adaptHandlers(s.definition, s.handlers, options.logger));
+    statusMap[s.name] = 'SERVING';
+  }
+  const health = new HealthImplementation(statusMap);
+  health.addToServer(server);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    ),
+  );
+  const shutdown = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, 10_000);
+      server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  return { server, port, shutdown };
+}
+
+/** Per-call options of an outgoing call. Context defaults to the current request context. */
+export interface OutgoingCallOptions {
+  orgId?: string;
+  requestId?: string;
+  /** Deadline in milliseconds (default 30 000). */
+  timeoutMs?: number;
+}
+
+/** Promise-based client: one async method per unary RPC of the definition. */
+export type AsyncClient<D extends AnyDefinition> = {
+  [K in keyof D]: (request: ReqOf<D[K]>, options?: OutgoingCallOptions) => Promise<ResOf<D[K]>>;
+} & { close(): void; waitForReady(timeoutMs: number): Promise<void> };
+
+/**
+ * Creates a promise-based client for a ts-proto service definition. Every call carries the org id
+ * and request id (from `options` or the current request context) in metadata, has a deadline,
+ * and rejects with an AppError (see `fromGrpcError`).
+ */
+export function createAsyncClient<D extends AnyDefinition>(definition: D, address: string): AsyncClient<D> {
+  const client = new grpc.Client(address, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    'grpc.keepalive_time_ms': 30_000,
+  });
+  const api: Record<string, unknown> = {
+    close: () => client.close(),
+    waitForReady: (timeoutMs: number) =>
+      new Promise<void>((resolve, reject) =>
+        client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve())),
+      ),
+  };
+  for (const [name, method] of Object.entries(definition)) {
+    const m = method as UnaryMethodDefinition<unknown, unknown>;
+    api[name] = (request: unknown, options: OutgoingCallOptions = {}) => {
+      const ctx = currentContext();
+      const metadata = new grpc.Metadata();
+      const orgId = options.orgId ?? ctx?.orgId;
+      if (orgId) metadata.set(ORG_ID_METADATA_KEY, orgId);
+      metadata.set(REQUEST_ID_METADATA_KEY, options.requestId ?? ctx?.requestId ?? randomUUID());
+      const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+      return new Promise((resolve, reject) => {
+        client.makeUnaryRequest(
+          m.path,
+          m.requestSerialize,
+          m.responseDeserialize,
+          request,
+          metadata,
+          { deadline },
+          (err, response) => (err ? reject(fromGrpcError(err)) : resolve(response)),
+        );
+      });
+    };
+  }
+  return api as AsyncClient<D>;
+}

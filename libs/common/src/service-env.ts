@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { env } from './config';
+
+/**
+ * Environment variables shared by several services, declared once (documented in the README's
+ * configuration table). Each service spreads the pieces it needs into its own schema.
+ */
+export const sharedEnv = {
+  database: { DATABASE_URL: z.string().min(1, 'DATABASE_URL is required (postgres://user:pass@host:port/db)') },
+  nats: { NATS_URL: env.string('nats://127.0.0.1:4222') },
+  grpcHost: { GRPC_HOST: env.string('0.0.0.0') },
+  clients: {
+    DOCUMENTS_GRPC_URL: env.string('127.0.0.1:50051'),
+    RETRIEVAL_GRPC_URL: env.string('127.0.0.1:50053'),
+    CHECK_GRPC_URL: env.string('127.0.0.1:50054'),
+    AGENT_GRPC_URL: env.string('127.0.0.1:50055'),
+  },
+  storage: {
+    STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
+    STORAGE_LOCAL_DIR: env.string('.data/objects'),
+    PUBLIC_BASE_URL: env.string('http://localhost:8080'),
+    STORAGE_SIGNING_SECRET: z.string().min(16, 'STORAGE_SIGNING_SECRET must be at least 16 characters').optional(),
+    S3_ENDPOINT: env.string('127.0.0.1'),
+    S3_PORT: z.coerce.number().int().optional(),
+    S3_USE_SSL: env.bool(false),
+    S3_ACCESS_KEY: z.string().optional(),
+    S3_SECRET_KEY: z.string().optional(),
+    S3_BUCKET: env.string('kb-documents'),
+    S3_REGION: env.string('us-east-1'),
+    S3_PUBLIC_ENDPOINT: z.string().optional(),
+  },
+};
+
+type StorageEnv = z.infer<z.ZodObject<typeof sharedEnv.storage>>;
+
+/**
+ * Builds the object-storage configuration (for `createObjectStorage` of `@kb/storage`) from the
+ * shared storage variables.
+ * @throws Error naming the missing variable (signing secret for local, keys for s3).
+ */
+export function storageConfigFromEnv(e: StorageEnv) {
+  if (e.STORAGE_DRIVER === 'local') {
+    if (!e.STORAGE_SIGNING_SECRET) throw new Error('Invalid configuration:\n  STORAGE_SIGNING_SECRET: required with STORAGE_DRIVER=local');
+    return {
+      driver: 'local' as const,
+      local: {
+        rootDir: e.STORAGE_LOCAL_DIR,
+        publicBaseUrl: e.PUBLIC_BASE_URL.replace(/\/$/, ''),
+        signingSecret: e.STORAGE_SIGNING_SECRET,
+        maxUploadBytes: 500 * 1024 * 1024,
+      },
+    };
+  }
+  if (!e.S3_ACCESS_KEY || !e.S3_SECRET_KEY) throw new Error('Invalid configuration:\n  S3_ACCESS_KEY, S3_SECRET_KEY: required with STORAGE_DRIVER=s3');
+  return {
+    driver: 's3' as const,
+    s3: {
+      endPoint: e.S3_ENDPOINT,
+      port: e.S3_PORT,
+      useSSL: e.S3_USE_SSL,
+      accessKey: e.S3_ACCESS_KEY,
+      secretKey: e.S3_SECRET_KEY,
+      bucket: e.S3_BUCKET,
+      region: e.S3_REGION,
+      publicEndpoint: e.S3_PUBLIC_ENDPOINT,
+    },
+  };
+}
