@@ -1,0 +1,90 @@
+/**
+ * Document extraction: turns an uploaded file into structural blocks (headings, paragraphs,
+ * lists, tables) with page numbers where the format has pages. One module per format; this file
+ * dispatches by content type.
+ */
+import { createContext, ExtractionContext, raceAbort } from './context';
+import { extractCsv } from './csv';
+import { extractDocx } from './docx';
+import { extractHtml } from './html';
+import { extractImage } from './image';
+import { extractJson } from './json';
+import { extractMarkdown } from './markdown';
+import { extractPdf } from './pdf';
+import { extractPptx } from './pptx';
+import { extractText } from './text';
+import { ExtractedDocument, ExtractionError, ExtractOptions } from './types';
+import { extractXlsx } from './xlsx';
+
+export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions } from './types';
+export { ExtractionError } from './types';
+
+type Extractor = (ctx: ExtractionContext, filePath: string) => Promise<ExtractedDocument>;
+
+const EXTRACTORS: Readonly<Record<string, Extractor>> = {
+  'application/pdf': extractPdf,
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': extractDocx,
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': extractPptx,
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': extractXlsx,
+  'text/csv': extractCsv,
+  'text/plain': extractText,
+  'text/markdown': extractMarkdown,
+  'text/html': extractHtml,
+  'application/json': extractJson,
+  'image/png': extractImage,
+  'image/jpeg': extractImage,
+  'image/tiff': extractImage,
+};
+
+/** Common aliases accepted for the canonical types. */
+const ALIASES: Readonly<Record<string, string>> = {
+  'text/x-markdown': 'text/markdown',
+  'image/jpg': 'image/jpeg',
+  'image/tif': 'image/tiff',
+  'application/x-pdf': 'application/pdf',
+  'application/csv': 'text/csv',
+};
+
+/** The MIME types {@link extractDocument} accepts (canonical spelling). */
+export const SUPPORTED_CONTENT_TYPES: readonly string[] = Object.freeze(Object.keys(EXTRACTORS));
+
+/** Lowercases, drops parameters ("; charset=utf-8") and maps aliases ("image/jpg") to canonical types. */
+export function normalizeContentType(contentType: string): string {
+  const base = contentType.split(';')[0].trim().toLowerCase();
+  return ALIASES[base] ?? base;
+}
+
+/**
+ * Extracts the text of the file at `filePath`, of MIME type `contentType` (parameters such as
+ * `; charset=` are ignored), into blocks in reading order.
+ *
+ * Returns `{ blocks, pageCount, title }`: blocks carry a 1-based `page` for paged formats (PDF
+ * page, XLSX sheet, PPTX slide, image frame, TXT form-feed page) and `null` otherwise;
+ * `pageCount` is null for page-less formats.
+ *
+ * Throws {@link ExtractionError} with a user-actionable message:
+ * `UNSUPPORTED_TYPE` (type not supported, legacy Office format, or PDF tools missing),
+ * `CORRUPT_FILE`, `ENCRYPTED` (password needed to open), `NO_TEXT`, `TIMEOUT`
+ * (`options.timeoutMs`, default 300000 ms, exceeded; child processes are killed),
+ * `TOO_LARGE` (more than `options.maxPages`, default 2000, pages/sheets/slides),
+ * `OCR_UNAVAILABLE` (scanned content but tesseract/pdftoppm missing).
+ * When `options.signal` aborts, the signal's reason is thrown. File-system errors reading
+ * `filePath` (e.g. ENOENT) are passed through unchanged.
+ */
+export async function extractDocument(filePath: string, contentType: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
+  const type = normalizeContentType(contentType);
+  const extractor = EXTRACTORS[type];
+  if (!extractor) {
+    throw new ExtractionError(
+      'UNSUPPORTED_TYPE',
+      `Files of type "${contentType}" cannot be processed; upload a PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text, Markdown, HTML, JSON or image (PNG, JPEG, TIFF) file.`,
+    );
+  }
+  const { ctx, dispose } = createContext(options);
+  try {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    return await raceAbort(ctx, extractor(ctx, filePath));
+  } finally {
+    dispose();
+  }
+}

@@ -1,0 +1,26 @@
+/** Checks shared by the Office Open XML formats (DOCX, XLSX, PPTX), which are ZIP packages. */
+import { readFile } from 'node:fs/promises';
+import { ExtractionError } from './types';
+
+const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+
+/**
+ * Reads an Office Open XML file and verifies it is a ZIP package. Throws `ENCRYPTED` for
+ * password-protected Office files (an OLE container holding an `EncryptedPackage`),
+ * `UNSUPPORTED_TYPE` for legacy binary Office files (.doc/.xls/.ppt) and `CORRUPT_FILE` for
+ * anything else that is not a ZIP. `label` names the format in messages ("Word document").
+ */
+export async function readOfficePackage(filePath: string, label: string, extension: string): Promise<Buffer> {
+  const bytes = await readFile(filePath);
+  if (bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) return bytes;
+  if (bytes.length >= 8 && OLE_MAGIC.every((b, i) => bytes[i] === b)) {
+    if (bytes.includes(Buffer.from('EncryptedPackage', 'utf16le'))) {
+      throw new ExtractionError('ENCRYPTED', `The ${label} is password-protected; upload a copy without a password.`);
+    }
+    throw new ExtractionError(
+      'UNSUPPORTED_TYPE',
+      `The ${label} is in the old binary Office format (97-2003); open it and save it as .${extension}, then upload that.`,
+    );
+  }
+  throw new ExtractionError('CORRUPT_FILE', `The ${label} could not be read; it may be damaged or not a .${extension} file. Save a new copy and upload that.`);
+}

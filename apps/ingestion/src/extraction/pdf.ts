@@ -1,0 +1,140 @@
+/**
+ * PDF extraction with poppler: `pdfinfo` for page count, title and encryption, one `pdftotext`
+ * run over the whole file (pages separated by form feeds, so page numbers are exact), OCR for
+ * pages without a text layer.
+ */
+import { checkAborted, checkPageLimit, ExtractionContext } from './context';
+import { pageTextToBlocks, stripRunningLines } from './layout';
+import { ocrPdfPages } from './ocr';
+import { ProcessResult, runProcess, ToolMissingError } from './process';
+import { ExtractedBlock, ExtractedDocument, ExtractionError } from './types';
+
+/** A page with fewer non-space characters than this counts as having no text layer. */
+const MIN_PAGE_CHARS = 10;
+
+const ENCRYPTED_MESSAGE = 'The PDF is password-protected; upload a copy without a password.';
+const CORRUPT_MESSAGE = 'The PDF could not be read; it may be damaged or not a PDF. Open it in a PDF viewer, save a new copy and upload that.';
+
+interface PdfInfo {
+  pages: number;
+  title: string | null;
+}
+
+function popplerMissing(): ExtractionError {
+  return new ExtractionError(
+    'UNSUPPORTED_TYPE',
+    'PDF files cannot be processed on this server because poppler-utils (pdftotext, pdfinfo) is not installed; ask the administrator to install it.',
+  );
+}
+
+async function runPoppler(ctx: ExtractionContext, cmd: string, args: string[]): Promise<ProcessResult> {
+  try {
+    return await runProcess(ctx, cmd, args);
+  } catch (e) {
+    if (e instanceof ToolMissingError) throw popplerMissing();
+    throw e;
+  }
+}
+
+function failureFromStderr(stderr: string): ExtractionError {
+  if (/incorrect password|encrypted/i.test(stderr)) return new ExtractionError('ENCRYPTED', ENCRYPTED_MESSAGE);
+  return new ExtractionError('CORRUPT_FILE', CORRUPT_MESSAGE);
+}
+
+/**
+ * Reads page count and title with `pdfinfo`. A PDF that needs a password to open -> `ENCRYPTED`;
+ * one that poppler cannot open -> `CORRUPT_FILE`. PDFs that are encrypted with an owner password
+ * only (they open without a password) are read normally.
+ */
+export async function readPdfInfo(ctx: ExtractionContext, filePath: string): Promise<PdfInfo> {
+  const r = await runPoppler(ctx, 'pdfinfo', ['-enc', 'UTF-8', filePath]);
+  const out = r.stdout.toString('utf8');
+  if (r.code !== 0) throw failureFromStderr(r.stderr);
+  const pages = /^Pages:\s+(\d+)/m.exec(out);
+  if (!pages) throw new ExtractionError('CORRUPT_FILE', CORRUPT_MESSAGE);
+  const title = /^Title:\s+(.*)$/m.exec(out)?.[1]?.trim() ?? '';
+  return { pages: Number(pages[1]), title: cleanTitle(title) };
+}
+
+/** Drops titles that are file names or tool prefixes ("Microsoft Word - report.docx"). */
+function cleanTitle(title: string): string | null {
+  const t = title.replace(/^Microsoft (?:Word|PowerPoint|Excel) - /i, '').trim();
+  if (!t || /^untitled$/i.test(t) || /\.(?:docx?|pptx?|xlsx?|pdf|tex|dvi|indd|qxd)$/i.test(t)) return null;
+  return t;
+}
+
+/** Pages that contain at least one image, from `pdfimages -list` (null when pdfimages is missing). */
+async function pagesWithImages(ctx: ExtractionContext, filePath: string): Promise<Set<number> | null> {
+  let r: ProcessResult;
+  try {
+    r = await runProcess(ctx, 'pdfimages', ['-list', filePath]);
+  } catch (e) {
+    if (e instanceof ToolMissingError) return null;
+    throw e;
+  }
+  if (r.code !== 0) return null;
+  const pages = new Set<number>();
+  for (const line of r.stdout.toString('utf8').split('\n')) {
+    const m = /^\s*(\d+)\s+\d+\s+(?:image|mask|smask|stencil)\b/.exec(line);
+    if (m) pages.add(Number(m[1]));
+  }
+  return pages;
+}
+
+function countNonSpace(text: string): number {
+  return text.replace(/\s+/g, '').length;
+}
+
+/**
+ * Extracts a PDF into blocks with 1-based page numbers.
+ *
+ * Errors: `ENCRYPTED` (needs a password), `CORRUPT_FILE` (unreadable), `TOO_LARGE` (more pages
+ * than `ctx.maxPages`), `NO_TEXT` (no text layer and OCR disabled or without result),
+ * `OCR_UNAVAILABLE` (pages need OCR but tesseract/pdftoppm are missing), `UNSUPPORTED_TYPE`
+ * (poppler not installed), the abort reason on timeout/abort.
+ */
+export async function extractPdf(ctx: ExtractionContext, filePath: string): Promise<ExtractedDocument> {
+  const info = await readPdfInfo(ctx, filePath);
+  checkPageLimit(ctx, info.pages, 'page');
+
+  const r = await runPoppler(ctx, 'pdftotext', ['-enc', 'UTF-8', '-eol', 'unix', filePath, '-']);
+  const raw = r.stdout.toString('utf8');
+  if (r.code !== 0 && raw.trim() === '') throw failureFromStderr(r.stderr);
+  checkAborted(ctx);
+
+  const segments = raw.split('\f');
+  const pageTexts = Array.from({ length: info.pages }, (_, i) => segments[i] ?? '');
+  const texts = stripRunningLines(pageTexts);
+
+  const empty = texts.map((t, i) => (countNonSpace(t) < MIN_PAGE_CHARS ? i + 1 : 0)).filter((p) => p > 0);
+  let scannedPages: number[] = [];
+  if (empty.length > 0) {
+    const withImages = await pagesWithImages(ctx, filePath);
+    scannedPages = withImages ? empty.filter((p) => withImages.has(p)) : empty;
+  }
+  if (ctx.ocr && scannedPages.length > 0) {
+    const ocrTexts = await ocrPdfPages(ctx, filePath, scannedPages);
+    for (const [page, text] of ocrTexts) texts[page - 1] = text;
+  }
+  checkAborted(ctx);
+
+  const blocks: ExtractedBlock[] = [];
+  texts.forEach((text, i) => blocks.push(...pageTextToBlocks(text, i + 1)));
+  if (blocks.length === 0) {
+    if (scannedPages.length > 0 && !ctx.ocr) {
+      throw new ExtractionError(
+        'NO_TEXT',
+        'The PDF has no text layer; it seems to be scanned images. Enable OCR for this upload, or upload a PDF with selectable text.',
+      );
+    }
+    if (scannedPages.length > 0) {
+      throw new ExtractionError(
+        'NO_TEXT',
+        'The PDF seems to be scanned images and OCR recognised no text in them; upload a clearer scan (300 dpi or more) or a PDF with selectable text.',
+      );
+    }
+    throw new ExtractionError('NO_TEXT', 'The PDF contains no text (its pages are empty or drawn as shapes); upload a PDF with selectable text.');
+  }
+  const firstHeading = blocks.find((b) => b.kind === 'heading')?.text ?? null;
+  return { blocks, pageCount: info.pages, title: info.title ?? firstHeading };
+}

@@ -1,0 +1,71 @@
+/** Kind of a structural block found in a document. */
+export type BlockKind = 'heading' | 'paragraph' | 'table' | 'list';
+
+/**
+ * One structural block of extracted text, in reading order.
+ *
+ * - `text`: plain text. Tables: one line per row, cells joined by `' | '`; when `tableHeader` is
+ *   set, `text` starts with that header line.
+ * - `page`: 1-based page (PDF page, XLSX sheet index, PPTX slide, TIFF frame); `null` for formats
+ *   without pages (DOCX, HTML, Markdown, TXT without form feeds, CSV, JSON).
+ * - `level`: heading level 1..6, only for `kind === 'heading'`.
+ * - `tableHeader`: only for `kind === 'table'`: the header row line, repeated by the chunker at
+ *   the start of every chunk of the table.
+ */
+export interface ExtractedBlock {
+  kind: BlockKind;
+  text: string;
+  page: number | null;
+  level?: number;
+  tableHeader?: string;
+}
+
+/**
+ * The extracted text of one file: blocks in reading order, the number of pages (PDF pages,
+ * XLSX sheets, PPTX slides, image frames; `null` for page-less formats) and a title when the
+ * format carries one (PDF metadata, HTML `<title>`, first heading, ...).
+ */
+export interface ExtractedDocument {
+  blocks: ExtractedBlock[];
+  pageCount: number | null;
+  title: string | null;
+}
+
+/** Why a file could not be extracted; each code has a message a user can act on. */
+export type ExtractionErrorCode =
+  | 'UNSUPPORTED_TYPE'
+  | 'CORRUPT_FILE'
+  | 'ENCRYPTED'
+  | 'NO_TEXT'
+  | 'TIMEOUT'
+  | 'TOO_LARGE'
+  | 'OCR_UNAVAILABLE';
+
+/**
+ * The one error type of the extraction library. `code` is machine-readable; `message` tells the
+ * user what to do (e.g. "The PDF is password-protected; upload a copy without a password.").
+ */
+export class ExtractionError extends Error {
+  constructor(
+    public readonly code: ExtractionErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ExtractionError';
+  }
+}
+
+/**
+ * Options of {@link extractDocument}.
+ * - `timeoutMs`: wall-clock budget for the whole extraction in milliseconds (default 300000);
+ *   child processes are killed when it runs out and `TIMEOUT` is thrown.
+ * - `maxPages`: largest accepted number of pages/sheets/slides (default 2000), else `TOO_LARGE`.
+ * - `signal`: aborts the extraction (child processes are killed); the signal's reason is thrown.
+ * - `ocr`: run OCR on images and on PDF pages without a text layer (default true).
+ */
+export interface ExtractOptions {
+  timeoutMs?: number;
+  maxPages?: number;
+  signal?: AbortSignal;
+  ocr?: boolean;
+}
