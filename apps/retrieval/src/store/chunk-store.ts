@@ -1,0 +1,122 @@
+/**
+ * The chunk store port of the retrieval service: where indexed chunks live and how they are found
+ * by lexical (BM25) search. Two adapters implement it: the embedded LanceDB store
+ * (`lancedb-chunk-store.ts`) and, later, Qdrant. Both run the same contract suite
+ * (`chunk-store.contract.ts`), so everything promised here is tested against every adapter.
+ *
+ * Isolation rule (engineering guide §5): every operation takes the org id and never returns,
+ * counts or deletes a chunk of another org, whatever the other arguments say.
+ */
+
+/** Org id of the shared safety corpus (proto `CORPUS_SAFETY`); an ordinary org id to the store. */
+export const SAFETY_CORPUS_ORG = '__safety__';
+
+/** Largest `topK` a search accepts. Larger values are a caller bug (the gateway caps far lower). */
+export const MAX_TOP_K = 1000;
+
+/**
+ * Longest query (in UTF-16 code units) that is searched; the rest is ignored. Bounds the work of
+ * one search: a requirement text used as a query is far shorter.
+ */
+export const MAX_QUERY_LENGTH = 4096;
+
+/** One chunk of one document, as indexed. Mirrors `kb.retrieval.v1.Chunk` plus the owning org. */
+export interface StoredChunk {
+  /** Chunk id (a UUID, provided by the caller); unique within an org. */
+  id: string;
+  /** Owning org; the shared safety corpus uses {@link SAFETY_CORPUS_ORG}. Any non-empty string. */
+  orgId: string;
+  /** Project of the document, or `null` for an organization-level document. */
+  projectId: string | null;
+  documentId: string;
+  fileName: string;
+  /** 0-based position of the chunk in its document. */
+  chunkIndex: number;
+  text: string;
+  /** Headings enclosing the chunk, outermost first (may be empty). */
+  headingPath: string[];
+  /** 1-based pages the chunk starts and ends on, or `null` when the format has no pages. */
+  startPage: number | null;
+  endPage: number | null;
+  /** Where each page's text begins in `text` (`offset` in UTF-16 code units). */
+  pageSpans: { page: number; offset: number }[];
+}
+
+/** Which chunks a search may return. Always within one org. */
+export interface SearchScope {
+  orgId: string;
+  /**
+   * When a string: the chunks of that project PLUS the org-level chunks (`projectId === null`) of
+   * the same org, never another project's. When `undefined` or `null`: every chunk of the org.
+   */
+  projectId?: string | null;
+  /** When non-empty: only chunks of these documents (intersected with the scope above). */
+  documentIds?: string[];
+}
+
+/** One search result. */
+export interface SearchHit {
+  chunk: StoredChunk;
+  /** Relevance score (BM25 for lexical search); higher is better. Comparable within one search only. */
+  score: number;
+  /** 1-based position in the result list. */
+  rank: number;
+}
+
+/** Machine-readable reason of a {@link ChunkStoreError}; the service maps it to its domain error. */
+export enum ChunkStoreErrorCode {
+  /** The arguments are invalid (empty org id, a chunk of another document, bad topK...). */
+  Validation = 'Validation',
+  /** The store is closed or not usable (a call after `close()`). */
+  Unavailable = 'Unavailable',
+  /** The storage engine failed (I/O error, corrupt table...). The cause is attached. */
+  Internal = 'Internal',
+}
+
+/**
+ * The only error a {@link ChunkStore} throws. `message` is safe to log; it never contains chunk
+ * text. The retrieval service maps `code` to its own domain error (and from there to gRPC status).
+ */
+export class ChunkStoreError extends Error {
+  override readonly name = 'ChunkStoreError';
+  constructor(
+    readonly code: ChunkStoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Storage port for indexed chunks. Implementations are safe to call concurrently: writes are
+ * serialized inside the adapter and applied in call order. They throw only {@link ChunkStoreError}.
+ */
+export interface ChunkStore {
+  /**
+   * Replaces every chunk of (orgId, documentId) with `chunks` atomically enough that a search
+   * never sees duplicates after it returns; idempotent (same call twice = same state). `chunks`
+   * may be empty (the document then has no chunks). Every chunk must carry this `orgId` and
+   * `documentId` and ids must be unique within the call, else `Validation`. The new chunks are
+   * searchable as soon as the returned promise resolves.
+   */
+  replaceDocumentChunks(orgId: string, documentId: string, chunks: StoredChunk[]): Promise<void>;
+  /** Deletes every chunk of these documents of this org; returns the number of chunks deleted. */
+  deleteDocuments(orgId: string, documentIds: string[]): Promise<number>;
+  /** Number of chunks of (orgId, documentId); 0 for an unknown document. */
+  countChunks(orgId: string, documentId: string): Promise<number>;
+  /**
+   * BM25 lexical search within `scope`, best first, at most `topK` hits (integer in
+   * [1, {@link MAX_TOP_K}], else `Validation`). The scope filters before ranking, so `topK` is
+   * filled from in-scope chunks. A query with no searchable term (empty, only stop words or
+   * punctuation) returns `[]`; query syntax characters have no special meaning.
+   */
+  search(query: string, scope: SearchScope, topK: number): Promise<SearchHit[]>;
+  /**
+   * The chunks of this org with these ids, in the order of `chunkIds`; unknown ids (and ids of
+   * other orgs) are skipped, duplicates returned once.
+   */
+  getChunks(orgId: string, chunkIds: string[]): Promise<StoredChunk[]>;
+  /** Waits for pending writes, releases resources. Idempotent; later calls throw `Unavailable`. */
+  close(): Promise<void>;
+}

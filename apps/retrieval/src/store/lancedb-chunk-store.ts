@@ -1,0 +1,664 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import { Field, Int32, Schema, Utf8 } from 'apache-arrow';
+import {
+  ChunkStore,
+  ChunkStoreError,
+  ChunkStoreErrorCode,
+  MAX_QUERY_LENGTH,
+  MAX_TOP_K,
+  SearchHit,
+  SearchScope,
+  StoredChunk,
+} from './chunk-store';
+
+/** Name of the one LanceDB table holding every org's chunks. */
+export const CHUNKS_TABLE = 'chunks';
+
+/**
+ * Tokenizer of the BM25 index on `text` (LanceDB 0.37.1 `Index.fts`, Lance's inverted index,
+ * whose analyzer chain is tantivy's: base tokenizer, then lowercasing, stemming, stop-word
+ * removal and ASCII folding). The query is analyzed by the same chain, so both sides agree.
+ * Changing a value rebuilds the index over the whole table at the next `open()`.
+ *
+ * Provisional values, chosen for English technical and regulatory text; issue 7 will tune them
+ * by measurement:
+ * - `baseTokenizer: 'simple'`: splits on whitespace and punctuation ("ISO/IEC 27001:2022" →
+ *   iso, iec, 27001, 2022), matching what {@link sanitizeQuery} does to the query.
+ * - `lowercase`: case carries no meaning for lexical retrieval here ("Fire" = "fire").
+ * - `stem` with `language: 'English'`: Snowball English stemmer (rust-stemmers), so
+ *   "extinguishers"/"extinguisher" and "inspected"/"inspection" meet.
+ * - `removeStopWords`: Lance's built-in English list (it removes "no", "not", "should" but keeps
+ *   "must", "shall", "may", "cannot"). Measured on 0.37.1: the filter runs after stemming, so a
+ *   few stop words whose stem differs ("any" → "ani", "only" → "onli") stay in the index.
+ *   BM25's IDF would down-weight them anyway; removal mostly shrinks postings.
+ * - `asciiFolding`: "naïve" = "naive", "Größe" = "grosse", ligatures unfolded.
+ * - `maxTokenLength: 40`: Lance's default; longer tokens (hashes, base64) are dropped.
+ * - `withPosition: false`: no phrase queries are issued, so positions would only grow the index.
+ */
+export const FTS_TOKENIZER = {
+  baseTokenizer: 'simple',
+  language: 'English',
+  lowercase: true,
+  stem: true,
+  removeStopWords: true,
+  asciiFolding: true,
+  maxTokenLength: 40,
+  withPosition: false,
+} as const satisfies Partial<lancedb.FtsOptions>;
+
+/** `indexDetails` keys LanceDB reports for {@link FTS_TOKENIZER}'s options (checked at open). */
+const FTS_DETAIL_KEYS: Record<keyof typeof FTS_TOKENIZER, string> = {
+  baseTokenizer: 'base_tokenizer',
+  language: 'language',
+  lowercase: 'lower_case',
+  stem: 'stem',
+  removeStopWords: 'remove_stop_words',
+  asciiFolding: 'ascii_folding',
+  maxTokenLength: 'max_token_length',
+  withPosition: 'with_position',
+};
+
+/**
+ * Default minimum delay (ms) between a write and the `optimize()` that folds the written rows into
+ * the FTS index. Until then the rows are already searchable: LanceDB 0.37.1 searches rows not yet
+ * in the index with a flat (exhaustive) BM25 scan and merges them with the indexed results, so the
+ * delay costs only search latency, growing with the rows and fragments written in that window
+ * (measured: ~470 unindexed rows in 100 fragments next to 20k indexed rows raise p50 from ~4 to
+ * ~30 ms). Writes during the window share one optimize (a throttle, not a per-write optimize).
+ */
+export const DEFAULT_OPTIMIZE_DELAY_MS = 1000;
+
+/**
+ * The optimize delay is at least this many times the duration of the previous optimize, so
+ * optimization takes at most ~1/(1+factor) of the write queue's time under continuous writes.
+ * Needed because on 0.37.1 `optimize()` is O(table): compaction rewrites the table's fragments
+ * while they are under Lance's 1M-row target (measured ~150-500 ms at 20k chunks), and while it
+ * runs, writes wait (searches do not).
+ */
+export const OPTIMIZE_COST_FACTOR = 4;
+
+/** Upper bound (ms) of the adaptive optimize delay. */
+export const MAX_OPTIMIZE_DELAY_MS = 60_000;
+
+/**
+ * Default age (ms) of old table versions that `optimize()` deletes. Every write adds a version and
+ * every optimize rewrites the table, so retained versions multiply disk use (measured: 262 MB for
+ * 20k chunks with a 60 s retention during a 150 s ingest, 6 MB without). Searches read a version
+ * for milliseconds; 10 s is a wide margin. LanceDB's own default (7 days) suits shared tables.
+ */
+export const DEFAULT_RETAIN_VERSIONS_MS = 10_000;
+
+/** Size of the `IN (...)` lists sent to LanceDB by `getChunks`. */
+const ID_BATCH = 500;
+
+/** Minimal structured logger (pino-compatible: `logger.warn(obj, msg)`). */
+export interface ChunkStoreLogger {
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
+
+/** Options of {@link LanceDbChunkStore.open}. */
+export interface LanceDbChunkStoreOptions {
+  /**
+   * Minimum delay in ms after a write before new rows are folded into the FTS index (see
+   * {@link DEFAULT_OPTIMIZE_DELAY_MS}, {@link OPTIMIZE_COST_FACTOR}); `false` disables automatic
+   * optimization: call {@link LanceDbChunkStore.optimize} yourself, and soon, because every write
+   * adds a small fragment and writes slow down as fragments pile up (measured: ~230 ms per
+   * replace after 2,400 un-optimized writes vs ~15 ms). Default 1000.
+   */
+  optimizeDelayMs?: number | false;
+  /** Age in ms of old table versions removed by optimize. Default 10 000. */
+  retainVersionsMs?: number;
+  /** Receives failures of background optimization. Default: one JSON line on stderr. */
+  logger?: ChunkStoreLogger;
+}
+
+/** Index health of the store, for readiness probes, metrics and tests. */
+export interface ChunkIndexStatus {
+  /** Rows in the table. */
+  totalRows: number;
+  /** Rows covered by the FTS index. */
+  indexedRows: number;
+  /** Rows searched by a flat scan until the next optimize. */
+  unindexedRows: number;
+}
+
+/** Column layout of the table: one row per chunk. Lists are JSON strings (exact round trip). */
+interface ChunkRow {
+  id: string;
+  org_id: string;
+  project_id: string | null;
+  document_id: string;
+  file_name: string;
+  chunk_index: number;
+  text: string;
+  /** JSON array of strings. */
+  heading_path: string;
+  start_page: number | null;
+  end_page: number | null;
+  /** JSON array of `{ page, offset }`. */
+  page_spans: string;
+}
+
+const CHUNK_SCHEMA = new Schema([
+  new Field('id', new Utf8(), false),
+  new Field('org_id', new Utf8(), false),
+  new Field('project_id', new Utf8(), true),
+  new Field('document_id', new Utf8(), false),
+  new Field('file_name', new Utf8(), false),
+  new Field('chunk_index', new Int32(), false),
+  new Field('text', new Utf8(), false),
+  new Field('heading_path', new Utf8(), false),
+  new Field('start_page', new Int32(), true),
+  new Field('end_page', new Int32(), true),
+  new Field('page_spans', new Utf8(), false),
+]);
+
+const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name);
+
+/**
+ * The embedded {@link ChunkStore}: one LanceDB table in a local directory, with a BM25 full-text
+ * index on `text` (tokenizer: {@link FTS_TOKENIZER}).
+ *
+ * - Persistence: everything lives under the directory given to {@link open}; the store survives
+ *   close and reopen. One process must own the directory (LanceDB has no cross-process lock).
+ * - Writes (replace, delete, optimize) run one at a time through an in-process promise queue, so
+ *   concurrent gRPC handlers are safe. Reads run concurrently with writes and see the latest
+ *   committed version.
+ * - `replaceDocumentChunks` is ONE LanceDB commit (`mergeInsert` keyed on (org_id, id), with
+ *   "delete rows of this document not in the new set"): a search sees the old chunks or the new
+ *   ones, never both, never neither.
+ * - Freshness: new rows are searchable as soon as the write returns (flat scan of unindexed rows,
+ *   see {@link DEFAULT_OPTIMIZE_DELAY_MS}); a throttled background `optimize()` folds them in
+ *   (delay adapts to the optimize cost, {@link OPTIMIZE_COST_FACTOR}).
+ * - Scope filters are SQL predicates given to LanceDB's `where`, which LanceDB applies before the
+ *   top-k (prefilter); string values are quoted with {@link sqlString}.
+ *
+ * Errors: every method throws only {@link ChunkStoreError} (`Validation` for bad arguments,
+ * `Unavailable` after close, `Internal` wrapping a LanceDB failure as `cause`).
+ */
+export class LanceDbChunkStore implements ChunkStore {
+  /** Directories held by an open store of this process (a second store would race commits). */
+  private static readonly openDirs = new Set<string>();
+  private writeTail: Promise<unknown> = Promise.resolve();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private optimizeTimer: NodeJS.Timeout | undefined;
+  /** Rows were written since the last optimize. */
+  private dirty = false;
+  private closing: Promise<void> | undefined;
+  /** Duration of the last optimize (ms), for the adaptive delay. */
+  private lastOptimizeMs = 0;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly db: lancedb.Connection,
+    private readonly table: lancedb.Table,
+    private readonly ftsIndexName: string,
+    private readonly optimizeDelayMs: number | false,
+    private readonly retainVersionsMs: number,
+    private readonly logger: ChunkStoreLogger,
+  ) {}
+
+  /**
+   * Opens (creating if needed) the store in `dir`. Creates the table and the FTS index when
+   * missing, rebuilds the index when its tokenizer differs from {@link FTS_TOKENIZER} (a full
+   * re-index: cost proportional to the corpus), and schedules an optimize when rows are waiting
+   * to be indexed (e.g. after a crash).
+   * @throws ChunkStoreError `Validation` for bad options, `Unavailable` when another store of
+   *   this process has `dir` open, `Internal` when LanceDB fails or the existing table lacks a
+   *   column of the expected layout.
+   */
+  static async open(dir: string, options: LanceDbChunkStoreOptions = {}): Promise<LanceDbChunkStore> {
+    requireString('dir', dir);
+    const optimizeDelayMs = options.optimizeDelayMs ?? DEFAULT_OPTIMIZE_DELAY_MS;
+    if (optimizeDelayMs !== false && !(Number.isFinite(optimizeDelayMs) && optimizeDelayMs >= 0)) {
+      throw validation('optimizeDelayMs must be a non-negative number or false');
+    }
+    const retainVersionsMs = options.retainVersionsMs ?? DEFAULT_RETAIN_VERSIONS_MS;
+    if (!(Number.isFinite(retainVersionsMs) && retainVersionsMs >= 0)) {
+      throw validation('retainVersionsMs must be a non-negative number');
+    }
+    const logger = options.logger ?? stderrLogger;
+    const absDir = resolve(dir);
+    if (LanceDbChunkStore.openDirs.has(absDir)) {
+      throw new ChunkStoreError(ChunkStoreErrorCode.Unavailable, `chunk store directory is already open: ${absDir}`);
+    }
+    LanceDbChunkStore.openDirs.add(absDir);
+
+    return wrapInternal('open', async () => {
+      await mkdir(absDir, { recursive: true });
+      const db = await lancedb.connect(absDir);
+      try {
+        const table = (await db.tableNames()).includes(CHUNKS_TABLE)
+          ? await db.openTable(CHUNKS_TABLE)
+          : await db.createEmptyTable(CHUNKS_TABLE, CHUNK_SCHEMA, { mode: 'create', existOk: true });
+        await checkSchema(table);
+        const { name, unindexedRows } = await ensureFtsIndex(table);
+        const store = new LanceDbChunkStore(absDir, db, table, name, optimizeDelayMs, retainVersionsMs, logger);
+        if (unindexedRows > 0) {
+          store.dirty = true;
+          store.scheduleOptimize();
+        }
+        return store;
+      } catch (err) {
+        db.close();
+        throw err;
+      }
+    }).catch((err: unknown) => {
+      LanceDbChunkStore.openDirs.delete(absDir);
+      throw err;
+    });
+  }
+
+  async replaceDocumentChunks(orgId: string, documentId: string, chunks: StoredChunk[]): Promise<void> {
+    requireString('orgId', orgId);
+    requireString('documentId', documentId);
+    if (!Array.isArray(chunks)) throw validation('chunks must be an array');
+    const seen = new Set<string>();
+    const rows = chunks.map((chunk, i) => {
+      validateChunk(chunk, i);
+      if (chunk.orgId !== orgId) throw validation(`chunks[${i}].orgId differs from orgId`);
+      if (chunk.documentId !== documentId) throw validation(`chunks[${i}].documentId differs from documentId`);
+      if (seen.has(chunk.id)) throw validation(`chunks[${i}].id is duplicated`);
+      seen.add(chunk.id);
+      return toRow(chunk);
+    });
+    const docFilter = `org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`;
+    await this.write('replaceDocumentChunks', async () => {
+      if (rows.length === 0) {
+        await this.table.delete(docFilter);
+      } else {
+        // One commit: upsert the new rows, delete this document's rows that are not among them.
+        // Keyed on (org_id, id) so a colliding id of another org is never touched.
+        await this.table
+          .mergeInsert(['org_id', 'id'])
+          .whenMatchedUpdateAll()
+          .whenNotMatchedInsertAll()
+          .whenNotMatchedBySourceDelete({ where: docFilter })
+          .execute(rows as unknown as Record<string, unknown>[]);
+      }
+      this.markWritten();
+    });
+  }
+
+  async deleteDocuments(orgId: string, documentIds: string[]): Promise<number> {
+    requireString('orgId', orgId);
+    const ids = requireStringArray('documentIds', documentIds);
+    if (ids.length === 0) return 0;
+    return this.write('deleteDocuments', async () => {
+      const result = await this.table.delete(
+        `org_id = ${sqlString(orgId)} AND document_id IN (${ids.map(sqlString).join(', ')})`,
+      );
+      if (result.numDeletedRows > 0) this.markWritten();
+      return result.numDeletedRows;
+    });
+  }
+
+  async countChunks(orgId: string, documentId: string): Promise<number> {
+    requireString('orgId', orgId);
+    requireString('documentId', documentId);
+    return this.read('countChunks', () =>
+      this.table.countRows(`org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`),
+    );
+  }
+
+  async search(query: string, scope: SearchScope, topK: number): Promise<SearchHit[]> {
+    if (typeof query !== 'string') throw validation('query must be a string');
+    if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) {
+      throw validation(`topK must be an integer in [1, ${MAX_TOP_K}]`);
+    }
+    const filter = scopeFilter(scope);
+    const terms = sanitizeQuery(query);
+    if (terms === '') return [];
+    return this.read('search', async () => {
+      // LanceDB 0.37.1 quirk (measured with explainPlan): while the FTS index covers no live row
+      // (a new table before its first optimize, or after every indexed row was deleted), the plan
+      // is FlatMatchQuery -> GlobalLimit with NO sort, so `limit(k)` returns the first k matches
+      // in scan order, not the best k. With >= 1 indexed row the plan is MatchQuery (index top-k)
+      // or a union with a TopK sort, both correct. So in that state fetch every in-scope match
+      // (limit = table size: a search without limit gets LanceDB's default of 10) and rank here;
+      // the state lasts until the next optimize (about a second by default).
+      // indexStats and an unfiltered countRows are metadata reads (~0.06 ms).
+      const stats = await this.table.indexStats(this.ftsIndexName);
+      const indexCoversNothing = (stats?.numIndexedRows ?? 0) === 0;
+      const limit = indexCoversNothing ? Math.max(topK, await this.table.countRows()) : topK;
+      const rows = (await this.table
+        .query()
+        .fullTextSearch(new lancedb.MatchQuery(terms, 'text'))
+        .where(filter)
+        .select([...COLUMNS, '_score'])
+        .limit(limit)
+        .toArray()) as (ChunkRow & { _score: number })[];
+      return rows
+        .map((row) => ({ chunk: fromRow(row), score: Number(row._score) }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, topK)
+        .map((hit, i) => ({ ...hit, rank: i + 1 }));
+    });
+  }
+
+  async getChunks(orgId: string, chunkIds: string[]): Promise<StoredChunk[]> {
+    requireString('orgId', orgId);
+    const ids = requireStringArray('chunkIds', chunkIds);
+    if (ids.length === 0) return [];
+    return this.read('getChunks', async () => {
+      const byId = new Map<string, StoredChunk>();
+      for (let i = 0; i < ids.length; i += ID_BATCH) {
+        const batch = ids.slice(i, i + ID_BATCH);
+        const rows = (await this.table
+          .query()
+          .where(`org_id = ${sqlString(orgId)} AND id IN (${batch.map(sqlString).join(', ')})`)
+          .select(COLUMNS)
+          .limit(batch.length)
+          .toArray()) as ChunkRow[];
+        for (const row of rows) byId.set(row.id, fromRow(row));
+      }
+      return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  /**
+   * Folds every unindexed row into the FTS index now, compacts small fragments and prunes table
+   * versions older than `retainVersionsMs` (LanceDB `Table.optimize`). Runs in the write queue.
+   * Called automatically after writes; exposed for tests, tools and shutdown hooks.
+   */
+  async optimize(): Promise<void> {
+    if (this.optimizeTimer) {
+      clearTimeout(this.optimizeTimer);
+      this.optimizeTimer = undefined;
+    }
+    await this.write('optimize', () => this.optimizeNow());
+  }
+
+  /** Row counts of the table and of its FTS index (see {@link ChunkIndexStatus}). */
+  async indexStatus(): Promise<ChunkIndexStatus> {
+    return this.read('indexStatus', async () => {
+      const [totalRows, stats] = await Promise.all([
+        this.table.countRows(),
+        this.table.indexStats(this.ftsIndexName),
+      ]);
+      return {
+        totalRows,
+        indexedRows: stats?.numIndexedRows ?? 0,
+        unindexedRows: stats?.numUnindexedRows ?? totalRows,
+      };
+    });
+  }
+
+  /**
+   * Rejects new calls, waits for running ones (queued writes included), then releases LanceDB.
+   * Rows not yet folded into the index stay searchable and are indexed after the next open.
+   */
+  async close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        if (this.optimizeTimer) clearTimeout(this.optimizeTimer);
+        this.optimizeTimer = undefined;
+        await Promise.allSettled([...this.inflight, this.writeTail]);
+        try {
+          this.table.close();
+          this.db.close();
+        } finally {
+          LanceDbChunkStore.openDirs.delete(this.dir);
+        }
+      })();
+    }
+    return this.closing;
+  }
+
+  // ---- internals ----
+
+  private markWritten(): void {
+    this.dirty = true;
+    this.scheduleOptimize();
+  }
+
+  private scheduleOptimize(): void {
+    if (this.optimizeDelayMs === false || this.optimizeTimer || this.closing) return;
+    this.optimizeTimer = setTimeout(() => {
+      this.optimizeTimer = undefined;
+      if (this.closing) return;
+      this.write('optimize', () => this.optimizeNow()).catch((err: unknown) => {
+        this.logger.warn(
+          { err: err instanceof Error ? err.message : String(err), table: CHUNKS_TABLE },
+          'chunk store: background optimize failed; unindexed rows stay searchable by flat scan',
+        );
+      });
+    }, Math.min(MAX_OPTIMIZE_DELAY_MS, Math.max(this.optimizeDelayMs, OPTIMIZE_COST_FACTOR * this.lastOptimizeMs)));
+    this.optimizeTimer.unref();
+  }
+
+  private async optimizeNow(): Promise<void> {
+    if (!this.dirty) return;
+    this.dirty = false;
+    const started = performance.now();
+    try {
+      await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.retainVersionsMs) });
+    } catch (err) {
+      this.dirty = true;
+      throw err;
+    } finally {
+      this.lastOptimizeMs = performance.now() - started;
+    }
+  }
+
+  /** Runs `fn` after every queued write; failures do not block later writes. */
+  private write<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const run = this.writeTail.then(() => wrapInternal(op, fn));
+    this.writeTail = run.catch(() => undefined);
+    return this.track(run);
+  }
+
+  private read<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    return this.track(wrapInternal(op, fn));
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    const settled = promise.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inflight.add(settled);
+    void settled.then(() => this.inflight.delete(settled));
+    return promise;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new ChunkStoreError(ChunkStoreErrorCode.Unavailable, 'chunk store is closed');
+  }
+}
+
+// ---- query and filter building (exported for unit tests) ----
+
+/**
+ * Quotes `value` as an SQL string literal for LanceDB filters (DataFusion SQL): wraps it in single
+ * quotes and doubles embedded single quotes. Backslashes have no escape meaning there (verified on
+ * 0.37.1), so any well-formed string, including `'`, `\`, `--` and newlines, stays one literal.
+ * @throws ChunkStoreError `Validation` for a string with NUL or unpaired surrogates (not
+ *   representable exactly in UTF-8, so two different ids could collide).
+ */
+export function sqlString(value: string): string {
+  if (value.includes('\u0000') || LONE_SURROGATE.test(value)) {
+    throw validation('identifier contains NUL or an unpaired surrogate');
+  }
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/**
+ * The `where` predicate of a search scope: the org, then project scope (that project OR
+ * org-level), then document ids.
+ * @throws ChunkStoreError `Validation` for a missing org id or malformed lists.
+ */
+export function scopeFilter(scope: SearchScope): string {
+  if (scope === null || typeof scope !== 'object') throw validation('scope must be an object');
+  requireString('scope.orgId', scope.orgId);
+  const parts = [`org_id = ${sqlString(scope.orgId)}`];
+  if (scope.projectId !== undefined && scope.projectId !== null) {
+    if (typeof scope.projectId !== 'string') throw validation('scope.projectId must be a string or null');
+    parts.push(`(project_id = ${sqlString(scope.projectId)} OR project_id IS NULL)`);
+  }
+  if (scope.documentIds !== undefined) {
+    const ids = requireStringArray('scope.documentIds', scope.documentIds);
+    if (ids.length > 0) parts.push(`document_id IN (${ids.map(sqlString).join(', ')})`);
+  }
+  return parts.join(' AND ');
+}
+
+/**
+ * Turns user text into plain terms for a LanceDB `MatchQuery`: Unicode NFKC, every character that
+ * is not a letter, digit or combining mark becomes a space, whitespace collapses, and the result
+ * is cut to {@link MAX_QUERY_LENGTH}. The index tokenizer ('simple') splits on the same
+ * characters, so no searchable term is lost, and no query syntax survives (quotes would otherwise
+ * request a phrase query, which an index without positions rejects). Boolean words such as "AND"
+ * are ordinary words (then stop words). Returns '' when nothing searchable remains.
+ */
+export function sanitizeQuery(query: string): string {
+  return query
+    .slice(0, MAX_QUERY_LENGTH)
+    .normalize('NFKC')
+    .replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ')
+    .trim();
+}
+
+// ---- helpers ----
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const stderrLogger: ChunkStoreLogger = {
+  warn(obj, msg) {
+    process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...obj })}\n`);
+  },
+};
+
+function validation(message: string): ChunkStoreError {
+  return new ChunkStoreError(ChunkStoreErrorCode.Validation, message);
+}
+
+async function wrapInternal<T>(op: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ChunkStoreError) throw err;
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new ChunkStoreError(ChunkStoreErrorCode.Internal, `LanceDB ${op} failed: ${detail}`, { cause: err });
+  }
+}
+
+function requireString(name: string, value: unknown): asserts value is string {
+  if (typeof value !== 'string' || value.length === 0) throw validation(`${name} must be a non-empty string`);
+}
+
+/** Validates a list of non-empty strings; returns it without duplicates, order kept. */
+function requireStringArray(name: string, value: unknown): string[] {
+  if (!Array.isArray(value)) throw validation(`${name} must be an array`);
+  value.forEach((v, i) => requireString(`${name}[${i}]`, v));
+  return [...new Set(value as string[])];
+}
+
+const INT32_MAX = 2 ** 31 - 1;
+
+function isInt32(v: unknown): v is number {
+  return Number.isInteger(v) && Math.abs(v as number) <= INT32_MAX;
+}
+
+function isIntOrNull(v: unknown): boolean {
+  return v === null || isInt32(v);
+}
+
+function validateChunk(chunk: StoredChunk, i: number): void {
+  const at = `chunks[${i}]`;
+  if (chunk === null || typeof chunk !== 'object') throw validation(`${at} must be an object`);
+  requireString(`${at}.id`, chunk.id);
+  requireString(`${at}.orgId`, chunk.orgId);
+  requireString(`${at}.documentId`, chunk.documentId);
+  if (chunk.projectId !== null && typeof chunk.projectId !== 'string') {
+    throw validation(`${at}.projectId must be a string or null`);
+  }
+  if (typeof chunk.fileName !== 'string') throw validation(`${at}.fileName must be a string`);
+  if (typeof chunk.text !== 'string') throw validation(`${at}.text must be a string`);
+  if (!isInt32(chunk.chunkIndex) || chunk.chunkIndex < 0) {
+    throw validation(`${at}.chunkIndex must be a non-negative 32-bit integer`);
+  }
+  if (!isIntOrNull(chunk.startPage) || !isIntOrNull(chunk.endPage)) {
+    throw validation(`${at}.startPage/endPage must be 32-bit integers or null`);
+  }
+  if (!Array.isArray(chunk.headingPath) || !chunk.headingPath.every((h) => typeof h === 'string')) {
+    throw validation(`${at}.headingPath must be an array of strings`);
+  }
+  if (
+    !Array.isArray(chunk.pageSpans) ||
+    !chunk.pageSpans.every((s) => s !== null && typeof s === 'object' && isInt32(s.page) && isInt32(s.offset))
+  ) {
+    throw validation(`${at}.pageSpans must be an array of { page, offset } integers`);
+  }
+  for (const v of [chunk.id, chunk.orgId, chunk.documentId, chunk.projectId ?? '']) sqlString(v);
+}
+
+function toRow(c: StoredChunk): ChunkRow {
+  return {
+    id: c.id,
+    org_id: c.orgId,
+    project_id: c.projectId,
+    document_id: c.documentId,
+    file_name: c.fileName,
+    chunk_index: c.chunkIndex,
+    text: c.text,
+    heading_path: JSON.stringify(c.headingPath),
+    start_page: c.startPage,
+    end_page: c.endPage,
+    page_spans: JSON.stringify(c.pageSpans.map((s) => ({ page: s.page, offset: s.offset }))),
+  };
+}
+
+function fromRow(r: ChunkRow): StoredChunk {
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    projectId: r.project_id ?? null,
+    documentId: r.document_id,
+    fileName: r.file_name,
+    chunkIndex: Number(r.chunk_index),
+    text: r.text,
+    headingPath: JSON.parse(r.heading_path) as string[],
+    startPage: r.start_page === null || r.start_page === undefined ? null : Number(r.start_page),
+    endPage: r.end_page === null || r.end_page === undefined ? null : Number(r.end_page),
+    pageSpans: JSON.parse(r.page_spans) as { page: number; offset: number }[],
+  };
+}
+
+async function checkSchema(table: lancedb.Table): Promise<void> {
+  const names = new Set((await table.schema()).fields.map((f) => f.name));
+  const missing = COLUMNS.filter((c) => !names.has(c));
+  if (missing.length > 0) {
+    throw new ChunkStoreError(
+      ChunkStoreErrorCode.Internal,
+      `table "${CHUNKS_TABLE}" lacks columns ${missing.join(', ')}: not a chunk store of this version`,
+    );
+  }
+}
+
+/** Creates the FTS index on `text`, or rebuilds it when its tokenizer differs from FTS_TOKENIZER. */
+async function ensureFtsIndex(table: lancedb.Table): Promise<{ name: string; unindexedRows: number }> {
+  const existing = (await table.listIndices()).find(
+    (ix) => ix.indexType === 'FTS' && ix.columns.length === 1 && ix.columns[0] === 'text',
+  );
+  if (existing && tokenizerMatches(existing.indexDetails)) {
+    const stats = await table.indexStats(existing.name);
+    return { name: existing.name, unindexedRows: stats?.numUnindexedRows ?? 0 };
+  }
+  await table.createIndex('text', { config: lancedb.Index.fts(FTS_TOKENIZER), replace: true });
+  const created = (await table.listIndices()).find((ix) => ix.indexType === 'FTS' && ix.columns[0] === 'text');
+  if (!created) throw new ChunkStoreError(ChunkStoreErrorCode.Internal, 'FTS index was not created');
+  return { name: created.name, unindexedRows: 0 };
+}
+
+function tokenizerMatches(details: unknown): boolean {
+  if (details === null || typeof details !== 'object') return false;
+  const d = details as Record<string, unknown>;
+  return (Object.keys(FTS_DETAIL_KEYS) as (keyof typeof FTS_TOKENIZER)[]).every(
+    (key) => d[FTS_DETAIL_KEYS[key]] === FTS_TOKENIZER[key],
+  );
+}
