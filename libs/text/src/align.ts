@@ -1,0 +1,150 @@
+import { analyze } from './analyze';
+import { splitSentences } from './sentences';
+import type { PassageInput } from './types';
+
+/** One sentence of one passage, analysed once. */
+export interface SentenceUnit {
+  passage: PassageInput;
+  passageIndex: number;
+  /** Offsets into `passage.text`. */
+  start: number;
+  end: number;
+  text: string;
+  terms: Set<string>;
+  bigrams: Set<string>;
+}
+
+/** How well one sentence matches a query (requirement or question). All parts are in [0, 1]. */
+export interface Alignment {
+  unit: SentenceUnit;
+  /** IDF-weighted share of the query's distinct terms found in the sentence. */
+  coverage: number;
+  /** IDF-weighted share of the query's terms found in the sentence's passage (context). */
+  passageCoverage: number;
+  /** Share of the query's adjacent term pairs (bigrams) found in the sentence. */
+  bigram: number;
+  /** Retrieval score of the passage relative to the best passage. */
+  retrieval: number;
+  /** Weighted sum, see {@link ALIGN_WEIGHTS}. */
+  score: number;
+  /** Query terms found in the sentence. */
+  matched: string[];
+}
+
+/** Weights of the alignment score (sum 1, so the score is in [0, 1]); chosen on the labelled data. */
+export const ALIGN_WEIGHTS = { coverage: 0.6, passageCoverage: 0.15, bigram: 0.15, retrieval: 0.1 };
+
+const bigramsOf = (terms: string[]): Set<string> => {
+  const out = new Set<string>();
+  for (let i = 1; i < terms.length; i++) out.add(`${terms[i - 1]} ${terms[i]}`);
+  return out;
+};
+
+/** Credit for a query term that appears only inside a compound term ("rail" in "guardrail"). */
+export const COMPOUND_CREDIT = 0.6;
+
+/**
+ * How much of query term `t` a sentence's term set carries: 1 when present, {@link COMPOUND_CREDIT} when a
+ * term of at least 4 letters is the head or tail of a longer compound (at least 3 letters longer) on the
+ * other side ("rail" / "guardrail", "hat" is too short), else 0.
+ */
+export function matchCredit(t: string, terms: Set<string>): number {
+  if (terms.has(t)) return 1;
+  if (t.length < 4 || /\d/.test(t)) return 0;
+  for (const s of terms) {
+    if (s.length < 4) continue;
+    const [short, long] = s.length < t.length ? [s, t] : [t, s];
+    if (long.length - short.length >= 3 && (long.endsWith(short) || long.startsWith(short))) return COMPOUND_CREDIT;
+  }
+  return 0;
+}
+
+/** Splits every passage into analysed sentences (see {@link splitSentences}, {@link analyze}). */
+export function sentenceUnits(passages: PassageInput[]): SentenceUnit[] {
+  const out: SentenceUnit[] = [];
+  passages.forEach((passage, passageIndex) => {
+    for (const s of splitSentences(passage.text ?? '')) {
+      const terms = analyze(s.text);
+      if (terms.length === 0) continue;
+      out.push({ passage, passageIndex, start: s.start, end: s.end, text: s.text, terms: new Set(terms), bigrams: bigramsOf(terms) });
+    }
+  });
+  return out;
+}
+
+/**
+ * Inverse document frequency of each query term, with the sentences of the given passages as the
+ * documents: the BM25 / Robertson–Spärck Jones form used by Lucene, idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)),
+ * always positive. A query term found in no sentence is weighted like a term found once (df = 1): among a
+ * handful of retrieved passages, absence does not make a term rarer than a term seen once.
+ */
+export function idfWeights(queryTerms: string[], units: SentenceUnit[]): Map<string, number> {
+  const n = units.length;
+  const idf = new Map<string, number>();
+  for (const t of queryTerms) {
+    let df = 0;
+    for (const u of units) if (u.terms.has(t)) df++;
+    df = Math.max(df, 1);
+    idf.set(t, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+  }
+  return idf;
+}
+
+/**
+ * Scores every sentence against the query: IDF-weighted term coverage of the sentence and of its passage,
+ * bigram (adjacent-term pair) overlap, and the passage's retrieval score relative to the best one.
+ *
+ * @returns alignments sorted best first; [] when the query has no content terms or there are no sentences.
+ */
+export function alignSentences(query: string, passages: PassageInput[], units = sentenceUnits(passages)): Alignment[] {
+  const qTermsAll = analyze(query);
+  const qTerms = [...new Set(qTermsAll)];
+  if (qTerms.length === 0 || units.length === 0) return [];
+  const qBigrams = [...bigramsOf(qTermsAll)];
+  const idf = idfWeights(qTerms, units);
+  const total = qTerms.reduce((s, t) => s + (idf.get(t) ?? 0), 0) || 1;
+  const scores = passages.map((p) => (Number.isFinite(p.score) ? p.score : 0));
+  const maxScore = Math.max(...scores);
+  const minScore = Math.min(...scores);
+  const relScore = (i: number): number => {
+    if (maxScore === minScore) return 1;
+    if (minScore >= 0) return scores[i] / maxScore;
+    return (scores[i] - minScore) / (maxScore - minScore);
+  };
+  const passageTerms = new Map<number, Set<string>>();
+  for (const u of units) {
+    let set = passageTerms.get(u.passageIndex);
+    if (!set) passageTerms.set(u.passageIndex, (set = new Set()));
+    for (const t of u.terms) set.add(t);
+  }
+  const out: Alignment[] = [];
+  for (const unit of units) {
+    const matched: string[] = [];
+    let mass = 0;
+    for (const t of qTerms) {
+      const credit = matchCredit(t, unit.terms);
+      if (credit > 0) {
+        mass += credit * (idf.get(t) ?? 0);
+        if (credit === 1) matched.push(t);
+      }
+    }
+    const coverage = mass / total;
+    const pTerms = passageTerms.get(unit.passageIndex) ?? new Set<string>();
+    const passageCoverage = qTerms.filter((t) => pTerms.has(t)).reduce((s, t) => s + (idf.get(t) ?? 0), 0) / total;
+    const bigram = qBigrams.length ? qBigrams.filter((b) => unit.bigrams.has(b)).length / qBigrams.length : coverage;
+    const retrieval = relScore(unit.passageIndex);
+    const w = ALIGN_WEIGHTS;
+    const score = w.coverage * coverage + w.passageCoverage * passageCoverage + w.bigram * bigram + w.retrieval * retrieval;
+    out.push({ unit, coverage, passageCoverage, bigram, retrieval, score, matched });
+  }
+  out.sort((a, b) => b.score - a.score || a.unit.passageIndex - b.unit.passageIndex || a.unit.start - b.unit.start);
+  return out;
+}
+
+/** Term-set Jaccard similarity of two sentences (used to skip near-duplicate quotes). */
+export function jaccard(a: Set<string>, b: Set<string>): number {
+  let inter = 0;
+  for (const t of a) if (b.has(t)) inter++;
+  const union = a.size + b.size - inter;
+  return union ? inter / union : 0;
+}

@@ -1,0 +1,77 @@
+import { judgeRequirement } from './judge';
+import { passageOf } from './fixtures';
+import type { Judgement } from './judge';
+
+const site = passageOf([
+  [3, 'Site Safety Rules\nGuardrails shall be 42 inches high.'],
+  [4, 'Hard hats are required at all times. Smoking is prohibited on site. Incidents shall be reported within 24 hours.'],
+]);
+
+function expectWellFormed(j: Judgement) {
+  expect(j.confidence).toBeGreaterThanOrEqual(0);
+  expect(j.confidence).toBeLessThanOrEqual(1);
+  expect(j.explanation.length).toBeGreaterThan(20);
+  expect(j.recommendation === null).toBe(j.verdict === 'COMPLIANT');
+  if (j.verdict === 'NOT_FOUND') expect(j.evidence).toBeNull();
+  else {
+    expect(j.evidence).not.toBeNull();
+    const e = j.evidence!;
+    expect(e.passage.text.slice(e.start, e.end)).toBe(e.quote);
+    expect(j.explanation).toContain(e.quote.replace(/\s+/g, ' '));
+  }
+  expect(j.usage.totalTokens).toBe(j.usage.promptTokens + j.usage.completionTokens);
+}
+
+describe('judgeRequirement', () => {
+  it('COMPLIANT when the document states what the requirement asks', () => {
+    const j = judgeRequirement('Top rails must be at least 42 inches high.', [site]);
+    expectWellFormed(j);
+    expect(j.verdict).toBe('COMPLIANT');
+    expect(j.evidence!.quote).toBe('Guardrails shall be 42 inches high.');
+    expect(j.evidence!.startPage).toBe(3);
+  });
+
+  it('CONTRADICTS a permission the document prohibits', () => {
+    const j = judgeRequirement('Smoking is allowed in designated areas.', [site]);
+    expectWellFormed(j);
+    expect(j.verdict).toBe('CONTRADICTS');
+    expect(j.evidence!.quote).toBe('Smoking is prohibited on site.');
+    expect(j.evidence!.startPage).toBe(4);
+    expect(j.explanation).toContain('prohibited');
+  });
+
+  it('CONTRADICTS a height the document sets differently', () => {
+    const j = judgeRequirement('Guardrails shall be 39 inches high.', [site]);
+    expectWellFormed(j);
+    expect(j.verdict).toBe('CONTRADICTS');
+    expect(j.explanation).toContain('39 inches');
+    expect(j.explanation).toContain('42 inches');
+  });
+
+  it('reads comparison words: "within 4 hours" is not met by "within 24 hours", "within 72 hours" is', () => {
+    expect(judgeRequirement('Incidents must be reported within 4 hours.', [site]).verdict).toBe('CONTRADICTS');
+    expect(judgeRequirement('Incidents must be reported within 72 hours.', [site]).verdict).toBe('COMPLIANT');
+  });
+
+  it('CONTRADICTS a negated requirement the document makes mandatory', () => {
+    const j = judgeRequirement('Hard hats are never required on site.', [site]);
+    expectWellFormed(j);
+    expect(j.verdict).toBe('CONTRADICTS');
+  });
+
+  it('NOT_FOUND with no evidence and a recommendation when nothing addresses it', () => {
+    const j = judgeRequirement('Fire extinguishers shall be placed every 75 feet.', [site]);
+    expectWellFormed(j);
+    expect(j.verdict).toBe('NOT_FOUND');
+    expect(j.evidence).toBeNull();
+    expect(j.recommendation).toMatch(/document/i);
+    expect(j.recommendation).toMatch(/extinguishers/i);
+  });
+
+  it('NOT_FOUND when there are no passages', () => {
+    const j = judgeRequirement('Guardrails shall be 42 inches high.', []);
+    expectWellFormed(j);
+    expect(j.verdict).toBe('NOT_FOUND');
+    expect(j.confidence).toBeGreaterThanOrEqual(0.7);
+  });
+});
