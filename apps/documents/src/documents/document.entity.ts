@@ -1,0 +1,30 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export type DocumentStatus = 'awaiting_upload' | 'processing' | 'ready' | 'completed' | 'failed';
+export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
+
+/** bigint columns come back from pg as strings; sizes here stay far below 2^53. */
+const bigintAsNumber = {
+  to: (v: number | null) => v,
+  from: (v: string | null) => (v === null ? null : Number(v)),
+};
+
+/** A document of one organization (table `documents.documents`). */
+@Entity({ name: 'documents' })
+export class DocumentEntity {
+  @PrimaryColumn({ type: 'uuid' }) id: string;
+  @Column({ name: 'org_id', type: 'text' }) orgId: string;
+  @Column({ name: 'project_id', type: 'uuid', nullable: true }) projectId: string | null;
+  @Column({ name: 'file_name', type: 'varchar', length: 500 }) fileName: string;
+  @Column({ name: 'content_type', type: 'text' }) contentType: string;
+  @Column({ name: 'declared_size_bytes', type: 'bigint', transformer: bigintAsNumber }) declaredSizeBytes: number;
+  @Column({ name: 'size_bytes', type: 'bigint', nullable: true, transformer: bigintAsNumber }) sizeBytes: number | null;
+  @Column({ type: 'text' }) status: DocumentStatus;
+  @Column({ name: 'chunk_count', type: 'integer', nullable: true }) chunkCount: number | null;
+  @Column({ name: 'page_count', type: 'integer', nullable: true }) pageCount: number | null;
+  @Column({ name: 'error_message', type: 'text', nullable: true }) errorMessage: string | null;
+  @Column({ name: 'storage_key', type: 'text' }) storageKey: string;
+  @Column({ name: 'processing_started_at', type: 'timestamptz', nullable: true }) processingStartedAt: Date | null;
+  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
+}

@@ -1,0 +1,120 @@
+import { DataSource, In, Repository } from 'typeorm';
+import { DocumentEntity, DocumentStatus } from './document.entity';
+
+export interface DocumentFilter {
+  projectId?: string;
+  documentIds?: string[];
+  status?: DocumentStatus;
+}
+
+/**
+ * Data access for documents. Every read and write filters by the caller's org id; the only
+ * cross-org query (`findOwners`) returns owners only, for the 403 rule of document deletion.
+ */
+export class DocumentsRepository {
+  private readonly repo: Repository<DocumentEntity>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.repo = dataSource.getRepository(DocumentEntity);
+  }
+
+  async insert(doc: DocumentEntity): Promise<void> {
+    await this.repo.insert(doc);
+  }
+
+  find(orgId: string, id: string): Promise<DocumentEntity | null> {
+    return this.repo.findOne({ where: { orgId, id } });
+  }
+
+  findMany(orgId: string, ids: string[]): Promise<DocumentEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.repo.find({ where: { orgId, id: In(ids) } });
+  }
+
+  /** Owner org of each existing id (any org). Used only to detect foreign ids. */
+  async findOwners(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows: { id: string; org_id: string }[] = await this.dataSource.query(
+      `SELECT id, org_id FROM documents WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.org_id]));
+  }
+
+  /** Newest first. */
+  async list(orgId: string, filter: DocumentFilter, limit: number, offset: number): Promise<{ items: DocumentEntity[]; total: number }> {
+    const where: Record<string, unknown> = { orgId };
+    if (filter.projectId) where.projectId = filter.projectId;
+    if (filter.documentIds && filter.documentIds.length > 0) where.id = In(filter.documentIds);
+    if (filter.status) where.status = filter.status;
+    const [items, total] = await this.repo.findAndCount({
+      where,
+      order: { createdAt: 'DESC', id: 'DESC' },
+      take: limit,
+      skip: offset,
+    });
+    return { items, total };
+  }
+
+  /**
+   * Moves a document from awaiting_upload to processing, only if it is still awaiting upload
+   * (compare-and-set, so two concurrent process calls start it once).
+   * @returns whether this call made the transition.
+   */
+  async startProcessing(orgId: string, id: string, sizeBytes: number, at: Date): Promise<boolean> {
+    const result = await this.repo.update(
+      { orgId, id, status: 'awaiting_upload' },
+      { status: 'processing', sizeBytes, processingStartedAt: at, updatedAt: at, errorMessage: null },
+    );
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Undoes startProcessing when the processing request could not be published. */
+  async revertToAwaitingUpload(orgId: string, id: string): Promise<void> {
+    await this.repo.update(
+      { orgId, id, status: 'processing' },
+      { status: 'awaiting_upload', sizeBytes: null, processingStartedAt: null, updatedAt: new Date() },
+    );
+  }
+
+  /**
+   * Applies a processing outcome if the transition is allowed from the current status
+   * (processing → ready|completed|failed, ready → completed|failed). Idempotent under redelivery.
+   * @returns 'applied', 'ignored' (stale or repeated event) or 'missing' (document deleted).
+   */
+  async applyOutcome(
+    orgId: string,
+    id: string,
+    outcome: { status: 'ready' | 'completed' | 'failed'; chunkCount: number | null; pageCount: number | null; errorMessage: string | null },
+    at: Date,
+  ): Promise<'applied' | 'ignored' | 'missing'> {
+    const from: DocumentStatus[] = outcome.status === 'ready' ? ['processing'] : ['processing', 'ready'];
+    const result = await this.repo.update(
+      { orgId, id, status: In(from) },
+      {
+        status: outcome.status,
+        chunkCount: outcome.status === 'failed' ? null : outcome.chunkCount,
+        pageCount: outcome.pageCount,
+        errorMessage: outcome.status === 'failed' ? outcome.errorMessage : null,
+        updatedAt: at,
+      },
+    );
+    if ((result.affected ?? 0) > 0) return 'applied';
+    return (await this.find(orgId, id)) ? 'ignored' : 'missing';
+  }
+
+  /** Documents in processing since before `cutoff` (any org), oldest first. */
+  findStuck(cutoff: Date, limit: number): Promise<DocumentEntity[]> {
+    return this.repo
+      .createQueryBuilder('d')
+      .where(`d.status = 'processing'`)
+      .andWhere('d.processing_started_at < :cutoff', { cutoff })
+      .orderBy('d.processing_started_at', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  async deleteMany(orgId: string, ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.repo.delete({ orgId, id: In(ids) });
+  }
+}

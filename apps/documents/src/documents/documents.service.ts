@@ -1,0 +1,234 @@
+import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, isAcceptedContentType, normalizeContentType, unique } from '@kb/common';
+import { ProcessRequestedEvent } from '@kb/events';
+import type { ObjectStorage } from '@kb/storage';
+import { randomUUID } from 'node:crypto';
+import { ProjectsService } from '../projects/projects.service';
+import { DocumentEntity, DocumentStatus } from './document.entity';
+import { DocumentFilter, DocumentsRepository } from './documents.repository';
+
+/** service-api.md §8 limits. */
+export const FILE_NAME_MAX = 500;
+export const MAX_UPLOAD_BYTES = 500 * 1024 * 1024;
+export const UPLOAD_URL_TTL_SECONDS = 2 * 3600;
+export const DOWNLOAD_URL_TTL_SECONDS = 10 * 60;
+
+export type SkipReason = 'not_found' | 'not_awaiting_upload' | 'upload_not_found' | 'size_mismatch' | 'content_type_mismatch';
+
+export interface ProcessResult {
+  processed: string[];
+  skipped: { documentId: string; reason: SkipReason }[];
+  failed: { documentId: string; error: string; message: string }[];
+}
+
+/** Ports the documents use cases need besides their tables. */
+export interface DocumentsDependencies {
+  repository: DocumentsRepository;
+  projects: ProjectsService;
+  storage: ObjectStorage;
+  /** Publishes documents.process.requested (idempotent per document). */
+  publishProcessRequested: (event: ProcessRequestedEvent) => Promise<void>;
+  /** Removes every indexed chunk of the documents; resolves once they can no longer be found. */
+  deleteIndexedChunks: (orgId: string, documentIds: string[]) => Promise<void>;
+  /** Publishes documents.deleted (best effort, after the fact). */
+  publishDeleted: (orgId: string, documentIds: string[]) => Promise<void>;
+}
+
+/** Storage key of a document's original file. Document ids are globally unique UUIDs. */
+export function storageKeyFor(documentId: string): string {
+  return `documents/${documentId}/original`;
+}
+
+/** Use cases for documents (service-api.md "Documents", decisions.md "Documents"). */
+export class DocumentsService {
+  constructor(private readonly deps: DocumentsDependencies) {}
+
+  /**
+   * Reserves an upload slot: creates the document (awaiting_upload) and a presigned PUT URL
+   * valid for about 2 hours.
+   * @throws VALIDATION_ERROR for a bad name, size or unsupported type; NOT_FOUND for an unknown project.
+   */
+  async reserveUpload(
+    ctx: CallContext,
+    input: { fileName: string; contentType: string; sizeBytes: number; projectId: string | null },
+  ): Promise<{ document: DocumentEntity; upload: { url: string; method: string; recommendedContentType: string; expiresAt: Date } }> {
+    if (input.fileName.length < 1 || input.fileName.length > FILE_NAME_MAX) {
+      throw AppError.validation(`file_name must be 1 to ${FILE_NAME_MAX} characters.`);
+    }
+    if (/[\/\\\u0000]/.test(input.fileName)) {
+      throw AppError.validation('file_name must not contain path separators (/ or \\).');
+    }
+    if (!Number.isInteger(input.sizeBytes) || input.sizeBytes < 0 || input.sizeBytes > MAX_UPLOAD_BYTES) {
+      throw AppError.validation(`size_bytes must be an integer from 0 to ${MAX_UPLOAD_BYTES} (500 MB).`);
+    }
+    if (!isAcceptedContentType(input.contentType)) {
+      throw AppError.validation(`content_type '${input.contentType}' is not supported. Supported types: ${ACCEPTED_CONTENT_TYPES.join(', ')}.`);
+    }
+    if (input.projectId) await this.deps.projects.requireExists(ctx, input.projectId);
+    const contentType = normalizeContentType(input.contentType);
+    const now = new Date();
+    const id = randomUUID();
+    const document: DocumentEntity = {
+      id,
+      orgId: ctx.orgId,
+      projectId: input.projectId,
+      fileName: input.fileName,
+      contentType,
+      declaredSizeBytes: input.sizeBytes,
+      sizeBytes: null,
+      status: 'awaiting_upload',
+      chunkCount: null,
+      pageCount: null,
+      errorMessage: null,
+      storageKey: storageKeyFor(id),
+      processingStartedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const presigned = await this.deps.storage.presignPut(document.storageKey, {
+      contentType,
+      expiresInSeconds: UPLOAD_URL_TTL_SECONDS,
+    });
+    await this.deps.repository.insert(document);
+    return { document, upload: { url: presigned.url, method: presigned.method, recommendedContentType: contentType, expiresAt: presigned.expiresAt } };
+  }
+
+  /**
+   * Starts processing of uploaded documents. Per-document problems are reported, not thrown.
+   * Duplicate ids are processed once.
+   */
+  async process(ctx: CallContext, documentIds: string[]): Promise<ProcessResult> {
+    const ids = unique(documentIds);
+    const result: ProcessResult = { processed: [], skipped: [], failed: [] };
+    const docs = new Map((await this.deps.repository.findMany(ctx.orgId, ids)).map((d) => [d.id, d]));
+    for (const id of ids) {
+      const doc = docs.get(id);
+      if (!doc) {
+        result.skipped.push({ documentId: id, reason: 'not_found' });
+        continue;
+      }
+      if (doc.status !== 'awaiting_upload') {
+        result.skipped.push({ documentId: id, reason: 'not_awaiting_upload' });
+        continue;
+      }
+      try {
+        const info = await this.deps.storage.stat(doc.storageKey);
+        if (!info) {
+          result.skipped.push({ documentId: id, reason: 'upload_not_found' });
+          continue;
+        }
+        if (info.size !== doc.declaredSizeBytes) {
+          result.skipped.push({ documentId: id, reason: 'size_mismatch' });
+          continue;
+        }
+        if (info.contentType !== null && normalizeContentType(info.contentType) !== doc.contentType) {
+          result.skipped.push({ documentId: id, reason: 'content_type_mismatch' });
+          continue;
+        }
+        const now = new Date();
+        if (!(await this.deps.repository.startProcessing(ctx.orgId, id, info.size, now))) {
+          result.skipped.push({ documentId: id, reason: 'not_awaiting_upload' });
+          continue;
+        }
+        try {
+          await this.deps.publishProcessRequested({
+            documentId: id,
+            orgId: ctx.orgId,
+            projectId: doc.projectId,
+            fileName: doc.fileName,
+            contentType: doc.contentType,
+            sizeBytes: info.size,
+            storageKey: doc.storageKey,
+            requestedAt: now.toISOString(),
+          });
+        } catch (error) {
+          await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
+          throw error;
+        }
+        result.processed.push(id);
+      } catch (error) {
+        const code = error instanceof AppError ? error.code : 'SERVICE_UNAVAILABLE';
+        result.failed.push({
+          documentId: id,
+          error: code,
+          message: 'Processing could not be started because a backing service is unavailable. The document is still awaiting processing; retry.',
+        });
+      }
+    }
+    return result;
+  }
+
+  list(ctx: CallContext, filter: DocumentFilter, limit: number, offset: number) {
+    return this.deps.repository.list(ctx.orgId, filter, limit, offset);
+  }
+
+  /** @throws NOT_FOUND when missing or another org's. */
+  async get(ctx: CallContext, id: string): Promise<DocumentEntity> {
+    const doc = await this.deps.repository.find(ctx.orgId, id);
+    if (!doc) throw AppError.notFound(`Document ${id} not found.`);
+    return doc;
+  }
+
+  /**
+   * Presigned download of the original file, valid about 10 minutes.
+   * @throws NOT_FOUND when the document is missing, another org's, or its file is not in storage.
+   */
+  async download(ctx: CallContext, id: string) {
+    const doc = await this.get(ctx, id);
+    const info = await this.deps.storage.stat(doc.storageKey);
+    if (!info) throw AppError.notFound(`The file of document ${id} is not in storage (it was never uploaded).`);
+    const presigned = await this.deps.storage.presignGet(doc.storageKey, {
+      expiresInSeconds: DOWNLOAD_URL_TTL_SECONDS,
+      fileName: doc.fileName,
+      contentType: doc.contentType,
+    });
+    return { document: doc, sizeBytes: info.size, url: presigned.url, expiresAt: presigned.expiresAt };
+  }
+
+  /**
+   * Deletes documents: indexed chunks first (so they are never cited again once this returns),
+   * then the stored files, then the rows. Unknown ids are ignored.
+   * @throws FORBIDDEN (nothing deleted) when any id belongs to another organization.
+   */
+  async delete(ctx: CallContext, documentIds: string[]): Promise<string[]> {
+    const ids = unique(documentIds);
+    const owners = await this.deps.repository.findOwners(ids);
+    const foreign = ids.filter((id) => owners.has(id) && owners.get(id) !== ctx.orgId);
+    if (foreign.length > 0) {
+      throw AppError.forbidden(`Documents belong to a different organization: ${foreign.join(', ')}. Nothing was deleted.`);
+    }
+    const docs = await this.deps.repository.findMany(ctx.orgId, ids);
+    if (docs.length === 0) return [];
+    const owned = docs.map((d) => d.id);
+    await this.deps.deleteIndexedChunks(ctx.orgId, owned);
+    await Promise.all(docs.map((d) => this.deps.storage.delete(d.storageKey)));
+    await this.deps.repository.deleteMany(ctx.orgId, owned);
+    await this.deps.publishDeleted(ctx.orgId, owned).catch(() => undefined);
+    return ids.filter((id) => owned.includes(id));
+  }
+
+  /**
+   * Handbooks are the org's documents in ready or completed status (decisions.md Vocabulary).
+   * @throws NOT_FOUND naming the first id that is not such a document.
+   */
+  async resolveHandbooks(ctx: CallContext, ids: string[]): Promise<DocumentEntity[]> {
+    const wanted = unique(ids);
+    const docs = new Map((await this.deps.repository.findMany(ctx.orgId, wanted)).map((d) => [d.id, d]));
+    return wanted.map((id) => {
+      const doc = docs.get(id);
+      if (!doc || !isSearchable(doc.status)) throw AppError.notFound(`Handbook ${id} not found (it must be a processed document of your organization).`);
+      return doc;
+    });
+  }
+
+  /** The ids among `ids` that are still searchable documents of the org. */
+  async filterLive(ctx: CallContext, ids: string[]): Promise<string[]> {
+    const docs = await this.deps.repository.findMany(ctx.orgId, unique(ids));
+    const live = new Set(docs.filter((d) => isSearchable(d.status)).map((d) => d.id));
+    return ids.filter((id) => live.has(id));
+  }
+}
+
+/** ready and completed documents are used by the AI (decisions.md). */
+export function isSearchable(status: DocumentStatus): boolean {
+  return status === 'ready' || status === 'completed';
+}

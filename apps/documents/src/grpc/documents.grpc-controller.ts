@@ -1,0 +1,135 @@
+import { AppError, CallContext, isUuid, UnaryHandlers } from '@kb/common';
+import { documentsV1 } from '@kb/proto';
+import { DOCUMENT_STATUSES, DocumentEntity, DocumentStatus } from '../documents/document.entity';
+import { DocumentsService } from '../documents/documents.service';
+import { ProjectWithCount } from '../projects/projects.repository';
+import { ProjectsService } from '../projects/projects.service';
+
+type Handlers = UnaryHandlers<typeof documentsV1.DocumentsServiceService>;
+
+export const MAX_PAGE_SIZE = 200;
+export const DEFAULT_PAGE_SIZE = 50;
+
+function page(p: documentsV1.Page | undefined): { limit: number; offset: number } {
+  const limit = p?.limit || DEFAULT_PAGE_SIZE;
+  const offset = p?.offset ?? 0;
+  if (limit < 1 || limit > MAX_PAGE_SIZE) throw AppError.validation(`limit must be 1 to ${MAX_PAGE_SIZE}.`);
+  if (offset < 0) throw AppError.validation('offset must be 0 or more.');
+  return { limit, offset };
+}
+
+function requireUuid(value: string, field: string): string {
+  if (!isUuid(value)) throw AppError.validation(`${field} must be a UUID.`);
+  return value;
+}
+
+function requireIds(ids: string[], field: string): string[] {
+  if (ids.length < 1 || ids.length > 100) throw AppError.validation(`${field} must have 1 to 100 items.`);
+  ids.forEach((id) => requireUuid(id, field));
+  return ids;
+}
+
+export function toProtoProject({ project, documentCount }: ProjectWithCount): documentsV1.Project {
+  return {
+    id: project.id,
+    orgId: project.orgId,
+    name: project.name,
+    description: project.description ?? undefined,
+    documentCount,
+    createdAt: project.createdAt.toISOString(),
+    updatedAt: project.updatedAt.toISOString(),
+  };
+}
+
+export function toProtoDocument(d: DocumentEntity): documentsV1.Document {
+  return {
+    id: d.id,
+    orgId: d.orgId,
+    projectId: d.projectId ?? undefined,
+    fileName: d.fileName,
+    contentType: d.contentType,
+    sizeBytes: d.sizeBytes ?? undefined,
+    status: d.status,
+    chunkCount: d.chunkCount ?? undefined,
+    errorMessage: d.errorMessage ?? undefined,
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: d.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * gRPC controller of DocumentsService: validates what the gateway may not have (services never
+ * trust their caller), maps proto messages to use-case inputs and back.
+ */
+export function documentsGrpcHandlers(projects: ProjectsService, documents: DocumentsService): Handlers {
+  return {
+    createProject: async (req, ctx: CallContext) => toProtoProject(await projects.create(ctx, { name: req.name, description: req.description ?? null })),
+    getProject: async (req, ctx) => toProtoProject(await projects.get(ctx, requireUuid(req.id, 'id'))),
+    listProjects: async (req, ctx) => {
+      const { limit, offset } = page(req.page);
+      const { items, total } = await projects.list(ctx, limit, offset);
+      return { projects: items.map(toProtoProject), total };
+    },
+    updateProject: async (req, ctx) =>
+      toProtoProject(
+        await projects.update(ctx, requireUuid(req.id, 'id'), {
+          name: req.name,
+          description: req.hasDescription ? (req.description ?? null) : undefined,
+        }),
+      ),
+    deleteProject: async (req, ctx) => {
+      await projects.delete(ctx, requireUuid(req.id, 'id'));
+      return {};
+    },
+    reserveUpload: async (req, ctx) => {
+      const { document, upload } = await documents.reserveUpload(ctx, {
+        fileName: req.fileName,
+        contentType: req.contentType,
+        sizeBytes: req.sizeBytes,
+        projectId: req.projectId ? requireUuid(req.projectId, 'project_id') : null,
+      });
+      return {
+        document: toProtoDocument(document),
+        upload: { url: upload.url, method: upload.method, recommendedContentType: upload.recommendedContentType, expiresAt: upload.expiresAt.toISOString() },
+      };
+    },
+    processDocuments: async (req, ctx) => {
+      const result = await documents.process(ctx, requireIds(req.documentIds, 'document_ids'));
+      return { processed: result.processed, skipped: result.skipped, failed: result.failed };
+    },
+    listDocuments: async (req, ctx) => {
+      const { limit, offset } = page(req.page);
+      if (req.status && !DOCUMENT_STATUSES.includes(req.status as DocumentStatus)) {
+        throw AppError.validation(`status must be one of ${DOCUMENT_STATUSES.join(', ')}.`);
+      }
+      const { items, total } = await documents.list(
+        ctx,
+        {
+          projectId: req.projectId ? requireUuid(req.projectId, 'project_id') : undefined,
+          documentIds: req.documentIds.map((id) => requireUuid(id, 'document_ids')),
+          status: (req.status || undefined) as DocumentStatus | undefined,
+        },
+        limit,
+        offset,
+      );
+      return { documents: items.map(toProtoDocument), total };
+    },
+    getDocument: async (req, ctx) => toProtoDocument(await documents.get(ctx, requireUuid(req.id, 'id'))),
+    getDownload: async (req, ctx) => {
+      const d = await documents.download(ctx, requireUuid(req.id, 'id'));
+      return {
+        documentId: d.document.id,
+        fileName: d.document.fileName,
+        contentType: d.document.contentType,
+        sizeBytes: d.sizeBytes,
+        downloadUrl: d.url,
+        expiresAt: d.expiresAt.toISOString(),
+      };
+    },
+    deleteDocuments: async (req, ctx) => ({ deleted: await documents.delete(ctx, requireIds(req.documentIds, 'document_ids')) }),
+    resolveHandbooks: async (req, ctx) => ({
+      documents: (await documents.resolveHandbooks(ctx, req.documentIds.map((id) => requireUuid(id, 'handbook_ids')))).map(toProtoDocument),
+    }),
+    filterLiveDocuments: async (req, ctx) => ({ documentIds: await documents.filterLive(ctx, req.documentIds.filter(isUuid)) }),
+  };
+}

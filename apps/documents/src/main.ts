@@ -1,0 +1,94 @@
+import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
+import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, StatusChangedEvent, Subjects } from '@kb/events';
+import { documentsV1, retrievalV1 } from '@kb/proto';
+import { createObjectStorage } from '@kb/storage';
+import { InitDocuments1732200000000 } from './database/migrations/1732200000000-InitDocuments';
+import { DocumentEntity } from './documents/document.entity';
+import { DocumentsRepository } from './documents/documents.repository';
+import { DocumentsService } from './documents/documents.service';
+import { ProcessingOutcomes } from './documents/processing-outcomes';
+import { documentsGrpcHandlers } from './grpc/documents.grpc-controller';
+import { ProjectEntity } from './projects/project.entity';
+import { ProjectsRepository } from './projects/projects.repository';
+import { ProjectsService } from './projects/projects.service';
+
+const logger = createLogger('documents');
+
+runService(logger, async () => {
+  const config = loadConfig({
+    ...sharedEnv.database,
+    ...sharedEnv.nats,
+    ...sharedEnv.grpcHost,
+    ...sharedEnv.storage,
+    RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
+    DOCUMENTS_GRPC_PORT: env.port(50051),
+    /** A document still processing after this long is failed by the sweeper. */
+    PROCESSING_TIMEOUT_MS: env.int(30 * 60 * 1000),
+    SWEEP_INTERVAL_MS: env.int(60 * 1000),
+  });
+
+  const db = await openDatabase({
+    url: config.DATABASE_URL,
+    schema: 'documents',
+    entities: [ProjectEntity, DocumentEntity],
+    migrations: [InitDocuments1732200000000],
+  });
+  const storage = createObjectStorage(storageConfigFromEnv(config));
+  await storage.ensureReady();
+  const nc = await connectNats(config.NATS_URL, 'documents');
+  await ensureStream(nc, DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS);
+  const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
+
+  const deleteIndexedChunks = async (orgId: string, documentIds: string[]) => {
+    await retrieval.deleteDocuments({ documentIds, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId });
+  };
+  const repository = new DocumentsRepository(db);
+  const projects = new ProjectsService(new ProjectsRepository(db));
+  const documents = new DocumentsService({
+    repository,
+    projects,
+    storage,
+    publishProcessRequested: (event) => publishEvent(nc, Subjects.processRequested, event, `process:${event.documentId}`),
+    deleteIndexedChunks,
+    publishDeleted: (orgId, documentIds) =>
+      publishEvent(nc, Subjects.deleted, { orgId, documentIds, at: new Date().toISOString() } satisfies DocumentsDeletedEvent),
+  });
+  const outcomes = new ProcessingOutcomes(repository, deleteIndexedChunks, logger);
+
+  const consumer = await runConsumer<StatusChangedEvent>(nc, {
+    stream: DOCUMENTS_STREAM,
+    durable: 'documents-status',
+    filterSubject: Subjects.statusChanged,
+    ackWaitMs: 30_000,
+    maxDeliver: 20,
+    concurrency: 8,
+    logger,
+    handler: (event) => outcomes.onStatusChanged(event),
+  });
+  const sweeper = setInterval(() => {
+    outcomes.sweep(config.PROCESSING_TIMEOUT_MS).catch((err) => logger.error({ err }, 'sweep failed'));
+  }, config.SWEEP_INTERVAL_MS);
+
+  const grpc = await startGrpcServer({
+    host: config.GRPC_HOST,
+    port: config.DOCUMENTS_GRPC_PORT,
+    logger,
+    services: [
+      {
+        name: 'kb.documents.v1.DocumentsService',
+        definition: documentsV1.DocumentsServiceService,
+        handlers: documentsGrpcHandlers(projects, documents),
+      },
+    ],
+  });
+  logger.info({ port: grpc.port }, 'documents gRPC listening');
+
+  return async () => {
+    clearInterval(sweeper);
+    await grpc.shutdown();
+    await consumer.stop();
+    await nc.drain();
+    retrieval.close();
+    await db.destroy();
+  };
+});

@@ -1,0 +1,65 @@
+import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
+import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, Subjects } from '@kb/events';
+import { retrievalV1 } from '@kb/proto';
+import { createObjectStorage } from '@kb/storage';
+import { mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DocumentProcessor } from './pipeline/document-processor';
+
+const logger = createLogger('ingestion');
+
+runService(logger, async () => {
+  const config = loadConfig({
+    ...sharedEnv.nats,
+    ...sharedEnv.grpcHost,
+    ...sharedEnv.storage,
+    RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
+    /** Port of the health-only gRPC server (readiness checks). */
+    INGESTION_GRPC_PORT: env.port(50052),
+    /** Documents processed at once by this replica. */
+    INGESTION_CONCURRENCY: env.int(2),
+    /** Per-document extraction time limit. */
+    INGESTION_TIMEOUT_MS: env.int(10 * 60 * 1000),
+    INGESTION_MAX_PAGES: env.int(5000),
+    /** Deliveries of one document before it is failed. */
+    INGESTION_MAX_ATTEMPTS: env.int(3),
+    INGESTION_WORK_DIR: env.string(path.join(os.tmpdir(), 'kb-ingestion')),
+  });
+  await mkdir(config.INGESTION_WORK_DIR, { recursive: true });
+  const storage = createObjectStorage(storageConfigFromEnv(config));
+  await storage.ensureReady();
+  const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
+  const nc = await connectNats(config.NATS_URL, 'ingestion');
+  await ensureStream(nc, DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS);
+
+  const processor = new DocumentProcessor({
+    storage,
+    indexChunks: async (orgId, request) => {
+      await retrieval.indexDocument(request, { orgId, timeoutMs: 5 * 60 * 1000 });
+    },
+    publishStatus: (event) => publishEvent(nc, Subjects.statusChanged, event, `status:${event.documentId}:${event.status}`),
+    workDir: config.INGESTION_WORK_DIR,
+    logger,
+    timeoutMs: config.INGESTION_TIMEOUT_MS,
+    maxPages: config.INGESTION_MAX_PAGES,
+  });
+  const consumer = await runConsumer<ProcessRequestedEvent>(nc, {
+    stream: DOCUMENTS_STREAM,
+    durable: 'ingestion',
+    filterSubject: Subjects.processRequested,
+    ackWaitMs: 60_000,
+    maxDeliver: config.INGESTION_MAX_ATTEMPTS,
+    concurrency: config.INGESTION_CONCURRENCY,
+    retryDelayMs: 5_000,
+    logger,
+    handler: (event, delivery) => processor.process(event, delivery),
+  });
+  const grpc = await startGrpcServer({ host: config.GRPC_HOST, port: config.INGESTION_GRPC_PORT, logger, services: [] });
+  return async () => {
+    await grpc.shutdown();
+    await consumer.stop();
+    await nc.drain();
+    retrieval.close();
+  };
+});

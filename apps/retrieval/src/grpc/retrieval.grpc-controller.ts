@@ -1,0 +1,78 @@
+import { AppError, CallContext, isUuid, UnaryHandlers } from '@kb/common';
+import { retrievalV1 } from '@kb/proto';
+import { ChunkStore, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
+
+type Handlers = UnaryHandlers<typeof retrievalV1.RetrievalServiceService>;
+
+/** Largest top_k a caller may ask for. */
+export const MAX_TOP_K = 100;
+
+function ownerOf(ctx: CallContext, corpus: retrievalV1.Corpus): string {
+  return corpus === retrievalV1.Corpus.CORPUS_SAFETY ? SAFETY_CORPUS_ORG : ctx.orgId;
+}
+
+function toStored(orgId: string, projectId: string | null, documentId: string, c: retrievalV1.Chunk): StoredChunk {
+  return {
+    id: c.id,
+    orgId,
+    projectId,
+    documentId,
+    fileName: c.fileName,
+    chunkIndex: c.chunkIndex,
+    text: c.text,
+    headingPath: c.headingPath,
+    startPage: c.startPage ?? null,
+    endPage: c.endPage ?? null,
+    pageSpans: c.pageSpans.map((s) => ({ page: s.page, offset: s.offset })),
+  };
+}
+
+function toProto(c: StoredChunk): retrievalV1.Chunk {
+  return {
+    id: c.id,
+    documentId: c.documentId,
+    projectId: c.projectId ?? undefined,
+    fileName: c.fileName,
+    chunkIndex: c.chunkIndex,
+    text: c.text,
+    headingPath: c.headingPath,
+    startPage: c.startPage ?? undefined,
+    endPage: c.endPage ?? undefined,
+    pageSpans: c.pageSpans,
+  };
+}
+
+/**
+ * gRPC controller of RetrievalService over a ChunkStore. The org comes from call metadata; the
+ * safety corpus is stored under SAFETY_CORPUS_ORG and searched regardless of the caller's org.
+ */
+export function retrievalGrpcHandlers(store: ChunkStore): Handlers {
+  return {
+    indexDocument: async (req, ctx) => {
+      if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
+      const owner = ownerOf(ctx, req.corpus);
+      const chunks = req.chunks.map((c) => toStored(owner, req.projectId ?? null, req.documentId, c));
+      await store.replaceDocumentChunks(owner, req.documentId, chunks);
+      return { chunkCount: chunks.length };
+    },
+    deleteDocuments: async (req, ctx) => {
+      const ids = req.documentIds.filter(isUuid);
+      return { chunksDeleted: ids.length === 0 ? 0 : await store.deleteDocuments(ownerOf(ctx, req.corpus), ids) };
+    },
+    search: async (req, ctx) => {
+      const topK = Math.min(Math.max(req.topK || 8, 1), MAX_TOP_K);
+      if (req.projectId && !isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
+      const safety = req.corpus === retrievalV1.Corpus.CORPUS_SAFETY;
+      const hits = await store.search(
+        req.query,
+        {
+          orgId: ownerOf(ctx, req.corpus),
+          projectId: safety ? undefined : req.projectId,
+          documentIds: req.documentIds.filter(isUuid),
+        },
+        topK,
+      );
+      return { hits: hits.map((h) => ({ chunk: toProto(h.chunk), score: h.score, rank: h.rank })) };
+    },
+  };
+}

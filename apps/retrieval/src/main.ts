@@ -1,0 +1,27 @@
+import { createLogger, env, loadConfig, runService, sharedEnv, startGrpcServer } from '@kb/common';
+import { retrievalV1 } from '@kb/proto';
+import { retrievalGrpcHandlers } from './grpc/retrieval.grpc-controller';
+import { LanceDbChunkStore } from './store/lancedb-chunk-store';
+
+const logger = createLogger('retrieval');
+
+runService(logger, async () => {
+  const config = loadConfig({
+    ...sharedEnv.grpcHost,
+    RETRIEVAL_GRPC_PORT: env.port(50053),
+    /** Folder of the embedded vector store (LanceDB). */
+    RETRIEVAL_DATA_DIR: env.string('.data/lancedb'),
+  });
+  const store = await LanceDbChunkStore.open(config.RETRIEVAL_DATA_DIR);
+  const grpc = await startGrpcServer({
+    host: config.GRPC_HOST,
+    port: config.RETRIEVAL_GRPC_PORT,
+    logger,
+    services: [{ name: 'kb.retrieval.v1.RetrievalService', definition: retrievalV1.RetrievalServiceService, handlers: retrievalGrpcHandlers(store) }],
+  });
+  logger.info({ port: grpc.port }, 'retrieval gRPC listening');
+  return async () => {
+    await grpc.shutdown();
+    await store.close();
+  };
+});

@@ -1,0 +1,89 @@
+import { AppError, AsyncClient } from '@kb/common';
+import { documentsV1, retrievalV1 } from '@kb/proto';
+
+export type DocumentsClient = AsyncClient<typeof documentsV1.DocumentsServiceService>;
+export type RetrievalClient = AsyncClient<typeof retrievalV1.RetrievalServiceService>;
+
+/** One retrieved chunk, in the shape the answerer and the judge consume (`PassageInput` of @kb/text). */
+export interface Passage {
+  chunkId: string;
+  documentId: string;
+  fileName: string;
+  text: string;
+  startPage: number | null;
+  endPage: number | null;
+  pageSpans: { page: number; offset: number }[];
+  score: number;
+}
+
+/** Where to search: an org's project knowledge scope / whole org, or the shared safety corpus. */
+export interface KnowledgeScope {
+  corpus: 'org' | 'safety';
+  /** Project knowledge scope: the project's documents plus the org-level documents. */
+  projectId?: string;
+  /** Restrict to these documents (handbooks). */
+  documentIds?: string[];
+}
+
+/**
+ * Searches the knowledge scope of the caller's org (from the request context) and returns the
+ * passages best first. Chunks of documents that are no longer ready/completed (deleted while the
+ * search ran, or failed) are dropped, so a deleted document is never cited.
+ *
+ * @param topK number of passages wanted (1–50).
+ * @throws AppError from the retrieval or documents services (e.g. SERVICE_UNAVAILABLE).
+ */
+export async function searchKnowledge(
+  clients: { retrieval: RetrievalClient; documents: DocumentsClient },
+  query: string,
+  scope: KnowledgeScope,
+  topK: number,
+): Promise<Passage[]> {
+  const res = await clients.retrieval.search({
+    query,
+    projectId: scope.projectId,
+    documentIds: scope.documentIds ?? [],
+    topK,
+    corpus: scope.corpus === 'safety' ? retrievalV1.Corpus.CORPUS_SAFETY : retrievalV1.Corpus.CORPUS_ORG,
+  });
+  const passages = res.hits.map((h) => toPassage(h));
+  if (scope.corpus === 'safety' || passages.length === 0) return passages;
+  const live = new Set(
+    (await clients.documents.filterLiveDocuments({ documentIds: [...new Set(passages.map((p) => p.documentId))] })).documentIds,
+  );
+  return passages.filter((p) => live.has(p.documentId));
+}
+
+/** Converts a retrieval hit to a Passage. */
+export function toPassage(hit: retrievalV1.SearchHit): Passage {
+  const c = hit.chunk!;
+  return {
+    chunkId: c.id,
+    documentId: c.documentId,
+    fileName: c.fileName,
+    text: c.text,
+    startPage: c.startPage ?? null,
+    endPage: c.endPage ?? null,
+    pageSpans: c.pageSpans.map((s) => ({ page: s.page, offset: s.offset })),
+    score: hit.score,
+  };
+}
+
+/**
+ * Checks that the project exists in the caller's org.
+ * @throws AppError NOT_FOUND otherwise.
+ */
+export async function requireProject(documents: DocumentsClient, projectId: string): Promise<void> {
+  await documents.getProject({ id: projectId });
+}
+
+/**
+ * Resolves handbook ids to document ids (each must be a ready/completed document of the org).
+ * @throws AppError NOT_FOUND naming the first bad id.
+ */
+export async function resolveHandbooks(documents: DocumentsClient, ids: string[]): Promise<documentsV1.Document[]> {
+  if (ids.length === 0) return [];
+  const res = await documents.resolveHandbooks({ documentIds: ids });
+  if (res.documents.length === 0) throw AppError.notFound('Handbooks not found.');
+  return res.documents;
+}
