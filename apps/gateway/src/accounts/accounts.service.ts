@@ -1,0 +1,135 @@
+import { AppError, openDatabase } from '@kb/common';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { DataSource, IsNull, Repository } from 'typeorm';
+import { InitAccounts1732200000001 } from '../database/migrations/1732200000001-InitAccounts';
+import { ApiKeyEntity, OrganizationEntity } from './account.entities';
+
+/** Default per-key rate limit (service-api.md §8: 100 requests per minute). */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 100;
+const KEY_PREFIX = 'kb_';
+
+/** SHA-256 (hex) of an API key secret: the only form in which keys are stored. */
+export function hashApiKey(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Opens the gateway schema (organizations, API keys), running its migrations. */
+export function openAccountsDatabase(url: string): Promise<DataSource> {
+  return openDatabase({
+    url,
+    schema: 'gateway',
+    entities: [OrganizationEntity, ApiKeyEntity],
+    migrations: [InitAccounts1732200000001],
+    poolSize: 5,
+  });
+}
+
+/** An authenticated key with its organization. */
+export interface Principal {
+  keyId: string;
+  orgId: string;
+  rateLimitPerMinute: number;
+}
+
+/**
+ * Organizations and API keys: the operator CLI's use cases and the gateway's key lookup.
+ * Key secrets are `kb_` + 32 random bytes (CSPRNG, base64url): shown once, stored as SHA-256.
+ */
+export class AccountsService {
+  private readonly orgs: Repository<OrganizationEntity>;
+  private readonly keys: Repository<ApiKeyEntity>;
+
+  constructor(dataSource: DataSource) {
+    this.orgs = dataSource.getRepository(OrganizationEntity);
+    this.keys = dataSource.getRepository(ApiKeyEntity);
+  }
+
+  async createOrganization(input: { name: string; safetyAssistantEnabled?: boolean }): Promise<OrganizationEntity> {
+    const name = input.name.trim();
+    if (name.length < 1 || name.length > 200) throw AppError.validation('--name must be 1 to 200 characters.');
+    const now = new Date();
+    const org: OrganizationEntity = {
+      id: randomUUID(),
+      name,
+      safetyAssistantEnabled: input.safetyAssistantEnabled ?? false,
+      monthlyRequestQuota: null,
+      monthlyTokenQuota: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.orgs.insert(org);
+    return org;
+  }
+
+  async getOrganization(id: string): Promise<OrganizationEntity | null> {
+    return this.orgs.findOne({ where: { id } });
+  }
+
+  private async requireOrganization(id: string): Promise<OrganizationEntity> {
+    const org = await this.getOrganization(id);
+    if (!org) throw AppError.notFound(`Organization ${id} not found.`);
+    return org;
+  }
+
+  /** Sets monthly caps; `null` = unlimited, `undefined` = unchanged. */
+  async setQuotas(orgId: string, quotas: { requests?: number | null; tokens?: number | null }): Promise<OrganizationEntity> {
+    const org = await this.requireOrganization(orgId);
+    for (const v of [quotas.requests, quotas.tokens]) {
+      if (v !== undefined && v !== null && (!Number.isInteger(v) || v < 0)) throw AppError.validation('Quotas must be whole numbers of 0 or more.');
+    }
+    if (quotas.requests !== undefined) org.monthlyRequestQuota = quotas.requests;
+    if (quotas.tokens !== undefined) org.monthlyTokenQuota = quotas.tokens;
+    org.updatedAt = new Date();
+    await this.orgs.save(org);
+    return org;
+  }
+
+  async setSafetyAssistant(orgId: string, enabled: boolean): Promise<OrganizationEntity> {
+    const org = await this.requireOrganization(orgId);
+    org.safetyAssistantEnabled = enabled;
+    org.updatedAt = new Date();
+    await this.orgs.save(org);
+    return org;
+  }
+
+  /** Creates a key; the returned `secret` is shown once and never stored. */
+  async createApiKey(input: { orgId: string; name?: string | null; rateLimitPerMinute?: number }): Promise<{ key: ApiKeyEntity; secret: string }> {
+    await this.requireOrganization(input.orgId);
+    const rate = input.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
+    if (!Number.isInteger(rate) || rate < 1) throw AppError.validation('--rate-limit must be a whole number of at least 1.');
+    const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const key: ApiKeyEntity = {
+      id: randomUUID(),
+      orgId: input.orgId,
+      name: input.name ?? null,
+      keyHash: hashApiKey(secret),
+      keyPrefix: secret.slice(0, 10),
+      rateLimitPerMinute: rate,
+      createdAt: new Date(),
+      revokedAt: null,
+    };
+    await this.keys.insert(key);
+    return { key, secret };
+  }
+
+  listApiKeys(orgId: string): Promise<ApiKeyEntity[]> {
+    return this.keys.find({ where: { orgId }, order: { createdAt: 'DESC' } });
+  }
+
+  async revokeApiKey(keyId: string): Promise<ApiKeyEntity> {
+    const key = await this.keys.findOne({ where: { id: keyId } });
+    if (!key) throw AppError.notFound(`API key ${keyId} not found.`);
+    if (!key.revokedAt) {
+      key.revokedAt = new Date();
+      await this.keys.save(key);
+    }
+    return key;
+  }
+
+  /** Resolves a presented secret to its active key, or null (unknown or revoked). */
+  async authenticate(secret: string): Promise<Principal | null> {
+    if (!secret.startsWith(KEY_PREFIX) || secret.length > 200) return null;
+    const key = await this.keys.findOne({ where: { keyHash: hashApiKey(secret), revokedAt: IsNull() } });
+    return key ? { keyId: key.id, orgId: key.orgId, rateLimitPerMinute: key.rateLimitPerMinute } : null;
+  }
+}

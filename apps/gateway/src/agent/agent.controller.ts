@@ -1,0 +1,87 @@
+import { CallContext } from '@kb/common';
+import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
+import { AgentClient } from '../common/clients';
+import { Ctx } from '../common/http-context';
+import { AccountsService } from '../accounts/accounts.service';
+import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
+
+export const CHAT_TYPES = ['general', 'project', 'safety'];
+
+export class QueryDto {
+  @ApiProperty({ minLength: 1, maxLength: 4000 })
+  @IsString({ message: 'question must be a string' })
+  @Length(1, 4000, { message: 'question must be 1 to 4000 characters' })
+  question: string;
+
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID('all', { message: 'project_id must be a UUID' })
+  project_id?: string;
+
+  @ApiPropertyOptional({ type: [String], maxItems: 100 })
+  @IsOptional()
+  @IsArray({ message: 'document_ids must be an array of UUIDs' })
+  @ArrayMaxSize(100, { message: 'document_ids must have at most 100 items' })
+  @IsUUID('all', { each: true, message: 'document_ids must contain only UUIDs' })
+  document_ids?: string[];
+
+  @ApiPropertyOptional({ enum: CHAT_TYPES })
+  @IsOptional()
+  @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
+  chat_type?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'top_k must be an integer' })
+  @Min(1, { message: 'top_k must be at least 1' })
+  @Max(20, { message: 'top_k must be at most 20' })
+  top_k?: number;
+}
+
+/** /api/v2/agent: grounded answers with citations. */
+@ApiTags('Agent')
+@ApiBearerAuth()
+@Controller('api/v2/agent')
+export class AgentController {
+  constructor(
+    @Inject(AGENT_CLIENT) private readonly agent: AgentClient,
+    @Inject(ACCOUNTS) private readonly accounts: AccountsService,
+  ) {}
+
+  @Post('query')
+  @HttpCode(200)
+  async query(@Ctx() ctx: CallContext, @Body() body: QueryDto) {
+    const org = await this.accounts.getOrganization(ctx.orgId);
+    const a = await this.agent.query(
+      {
+        question: body.question,
+        projectId: body.project_id,
+        documentIds: body.document_ids ?? [],
+        chatType: body.chat_type,
+        topK: body.top_k ?? 8,
+        safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+      },
+      { ...ctx, timeoutMs: 5 * 60 * 1000 },
+    );
+    return {
+      answer: a.answer,
+      citations: a.citations.map((c) => ({
+        index: c.index,
+        document_id: c.documentId,
+        file_name: c.fileName,
+        chunk_id: c.chunkId,
+        start_page: c.startPage ?? null,
+        end_page: c.endPage ?? null,
+        quote: c.quote,
+        score: c.score,
+      })),
+      agent: a.agent,
+      model: a.model,
+      usage: { prompt_tokens: a.usage?.promptTokens ?? 0, completion_tokens: a.usage?.completionTokens ?? 0, total_tokens: a.usage?.totalTokens ?? 0 },
+    };
+  }
+}

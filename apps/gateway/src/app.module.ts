@@ -1,0 +1,44 @@
+import { createAsyncClient, Logger } from '@kb/common';
+import { agentV1, checkV1, documentsV1 } from '@kb/proto';
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { AccountsService } from './accounts/accounts.service';
+import { AgentController } from './agent/agent.controller';
+import { CheckController } from './check/check.controller';
+import { ApiKeyGuard } from './common/api-key.guard';
+import { EnvelopeInterceptor } from './common/envelope';
+import { ErrorEnvelopeFilter } from './common/error.filter';
+import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, HEALTH_TARGETS } from './common/tokens';
+import { DocumentsController } from './documents/documents.controller';
+import { HealthController, HealthTargets } from './health/health.controller';
+import { OrganizationController } from './organization/organization.controller';
+import { ProjectsController } from './projects/projects.controller';
+
+export interface GatewayModuleOptions {
+  database: DataSource;
+  logger: Logger;
+  addresses: { documents: string; check: string; agent: string; retrieval: string; ingestion: string };
+}
+
+/** The gateway's root module: controllers, the API-key guard, envelope and error mapping. */
+@Module({})
+export class AppModule {
+  static create(options: GatewayModuleOptions): DynamicModule {
+    const health: HealthTargets = { database: options.database, services: { ...options.addresses } };
+    return {
+      module: AppModule,
+      controllers: [HealthController, OrganizationController, ProjectsController, DocumentsController, CheckController, AgentController],
+      providers: [
+        { provide: ACCOUNTS, useValue: new AccountsService(options.database) },
+        { provide: DOCUMENTS_CLIENT, useValue: createAsyncClient(documentsV1.DocumentsServiceService, options.addresses.documents) },
+        { provide: CHECK_CLIENT, useValue: createAsyncClient(checkV1.CheckServiceService, options.addresses.check) },
+        { provide: AGENT_CLIENT, useValue: createAsyncClient(agentV1.AgentServiceService, options.addresses.agent) },
+        { provide: HEALTH_TARGETS, useValue: health },
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        { provide: APP_FILTER, useValue: new ErrorEnvelopeFilter(options.logger) },
+      ],
+    };
+  }
+}

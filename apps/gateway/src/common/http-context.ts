@@ -1,0 +1,33 @@
+import { CallContext } from '@kb/common';
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../accounts/accounts.service';
+
+/** Per-request state the gateway attaches to the Fastify request. */
+export interface GatewayRequestState {
+  principal?: Principal;
+}
+export type GatewayRequest = FastifyRequest & { kb?: GatewayRequestState };
+
+const REQUEST_ID_MAX = 128;
+const REQUEST_ID_RE = /^[\x21-\x7e]+$/;
+
+/**
+ * Request id of an incoming request: the client's `X-Request-Id` when it is 1–128 printable
+ * ASCII characters (decisions.md "Request id"), otherwise a new UUID.
+ */
+export function requestIdFor(headerValue: string | string[] | undefined): string {
+  const v = Array.isArray(headerValue) ? headerValue[0] : headerValue;
+  return v && v.length <= REQUEST_ID_MAX && REQUEST_ID_RE.test(v) ? v : randomUUID();
+}
+
+/** Marks a route as reachable without an API key (health, docs). */
+export const IS_PUBLIC = 'kb:isPublic';
+export const Public = () => SetMetadata(IS_PUBLIC, true);
+
+/** Injects the CallContext (org of the API key, request id) of the current request. */
+export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext): CallContext => {
+  const req = context.switchToHttp().getRequest<GatewayRequest>();
+  return { orgId: req.kb?.principal?.orgId ?? '', requestId: String(req.id) };
+});

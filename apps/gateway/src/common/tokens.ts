@@ -1,0 +1,8 @@
+/** Nest injection tokens of the gateway's providers. */
+export const ACCOUNTS = Symbol('AccountsService');
+export const DOCUMENTS_CLIENT = Symbol('DocumentsClient');
+export const CHECK_CLIENT = Symbol('CheckClient');
+export const AGENT_CLIENT = Symbol('AgentClient');
+export const HEALTH_TARGETS = Symbol('HealthTargets');
+export const GATEWAY_CONFIG = Symbol('GatewayConfig');
+export const LOGGER = Symbol('Logger');

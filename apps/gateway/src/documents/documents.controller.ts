@@ -1,0 +1,147 @@
+import { AppError, CallContext, isUuid } from '@kb/common';
+import { documentsV1 } from '@kb/proto';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
+import { DocumentsClient } from '../common/clients';
+import { Paginated } from '../common/envelope';
+import { Ctx } from '../common/http-context';
+import { PaginationQuery } from '../common/pagination.dto';
+import { DOCUMENTS_CLIENT } from '../common/tokens';
+import { UuidParamPipe } from '../common/validation';
+
+const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
+
+export class ReserveUploadDto {
+  @ApiProperty({ minLength: 1, maxLength: 500 })
+  @IsString({ message: 'file_name must be a string' })
+  @Length(1, 500, { message: 'file_name must be 1 to 500 characters' })
+  file_name: string;
+
+  @ApiProperty({ example: 'application/pdf' })
+  @IsString({ message: 'content_type must be a string' })
+  @Length(1, 255, { message: 'content_type must be 1 to 255 characters' })
+  content_type: string;
+
+  @ApiProperty({ minimum: 0, maximum: 524288000 })
+  @IsInt({ message: 'size_bytes must be an integer' })
+  @Min(0, { message: 'size_bytes must be 0 or more' })
+  @Max(524288000, { message: 'size_bytes must be at most 524288000 (500 MB)' })
+  size_bytes: number;
+
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID('all', { message: 'project_id must be a UUID' })
+  project_id?: string;
+}
+
+export class DocumentIdsDto {
+  @ApiProperty({ type: [String], minItems: 1, maxItems: 100 })
+  @IsArray({ message: 'document_ids must be an array of UUIDs' })
+  @ArrayMinSize(1, { message: 'document_ids must have at least 1 item' })
+  @ArrayMaxSize(100, { message: 'document_ids must have at most 100 items' })
+  @IsUUID('all', { each: true, message: 'document_ids must contain only UUIDs' })
+  document_ids: string[];
+}
+
+export class ListDocumentsQuery extends PaginationQuery {
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID('all', { message: 'project_id must be a UUID' })
+  project_id?: string;
+
+  @ApiPropertyOptional({ description: 'comma-separated document UUIDs' })
+  @IsOptional()
+  @IsString()
+  document_ids?: string;
+
+  @ApiPropertyOptional({ enum: STATUSES })
+  @IsOptional()
+  @IsIn(STATUSES, { message: `status must be one of ${STATUSES.join(', ')}` })
+  status?: string;
+}
+
+/** Document resource as the API shows it (service-api.md §2 "Document"). */
+export function presentDocument(d: documentsV1.Document) {
+  return {
+    id: d.id,
+    org_id: d.orgId,
+    project_id: d.projectId ?? null,
+    file_name: d.fileName,
+    content_type: d.contentType,
+    size_bytes: d.sizeBytes ?? null,
+    status: d.status,
+    chunk_count: d.chunkCount ?? null,
+    error_message: d.errorMessage ?? null,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+  };
+}
+
+/** /api/v2/documents: thin translation to DocumentsService over gRPC. */
+@ApiTags('Documents')
+@ApiBearerAuth()
+@Controller('api/v2/documents')
+export class DocumentsController {
+  constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
+
+  @Post()
+  async reserve(@Ctx() ctx: CallContext, @Body() body: ReserveUploadDto) {
+    const res = await this.documents.reserveUpload(
+      { fileName: body.file_name, contentType: body.content_type, sizeBytes: body.size_bytes, projectId: body.project_id },
+      ctx,
+    );
+    const upload = res.upload!;
+    return {
+      ...presentDocument(res.document!),
+      upload: { url: upload.url, method: upload.method, recommended_content_type: upload.recommendedContentType, expires_at: upload.expiresAt },
+    };
+  }
+
+  @Post('process')
+  @HttpCode(200)
+  async process(@Ctx() ctx: CallContext, @Body() body: DocumentIdsDto) {
+    const res = await this.documents.processDocuments({ documentIds: body.document_ids }, ctx);
+    return {
+      processed: res.processed,
+      skipped: res.skipped.map((s) => ({ document_id: s.documentId, reason: s.reason })),
+      failed: res.failed.map((f) => ({ document_id: f.documentId, error: f.error, message: f.message })),
+    };
+  }
+
+  @Get()
+  async list(@Ctx() ctx: CallContext, @Query() q: ListDocumentsQuery) {
+    const ids = q.document_ids === undefined ? [] : q.document_ids.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    const bad = ids.find((id: string): boolean => !isUuid(id));
+    if (bad !== undefined) throw AppError.validation(`document_ids must be comma-separated UUIDs; '${bad.slice(0, 64)}' is not one.`);
+    const res = await this.documents.listDocuments(
+      { projectId: q.project_id, documentIds: ids, status: q.status, page: { limit: q.limit, offset: q.offset } },
+      ctx,
+    );
+    return new Paginated(res.documents.map(presentDocument), { limit: q.limit, offset: q.offset, total: res.total });
+  }
+
+  @Get(':id')
+  async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
+    return presentDocument(await this.documents.getDocument({ id }, ctx));
+  }
+
+  @Get(':id/download')
+  async download(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
+    const d = await this.documents.getDownload({ id }, ctx);
+    return {
+      document_id: d.documentId,
+      file_name: d.fileName,
+      content_type: d.contentType,
+      size_bytes: d.sizeBytes ?? null,
+      download_url: d.downloadUrl,
+      expires_at: d.expiresAt,
+    };
+  }
+
+  @Delete()
+  @HttpCode(200)
+  async remove(@Ctx() ctx: CallContext, @Body() body: DocumentIdsDto) {
+    return { deleted: (await this.documents.deleteDocuments({ documentIds: body.document_ids }, ctx)).deleted };
+  }
+}

@@ -1,0 +1,91 @@
+import { CallContext } from '@kb/common';
+import { documentsV1 } from '@kb/proto';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { DocumentsClient } from '../common/clients';
+import { Paginated } from '../common/envelope';
+import { Ctx } from '../common/http-context';
+import { PaginationQuery } from '../common/pagination.dto';
+import { DOCUMENTS_CLIENT } from '../common/tokens';
+import { UuidParamPipe } from '../common/validation';
+
+export class CreateProjectDto {
+  @ApiProperty({ minLength: 1, maxLength: 200 })
+  @IsString({ message: 'name must be a string' })
+  @Length(1, 200, { message: 'name must be 1 to 200 characters' })
+  name: string;
+
+  @ApiPropertyOptional({ maxLength: 500, nullable: true })
+  @IsOptional()
+  @IsString({ message: 'description must be a string' })
+  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  description?: string | null;
+}
+
+export class UpdateProjectDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  @IsOptional()
+  @IsString({ message: 'name must be a string' })
+  @Length(1, 200, { message: 'name must be 1 to 200 characters' })
+  name?: string;
+
+  @ApiPropertyOptional({ maxLength: 500, nullable: true, description: 'null clears the description' })
+  @ValidateIf((o: UpdateProjectDto) => o.description !== null && o.description !== undefined)
+  @IsString({ message: 'description must be a string or null' })
+  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  description?: string | null;
+}
+
+/** Project resource as the API shows it (service-api.md §2 "Project"). */
+export function presentProject(p: documentsV1.Project) {
+  return {
+    id: p.id,
+    org_id: p.orgId,
+    name: p.name,
+    description: p.description ?? null,
+    document_count: p.documentCount,
+    created_at: p.createdAt,
+    updated_at: p.updatedAt,
+  };
+}
+
+/** /api/v2/projects: thin translation to DocumentsService over gRPC. */
+@ApiTags('Projects')
+@ApiBearerAuth()
+@Controller('api/v2/projects')
+export class ProjectsController {
+  constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
+
+  @Post()
+  async create(@Ctx() ctx: CallContext, @Body() body: CreateProjectDto) {
+    return presentProject(await this.documents.createProject({ name: body.name, description: body.description ?? undefined }, ctx));
+  }
+
+  @Get()
+  async list(@Ctx() ctx: CallContext, @Query() q: PaginationQuery) {
+    const res = await this.documents.listProjects({ page: { limit: q.limit, offset: q.offset } }, ctx);
+    return new Paginated(res.projects.map(presentProject), { limit: q.limit, offset: q.offset, total: res.total });
+  }
+
+  @Get(':id')
+  async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
+    return presentProject(await this.documents.getProject({ id }, ctx));
+  }
+
+  @Patch(':id')
+  async update(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Body() body: UpdateProjectDto) {
+    return presentProject(
+      await this.documents.updateProject(
+        { id, name: body.name, hasDescription: body.description !== undefined, description: body.description ?? undefined },
+        ctx,
+      ),
+    );
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async remove(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string): Promise<void> {
+    await this.documents.deleteProject({ id }, ctx);
+  }
+}
