@@ -1,0 +1,17 @@
+// Starts the whole stack (separate processes, free ports, a fresh data folder) once for the e2e
+// suite. Tests read its addresses from KB_E2E_* environment variables.
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureSystemPackages } from '../../tools/lib/bootstrap.mjs';
+import { startStack } from '../../tools/lib/stack.mjs';
+
+export default async function globalSetup() {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-'));
+  const { natsServer } = ensureSystemPackages();
+  const stack = await startStack({ dataDir, natsServer, quiet: true, env: { LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000' } });
+  globalThis.__KB_STACK__ = stack;
+  process.env.KB_E2E_BASE_URL = stack.baseUrl;
+  process.env.KB_E2E_DATABASE_URL = stack.databaseUrl;
+  process.env.KB_E2E_DATA_DIR = dataDir;
+}

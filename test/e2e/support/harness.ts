@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+
+export const ROOT = path.resolve(__dirname, '../../..');
+/** The shared corpus of real documents (../shared/corpus beside the repo). */
+export const CORPUS = path.resolve(ROOT, '../shared/corpus');
+
+export function baseUrl(): string {
+  const url = process.env.KB_E2E_BASE_URL;
+  if (!url) throw new Error('KB_E2E_BASE_URL is not set: run the e2e suite through `npm test` (global setup starts the stack).');
+  return url;
+}
+
+/** Runs the real operator CLI against the stack's database; returns its JSON output. */
+export function kbctl(...args: string[]): any {
+  const out = execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...args, '--json'], {
+    env: { ...process.env, DATABASE_URL: process.env.KB_E2E_DATABASE_URL },
+    encoding: 'utf8',
+  });
+  return JSON.parse(out);
+}
+
+/** A fresh organization with one API key. */
+export function newOrg(name: string, opts: { safety?: boolean } = {}): { orgId: string; key: string } {
+  const org = kbctl('org', 'create', '--name', name, ...(opts.safety ? ['--safety'] : []));
+  const key = kbctl('key', 'create', '--org', org.id, '--name', `${name} key`);
+  return { orgId: org.id, key: key.key };
+}
+
+/** supertest agent bound to the gateway with a bearer key. */
+export function api(key: string) {
+  const agent = request(baseUrl());
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${key}`);
+  return {
+    get: (p: string) => auth(agent.get(p)),
+    post: (p: string) => auth(agent.post(p)),
+    patch: (p: string) => auth(agent.patch(p)),
+    delete: (p: string) => auth(agent.delete(p)),
+  };
+}
+
+export const CONTENT_TYPES: Record<string, string> = {
+  '.pdf': 'application/pdf',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  '.csv': 'text/csv',
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.html': 'text/html',
+  '.json': 'application/json',
+  '.png': 'image/png',
+};
+
+/**
+ * Reserves a slot, PUTs the bytes to the presigned URL (no bearer header), and returns the document id.
+ */
+export async function uploadFile(key: string, file: { path?: string; bytes?: Buffer; name?: string; contentType?: string }, projectId?: string): Promise<string> {
+  const bytes = file.bytes ?? readFileSync(file.path!);
+  const name = file.name ?? path.basename(file.path!);
+  const contentType = file.contentType ?? CONTENT_TYPES[path.extname(name)];
+  const res = await api(key)
+    .post('/api/v2/documents')
+    .send({ file_name: name, content_type: contentType, size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}) });
+  if (res.status !== 201) throw new Error(`reserve failed: ${res.status} ${JSON.stringify(res.body)}`);
+  const put = await fetch(res.body.data.upload.url, { method: 'PUT', headers: { 'Content-Type': res.body.data.upload.recommended_content_type }, body: bytes });
+  if (put.status !== 200) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
+  return res.body.data.id;
+}
+
+/** Polls a document until it leaves `processing` (or `timeoutMs` passes); returns it. */
+export async function waitForDocument(key: string, id: string, timeoutMs = 120_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api(key).get(`/api/v2/documents/${id}`);
+    const doc = res.body.data;
+    if (doc && ['completed', 'failed'].includes(doc.status)) return doc;
+    if (Date.now() > deadline) throw new Error(`document ${id} still ${doc?.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+export function corpusFile(rel: string): string {
+  const p = path.join(CORPUS, rel);
+  statSync(p);
+  return p;
+}

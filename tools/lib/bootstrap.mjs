@@ -1,0 +1,83 @@
+// Set-up steps shared by `npm start` and `npm test`: npm dependencies, system packages, build.
+// Plain Node (no npm dependencies): it runs before `npm ci`.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Prints a step to stderr (stdout stays for results). */
+export function step(message) {
+  process.stderr.write(`» ${message}\n`);
+}
+
+function run(cmd, args, options = {}) {
+  const r = spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit', ...options });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}`);
+}
+
+/** Installs npm dependencies with `npm ci` when node_modules is missing or older than the lockfile. */
+export function ensureNodeModules() {
+  const marker = path.join(ROOT, 'node_modules/.package-lock.json');
+  const lock = path.join(ROOT, 'package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  step('installing npm dependencies (npm ci)');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+function which(cmd) {
+  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/usr/local/bin'])) {
+    const p = path.join(dir, cmd);
+    if (existsSync(p)) return p;
+  }
+  return null;
+}
+
+/**
+ * System packages: nats-server (required), poppler-utils (PDF text), tesseract (OCR).
+ * Installs them with apt-get when running as root on Debian/Ubuntu; otherwise says exactly how.
+ * @returns paths of the tools found.
+ */
+export function ensureSystemPackages({ ocr = true } = {}) {
+  const wanted = [
+    { cmd: 'nats-server', pkg: 'nats-server', required: true },
+    { cmd: 'pdftotext', pkg: 'poppler-utils', required: true },
+    ...(ocr ? [{ cmd: 'tesseract', pkg: 'tesseract-ocr tesseract-ocr-eng', required: false }] : []),
+  ];
+  const missing = wanted.filter((w) => !which(w.cmd));
+  if (missing.length > 0) {
+    const pkgs = missing.flatMap((m) => m.pkg.split(' '));
+    const isRoot = process.getuid?.() === 0;
+    if (isRoot && which('apt-get')) {
+      step(`installing system packages: ${pkgs.join(' ')}`);
+      run('apt-get', ['update', '-qq']);
+      run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    } else {
+      const still = missing.filter((m) => m.required);
+      const advice =
+        `Missing system packages: ${pkgs.join(' ')}.\n` +
+        `  Debian/Ubuntu: sudo apt-get install -y ${pkgs.join(' ')}\n` +
+        `  macOS:         brew install nats-server poppler tesseract\n` +
+        `  Or run the whole stack in containers: docker compose up`;
+      if (still.length > 0) throw new Error(advice);
+      step(`warning: ${advice}\n  (OCR of scanned pages will fail with a message until tesseract is installed)`);
+    }
+  }
+  return { natsServer: which('nats-server') };
+}
+
+/** Generates gRPC code and compiles the TypeScript (incremental). */
+export function build() {
+  step('building (proto → TypeScript, tsc)');
+  run(process.execPath, ['tools/build.mjs']);
+}
+
+/** Runs a command and returns its stdout, or null when it fails. */
+export function tryExec(cmd, args) {
+  try {
+    return execFileSync(cmd, args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return null;
+  }
+}

