@@ -115,7 +115,8 @@ function canConnect(port) {
  * @param {object} [o.ports] gateway, postgres, nats, documents, ingestion, retrieval, check, agent (0 or missing = free port)
  * @param {object} [o.env] extra environment for every service
  * @param {boolean} [o.quiet] do not echo service logs (they always go to dataDir/logs/)
- * @returns {Promise<{baseUrl: string, databaseUrl: string, env: object, stop: () => Promise<void>, services: Map, restartService: (name: string) => Promise<void>}>}
+ * Crashed services are restarted (at most 5 times a minute); their PIDs are kept in dataDir/pids.json.
+ * @returns {Promise<{baseUrl: string, databaseUrl: string, env: object, ports: object, services: Map, stop: () => Promise<void>}>}
  */
 export async function startStack(o) {
   const dataDir = path.resolve(o.dataDir);
@@ -174,28 +175,44 @@ export async function startStack(o) {
     };
 
     const services = new Map();
+    let ready = false;
+    let stopping = false;
+    const restarts = [];
+    const writePids = () =>
+      writeFileSync(path.join(dataDir, 'pids.json'), JSON.stringify(Object.fromEntries([...services].map(([n, c]) => [n, c.pid])), null, 2));
     const launch = (name) => {
       const log = createWriteStream(path.join(dataDir, 'logs', `${name}.log`), { flags: 'a' });
       const child = spawn(process.execPath, [path.join(ROOT, 'dist/apps', name, 'src/main.js')], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.pipe(log);
       child.stderr.pipe(log);
-      child.on("exit", (c, s) => process.stderr.write(`[exit] ${name} ${c} ${s}\n`));
       if (!o.quiet) child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
       child.on('exit', (code, signal) => {
-        if (services.get(name) === child && !child.kbStopping) process.stderr.write(`[stack] ${name} exited (${code ?? signal}); see ${path.join(dataDir, 'logs', name + '.log')}\n`);
+        if (services.get(name) !== child || child.kbStopping || stopping) return;
+        process.stderr.write(`[stack] ${name} exited (${code ?? signal}); see ${path.join(dataDir, 'logs', name + '.log')}\n`);
+        if (!ready) return;
+        // Supervisor: restart a crashed service, at most 5 times a minute.
+        const now = Date.now();
+        restarts.push(now);
+        while (restarts[0] < now - 60_000) restarts.shift();
+        if (restarts.length <= 5) setTimeout(() => !stopping && (launch(name), writePids()), 500);
       });
       services.set(name, child);
       return child;
     };
     step(`starting services: ${SERVICES.join(', ')}`);
     for (const name of SERVICES) launch(name);
-    stoppers.push(() => Promise.all([...services.values()].map((c) => stopChild(c))));
+    writePids();
+    stoppers.push(() => {
+      stopping = true;
+      return Promise.all([...services.values()].map((c) => stopChild(c)));
+    });
 
     await waitFor(async () => {
       for (const [name, child] of services) if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${dataDir}/logs/${name}.log`);
       const res = await fetch(`${baseUrl}/readyz`).catch(() => null);
       return res?.status === 200;
     }, 120000, 'the gateway to report ready (/readyz)');
+    ready = true;
 
     const state = { baseUrl, databaseUrl, ports, pid: process.pid };
     writeFileSync(path.join(dataDir, 'stack.json'), JSON.stringify(state, null, 2));
@@ -206,22 +223,6 @@ export async function startStack(o) {
       ports,
       services,
       stop,
-      /** Kills a service (SIGKILL, like a crash) and starts it again. */
-      restartService: async (name) => {
-        const old = services.get(name);
-        old.kbStopping = true;
-        old.kill('SIGKILL');
-        await new Promise((r) => (old.exitCode !== null || old.signalCode ? r() : old.once('exit', r)));
-        launch(name);
-      },
-      /** Kills a service like a crash, without restarting it. */
-      killService: async (name) => {
-        const old = services.get(name);
-        old.kbStopping = true;
-        old.kill('SIGKILL');
-        await new Promise((r) => (old.exitCode !== null || old.signalCode ? r() : old.once('exit', r)));
-      },
-      startService: (name) => launch(name),
     };
   } catch (e) {
     await stop();

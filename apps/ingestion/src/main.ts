@@ -25,6 +25,8 @@ runService(logger, async () => {
     /** Deliveries of one document before it is failed. */
     INGESTION_MAX_ATTEMPTS: env.int(3),
     INGESTION_WORK_DIR: env.string(path.join(os.tmpdir(), 'kb-ingestion')),
+    /** Redelivery delay of a document whose worker stopped sending progress (crashed). */
+    INGESTION_ACK_WAIT_MS: env.int(60_000),
   });
   await mkdir(config.INGESTION_WORK_DIR, { recursive: true });
   const storage = createObjectStorage(storageConfigFromEnv(config));
@@ -48,7 +50,7 @@ runService(logger, async () => {
     stream: DOCUMENTS_STREAM,
     durable: 'ingestion',
     filterSubject: Subjects.processRequested,
-    ackWaitMs: 60_000,
+    ackWaitMs: config.INGESTION_ACK_WAIT_MS,
     maxDeliver: config.INGESTION_MAX_ATTEMPTS,
     concurrency: config.INGESTION_CONCURRENCY,
     retryDelayMs: 5_000,

@@ -62,6 +62,7 @@ export class DocumentProcessor {
     const log = this.deps.logger.child({ document_id: event.documentId, org_id: event.orgId, attempt: delivery.attempt });
     const dir = await mkdtemp(path.join(this.deps.workDir, 'doc-'));
     const started = Date.now();
+    log.info({ content_type: event.contentType, size_bytes: event.sizeBytes }, 'processing document');
     try {
       const filePath = path.join(dir, 'original');
       const info = await this.deps.storage.stat(event.storageKey);

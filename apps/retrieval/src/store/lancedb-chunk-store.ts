@@ -189,6 +189,8 @@ export class LanceDbChunkStore implements ChunkStore {
   private closing: Promise<void> | undefined;
   /** Duration of the last optimize (ms), for the adaptive delay. */
   private lastOptimizeMs = 0;
+  /** Background optimizes failed in a row (the retry delay doubles with each). */
+  private optimizeFailures = 0;
 
   private constructor(
     private readonly dir: string,
@@ -416,16 +418,31 @@ export class LanceDbChunkStore implements ChunkStore {
 
   private scheduleOptimize(): void {
     if (this.optimizeDelayMs === false || this.optimizeTimer || this.closing) return;
+    const delay = Math.min(
+      MAX_OPTIMIZE_DELAY_MS,
+      Math.max(this.optimizeDelayMs, OPTIMIZE_COST_FACTOR * this.lastOptimizeMs) * 2 ** this.optimizeFailures,
+    );
     this.optimizeTimer = setTimeout(() => {
       this.optimizeTimer = undefined;
       if (this.closing) return;
-      this.write('optimize', () => this.optimizeNow()).catch((err: unknown) => {
-        this.logger.warn(
-          { err: err instanceof Error ? err.message : String(err), table: CHUNKS_TABLE },
-          'chunk store: background optimize failed; unindexed rows stay searchable by flat scan',
-        );
-      });
-    }, Math.min(MAX_OPTIMIZE_DELAY_MS, Math.max(this.optimizeDelayMs, OPTIMIZE_COST_FACTOR * this.lastOptimizeMs)));
+      this.write('optimize', () => this.optimizeNow()).then(
+        () => {
+          this.optimizeFailures = 0;
+        },
+        (err: unknown) => {
+          this.optimizeFailures = Math.min(this.optimizeFailures + 1, 16);
+          this.logger.warn(
+            {
+              err: err instanceof Error ? err.message : String(err),
+              table: CHUNKS_TABLE,
+              failures: this.optimizeFailures,
+            },
+            'chunk store: background optimize failed; will retry; unindexed rows stay searchable by flat scan',
+          );
+          if (!this.closing) this.scheduleOptimize();
+        },
+      );
+    }, delay);
     this.optimizeTimer.unref();
   }
 
