@@ -1,7 +1,8 @@
 // Set-up steps shared by `npm start` and `npm test`: npm dependencies, system packages, build.
 // Plain Node (no npm dependencies): it runs before `npm ci`.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,13 +18,23 @@ function run(cmd, args, options = {}) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}`);
 }
 
-/** Installs npm dependencies with `npm ci` when node_modules is missing or older than the lockfile. */
+/**
+ * Installs npm dependencies when node_modules is missing or was installed from another
+ * package.json / package-lock.json (a hash stamp in node_modules records which).
+ *
+ * `npm install` honouring the lockfile is used rather than `npm ci`: some registry mirrors serve
+ * only the Linux builds of optional platform packages (LanceDB, Jest's resolver), so the lockfile
+ * cannot list the others, and `npm ci` rejects such a lockfile as out of sync.
+ */
 export function ensureNodeModules() {
-  const marker = path.join(ROOT, 'node_modules/.package-lock.json');
-  const lock = path.join(ROOT, 'package-lock.json');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
-  step('installing npm dependencies (npm ci)');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
+  const stamp = path.join(ROOT, 'node_modules/.kb-install-stamp');
+  const hash = createHash('sha256');
+  for (const f of ['package.json', 'package-lock.json']) hash.update(readFileSync(path.join(ROOT, f)));
+  const want = hash.digest('hex');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return;
+  step('installing npm dependencies (npm install, honouring package-lock.json)');
+  run('npm', ['install', '--no-audit', '--no-fund']);
+  writeFileSync(stamp, want);
 }
 
 function which(cmd) {

@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// `npm run bench:e2e`: the whole stack on a fresh data folder; uploads the 193-page Debian Policy
+// PDF through the API and measures (1) time from `process` to `completed` against `pdftotext`
+// alone on the same file in the same run (ratio), (2) query and verify latency on it (p50/p95).
+// Usage: npm run bench:e2e [-- --file <pdf> --queries N]
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { startStack } from '../lib/stack.mjs';
+
+const { values } = parseArgs({ options: { file: { type: 'string' }, queries: { type: 'string', default: '30' } } });
+const file = path.resolve(values.file ?? path.join(ROOT, '../shared/corpus/pdf/debian-policy-4.6.2.0.pdf'));
+const QUESTIONS = [
+  'What must the Maintainer control field contain?',
+  'When must a package declare a dependency on another package?',
+  'Where should configuration files be installed?',
+  'What is the purpose of the debian/changelog file?',
+  'Which priority levels can a package have?',
+  'How must shared libraries be packaged?',
+  'What are the requirements for init scripts?',
+  'Where must documentation be installed?',
+];
+const REQUIREMENTS = [
+  'Packages must not install files into /usr/local.',
+  'Configuration files must be placed under /etc.',
+  'Each binary package must have a copyright file in /usr/share/doc/package.',
+];
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const time = async (fn) => {
+  const t = process.hrtime.bigint();
+  const r = await fn();
+  return [Number(process.hrtime.bigint() - t) / 1e6, r];
+};
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-'));
+const { natsServer } = ensureSystemPackages();
+const stack = await startStack({ dataDir, natsServer, quiet: true });
+try {
+  const kbctl = (...a) => JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl }, encoding: 'utf8' }));
+  const org = kbctl('org', 'create', '--name', 'Bench');
+  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '100000').key;
+  const call = async (method, p, body) => {
+    const res = await fetch(`${stack.baseUrl}${p}`, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    const json = await res.json();
+    if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
+    return json.data;
+  };
+  const bytes = readFileSync(file);
+  const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))[1]);
+
+  step('baseline: pdftotext alone on the same file');
+  const base = [];
+  for (let i = 0; i < 3; i++) base.push((await time(async () => execFileSync('pdftotext', [file, '-'], { maxBuffer: 1 << 28 })))[0]);
+  const baselineMs = pct(base, 50);
+
+  step(`ingesting ${path.basename(file)} (${pages} pages, ${(bytes.length / 1e6).toFixed(2)} MB) through the API`);
+  const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(file), content_type: 'application/pdf', size_bytes: bytes.length });
+  await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': 'application/pdf' }, body: bytes });
+  const t0 = process.hrtime.bigint();
+  await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
+  let doc;
+  let readyMs = null;
+  for (;;) {
+    doc = await call('GET', `/api/v2/documents/${slot.id}`);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (readyMs === null && ['ready', 'completed'].includes(doc.status)) readyMs = ms;
+    if (doc.status === 'completed' || doc.status === 'failed') break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const ingestMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (doc.status !== 'completed') throw new Error(`document failed: ${doc.error_message}`);
+  const project = await call('POST', '/api/v2/projects', { name: 'bench' });
+
+  step(`${values.queries} queries and ${REQUIREMENTS.length * 3} verifications`);
+  const q = [];
+  for (let i = 0; i < Number(values.queries); i++) {
+    q.push((await time(() => call('POST', '/api/v2/agent/query', { question: QUESTIONS[i % QUESTIONS.length] })))[0]);
+  }
+  const v = [];
+  for (let i = 0; i < REQUIREMENTS.length * 3; i++) {
+    v.push((await time(() => call('POST', '/api/v2/check/verify', { project_id: project.id, requirement: REQUIREMENTS[i % REQUIREMENTS.length] })))[0]);
+  }
+  const health = [];
+  for (let i = 0; i < 30; i++) health.push((await time(() => fetch(`${stack.baseUrl}/healthz`).then((r) => r.text())))[0]);
+
+  const result = {
+    file: path.basename(file),
+    pages,
+    chunks: doc.chunk_count,
+    ingest: {
+      process_to_completed_ms: Math.round(ingestMs),
+      process_to_searchable_ms: Math.round(readyMs),
+      pdftotext_alone_ms: Math.round(baselineMs),
+      ratio_to_pdftotext: +(ingestMs / baselineMs).toFixed(2),
+      pages_per_s: +(pages / (ingestMs / 1000)).toFixed(1),
+    },
+    query_ms: { p50: Math.round(pct(q, 50)), p95: Math.round(pct(q, 95)), n: q.length },
+    verify_ms: { p50: Math.round(pct(v, 50)), p95: Math.round(pct(v, 95)), n: v.length },
+    healthz_ms: { p50: +pct(health, 50).toFixed(1), note: 'unauthenticated HTTP round trip, for scale' },
+  };
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+} finally {
+  await stack.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
