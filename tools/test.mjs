@@ -3,6 +3,8 @@
 // tests), builds, then runs the unit suite and the end-to-end suite (the whole stack as separate
 // processes, driven over HTTP with documents from ../shared/corpus). Extra arguments go to Jest.
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { build, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
 
@@ -20,8 +22,24 @@ if (!process.env.KB_SKIP_MINIO && !process.env.KB_MINIO_BIN) {
 build();
 const jest = path.join(ROOT, 'node_modules/.bin/jest');
 const extra = process.argv.slice(2);
+const totals = { passed: 0, failed: 0, skipped: 0 };
+let status = 0;
 for (const project of ['unit', 'e2e']) {
   step(`running the ${project} tests`);
-  const r = spawnSync(jest, ['--selectProjects', project, ...(project === 'e2e' ? ['--runInBand'] : []), ...extra], { cwd: ROOT, stdio: 'inherit', env: process.env });
-  if (r.status !== 0) process.exit(r.status ?? 1);
+  const report = path.join(mkdtempSync(path.join(os.tmpdir(), 'kb-jest-')), 'report.json');
+  const args = ['--selectProjects', project, '--json', '--outputFile', report, ...(project === 'e2e' ? ['--runInBand'] : []), ...extra];
+  const r = spawnSync(jest, args, { cwd: ROOT, stdio: 'inherit', env: process.env });
+  if (existsSync(report)) {
+    const j = JSON.parse(readFileSync(report, 'utf8'));
+    totals.passed += j.numPassedTests;
+    totals.failed += j.numFailedTests;
+    totals.skipped += j.numPendingTests + j.numTodoTests;
+  }
+  if (r.status !== 0) {
+    status = r.status ?? 1;
+    break;
+  }
 }
+// One plain closing line for any reader of the log.
+process.stdout.write(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`);
+process.exit(status);

@@ -1,6 +1,6 @@
-import { AppError, CallContext, isUuid, UnaryHandlers } from '@kb/common';
+import { AppError, CallContext, ErrorCode, isUuid, UnaryHandlers } from '@kb/common';
 import { retrievalV1 } from '@kb/proto';
-import { ChunkStore, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
+import { ChunkStore, ChunkStoreError, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
 
 type Handlers = UnaryHandlers<typeof retrievalV1.RetrievalServiceService>;
 
@@ -42,6 +42,19 @@ function toProto(c: StoredChunk): retrievalV1.Chunk {
   };
 }
 
+/** Maps store errors to API errors: bad input → VALIDATION_ERROR, closed store → SERVICE_UNAVAILABLE. */
+async function mapStoreErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ChunkStoreError && error.code === 'Validation') throw AppError.validation(error.message);
+    if (error instanceof ChunkStoreError && error.code === 'Unavailable') {
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The search index is not available. Retry shortly.');
+    }
+    throw error;
+  }
+}
+
 /**
  * gRPC controller of RetrievalService over a ChunkStore. The org comes from call metadata; the
  * safety corpus is stored under SAFETY_CORPUS_ORG and searched regardless of the caller's org.
@@ -52,18 +65,19 @@ export function retrievalGrpcHandlers(store: ChunkStore): Handlers {
       if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
       const owner = ownerOf(ctx, req.corpus);
       const chunks = req.chunks.map((c) => toStored(owner, req.projectId ?? null, req.documentId, c));
-      await store.replaceDocumentChunks(owner, req.documentId, chunks);
+      await mapStoreErrors(() => store.replaceDocumentChunks(owner, req.documentId, chunks));
       return { chunkCount: chunks.length };
     },
     deleteDocuments: async (req, ctx) => {
       const ids = req.documentIds.filter(isUuid);
-      return { chunksDeleted: ids.length === 0 ? 0 : await store.deleteDocuments(ownerOf(ctx, req.corpus), ids) };
+      return { chunksDeleted: ids.length === 0 ? 0 : await mapStoreErrors(() => store.deleteDocuments(ownerOf(ctx, req.corpus), ids)) };
     },
     search: async (req, ctx) => {
       const topK = Math.min(Math.max(req.topK || 8, 1), MAX_TOP_K);
       if (req.projectId && !isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
       const safety = req.corpus === retrievalV1.Corpus.CORPUS_SAFETY;
-      const hits = await store.search(
+      const hits = await mapStoreErrors(() =>
+        store.search(
         req.query,
         {
           orgId: ownerOf(ctx, req.corpus),
@@ -71,6 +85,7 @@ export function retrievalGrpcHandlers(store: ChunkStore): Handlers {
           documentIds: req.documentIds.filter(isUuid),
         },
         topK,
+        ),
       );
       return { hits: hits.map((h) => ({ chunk: toProto(h.chunk), score: h.score, rank: h.rank })) };
     },
