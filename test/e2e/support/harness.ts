@@ -15,23 +15,29 @@ export function baseUrl(): string {
 
 /** Runs the real operator CLI against the stack's database; returns its JSON output. */
 export function kbctl(...args: string[]): any {
+  return kbctlAt(process.env.KB_E2E_DATABASE_URL!, ...args);
+}
+
+/** kbctl against a given database (for a second stack). */
+export function kbctlAt(databaseUrl: string, ...args: string[]): any {
   const out = execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...args, '--json'], {
-    env: { ...process.env, DATABASE_URL: process.env.KB_E2E_DATABASE_URL },
+    env: { ...process.env, DATABASE_URL: databaseUrl },
     encoding: 'utf8',
   });
   return JSON.parse(out);
 }
 
-/** A fresh organization with one API key. */
-export function newOrg(name: string, opts: { safety?: boolean } = {}): { orgId: string; key: string } {
-  const org = kbctl('org', 'create', '--name', name, ...(opts.safety ? ['--safety'] : []));
-  const key = kbctl('key', 'create', '--org', org.id, '--name', `${name} key`);
+/** A fresh organization with one API key (on the suite's stack, or the stack of `databaseUrl`). */
+export function newOrg(name: string, opts: { safety?: boolean; databaseUrl?: string } = {}): { orgId: string; key: string } {
+  const db = opts.databaseUrl ?? process.env.KB_E2E_DATABASE_URL!;
+  const org = kbctlAt(db, 'org', 'create', '--name', name, ...(opts.safety ? ['--safety'] : []));
+  const key = kbctlAt(db, 'key', 'create', '--org', org.id, '--name', `${name} key`);
   return { orgId: org.id, key: key.key };
 }
 
-/** supertest agent bound to the gateway with a bearer key. */
-export function api(key: string) {
-  const agent = request(baseUrl());
+/** supertest agent bound to the gateway (of this suite's stack unless `url` is given) with a bearer key. */
+export function api(key: string, url: string = baseUrl()) {
+  const agent = request(url);
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${key}`);
   return {
     get: (p: string) => auth(agent.get(p)),
@@ -57,11 +63,16 @@ export const CONTENT_TYPES: Record<string, string> = {
 /**
  * Reserves a slot, PUTs the bytes to the presigned URL (no bearer header), and returns the document id.
  */
-export async function uploadFile(key: string, file: { path?: string; bytes?: Buffer; name?: string; contentType?: string }, projectId?: string): Promise<string> {
+export async function uploadFile(
+  key: string,
+  file: { path?: string; bytes?: Buffer; name?: string; contentType?: string },
+  projectId?: string,
+  url: string = baseUrl(),
+): Promise<string> {
   const bytes = file.bytes ?? readFileSync(file.path!);
   const name = file.name ?? path.basename(file.path!);
   const contentType = file.contentType ?? CONTENT_TYPES[path.extname(name)];
-  const res = await api(key)
+  const res = await api(key, url)
     .post('/api/v2/documents')
     .send({ file_name: name, content_type: contentType, size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}) });
   if (res.status !== 201) throw new Error(`reserve failed: ${res.status} ${JSON.stringify(res.body)}`);
@@ -71,10 +82,10 @@ export async function uploadFile(key: string, file: { path?: string; bytes?: Buf
 }
 
 /** Polls a document until it leaves `processing` (or `timeoutMs` passes); returns it. */
-export async function waitForDocument(key: string, id: string, timeoutMs = 120_000): Promise<any> {
+export async function waitForDocument(key: string, id: string, timeoutMs = 120_000, url: string = baseUrl()): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await api(key).get(`/api/v2/documents/${id}`);
+    const res = await api(key, url).get(`/api/v2/documents/${id}`);
     const doc = res.body.data;
     if (doc && ['completed', 'failed'].includes(doc.status)) return doc;
     if (Date.now() > deadline) throw new Error(`document ${id} still ${doc?.status} after ${timeoutMs} ms`);
