@@ -22,6 +22,7 @@ const ALIASES: Record<string, string> = {
   'image/jpg': 'image/jpeg',
   'application/x-pdf': 'application/pdf',
   'image/tif': 'image/tiff',
+  'application/csv': 'text/csv',
 };
 
 /**

@@ -1,20 +1,12 @@
 import { AppError, AsyncClient } from '@kb/common';
 import { documentsV1, retrievalV1 } from '@kb/proto';
+import type { PassageInput } from '@kb/text';
 
 export type DocumentsClient = AsyncClient<typeof documentsV1.DocumentsServiceService>;
 export type RetrievalClient = AsyncClient<typeof retrievalV1.RetrievalServiceService>;
 
-/** One retrieved chunk, in the shape the answerer and the judge consume (`PassageInput` of @kb/text). */
-export interface Passage {
-  chunkId: string;
-  documentId: string;
-  fileName: string;
-  text: string;
-  startPage: number | null;
-  endPage: number | null;
-  pageSpans: { page: number; offset: number }[];
-  score: number;
-}
+/** One retrieved chunk, in the shape the answerer and the judge consume. */
+export type Passage = PassageInput;
 
 /** Where to search: an org's project knowledge scope / whole org, or the shared safety corpus. */
 export interface KnowledgeScope {

@@ -1,3 +1,4 @@
+import { normalizeContentType } from '@kb/common';
 /**
  * Document extraction: turns an uploaded file into structural blocks (headings, paragraphs,
  * lists, tables) with page numbers where the format has pages. One module per format; this file
@@ -36,23 +37,12 @@ const EXTRACTORS: Readonly<Record<string, Extractor>> = {
   'image/tiff': extractImage,
 };
 
-/** Common aliases accepted for the canonical types. */
-const ALIASES: Readonly<Record<string, string>> = {
-  'text/x-markdown': 'text/markdown',
-  'image/jpg': 'image/jpeg',
-  'image/tif': 'image/tiff',
-  'application/x-pdf': 'application/pdf',
-  'application/csv': 'text/csv',
-};
 
 /** The MIME types {@link extractDocument} accepts (canonical spelling). */
 export const SUPPORTED_CONTENT_TYPES: readonly string[] = Object.freeze(Object.keys(EXTRACTORS));
 
-/** Lowercases, drops parameters ("; charset=utf-8") and maps aliases ("image/jpg") to canonical types. */
-export function normalizeContentType(contentType: string): string {
-  const base = contentType.split(';')[0].trim().toLowerCase();
-  return ALIASES[base] ?? base;
-}
+/** Canonical MIME type: one definition for the upload check and extraction. */
+export { normalizeContentType };
 
 /**
  * Extracts the text of the file at `filePath`, of MIME type `contentType` (parameters such as
