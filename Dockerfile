@@ -1,0 +1,129 @@
+# kb-platform: one image for the six services (gateway, documents, ingestion, retrieval, check,
+# agent); the command picks the service. See deploy/README.md.
+#
+#   docker build -t kb-platform:dev .                                   # every service, no OCR tools
+#   docker build --build-arg WITH_OCR=true -t kb-platform-ingestion:dev .   # + poppler-utils, tesseract (for ingestion)
+#
+#   docker run kb-platform:dev gateway          # or documents | ingestion | retrieval | check | agent
+#   docker run kb-platform:dev kbctl org list   # the operator CLI (DATABASE_URL must be set)
+#
+# Plain Dockerfile syntax (no BuildKit-only features such as RUN --mount or heredocs), so the
+# file builds with BuildKit, the legacy builder, Buildah/Podman and Kaniko alike.
+# linux/amd64 only: the lockfile pins LanceDB's native package for linux-x64 (glibc).
+
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# ---------------------------------------------------------------------------------------------
+# build: every dependency (dev included), ts-proto code generation, tsc into dist/
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+RUN arch="$(dpkg --print-architecture)"; \
+    if [ "$arch" != "amd64" ]; then \
+      echo "kb-platform images are linux/amd64 only (package-lock.json pins LanceDB's linux-x64 build); this build runs on $arch" >&2; \
+      exit 1; \
+    fi
+WORKDIR /src
+COPY package.json package-lock.json .npmrc ./
+COPY deploy/docker/verify-installed.mjs /usr/local/lib/kb/
+# `npm install` honouring the lockfile, checked against it afterwards (npm ci rejects this
+# lockfile: see deploy/docker/verify-installed.mjs). Optional packages are not needed to build;
+# install scripts are not run (none is needed, some phone home or download).
+RUN cp package-lock.json /tmp/package-lock.json \
+ && npm install --include=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund \
+ && node /usr/local/lib/kb/verify-installed.mjs /tmp/package-lock.json
+COPY tsconfig.json tsconfig.base.json tsconfig.build.json ./
+COPY tools ./tools
+COPY proto ./proto
+COPY libs ./libs
+COPY apps ./apps
+RUN node tools/build.mjs \
+ && rm -f dist/.tsbuildinfo \
+ && test -f dist/apps/gateway/src/main.js \
+ && test -f dist/apps/gateway/src/cli/kbctl.js
+
+# ---------------------------------------------------------------------------------------------
+# prod-deps: production dependencies only, exactly at their locked versions
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /src
+COPY package.json package-lock.json .npmrc ./
+COPY deploy/docker/verify-installed.mjs /usr/local/lib/kb/
+# Optional dependencies are left out: LanceDB's optional @huggingface/transformers, onnxruntime
+# and sharp (about 350 MB) serve embedding functions the service does not use. LanceDB's native
+# package is itself optional, so it is added back explicitly at its locked version.
+RUN cp package-lock.json /tmp/package-lock.json \
+ && npm install --omit=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund \
+ && lancedb="$(node -p "require('/tmp/package-lock.json').packages['node_modules/@lancedb/lancedb'].version")" \
+ && npm install --omit=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund "@lancedb/lancedb-linux-x64-gnu@${lancedb}" \
+ && node /usr/local/lib/kb/verify-installed.mjs /tmp/package-lock.json \
+ && test -d node_modules/@lancedb/lancedb-linux-x64-gnu \
+ && rm -rf /root/.npm
+
+# ---------------------------------------------------------------------------------------------
+# runtime: node:22-bookworm-slim, production dependencies and dist/ only, non-root, read-only root
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ARG NODE_IMAGE
+
+# true: also install poppler-utils + tesseract-ocr(-eng), which ingestion needs (PDF text
+# extraction, page rasterising, OCR). Only the ingestion image needs them (deploy/README.md).
+ARG WITH_OCR=false
+# OCI image labels (set by CI: --build-arg VERSION=1.2.3 --build-arg REVISION=$(git rev-parse HEAD) ...)
+ARG VERSION=0.0.0-dev
+ARG REVISION=unknown
+ARG CREATED=unknown
+ARG SOURCE=unknown
+
+LABEL org.opencontainers.image.title="kb-platform" \
+      org.opencontainers.image.description="Knowledge base and compliance-checking service (gateway, documents, ingestion, retrieval, check, agent)" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}" \
+      io.kb-platform.ocr="${WITH_OCR}"
+
+# tini as PID 1: forwards signals and reaps the pdftotext/pdftoppm/tesseract children of ingestion.
+# npm, npx, corepack and yarn are removed: nothing runs them at run time.
+RUN set -eu; \
+    packages="tini"; \
+    case "$WITH_OCR" in \
+      true) packages="$packages poppler-utils tesseract-ocr tesseract-ocr-eng" ;; \
+      false) ;; \
+      *) echo "WITH_OCR must be true or false, not '$WITH_OCR'" >&2; exit 1 ;; \
+    esac; \
+    apt-get update; \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages; \
+    rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb; \
+    rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*; \
+    if [ "$WITH_OCR" = true ]; then pdftotext -v; pdfinfo -v; pdftoppm -v; tesseract --list-langs | grep -qx eng; fi; \
+    mkdir -p /data/lancedb /data/objects /data/work; \
+    chown -R 1000:1000 /data; \
+    chmod 0750 /data/lancedb /data/objects /data/work
+
+# The only writable places are volumes under /data (created here owned by uid 1000 so that new
+# Docker volumes inherit that owner) and /tmp (a tmpfs or emptyDir in compose and the chart).
+ENV NODE_ENV=production \
+    GRPC_HOST=0.0.0.0 \
+    GATEWAY_HOST=0.0.0.0 \
+    RETRIEVAL_DATA_DIR=/data/lancedb \
+    STORAGE_LOCAL_DIR=/data/objects \
+    INGESTION_WORK_DIR=/data/work
+
+WORKDIR /app
+COPY --from=prod-deps /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY package.json ./
+COPY deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/
+
+# uid/gid 1000 is the `node` user of the base image; numeric so that Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+EXPOSE 8080 50051 50052 50053 50054 50055
+
+# Finds the service in PID 1's command line: /healthz for the gateway, grpc.health.v1 for the others.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "/app/deploy/docker/healthcheck.mjs"]
+
+ENTRYPOINT ["/usr/bin/tini", "--", "/bin/sh", "/app/deploy/docker/entrypoint.sh"]
+CMD ["gateway"]
