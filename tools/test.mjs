@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { build, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
+import { build, ensureGoTool, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
 
 ensureNodeModules();
 ensureSystemPackages();
@@ -18,6 +18,11 @@ if (!process.env.KB_SKIP_MINIO && !process.env.KB_MINIO_BIN) {
     process.exit(1);
   }
   process.env.KB_MINIO_BIN = r.stdout.trim().split('\n').pop();
+}
+// Helm renders and lints the chart in the deploy tests (test/deploy); pinned for repeatable CI.
+if (!process.env.HELM_BIN) {
+  const helm = ensureGoTool('helm', 'helm.sh/helm/v3/cmd/helm@v3.22.0');
+  if (helm) process.env.HELM_BIN = helm;
 }
 build();
 const jest = path.join(ROOT, 'node_modules/.bin/jest');

@@ -78,6 +78,26 @@ export function ensureSystemPackages({ ocr = true } = {}) {
   return { natsServer: which('nats-server') };
 }
 
+/**
+ * Builds a Go command once with `go install` into a per-machine cache (outside the repo, so fresh
+ * clones reuse it) and returns its path, or null (with a note) when Go is missing or the build fails.
+ * @param {string} name binary name, e.g. 'helm'
+ * @param {string} module module path with version, e.g. 'helm.sh/helm/v3/cmd/helm@v3.22.0'
+ */
+export function ensureGoTool(name, module) {
+  const cache = process.env.KB_TOOLS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? '/tmp', '.cache'), 'kb-platform');
+  const dir = path.join(cache, 'go', module.replace(/[^A-Za-z0-9.@-]+/g, '_'));
+  const bin = path.join(dir, name);
+  if (existsSync(bin)) return bin;
+  if (!which('go')) {
+    step(`note: Go is not installed, so ${name} cannot be built; the checks that need it are skipped`);
+    return null;
+  }
+  step(`building ${module} once (cached in ${dir})`);
+  const r = spawnSync('go', ['install', module], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, GOBIN: dir, CGO_ENABLED: '0' } });
+  return r.status === 0 && existsSync(bin) ? bin : null;
+}
+
 /** Generates gRPC code and compiles the TypeScript (incremental). */
 export function build() {
   step('building (proto → TypeScript, tsc)');
