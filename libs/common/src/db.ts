@@ -3,7 +3,8 @@ import { DataSource, DataSourceOptions, EntitySchema, MixedList } from 'typeorm'
 /**
  * Opens a TypeORM DataSource on PostgreSQL bound to one schema (each service owns its schema),
  * creates the schema if missing and runs pending migrations. `synchronize` is never used. Every
- * connection's search_path is the schema, so raw SQL needs no qualification.
+ * connection's search_path is the schema, so raw SQL needs no qualification. Concurrent starts
+ * of several replicas are serialised by a PostgreSQL advisory lock.
  *
  * @param options.url PostgreSQL connection URL (DATABASE_URL).
  * @param options.schema the service's schema, e.g. `documents`.
@@ -36,6 +37,15 @@ export async function openDatabase(options: {
     extra: { max: options.poolSize ?? 10, options: `-c search_path="${options.schema}"` },
   } as DataSourceOptions);
   await dataSource.initialize();
-  await dataSource.runMigrations({ transaction: 'each' });
+  // Replicas starting together migrate one at a time: a session-level advisory lock per schema.
+  const lock = dataSource.createQueryRunner();
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`kb-migrations:${options.schema}`]);
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [`kb-migrations:${options.schema}`]).catch(() => undefined);
+    await lock.release();
+  }
   return dataSource;
 }

@@ -155,6 +155,9 @@ export function createAsyncClient<D extends AnyDefinition>(definition: D, addres
   const client = new grpc.Client(address, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
     'grpc.keepalive_time_ms': 30_000,
+    // Spread calls over every address the name resolves to (a headless Kubernetes Service lists
+    // each replica); pick_first would pin one replica per client.
+    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
   });
   const api: Record<string, unknown> = {
     close: () => client.close(),
