@@ -49,3 +49,12 @@ export async function openDatabase(options: {
   }
   return dataSource;
 }
+
+/**
+ * TypeORM column transformer for PostgreSQL `bigint`, which `pg` returns as a string: maps it to
+ * a JavaScript number. Only for values far below 2^53 (byte sizes, counters, quotas).
+ */
+export const bigintAsNumber = {
+  to: (v: number | null) => v,
+  from: (v: string | null) => (v === null ? null : Number(v)),
+};

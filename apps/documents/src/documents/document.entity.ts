@@ -1,13 +1,8 @@
+import { bigintAsNumber } from '@kb/common';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 export type DocumentStatus = 'awaiting_upload' | 'processing' | 'ready' | 'completed' | 'failed';
 export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
-
-/** bigint columns come back from pg as strings; sizes here stay far below 2^53. */
-const bigintAsNumber = {
-  to: (v: number | null) => v,
-  from: (v: string | null) => (v === null ? null : Number(v)),
-};
 
 /** A document of one organization (table `documents.documents`). */
 @Entity({ name: 'documents' })

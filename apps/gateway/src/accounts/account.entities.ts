@@ -1,9 +1,5 @@
+import { bigintAsNumber } from '@kb/common';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-
-const bigintAsNumber = {
-  to: (v: number | null) => v,
-  from: (v: string | null) => (v === null ? null : Number(v)),
-};
 
 /** An organization (table `gateway.organizations`). Quotas null = unlimited. */
 @Entity({ name: 'organizations' })
