@@ -37,7 +37,7 @@ for (const project of ['unit', 'e2e']) {
   if (existsSync(report)) {
     const j = JSON.parse(readFileSync(report, 'utf8'));
     totals.passed += j.numPassedTests;
-    totals.failed += j.numFailedTests;
+    totals.failed += j.numFailedTests + j.numRuntimeErrorTestSuites;
     totals.skipped += j.numPendingTests + j.numTodoTests;
   }
   if (r.status !== 0) {
@@ -45,6 +45,6 @@ for (const project of ['unit', 'e2e']) {
     break;
   }
 }
-// One plain closing line for any reader of the log.
+// One plain closing line for any reader of the log (a suite that failed to run counts as a failure).
 process.stdout.write(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`);
 process.exit(status);

@@ -77,9 +77,14 @@ function freePort(): Promise<number> {
     if (minioPid) {
       try {
         process.kill(minioPid, 'SIGTERM');
+        // Wait until MinIO has exited, so it writes nothing more into the folder removed below.
+        for (let i = 0; i < 100; i++) {
+          process.kill(minioPid, 0);
+          await new Promise((r) => setTimeout(r, 100));
+        }
       } catch {}
     }
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 
   it('uploads to a MinIO presigned URL, processes, downloads the same bytes and deletes the object', async () => {
