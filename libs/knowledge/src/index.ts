@@ -46,6 +46,31 @@ export async function searchKnowledge(
   return passages.filter((p) => live.has(p.documentId));
 }
 
+/**
+ * Composes a result from passages, then checks right before it is returned that every document it
+ * cites still exists; if one was deleted meanwhile, composes again without that document's
+ * passages (decisions.md: a deleted document is never cited once its delete has returned).
+ *
+ * @param compose builds the result from passages.
+ * @param citedDocumentIds the document ids a result cites.
+ */
+export async function composeWithLiveSources<R>(
+  documents: DocumentsClient,
+  passages: Passage[],
+  compose: (passages: Passage[]) => R,
+  citedDocumentIds: (result: R) => string[],
+): Promise<R> {
+  let current = passages;
+  for (;;) {
+    const result = compose(current);
+    const cited = [...new Set(citedDocumentIds(result))];
+    if (cited.length === 0) return result;
+    const live = new Set((await documents.filterLiveDocuments({ documentIds: cited })).documentIds);
+    if (cited.every((id) => live.has(id))) return result;
+    current = current.filter((p) => live.has(p.documentId) || !cited.includes(p.documentId));
+  }
+}
+
 /** Converts a retrieval hit to a Passage. */
 export function toPassage(hit: retrievalV1.SearchHit): Passage {
   const c = hit.chunk!;

@@ -1,5 +1,5 @@
 import { AppError, CallContext, ErrorCode } from '@kb/common';
-import { DocumentsClient, KnowledgeScope, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
+import { composeWithLiveSources, DocumentsClient, KnowledgeScope, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
 import { agentV1 } from '@kb/proto';
 import { composeExtractiveAnswer } from '@kb/text';
 
@@ -44,7 +44,15 @@ export class QueryService {
         ? { corpus: 'safety' }
         : { corpus: 'org', projectId: agent === 'project' ? req.projectId : undefined, documentIds: req.documentIds };
     const passages = await searchKnowledge(this.clients, req.question, scope, Math.min(Math.max(req.topK || 8, 1), 20));
-    const result = composeExtractiveAnswer(req.question, passages);
+    const result =
+      agent === 'safety'
+        ? composeExtractiveAnswer(req.question, passages)
+        : await composeWithLiveSources(
+            this.clients.documents,
+            passages,
+            (p) => composeExtractiveAnswer(req.question, p),
+            (r) => r.citations.map((c) => c.quote.passage.documentId),
+          );
     return {
       answer: result.answer,
       citations: result.citations.map((c) => ({

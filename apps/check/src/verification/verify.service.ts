@@ -1,5 +1,5 @@
 import { CallContext } from '@kb/common';
-import { DocumentsClient, Passage, requireProject, resolveHandbooks, RetrievalClient, searchKnowledge } from '@kb/knowledge';
+import { composeWithLiveSources, DocumentsClient, Passage, requireProject, resolveHandbooks, RetrievalClient, searchKnowledge } from '@kb/knowledge';
 import { checkV1 } from '@kb/proto';
 import { judgeRequirement } from '@kb/text';
 
@@ -26,7 +26,12 @@ export class VerifyService {
       { corpus: 'org', projectId: req.projectId, documentIds: handbooks.map((h) => h.id) },
       VERIFY_TOP_K,
     );
-    const judgement = judgeRequirement(req.requirement, passages);
+    const judgement = await composeWithLiveSources(
+      this.clients.documents,
+      passages,
+      (p) => judgeRequirement(req.requirement, p),
+      (j) => (j.evidence ? [j.evidence.passage.documentId] : []),
+    );
     const evidence = judgement.evidence;
     return {
       verdict: judgement.verdict,
