@@ -47,3 +47,32 @@ export interface DocumentsDeletedEvent {
   documentIds: string[];
   at: string;
 }
+
+/**
+ * Model-token accounting for monthly quotas. The agent and check services publish one
+ * `usage.tokens.recorded` event per model call (the embedded default reports its own count); the
+ * gateway consumes them and adds `totalTokens` to the organization's counter for the month of `at`.
+ * Publish with `msgId = id` so a retried publish is counted once (JetStream de-duplication).
+ */
+export const USAGE_STREAM = 'KB_USAGE';
+export const USAGE_STREAM_SUBJECTS = ['usage.>'];
+export const UsageSubjects = {
+  /** agent/check → gateway: model tokens used on behalf of an organization. */
+  tokensRecorded: 'usage.tokens.recorded',
+} as const;
+
+/** Payload of `usage.tokens.recorded`. */
+export interface TokensRecordedEvent {
+  /** UUID of this record; also the JetStream msgID for de-duplication. */
+  id: string;
+  orgId: string;
+  /** What used the tokens, e.g. `agent.query`, `agent.chat`, `agent.batch`, `check.verify`, `check.run`. */
+  source: string;
+  /** Model name as reported to clients (`embedded-extractive` for the embedded default). */
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  /** ISO 8601 UTC time of the call; decides the quota month. */
+  at: string;
+}
