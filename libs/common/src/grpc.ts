@@ -3,6 +3,7 @@ import { HealthImplementation, ServingStatusMap } from 'grpc-health-check';
 import { randomUUID } from 'node:crypto';
 import { AppError, ErrorCode, fromGrpcError, toGrpcError } from './errors';
 import { currentContext, Logger, runWithContext } from './logger';
+import { observeGrpcCall } from '@kb/telemetry'; // [telemetry] gRPC server metrics
 
 /** Metadata keys carrying the caller's organization and the request id between services. */
 export const ORG_ID_METADATA_KEY = 'x-org-id';
@@ -67,16 +68,21 @@ export function adaptHandlers<D extends AnyDefinition>(
         }
         handler(call.request as never, { orgId, requestId }).then(
           (response) => {
-            logger.debug({ rpc: path, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'rpc ok');
+            const ms = Number(process.hrtime.bigint() - started) / 1e6;
+            logger.debug({ rpc: path, ms }, 'rpc ok');
+            observeGrpcCall(path, 'OK', ms / 1000); // [telemetry]
             callback(null, response);
           },
           (error: unknown) => {
             const ms = Number(process.hrtime.bigint() - started) / 1e6;
             if (error instanceof AppError) {
               logger.info({ rpc: path, ms, code: error.code, msg_text: error.message }, 'rpc error');
-              callback(toGrpcError(error));
+              const status = toGrpcError(error);
+              observeGrpcCall(path, grpc.status[status.code] ?? String(status.code), ms / 1000); // [telemetry]
+              callback(status);
             } else {
               logger.error({ rpc: path, ms, err: error }, 'rpc failed');
+              observeGrpcCall(path, 'INTERNAL', ms / 1000); // [telemetry]
               callback(toGrpcError(AppError.internal()));
             }
           },

@@ -9,6 +9,8 @@ export const sharedEnv = {
   database: { DATABASE_URL: z.string().min(1, 'DATABASE_URL is required (postgres://user:pass@host:port/db)') },
   nats: { NATS_URL: env.string('nats://127.0.0.1:4222') },
   grpcHost: { GRPC_HOST: env.string('0.0.0.0') },
+  /** Prometheus /metrics listener of each service (its port: <SERVICE>_METRICS_PORT in main.ts). */
+  metrics: { METRICS_ENABLED: env.bool(true), METRICS_HOST: env.string('0.0.0.0') },
   clients: {
     DOCUMENTS_GRPC_URL: env.string('127.0.0.1:50051'),
     RETRIEVAL_GRPC_URL: env.string('127.0.0.1:50053'),
