@@ -8,7 +8,7 @@ const logger = createLogger('agent');
 
 runService(logger, async () => {
   const config = loadConfig({
-    ...sharedEnv.metrics, // [telemetry]
+    ...sharedEnv.telemetry, // [telemetry]
     /** Port of the Prometheus /metrics listener (never the public port). */
     AGENT_METRICS_PORT: env.port(9465), // [telemetry]
     ...sharedEnv.grpcHost,

@@ -8,7 +8,7 @@ const logger = createLogger('check');
 
 runService(logger, async () => {
   const config = loadConfig({
-    ...sharedEnv.metrics, // [telemetry]
+    ...sharedEnv.telemetry, // [telemetry]
     /** Port of the Prometheus /metrics listener (never the public port). */
     CHECK_METRICS_PORT: env.port(9464), // [telemetry]
     ...sharedEnv.grpcHost,

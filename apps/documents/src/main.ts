@@ -18,7 +18,7 @@ const logger = createLogger('documents');
 
 runService(logger, async () => {
   const config = loadConfig({
-    ...sharedEnv.metrics, // [telemetry]
+    ...sharedEnv.telemetry, // [telemetry]
     /** Port of the Prometheus /metrics listener (never the public port). */
     DOCUMENTS_METRICS_PORT: env.port(9461), // [telemetry]
     ...sharedEnv.database,

@@ -17,7 +17,7 @@ const logger = createLogger('gateway');
 
 runService(logger, async () => {
   const config = loadConfig({
-    ...sharedEnv.metrics, // [telemetry]
+    ...sharedEnv.telemetry, // [telemetry]
     /** Port of the Prometheus /metrics listener (never the public port). */
     GATEWAY_METRICS_PORT: env.port(9460), // [telemetry]
     ...sharedEnv.database,

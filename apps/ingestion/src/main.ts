@@ -13,7 +13,7 @@ const logger = createLogger('ingestion');
 
 runService(logger, async () => {
   const config = loadConfig({
-    ...sharedEnv.metrics, // [telemetry]
+    ...sharedEnv.telemetry, // [telemetry]
     /** Port of the Prometheus /metrics listener (never the public port). */
     INGESTION_METRICS_PORT: env.port(9462), // [telemetry]
     ...sharedEnv.nats,

@@ -9,7 +9,7 @@ const logger = createLogger('retrieval');
 
 runService(logger, async () => {
   const config = loadConfig({
-    ...sharedEnv.metrics, // [telemetry]
+    ...sharedEnv.telemetry, // [telemetry]
     /** Port of the Prometheus /metrics listener (never the public port). */
     RETRIEVAL_METRICS_PORT: env.port(9463), // [telemetry]
     ...sharedEnv.grpcHost,
