@@ -37,7 +37,7 @@ let state: TracingState | undefined;
  * Starts OpenTelemetry tracing for this process: W3C trace-context propagation, the async-hooks
  * context manager, and auto-instrumentation of Node's `http` (the gateway's inbound requests and
  * outbound S3 calls) and `@grpc/grpc-js` (client and server, so `traceparent` travels in gRPC
- * metadata). NATS has no instrumentation: `injectTraceHeaders`/`withConsumerSpan` carry the
+ * metadata). NATS has no instrumentation: `withProducerSpan`/`withConsumerSpan` carry the
  * context in message headers.
  *
  * Must run before `@grpc/grpc-js` or `http` are first required (see `register.ts`).
