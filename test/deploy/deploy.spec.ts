@@ -869,6 +869,8 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
         for (const p of ['startupProbe', 'livenessProbe', 'readinessProbe']) expect([s, p, c[p]?.grpc?.port]).toEqual([s, p, port]);
         const svc = byKind('Service').find((x) => x.metadata.name.endsWith(`-${s}`))!;
         expect(data[`${s.toUpperCase()}_GRPC_URL`]).toBe(`${svc.metadata.name}:${svc.spec.ports[0].port}`);
+        // headless: DNS lists every pod, so the clients' round_robin spreads calls over replicas
+        expect([s, svc.spec.clusterIP]).toEqual([s, 'None']);
       }
       const gw = deployment('gateway').spec.template.spec.containers[0];
       expect(gw.ports[0].containerPort).toBe(Number(data.GATEWAY_PORT));

@@ -112,7 +112,14 @@ export async function startGrpcServer(options: {
   services: GrpcServiceRegistration<any>[];
   logger: Logger;
 }): Promise<{ server: grpc.Server; port: number; shutdown: () => Promise<void> }> {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    // [deploy] Clients reconnect (and re-resolve DNS) every 5 minutes, so replicas added by an
+    // autoscaler behind a headless Service start receiving calls; in-flight calls get 6 more
+    // minutes to finish (verify can take up to 5).
+    'grpc.max_connection_age_ms': 5 * 60 * 1000,
+    'grpc.max_connection_age_grace_ms': 6 * 60 * 1000,
+  });
   const statusMap: ServingStatusMap = { '': 'SERVING' };
   for (const s of options.services) {
     server.addService(s.definition as unknown as grpc.ServiceDefinition, adaptHandlers(s.definition, s.handlers, options.logger));
