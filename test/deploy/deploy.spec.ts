@@ -28,7 +28,7 @@ const CHART = path.join(ROOT, 'helm/kb-platform');
 const SERVICES = ['gateway', 'documents', 'ingestion', 'retrieval', 'check', 'agent'] as const;
 type Service = (typeof SERVICES)[number];
 const GRPC_SERVICES = ['documents', 'ingestion', 'retrieval', 'check', 'agent'] as const;
-const INFRA = ['postgres', 'nats', 'minio', 'minio-init'];
+const INFRA = ['postgres', 'nats', 'minio', 'minio-init', 'qdrant'];
 /** Secrets: never a literal in docker-compose.yml, always a Secret reference in the chart. */
 const SECRET_VARS = ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'STORAGE_SIGNING_SECRET'];
 
