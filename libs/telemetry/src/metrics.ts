@@ -19,7 +19,7 @@ interface ConsumerSource {
 }
 const consumerSources = new Map<string, ConsumerSource>();
 
-/** Reads every registered JetStream consumer once per scrape (shared by the two gauges below). */
+/** Reads every registered JetStream consumer (one `consumer info` request each, per gauge and scrape). */
 async function readConsumers(): Promise<Array<ConsumerSource & { pending: number; ackPending: number }>> {
   const out = [];
   for (const s of consumerSources.values()) {
@@ -30,13 +30,6 @@ async function readConsumers(): Promise<Array<ConsumerSource & { pending: number
     }
   }
   return out;
-}
-
-let consumerSnapshot: Promise<Array<ConsumerSource & { pending: number; ackPending: number }>> | undefined;
-function consumerScrape() {
-  // One NATS round-trip per consumer and scrape, whichever gauge collects first.
-  consumerSnapshot ??= readConsumers().finally(() => setTimeout(() => (consumerSnapshot = undefined), 100));
-  return consumerSnapshot;
 }
 
 /**
@@ -62,7 +55,7 @@ export const metrics = {
     registers: [registry],
     async collect() {
       this.reset();
-      for (const s of await consumerScrape()) this.set({ stream: s.stream, consumer: s.consumer }, s.pending);
+      for (const s of await readConsumers()) this.set({ stream: s.stream, consumer: s.consumer }, s.pending);
     },
   }),
   /** Delivered but not yet acknowledged (being processed, or waiting for redelivery). */
@@ -73,7 +66,7 @@ export const metrics = {
     registers: [registry],
     async collect() {
       this.reset();
-      for (const s of await consumerScrape()) this.set({ stream: s.stream, consumer: s.consumer }, s.ackPending);
+      for (const s of await readConsumers()) this.set({ stream: s.stream, consumer: s.consumer }, s.ackPending);
     },
   }),
   /** Ingestion: pages extracted from completed documents (rate() = pages/s). */
