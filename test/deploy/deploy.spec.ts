@@ -1012,5 +1012,36 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       expect((gw.spec.template.metadata as any).annotations['prometheus.io/scrape']).toBeUndefined();
       expect(off.find((o) => o.kind === 'ConfigMap')!.data!.METRICS_ENABLED).toBe('false');
     });
+    maybe('bundled quick start: PostgreSQL, NATS and MinIO in the release, wired into every service', () => {
+      const sets = ['bundled.postgresql.enabled=true', 'bundled.postgresql.password=pg-pass-1', 'bundled.nats.enabled=true', 'bundled.minio.enabled=true', 'bundled.minio.rootPassword=minio-pass-1'];
+      const lint = spawnSync(helm!, ['lint', '--strict', CHART, '--kube-version', KUBE_VERSION, ...sets.flatMap((x) => ['--set', x])], { encoding: 'utf8' });
+      expect([lint.status, lint.status === 0 ? '' : lint.stdout + lint.stderr]).toEqual([0, '']);
+      const r = render(null, sets.flatMap((x) => ['--set', x]));
+      expect([r.status, r.stderr]).toEqual([0, '']);
+      const objects = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean) as K8sObject[];
+      const named = (kind: string, c: string) => objects.find((o) => o.kind === kind && o.metadata.name.endsWith(`-${c}`))!;
+      const data = objects.find((o) => o.kind === 'ConfigMap')!.data!;
+      const secret = objects.find((o) => o.kind === 'Secret')!.stringData!;
+      expect(data.NATS_URL).toBe(`nats://${named('Service', 'nats').metadata.name}:4222`);
+      expect([data.S3_ENDPOINT, data.S3_PORT, data.S3_USE_SSL]).toEqual([named('Service', 'minio').metadata.name, '9000', 'false']);
+      expect(secret.DATABASE_URL).toBe(`postgres://kb:pg-pass-1@${named('Service', 'postgresql').metadata.name}:5432/kb`);
+      expect([secret.S3_ACCESS_KEY, secret.S3_SECRET_KEY]).toEqual(['kb-minio-admin', 'minio-pass-1']);
+      for (const c of ['postgresql', 'nats', 'minio']) {
+        const sts = named('StatefulSet', c);
+        const pod = sts.spec.template.spec;
+        expect([c, pod.securityContext.runAsNonRoot, pod.containers[0].securityContext.readOnlyRootFilesystem, sts.spec.volumeClaimTemplates.length]).toEqual([c, true, true, 1]);
+        for (const e of pod.containers[0].env ?? []) if (e.valueFrom) expect([c, e.name, e.valueFrom.secretKeyRef.key in secret]).toEqual([c, e.name, true]);
+        expect(pod.containers[0].readinessProbe).toBeDefined();
+      }
+      // pre-install hooks would run before the bundled database exists: the services migrate at start
+      expect(objects.some((o) => o.kind === 'Job')).toBe(false);
+      const pgPolicy = named('NetworkPolicy', 'postgresql');
+      expect(pgPolicy.spec.ingress[0].from[0].podSelector.matchExpressions[1].values).toEqual(['gateway', 'documents', 'migrations']);
+    });
+
+    maybe('bundled dependencies refuse a half configuration', () => {
+      expect(render(null, ['--set', 'bundled.postgresql.enabled=true', '--set', 'nats.url=nats://n:4222', '--set', 'storage.s3.endpoint=s3', '--set', 'storage.s3.accessKey=a', '--set', 'storage.s3.secretKey=b']).stderr).toMatch(/bundled\.postgresql\.password is required/);
+      expect(render('ci/s3-values.yaml', ['--set', 'bundled.minio.enabled=true', '--set', 'bundled.minio.rootPassword=minio-pass-1', '--set', 'storage.s3.existingSecret=x']).stderr).toMatch(/bundled\.minio\.enabled needs storage\.driver=s3 and an empty storage\.s3\.existingSecret/);
+    });
   });
 });
