@@ -163,6 +163,11 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<{ por
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // A scrape in progress must not hold up the shutdown (idle keep-alive ones close anyway).
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
