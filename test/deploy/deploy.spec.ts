@@ -760,6 +760,22 @@ describe('helm chart (render-free)', () => {
     }
     expect(np).toMatch(/default-deny-ingress[\s\S]*policyTypes:\s+- Ingress/);
   });
+
+  test('the Grafana dashboard only queries metrics the services export', () => {
+    const dashboard = JSON.parse(chartFile('dashboards/kb-platform.json'));
+    const exported = new Set([...read('libs/telemetry/src/metrics.ts').matchAll(/name: '([a-z_:]+)'/g)].map((m) => m[1]));
+    expect(exported.size).toBeGreaterThanOrEqual(10);
+    const queried = new Set<string>();
+    for (const panel of dashboard.panels) {
+      expect(panel.targets.length).toBeGreaterThan(0);
+      for (const t of panel.targets) for (const m of t.expr.matchAll(/\b((?:kb|http|grpc|process|nodejs)_[a-z0-9_]+)\{/g)) queried.add(m[1]);
+    }
+    // histogram series (_bucket) and prom-client's default process/Node.js metrics
+    const known = (n: string) => exported.has(n) || exported.has(n.replace(/_(bucket|count|sum)$/, '')) || /^(process|nodejs)_/.test(n);
+    expect([...queried].filter((n) => !known(n))).toEqual([]);
+    // every platform metric is on the dashboard
+    expect([...exported].filter((n) => ![...queried].some((q) => q === n || q.startsWith(`${n}_`)))).toEqual([]);
+  });
 });
 
 // ------------------------------------------------------------------------------------------
@@ -1012,6 +1028,12 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       expect((gw.spec.template.metadata as any).annotations['prometheus.io/scrape']).toBeUndefined();
       expect(off.find((o) => o.kind === 'ConfigMap')!.data!.METRICS_ENABLED).toBe('false');
     });
+    maybe('Grafana dashboard ConfigMap carries dashboards/kb-platform.json for the sidecar', () => {
+      const cm = objectsWith('metrics.grafanaDashboard.enabled=true').find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-dashboard'))!;
+      expect((cm.metadata as any).labels.grafana_dashboard).toBe('1');
+      expect(JSON.parse(cm.data!['kb-platform.json'])).toEqual(JSON.parse(chartFile('dashboards/kb-platform.json')));
+    });
+
     maybe('bundled quick start: PostgreSQL, NATS and MinIO in the release, wired into every service', () => {
       const sets = ['bundled.postgresql.enabled=true', 'bundled.postgresql.password=pg-pass-1', 'bundled.nats.enabled=true', 'bundled.minio.enabled=true', 'bundled.minio.rootPassword=minio-pass-1'];
       const lint = spawnSync(helm!, ['lint', '--strict', CHART, '--kube-version', KUBE_VERSION, ...sets.flatMap((x) => ['--set', x])], { encoding: 'utf8' });
