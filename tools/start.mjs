@@ -29,6 +29,14 @@ async function main() {
       retrieval: port('RETRIEVAL_GRPC_PORT', 50053),
       check: port('CHECK_GRPC_PORT', 50054),
       agent: port('AGENT_GRPC_PORT', 50055),
+      metrics: {
+        gateway: port('GATEWAY_METRICS_PORT', 9460),
+        documents: port('DOCUMENTS_METRICS_PORT', 9461),
+        ingestion: port('INGESTION_METRICS_PORT', 9462),
+        retrieval: port('RETRIEVAL_METRICS_PORT', 9463),
+        check: port('CHECK_METRICS_PORT', 9464),
+        agent: port('AGENT_METRICS_PORT', 9465),
+      },
     },
   });
   let stopping = false;
