@@ -7,6 +7,7 @@ import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
+import { presentCitation, presentUsage } from './presenters';
 
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
@@ -67,21 +68,6 @@ export class AgentController {
       },
       { ...ctx, timeoutMs: 5 * 60 * 1000 },
     );
-    return {
-      answer: a.answer,
-      citations: a.citations.map((c) => ({
-        index: c.index,
-        document_id: c.documentId,
-        file_name: c.fileName,
-        chunk_id: c.chunkId,
-        start_page: c.startPage ?? null,
-        end_page: c.endPage ?? null,
-        quote: c.quote,
-        score: c.score,
-      })),
-      agent: a.agent,
-      model: a.model,
-      usage: { prompt_tokens: a.usage?.promptTokens ?? 0, completion_tokens: a.usage?.completionTokens ?? 0, total_tokens: a.usage?.totalTokens ?? 0 },
-    };
+    return { answer: a.answer, citations: a.citations.map(presentCitation), agent: a.agent, model: a.model, usage: presentUsage(a.usage) };
   }
 }
