@@ -126,15 +126,18 @@ export class AnswerService {
     await hooks.onMeta?.(agent, this.modelName);
 
     if (!this.deps.model) {
+      // Sentences are chosen for what the user asked now (a follow-up's own words: "how often is it
+      // inspected?"), among passages retrieved for the rewritten query; when those words alone find
+      // nothing relevant, the rewritten query is used.
+      const asked = last.content.trim();
+      const compose = (p: Passage[]) => {
+        const own = composeExtractiveAnswer(asked, p);
+        return own.citations.length > 0 || asked === query ? own : composeExtractiveAnswer(query, p);
+      };
       const result =
         agent === 'safety'
-          ? composeExtractiveAnswer(query, passages)
-          : await composeWithLiveSources(
-              this.deps.documents,
-              passages,
-              (p) => composeExtractiveAnswer(query, p),
-              (r) => r.citations.map((c) => c.quote.passage.documentId),
-            );
+          ? compose(passages)
+          : await composeWithLiveSources(this.deps.documents, passages, compose, (r) => r.citations.map((c) => c.quote.passage.documentId));
       await spend(result.usage);
       if (hooks.onDelta) {
         const words = result.answer.match(/\S+\s*/g) ?? [result.answer];
