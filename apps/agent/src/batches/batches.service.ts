@@ -1,4 +1,4 @@
-import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
+import { AppError, CallContext, ErrorCode, Logger, runWithContext } from '@kb/common';
 import { BatchQuestionEvent } from '@kb/events';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { agentV1 } from '@kb/proto';
@@ -93,7 +93,24 @@ export class BatchesService {
       await this.deps.db.query(`UPDATE batches SET status = 'failed', updated_at = now() WHERE id = $1`, [id]);
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The batch could not be queued. Retry shortly.');
     }
-    return (await this.get(ctx, id, false))!;
+    // Built from what was inserted: a worker may already have picked the first question up.
+    return toBatch(
+      {
+        id,
+        org_id: ctx.orgId,
+        name: req.name ?? null,
+        project_id: req.projectId ?? null,
+        chat_type: req.chatType ?? null,
+        safety_assistant_enabled: req.safetyAssistantEnabled,
+        status: 'pending',
+        total_questions: req.questions.length,
+        processed_questions: 0,
+        failed_questions: 0,
+        created_at: now,
+        updated_at: now,
+      },
+      [],
+    );
   }
 
   /** Summaries newest first, filtered by project and status. */
@@ -142,6 +159,11 @@ export class BatchesService {
    * last attempt, which records the question as failed; other failures are recorded at once.
    */
   async processQuestion(event: BatchQuestionEvent, delivery: { isLastAttempt: boolean }): Promise<void> {
+    // Outgoing calls (retrieval, documents) take the org from the request context.
+    return runWithContext({ requestId: `batch:${event.batchId}:${event.index}`, orgId: event.orgId }, () => this.processInContext(event, delivery));
+  }
+
+  private async processInContext(event: BatchQuestionEvent, delivery: { isLastAttempt: boolean }): Promise<void> {
     const ctx: CallContext = { orgId: event.orgId, requestId: `${event.batchId}:${event.index}` };
     const [batch]: BatchRow[] = await this.deps.db.query(`SELECT * FROM batches WHERE id = $1 AND org_id = $2`, [event.batchId, event.orgId]);
     if (!batch) return;

@@ -75,7 +75,7 @@ export class BatchesController {
       projectId: body.project_id,
       chatType: body.chat_type,
       safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
-    });
+    }, ctx);
     return presentBatch(b);
   }
 
@@ -83,7 +83,7 @@ export class BatchesController {
   @ApiOperation({ summary: 'List batch queries, newest first (filter by project_id, status)' })
   @ApiResponse({ status: 200, description: 'Batch summaries with pagination.' })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
-    const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status, limit: q.limit, offset: q.offset });
+    const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status, limit: q.limit, offset: q.offset }, ctx);
     return new Paginated(r.batches.map(presentBatch), { limit: q.limit, offset: q.offset, total: r.total });
   }
 
@@ -92,7 +92,7 @@ export class BatchesController {
   @ApiResponse({ status: 200, description: 'The summary plus `results`.' })
   @ApiResponse({ status: 404, description: 'Unknown batch or another organization’s.' })
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
-    const b = await this.agent.getBatch({ id });
+    const b = await this.agent.getBatch({ id }, ctx);
     return { ...presentBatch(b), results: b.results.map(presentBatchResult) };
   }
 
@@ -104,7 +104,7 @@ export class BatchesController {
   @ApiProduces('text/csv')
   @ApiResponse({ status: 200, description: 'text/csv; charset=utf-8 attachment batch-<id>.csv' })
   async export(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Res() reply: FastifyReply) {
-    const b = await this.agent.getBatch({ id });
+    const b = await this.agent.getBatch({ id }, ctx);
     const csv = stringify(
       b.results.map((r) => [r.index, r.question, r.status, r.answer ?? '', sourcesCell(r.citations), r.error ?? '']),
       { header: true, columns: ['index', 'question', 'status', 'answer', 'sources', 'error'], record_delimiter: '\r\n' },
