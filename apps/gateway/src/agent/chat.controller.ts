@@ -1,4 +1,4 @@
-import { AppError, CallContext, ErrorCode } from '@kb/common';
+import { AppError, CallContext, env, ErrorCode, loadConfig } from '@kb/common';
 import { agentV1 } from '@kb/proto';
 import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProduces, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -65,8 +65,8 @@ export class ChatDto {
   stream?: boolean;
 }
 
-/** An SSE comment is sent when nothing else was sent for this long, so proxies keep the stream open. */
-export const SSE_HEARTBEAT_MS = 15_000;
+/** Heartbeat setting (validated when the controller is built, at boot). */
+const chatConfigSchema = { CHAT_SSE_HEARTBEAT_MS: env.int(15_000) };
 
 /** One SSE frame (WHATWG HTML "Server-sent events": `event:` + one `data:` line per line + blank line). */
 export function sseFrame(event: string, data: unknown): string {
@@ -82,11 +82,16 @@ export function sseFrame(event: string, data: unknown): string {
 @ApiBearerAuth()
 @Controller('api/v2/chat')
 export class ChatController {
+  /** An SSE comment is sent when nothing else was sent for this long (ms), so proxies keep the stream open. */
+  private readonly heartbeatMs: number;
+
   constructor(
     @Inject(AGENT_CLIENT) private readonly agent: AgentClient,
     @Inject(AGENT_STREAM_CLIENT) private readonly streams: AgentStreamClient,
     @Inject(ACCOUNTS) private readonly accounts: AccountsService,
-  ) {}
+  ) {
+    this.heartbeatMs = loadConfig(chatConfigSchema).CHAT_SSE_HEARTBEAT_MS;
+  }
 
   @Post()
   @HttpCode(200)
@@ -132,7 +137,7 @@ export class ChatController {
    * Relays ChatStream as SSE. The first event is awaited before any byte is sent, so failures
    * before the stream begins (403, 404, 503 …) still get the JSON envelope and status code. Then
    * each event is written only after the previous one was accepted by the socket (backpressure),
-   * a heartbeat comment goes out after {@link SSE_HEARTBEAT_MS} of silence, and a client that
+   * a heartbeat comment goes out after CHAT_SSE_HEARTBEAT_MS of silence, and a client that
    * disconnects cancels the gRPC call, which stops the work in the agent.
    */
   private async stream(ctx: CallContext, request: agentV1.ChatRequest, reply: FastifyReply): Promise<void> {
@@ -156,11 +161,11 @@ export class ChatController {
       if (!out.write(chunk)) await new Promise<void>((resolve) => (out.once('drain', resolve), out.once('close', resolve)));
     };
     const heartbeat = setInterval(() => {
-      if (Date.now() - lastWrite >= SSE_HEARTBEAT_MS && !out.destroyed) {
+      if (Date.now() - lastWrite >= this.heartbeatMs && !out.destroyed) {
         lastWrite = Date.now();
         out.write(': heartbeat\n\n');
       }
-    }, Math.min(SSE_HEARTBEAT_MS, 5000));
+    }, Math.max(100, Math.min(this.heartbeatMs / 2, 5000)));
     const clientGone = () => {
       if (!finished) {
         finished = true;
