@@ -70,6 +70,6 @@ export class MarkerFilter {
 export function claimFor(answer: string, index: number): string {
   const marker = `[${index}]`;
   const sentences = answer.split(/(?<=[.!?])\s+|\n+/).filter((s) => s.includes(marker));
-  const text = (sentences.length > 0 ? sentences.join(' ') : answer).replace(/\[\d+\]/g, ' ');
-  return text.trim();
+  const text = (sentences.length > 0 ? sentences.join(' ') : answer).replace(/\s*\[\d+\]/g, '');
+  return text.replace(/\s+/g, ' ').trim();
 }
