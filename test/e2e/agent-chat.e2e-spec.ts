@@ -28,7 +28,7 @@ async function streamChat(key: string, body: object, opts: { abortAfter?: string
   const events: EventSourceMessage[] = [];
   const comments: string[] = [];
   if (res.status !== 200 || !res.headers.get('content-type')?.startsWith('text/event-stream')) {
-    return { res, events, comments, json: await res.json() };
+    return { res, events, comments, json: (await res.json()) as any };
   }
   const parser = createParser({ onEvent: (e) => events.push(e), onComment: (c) => comments.push(c) });
   const decoder = new TextDecoder();
@@ -43,7 +43,7 @@ async function streamChat(key: string, body: object, opts: { abortAfter?: string
   } catch (e) {
     if (!controller.signal.aborted) throw e;
   }
-  return { res, events, comments, json: null };
+  return { res, events, comments, json: null as any };
 }
 
 const markers = (text: string) => [...new Set([...text.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])))].sort((x, y) => x - y);
@@ -205,7 +205,7 @@ describe('agent: safety corpus, routing, chat with SSE', () => {
   });
 
   it('every agent route is in the OpenAPI document', async () => {
-    const doc = await (await fetch(`${baseUrl()}/docs/openapi.json`)).json();
+    const doc: any = await (await fetch(`${baseUrl()}/docs/openapi.json`)).json();
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(['/api/v2/agent/query', '/api/v2/chat', '/api/v2/agent/batches', '/api/v2/agent/batches/{id}', '/api/v2/agent/batches/{id}/export']),
     );
