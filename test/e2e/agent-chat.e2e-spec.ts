@@ -91,13 +91,12 @@ describe('agent: safety corpus, routing, chat with SSE', () => {
   });
 
   it('safety answers cite the shipped corpus with verbatim quotes and matching markers', async () => {
-    const res = await s.post('/api/v2/agent/query').send({ question: 'At what height is fall protection required on a construction site?', chat_type: 'safety' });
+    const res = await s.post('/api/v2/agent/query').send({ question: 'At what height above a lower level is fall protection required?', chat_type: 'safety' });
     expect(res.status).toBe(200);
     const d = res.body.data;
     expect(d.agent).toBe('safety');
     expect(d.model).toBe('embedded-extractive');
-    expect(d.citations[0].file_name).toBe('01-fall-protection.md');
-    expect(d.answer).toContain('6 feet');
+    expect(d.citations.some((c: any) => c.file_name === '01-fall-protection.md' && c.quote.includes('6 feet'))).toBe(true);
     expect(markers(d.answer)).toEqual(d.citations.map((c: any) => c.index));
     for (const c of d.citations) expect(d.answer).toContain(c.quote.replace(/\s+/g, ' ').trim());
     expect(d.usage.total_tokens).toBeGreaterThan(0);
