@@ -196,11 +196,28 @@ export class AnswerService {
     }
     await emit(filter.flush());
     answer = answer.trim();
-    const citations: agentV1.Citation[] = [];
+    let citations: agentV1.Citation[] = [];
     filter.used.forEach((passageNumber, i) => {
       const q = bestQuote(passages[passageNumber - 1], claimFor(answer, i + 1));
       if (q) citations.push(toCitation(i + 1, q.quote, q.score));
     });
+    if (agent !== 'safety' && citations.length > 0) {
+      // A document deleted while the model was writing is never cited (decisions.md "Documents").
+      const cited = [...new Set(citations.map((c) => c.documentId))];
+      const live = new Set((await this.deps.documents.filterLiveDocuments({ documentIds: cited })).documentIds);
+      if (cited.some((id) => !live.has(id))) {
+        const kept = citations.filter((c) => live.has(c.documentId));
+        const renumber = new Map(kept.map((c, i) => [c.index, i + 1]));
+        if (!hooks.onDelta) {
+          // Not streamed yet: drop the dead markers from the text and renumber the rest.
+          answer = answer.replace(/\[(\d+)\]/g, (_, n: string) => (renumber.has(Number(n)) ? `[${renumber.get(Number(n))}]` : '')).replace(/\s+([.,;:])/g, '$1');
+          citations = kept.map((c) => ({ ...c, index: renumber.get(c.index)! }));
+        } else {
+          // Already streamed: the text keeps its markers; the deleted document's citations are withheld.
+          citations = kept;
+        }
+      }
+    }
     return { answer, citations, agent, model: model.model, usage: usage(), finishReason };
   }
 

@@ -1,6 +1,6 @@
 import { CallContext } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
@@ -55,6 +55,12 @@ export class AgentController {
 
   @Post('query')
   @HttpCode(200)
+  @ApiOperation({
+    summary: 'Ask one question; get an answer with inline [n] markers and citations',
+    description: 'Stateless. Routed like chat when chat_type is omitted. Every citation quote is verbatim from its chunk; nothing relevant → a plain answer and no citations.',
+  })
+  @ApiResponse({ status: 200, description: '`{ answer, citations, agent, model, usage }`' })
+  @ApiResponse({ status: 403, description: 'AGENT_NOT_ENABLED: chat_type safety while the Safety Assistant is not enabled.' })
   async query(@Ctx() ctx: CallContext, @Body() body: QueryDto) {
     const org = await this.accounts.getOrganization(ctx.orgId);
     const a = await this.agent.query(
