@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedRequestBody } from '@kb/models/testing';
+import { connect } from 'nats';
 import { api, newOrg, ROOT } from './support/harness';
 
 jest.setTimeout(300_000);
@@ -192,6 +193,41 @@ describe('agent with a chat model configured', () => {
     expect(JSON.parse(events[1].data).code).toBe('SERVICE_UNAVAILABLE');
     const res = await api(org.key, baseUrl).post('/api/v2/agent/query').send({ question: 'BROKEN: scaffold?', chat_type: 'safety' });
     expect([res.status, res.body.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+  });
+
+  it('publishes one usage.tokens.recorded event per model call, with the model and the org', async () => {
+    const before = model.requests.length;
+    const res = await api(org.key, baseUrl).post('/api/v2/chat').send({
+      messages: [
+        { role: 'user', content: 'Tell me about scaffold platforms.' },
+        { role: 'assistant', content: 'Platforms must be fully planked [1].' },
+        { role: 'user', content: 'How often is it inspected?' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const calls = model.requests.length - before;
+    expect(calls).toBe(3); // route, rewrite, answer
+    const ports = JSON.parse(readFileSync(path.join(dir, 'stack', 'stack.json'), 'utf8')).ports;
+    const nc = await connect({ servers: `nats://127.0.0.1:${ports.nats}` });
+    try {
+      const consumer = await nc.jetstream().consumers.get('KB_USAGE');
+      const events: any[] = [];
+      const batch = await consumer.fetch({ max_messages: 1000, expires: 2000 });
+      for await (const m of batch) {
+        events.push(m.json());
+        if ((await consumer.info(true)).num_pending === 0) break;
+      }
+      const mine = events.filter((e) => e.orgId === org.orgId);
+      const chat = mine.filter((e) => e.source === 'agent.chat');
+      expect(mine.filter((e) => e.source === 'agent.query').length).toBeGreaterThanOrEqual(1);
+      for (const e of mine) expect([e.model, e.totalTokens > 0, e.totalTokens]).toEqual(['scripted-model', true, e.promptTokens + e.completionTokens]);
+      // The last three chat events are this request's route, rewrite and answer calls; `usage` sums them.
+      const last3 = chat.slice(-3);
+      expect(last3).toHaveLength(3);
+      expect(last3.reduce((n, e) => n + e.totalTokens, 0)).toBe(res.body.data.usage.total_tokens);
+    } finally {
+      await nc.close();
+    }
   });
 
   it('a batch survives its worker being killed mid-batch; a question the model rejects is recorded as failed', async () => {
