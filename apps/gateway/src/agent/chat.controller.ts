@@ -154,9 +154,11 @@ export class ChatController {
       throw new AppError(ErrorCode.INTERNAL_ERROR, 'The agent ended the stream before it began. Retry later.');
     }
     const out = new PassThrough();
+    out.on('error', () => undefined); // a write racing a client disconnect is not an error
     let finished = false;
     let lastWrite = Date.now();
     const write = async (chunk: string) => {
+      if (out.destroyed) return;
       lastWrite = Date.now();
       if (!out.write(chunk)) await new Promise<void>((resolve) => (out.once('drain', resolve), out.once('close', resolve)));
     };
@@ -170,6 +172,7 @@ export class ChatController {
       if (!finished) {
         finished = true;
         call.cancel();
+        out.destroy(); // releases a write waiting for 'drain' from a socket that is gone
       }
     };
     reply.raw.once('close', clientGone);
