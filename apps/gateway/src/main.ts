@@ -28,6 +28,8 @@ runService(logger, async () => {
     GATEWAY_PORT: env.port(8080),
     /** Largest JSON body accepted (bytes); larger → 413. */
     GATEWAY_BODY_LIMIT_BYTES: env.int(10 * 1024 * 1024),
+    /** Streamed chat: an SSE comment after this much silence (read by ChatController). */
+    CHAT_SSE_HEARTBEAT_MS: env.int(15_000),
   });
   const database = await openAccountsDatabase(config.DATABASE_URL);
 
