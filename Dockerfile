@@ -116,6 +116,8 @@ COPY --from=prod-deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY package.json ./
 COPY deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/
+# The sample construction-safety corpus, so `kbctl safety load /app/samples/safety-corpus` works in the image.
+COPY samples ./samples
 
 # uid/gid 1000 is the `node` user of the base image; numeric so that Kubernetes can verify runAsNonRoot.
 USER 1000:1000
