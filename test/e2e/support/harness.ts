@@ -20,8 +20,10 @@ export function kbctl(...args: string[]): any {
 
 /** kbctl against a given database (for a second stack). */
 export function kbctlAt(databaseUrl: string, ...args: string[]): any {
+  // NATS_URL: kbctl announces key revocations and quota changes to the gateways through NATS.
+  const nats = databaseUrl === process.env.KB_E2E_DATABASE_URL ? { NATS_URL: process.env.KB_E2E_NATS_URL ?? '' } : {};
   const out = execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...args, '--json'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl },
+    env: { ...process.env, DATABASE_URL: databaseUrl, ...nats },
     encoding: 'utf8',
   });
   return JSON.parse(out);
