@@ -1,6 +1,8 @@
 import { AppError, CallContext } from '@kb/common';
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { OrganizationView } from '../common/api-models';
+import { ApiEnvelope } from '../common/openapi';
 import { AccountsService } from '../accounts/accounts.service';
 import { Ctx } from '../common/http-context';
 import { ACCOUNTS } from '../common/tokens';
@@ -13,6 +15,8 @@ export class OrganizationController {
   constructor(@Inject(ACCOUNTS) private readonly accounts: AccountsService) {}
 
   @Get()
+  @ApiOperation({ summary: 'The organization of the API key' })
+  @ApiEnvelope(OrganizationView)
   async get(@Ctx() ctx: CallContext) {
     const org = await this.accounts.getOrganization(ctx.orgId);
     if (!org) throw AppError.notFound('Organization not found; the API key may be corrupted.');
