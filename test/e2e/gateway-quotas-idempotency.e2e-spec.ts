@@ -40,6 +40,16 @@ describe('gateway: monthly quotas', () => {
     expect((await usage.usage(org.orgId)).requests).toBe(12);
   });
 
+  it('counts requests of uncapped organizations too (batched), so a cap set mid-month applies to the whole month', async () => {
+    const org = newOrg('Uncapped Org');
+    const usage = new UsageService(db, () => new Date('2033-03-03T03:03:03Z'), 60_000);
+    const principal = { orgId: org.orgId, monthlyRequestQuota: null, monthlyTokenQuota: null };
+    await Promise.all(Array.from({ length: 7 }, () => usage.admitRequest(principal)));
+    await usage.flush();
+    expect(await usage.usage(org.orgId)).toEqual({ month: '2033-03-01', requests: 7, tokens: 0 });
+    await expect(usage.admitRequest({ ...principal, monthlyRequestQuota: 7 })).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+  });
+
   it('answers 402 QUOTA_EXCEEDED over the monthly request cap, with rate-limit headers', async () => {
     const org = newOrg('Cap Org');
     const updated = kbctl('org', 'quota', '--org', org.orgId, '--requests', '3');

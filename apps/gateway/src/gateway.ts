@@ -91,7 +91,7 @@ export interface Gateway {
  * @throws when PostgreSQL or NATS cannot be reached.
  */
 export async function createGateway(config: GatewayConfig, logger: Logger, options: { serveReference?: boolean } = {}): Promise<Gateway> {
-  const database = await openAccountsDatabase(config.DATABASE_URL);
+  const database = await openAccountsDatabase(config.DATABASE_URL, 20);
   const accounts = new AccountsService(database, config.GATEWAY_KEY_CACHE_TTL_MS);
   const usage = new UsageService(database);
   const rateLimiter = new RateLimiter((database.driver as unknown as { master: Pool }).master);
@@ -261,6 +261,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     const grace = new Promise<void>((resolve) => setTimeout(resolve, config.GATEWAY_SHUTDOWN_GRACE_MS).unref());
     await Promise.race([app.close(), grace]);
     await usageConsumer.stop().catch(() => undefined);
+    await usage.flush().catch(() => undefined);
     await nc.drain().catch(() => undefined);
     await database.destroy();
   };

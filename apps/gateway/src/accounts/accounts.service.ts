@@ -15,13 +15,13 @@ export function hashApiKey(secret: string): string {
 }
 
 /** Opens the gateway schema (organizations, API keys), running its migrations. */
-export function openAccountsDatabase(url: string): Promise<DataSource> {
+export function openAccountsDatabase(url: string, poolSize = 5): Promise<DataSource> {
   return openDatabase({
     url,
     schema: 'gateway',
     entities: [OrganizationEntity, ApiKeyEntity],
     migrations: [InitAccounts1732200000001, GatewayLimits1732200000002],
-    poolSize: 5,
+    poolSize,
   });
 }
 
@@ -29,6 +29,8 @@ export function openAccountsDatabase(url: string): Promise<DataSource> {
 export interface Principal {
   keyId: string;
   orgId: string;
+  /** Name of the organization (names do not change; served by GET /organization from the cache). */
+  orgName: string;
   rateLimitPerMinute: number;
   /** Monthly caps of the organization; null = unlimited. */
   monthlyRequestQuota: number | null;
@@ -155,9 +157,9 @@ export class AccountsService {
     const now = Date.now();
     const hit = this.cache.get(hash);
     if (hit && hit.expiresAt > now) return hit.principal;
-    const rows: Array<{ id: string; org_id: string; rate_limit_per_minute: number; monthly_request_quota: string | null; monthly_token_quota: string | null }> =
+    const rows: Array<{ id: string; org_id: string; org_name: string; rate_limit_per_minute: number; monthly_request_quota: string | null; monthly_token_quota: string | null }> =
       await this.keys.query(
-        `SELECT k.id, k.org_id, k.rate_limit_per_minute, o.monthly_request_quota, o.monthly_token_quota
+        `SELECT k.id, k.org_id, o.name AS org_name, k.rate_limit_per_minute, o.monthly_request_quota, o.monthly_token_quota
            FROM api_keys k JOIN organizations o ON o.id = k.org_id
           WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
         [hash],
@@ -170,6 +172,7 @@ export class AccountsService {
     const principal: Principal = {
       keyId: row.id,
       orgId: row.org_id,
+      orgName: row.org_name,
       rateLimitPerMinute: row.rate_limit_per_minute,
       monthlyRequestQuota: row.monthly_request_quota === null ? null : Number(row.monthly_request_quota),
       monthlyTokenQuota: row.monthly_token_quota === null ? null : Number(row.monthly_token_quota),

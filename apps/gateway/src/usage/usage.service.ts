@@ -31,15 +31,43 @@ export interface MonthlyUsage {
  * concurrent requests never over- or under-count.
  */
 export class UsageService {
+  /** Requests of organizations without any cap, counted in memory: `org|month` → count. */
+  private readonly pending = new Map<string, number>();
+  private flushTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * @param flushMs how often requests of uncapped organizations are written (ms); their counter is
+   *   informational (it becomes binding when a cap is set), so it is batched off the hot path.
+   */
   constructor(
     private readonly db: DataSource,
     private readonly clock: Clock = systemClock,
+    private readonly flushMs = 1000,
   ) {}
+
+  /** Writes the batched request counts of uncapped organizations (one upsert per org and month). */
+  async flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batch = [...this.pending];
+    this.pending.clear();
+    for (const [k, n] of batch) {
+      const [orgId, month] = k.split('|');
+      await this.db
+        .query(
+          `INSERT INTO usage_monthly (org_id, month, requests, tokens) VALUES ($1, $2, $3, 0)
+           ON CONFLICT (org_id, month) DO UPDATE SET requests = usage_monthly.requests + EXCLUDED.requests`,
+          [orgId, month, n],
+        )
+        .catch(() => this.pending.set(k, (this.pending.get(k) ?? 0) + n));
+    }
+  }
 
   /**
    * Counts one authenticated request against the organization's monthly request cap and checks the
    * token cap. The increment happens only when both caps still leave room (one conditional upsert),
-   * so a refused request is not counted.
+   * so a refused request is not counted. Organizations without any cap are counted in memory and
+   * written in batches every `flushMs` (nothing to enforce, no database round trip per request).
    * @throws AppError QUOTA_EXCEEDED (402) naming the cap and the reset date.
    */
   async admitRequest(principal: Pick<Principal, 'orgId' | 'monthlyRequestQuota' | 'monthlyTokenQuota'>): Promise<void> {
@@ -47,6 +75,13 @@ export class UsageService {
     const month = quotaMonth(now);
     const reqCap = principal.monthlyRequestQuota;
     const tokCap = principal.monthlyTokenQuota;
+    if (reqCap === null && tokCap === null) {
+      // No cap to enforce: count without a database round trip on the request path.
+      const k = `${principal.orgId}|${month}`;
+      this.pending.set(k, (this.pending.get(k) ?? 0) + 1);
+      this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+      return;
+    }
     if (reqCap !== 0 && tokCap !== 0) {
       const rows: unknown[] = await this.db.query(
         `INSERT INTO usage_monthly (org_id, month, requests, tokens) VALUES ($1, $2, 1, 0)
