@@ -104,6 +104,10 @@ describe('gateway: rate limits, key revocation, replicas', () => {
       expect(Number(r.headers['x-ratelimit-reset'])).toBe(windowEnd);
       expect(r.headers['x-request-id']).toBe(r.body.request_id);
     });
+    // A key created without --rate-limit gets the default of 100 per minute.
+    const plain = kbctl('key', 'create', '--org', org.orgId);
+    expect(plain.rate_limit_per_minute).toBe(100);
+    expect((await api(plain.key).get('/api/v2/organization')).headers['x-ratelimit-limit']).toBe('100');
     // An unauthenticated request has no key, hence no rate-limit headers.
     const anonymous = await request(baseUrl()).get('/api/v2/organization');
     expect(anonymous.status).toBe(401);

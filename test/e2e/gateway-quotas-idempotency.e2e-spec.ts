@@ -59,7 +59,7 @@ describe('gateway: monthly quotas', () => {
     const over = await a.get('/api/v2/organization');
     expect(over.status).toBe(402);
     expect(over.body).toEqual({ success: false, error: { code: 'QUOTA_EXCEEDED', message: expect.stringContaining('request quota of 3') }, request_id: expect.any(String) });
-    expect(over.headers['x-ratelimit-limit']).toBe('100');
+    expect(over.headers['x-ratelimit-limit']).toBe('6000');
     // Raising the cap takes effect at once (kbctl announces the change to every replica).
     kbctl('org', 'quota', '--org', org.orgId, '--requests', 'unlimited');
     expect((await a.get('/api/v2/organization')).status).toBe(200);

@@ -170,7 +170,7 @@ describe('gateway: errors in the envelope', () => {
       expect([name, res.status, res.body]).toEqual([name, status, { ...ENVELOPE_ERROR, error: { code, message: expect.any(String) } }]);
       expect([name, INTERNALS.test(res.body.error.message)]).toEqual([name, false]);
       expect(res.headers['x-request-id']).toBe(res.body.request_id);
-      if (res.status !== 401) expect([name, res.headers['x-ratelimit-limit']]).toEqual([name, '100']);
+      if (res.status !== 401) expect([name, res.headers['x-ratelimit-limit']]).toEqual([name, '6000']);
     }
   });
 
@@ -184,7 +184,7 @@ describe('gateway: errors in the envelope', () => {
       const unavailable = await api(org.key, url).get('/api/v2/projects');
       expect(unavailable.status).toBe(503);
       expect(unavailable.body).toEqual({ ...ENVELOPE_ERROR, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String) } });
-      expect(unavailable.headers['x-ratelimit-limit']).toBe('100');
+      expect(unavailable.headers['x-ratelimit-limit']).toBe('6000');
 
       const started = Date.now();
       const slow = api(org.key, url).post('/api/v2/check/verify').send({ project_id: '6f1c2a9e-0000-4000-8000-000000000001', requirement: 'Workers must wear helmets on site.' }).then((r) => r);

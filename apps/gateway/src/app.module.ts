@@ -9,7 +9,7 @@ import { CheckController } from './check/check.controller';
 import { ApiKeyGuard } from './common/api-key.guard';
 import { IdempotencyInterceptor } from './common/idempotency';
 import { GatewayHttpConfig, TimeoutInterceptor } from './common/timeout';
-import { EnvelopeInterceptor } from './common/envelope';
+import { GatewayInterceptor } from './common/pipeline';
 import { ErrorEnvelopeFilter } from './common/error.filter';
 import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_CONFIG, GATEWAY_DATABASE, HEALTH_TARGETS, LOGGER } from './common/tokens';
 import { DocumentsController } from './documents/documents.controller';
@@ -48,10 +48,10 @@ export class AppModule {
         { provide: AGENT_CLIENT, useValue: createAsyncClient(agentV1.AgentServiceService, options.addresses.agent) },
         { provide: HEALTH_TARGETS, useValue: health },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        // Order matters: the first is the outermost. Idempotency stores the final envelope.
-        { provide: APP_INTERCEPTOR, useClass: TimeoutInterceptor },
-        { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
-        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        TimeoutInterceptor,
+        IdempotencyInterceptor,
+        // Timeout → idempotency → envelope, composed in one interceptor (common/pipeline.ts).
+        { provide: APP_INTERCEPTOR, useClass: GatewayInterceptor },
         { provide: APP_FILTER, useValue: new ErrorEnvelopeFilter(options.logger) },
       ],
     };

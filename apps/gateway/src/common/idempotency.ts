@@ -58,17 +58,22 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return this.around(context, () => next.handle());
+  }
+
+  /** The idempotency logic around `handle` (the enveloped handler result). */
+  around(context: ExecutionContext, handle: () => Observable<unknown>): Observable<unknown> {
     const http = context.switchToHttp();
     const request = http.getRequest<GatewayRequest>();
     const reply = http.getResponse<FastifyReply>();
     const raw = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || raw === undefined) return next.handle();
+    if (request.method !== 'POST' || raw === undefined) return handle();
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (!key || key.length > IDEMPOTENCY_KEY_MAX || !/^[\x20-\x7e]+$/.test(key)) {
       return throwError(() => AppError.validation(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters.`));
     }
     const orgId = request.kb?.principal?.orgId;
-    if (!orgId) return next.handle();
+    if (!orgId) return handle();
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
     return from(this.claim(orgId, key, request.method, request.url, fingerprint)).pipe(
       mergeMap((claim) => {
@@ -80,7 +85,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           void reply.send(body);
           return of(RAW_RESPONSE);
         }
-        return next.handle().pipe(
+        return handle().pipe(
           mergeMap((result) => from(this.complete(orgId, key, reply, result)).pipe(mergeMap(() => of(result)))),
           catchError((error) => from(this.fail(orgId, key, request, error)).pipe(mergeMap(() => throwError(() => error)))),
         );

@@ -20,6 +20,11 @@ export class TimeoutInterceptor implements NestInterceptor {
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayHttpConfig) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return this.around(context, next.handle());
+  }
+
+  /** `source` with the timeout applied. */
+  around(context: ExecutionContext, source: Observable<unknown>): Observable<unknown> {
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const ms = this.config.requestTimeoutMs;
     return new Observable((subscriber) => {
@@ -28,7 +33,7 @@ export class TimeoutInterceptor implements NestInterceptor {
         subscription.unsubscribe();
         subscriber.error(new AppError(ErrorCode.TIMEOUT, `The request did not complete within ${Math.round(ms / 1000)} seconds. Retry later.`));
       }, ms);
-      const subscription = next.handle().subscribe({
+      const subscription = source.subscribe({
         next: (v) => subscriber.next(v),
         error: (e) => {
           clearTimeout(timer);
