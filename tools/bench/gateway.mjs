@@ -62,14 +62,19 @@ try {
   for (const [url, h] of [[gatewayUrl, headers], [bare.url, {}]]) await run(url, h, 3);
   const fastifyResult = summary('bare Fastify route', await run(bare.url, {}));
   const gatewayResult = summary('gateway GET /api/v2/organization', await run(gatewayUrl, headers));
+  // Where the cost is: the same gateway on a public route (Nest pipeline, hooks, headers, log
+  // line; no key lookup, no rate-limit round trip to PostgreSQL).
+  const publicResult = summary('gateway GET /healthz (no auth, no rate limit)', await run(`${stack.baseUrl}/healthz`, {}));
   const ratio = gatewayResult.requests_per_s / fastifyResult.requests_per_s;
-  console.table([fastifyResult, gatewayResult]);
+  console.table([fastifyResult, gatewayResult, publicResult]);
   console.log(
     JSON.stringify({
       duration_s: duration,
       connections,
       bare_fastify: fastifyResult,
       gateway: gatewayResult,
+      gateway_public_route: publicResult,
+      public_route_ratio: Number((publicResult.requests_per_s / fastifyResult.requests_per_s).toFixed(3)),
       throughput_ratio: Number(ratio.toFixed(3)),
       p99_ratio: Number((gatewayResult.p99_ms / Math.max(1, fastifyResult.p99_ms)).toFixed(2)),
       target: 'gateway keeps >= 50% of the bare throughput',
