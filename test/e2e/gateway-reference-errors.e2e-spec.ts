@@ -174,6 +174,14 @@ describe('gateway: errors in the envelope', () => {
     }
   });
 
+  it('keeps X-Request-Id on responses a handler writes to the raw socket itself (streams, presigned storage)', async () => {
+    // The local storage driver answers its presigned URLs by writing the raw Node response (an
+    // expired signature → 403 in S3's format), bypassing Fastify's reply like an SSE handler does.
+    const res = await request(baseUrl()).get('/storage/v1/objects/nothing?expires=1&signature=x').set('X-Request-Id', 'raw-writer-1');
+    expect(res.status).toBe(403);
+    expect(res.headers['x-request-id']).toBe('raw-writer-1');
+  });
+
   it('503 when a backing service is down, 504 when it hangs, and drains in-flight requests on shutdown', async () => {
     const hung = await blackhole();
     const down = await unusedAddress();

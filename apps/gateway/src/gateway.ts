@@ -19,7 +19,7 @@ import { toHttpError } from './common/error.filter';
 import { requestIdFor } from './common/http-context';
 import { IdempotencyInterceptor } from './common/idempotency';
 import { RateLimiter } from './common/rate-limit';
-import { createRequestPolicy, isPublicPath } from './common/request-policy';
+import { createRequestPolicy, isPublicPath, setResponseHeader } from './common/request-policy';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
 import { createValidationPipe } from './common/validation';
 
@@ -176,6 +176,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     });
   }
   fastify.addHook('onRequest', async (request, reply) => {
+    setResponseHeader(reply, 'X-Request-Id', String(request.id));
     if (draining) {
       reply.header('Connection', 'close');
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway is shutting down. Retry; another replica will answer.');

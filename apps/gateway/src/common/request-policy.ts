@@ -14,6 +14,16 @@ export function isPublicPath(url: string): boolean {
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
+ * Sets a response header both on the Fastify reply and on the raw Node response: handlers that
+ * stream by writing the raw response themselves (SSE, CSV) bypass Fastify's header store, while
+ * Node merges raw headers into whatever `writeHead` sends, so the header reaches the client either way.
+ */
+export function setResponseHeader(reply: FastifyReply, name: string, value: string): void {
+  reply.header(name, value);
+  if (!reply.raw.headersSent) reply.raw.setHeader(name, value);
+}
+
+/**
  * The gateway's admission policy, run as a Fastify `onRequest` hook before routing, body parsing
  * and validation, so it applies to every non-public request, including unknown routes and bodies
  * that turn out malformed or too large:
@@ -36,12 +46,12 @@ export function createRequestPolicy(deps: { accounts: AccountsService; rateLimit
     req.kb = { ...(req.kb ?? {}), principal };
 
     const state = await deps.rateLimiter.consume(principal.keyId, principal.rateLimitPerMinute);
-    reply.header('X-RateLimit-Limit', String(state.limit));
-    reply.header('X-RateLimit-Remaining', String(state.remaining));
-    reply.header('X-RateLimit-Reset', String(state.reset));
+    setResponseHeader(reply, 'X-RateLimit-Limit', String(state.limit));
+    setResponseHeader(reply, 'X-RateLimit-Remaining', String(state.remaining));
+    setResponseHeader(reply, 'X-RateLimit-Reset', String(state.reset));
     if (!state.allowed) {
       const nowMs = now();
-      reply.header('Retry-After', String(Math.max(1, state.reset - Math.floor(nowMs / 1000))));
+      setResponseHeader(reply, 'Retry-After', String(Math.max(1, state.reset - Math.floor(nowMs / 1000))));
       throw RateLimiter.tooMany(state, nowMs);
     }
     await deps.usage.admitRequest(principal);
