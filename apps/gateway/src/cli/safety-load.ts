@@ -3,6 +3,7 @@ import { documentsV1 } from '@kb/proto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { registerKbctlCommand } from './registry';
 
 /**
  * Reserved operator organization that owns the documents of the shared safety corpus. Its id is the
@@ -140,3 +141,16 @@ export async function runSafetyLoad(argv: string[]): Promise<Record<string, unkn
   }
 }
 
+
+registerKbctlCommand({
+  name: 'safety load',
+  usage: 'safety load FOLDER [--prune] [--timeout SECONDS]   (the shared construction-safety corpus; replaces by file name)',
+  options: { prune: { type: 'boolean' }, timeout: { type: 'string' } },
+  run: ({ args, values }) =>
+    runSafetyLoad([
+      'load',
+      ...args,
+      ...(values.prune === true ? ['--prune'] : []),
+      ...(typeof values.timeout === 'string' ? ['--timeout', values.timeout] : []),
+    ]),
+});
