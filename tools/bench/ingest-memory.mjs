@@ -20,6 +20,8 @@ import { ROOT } from '../lib/bootstrap.mjs';
 
 const CORPUS = path.join(ROOT, '../shared/corpus');
 
+const VOCABULARY = 'crane scaffold harness guardrail ladder trench excavation welding ventilation respirator hoist rigging forklift signage lockout tagout permit audit'.split(' ');
+
 /** Writes a PDF of `n` pages, each with a text line and a `w` x `h` uncompressed random RGB image. */
 function writeImagePdf(file, n, w, h) {
   const fd = openSync(file, 'w');
@@ -41,7 +43,9 @@ function writeImagePdf(file, n, w, h) {
   obj(3, '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
   pages.forEach(([pg, cs, im], i) => {
     obj(pg, `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> /XObject << /Im0 ${im} 0 R >> >> /Contents ${cs} 0 R >>`);
-    const text = `BT /F1 14 Tf 72 740 Td (Large file test page ${i + 1}: the inspection log of crane number ${i + 1} is kept on site.) Tj ET q 468 0 0 600 72 100 cm /Im0 Do Q`;
+    // Different words on every page (a line repeated on every page would be dropped as a running header).
+    const words = Array.from({ length: 12 }, (_, k) => VOCABULARY[(i * 7 + k * 13) % VOCABULARY.length]).join(' ');
+    const text = `BT /F1 12 Tf 72 740 Td (Inspection ${i + 1}: ${words}.) Tj ET q 468 0 0 600 72 100 cm /Im0 Do Q`;
     obj(cs, `<< /Length ${text.length} >>\nstream\n${text}\nendstream`);
     offs[im] = pos;
     write(`${im} 0 obj\n<< /Type /XObject /Subtype /Image /Width ${w} /Height ${h} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Length ${w * h * 3} >>\nstream\n`);

@@ -107,7 +107,7 @@ export function checkPageLimit(ctx: ExtractionContext, count: number, unit: stri
 
 /** `TOO_LARGE` error for a file whose text is bigger than `ctx.maxTextBytes`. */
 export function textTooLarge(ctx: ExtractionContext, sizeBytes?: number): ExtractionError {
-  const mb = (n: number) => `${Math.round(n / (1024 * 1024))} MB`;
+  const mb = (n: number) => (n >= 1024 * 1024 ? `${Math.round(n / (1024 * 1024))} MB` : `${Math.max(1, Math.round(n / 1024))} KB`);
   return new ExtractionError(
     'TOO_LARGE',
     `The file holds ${sizeBytes ? `about ${mb(sizeBytes)} of text` : 'more text than accepted'}, more than the limit of ${mb(ctx.maxTextBytes)} per document; ` +

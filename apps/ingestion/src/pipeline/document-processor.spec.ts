@@ -133,6 +133,13 @@ describe('DocumentProcessor', () => {
     expect(statuses[1]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/40 pages, more than the limit of 10/) });
   });
 
+  it('stops a PDF whose text outgrows the budget (PDF bomb guard) and refuses an oversized text file before reading it', async () => {
+    await processor(undefined, { maxTextBytes: 20_000 }).process(stored(corpus('pdf/OSHA2001.pdf')), first);
+    expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/more text than accepted, more than the limit of 20 KB per document; split it/) });
+    await processor(undefined, { maxTextBytes: 100_000 }).process(stored(corpus('csv/osha_fatality_catastrophe_events_2013-06-15.csv'), 'text/csv'), first);
+    expect(statuses[1]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/holds about 306 KB of text, more than the limit of 98 KB/) });
+  });
+
   it('fails a document that exceeds the time limit, saying so', async () => {
     await processor(undefined, { timeoutMs: 1 }).process(stored(corpus('pdf/debian-policy-4.6.2.0.pdf')), first);
     expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/took longer than .* and was stopped/) });
