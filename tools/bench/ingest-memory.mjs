@@ -9,7 +9,7 @@
 // - images-486MB.pdf: 18 pages, each a text line and a 3000x3000 RGB image of random bytes
 //   stored uncompressed (a large file with little text);
 // - policy-x25.pdf: the 193-page Debian Policy 25 times (4,825 text pages);
-// - events-40MB.csv: the OSHA events CSV repeated to 40 MB (under the 48 MiB text budget);
+// - events-30MB.csv: the OSHA events CSV repeated to 30 MB (under the 32 MiB text budget);
 // - events-300MB.csv: the same to 300 MB (over the budget: must fail fast, not load it).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -124,9 +124,9 @@ try {
   const policy = path.join(dir, 'policy-x25.pdf');
   execFileSync('pdfunite', [...Array(25).fill(path.join(CORPUS, 'pdf/debian-policy-4.6.2.0.pdf')), policy]);
   files.push([policy, 'application/pdf']);
-  const csv40 = path.join(dir, 'events-40MB.csv');
-  writeBigCsv(path.join(CORPUS, 'csv/osha_fatality_catastrophe_events_2013-06-15.csv'), csv40, 40 * 1024 * 1024);
-  files.push([csv40, 'text/csv']);
+  const csv30 = path.join(dir, 'events-30MB.csv');
+  writeBigCsv(path.join(CORPUS, 'csv/osha_fatality_catastrophe_events_2013-06-15.csv'), csv30, 30 * 1024 * 1024);
+  files.push([csv30, 'text/csv']);
   const csv300 = path.join(dir, 'events-300MB.csv');
   writeBigCsv(path.join(CORPUS, 'csv/osha_fatality_catastrophe_events_2013-06-15.csv'), csv300, 300 * 1024 * 1024);
   files.push([csv300, 'text/csv']);

@@ -24,8 +24,8 @@ runService(logger, async () => {
     INGESTION_TIMEOUT_MS: env.int(10 * 60 * 1000),
     /** Largest number of pages (PDF pages, slides, sheets, image frames) per document. */
     INGESTION_MAX_PAGES: env.int(5000),
-    /** Largest extracted text per document, bytes (48 MiB keeps one document's chunks in one index call). */
-    INGESTION_MAX_TEXT_BYTES: env.int(48 * 1024 * 1024),
+    /** Largest extracted text per document, bytes (32 MiB keeps one document's chunks in one index call). */
+    INGESTION_MAX_TEXT_BYTES: env.int(32 * 1024 * 1024),
     /** Largest declared uncompressed size of a DOCX/XLSX/PPTX package, bytes (zip-bomb guard). */
     INGESTION_MAX_UNZIPPED_BYTES: env.int(1024 * 1024 * 1024),
     /** Chunk size target and overlap, characters. */

@@ -3,8 +3,8 @@ import { DEFAULT_ZIP_LIMITS } from './zip-limits';
 
 export const DEFAULT_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_PAGES = 2000;
-/** Default text budget: 48 MiB keeps one document's chunks inside the 64 MiB gRPC message limit of the index. */
-export const DEFAULT_MAX_TEXT_BYTES = 48 * 1024 * 1024;
+/** Default text budget: 32 MiB keeps one document's chunks inside the 64 MiB gRPC message limit of the index. */
+export const DEFAULT_MAX_TEXT_BYTES = 32 * 1024 * 1024;
 
 /**
  * Per-call state shared by the format extractors: one abort signal that fires on the caller's

@@ -69,7 +69,7 @@ export class ExtractionError extends Error {
  * - `ocr`: run OCR on images and on PDF pages without a text layer (default true).
  * - `deferOcr`: in a PDF that has text pages, do not OCR its image-only pages now but list them in
  *   `deferredOcrPages` (default false). A PDF with no text page at all is OCRed at once.
- * - `maxTextBytes`: largest extracted text in bytes (default 48 MiB), else `TOO_LARGE`.
+ * - `maxTextBytes`: largest extracted text in bytes (default 32 MiB), else `TOO_LARGE`.
  * - `maxUnzippedBytes`: largest declared uncompressed size of a DOCX/XLSX/PPTX package (default
  *   1 GiB), else `TOO_LARGE` before anything is inflated (zip bombs; see zip-limits.ts).
  */
