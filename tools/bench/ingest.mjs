@@ -107,7 +107,7 @@ try {
   const report = (label, files, pipelineMs, baselineMs, baselineLabel, failed) => {
     const pages = files.reduce((s, f) => s + pageCount(f), 0);
     const mb = files.reduce((s, f) => s + statSync(f).size, 0) / 1e6;
-    const fmt = (ms) => `${(pages / (ms / 1000)).toFixed(1)} pages/s, ${(mb / (ms / 1000)).toFixed(2)} MB/s (${(ms / 1000).toFixed(2)} s)`;
+    const fmt = (ms) => `${(pages / (ms / 1000)).toPrecision(3)} pages/s, ${(mb / (ms / 1000)).toPrecision(3)} MB/s (${(ms / 1000).toFixed(2)} s)`;
     rows.push([label, `${files.length} files, ${pages} pages, ${mb.toFixed(1)} MB`, `pipeline ${fmt(pipelineMs)}`, `${baselineLabel} ${fmt(baselineMs)}`, `ratio ${(pipelineMs / baselineMs).toFixed(2)}x`, failed ? `${failed} failed` : 'all completed']);
   };
 
