@@ -4,16 +4,23 @@ import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/
 
 jest.setTimeout(300_000);
 
-function ingestionLog(): { msg: string; document_id?: string; attempt?: number }[] {
-  return readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', 'ingestion.log'), 'utf8')
+function ingestionLogBytes(): Buffer {
+  return readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', 'ingestion.log'));
+}
+
+/** Log lines from byte `from` on (other suites fill the log: parsing all of it every poll would delay the kill). */
+function ingestionLog(from = 0): { msg: string; document_id?: string; attempt?: number }[] {
+  return ingestionLogBytes()
+    .subarray(from)
+    .toString('utf8')
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l));
 }
 
-async function waitForLog(pred: (l: { msg: string; document_id?: string; attempt?: number }) => boolean): Promise<void> {
+async function waitForLog(pred: (l: { msg: string; document_id?: string; attempt?: number }) => boolean, from: number): Promise<void> {
   for (let i = 0; i < 600; i++) {
-    if (ingestionLog().some(pred)) return;
+    if (ingestionLog(from).some(pred)) return;
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error('log line not seen');
@@ -50,8 +57,9 @@ describe('ingestion worker crash', () => {
 
     const crashed = await uploadFile(key, { path: file, name: 'crashed.pdf' });
     const before = ingestionPid();
+    const logFrom = ingestionLogBytes().length;
     await api(key).post('/api/v2/documents/process').send({ document_ids: [crashed] });
-    await waitForLog((l) => l.msg === 'processing document' && l.document_id === crashed);
+    await waitForLog((l) => l.msg === 'processing document' && l.document_id === crashed, logFrom);
     process.kill(before, 'SIGKILL');
     await waitForNewPid(before);
 
@@ -59,7 +67,7 @@ describe('ingestion worker crash', () => {
     expect(doc.status).toBe('completed');
     expect(doc.chunk_count).toBe(expected.chunk_count);
     // It was killed mid-document: only a later delivery finished it.
-    const finished = ingestionLog().filter((l) => l.msg === 'document processed' && l.document_id === crashed);
+    const finished = ingestionLog(logFrom).filter((l) => l.msg === 'document processed' && l.document_id === crashed);
     expect(finished.map((l) => l.attempt)).toEqual([2]);
 
     // No duplicate chunks: a query cites each chunk at most once, and the crashed copy answers like the reference.

@@ -1,11 +1,12 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
-import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, Subjects } from '@kb/events';
+import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, StatusChangedEvent, Subjects } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { processRequestProblem, publishDeadLetter, watchMaxDeliveries } from './pipeline/dead-letter';
 import { DocumentProcessor } from './pipeline/document-processor';
 import { metrics, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
@@ -24,9 +25,19 @@ runService(logger, async () => {
     INGESTION_GRPC_PORT: env.port(50052),
     /** Documents processed at once by this replica. */
     INGESTION_CONCURRENCY: env.int(2),
-    /** Per-document extraction time limit. */
+    /** Per-document time limit (extraction, OCR and enrichment together). */
     INGESTION_TIMEOUT_MS: env.int(10 * 60 * 1000),
+    /** Largest number of pages (PDF pages, slides, sheets, image frames) per document. */
     INGESTION_MAX_PAGES: env.int(5000),
+    /** Largest extracted text per document, bytes (32 MiB keeps one document's chunks in one index call). */
+    INGESTION_MAX_TEXT_BYTES: env.int(32 * 1024 * 1024),
+    /** Largest declared uncompressed size of a DOCX/XLSX/PPTX package, bytes (zip-bomb guard). */
+    INGESTION_MAX_UNZIPPED_BYTES: env.int(1024 * 1024 * 1024),
+    /** Chunk size target and overlap, characters. */
+    INGESTION_CHUNK_CHARS: env.int(1200),
+    INGESTION_CHUNK_OVERLAP_CHARS: env.int(150),
+    /** Backoff before a failed delivery is retried: this times the attempt number (ms). */
+    INGESTION_RETRY_DELAY_MS: env.int(5_000),
     /** Deliveries of one document before it is failed. */
     INGESTION_MAX_ATTEMPTS: env.int(3),
     INGESTION_WORK_DIR: env.string(path.join(os.tmpdir(), 'kb-ingestion')),
@@ -40,22 +51,36 @@ runService(logger, async () => {
   const nc = await connectNats(config.NATS_URL, 'ingestion');
   await ensureStream(nc, DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS);
 
+  const indexChunks = async (orgId: string, request: retrievalV1.IndexDocumentRequest) => {
+    await retrieval.indexDocument(request, { orgId, timeoutMs: 5 * 60 * 1000 });
+  };
+  const deleteChunks = async (orgId: string, documentId: string) => {
+    await retrieval.deleteDocuments({ documentIds: [documentId], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId });
+  };
+  const publishStatus = async (event: StatusChangedEvent) => {
+    await publishEvent(nc, Subjects.statusChanged, event, `status:${event.documentId}:${event.status}`);
+    // [telemetry] documents finished and pages extracted (rate() = pages/s)
+    if (event.status === 'completed') metrics.ingestionPages.inc(event.pageCount ?? 0);
+    if (event.status === 'completed' || event.status === 'failed') metrics.ingestionDocuments.inc({ outcome: event.status });
+  };
   const processor = new DocumentProcessor({
     storage,
-    indexChunks: async (orgId, request) => {
-      await retrieval.indexDocument(request, { orgId, timeoutMs: 5 * 60 * 1000 });
-    },
-    publishStatus: async (event) => {
-      await publishEvent(nc, Subjects.statusChanged, event, `status:${event.documentId}:${event.status}`);
-      // [telemetry] documents finished and pages extracted (rate() = pages/s)
-      if (event.status === 'completed') metrics.ingestionPages.inc(event.pageCount ?? 0);
-      if (event.status === 'completed' || event.status === 'failed') metrics.ingestionDocuments.inc({ outcome: event.status });
-    },
+    indexChunks,
+    deleteChunks,
+    publishStatus,
     workDir: config.INGESTION_WORK_DIR,
     logger,
     timeoutMs: config.INGESTION_TIMEOUT_MS,
     maxPages: config.INGESTION_MAX_PAGES,
+    maxTextBytes: config.INGESTION_MAX_TEXT_BYTES,
+    maxUnzippedBytes: config.INGESTION_MAX_UNZIPPED_BYTES,
+    chunkOptions: {
+      targetChars: config.INGESTION_CHUNK_CHARS,
+      maxChars: Math.max(config.INGESTION_CHUNK_CHARS, Math.round(config.INGESTION_CHUNK_CHARS * 5 / 3)),
+      overlapChars: config.INGESTION_CHUNK_OVERLAP_CHARS,
+    },
   });
+  const stopDeadLetters = watchMaxDeliveries({ nc, logger, durable: 'ingestion', publishStatus, deleteChunks });
   const consumer = await runConsumer<ProcessRequestedEvent>(nc, {
     stream: DOCUMENTS_STREAM,
     durable: 'ingestion',
@@ -63,9 +88,26 @@ runService(logger, async () => {
     ackWaitMs: config.INGESTION_ACK_WAIT_MS,
     maxDeliver: config.INGESTION_MAX_ATTEMPTS,
     concurrency: config.INGESTION_CONCURRENCY,
-    retryDelayMs: 5_000,
+    retryDelayMs: config.INGESTION_RETRY_DELAY_MS,
     logger,
-    handler: (event, delivery) => processor.process(event, delivery),
+    handler: async (event, delivery) => {
+      const problem = processRequestProblem(event);
+      if (problem) {
+        // Poison message: retrying cannot help. Keep it for operators and acknowledge it.
+        logger.error({ problem }, 'malformed process request dead-lettered');
+        await publishDeadLetter(nc, {
+          subject: Subjects.processRequested,
+          streamSequence: null,
+          deliveries: delivery.attempt,
+          reason: `malformed payload: ${problem}`,
+          payload: JSON.stringify(event),
+          documentId: null,
+          at: new Date().toISOString(),
+        });
+        return;
+      }
+      await processor.process(event, delivery);
+    },
   });
   const grpc = await startGrpcServer({ host: config.GRPC_HOST, port: config.INGESTION_GRPC_PORT, logger, services: [] });
   // [telemetry] Prometheus /metrics on its own port
@@ -73,6 +115,7 @@ runService(logger, async () => {
   return async () => {
     await metricsServer.close(); // [telemetry]
     await grpc.shutdown();
+    stopDeadLetters();
     await consumer.stop();
     await nc.drain();
     retrieval.close();

@@ -12,6 +12,12 @@ export const Subjects = {
   statusChanged: 'documents.status.changed',
   /** documents → anyone: documents were deleted (their chunks are already gone). */
   deleted: 'documents.deleted',
+  /**
+   * ingestion → operators: a `documents.process.requested` message that could not be processed
+   * (malformed payload, or every delivery crashed or timed out). Kept in the stream (7 days) for
+   * inspection; see docs/ingestion.md.
+   */
+  processDeadLetter: 'documents.process.dead_letter',
 } as const;
 
 /** Payload of `documents.process.requested`. */
@@ -38,6 +44,22 @@ export interface StatusChangedEvent {
   pageCount: number | null;
   /** Words a user can act on, when status is failed. */
   errorMessage: string | null;
+  at: string;
+}
+
+/** Payload of `documents.process.dead_letter`. */
+export interface ProcessDeadLetterEvent {
+  /** Subject and stream sequence of the original message (sequence null when not known to the consumer). */
+  subject: string;
+  streamSequence: number | null;
+  /** Deliveries made before giving up (0 when the payload was rejected without retries). */
+  deliveries: number;
+  /** Why it was dead-lettered, e.g. `max deliveries reached` or `malformed payload: ...`. */
+  reason: string;
+  /** The original payload, as sent (UTF-8). */
+  payload: string;
+  /** Document concerned, when the payload names one. */
+  documentId: string | null;
   at: string;
 }
 

@@ -58,6 +58,17 @@ describe('chunkDocument: rules', () => {
     expect(chunks.every((c) => c.startPage === null && c.endPage === null && c.pageSpans.length === 0)).toBe(true);
   });
 
+  it('does not nest a numbered heading under a numbered section that is not its ancestor (Debian Policy 11.11 after a "5." list item)', () => {
+    const chunks = chunkDocument(
+      doc([h('11 Customized programs', 1), h('11.5 Web servers', 2), p('Web servers text.'), h('5. Providing httpd and/or httpd-cgi', 3), p('Provide the virtual package.'), h('11.11 Games', 2), p('The permissions on /var/games are mode 755.')]),
+    );
+    expect(chunks.map((c) => c.headingPath)).toEqual([
+      ['11 Customized programs', '11.5 Web servers'],
+      ['11 Customized programs', '11.5 Web servers', '5. Providing httpd and/or httpd-cgi'],
+      ['11 Customized programs', '11.11 Games'],
+    ]);
+  });
+
   it('does not lose the text of headings without content of their own', () => {
     const chunks = chunkDocument(doc([h('Appendix A', 1), h('Appendix B', 1), p('B text.')]));
     expect(chunks).toHaveLength(1);

@@ -184,6 +184,17 @@ class ChunkBuilder {
   }
 }
 
+/** The section number of a numbered heading ("11.5.2 Title" -> [11, 5, 2]), or null. */
+function sectionNumber(text: string): number[] | null {
+  const m = /^\s*(\d+(?:\.\d+)*)\.?\s+\S/.exec(text);
+  return m ? m[1].split('.').map(Number) : null;
+}
+
+/** True when section `a` encloses section `b` (`a` is a proper prefix of `b`: 11 encloses 11.5). */
+function isAncestorNumber(a: number[], b: number[]): boolean {
+  return a.length < b.length && a.every((n, i) => n === b[i]);
+}
+
 interface StackEntry {
   level: number;
   text: string;
@@ -208,7 +219,15 @@ class Chunker {
     this.emit();
     this.previous = null;
     const level = Math.min(6, Math.max(1, Math.floor(block.level ?? 1)));
-    while (this.stack.length && this.stack[this.stack.length - 1].level >= level) {
+    const number = sectionNumber(block.text);
+    while (this.stack.length) {
+      const top = this.stack[this.stack.length - 1];
+      const topNumber = sectionNumber(top.text);
+      // A dotted section number ("11.11 Games") is not inside a numbered section that is not its
+      // ancestor ("5. Providing httpd", a numbered list item taken for a heading). A single number
+      // ("5.") may be such a list item itself, so it does not pop by number.
+      const foreign = number !== null && number.length >= 2 && topNumber !== null && !isAncestorNumber(topNumber, number);
+      if (top.level < level && !foreign) break;
       const popped = this.stack.pop()!;
       if (!popped.used) this.orphans.push(popped);
     }

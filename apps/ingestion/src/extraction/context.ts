@@ -1,7 +1,10 @@
 import { ExtractionError, ExtractOptions } from './types';
+import { DEFAULT_ZIP_LIMITS } from './zip-limits';
 
 export const DEFAULT_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_PAGES = 2000;
+/** Default text budget: 32 MiB keeps one document's chunks inside the 64 MiB gRPC message limit of the index. */
+export const DEFAULT_MAX_TEXT_BYTES = 32 * 1024 * 1024;
 
 /**
  * Per-call state shared by the format extractors: one abort signal that fires on the caller's
@@ -12,6 +15,12 @@ export interface ExtractionContext {
   readonly signal: AbortSignal;
   readonly maxPages: number;
   readonly ocr: boolean;
+  /** PDFs with some text pages: leave their image-only pages to a later OCR step (see `ExtractedDocument.deferredOcrPages`). */
+  readonly deferOcr: boolean;
+  /** Largest amount of extracted text accepted, in bytes (UTF-8); beyond it `TOO_LARGE`. */
+  readonly maxTextBytes: number;
+  /** Largest declared uncompressed size of an Office (ZIP) package, in bytes. */
+  readonly maxUnzippedBytes: number;
 }
 
 /**
@@ -44,6 +53,9 @@ export function createContext(options: ExtractOptions = {}): { ctx: ExtractionCo
       signal: controller.signal,
       maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
       ocr: options.ocr ?? true,
+      deferOcr: options.deferOcr ?? false,
+      maxTextBytes: options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES,
+      maxUnzippedBytes: options.maxUnzippedBytes ?? DEFAULT_ZIP_LIMITS.maxUncompressedBytes,
     },
     dispose: () => {
       clearTimeout(timer);
@@ -91,4 +103,14 @@ export function checkPageLimit(ctx: ExtractionContext, count: number, unit: stri
       `The file has ${count} ${unit}s, more than the limit of ${ctx.maxPages}; split it into smaller files and upload them separately.`,
     );
   }
+}
+
+/** `TOO_LARGE` error for a file whose text is bigger than `ctx.maxTextBytes`. */
+export function textTooLarge(ctx: ExtractionContext, sizeBytes?: number): ExtractionError {
+  const mb = (n: number) => (n >= 1024 * 1024 ? `${Math.round(n / (1024 * 1024))} MB` : `${Math.max(1, Math.round(n / 1024))} KB`);
+  return new ExtractionError(
+    'TOO_LARGE',
+    `The file holds ${sizeBytes ? `about ${mb(sizeBytes)} of text` : 'more text than accepted'}, more than the limit of ${mb(ctx.maxTextBytes)} per document; ` +
+      'split it into smaller files and upload them separately.',
+  );
 }

@@ -10,6 +10,7 @@ import mammoth from 'mammoth';
 import { ExtractionContext, raceAbort } from './context';
 import { htmlToBlocks } from './html';
 import { readOfficePackage } from './office';
+import { DEFAULT_ZIP_LIMITS } from './zip-limits';
 import { ExtractedDocument, ExtractionError } from './types';
 
 const CORRUPT = 'The Word document could not be read; it may be damaged. Open it in Word, save a new copy and upload that.';
@@ -76,7 +77,7 @@ async function readParts(buffer: Buffer): Promise<{ styles: string | null; title
  * Throws `ENCRYPTED`, `UNSUPPORTED_TYPE` (legacy .doc), `CORRUPT_FILE`, `NO_TEXT` (no text at all).
  */
 export async function extractDocx(ctx: ExtractionContext, filePath: string): Promise<ExtractedDocument> {
-  const buffer = await readOfficePackage(filePath, 'Word document', 'docx');
+  const buffer = await readOfficePackage(filePath, 'Word document', 'docx', { ...DEFAULT_ZIP_LIMITS, maxUncompressedBytes: ctx.maxUnzippedBytes });
   let html: string;
   let propertyTitle: string | null;
   try {

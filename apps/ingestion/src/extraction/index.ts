@@ -4,17 +4,18 @@ import { normalizeContentType } from '@kb/common';
  * lists, tables) with page numbers where the format has pages. One module per format; this file
  * dispatches by content type.
  */
-import { createContext, ExtractionContext, raceAbort } from './context';
+import { stat } from 'node:fs/promises';
+import { createContext, ExtractionContext, raceAbort, textTooLarge } from './context';
 import { extractCsv } from './csv';
 import { extractDocx } from './docx';
 import { extractHtml } from './html';
 import { extractImage } from './image';
 import { extractJson } from './json';
 import { extractMarkdown } from './markdown';
-import { extractPdf } from './pdf';
+import { extractPdf, extractPdfOcrPages } from './pdf';
 import { extractPptx } from './pptx';
 import { extractText } from './text';
-import { ExtractedDocument, ExtractionError, ExtractOptions } from './types';
+import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions } from './types';
 import { extractXlsx } from './xlsx';
 
 export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions } from './types';
@@ -73,7 +74,30 @@ export async function extractDocument(filePath: string, contentType: string, opt
   const { ctx, dispose } = createContext(options);
   try {
     if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (TEXT_TYPES.has(type)) {
+      // Text formats are read whole: refuse before reading when the file alone exceeds the budget.
+      const { size } = await stat(filePath);
+      if (size > ctx.maxTextBytes) throw textTooLarge(ctx, size);
+    }
     return await raceAbort(ctx, extractor(ctx, filePath));
+  } finally {
+    dispose();
+  }
+}
+
+/** Types whose whole file is text (their size is their text size, within a small factor). */
+const TEXT_TYPES = new Set(['text/csv', 'text/plain', 'text/markdown', 'text/html', 'application/json']);
+
+/**
+ * OCRs pages of a PDF that {@link extractDocument} left out with `deferOcr` (its
+ * `deferredOcrPages`), returning their blocks in page order with exact 1-based pages. Same
+ * options and errors as {@link extractDocument} (`OCR_UNAVAILABLE`, `TIMEOUT`, `CORRUPT_FILE`).
+ */
+export async function extractDeferredOcrPages(filePath: string, pages: readonly number[], options: ExtractOptions = {}): Promise<ExtractedBlock[]> {
+  const { ctx, dispose } = createContext(options);
+  try {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    return await raceAbort(ctx, extractPdfOcrPages(ctx, filePath, pages));
   } finally {
     dispose();
   }

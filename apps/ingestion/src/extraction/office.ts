@@ -1,6 +1,7 @@
 /** Checks shared by the Office Open XML formats (DOCX, XLSX, PPTX), which are ZIP packages. */
 import { readFile } from 'node:fs/promises';
 import { ExtractionError } from './types';
+import { checkZipLimits, DEFAULT_ZIP_LIMITS, ZipLimits } from './zip-limits';
 
 const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 
@@ -9,10 +10,15 @@ const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
  * password-protected Office files (an OLE container holding an `EncryptedPackage`),
  * `UNSUPPORTED_TYPE` for legacy binary Office files (.doc/.xls/.ppt) and `CORRUPT_FILE` for
  * anything else that is not a ZIP. `label` names the format in messages ("Word document").
+ * Before anything is inflated, the declared sizes are checked against `limits` (zip bombs ->
+ * `TOO_LARGE`, see {@link checkZipLimits}).
  */
-export async function readOfficePackage(filePath: string, label: string, extension: string): Promise<Buffer> {
+export async function readOfficePackage(filePath: string, label: string, extension: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<Buffer> {
   const bytes = await readFile(filePath);
-  if (bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) return bytes;
+  if (bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) {
+    checkZipLimits(bytes, label, extension, limits);
+    return bytes;
+  }
   if (bytes.length >= 8 && OLE_MAGIC.every((b, i) => bytes[i] === b)) {
     if (bytes.includes(Buffer.from('EncryptedPackage', 'utf16le'))) {
       throw new ExtractionError('ENCRYPTED', `The ${label} is password-protected; upload a copy without a password.`);

@@ -3,7 +3,7 @@
  * run over the whole file (pages separated by form feeds, so page numbers are exact), OCR for
  * pages without a text layer.
  */
-import { checkAborted, checkPageLimit, ExtractionContext } from './context';
+import { checkAborted, checkPageLimit, ExtractionContext, textTooLarge } from './context';
 import { pageTextToBlocks, stripRunningLines } from './layout';
 import { ocrPdfPages } from './ocr';
 import { ProcessResult, runProcess, ToolMissingError } from './process';
@@ -97,7 +97,15 @@ export async function extractPdf(ctx: ExtractionContext, filePath: string): Prom
   const info = await readPdfInfo(ctx, filePath);
   checkPageLimit(ctx, info.pages, 'page');
 
-  const r = await runPoppler(ctx, 'pdftotext', ['-enc', 'UTF-8', '-eol', 'unix', filePath, '-']);
+  let r: ProcessResult;
+  try {
+    r = await runProcess(ctx, 'pdftotext', ['-enc', 'UTF-8', '-eol', 'unix', filePath, '-'], { maxOutputBytes: ctx.maxTextBytes });
+  } catch (e) {
+    if (e instanceof ToolMissingError) throw popplerMissing();
+    // A "PDF bomb": small file, compressed content streams that expand to huge amounts of text.
+    if (e instanceof ExtractionError && e.code === 'TOO_LARGE') throw textTooLarge(ctx);
+    throw e;
+  }
   const raw = r.stdout.toString('utf8');
   if (r.code !== 0 && raw.trim() === '') throw failureFromStderr(r.stderr);
   checkAborted(ctx);
@@ -112,7 +120,11 @@ export async function extractPdf(ctx: ExtractionContext, filePath: string): Prom
     const withImages = await pagesWithImages(ctx, filePath);
     scannedPages = withImages ? empty.filter((p) => withImages.has(p)) : empty;
   }
-  if (ctx.ocr && scannedPages.length > 0) {
+  let deferredOcrPages: number[] | undefined;
+  const hasTextPage = texts.some((t) => countNonSpace(t) >= MIN_PAGE_CHARS);
+  if (ctx.ocr && ctx.deferOcr && scannedPages.length > 0 && hasTextPage) {
+    deferredOcrPages = scannedPages;
+  } else if (ctx.ocr && scannedPages.length > 0) {
     const ocrTexts = await ocrPdfPages(ctx, filePath, scannedPages);
     for (const [page, text] of ocrTexts) texts[page - 1] = text;
   }
@@ -136,5 +148,16 @@ export async function extractPdf(ctx: ExtractionContext, filePath: string): Prom
     throw new ExtractionError('NO_TEXT', 'The PDF contains no text (its pages are empty or drawn as shapes); upload a PDF with selectable text.');
   }
   const firstHeading = blocks.find((b) => b.kind === 'heading')?.text ?? null;
-  return { blocks, pageCount: info.pages, title: info.title ?? firstHeading };
+  return { blocks, pageCount: info.pages, title: info.title ?? firstHeading, ...(deferredOcrPages ? { deferredOcrPages } : {}) };
+}
+
+/**
+ * OCRs the given 1-based pages of a PDF (pages whose OCR was deferred by {@link extractPdf}) and
+ * returns their blocks, in page order, with exact page numbers. Errors as {@link ocrPdfPages}.
+ */
+export async function extractPdfOcrPages(ctx: ExtractionContext, filePath: string, pages: readonly number[]): Promise<ExtractedBlock[]> {
+  const texts = await ocrPdfPages(ctx, filePath, pages);
+  const blocks: ExtractedBlock[] = [];
+  for (const page of [...pages].sort((a, b) => a - b)) blocks.push(...pageTextToBlocks(texts.get(page) ?? '', page));
+  return blocks;
 }

@@ -9,6 +9,7 @@ import JSZip from 'jszip';
 import { posix } from 'node:path';
 import { checkAborted, checkPageLimit, ExtractionContext, raceAbort } from './context';
 import { readOfficePackage } from './office';
+import { DEFAULT_ZIP_LIMITS } from './zip-limits';
 import { cleanCell, formatRow } from './table';
 import { ExtractedBlock, ExtractedDocument, ExtractionError } from './types';
 
@@ -119,7 +120,7 @@ async function notesText(zip: JSZip, slidePath: string): Promise<string> {
  * `TOO_LARGE` (more slides than `maxPages`), `NO_TEXT`.
  */
 export async function extractPptx(ctx: ExtractionContext, filePath: string): Promise<ExtractedDocument> {
-  const buffer = await readOfficePackage(filePath, 'PowerPoint file', 'pptx');
+  const buffer = await readOfficePackage(filePath, 'PowerPoint file', 'pptx', { ...DEFAULT_ZIP_LIMITS, maxUncompressedBytes: ctx.maxUnzippedBytes });
   let zip: JSZip;
   try {
     zip = await raceAbort(ctx, JSZip.loadAsync(buffer));

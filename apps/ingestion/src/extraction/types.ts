@@ -29,6 +29,11 @@ export interface ExtractedDocument {
   blocks: ExtractedBlock[];
   pageCount: number | null;
   title: string | null;
+  /**
+   * 1-based pages without a text layer whose OCR was deferred (`ExtractOptions.deferOcr`): the
+   * document is searchable on its text pages first, and an enrichment step OCRs these later.
+   */
+  deferredOcrPages?: number[];
 }
 
 /** Why a file could not be extracted; each code has a message a user can act on. */
@@ -62,10 +67,18 @@ export class ExtractionError extends Error {
  * - `maxPages`: largest accepted number of pages/sheets/slides (default 2000), else `TOO_LARGE`.
  * - `signal`: aborts the extraction (child processes are killed); the signal's reason is thrown.
  * - `ocr`: run OCR on images and on PDF pages without a text layer (default true).
+ * - `deferOcr`: in a PDF that has text pages, do not OCR its image-only pages now but list them in
+ *   `deferredOcrPages` (default false). A PDF with no text page at all is OCRed at once.
+ * - `maxTextBytes`: largest extracted text in bytes (default 32 MiB), else `TOO_LARGE`.
+ * - `maxUnzippedBytes`: largest declared uncompressed size of a DOCX/XLSX/PPTX package (default
+ *   1 GiB), else `TOO_LARGE` before anything is inflated (zip bombs; see zip-limits.ts).
  */
 export interface ExtractOptions {
   timeoutMs?: number;
   maxPages?: number;
   signal?: AbortSignal;
   ocr?: boolean;
+  deferOcr?: boolean;
+  maxTextBytes?: number;
+  maxUnzippedBytes?: number;
 }

@@ -6,6 +6,7 @@
 import ExcelJS from 'exceljs';
 import { checkAborted, checkPageLimit, ExtractionContext, raceAbort } from './context';
 import { readOfficePackage } from './office';
+import { DEFAULT_ZIP_LIMITS } from './zip-limits';
 import { cleanCell, tableBlocks } from './table';
 import { ExtractedBlock, ExtractedDocument, ExtractionError } from './types';
 
@@ -71,7 +72,7 @@ export function findHeaderRow(rows: readonly (readonly string[])[]): number {
  * (legacy .xls), `CORRUPT_FILE`, `TOO_LARGE` (more sheets than `maxPages`), `NO_TEXT` (all sheets empty).
  */
 export async function extractXlsx(ctx: ExtractionContext, filePath: string): Promise<ExtractedDocument> {
-  const buffer = await readOfficePackage(filePath, 'Excel workbook', 'xlsx');
+  const buffer = await readOfficePackage(filePath, 'Excel workbook', 'xlsx', { ...DEFAULT_ZIP_LIMITS, maxUncompressedBytes: ctx.maxUnzippedBytes });
   const wb = new ExcelJS.Workbook();
   try {
     await raceAbort(ctx, wb.xlsx.load(buffer as unknown as ArrayBuffer));

@@ -7,19 +7,88 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Chunk, ChunkOptions, chunkDocument } from '../chunking';
-import { extractDocument, ExtractionError } from '../extraction';
+import { extractDeferredOcrPages, extractDocument, ExtractedDocument, ExtractionError } from '../extraction';
 
 export interface DocumentProcessorDeps {
   storage: ObjectStorage;
   /** Replaces the document's chunks in the index (idempotent). */
   indexChunks: (orgId: string, request: retrievalV1.IndexDocumentRequest) => Promise<void>;
+  /** Removes every chunk of the document from the index (idempotent). */
+  deleteChunks: (orgId: string, documentId: string) => Promise<void>;
   publishStatus: (event: StatusChangedEvent) => Promise<void>;
   workDir: string;
   logger: Logger;
-  /** Per-document extraction time limit (ms). */
+  /** Per-document time limit (ms), for extraction and enrichment together. */
   timeoutMs: number;
   maxPages: number;
+  /** Largest extracted text per document in bytes (see ExtractOptions.maxTextBytes). */
+  maxTextBytes?: number;
+  /** Largest declared uncompressed size of an Office package in bytes (see ExtractOptions.maxUnzippedBytes). */
+  maxUnzippedBytes?: number;
   chunkOptions?: ChunkOptions;
+  /**
+   * Enrichment steps run in this order after `ready` and before `completed`
+   * (default {@link defaultEnrichmentSteps}).
+   */
+  enrichmentSteps?: EnrichmentStep[];
+}
+
+/**
+ * State of one document during enrichment. `chunks` are the chunks currently in the index;
+ * a step that changes them must call `reindex()` so that the index and `chunks` agree before the
+ * next step runs (for example an embedding step that embeds the stored chunks).
+ */
+export interface EnrichmentState {
+  readonly event: ProcessRequestedEvent;
+  /** Local copy of the original file (removed after the pipeline ends). */
+  readonly filePath: string;
+  extracted: ExtractedDocument;
+  chunks: Chunk[];
+  /** Time left of the per-document budget, in ms. */
+  remainingMs(): number;
+  /** Re-chunks `extracted`, replaces the document's chunks in the index and updates `chunks`. */
+  reindex(): Promise<void>;
+  readonly logger: Logger;
+}
+
+/**
+ * One enrichment step between `ready` and `completed` (decisions.md "Documents"). `applies`
+ * decides whether the document needs it; `run` does the work and must be idempotent (a
+ * re-delivered document runs every step again). Throw `ExtractionError` for a permanent failure
+ * with a user-facing message (the document ends `failed`), anything else for a transient one
+ * (the delivery is retried with backoff).
+ */
+export interface EnrichmentStep {
+  readonly name: string;
+  applies(state: EnrichmentState): boolean;
+  run(state: EnrichmentState): Promise<void>;
+}
+
+/**
+ * Enrichment step: OCR of the image-only pages of a PDF that also has text pages. The text pages
+ * are searchable (`ready`) first; this step adds the OCRed pages at their exact page positions
+ * and re-indexes.
+ */
+export const ocrImagePagesStep: EnrichmentStep = {
+  name: 'ocr-image-pages',
+  applies: (state) => (state.extracted.deferredOcrPages?.length ?? 0) > 0,
+  async run(state) {
+    const pages = state.extracted.deferredOcrPages ?? [];
+    const ocrBlocks = await extractDeferredOcrPages(state.filePath, pages, { timeoutMs: state.remainingMs() });
+    // Blocks are in page order; a stable sort by page puts each OCRed page in its place.
+    const blocks = [...state.extracted.blocks, ...ocrBlocks].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
+    state.extracted = { ...state.extracted, blocks, deferredOcrPages: [] };
+    await state.reindex();
+    state.logger.info({ pages: pages.length }, 'image-only pages OCRed');
+  },
+};
+
+/**
+ * The enrichment steps, in order. Dense embeddings (when an embedding model is configured) go
+ * after OCR, so that they embed the final chunks.
+ */
+export function defaultEnrichmentSteps(): EnrichmentStep[] {
+  return [ocrImagePagesStep];
 }
 
 /**
@@ -49,59 +118,119 @@ export function toIndexChunks(event: ProcessRequestedEvent, chunks: Chunk[]): re
 }
 
 /**
- * The ingestion pipeline for one document: fetch the original from object storage, extract text
- * per page, chunk, index, report `ready` then `completed` (no enrichment step is configured yet,
- * so it passes straight through, as decisions.md allows), or `failed` with a message a user can
- * act on. Transient failures (storage or index unavailable) throw, so JetStream redelivers; on the
- * last attempt the document is failed instead of being left in processing.
+ * The ingestion pipeline for one document:
+ * 1. fetch the original from object storage (streamed to a private work file);
+ * 2. extract text per page (image-only pages of a PDF that has text pages are deferred), chunk,
+ *    index (replacing any chunks of an earlier delivery) and report `ready`;
+ * 3. run the enrichment steps in order (OCR of deferred pages, ...), then report `completed`.
+ * Permanent problems (corrupt, encrypted, too large, no text, time limit) end `failed` with a
+ * message a user can act on and the document's chunks removed. Transient failures (storage or
+ * index unavailable) throw, so JetStream redelivers with backoff; on the last attempt the
+ * document is failed instead of being left in processing.
  */
 export class DocumentProcessor {
-  constructor(private readonly deps: DocumentProcessorDeps) {}
+  private readonly steps: EnrichmentStep[];
+
+  constructor(private readonly deps: DocumentProcessorDeps) {
+    this.steps = deps.enrichmentSteps ?? defaultEnrichmentSteps();
+  }
 
   async process(event: ProcessRequestedEvent, delivery: Delivery): Promise<void> {
     const log = this.deps.logger.child({ document_id: event.documentId, org_id: event.orgId, attempt: delivery.attempt });
     const dir = await mkdtemp(path.join(this.deps.workDir, 'doc-'));
     const started = Date.now();
+    const remainingMs = () => Math.max(1, this.deps.timeoutMs - (Date.now() - started));
+    let indexed = false;
     log.info({ content_type: event.contentType, size_bytes: event.sizeBytes }, 'processing document');
     try {
       const filePath = path.join(dir, 'original');
       const info = await this.deps.storage.stat(event.storageKey);
       if (!info) {
-        await this.fail(event, 'The uploaded file is no longer in storage. Upload it again.');
+        await this.fail(event, 'The uploaded file is no longer in storage. Upload it again.', false);
         return;
       }
       await this.deps.storage.downloadToFile(event.storageKey, filePath);
-      let extracted;
+      let extracted: ExtractedDocument;
       try {
-        extracted = await extractDocument(filePath, event.contentType, { timeoutMs: this.deps.timeoutMs, maxPages: this.deps.maxPages });
+        extracted = await extractDocument(filePath, event.contentType, {
+          timeoutMs: remainingMs(),
+          maxPages: this.deps.maxPages,
+          maxTextBytes: this.deps.maxTextBytes,
+          maxUnzippedBytes: this.deps.maxUnzippedBytes,
+          deferOcr: this.steps.includes(ocrImagePagesStep),
+        });
       } catch (error) {
         if (error instanceof ExtractionError) {
           log.info({ code: error.code }, 'extraction failed');
-          await this.fail(event, error.message);
+          await this.fail(event, error.message, delivery.attempt > 1);
           return;
         }
         throw error;
       }
-      const chunks = chunkDocument(extracted, this.deps.chunkOptions);
+      let chunks = chunkDocument(extracted, this.deps.chunkOptions);
       if (chunks.length === 0) {
-        await this.fail(event, 'No text could be extracted from this file. If it is a scan, upload a version with selectable text or an image format for OCR.');
+        await this.fail(event, 'No text could be extracted from this file. If it is a scan, upload a version with selectable text or an image format for OCR.', false);
         return;
       }
-      await this.deps.indexChunks(event.orgId, {
-        documentId: event.documentId,
-        projectId: event.projectId ?? undefined,
-        chunks: toIndexChunks(event, chunks),
-        corpus: retrievalV1.Corpus.CORPUS_ORG,
-      });
-      const base = { documentId: event.documentId, orgId: event.orgId, chunkCount: chunks.length, pageCount: extracted.pageCount, errorMessage: null };
-      await this.deps.publishStatus({ ...base, status: 'ready', at: new Date().toISOString() });
-      await this.deps.publishStatus({ ...base, status: 'completed', at: new Date().toISOString() });
-      log.info({ chunks: chunks.length, pages: extracted.pageCount, ms: Date.now() - started }, 'document processed');
+      const index = async (c: Chunk[]) => {
+        await this.deps.indexChunks(event.orgId, {
+          documentId: event.documentId,
+          projectId: event.projectId ?? undefined,
+          chunks: toIndexChunks(event, c),
+          corpus: retrievalV1.Corpus.CORPUS_ORG,
+        });
+        indexed = true;
+      };
+      await index(chunks);
+      const status = (s: 'ready' | 'completed', st: { chunks: Chunk[]; extracted: ExtractedDocument }) =>
+        this.deps.publishStatus({
+          documentId: event.documentId,
+          orgId: event.orgId,
+          status: s,
+          chunkCount: st.chunks.length,
+          pageCount: st.extracted.pageCount,
+          errorMessage: null,
+          at: new Date().toISOString(),
+        });
+      await status('ready', { chunks, extracted });
+      log.info({ chunks: chunks.length, pages: extracted.pageCount, ms: Date.now() - started }, 'document ready');
+
+      const state: EnrichmentState = {
+        event,
+        filePath,
+        extracted,
+        chunks,
+        remainingMs,
+        logger: log,
+        reindex: async () => {
+          const next = chunkDocument(state.extracted, this.deps.chunkOptions);
+          await index(next);
+          state.chunks = next;
+        },
+      };
+      for (const step of this.steps) {
+        if (!step.applies(state)) continue;
+        const stepStarted = Date.now();
+        try {
+          await step.run(state);
+        } catch (error) {
+          if (error instanceof ExtractionError) {
+            log.info({ step: step.name, code: error.code }, 'enrichment step failed');
+            await this.fail(event, error.message, indexed);
+            return;
+          }
+          throw error;
+        }
+        log.info({ step: step.name, ms: Date.now() - stepStarted }, 'enrichment step done');
+      }
+      chunks = state.chunks;
+      await status('completed', state);
+      log.info({ chunks: chunks.length, pages: state.extracted.pageCount, ms: Date.now() - started }, 'document processed');
     } catch (error) {
       if (delivery.isLastAttempt) {
         log.error({ err: error }, 'document failed after the last attempt');
         const reason = error instanceof AppError && error.code === ErrorCode.SERVICE_UNAVAILABLE ? ' (a backing service was unavailable)' : '';
-        await this.fail(event, `Processing failed after ${delivery.maxDeliver} attempts${reason}. Upload the file again later.`);
+        await this.fail(event, `Processing failed after ${delivery.maxDeliver} attempts${reason}. Upload the file again later.`, true);
         return;
       }
       throw error;
@@ -110,8 +239,19 @@ export class DocumentProcessor {
     }
   }
 
-  private fail(event: ProcessRequestedEvent, message: string): Promise<void> {
-    return this.deps.publishStatus({
+  /**
+   * Reports `failed`. When chunks of this document may be in the index (this or an earlier
+   * delivery indexed them), removes them first so a failed document is never cited; if the index
+   * is unreachable the failure is still reported (the documents service deletes chunks of failed
+   * documents it sweeps, and a later delete of the document removes them).
+   */
+  private async fail(event: ProcessRequestedEvent, message: string, mayBeIndexed: boolean): Promise<void> {
+    if (mayBeIndexed) {
+      await this.deps.deleteChunks(event.orgId, event.documentId).catch((err) =>
+        this.deps.logger.warn({ err, document_id: event.documentId }, 'could not remove the chunks of a failed document'),
+      );
+    }
+    await this.deps.publishStatus({
       documentId: event.documentId,
       orgId: event.orgId,
       status: 'failed',

@@ -1,0 +1,150 @@
+import { createLogger } from '@kb/common';
+import { ProcessRequestedEvent, StatusChangedEvent } from '@kb/events';
+import { retrievalV1 } from '@kb/proto';
+import { LocalObjectStorage } from '@kb/storage';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { corpus, hasTool, wordOverlap } from '../extraction/testing/corpus';
+import { readFileSync } from 'node:fs';
+import { DocumentProcessor, EnrichmentStep, ocrImagePagesStep } from './document-processor';
+
+const withOcr = hasTool('tesseract') && hasTool('pdftoppm') && hasTool('pdfunite') ? it : it.skip;
+
+/**
+ * The pipeline against real extraction, OCR and local object storage; the index and the status
+ * stream are recorded (they are gRPC/NATS boundaries, exercised end to end in test/e2e).
+ */
+jest.setTimeout(120_000);
+
+describe('DocumentProcessor', () => {
+  let root: string;
+  let storage: LocalObjectStorage;
+  let timeline: string[];
+  let index: Map<string, retrievalV1.Chunk[]>;
+  let statuses: StatusChangedEvent[];
+
+  function processor(steps?: EnrichmentStep[], extra: Partial<ConstructorParameters<typeof DocumentProcessor>[0]> = {}) {
+    return new DocumentProcessor({
+      storage,
+      indexChunks: async (_org, req) => {
+        timeline.push(`index:${req.chunks?.length}`);
+        index.set(req.documentId, req.chunks as retrievalV1.Chunk[]);
+      },
+      deleteChunks: async (_org, id) => {
+        timeline.push('delete');
+        index.delete(id);
+      },
+      publishStatus: async (e) => {
+        timeline.push(`status:${e.status}`);
+        statuses.push(e);
+      },
+      workDir: root,
+      logger: createLogger('ingestion-spec'),
+      timeoutMs: 120_000,
+      maxPages: 100,
+      enrichmentSteps: steps,
+      ...extra,
+    });
+  }
+
+  function stored(file: string, contentType = 'application/pdf'): ProcessRequestedEvent {
+    const key = `orgs/o1/documents/${randomUUID()}`;
+    mkdirSync(path.dirname(path.join(root, 'objects', key)), { recursive: true });
+    copyFileSync(file, path.join(root, 'objects', key));
+    return { documentId: randomUUID(), orgId: 'o1', projectId: null, fileName: path.basename(file), contentType, sizeBytes: 1, storageKey: key, requestedAt: new Date().toISOString() };
+  }
+
+  const first = { attempt: 1, maxDeliver: 3, isLastAttempt: false };
+
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'kb-pipeline-spec-'));
+    storage = new LocalObjectStorage({ rootDir: root, publicBaseUrl: 'http://127.0.0.1:1', signingSecret: 'x'.repeat(32), maxUploadBytes: 1 << 30 });
+    await storage.ensureReady();
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  beforeEach(() => {
+    timeline = [];
+    index = new Map();
+    statuses = [];
+  });
+
+  withOcr('makes the text pages of a mixed PDF searchable (ready) before OCRing its scanned page (completed), on exact pages', async () => {
+    // Page 1: OSHA2001.pdf page 25 (text layer); page 2: the scanned Linn brochure (image only).
+    const mixed = path.join(root, 'mixed.pdf');
+    execFileSync('pdfseparate', ['-f', '25', '-l', '25', corpus('pdf/OSHA2001.pdf'), path.join(root, 'osha-25.pdf')]);
+    execFileSync('pdfunite', [path.join(root, 'osha-25.pdf'), corpus('pdf_scanned/ocrmypdf_linn.pdf'), mixed]);
+    const event = stored(mixed);
+    const embedded: number[] = [];
+    // A later step (as dense embeddings will be) sees the final, OCR-inclusive chunks.
+    const after: EnrichmentStep = { name: 'after-ocr', applies: () => true, run: async (s) => void embedded.push(s.chunks.length) };
+    await processor([ocrImagePagesStep, after]).process(event, first);
+
+    expect(timeline[0]).toMatch(/^index:\d+$/);
+    expect(timeline[1]).toBe('status:ready');
+    expect(timeline[2]).toMatch(/^index:\d+$/);
+    expect(timeline[3]).toBe('status:completed');
+    const [ready, completed] = statuses;
+    expect(completed.chunkCount!).toBeGreaterThan(ready.chunkCount!);
+    expect(embedded).toEqual([completed.chunkCount]);
+    expect({ ready: ready.pageCount, completed: completed.pageCount }).toEqual({ ready: 2, completed: 2 });
+
+    const chunks = index.get(event.documentId)!;
+    expect(chunks).toHaveLength(completed.chunkCount!);
+    expect(chunks.find((c) => /headed by a Director/.test(c.text.replace(/\s+/g, ' ')))).toMatchObject({ startPage: 1, endPage: 1 });
+    const page2 = chunks.filter((c) => c.startPage === 2).map((c) => c.text).join('\n');
+    expect(wordOverlap(readFileSync(corpus('pdf_scanned/ocrmypdf_linn.groundtruth.txt'), 'utf8'), page2)).toBeGreaterThanOrEqual(0.85);
+    expect(chunks.map((c) => c.chunkIndex)).toEqual(chunks.map((_, i) => i));
+  });
+
+  it('produces the same chunk ids on a re-delivery (the index replaces, never duplicates)', async () => {
+    const event = stored(corpus('pdf/dol_osha-200_log_and_summary.pdf'));
+    await processor().process(event, first);
+    const once = index.get(event.documentId)!.map((c) => c.id);
+    await processor().process(event, { attempt: 2, maxDeliver: 3, isLastAttempt: false });
+    expect(index.get(event.documentId)!.map((c) => c.id)).toEqual(once);
+    expect(new Set(once).size).toBe(once.length);
+  });
+
+  it('retries a transient index failure (throws), and fails with the reason on the last attempt, removing chunks', async () => {
+    const event = stored(corpus('pdf/dol_osha-101_injury_illness_incident_report.pdf'));
+    const down = processor(undefined, {
+      indexChunks: async () => {
+        timeline.push('index:down');
+        const { AppError, ErrorCode } = await import('@kb/common');
+        throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'retrieval unavailable');
+      },
+    });
+    await expect(down.process(event, first)).rejects.toThrow(/unavailable/);
+    expect(statuses).toEqual([]);
+    await down.process(event, { attempt: 3, maxDeliver: 3, isLastAttempt: true });
+    expect(timeline.slice(-2)).toEqual(['delete', 'status:failed']);
+    expect(statuses[0].errorMessage).toMatch(/failed after 3 attempts \(a backing service was unavailable\)/);
+  });
+
+  (hasTool('qpdf') ? it : it.skip)('fails a password-protected PDF with a message a user can act on (qpdf-encrypted copy)', async () => {
+    const locked = path.join(root, 'locked.pdf');
+    execFileSync('qpdf', ['--encrypt', 'secret', 'owner', '256', '--', corpus('pdf/dol_osha-101_injury_illness_incident_report.pdf'), locked]);
+    await processor().process(stored(locked), first);
+    expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/password-protected/) });
+  });
+
+  it('fails a document over the page limit, saying what to do', async () => {
+    await processor(undefined, { maxPages: 10 }).process(stored(corpus('pdf/OSHA2001.pdf')), first);
+    expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/40 pages, more than the limit of 10; split it/) });
+  });
+
+  it('stops a PDF whose text outgrows the budget (PDF bomb guard) and refuses an oversized text file before reading it', async () => {
+    await processor(undefined, { maxTextBytes: 20_000 }).process(stored(corpus('pdf/OSHA2001.pdf')), first);
+    expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/more text than accepted, more than the limit of 20 KB per document; split it/) });
+    await processor(undefined, { maxTextBytes: 100_000 }).process(stored(corpus('csv/osha_fatality_catastrophe_events_2013-06-15.csv'), 'text/csv'), first);
+    expect(statuses[1]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/holds about 306 KB of text, more than the limit of 98 KB/) });
+  });
+
+  it('fails a document that exceeds the time limit, saying so', async () => {
+    await processor(undefined, { timeoutMs: 1 }).process(stored(corpus('pdf/debian-policy-4.6.2.0.pdf')), first);
+    expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/took longer than .* and was stopped/) });
+  });
+});
