@@ -5,6 +5,7 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { AgentController } from './agent/agent.controller';
+import { CheckRunsController, CHECK_RUNS_CLIENT } from './check/check-runs.controller';
 import { CheckController } from './check/check.controller';
 import { ApiKeyGuard } from './common/api-key.guard';
 import { EnvelopeInterceptor } from './common/envelope';
@@ -28,11 +29,12 @@ export class AppModule {
     const health: HealthTargets = { database: options.database, services: { ...options.addresses } };
     return {
       module: AppModule,
-      controllers: [HealthController, OrganizationController, ProjectsController, DocumentsController, CheckController, AgentController],
+      controllers: [HealthController, OrganizationController, ProjectsController, DocumentsController, CheckController, CheckRunsController, AgentController],
       providers: [
         { provide: ACCOUNTS, useValue: new AccountsService(options.database) },
         { provide: DOCUMENTS_CLIENT, useValue: createAsyncClient(documentsV1.DocumentsServiceService, options.addresses.documents) },
         { provide: CHECK_CLIENT, useValue: createAsyncClient(checkV1.CheckServiceService, options.addresses.check) },
+        { provide: CHECK_RUNS_CLIENT, useValue: createAsyncClient(checkV1.CheckRunsServiceService, options.addresses.check) },
         { provide: AGENT_CLIENT, useValue: createAsyncClient(agentV1.AgentServiceService, options.addresses.agent) },
         { provide: HEALTH_TARGETS, useValue: health },
         { provide: APP_GUARD, useClass: ApiKeyGuard },

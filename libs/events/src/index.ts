@@ -76,3 +76,27 @@ export interface TokensRecordedEvent {
   /** ISO 8601 UTC time of the call; decides the quota month. */
   at: string;
 }
+
+/**
+ * Check-run work items. `check.requirements.requested` carries a small group of requirements of one
+ * run; the check service's durable pull consumer `check-runs` processes them with explicit acks.
+ */
+export const CHECK_STREAM = 'KB_CHECK';
+export const CHECK_STREAM_SUBJECTS = ['check.>'];
+export const CheckSubjects = {
+  /** check (trigger) → check (workers): check these requirements of a run. */
+  requirementsRequested: 'check.requirements.requested',
+} as const;
+
+/** Payload of `check.requirements.requested`. */
+export interface CheckRequirementsRequestedEvent {
+  orgId: string;
+  runId: string;
+  /** Trigger generation of the run: items of an older trigger (before a stop or re-trigger) are skipped. */
+  generation: number;
+  projectId: string;
+  /** Restrict evidence to these documents; empty = the project's knowledge scope. */
+  handbookIds: string[];
+  skipBreakdown: boolean;
+  requirementIds: string[];
+}
