@@ -15,6 +15,20 @@ export const sharedEnv = {
     CHECK_GRPC_URL: env.string('127.0.0.1:50054'),
     AGENT_GRPC_URL: env.string('127.0.0.1:50055'),
   },
+  /**
+   * Chat model (used by check and agent through `@kb/models`). Unset `LLM_BASE_URL` = the embedded
+   * defaults (extractive answers, heuristic verdicts); no model needed.
+   */
+  chatModel: {
+    LLM_BASE_URL: z.string().url('LLM_BASE_URL must be a URL such as http://localhost:11434/v1').optional(),
+    LLM_API_KEY: z.string().optional(),
+    LLM_MODEL: z.string().min(1).optional(),
+    LLM_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+    LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+    LLM_MAX_TOKENS: z.coerce.number().int().min(16).default(1024),
+    LLM_API_VERSION: z.string().optional(),
+    LLM_RESPONSE_FORMAT: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
+  },
   storage: {
     STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
     STORAGE_LOCAL_DIR: env.string('.data/objects'),

@@ -1,0 +1,4 @@
+export * from './types';
+export * from './errors';
+export * from './openai-chat-model';
+export * from './config';
