@@ -85,6 +85,15 @@ const RUN_COLUMNS = `id, org_id, project_id, name, status, handbook_ids::text[] 
   passed_requirements, failed_requirements, generation, task_id, skip_breakdown, error_message, processing_started_at,
   processing_completed_at, created_at, updated_at`;
 
+/**
+ * Rows returned by a statement: TypeORM's PostgreSQL driver answers UPDATE/DELETE … RETURNING with
+ * `[rows, affectedCount]` and SELECT/INSERT with the rows themselves.
+ */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return (result as T[]) ?? [];
+}
+
 /** Recomputes a run's counters from its requirement rows and completes it when every requirement is completed. */
 const RECOUNT_SQL = `
   UPDATE check_runs c SET
@@ -243,18 +252,21 @@ export class RunsRepository {
 
   /**
    * Claims a requirement for checking by the run's current generation: pending (or processing, after a
-   * worker crash) → processing. Returns null when the run is no longer processing this generation or
+   * worker crash) → processing. The run row is share-locked, so a concurrent stop either sees this claim
+   * (and returns the requirement to pending) or makes it find nothing. Returns null when the run is no longer processing this generation or
    * the requirement is already completed (a redelivered work item).
    */
   async claim(orgId: string, runId: string, generation: number, requirementId: string): Promise<RequirementRow | null> {
-    const rows: RequirementRow[] = await this.db.query(
-      `UPDATE check_requirements r SET status = 'processing', updated_at = $5
-       FROM check_runs c
-       WHERE r.id = $4 AND r.run_id = c.id AND r.org_id = $1 AND c.org_id = $1 AND c.id = $2
-         AND c.status = 'processing' AND c.generation = $3 AND r.status <> 'completed'
+    const rows = rowsOf<RequirementRow>(await this.db.query(
+      `WITH c AS (
+         SELECT id FROM check_runs WHERE org_id = $1 AND id = $2 AND status = 'processing' AND generation = $3 FOR SHARE
+       )
+       UPDATE check_requirements r SET status = 'processing', updated_at = $5
+       FROM c
+       WHERE r.id = $4 AND r.run_id = c.id AND r.org_id = $1 AND r.status <> 'completed'
        RETURNING r.*`,
       [orgId, runId, generation, requirementId, new Date()],
-    );
+    ));
     return rows[0] ?? null;
   }
 
@@ -280,11 +292,11 @@ export class RunsRepository {
       if (!run || run.status !== 'processing' || run.generation !== generation) return { outcome: 'discarded' as const, runStatus: run?.status ?? null };
       const now = new Date();
       const passed = subs.length > 0 && subs.every((s) => s.verdict === 'COMPLIANT');
-      const updated: unknown[] = await m.query(
+      const updated = rowsOf(await m.query(
         `UPDATE check_requirements SET status = 'completed', passed = $4, updated_at = $5
          WHERE org_id = $1 AND run_id = $2 AND id = $3 AND status <> 'completed' RETURNING id`,
         [orgId, runId, requirementId, passed, now],
-      );
+      ));
       if (updated.length === 0) return { outcome: 'discarded' as const, runStatus: run.status };
       await m.query(`DELETE FROM check_sub_requirements WHERE org_id = $1 AND requirement_id = $2`, [orgId, requirementId]);
       if (subs.length > 0) {
@@ -308,7 +320,7 @@ export class RunsRepository {
           ],
         );
       }
-      const [{ status }] = await m.query(RECOUNT_SQL, [runId, now]);
+      const [{ status }] = rowsOf<{ status: RunStatus }>(await m.query(RECOUNT_SQL, [runId, now]));
       return { outcome: 'stored' as const, runStatus: status as RunStatus };
     });
   }
@@ -321,11 +333,11 @@ export class RunsRepository {
   async fail(orgId: string, runId: string, generation: number, message: string): Promise<boolean> {
     return this.db.transaction(async (m) => {
       const now = new Date();
-      const rows: unknown[] = await m.query(
+      const rows = rowsOf(await m.query(
         `UPDATE check_runs SET status = 'failed', error_message = $4, processing_completed_at = $5, updated_at = $5
          WHERE org_id = $1 AND id = $2 AND generation = $3 AND status = 'processing' RETURNING id`,
         [orgId, runId, generation, message, now],
-      );
+      ));
       if (rows.length === 0) return false;
       await m.query(
         `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,

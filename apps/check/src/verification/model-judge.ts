@@ -46,6 +46,8 @@ const judgeAnswer = z.object({
   recommendation: z.string().nullable().optional(),
 });
 
+type JudgeAnswer = z.infer<typeof judgeAnswer>;
+
 const BREAKDOWN_SYSTEM = [
   'You split one compliance requirement into atomic sub-requirements that can each be checked on their own.',
   'Split conjunctions ("and", ";"), lists and bullet points, and separate obligations with their own modal verb (shall, must, should, may).',
@@ -101,13 +103,13 @@ export class ModelJudge implements RequirementJudge {
         temperature: 0,
         signal,
       },
-      judgeAnswer,
+      judgeAnswer as unknown as z.ZodType<JudgeAnswer>,
     );
     const calls: CallUsage[] = [{ model: result.model || this.chat.model, usage: result.usage }];
     return { judgement: this.toJudgement(requirement, usable, value, result.usage), calls };
   }
 
-  private toJudgement(requirement: string, passages: PassageInput[], a: z.infer<typeof judgeAnswer>, usage: Judgement['usage']): Judgement {
+  private toJudgement(requirement: string, passages: PassageInput[], a: JudgeAnswer, usage: Judgement['usage']): Judgement {
     const recommendation =
       a.verdict === 'COMPLIANT'
         ? null
