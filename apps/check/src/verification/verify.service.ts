@@ -1,4 +1,5 @@
-import { CallContext } from '@kb/common';
+import { AppError, CallContext, ErrorCode } from '@kb/common';
+import { ModelProviderError } from '@kb/models';
 import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
 import { checkV1 } from '@kb/proto';
 import { Assessor } from './assessor';
@@ -20,7 +21,11 @@ export class VerifyService {
   async verify(ctx: CallContext, req: checkV1.VerifyRequest): Promise<checkV1.Verdict> {
     await requireProject(this.deps.documents, req.projectId);
     const handbooks = await resolveHandbooks(this.deps.documents, req.handbookIds);
-    const a = await this.deps.assessor.assess({ projectId: req.projectId, documentIds: handbooks.map((h) => h.id) }, req.requirement);
+    const a = await this.deps.assessor
+      .assess({ projectId: req.projectId, documentIds: handbooks.map((h) => h.id) }, req.requirement)
+      .catch((err: unknown) => {
+        throw providerError(err);
+      });
     await this.deps.usage.record(ctx.orgId, 'check.verify', a.calls);
     const total = a.calls.reduce(
       (s, c) => ({
@@ -47,4 +52,14 @@ export class VerifyService {
       usage: total,
     };
   }
+}
+
+/**
+ * Maps a model provider failure (after its retries) to the API: 504 TIMEOUT when it timed out, else
+ * 503 SERVICE_UNAVAILABLE. Other errors pass through unchanged.
+ */
+export function providerError(err: unknown): unknown {
+  if (!(err instanceof ModelProviderError)) return err;
+  if (err.code === 'timeout') return new AppError(ErrorCode.TIMEOUT, 'The configured model provider did not answer in time. Retry later.');
+  return new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The configured model provider is unavailable. Retry shortly.');
 }
