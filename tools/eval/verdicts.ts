@@ -18,7 +18,7 @@
  * the check service). Retrieval: BM25 over the LanceDB chunk store, top-k chunks of the project's
  * documents, exactly as `POST /check/verify` retrieves them.
  */
-import { createLogger } from '@kb/common';
+import pino from 'pino';
 import type { PassageInput } from '@kb/text';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -166,7 +166,7 @@ async function main() {
   const set = dataset.endsWith('.json') ? loadContractNli(dataset, limit) : loadSciFact(dataset, limit);
   const work = mkdtempSync(path.join(os.tmpdir(), 'kb-eval-'));
   const store = await LanceDbChunkStore.open(path.join(work, 'lancedb'), { optimizeDelayMs: 0 });
-  const judge = createJudge(process.env, createLogger('eval'));
+  const judge = createJudge(process.env, pino({ base: { service: 'eval' } }, pino.destination({ dest: 2, sync: true })));
   try {
     const t0 = Date.now();
     const chunks = await ingest(store, set.docs, work);
