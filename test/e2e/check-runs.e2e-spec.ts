@@ -255,6 +255,21 @@ describe('compliance checking through the gateway', () => {
       expect((await api(other.key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'x', requirements: [{ text: 'ok' }] })).status).toBe(404);
     });
 
+    it('documents every check route in the OpenAPI document', async () => {
+      const doc = (await api(key).get('/docs/openapi.json')).body;
+      const ops: Record<string, string[]> = {
+        '/api/v2/check/verify': ['post'],
+        '/api/v2/check/runs': ['post', 'get'],
+        '/api/v2/check/runs/{id}': ['get'],
+        '/api/v2/check/runs/{id}/trigger': ['post'],
+        '/api/v2/check/runs/{id}/stop': ['post'],
+        '/api/v2/check/runs/{id}/requirements': ['get'],
+      };
+      for (const [route, methods] of Object.entries(ops)) for (const m of methods) expect(doc.paths[route]?.[m]).toBeDefined();
+      expect(Object.keys(doc.paths['/api/v2/check/runs/{id}/trigger'].post.responses)).toContain('409');
+      expect(doc.components.schemas.CreateRunDto.required).toEqual(expect.arrayContaining(['project_id', 'name', 'requirements']));
+    });
+
     it('lists runs newest first with a project filter and pagination', async () => {
       const { key: k } = newOrg('List Check Org');
       const p1 = (await api(k).post('/api/v2/projects').send({ name: 'P1' })).body.data.id;

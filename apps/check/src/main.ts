@@ -17,6 +17,8 @@ runService(logger, async () => {
     ...sharedEnv.database,
     ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
+    // Validated here at boot; read by chatModelFromEnv (unset LLM_BASE_URL = embedded judge).
+    ...sharedEnv.chatModel,
     DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
     RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
     CHECK_GRPC_PORT: env.port(50054),

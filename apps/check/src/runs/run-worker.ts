@@ -33,6 +33,8 @@ export class RunWorker {
       judge: RequirementJudge;
       usage: UsageRecorder;
       logger: Logger;
+      /** How often a requirement being checked looks whether its run was stopped (ms). */
+      watchIntervalMs?: number;
     },
   ) {}
 
@@ -62,16 +64,27 @@ export class RunWorker {
     if (!requirement) return;
     this.deps.logger.info({ run_id: item.runId, requirement_id: requirementId, attempt: delivery.attempt }, 'checking requirement');
     const calls: CallUsage[] = [];
-    let parts = [requirement.text];
-    if (!item.skipBreakdown) {
-      const b = await this.deps.judge.breakDown(requirement.text);
-      calls.push(...b.calls);
-      parts = b.parts.length > 0 ? b.parts : [requirement.text];
-    }
+    // A stop (or a new trigger) abandons the work: poll the run and abort model calls in flight.
+    const abort = new AbortController();
+    const watch = setInterval(() => {
+      this.deps.repository
+        .findRun(item.orgId, item.runId)
+        .then((run) => {
+          if (!run || run.status !== 'processing' || run.generation !== item.generation) abort.abort();
+        })
+        .catch(() => undefined);
+    }, this.deps.watchIntervalMs ?? 2000);
     const subs: SubRequirementResult[] = [];
     try {
+      let parts = [requirement.text];
+      if (!item.skipBreakdown) {
+        const b = await this.deps.judge.breakDown(requirement.text, abort.signal);
+        calls.push(...b.calls);
+        parts = b.parts.length > 0 ? b.parts : [requirement.text];
+      }
       for (const part of parts) {
-        const a = await this.deps.assessor.assess({ projectId: item.projectId, documentIds: item.handbookIds }, part);
+        if (abort.signal.aborted) break;
+        const a = await this.deps.assessor.assess({ projectId: item.projectId, documentIds: item.handbookIds }, part, abort.signal);
         calls.push(...a.calls);
         const justification = a.evidence ? `${a.explanation}\nEvidence: "${a.evidence.replace(/\s+/g, ' ').trim()}"` : a.explanation;
         subs.push({
@@ -82,9 +95,17 @@ export class RunWorker {
           sources: a.sources,
         });
       }
+    } catch (err) {
+      if (abort.signal.aborted) {
+        this.deps.logger.info({ run_id: item.runId, requirement_id: requirementId }, 'requirement abandoned: the run was stopped');
+        return;
+      }
+      throw err;
     } finally {
+      clearInterval(watch);
       await this.deps.usage.record(item.orgId, 'check.run', calls);
     }
+    if (abort.signal.aborted) return;
     const stored = await this.deps.repository.complete(item.orgId, item.runId, item.generation, requirementId, subs);
     this.deps.logger.info(
       { run_id: item.runId, requirement_id: requirementId, outcome: stored.outcome, run_status: stored.runStatus, attempt: delivery.attempt },
