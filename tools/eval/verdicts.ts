@@ -33,7 +33,7 @@ import { createJudge } from '../../apps/check/src/verification/create-judge';
 
 type Verdict = 'COMPLIANT' | 'CONTRADICTS' | 'NOT_FOUND';
 const VERDICTS: Verdict[] = ['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND'];
-const ORG = 'eval-org';
+export const ORG = 'eval-org';
 
 interface Doc {
   id: string;
@@ -69,7 +69,7 @@ function args(argv: string[]): { dataset: string; limit: number; topK: number } 
 /** Document id of a dataset document inside the evaluation index. */
 const docId = (prefix: string, id: string | number) => `${prefix}-${id}`;
 
-function loadSciFact(dir: string, limit: number): Dataset {
+export function loadSciFact(dir: string, limit: number): Dataset {
   const corpus = new Map<number, { title: string; abstract: string[] }>();
   for (const line of readFileSync(path.join(dir, 'corpus.jsonl'), 'utf8').split('\n')) {
     if (!line.trim()) continue;
@@ -95,7 +95,7 @@ function loadSciFact(dir: string, limit: number): Dataset {
   return { name: 'SciFact train', docs, examples };
 }
 
-function loadContractNli(file: string, limit: number): Dataset {
+export function loadContractNli(file: string, limit: number): Dataset {
   const data = JSON.parse(readFileSync(file, 'utf8'));
   const map: Record<string, Verdict> = { Entailment: 'COMPLIANT', Contradiction: 'CONTRADICTS', NotMentioned: 'NOT_FOUND' };
   const docs: Doc[] = [];
@@ -113,7 +113,7 @@ function loadContractNli(file: string, limit: number): Dataset {
 }
 
 /** Extracts (real extractor, as text/plain), chunks (real chunker) and indexes (real LanceDB store) every document. */
-async function ingest(store: LanceDbChunkStore, docs: Doc[], work: string): Promise<number> {
+export async function ingest(store: LanceDbChunkStore, docs: Doc[], work: string): Promise<number> {
   let chunks = 0;
   for (const [i, d] of docs.entries()) {
     const file = path.join(work, `doc-${i}.txt`);
