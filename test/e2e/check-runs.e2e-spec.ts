@@ -344,10 +344,11 @@ describe('compliance checking through the gateway', () => {
       expect(done.passed_requirements + done.failed_requirements).toBe(120);
       const passed = done.requirements.filter((r: any) => r.sub_requirements.every((s: any) => s.status === 'comply')).length;
       expect(done.passed_requirements).toBe(passed);
-      // Exactly one stored result per requirement across both processes.
+      // No requirement stored twice across both processes. (The killed process may have committed up to
+      // CHECK_RUN_CONCURRENCY results without logging them: the database counters above are the truth.)
       const stored = checkLog().filter((l) => l.msg === 'requirement checked' && l.run_id === run.id && l.outcome === 'stored');
-      expect(stored).toHaveLength(120);
-      expect(new Set(stored.map((l) => l.requirement_id)).size).toBe(120);
+      expect(new Set(stored.map((l) => l.requirement_id)).size).toBe(stored.length);
+      expect(stored.length).toBeGreaterThanOrEqual(116);
       // It really was interrupted mid-run: work items in flight in the killed process were redelivered.
       expect(atKill).toBeLessThan(120);
       const redelivered = checkLog().filter((l) => l.msg === 'checking requirement' && l.run_id === run.id && l.attempt >= 2);
