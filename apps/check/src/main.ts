@@ -1,3 +1,4 @@
+import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, UnaryHandlers } from '@kb/common';
 import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects } from '@kb/events';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
@@ -9,6 +10,7 @@ import { Assessor } from './verification/assessor';
 import { createJudge } from './verification/create-judge';
 import { UsageRecorder } from './verification/usage';
 import { VerifyService } from './verification/verify.service';
+import { metrics, recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('check');
 
@@ -16,6 +18,9 @@ runService(logger, async () => {
   const config = loadConfig({
     ...sharedEnv.database,
     ...sharedEnv.nats,
+    ...sharedEnv.telemetry, // [telemetry]
+    /** Port of the Prometheus /metrics listener (never the public port). */
+    CHECK_METRICS_PORT: env.port(9464), // [telemetry]
     ...sharedEnv.grpcHost,
     // Validated here at boot; read by chatModelFromEnv (unset LLM_BASE_URL = embedded judge).
     ...sharedEnv.chatModel,
@@ -39,7 +44,10 @@ runService(logger, async () => {
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
   const judge = createJudge(process.env, logger);
   const assessor = new Assessor({ documents, retrieval }, judge);
-  const usage = new UsageRecorder((event) => publishEvent(nc, UsageSubjects.tokensRecorded, event, event.id), logger);
+  const usage = new UsageRecorder(async (event) => {
+    recordModelTokens(event.model, event); // [telemetry]
+    await publishEvent(nc, UsageSubjects.tokensRecorded, event, event.id);
+  }, logger);
   const repository = new RunsRepository(db);
   const verifier = new VerifyService({ documents, assessor, usage });
   const runs = new RunsService({
@@ -63,7 +71,11 @@ runService(logger, async () => {
   });
 
   const verifyHandlers: UnaryHandlers<typeof checkV1.CheckServiceService> = {
-    verify: (req, ctx) => verifier.verify(ctx, req),
+    verify: async (req, ctx) => {
+      const verdict = await verifier.verify(ctx, req);
+      metrics.checkVerifications.inc({ verdict: verdict.verdict }); // [telemetry]
+      return verdict;
+    },
   };
   const runHandlers: UnaryHandlers<typeof checkV1.CheckRunsServiceService> = {
     createRun: (req, ctx) => runs.create(ctx, req),
@@ -82,8 +94,11 @@ runService(logger, async () => {
       { name: 'kb.check.v1.CheckRunsService', definition: checkV1.CheckRunsServiceService, handlers: runHandlers },
     ],
   });
+  // [telemetry] Prometheus /metrics on its own port
+  const metricsServer = await startMetricsServer({ service: 'check', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.CHECK_METRICS_PORT });
   logger.info({ port: grpc.port, judge: judge.model }, 'check gRPC listening');
   return async () => {
+    await metricsServer.close(); // [telemetry]
     await grpc.shutdown();
     await consumer.stop();
     await nc.drain();

@@ -1,3 +1,4 @@
+import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import 'reflect-metadata';
 import { createLogger, env, loadConfig, runService, sharedEnv, storageConfigFromEnv } from '@kb/common';
 import { createLocalStorageHandler, LocalObjectStorage } from '@kb/storage';
@@ -10,11 +11,15 @@ import { errorEnvelope } from './common/envelope';
 import { toHttpError } from './common/error.filter';
 import { requestIdFor } from './common/http-context';
 import { createValidationPipe } from './common/validation';
+import { observeHttpRequest, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('gateway');
 
 runService(logger, async () => {
   const config = loadConfig({
+    ...sharedEnv.telemetry, // [telemetry]
+    /** Port of the Prometheus /metrics listener (never the public port). */
+    GATEWAY_METRICS_PORT: env.port(9460), // [telemetry]
     ...sharedEnv.database,
     ...sharedEnv.clients,
     ...sharedEnv.storage,
@@ -23,6 +28,8 @@ runService(logger, async () => {
     GATEWAY_PORT: env.port(8080),
     /** Largest JSON body accepted (bytes); larger → 413. */
     GATEWAY_BODY_LIMIT_BYTES: env.int(10 * 1024 * 1024),
+    /** Streamed chat: an SSE comment after this much silence (read by ChatController). */
+    CHAT_SSE_HEARTBEAT_MS: env.int(15_000),
   });
   const database = await openAccountsDatabase(config.DATABASE_URL);
 
@@ -61,6 +68,8 @@ runService(logger, async () => {
       { request_id: request.id, org_id: kb?.principal?.orgId, method: request.method, route: request.routeOptions?.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',
     );
+    // [telemetry] the route template only (unknown URLs share one label value: bounded cardinality)
+    observeHttpRequest(request.method, request.routeOptions?.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
   // Errors raised by Fastify itself (body parsing, body too large) use the same envelope.
   fastify.setErrorHandler((error, request, reply) => {
@@ -108,7 +117,10 @@ runService(logger, async () => {
 
   await app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   logger.info({ port: config.GATEWAY_PORT }, 'gateway listening');
+  // [telemetry] Prometheus /metrics on its own port
+  const metricsServer = await startMetricsServer({ service: 'gateway', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.GATEWAY_METRICS_PORT });
   return async () => {
+    await metricsServer.close(); // [telemetry]
     await app.close();
     await database.destroy();
   };

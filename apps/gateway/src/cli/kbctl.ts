@@ -2,6 +2,7 @@ import { AppError } from '@kb/common';
 import { parseArgs } from 'node:util';
 import { ApiKeyEntity, OrganizationEntity } from '../accounts/account.entities';
 import { AccountsService, openAccountsDatabase } from '../accounts/accounts.service';
+import { runSafetyLoad } from './safety-load';
 
 /**
  * kbctl: the operator CLI (decisions.md "Operator CLI output"). Works against DATABASE_URL.
@@ -14,7 +15,8 @@ const USAGE = `Usage: kbctl <command> [options] [--json]
   org safety --org ORG_ID --on|--off
   key create --org ORG_ID [--name NAME] [--rate-limit N]
   key list --org ORG_ID
-  key revoke KEY_ID`;
+  key revoke KEY_ID
+  safety load FOLDER [--prune]`;
 
 export function presentOrganization(o: OrganizationEntity) {
   return {
@@ -54,6 +56,7 @@ function required(value: string | undefined, flag: string): string {
 
 /** Runs one kbctl command; returns the JSON object to print. */
 export async function runKbctl(argv: string[], accounts: AccountsService): Promise<Record<string, unknown>> {
+  if (argv[0] === 'safety') return runSafetyLoad(argv.slice(1));
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
