@@ -1,6 +1,14 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { createAsyncClient, createLogger, env, loadConfig, runService, sharedEnv, startGrpcServer, UnaryHandlers } from '@kb/common';
+import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, UnaryHandlers } from '@kb/common';
+import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects } from '@kb/events';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
+import { InitCheckRuns1732300000000 } from './database/migrations/1732300000000-InitCheckRuns';
+import { RunWorker } from './runs/run-worker';
+import { RunsRepository } from './runs/runs.repository';
+import { RunsService } from './runs/runs.service';
+import { Assessor } from './verification/assessor';
+import { createJudge } from './verification/create-judge';
+import { UsageRecorder } from './verification/usage';
 import { VerifyService } from './verification/verify.service';
 import { metrics, recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
@@ -8,37 +16,94 @@ const logger = createLogger('check');
 
 runService(logger, async () => {
   const config = loadConfig({
+    ...sharedEnv.database,
+    ...sharedEnv.nats,
     ...sharedEnv.telemetry, // [telemetry]
     /** Port of the Prometheus /metrics listener (never the public port). */
     CHECK_METRICS_PORT: env.port(9464), // [telemetry]
     ...sharedEnv.grpcHost,
+    // Validated here at boot; read by chatModelFromEnv (unset LLM_BASE_URL = embedded judge).
+    ...sharedEnv.chatModel,
     DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
     RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
     CHECK_GRPC_PORT: env.port(50054),
+    /** Check-run work items (groups of requirements) processed at once by this replica. */
+    CHECK_RUN_CONCURRENCY: env.int(4),
+    /** Requirements per JetStream work item. */
+    CHECK_RUN_GROUP_SIZE: env.int(5),
+    /** Redelivery delay of a work item whose worker stopped sending progress (crashed). */
+    CHECK_RUN_ACK_WAIT_MS: env.int(30_000),
+    /** Deliveries of one work item before its run is failed. */
+    CHECK_RUN_MAX_ATTEMPTS: env.int(5),
   });
+  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'check', entities: [], migrations: [InitCheckRuns1732300000000] });
+  const nc = await connectNats(config.NATS_URL, 'check');
+  await ensureStream(nc, CHECK_STREAM, CHECK_STREAM_SUBJECTS);
+  await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
   const documents = createAsyncClient(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
-  const verifier = new VerifyService({ documents, retrieval });
-  const handlers: UnaryHandlers<typeof checkV1.CheckServiceService> = {
+  const judge = createJudge(process.env, logger);
+  const assessor = new Assessor({ documents, retrieval }, judge);
+  const usage = new UsageRecorder(async (event) => {
+    recordModelTokens(event.model, event); // [telemetry]
+    await publishEvent(nc, UsageSubjects.tokensRecorded, event, event.id);
+  }, logger);
+  const repository = new RunsRepository(db);
+  const verifier = new VerifyService({ documents, assessor, usage });
+  const runs = new RunsService({
+    repository,
+    documents,
+    publishWork: (item, msgId) => publishEvent(nc, CheckSubjects.requirementsRequested, item, msgId),
+    groupSize: config.CHECK_RUN_GROUP_SIZE,
+    logger,
+  });
+  const worker = new RunWorker({ repository, assessor, judge, usage, logger });
+  const consumer = await runConsumer<CheckRequirementsRequestedEvent>(nc, {
+    stream: CHECK_STREAM,
+    durable: 'check-runs',
+    filterSubject: CheckSubjects.requirementsRequested,
+    ackWaitMs: config.CHECK_RUN_ACK_WAIT_MS,
+    maxDeliver: config.CHECK_RUN_MAX_ATTEMPTS,
+    concurrency: Math.max(1, config.CHECK_RUN_CONCURRENCY),
+    retryDelayMs: 2_000,
+    logger,
+    handler: (item, delivery) => worker.process(item, delivery),
+  });
+
+  const verifyHandlers: UnaryHandlers<typeof checkV1.CheckServiceService> = {
     verify: async (req, ctx) => {
       const verdict = await verifier.verify(ctx, req);
       metrics.checkVerifications.inc({ verdict: verdict.verdict }); // [telemetry]
-      recordModelTokens('embedded', verdict.usage); // [telemetry] the built-in judge (no model configured)
       return verdict;
     },
+  };
+  const runHandlers: UnaryHandlers<typeof checkV1.CheckRunsServiceService> = {
+    createRun: (req, ctx) => runs.create(ctx, req),
+    triggerRun: (req, ctx) => runs.trigger(ctx, req),
+    stopRun: (req, ctx) => runs.stop(ctx, req),
+    listRuns: (req, ctx) => runs.list(ctx, req),
+    getRun: (req, ctx) => runs.get(ctx, req),
+    listRequirements: (req, ctx) => runs.requirements(ctx, req),
   };
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.CHECK_GRPC_PORT,
     logger,
-    services: [{ name: 'kb.check.v1.CheckService', definition: checkV1.CheckServiceService, handlers }],
+    services: [
+      { name: 'kb.check.v1.CheckService', definition: checkV1.CheckServiceService, handlers: verifyHandlers },
+      { name: 'kb.check.v1.CheckRunsService', definition: checkV1.CheckRunsServiceService, handlers: runHandlers },
+    ],
   });
   // [telemetry] Prometheus /metrics on its own port
   const metricsServer = await startMetricsServer({ service: 'check', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.CHECK_METRICS_PORT });
+  logger.info({ port: grpc.port, judge: judge.model }, 'check gRPC listening');
   return async () => {
     await metricsServer.close(); // [telemetry]
     await grpc.shutdown();
+    await consumer.stop();
+    await nc.drain();
     documents.close();
     retrieval.close();
+    await db.destroy();
   };
 });

@@ -5,6 +5,7 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { AgentController } from './agent/agent.controller';
+import { CheckRunsController, CHECK_RUNS_CLIENT } from './check/check-runs.controller';
 import { BatchesController } from './agent/batches.controller';
 import { ChatController } from './agent/chat.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './agent/chat-stream.client';
@@ -40,7 +41,7 @@ export class AppModule {
     const health: HealthTargets = { database: options.database, services: { ...options.addresses } };
     return {
       module: AppModule,
-      controllers: [HealthController, OrganizationController, ProjectsController, DocumentsController, CheckController, AgentController, ChatController, BatchesController],
+      controllers: [HealthController, OrganizationController, ProjectsController, DocumentsController, CheckController, CheckRunsController, AgentController, ChatController, BatchesController],
       providers: [
         { provide: ACCOUNTS, useValue: options.accounts },
         { provide: GATEWAY_DATABASE, useValue: options.database },
@@ -48,6 +49,7 @@ export class AppModule {
         { provide: LOGGER, useValue: options.logger },
         { provide: DOCUMENTS_CLIENT, useValue: createAsyncClient(documentsV1.DocumentsServiceService, options.addresses.documents) },
         { provide: CHECK_CLIENT, useValue: createAsyncClient(checkV1.CheckServiceService, options.addresses.check) },
+        { provide: CHECK_RUNS_CLIENT, useValue: createAsyncClient(checkV1.CheckRunsServiceService, options.addresses.check) },
         { provide: AGENT_CLIENT, useValue: createAsyncClient(agentV1.AgentServiceService, options.addresses.agent) },
         { provide: AGENT_STREAM_CLIENT, useValue: new AgentStreamClient(options.addresses.agent) },
         { provide: HEALTH_TARGETS, useValue: health },

@@ -100,6 +100,30 @@ export interface TokensRecordedEvent {
 }
 
 /**
+ * Check-run work items. `check.requirements.requested` carries a small group of requirements of one
+ * run; the check service's durable pull consumer `check-runs` processes them with explicit acks.
+ */
+export const CHECK_STREAM = 'KB_CHECK';
+export const CHECK_STREAM_SUBJECTS = ['check.>'];
+export const CheckSubjects = {
+  /** check (trigger) → check (workers): check these requirements of a run. */
+  requirementsRequested: 'check.requirements.requested',
+} as const;
+
+/** Payload of `check.requirements.requested`. */
+export interface CheckRequirementsRequestedEvent {
+  orgId: string;
+  runId: string;
+  /** Trigger generation of the run: items of an older trigger (before a stop or re-trigger) are skipped. */
+  generation: number;
+  projectId: string;
+  /** Restrict evidence to these documents; empty = the project's knowledge scope. */
+  handbookIds: string[];
+  skipBreakdown: boolean;
+  requirementIds: string[];
+}
+
+/**
  * Work items of batch queries (agent service only): one message per question, published when the
  * batch is created (msgId `<batchId>:<index>`), consumed by the agent's batch workers with
  * explicit acks, so a worker that dies mid-question leaves the item to be redelivered.

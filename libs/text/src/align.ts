@@ -148,3 +148,84 @@ export function jaccard(a: Set<string>, b: Set<string>): number {
   const union = a.size + b.size - inter;
   return union ? inter / union : 0;
 }
+
+/** `text` with every whitespace run collapsed to one space, and for each output character its offset in `text`. */
+function collapseWithOffsets(text: string): { norm: string; offsets: number[] } {
+  let norm = '';
+  const offsets: number[] = [];
+  let inSpace = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (/\s/.test(c)) {
+      if (!inSpace && norm.length > 0) {
+        norm += ' ';
+        offsets.push(i);
+      }
+      inSpace = true;
+    } else {
+      norm += c;
+      offsets.push(i);
+      inSpace = false;
+    }
+  }
+  return { norm, offsets };
+}
+
+/**
+ * Finds `quote` verbatim in `text`, whitespace normalised (runs of spaces, tabs and line breaks match
+ * any other run), with typographic quotes and dashes left as they are.
+ *
+ * @returns offsets [start, end) into `text` such that `text.slice(start, end)` equals the quote up to
+ *   whitespace, or null when it is not a substring.
+ */
+export function findVerbatim(text: string, quote: string): { start: number; end: number } | null {
+  const q = quote.replace(/\s+/g, ' ').trim();
+  if (!q) return null;
+  const { norm, offsets } = collapseWithOffsets(text);
+  const at = norm.indexOf(q);
+  if (at < 0) return null;
+  return { start: offsets[at], end: offsets[at + q.length - 1] + 1 };
+}
+
+/** How a model's quote was turned into verbatim evidence. */
+export type EvidenceResolution = 'verbatim' | 'repaired' | 'unsupported';
+
+/**
+ * Makes a model's quoted evidence verbatim (decisions.md: `evidence` is a verbatim substring of one cited
+ * chunk, whitespace normalised).
+ *
+ * 1. `verbatim`: the quote is a substring of the cited passage (or, if the citation is missing or wrong,
+ *    of another passage), whitespace normalised → those exact characters.
+ * 2. `repaired`: otherwise the cited passage's (else any passage's) sentence that best covers the quote's
+ *    terms (IDF-weighted coverage ≥ `minCoverage`, see {@link alignSentences}) replaces it: a paraphrase is
+ *    traced back to the sentence it paraphrases.
+ * 3. `unsupported`: nothing in the passages carries the quote; the sentence best aligned with `fallbackQuery`
+ *    (the requirement) is returned so a verdict still shows real text, and callers must lower the
+ *    confidence below 0.7 (insufficient evidence).
+ *
+ * @param citedIndex 0-based index of the passage the model cited, or -1.
+ * @returns null only when there are no passages with text.
+ */
+export function resolveEvidence(
+  quote: string,
+  passages: PassageInput[],
+  citedIndex: number,
+  fallbackQuery: string,
+  minCoverage = 0.5,
+): { passage: PassageInput; start: number; end: number; resolution: EvidenceResolution } | null {
+  const cited = citedIndex >= 0 && citedIndex < passages.length ? passages[citedIndex] : null;
+  const order = cited ? [cited, ...passages.filter((p) => p !== cited)] : passages;
+  for (const p of order) {
+    const hit = findVerbatim(p.text ?? '', quote);
+    if (hit) return { passage: p, ...hit, resolution: 'verbatim' };
+  }
+  if (quote.trim()) {
+    for (const scope of cited ? [[cited], passages] : [passages]) {
+      const best = alignSentences(quote, scope)[0];
+      if (best && best.coverage >= minCoverage) return { passage: best.unit.passage, start: best.unit.start, end: best.unit.end, resolution: 'repaired' };
+    }
+  }
+  const fallback = alignSentences(fallbackQuery, cited ? [cited] : passages)[0] ?? alignSentences(fallbackQuery, passages)[0];
+  if (!fallback) return null;
+  return { passage: fallback.unit.passage, start: fallback.unit.start, end: fallback.unit.end, resolution: 'unsupported' };
+}

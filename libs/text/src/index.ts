@@ -11,3 +11,5 @@ export { countTokens } from './tokens';
 export { composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, DEFAULT_MIN_RELEVANCE, NO_RELEVANT_INFORMATION } from './answer';
 export { judgeRequirement, type Judgement, type Verdict } from './judge';
 export { breakDownRequirement } from './breakdown';
+export { findVerbatim, resolveEvidence, type EvidenceResolution } from './align';
+export { makeQuote } from './pages';

@@ -23,7 +23,7 @@ export interface Judgement {
   usage: Usage;
 }
 
-/** Tunable constants of the judge; the defaults were chosen on SciFact train and ContractNLI dev (see eval/). */
+/** Tunable constants of the judge; the defaults were chosen on SciFact train and ContractNLI dev through the real chunker and index (tools/eval/verdicts.ts). */
 export interface JudgeParams {
   /** Below this IDF-weighted coverage of the best sentence the verdict is NOT_FOUND. */
   notFoundCoverage: number;
@@ -47,8 +47,8 @@ export interface JudgeParams {
 
 export const DEFAULT_JUDGE_PARAMS: JudgeParams = {
   notFoundCoverage: 0.4,
-  candidates: 1,
-  candidateRatio: 0.85,
+  candidates: 2,
+  candidateRatio: 0.7,
   antonyms: true,
   polarity: true,
   quantities: true,

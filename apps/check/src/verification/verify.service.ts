@@ -1,57 +1,65 @@
-import { CallContext } from '@kb/common';
-import { composeWithLiveSources, DocumentsClient, Passage, requireProject, resolveHandbooks, RetrievalClient, searchKnowledge } from '@kb/knowledge';
+import { AppError, CallContext, ErrorCode } from '@kb/common';
+import { ModelProviderError } from '@kb/models';
+import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
 import { checkV1 } from '@kb/proto';
-import { judgeRequirement } from '@kb/text';
-
-/** Passages retrieved as candidate evidence for one requirement. */
-export const VERIFY_TOP_K = 8;
+import { Assessor } from './assessor';
+import { UsageRecorder } from './usage';
 
 /**
- * Verifies one requirement against the project knowledge scope (or only the given handbooks):
- * retrieves candidate passages, judges them with the embedded heuristic judge, and returns the
- * verdict shape of service-api.md §2 with verbatim evidence and the pages of the quote itself.
+ * Verifies one requirement against the project knowledge scope (or only the given handbooks) and
+ * returns the verdict shape of service-api.md §2 with verbatim evidence and the pages of the quote.
+ * Records the tokens used (source `check.verify`).
  *
  * @throws AppError NOT_FOUND for an unknown project or handbook; SERVICE_UNAVAILABLE when a
- *   backing service is down.
+ *   backing service (or the configured model, after retries) is down.
  */
 export class VerifyService {
-  constructor(private readonly clients: { retrieval: RetrievalClient; documents: DocumentsClient }) {}
+  constructor(
+    private readonly deps: { documents: DocumentsClient; assessor: Assessor; usage: UsageRecorder },
+  ) {}
 
-  async verify(_ctx: CallContext, req: checkV1.VerifyRequest): Promise<checkV1.Verdict> {
-    await requireProject(this.clients.documents, req.projectId);
-    const handbooks = await resolveHandbooks(this.clients.documents, req.handbookIds);
-    const passages: Passage[] = await searchKnowledge(
-      this.clients,
-      req.requirement,
-      { corpus: 'org', projectId: req.projectId, documentIds: handbooks.map((h) => h.id) },
-      VERIFY_TOP_K,
+  async verify(ctx: CallContext, req: checkV1.VerifyRequest): Promise<checkV1.Verdict> {
+    await requireProject(this.deps.documents, req.projectId);
+    const handbooks = await resolveHandbooks(this.deps.documents, req.handbookIds);
+    const a = await this.deps.assessor
+      .assess({ projectId: req.projectId, documentIds: handbooks.map((h) => h.id) }, req.requirement)
+      .catch((err: unknown) => {
+        throw providerError(err);
+      });
+    await this.deps.usage.record(ctx.orgId, 'check.verify', a.calls);
+    const total = a.calls.reduce(
+      (s, c) => ({
+        promptTokens: s.promptTokens + c.usage.promptTokens,
+        completionTokens: s.completionTokens + c.usage.completionTokens,
+        totalTokens: s.totalTokens + c.usage.totalTokens,
+      }),
+      { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     );
-    const judgement = await composeWithLiveSources(
-      this.clients.documents,
-      passages,
-      (p) => judgeRequirement(req.requirement, p),
-      (j) => (j.evidence ? [j.evidence.passage.documentId] : []),
-    );
-    const evidence = judgement.evidence;
     return {
-      verdict: judgement.verdict,
-      confidence: judgement.confidence,
-      evidence: evidence ? evidence.quote : '',
-      explanation: judgement.explanation,
-      recommendation: judgement.recommendation ?? undefined,
-      sources: evidence
-        ? [
-            {
-              handbookId: evidence.passage.documentId,
-              nodeId: evidence.passage.chunkId,
-              title: evidence.passage.fileName,
-              startPage: evidence.startPage ?? undefined,
-              endPage: evidence.endPage ?? undefined,
-            },
-          ]
-        : [],
-      handbook: evidence ? { id: evidence.passage.documentId, name: evidence.passage.fileName } : undefined,
-      usage: judgement.usage,
+      verdict: a.verdict,
+      confidence: a.confidence,
+      evidence: a.evidence,
+      explanation: a.explanation,
+      recommendation: a.recommendation ?? undefined,
+      sources: a.sources.map((s) => ({
+        handbookId: s.handbook_id,
+        nodeId: s.node_id,
+        title: s.title,
+        startPage: s.start_page ?? undefined,
+        endPage: s.end_page ?? undefined,
+      })),
+      handbook: a.handbook ?? undefined,
+      usage: total,
     };
   }
+}
+
+/**
+ * Maps a model provider failure (after its retries) to the API: 504 TIMEOUT when it timed out, else
+ * 503 SERVICE_UNAVAILABLE. Other errors pass through unchanged.
+ */
+export function providerError(err: unknown): unknown {
+  if (!(err instanceof ModelProviderError)) return err;
+  if (err.code === 'timeout') return new AppError(ErrorCode.TIMEOUT, 'The configured model provider did not answer in time. Retry later.');
+  return new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The configured model provider is unavailable. Retry shortly.');
 }

@@ -1,0 +1,115 @@
+import { currentContext, Delivery, Logger, runWithContext } from '@kb/common';
+import { CheckRequirementsRequestedEvent } from '@kb/events';
+import { randomUUID } from 'node:crypto';
+import { Assessor } from '../verification/assessor';
+import type { CallUsage, RequirementJudge } from '../verification/judges';
+import { UsageRecorder } from '../verification/usage';
+import { RunsRepository, SubRequirementResult } from './runs.repository';
+
+/** Longest justification stored per sub-requirement (characters). */
+const MAX_JUSTIFICATION = 4000;
+
+/** True for errors after which a run cannot continue: the model provider is unreachable after its retries. */
+export function isProviderFailure(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { name?: string }).name === 'ModelProviderError';
+}
+
+/**
+ * Processes `check.requirements.requested` work items: for each requirement of the group, claims it
+ * (pending → processing, only for the run's current trigger generation), breaks it down into atomic
+ * sub-requirements (unless `skipBreakdown`), checks each against the run's knowledge scope, and stores
+ * the result with the run counters in one transaction (RunsRepository.complete, idempotent). A
+ * redelivered item skips completed requirements; a stopped or re-triggered run discards results.
+ *
+ * Failure handling: a model provider unreachable after retries fails the run at once (finished
+ * requirements are kept); other errors (a backing service down) are retried by JetStream with backoff
+ * and fail the run on the last delivery attempt.
+ */
+export class RunWorker {
+  constructor(
+    private readonly deps: {
+      repository: RunsRepository;
+      assessor: Assessor;
+      judge: RequirementJudge;
+      usage: UsageRecorder;
+      logger: Logger;
+      /** How often a requirement being checked looks whether its run was stopped (ms). */
+      watchIntervalMs?: number;
+    },
+  ) {}
+
+  async process(item: CheckRequirementsRequestedEvent, delivery: Delivery): Promise<void> {
+    const requestId = currentContext()?.requestId ?? randomUUID();
+    await runWithContext({ requestId, orgId: item.orgId }, async () => {
+      for (const requirementId of item.requirementIds) {
+        try {
+          await this.processOne(item, requirementId, delivery);
+        } catch (err) {
+          if (isProviderFailure(err) || delivery.isLastAttempt) {
+            const reason = isProviderFailure(err)
+              ? 'The configured model provider is unreachable after retries; finished requirements are kept. Trigger the run again once it is back.'
+              : 'A backing service stayed unavailable while checking; finished requirements are kept. Trigger the run again to resume.';
+            const failed = await this.deps.repository.fail(item.orgId, item.runId, item.generation, reason);
+            this.deps.logger.error({ err, run_id: item.runId, requirement_id: requirementId, failed }, 'check run failed');
+            return;
+          }
+          throw err;
+        }
+      }
+    });
+  }
+
+  private async processOne(item: CheckRequirementsRequestedEvent, requirementId: string, delivery: Delivery): Promise<void> {
+    const requirement = await this.deps.repository.claim(item.orgId, item.runId, item.generation, requirementId);
+    if (!requirement) return;
+    this.deps.logger.info({ run_id: item.runId, requirement_id: requirementId, attempt: delivery.attempt }, 'checking requirement');
+    const calls: CallUsage[] = [];
+    // A stop (or a new trigger) abandons the work: poll the run and abort model calls in flight.
+    const abort = new AbortController();
+    const watch = setInterval(() => {
+      this.deps.repository
+        .findRun(item.orgId, item.runId)
+        .then((run) => {
+          if (!run || run.status !== 'processing' || run.generation !== item.generation) abort.abort();
+        })
+        .catch(() => undefined);
+    }, this.deps.watchIntervalMs ?? 2000);
+    const subs: SubRequirementResult[] = [];
+    try {
+      let parts = [requirement.text];
+      if (!item.skipBreakdown) {
+        const b = await this.deps.judge.breakDown(requirement.text, abort.signal);
+        calls.push(...b.calls);
+        parts = b.parts.length > 0 ? b.parts : [requirement.text];
+      }
+      for (const part of parts) {
+        if (abort.signal.aborted) break;
+        const a = await this.deps.assessor.assess({ projectId: item.projectId, documentIds: item.handbookIds }, part, abort.signal);
+        calls.push(...a.calls);
+        const justification = a.evidence ? `${a.explanation}\nEvidence: "${a.evidence.replace(/\s+/g, ' ').trim()}"` : a.explanation;
+        subs.push({
+          text: part,
+          verdict: a.verdict,
+          score: a.confidence,
+          justification: justification.length > MAX_JUSTIFICATION ? `${justification.slice(0, MAX_JUSTIFICATION - 1)}…` : justification,
+          sources: a.sources,
+        });
+      }
+    } catch (err) {
+      if (abort.signal.aborted) {
+        this.deps.logger.info({ run_id: item.runId, requirement_id: requirementId }, 'requirement abandoned: the run was stopped');
+        return;
+      }
+      throw err;
+    } finally {
+      clearInterval(watch);
+      await this.deps.usage.record(item.orgId, 'check.run', calls);
+    }
+    if (abort.signal.aborted) return;
+    const stored = await this.deps.repository.complete(item.orgId, item.runId, item.generation, requirementId, subs);
+    this.deps.logger.info(
+      { run_id: item.runId, requirement_id: requirementId, outcome: stored.outcome, run_status: stored.runStatus, attempt: delivery.attempt },
+      'requirement checked',
+    );
+  }
+}

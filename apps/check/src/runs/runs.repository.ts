@@ -1,0 +1,349 @@
+import { AppError } from '@kb/common';
+import { randomUUID } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+
+export type RunStatus = 'pending' | 'processing' | 'completed' | 'stopped' | 'failed';
+export type RequirementStatus = 'pending' | 'processing' | 'completed';
+export type SubRequirementStatus = 'comply' | 'not-comply' | 'pending';
+
+/** A row of `check_runs`. Timestamps are Date; counters are integers. */
+export interface RunRow {
+  id: string;
+  org_id: string;
+  project_id: string;
+  name: string;
+  status: RunStatus;
+  handbook_ids: string[];
+  total_requirements: number;
+  processed_requirements: number;
+  passed_requirements: number;
+  failed_requirements: number;
+  generation: number;
+  task_id: string | null;
+  skip_breakdown: boolean;
+  error_message: string | null;
+  processing_started_at: Date | null;
+  processing_completed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface RequirementRow {
+  id: string;
+  run_id: string;
+  org_id: string;
+  order_index: number;
+  text: string;
+  metadata: Record<string, unknown> | null;
+  status: RequirementStatus;
+  passed: boolean | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A source as stored with a sub-requirement (decisions.md "Source"). */
+export interface StoredSource {
+  handbook_id: string;
+  node_id: string;
+  title: string;
+  start_page: number | null;
+  end_page: number | null;
+}
+
+export interface SubRequirementRow {
+  id: string;
+  requirement_id: string;
+  run_id: string;
+  org_id: string;
+  order_index: number;
+  text: string;
+  justification: string;
+  score: number;
+  status: SubRequirementStatus;
+  verdict: string | null;
+  sources: StoredSource[] | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The outcome of checking one sub-requirement, to be stored. */
+export interface SubRequirementResult {
+  text: string;
+  justification: string;
+  score: number;
+  verdict: 'COMPLIANT' | 'CONTRADICTS' | 'NOT_FOUND';
+  sources: StoredSource[];
+}
+
+/** What a trigger decided: the run after the transition and the requirements left to check. */
+export interface TriggerOutcome {
+  run: RunRow;
+  requirementIds: string[];
+}
+
+const RUN_COLUMNS = `id, org_id, project_id, name, status, handbook_ids::text[] AS handbook_ids, total_requirements, processed_requirements,
+  passed_requirements, failed_requirements, generation, task_id, skip_breakdown, error_message, processing_started_at,
+  processing_completed_at, created_at, updated_at`;
+
+/**
+ * Rows returned by a statement: TypeORM's PostgreSQL driver answers UPDATE/DELETE … RETURNING with
+ * `[rows, affectedCount]` and SELECT/INSERT with the rows themselves.
+ */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return (result as T[]) ?? [];
+}
+
+/** Recomputes a run's counters from its requirement rows and completes it when every requirement is completed. */
+const RECOUNT_SQL = `
+  UPDATE check_runs c SET
+    processed_requirements = s.processed,
+    passed_requirements = s.passed,
+    failed_requirements = s.failed,
+    status = CASE WHEN c.status = 'processing' AND s.processed = c.total_requirements THEN 'completed' ELSE c.status END,
+    processing_completed_at = CASE WHEN c.status = 'processing' AND s.processed = c.total_requirements THEN $2 ELSE c.processing_completed_at END,
+    updated_at = $2
+  FROM (
+    SELECT count(*) FILTER (WHERE status = 'completed')::int AS processed,
+           count(*) FILTER (WHERE status = 'completed' AND passed)::int AS passed,
+           count(*) FILTER (WHERE status = 'completed' AND NOT passed)::int AS failed
+    FROM check_requirements WHERE run_id = $1
+  ) s
+  WHERE c.id = $1
+  RETURNING c.status`;
+
+/**
+ * Data access for check runs (schema `check`). Every statement filters by the caller's org id.
+ * State changes are compare-and-set inside transactions that lock the run row, so concurrent
+ * triggers, stops and workers (several replicas) never double-count a requirement: the counters
+ * are always recomputed from the requirement rows (see RECOUNT_SQL).
+ */
+export class RunsRepository {
+  constructor(private readonly db: DataSource) {}
+
+  /**
+   * Inserts a pending run with its requirements (one statement for all requirements).
+   * @returns the run row.
+   */
+  async create(
+    orgId: string,
+    input: { projectId: string; name: string; handbookIds: string[]; requirements: { text: string; metadata: Record<string, unknown> | null }[] },
+  ): Promise<RunRow> {
+    const id = randomUUID();
+    const now = new Date();
+    return this.db.transaction(async (m) => {
+      await m.query(
+        `INSERT INTO check_runs (id, org_id, project_id, name, status, handbook_ids, total_requirements, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5::uuid[], $6, $7, $7)`,
+        [id, orgId, input.projectId, input.name, input.handbookIds, input.requirements.length, now],
+      );
+      await m.query(
+        `INSERT INTO check_requirements (id, run_id, org_id, order_index, text, metadata, status, created_at, updated_at)
+         SELECT r.id, $1, $2, r.ord - 1, r.text, r.metadata, 'pending', $6, $6
+         FROM unnest($3::uuid[], $4::text[], $5::jsonb[]) WITH ORDINALITY AS r(id, text, metadata, ord)`,
+        [
+          id,
+          orgId,
+          input.requirements.map(() => randomUUID()),
+          input.requirements.map((r) => r.text),
+          input.requirements.map((r) => (r.metadata === null ? null : JSON.stringify(r.metadata))),
+          now,
+        ],
+      );
+      return (await this.findRun(orgId, id, m))!;
+    });
+  }
+
+  async findRun(orgId: string, id: string, m: EntityManager = this.db.manager): Promise<RunRow | null> {
+    const rows: RunRow[] = await m.query(`SELECT ${RUN_COLUMNS} FROM check_runs WHERE org_id = $1 AND id = $2`, [orgId, id]);
+    return rows[0] ?? null;
+  }
+
+  /** Runs of the org, newest first, optionally of one project. */
+  async listRuns(orgId: string, projectId: string | null, limit: number, offset: number): Promise<{ rows: RunRow[]; total: number }> {
+    const rows: RunRow[] = await this.db.query(
+      `SELECT ${RUN_COLUMNS} FROM check_runs WHERE org_id = $1 AND ($2::uuid IS NULL OR project_id = $2)
+       ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+      [orgId, projectId, limit, offset],
+    );
+    const [{ total }] = await this.db.query(
+      `SELECT count(*)::int AS total FROM check_runs WHERE org_id = $1 AND ($2::uuid IS NULL OR project_id = $2)`,
+      [orgId, projectId],
+    );
+    return { rows, total };
+  }
+
+  /** Requirements of a run in order, with their sub-requirements in order. */
+  async listRequirements(orgId: string, runId: string): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }[]> {
+    const reqs: RequirementRow[] = await this.db.query(
+      `SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index`,
+      [orgId, runId],
+    );
+    const subs: SubRequirementRow[] = await this.db.query(
+      `SELECT * FROM check_sub_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY requirement_id, order_index`,
+      [orgId, runId],
+    );
+    const byReq = new Map<string, SubRequirementRow[]>();
+    for (const s of subs) {
+      const list = byReq.get(s.requirement_id) ?? [];
+      list.push(s);
+      byReq.set(s.requirement_id, list);
+    }
+    return reqs.map((requirement) => ({ requirement, subs: byReq.get(requirement.id) ?? [] }));
+  }
+
+  /**
+   * Moves a run into `processing` (decisions.md "Trigger"): with `reprocess` every requirement is reset
+   * to pending; otherwise requirements left in `processing` by a stop or failure go back to pending and
+   * completed ones are kept. A run with nothing left to check goes straight to `completed`.
+   *
+   * @throws AppError NOT_FOUND (unknown run or another org's), CONFLICT (run already processing).
+   */
+  async trigger(orgId: string, id: string, opts: { reprocess: boolean; skipBreakdown: boolean }): Promise<TriggerOutcome> {
+    return this.db.transaction(async (m) => {
+      const [run]: RunRow[] = await m.query(`SELECT ${RUN_COLUMNS} FROM check_runs WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
+      if (!run) throw AppError.notFound('Check run not found.');
+      if (run.status === 'processing') throw AppError.conflict('The check run is already being processed; stop it first or wait until it finishes.');
+      const now = new Date();
+      if (opts.reprocess) {
+        await m.query(`DELETE FROM check_sub_requirements WHERE org_id = $1 AND run_id = $2`, [orgId, id]);
+        await m.query(`UPDATE check_requirements SET status = 'pending', passed = NULL, updated_at = $3 WHERE org_id = $1 AND run_id = $2`, [orgId, id, now]);
+      } else {
+        await m.query(
+          `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,
+          [orgId, id, now],
+        );
+      }
+      const pending: { id: string }[] = await m.query(
+        `SELECT id FROM check_requirements WHERE org_id = $1 AND run_id = $2 AND status = 'pending' ORDER BY order_index`,
+        [orgId, id],
+      );
+      const status: RunStatus = pending.length === 0 ? 'completed' : 'processing';
+      await m.query(
+        `UPDATE check_runs SET status = $3, generation = generation + 1, task_id = $4, skip_breakdown = $5, error_message = NULL,
+           processing_started_at = $6, processing_completed_at = $7, updated_at = $6
+         WHERE org_id = $1 AND id = $2`,
+        [orgId, id, status, randomUUID(), opts.skipBreakdown, now, status === 'completed' ? now : null],
+      );
+      await m.query(RECOUNT_SQL, [id, now]);
+      return { run: (await this.findRun(orgId, id, m))!, requirementIds: pending.map((p) => p.id) };
+    });
+  }
+
+  /**
+   * Stops a processing run: status `stopped`, requirements in flight back to `pending` (their results,
+   * if a worker finishes them later, are discarded).
+   * @throws AppError NOT_FOUND, CONFLICT when the run is not processing.
+   */
+  async stop(orgId: string, id: string): Promise<RunRow> {
+    return this.db.transaction(async (m) => {
+      const [run]: RunRow[] = await m.query(`SELECT ${RUN_COLUMNS} FROM check_runs WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
+      if (!run) throw AppError.notFound('Check run not found.');
+      if (run.status !== 'processing') throw AppError.conflict(`Only a processing check run can be stopped; this run is ${run.status}.`);
+      const now = new Date();
+      await m.query(`UPDATE check_runs SET status = 'stopped', processing_completed_at = $3, updated_at = $3 WHERE org_id = $1 AND id = $2`, [orgId, id, now]);
+      await m.query(
+        `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,
+        [orgId, id, now],
+      );
+      return (await this.findRun(orgId, id, m))!;
+    });
+  }
+
+  /**
+   * Claims a requirement for checking by the run's current generation: pending (or processing, after a
+   * worker crash) → processing. The run row is share-locked, so a concurrent stop either sees this claim
+   * (and returns the requirement to pending) or makes it find nothing. Returns null when the run is no longer processing this generation or
+   * the requirement is already completed (a redelivered work item).
+   */
+  async claim(orgId: string, runId: string, generation: number, requirementId: string): Promise<RequirementRow | null> {
+    const rows = rowsOf<RequirementRow>(await this.db.query(
+      `WITH c AS (
+         SELECT id FROM check_runs WHERE org_id = $1 AND id = $2 AND status = 'processing' AND generation = $3 FOR SHARE
+       )
+       UPDATE check_requirements r SET status = 'processing', updated_at = $5
+       FROM c
+       WHERE r.id = $4 AND r.run_id = c.id AND r.org_id = $1 AND r.status <> 'completed'
+       RETURNING r.*`,
+      [orgId, runId, generation, requirementId, new Date()],
+    ));
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Stores a checked requirement and its sub-requirements, and recomputes the run's counters, in one
+   * transaction holding the run row lock. Idempotent: a requirement already completed, or a run that is
+   * no longer processing this generation (stopped, failed, re-triggered), changes nothing.
+   *
+   * @returns 'stored', or 'discarded' when nothing changed; `runStatus` after the update.
+   */
+  async complete(
+    orgId: string,
+    runId: string,
+    generation: number,
+    requirementId: string,
+    subs: SubRequirementResult[],
+  ): Promise<{ outcome: 'stored' | 'discarded'; runStatus: RunStatus | null }> {
+    return this.db.transaction(async (m) => {
+      const [run]: { status: RunStatus; generation: number }[] = await m.query(
+        `SELECT status, generation FROM check_runs WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+        [orgId, runId],
+      );
+      if (!run || run.status !== 'processing' || run.generation !== generation) return { outcome: 'discarded' as const, runStatus: run?.status ?? null };
+      const now = new Date();
+      const passed = subs.length > 0 && subs.every((s) => s.verdict === 'COMPLIANT');
+      const updated = rowsOf(await m.query(
+        `UPDATE check_requirements SET status = 'completed', passed = $4, updated_at = $5
+         WHERE org_id = $1 AND run_id = $2 AND id = $3 AND status <> 'completed' RETURNING id`,
+        [orgId, runId, requirementId, passed, now],
+      ));
+      if (updated.length === 0) return { outcome: 'discarded' as const, runStatus: run.status };
+      await m.query(`DELETE FROM check_sub_requirements WHERE org_id = $1 AND requirement_id = $2`, [orgId, requirementId]);
+      if (subs.length > 0) {
+        await m.query(
+          `INSERT INTO check_sub_requirements (id, requirement_id, run_id, org_id, order_index, text, justification, score, status, verdict, sources, created_at, updated_at)
+           SELECT s.id, $1, $2, $3, s.ord - 1, s.text, s.justification, s.score, s.status, s.verdict, s.sources, $10, $10
+           FROM unnest($4::uuid[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[], $11::jsonb[])
+             WITH ORDINALITY AS s(id, text, justification, score, status, verdict, sources, ord)`,
+          [
+            requirementId,
+            runId,
+            orgId,
+            subs.map(() => randomUUID()),
+            subs.map((s) => s.text),
+            subs.map((s) => s.justification),
+            subs.map((s) => s.score),
+            subs.map((s) => (s.verdict === 'COMPLIANT' ? 'comply' : 'not-comply')),
+            subs.map((s) => s.verdict),
+            now,
+            subs.map((s) => JSON.stringify(s.sources)),
+          ],
+        );
+      }
+      const [{ status }] = rowsOf<{ status: RunStatus }>(await m.query(RECOUNT_SQL, [runId, now]));
+      return { outcome: 'stored' as const, runStatus: status as RunStatus };
+    });
+  }
+
+  /**
+   * Fails a run that cannot continue (model provider unreachable after retries, …): status `failed`
+   * with the reason; requirements in flight go back to pending; finished requirements are kept.
+   * Only the given generation is failed (a later trigger is left alone).
+   */
+  async fail(orgId: string, runId: string, generation: number, message: string): Promise<boolean> {
+    return this.db.transaction(async (m) => {
+      const now = new Date();
+      const rows = rowsOf(await m.query(
+        `UPDATE check_runs SET status = 'failed', error_message = $4, processing_completed_at = $5, updated_at = $5
+         WHERE org_id = $1 AND id = $2 AND generation = $3 AND status = 'processing' RETURNING id`,
+        [orgId, runId, generation, message, now],
+      ));
+      if (rows.length === 0) return false;
+      await m.query(
+        `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,
+        [orgId, runId, now],
+      );
+      return true;
+    });
+  }
+}

@@ -1,0 +1,163 @@
+import type { ChatModel } from '@kb/models';
+import { breakDownRequirement, judgeRequirement, makeQuote, resolveEvidence, type Judgement, type PassageInput } from '@kb/text';
+import { z } from 'zod';
+import type { CallUsage, RequirementJudge } from './judges';
+
+/** Confidence ceiling when the model's quote cannot be traced to the passages (below 0.7 = insufficient). */
+export const UNSUPPORTED_CONFIDENCE_CAP = 0.6;
+/** Longest passage text sent to the model (characters); chunks are normally far shorter. */
+const MAX_PASSAGE_CHARS = 6000;
+/** Most sub-requirements a model breakdown may return. */
+export const MAX_PARTS = 20;
+
+const JUDGE_SYSTEM = [
+  'You are a careful compliance officer. You decide whether project documentation satisfies one requirement,',
+  'using ONLY the numbered passages given. Verdicts:',
+  '- COMPLIANT: a passage states that the requirement is met.',
+  '- CONTRADICTS: a passage states something incompatible with the requirement (a prohibition where it asks for a permission, a different number, the opposite state, …).',
+  '- NOT_FOUND: no passage settles it either way.',
+  'For COMPLIANT and CONTRADICTS copy the decisive sentence EXACTLY, character for character, from one passage into "evidence" and give that passage\'s number in "passage".',
+  'For NOT_FOUND use "evidence": "" and "passage": 0.',
+  '"confidence" is your probability (0 to 1) that the verdict is right; below 0.7 means the evidence is insufficient.',
+  '"recommendation" says what to change or which document to add; null when COMPLIANT.',
+  'Answer with one JSON object only.',
+].join('\n');
+
+const JUDGE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['verdict', 'confidence', 'passage', 'evidence', 'explanation', 'recommendation'],
+  properties: {
+    verdict: { type: 'string', enum: ['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND'] },
+    confidence: { type: 'number', minimum: 0, maximum: 1 },
+    passage: { type: 'integer', minimum: 0 },
+    evidence: { type: 'string' },
+    explanation: { type: 'string' },
+    recommendation: { type: ['string', 'null'] },
+  },
+} as const;
+
+const judgeAnswer = z.object({
+  verdict: z.enum(['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND']),
+  confidence: z.coerce.number().min(0).max(1),
+  passage: z.coerce.number().int().min(0).default(0),
+  evidence: z.string().default(''),
+  explanation: z.string().min(1),
+  recommendation: z.string().nullable().optional(),
+});
+
+type JudgeAnswer = z.infer<typeof judgeAnswer>;
+
+const BREAKDOWN_SYSTEM = [
+  'You split one compliance requirement into atomic sub-requirements that can each be checked on their own.',
+  'Split conjunctions ("and", ";"), lists and bullet points, and separate obligations with their own modal verb (shall, must, should, may).',
+  'Keep a choice ("A or B") together. Each part must be a full sentence that keeps the subject and modal verb of the original.',
+  'Never add obligations that are not in the requirement. A requirement that is already atomic comes back as a single part, unchanged.',
+  'Answer with one JSON object only: {"parts": ["...", "..."]}.',
+].join('\n');
+
+const BREAKDOWN_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['parts'],
+  properties: { parts: { type: 'array', minItems: 1, maxItems: MAX_PARTS, items: { type: 'string' } } },
+} as const;
+
+const breakdownAnswer = z.object({ parts: z.array(z.string()).min(1) });
+
+function passageHeader(p: PassageInput, i: number): string {
+  const pages = p.startPage == null ? '' : p.endPage != null && p.endPage !== p.startPage ? `, pages ${p.startPage}-${p.endPage}` : `, page ${p.startPage}`;
+  return `[${i + 1}] ${p.fileName}${pages}`;
+}
+
+/**
+ * The chat-model judge: the model decides the verdict and quotes its evidence; the quote is then made
+ * verbatim in code (`resolveEvidence` of `@kb/text`): a quote found in the cited chunk (whitespace
+ * normalised) is kept, a paraphrase is repaired to the chunk sentence it paraphrases, and a quote that
+ * cannot be traced caps the confidence at {@link UNSUPPORTED_CONFIDENCE_CAP}. With no passages at all
+ * the model is not called (NOT_FOUND from the embedded judge). Breakdown asks the model for atomic parts.
+ *
+ * @throws ModelProviderError (from `@kb/models`) when the provider fails after retries.
+ */
+export class ModelJudge implements RequirementJudge {
+  constructor(private readonly chat: ChatModel) {}
+
+  get model(): string {
+    return this.chat.model;
+  }
+
+  async judge(requirement: string, passages: PassageInput[], signal?: AbortSignal): Promise<{ judgement: Judgement; calls: CallUsage[] }> {
+    const usable = passages.filter((p) => (p.text ?? '').trim().length > 0);
+    if (usable.length === 0) {
+      const judgement = judgeRequirement(requirement, []);
+      return { judgement, calls: [] };
+    }
+    const context = usable.map((p, i) => `${passageHeader(p, i)}\n${p.text.slice(0, MAX_PASSAGE_CHARS)}`).join('\n\n');
+    const { value, result } = await this.chat.completeJson(
+      {
+        messages: [
+          { role: 'system', content: JUDGE_SYSTEM },
+          { role: 'user', content: `Requirement:\n${requirement}\n\nPassages:\n${context}` },
+        ],
+        responseSchema: { name: 'compliance_verdict', schema: JUDGE_SCHEMA as unknown as Record<string, unknown> },
+        temperature: 0,
+        signal,
+      },
+      judgeAnswer as unknown as z.ZodType<JudgeAnswer>,
+    );
+    const calls: CallUsage[] = [{ model: result.model || this.chat.model, usage: result.usage }];
+    return { judgement: this.toJudgement(requirement, usable, value, result.usage), calls };
+  }
+
+  private toJudgement(requirement: string, passages: PassageInput[], a: JudgeAnswer, usage: Judgement['usage']): Judgement {
+    const recommendation =
+      a.verdict === 'COMPLIANT'
+        ? null
+        : a.recommendation?.trim() || `Add or update a document that states how "${requirement.slice(0, 300)}" is met.`;
+    if (a.verdict === 'NOT_FOUND') {
+      return { verdict: 'NOT_FOUND', confidence: round3(a.confidence), evidence: null, explanation: a.explanation, recommendation, usage };
+    }
+    const resolved = resolveEvidence(a.evidence, passages, a.passage - 1, requirement);
+    if (!resolved) {
+      return {
+        verdict: 'NOT_FOUND',
+        confidence: Math.min(a.confidence, UNSUPPORTED_CONFIDENCE_CAP),
+        evidence: null,
+        explanation: `${a.explanation} (The model cited no usable passage, so no verdict can be backed by evidence.)`,
+        recommendation: recommendation ?? `Add a document that states how "${requirement.slice(0, 300)}" is met.`,
+        usage,
+      };
+    }
+    const quote = makeQuote(resolved.passage, resolved.start, resolved.end);
+    let confidence = a.confidence;
+    let explanation = a.explanation;
+    if (resolved.resolution === 'repaired') explanation += ' (Evidence quoted from the source sentence the model paraphrased.)';
+    if (resolved.resolution === 'unsupported') {
+      confidence = Math.min(confidence, UNSUPPORTED_CONFIDENCE_CAP);
+      explanation += ' (The model\'s quote was not found in the cited document; the closest sentence is shown and the evidence may be insufficient.)';
+    }
+    return { verdict: a.verdict, confidence: round3(confidence), evidence: quote, explanation, recommendation, usage };
+  }
+
+  async breakDown(requirement: string, signal?: AbortSignal): Promise<{ parts: string[]; calls: CallUsage[] }> {
+    const { value, result } = await this.chat.completeJson(
+      {
+        messages: [
+          { role: 'system', content: BREAKDOWN_SYSTEM },
+          { role: 'user', content: requirement },
+        ],
+        responseSchema: { name: 'requirement_breakdown', schema: BREAKDOWN_SCHEMA as unknown as Record<string, unknown> },
+        temperature: 0,
+        signal,
+      },
+      breakdownAnswer,
+    );
+    const parts = [...new Set(value.parts.map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean))].slice(0, MAX_PARTS);
+    return {
+      parts: parts.length > 0 ? parts : breakDownRequirement(requirement),
+      calls: [{ model: result.model || this.chat.model, usage: result.usage }],
+    };
+  }
+}
+
+const round3 = (x: number) => Math.round(Math.max(0, Math.min(1, x)) * 1000) / 1000;

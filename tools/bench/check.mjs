@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+// `npm run bench:check`: compliance checking on a project of 200+ pages, on the whole stack (fresh data
+// folder, free ports). The 193-page Debian Policy PDF is an organization-level document (in every
+// project's knowledge scope); project "policy+fhs" adds the 50-page Debian FHS PDF (243 pages).
+// Measures, in the same run:
+//  (1) POST /check/verify latency p50/p95 on the 243-page project, against the latency of an
+//      authenticated GET of the project (gateway → documents → PostgreSQL) as the baseline (ratio);
+//  (2) wall time of a 1,000-requirement check run with skip_breakdown on the Debian Policy PDF alone,
+//      from trigger to completed, with requirements per second and the ratio to 1,000 × verify p50
+//      (what calling verify one by one would take).
+// Usage: npm run bench:check [-- --verifies N --requirements N]
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { startStack } from '../lib/stack.mjs';
+
+const { values } = parseArgs({ options: { verifies: { type: 'string', default: '60' }, requirements: { type: 'string', default: '1000' } } });
+const CORPUS = path.join(ROOT, '../shared/corpus/pdf');
+const POLICY = path.join(CORPUS, 'debian-policy-4.6.2.0.pdf');
+const FHS = path.join(CORPUS, 'debian-fhs-3.0.pdf');
+const REQUIREMENTS = [
+  'Packages must not install files into /usr/local.',
+  'Configuration files must be placed under /etc.',
+  'Each binary package must have a copyright file in /usr/share/doc/package.',
+  'The Maintainer field must contain the name and email address of the maintainer.',
+  'Packages must not modify files belonging to other packages.',
+  'Shared libraries must be placed in /usr/lib.',
+  'Init scripts must be placed in /etc/init.d.',
+  'Temporary files must be written to /tmp.',
+  'Every package must have a Description field.',
+  'Log files must be written to /var/log.',
+  'Packages must be built with debugging symbols stripped from binaries.',
+  'Manual pages must be installed in /usr/share/man.',
+  'The changelog must be compressed with gzip.',
+  'Essential packages may be removed without warning.',
+  'The source package must contain a debian/rules file.',
+  'Programs must not depend on the presence of /usr/local.',
+  'A package must declare its dependencies in the Depends field.',
+  'User home directories must be under /home.',
+  'Variable state data must be stored in /var/lib.',
+  'Packages must provide a helicopter landing pad.',
+];
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const time = async (fn) => {
+  const t = process.hrtime.bigint();
+  const r = await fn();
+  return [Number(process.hrtime.bigint() - t) / 1e6, r];
+};
+const pages = (f) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [f], { encoding: 'utf8' }))[1]);
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-check-'));
+const { natsServer } = ensureSystemPackages();
+const stack = await startStack({ dataDir, natsServer, quiet: true });
+try {
+  const kbctl = (...a) => JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl }, encoding: 'utf8' }));
+  const org = kbctl('org', 'create', '--name', 'Bench check');
+  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '1000000').key;
+  const call = async (method, p, body) => {
+    const res = await fetch(`${stack.baseUrl}${p}`, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    const json = await res.json();
+    if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
+    return json.data;
+  };
+  const upload = async (file, projectId) => {
+    const bytes = readFileSync(file);
+    const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(file), content_type: 'application/pdf', size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}) });
+    await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': 'application/pdf' }, body: bytes });
+    await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
+    return slot.id;
+  };
+  const waitDoc = async (id) => {
+    for (;;) {
+      const d = await call('GET', `/api/v2/documents/${id}`);
+      if (d.status === 'completed') return d;
+      if (d.status === 'failed') throw new Error(`document failed: ${d.error_message}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+
+  const policyOnly = await call('POST', '/api/v2/projects', { name: 'policy' });
+  const both = await call('POST', '/api/v2/projects', { name: 'policy+fhs' });
+  step('ingesting the Debian Policy PDF (org level) and the Debian FHS PDF (project policy+fhs)');
+  const policyId = await upload(POLICY, null);
+  const fhsId = await upload(FHS, both.id);
+  const policyDoc = await waitDoc(policyId);
+  const fhsDoc = await waitDoc(fhsId);
+  const totalPages = pages(POLICY) + pages(FHS);
+
+  step(`${values.verifies} verifications on the ${totalPages}-page project`);
+  const baseline = [];
+  for (let i = 0; i < 30; i++) baseline.push((await time(() => call('GET', `/api/v2/projects/${both.id}`)))[0]);
+  const v = [];
+  const verdicts = {};
+  for (let i = 0; i < Number(values.verifies); i++) {
+    const [ms, res] = await time(() => call('POST', '/api/v2/check/verify', { project_id: both.id, requirement: REQUIREMENTS[i % REQUIREMENTS.length] }));
+    v.push(ms);
+    verdicts[res.verdict] = (verdicts[res.verdict] ?? 0) + 1;
+  }
+
+  const n = Number(values.requirements);
+  step(`a ${n}-requirement run with skip_breakdown on the Debian Policy PDF`);
+  const requirements = Array.from({ length: n }, (_, i) => ({ text: REQUIREMENTS[i % REQUIREMENTS.length].replace(/\.$/, ` (clause ${i + 1}).`) }));
+  const [createMs, run] = await time(() => call('POST', '/api/v2/check/runs', { project_id: policyOnly.id, name: 'bench', requirements }));
+  const t0 = process.hrtime.bigint();
+  await call('POST', `/api/v2/check/runs/${run.id}/trigger`, { skip_breakdown: true });
+  let detail;
+  for (;;) {
+    detail = await call('GET', `/api/v2/check/runs/${run.id}`);
+    if (['completed', 'failed', 'stopped'].includes(detail.status)) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const runMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (detail.status !== 'completed') throw new Error(`run ended ${detail.status}: ${detail.error_message}`);
+
+  const verifyP50 = pct(v, 50);
+  const result = {
+    project: { documents: [policyDoc.file_name, fhsDoc.file_name], pages: totalPages, chunks: policyDoc.chunk_count + fhsDoc.chunk_count },
+    verify_ms: { p50: Math.round(verifyP50), p95: Math.round(pct(v, 95)), n: v.length, verdicts },
+    baseline_get_project_ms: { p50: +pct(baseline, 50).toFixed(1), note: 'authenticated GET /projects/{id}, same stack, same run' },
+    verify_p50_ratio_to_baseline: +(verifyP50 / pct(baseline, 50)).toFixed(1),
+    run_1000: {
+      document: policyDoc.file_name,
+      pages: pages(POLICY),
+      requirements: n,
+      skip_breakdown: true,
+      create_ms: Math.round(createMs),
+      trigger_to_completed_ms: Math.round(runMs),
+      requirements_per_s: +(n / (runMs / 1000)).toFixed(1),
+      ratio_to_sequential_verify: +(runMs / (n * verifyP50)).toFixed(2),
+      passed: detail.passed_requirements,
+      failed: detail.failed_requirements,
+      check_run_concurrency: Number(process.env.CHECK_RUN_CONCURRENCY ?? 4),
+    },
+  };
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+} finally {
+  await stack.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
