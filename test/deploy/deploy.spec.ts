@@ -860,6 +860,9 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       // and the optional S3_PORT / S3_PUBLIC_ENDPOINT when given.
       const driver = merged.storage.driver;
       const notApplicable = new Set(driver === 's3' ? ['STORAGE_SIGNING_SECRET'] : ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_PORT', 'S3_PUBLIC_ENDPOINT']);
+      // Without llm.baseUrl the embedded defaults run: the model's address, name, key and Azure
+      // version are left out (an empty value would be rejected at boot).
+      if (!merged.llm?.baseUrl) ['LLM_BASE_URL', 'LLM_MODEL', 'LLM_API_KEY', 'LLM_API_VERSION'].forEach((v) => notApplicable.add(v));
       const missing = requiredVars()[s].filter((v) => !names.has(v) && !notApplicable.has(v));
       expect(missing).toEqual([]);
     });
@@ -973,7 +976,12 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       expect(script).toContain(`for service in ${merged.migrations.services.join(' ')}; do`);
       expect(script).toContain('entrypoint.sh "$service" --migrate-only');
       // every service whose code opens a database is migrated
-      const owners = SERVICES.filter((s) => /openDatabase|open\w*Database\(/.test(read(`apps/${s}/src/main.ts`)));
+      // (the composition root is main.ts, or a file next to it such as the gateway's gateway.ts)
+      const owners = SERVICES.filter((s) =>
+        fs.readdirSync(path.join(ROOT, 'apps', s, 'src'))
+          .filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))
+          .some((f) => /openDatabase|open\w*Database\(/.test(read(`apps/${s}/src/${f}`))),
+      );
       expect(sorted(merged.migrations.services)).toEqual(sorted(owners));
       expect([pod.securityContext.runAsNonRoot, c.securityContext.readOnlyRootFilesystem, pod.restartPolicy]).toEqual([true, true, 'Never']);
       // hooks run before the release's Secret exists: DATABASE_URL comes from a hook Secret that runs first, or an existing Secret
