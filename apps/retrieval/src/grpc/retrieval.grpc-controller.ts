@@ -1,6 +1,7 @@
 import { AppError, CallContext, ErrorCode, isUuid, UnaryHandlers } from '@kb/common';
 import { retrievalV1 } from '@kb/proto';
-import { ChunkStore, ChunkStoreError, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
+import { ChunkStoreError, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
+import { RetrievalService } from '../search/retrieval.service';
 
 type Handlers = UnaryHandlers<typeof retrievalV1.RetrievalServiceService>;
 
@@ -59,25 +60,25 @@ async function mapStoreErrors<T>(work: () => Promise<T>): Promise<T> {
  * gRPC controller of RetrievalService over a ChunkStore. The org comes from call metadata; the
  * safety corpus is stored under SAFETY_CORPUS_ORG and searched regardless of the caller's org.
  */
-export function retrievalGrpcHandlers(store: ChunkStore): Handlers {
+export function retrievalGrpcHandlers(service: RetrievalService): Handlers {
   return {
     indexDocument: async (req, ctx) => {
       if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
       const owner = ownerOf(ctx, req.corpus);
       const chunks = req.chunks.map((c) => toStored(owner, req.projectId ?? null, req.documentId, c));
-      await mapStoreErrors(() => store.replaceDocumentChunks(owner, req.documentId, chunks));
+      await mapStoreErrors(() => service.indexDocument(owner, req.documentId, chunks));
       return { chunkCount: chunks.length };
     },
     deleteDocuments: async (req, ctx) => {
       const ids = req.documentIds.filter(isUuid);
-      return { chunksDeleted: ids.length === 0 ? 0 : await mapStoreErrors(() => store.deleteDocuments(ownerOf(ctx, req.corpus), ids)) };
+      return { chunksDeleted: ids.length === 0 ? 0 : await mapStoreErrors(() => service.deleteDocuments(ownerOf(ctx, req.corpus), ids)) };
     },
     search: async (req, ctx) => {
       const topK = Math.min(Math.max(req.topK || 8, 1), MAX_TOP_K);
       if (req.projectId && !isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
       const safety = req.corpus === retrievalV1.Corpus.CORPUS_SAFETY;
-      const hits = await mapStoreErrors(() =>
-        store.search(
+      const { hits } = await mapStoreErrors(() =>
+        service.search(
         req.query,
         {
           orgId: ownerOf(ctx, req.corpus),
