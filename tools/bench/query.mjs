@@ -92,15 +92,18 @@ for (const size of sizes) {
     const loadSeconds = (performance.now() - t0) / 1000;
     for (const q of warmup) await service.search(q, { orgId }, 10);
     const times = [];
+    const byKind = { org: [], project: [] };
     let hitCount = 0;
     for (const [i, q] of queries.entries()) {
       const scope = i % 4 === 3 ? { orgId, projectId: projects[i % 3] } : { orgId };
       const t = performance.now();
       const { hits } = await service.search(q, scope, 10);
-      times.push(performance.now() - t);
+      const ms = performance.now() - t;
+      times.push(ms);
+      byKind[scope.projectId ? 'project' : 'org'].push(ms);
       hitCount += hits.length;
     }
-    results[size] = { p50Ms: round(pct(times, 50)), p95Ms: round(pct(times, 95)), meanHits: round(hitCount / queries.length), loadSeconds: round(loadSeconds), store: describe().store };
+    results[size] = { p50Ms: round(pct(times, 50)), p95Ms: round(pct(times, 95)), orgScopeP95Ms: round(pct(byKind.org, 95)), projectScopeP95Ms: round(pct(byKind.project, 95)), meanHits: round(hitCount / queries.length), loadSeconds: round(loadSeconds), store: describe().store };
     process.stderr.write(`  ${size}: ${JSON.stringify(results[size])}\n`);
   } finally {
     await close();

@@ -40,6 +40,9 @@ runService(logger, async () => {
     indexChunks: async (orgId, request) => {
       await retrieval.indexDocument(request, { orgId, timeoutMs: 5 * 60 * 1000 });
     },
+    embedDocument: async (orgId, documentId) => {
+      await retrieval.embedDocument({ documentId, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId, timeoutMs: 10 * 60 * 1000 });
+    },
     publishStatus: (event) => publishEvent(nc, Subjects.statusChanged, event, `status:${event.documentId}:${event.status}`),
     workDir: config.INGESTION_WORK_DIR,
     logger,

@@ -7,6 +7,9 @@ import { openRetrieval } from './retrieval-factory';
 
 const logger = createLogger('retrieval');
 
+/** Treats an empty variable as unset (compose and Helm pass `""` for unset optional values). */
+const unsetIfEmpty = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+
 runService(logger, async () => {
   const config = loadConfig({
     ...sharedEnv.grpcHost,
@@ -15,8 +18,8 @@ runService(logger, async () => {
     RETRIEVAL_DATA_DIR: env.string('.data/lancedb'),
     /** Vector store adapter: the embedded LanceDB (default) or Qdrant. */
     VECTOR_STORE: z.enum(['lancedb', 'qdrant']).default('lancedb'),
-    QDRANT_URL: z.string().url('QDRANT_URL must be a URL such as http://qdrant:6333').optional(),
-    QDRANT_API_KEY: z.string().optional(),
+    QDRANT_URL: unsetIfEmpty(z.string().url('QDRANT_URL must be a URL such as http://qdrant:6333').optional()),
+    QDRANT_API_KEY: unsetIfEmpty(z.string().optional()),
     QDRANT_COLLECTION: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/).default('kb_chunks'),
     EMBEDDINGS_BASE_URL: embeddingsEnv.EMBEDDINGS_BASE_URL,
     EMBEDDINGS_API_KEY: embeddingsEnv.EMBEDDINGS_API_KEY,
@@ -28,9 +31,9 @@ runService(logger, async () => {
     EMBEDDINGS_MAX_RETRIES: embeddingsEnv.EMBEDDINGS_MAX_RETRIES,
     EMBEDDINGS_API_VERSION: embeddingsEnv.EMBEDDINGS_API_VERSION,
     /** Optional cross-encoder rerank endpoint (`…/rerank`), Cohere/Jina-style or TEI. */
-    RERANK_BASE_URL: z.string().url('RERANK_BASE_URL must be a URL such as http://localhost:8082/v1').optional(),
-    RERANK_API_KEY: z.string().optional(),
-    RERANK_MODEL: z.string().optional(),
+    RERANK_BASE_URL: unsetIfEmpty(z.string().url('RERANK_BASE_URL must be a URL such as http://localhost:8082/v1').optional()),
+    RERANK_API_KEY: unsetIfEmpty(z.string().optional()),
+    RERANK_MODEL: unsetIfEmpty(z.string().optional()),
     RERANK_PROTOCOL: z.enum(['cohere', 'tei']).default('cohere'),
     /** Candidates per list fed to fusion and reranking. */
     RERANK_CANDIDATES: z.coerce.number().int().min(1).max(1000).default(50),

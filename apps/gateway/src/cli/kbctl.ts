@@ -92,6 +92,7 @@ export async function runKbctl(argv: string[], accounts: AccountsService): Promi
     }
     case 'key list':
       return { keys: (await accounts.listApiKeys(required(values.org, '--org'))).map(presentKey) };
+    case 'reindex ': return (await import('./reindex')).runReindex(); // re-embed every document (apps/gateway/src/cli/reindex.ts)
     case 'key revoke':
       return presentKey(await accounts.revokeApiKey(required(arg, 'KEY_ID')));
     default:

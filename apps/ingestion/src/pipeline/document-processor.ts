@@ -14,6 +14,8 @@ export interface DocumentProcessorDeps {
   /** Replaces the document's chunks in the index (idempotent). */
   indexChunks: (orgId: string, request: retrievalV1.IndexDocumentRequest) => Promise<void>;
   publishStatus: (event: StatusChangedEvent) => Promise<void>;
+  /** Enrichment: embeds the document's indexed chunks (retrieval no-ops without an embedding model). */
+  embedDocument?: (orgId: string, documentId: string) => Promise<void>;
   workDir: string;
   logger: Logger;
   /** Per-document extraction time limit (ms). */
@@ -95,6 +97,7 @@ export class DocumentProcessor {
       });
       const base = { documentId: event.documentId, orgId: event.orgId, chunkCount: chunks.length, pageCount: extracted.pageCount, errorMessage: null };
       await this.deps.publishStatus({ ...base, status: 'ready', at: new Date().toISOString() });
+      await this.deps.embedDocument?.(event.orgId, event.documentId);
       await this.deps.publishStatus({ ...base, status: 'completed', at: new Date().toISOString() });
       log.info({ chunks: chunks.length, pages: extracted.pageCount, ms: Date.now() - started }, 'document processed');
     } catch (error) {

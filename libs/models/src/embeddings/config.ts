@@ -7,20 +7,23 @@ import type { EmbeddingModel } from './types';
  * The `EMBEDDINGS_*` variables (documented in the README's configuration table). The retrieval
  * service declares the same keys in its `main.ts` config; this schema is for `embeddingModelFromEnv`.
  */
+/** Treats an empty variable as unset (compose and Helm pass `""` for unset optional values). */
+const unsetIfEmpty = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+
 export const embeddingsEnv = {
   /** OpenAI-compatible base URL (…/v1); unset = no embedding model (lexical search only). */
-  EMBEDDINGS_BASE_URL: z.string().url('EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8081/v1').optional(),
-  EMBEDDINGS_API_KEY: z.string().optional(),
-  EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  EMBEDDINGS_BASE_URL: unsetIfEmpty(z.string().url('EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8081/v1').optional()),
+  EMBEDDINGS_API_KEY: unsetIfEmpty(z.string().optional()),
+  EMBEDDINGS_MODEL: unsetIfEmpty(z.string().min(1).optional()),
   /** Vector length of the model (checked at start-up). */
-  EMBEDDINGS_DIMENSIONS: z.coerce.number().int().min(1).max(8192).optional(),
+  EMBEDDINGS_DIMENSIONS: unsetIfEmpty(z.coerce.number().int().min(1).max(8192).optional()),
   /** Send `dimensions` with each request (OpenAI text-embedding-3 shortening). */
   EMBEDDINGS_SEND_DIMENSIONS: env.bool(false),
   EMBEDDINGS_BATCH_SIZE: env.int(32),
   EMBEDDINGS_TIMEOUT_MS: env.int(30_000),
   EMBEDDINGS_MAX_RETRIES: env.int(3),
   /** Azure OpenAI api-version; selects the Azure client. */
-  EMBEDDINGS_API_VERSION: z.string().min(1).optional(),
+  EMBEDDINGS_API_VERSION: unsetIfEmpty(z.string().min(1).optional()),
 };
 
 /**
