@@ -20,6 +20,17 @@ import {
 export const CHUNKS_TABLE = 'chunks';
 
 /**
+ * Column carrying the BM25 index: the chunk's heading path, then its text
+ * (`heading_path || ' ' || text`; the JSON punctuation of `heading_path` is split away by the
+ * tokenizer). Section titles say what a passage is about but are not part of chunk text (the
+ * chunker keeps them in `headingPath`). Measured on SciFact train (title as the heading, 505
+ * claims, `npm run eval:retrieval`): nDCG@10 0.849 with `text` alone, 0.857 with the title in the
+ * same field; a separate title field fused by LanceDB's MultiMatchQuery gave 0.846 (boost 1) and
+ * 0.764 (boost 2), so one field it is.
+ */
+export const FTS_COLUMN = 'search_text';
+
+/**
  * Tokenizer of the BM25 index on `text` (LanceDB 0.37.1 `Index.fts`, Lance's inverted index,
  * whose analyzer chain is tantivy's: base tokenizer, then lowercasing, stemming, stop-word
  * removal and ASCII folding). The query is analyzed by the same chain, so both sides agree.
@@ -160,6 +171,8 @@ interface ChunkRow {
   end_page: number | null;
   /** JSON array of `{ page, offset }`. */
   page_spans: string;
+  /** What BM25 indexes: heading path and text (see {@link FTS_COLUMN}); never read back. */
+  search_text?: string;
 }
 
 const CHUNK_SCHEMA = new Schema([
@@ -174,9 +187,11 @@ const CHUNK_SCHEMA = new Schema([
   new Field('start_page', new Int32(), true),
   new Field('end_page', new Int32(), true),
   new Field('page_spans', new Utf8(), false),
+  new Field(FTS_COLUMN, new Utf8(), false),
 ]);
 
-const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name);
+/** Columns read back into a {@link StoredChunk} (everything but the derived {@link FTS_COLUMN}). */
+const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !== FTS_COLUMN);
 
 /**
  * The embedded {@link ChunkStore}: one LanceDB table in a local directory, with a BM25 full-text
@@ -259,6 +274,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
           ? await db.openTable(CHUNKS_TABLE)
           : await db.createEmptyTable(CHUNKS_TABLE, CHUNK_SCHEMA, { mode: 'create', existOk: true });
         await checkSchema(table);
+        await addSearchTextColumn(table);
         const { name, unindexedRows } = await ensureFtsIndex(table);
         await ensureScalarIndexes(table);
         const store = new LanceDbChunkStore(absDir, db, table, name, optimizeDelayMs, retainVersionsMs, logger);
@@ -354,7 +370,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       const limit = indexCoversNothing ? Math.max(topK, await this.table.countRows()) : topK;
       const rows = (await this.table
         .query()
-        .fullTextSearch(new lancedb.MatchQuery(terms, 'text'))
+        .fullTextSearch(new lancedb.MatchQuery(terms, FTS_COLUMN))
         .where(filter)
         .select([...COLUMNS, '_score'])
         .limit(limit)
@@ -766,7 +782,7 @@ function validateChunk(chunk: StoredChunk, i: number): void {
 }
 
 function toRow(c: StoredChunk): ChunkRow {
-  return {
+  const row: ChunkRow = {
     id: c.id,
     org_id: c.orgId,
     project_id: c.projectId,
@@ -779,6 +795,7 @@ function toRow(c: StoredChunk): ChunkRow {
     end_page: c.endPage,
     page_spans: JSON.stringify(c.pageSpans.map((s) => ({ page: s.page, offset: s.offset }))),
   };
+  return { ...row, search_text: `${row.heading_path} ${row.text}` };
 }
 
 function fromRow(r: ChunkRow): StoredChunk {
@@ -825,17 +842,34 @@ async function ensureScalarIndexes(table: lancedb.Table): Promise<void> {
   }
 }
 
-/** Creates the FTS index on `text`, or rebuilds it when its tokenizer differs from FTS_TOKENIZER. */
+/**
+ * Tables written before {@link FTS_COLUMN} existed get the column, computed by LanceDB from the
+ * stored columns with the same expression as new rows (one rewrite at the first open).
+ */
+async function addSearchTextColumn(table: lancedb.Table): Promise<void> {
+  const names = new Set((await table.schema()).fields.map((f) => f.name));
+  if (names.has(FTS_COLUMN)) return;
+  await table.addColumns([{ name: FTS_COLUMN, valueSql: "concat(heading_path, ' ', text)" }]);
+}
+
+/**
+ * Creates the FTS index on {@link FTS_COLUMN}, or rebuilds it when its tokenizer differs from
+ * FTS_TOKENIZER; drops an FTS index of an older version on another column.
+ */
 async function ensureFtsIndex(table: lancedb.Table): Promise<{ name: string; unindexedRows: number }> {
-  const existing = (await table.listIndices()).find(
-    (ix) => ix.indexType === 'FTS' && ix.columns.length === 1 && ix.columns[0] === 'text',
+  const indices = await table.listIndices();
+  for (const stale of indices.filter((ix) => ix.indexType === 'FTS' && !(ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN))) {
+    await table.dropIndex(stale.name);
+  }
+  const existing = indices.find(
+    (ix) => ix.indexType === 'FTS' && ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN,
   );
   if (existing && tokenizerMatches(existing.indexDetails)) {
     const stats = await table.indexStats(existing.name);
     return { name: existing.name, unindexedRows: stats?.numUnindexedRows ?? 0 };
   }
-  await table.createIndex('text', { config: lancedb.Index.fts(FTS_TOKENIZER), replace: true });
-  const created = (await table.listIndices()).find((ix) => ix.indexType === 'FTS' && ix.columns[0] === 'text');
+  await table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts(FTS_TOKENIZER), replace: true });
+  const created = (await table.listIndices()).find((ix) => ix.indexType === 'FTS' && ix.columns[0] === FTS_COLUMN);
   if (!created) throw new ChunkStoreError(ChunkStoreErrorCode.Internal, 'FTS index was not created');
   return { name: created.name, unindexedRows: 0 };
 }
