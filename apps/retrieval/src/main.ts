@@ -38,7 +38,10 @@ runService(logger, async () => {
     /** Candidates per list fed to fusion and reranking. */
     RERANK_CANDIDATES: z.coerce.number().int().min(1).max(1000).default(50),
   });
-  const retrieval = await openRetrieval(config, { logger });
+  // The EMBEDDINGS_* variables are validated above; embeddingModelFromEnv parses them again from
+  // their raw form, so hand it the raw strings rather than the parsed values.
+  const rawEmbeddingsEnv = Object.fromEntries(Object.keys(embeddingsEnv).map((key) => [key, process.env[key]]));
+  const retrieval = await openRetrieval({ ...config, ...rawEmbeddingsEnv }, { logger });
   logger.info(retrieval.describe(), 'retrieval configured');
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
