@@ -16,7 +16,7 @@ jest.setTimeout(30_000);
 const DIMS = 16;
 const CONCEPTS: Record<string, string> = { blaze: 'fire', flames: 'fire', fire: 'fire', inferno: 'fire', helmet: 'head', hardhat: 'head' };
 function embedText(text: string, dims = DIMS): number[] {
-  const v = new Array<number>(dims).fill(0);
+  const v: number[] = new Array<number>(dims).fill(0);
   for (const w of text.toLowerCase().match(/[a-z]+/g) ?? []) {
     const c = CONCEPTS[w];
     if (!c) continue;
@@ -24,7 +24,7 @@ function embedText(text: string, dims = DIMS): number[] {
     for (const ch of c) h = (h * 31 + ch.charCodeAt(0)) % dims;
     v[h] += 1;
   }
-  if (v.every((x) => x === 0)) v[dims - 1] = 0.01;
+  if (!v.some((x) => x !== 0)) v[dims - 1] = 0.01;
   const n = Math.hypot(...v);
   return v.map((x) => x / n);
 }
