@@ -3,8 +3,9 @@ import { MAX_QUERY_LENGTH, StoredChunk } from './chunk-store';
 
 /**
  * Sparse lexical vectors for stores that score BM25 from client-side terms (Qdrant's sparse
- * vectors with the `idf` modifier). Terms come from `analyze` of `@kb/text` (the same analysis for
- * chunks and queries: tokenize, lowercase, stop words, Porter2 stemming), hashed to 32-bit
+ * vectors with the `idf` modifier). Terms come from {@link foldAccents} then `analyze` of
+ * `@kb/text` (the same analysis for chunks and queries: tokenize, lowercase, stop words, Porter2
+ * stemming), hashed to 32-bit
  * indices (FNV-1a; collisions among a vocabulary of ~10^5 terms in 2^32 slots are negligible).
  *
  * Chunk values are BM25's saturated term frequency tf·(k1+1) / (tf + k1·(1 − b + b·len/avgLen)),
@@ -20,6 +21,14 @@ export const BM25_B = 0.75;
  * chunker's output for `../shared/corpus` and SciFact (1,200-character chunks after stop words).
  */
 export const BM25_AVG_LEN = 120;
+
+/**
+ * Folds accents and ligatures the way the embedded store's analyzer does (tantivy ASCII folding):
+ * NFKD, then combining marks removed, `ß` → `ss`; so "café naïve" and "cafe naive" meet.
+ */
+export function foldAccents(text: string): string {
+  return text.normalize('NFKD').replace(/\p{M}+/gu, '').replace(/ß/g, 'ss');
+}
 
 /** Text analyzed for a chunk: heading path (section titles) then text, as the embedded store does. */
 export function lexicalText(chunk: Pick<StoredChunk, 'headingPath' | 'text'>): string {
@@ -38,7 +47,7 @@ export function termIndex(term: string): number {
 
 /** Sparse BM25 document vector of a chunk (indices sorted ascending, as Qdrant expects). */
 export function chunkSparseVector(chunk: Pick<StoredChunk, 'headingPath' | 'text'>): { indices: number[]; values: number[] } {
-  const terms = analyze(lexicalText(chunk));
+  const terms = analyze(foldAccents(lexicalText(chunk)));
   const tf = new Map<number, number>();
   for (const t of terms) {
     const i = termIndex(t);
@@ -51,6 +60,6 @@ export function chunkSparseVector(chunk: Pick<StoredChunk, 'headingPath' | 'text
 
 /** Sparse query vector (1 per distinct term), or `null` when the query has no searchable term. */
 export function querySparseVector(query: string): { indices: number[]; values: number[] } | null {
-  const indices = [...new Set(analyze(query.slice(0, MAX_QUERY_LENGTH)).map(termIndex))].sort((a, b) => a - b);
+  const indices = [...new Set(analyze(foldAccents(query.slice(0, MAX_QUERY_LENGTH))).map(termIndex))].sort((a, b) => a - b);
   return indices.length === 0 ? null : { indices, values: indices.map(() => 1) };
 }
