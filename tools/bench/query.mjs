@@ -7,8 +7,9 @@
 // a second passage picked by a fixed stride, so 100k chunks are distinct texts with a realistic
 // vocabulary. They are indexed through the retrieval service (`RetrievalService.indexDocument`,
 // 100 chunks per document, the store's own background optimization), into one fresh store per size
-// (LanceDB by default; VECTOR_STORE=qdrant QDRANT_URL=… for Qdrant). Each size then answers the same
-// queries (SciFact claims, top 10, the whole org; every 4th query scoped to a project) after a warm-up.
+// (LanceDB by default; VECTOR_STORE=qdrant QDRANT_URL=… for Qdrant). After a warm-up, the same
+// queries (SciFact claims, top 10, the whole org; every 4th query scoped to a project) run
+// interleaved: each query on every size in turn, so machine load affects every size alike.
 // Reports p50/p95 per size and the 100k/10k ratio (targets: p95 < 50 ms at 100k, ratio < 3).
 // Usage: npm run bench:query [-- --sizes 10000,100000 --queries 300]
 import { randomUUID } from 'node:crypto';
@@ -71,43 +72,57 @@ const round = (x) => Math.round(x * 100) / 100;
 
 process.stderr.write(`${passages.length} source passages; sizes ${sizes.join(', ')}; ${queries.length} queries\n`);
 const results = {};
-for (const size of sizes) {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-query-'));
-  const { service, store, close, describe } = await openRetrieval({ ...process.env, RETRIEVAL_DATA_DIR: dataDir });
-  try {
-    const orgId = randomUUID();
-    const projects = [randomUUID(), randomUUID(), randomUUID()];
+const opened = [];
+try {
+  // Load every size first, then interleave the queries (each query on every size in turn), so
+  // that load from other processes on the machine hits every size alike and the ratio holds.
+  for (const size of sizes) {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-query-'));
+    const retrieval = await openRetrieval({ ...process.env, RETRIEVAL_DATA_DIR: dataDir });
+    const entry = { size, dataDir, retrieval, orgId: randomUUID(), projects: [randomUUID(), randomUUID(), randomUUID()], times: [], byKind: { org: [], project: [] }, hits: 0 };
+    opened.push(entry);
     const t0 = performance.now();
     for (let start = 0, doc = 0; start < size; start += 100, doc++) {
       const documentId = randomUUID();
-      const projectId = doc % 4 === 3 ? null : projects[doc % 3];
+      const projectId = doc % 4 === 3 ? null : entry.projects[doc % 3];
       const chunks = [];
       for (let i = start; i < Math.min(size, start + 100); i++) {
-        chunks.push({ id: randomUUID(), orgId, projectId, documentId, fileName: `doc-${doc}.pdf`, chunkIndex: i - start, text: chunkText(i), headingPath: [], startPage: 1, endPage: 1, pageSpans: [{ page: 1, offset: 0 }] });
+        chunks.push({ id: randomUUID(), orgId: entry.orgId, projectId, documentId, fileName: `doc-${doc}.pdf`, chunkIndex: i - start, text: chunkText(i), headingPath: [], startPage: 1, endPage: 1, pageSpans: [{ page: 1, offset: 0 }] });
       }
-      await service.indexDocument(orgId, documentId, chunks);
+      await retrieval.service.indexDocument(entry.orgId, documentId, chunks);
       if (doc % 100 === 99) process.stderr.write(`  ${size}: ${start + 100} chunks indexed (${round((performance.now() - t0) / 1000)} s)\n`);
     }
-    if (typeof store.optimize === 'function') await store.optimize();
-    const loadSeconds = (performance.now() - t0) / 1000;
-    for (const q of warmup) await service.search(q, { orgId }, 10);
-    const times = [];
-    const byKind = { org: [], project: [] };
-    let hitCount = 0;
-    for (const [i, q] of queries.entries()) {
-      const scope = i % 4 === 3 ? { orgId, projectId: projects[i % 3] } : { orgId };
+    if (typeof retrieval.store.optimize === 'function') await retrieval.store.optimize();
+    entry.loadSeconds = (performance.now() - t0) / 1000;
+    for (const q of warmup) await retrieval.service.search(q, { orgId: entry.orgId }, 10);
+  }
+  for (const [i, q] of queries.entries()) {
+    for (const entry of opened) {
+      const scope = i % 4 === 3 ? { orgId: entry.orgId, projectId: entry.projects[i % 3] } : { orgId: entry.orgId };
       const t = performance.now();
-      const { hits } = await service.search(q, scope, 10);
+      const { hits } = await entry.retrieval.service.search(q, scope, 10);
       const ms = performance.now() - t;
-      times.push(ms);
-      byKind[scope.projectId ? 'project' : 'org'].push(ms);
-      hitCount += hits.length;
+      entry.times.push(ms);
+      entry.byKind[scope.projectId ? 'project' : 'org'].push(ms);
+      entry.hits += hits.length;
     }
-    results[size] = { p50Ms: round(pct(times, 50)), p95Ms: round(pct(times, 95)), orgScopeP95Ms: round(pct(byKind.org, 95)), projectScopeP95Ms: round(pct(byKind.project, 95)), meanHits: round(hitCount / queries.length), loadSeconds: round(loadSeconds), store: describe().store };
-    process.stderr.write(`  ${size}: ${JSON.stringify(results[size])}\n`);
-  } finally {
-    await close();
-    rmSync(dataDir, { recursive: true, force: true });
+  }
+  for (const e of opened) {
+    results[e.size] = {
+      p50Ms: round(pct(e.times, 50)),
+      p95Ms: round(pct(e.times, 95)),
+      orgScopeP95Ms: round(pct(e.byKind.org, 95)),
+      projectScopeP95Ms: round(pct(e.byKind.project, 95)),
+      meanHits: round(e.hits / queries.length),
+      loadSeconds: round(e.loadSeconds),
+      store: e.retrieval.describe().store,
+    };
+    process.stderr.write(`  ${e.size}: ${JSON.stringify(results[e.size])}\n`);
+  }
+} finally {
+  for (const e of opened) {
+    await e.retrieval.close();
+    rmSync(e.dataDir, { recursive: true, force: true });
   }
 }
 const [small, large] = sizes;
