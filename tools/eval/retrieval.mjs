@@ -15,7 +15,7 @@
 // Metric definitions (Järvelin & Kekäläinen 2002; BEIR, Thakur et al. 2021):
 //   nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i≤k} rel_i / log2(i + 1), rel ∈ {0,1}
 //   recall@k = |relevant ∩ top k| / |relevant|; both averaged over claims.
-// Options: --limit N (first N claims), --depth N (chunks fetched per claim, default 300), --json-only.
+// Options: --limit N (first N claims), --depth N (chunks fetched per claim, default 300). Progress goes to stderr.
 import { randomUUID, createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
