@@ -116,10 +116,13 @@ COPY --from=prod-deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY package.json ./
 COPY deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/
+# The sample construction-safety corpus, so `kbctl safety load /app/samples/safety-corpus` works in the image.
+COPY samples ./samples
 
 # uid/gid 1000 is the `node` user of the base image; numeric so that Kubernetes can verify runAsNonRoot.
 USER 1000:1000
-EXPOSE 8080 50051 50052 50053 50054 50055
+# HTTP API, gRPC ports, Prometheus /metrics ports (see the README configuration table).
+EXPOSE 8080 50051 50052 50053 50054 50055 9460 9461 9462 9463 9464 9465
 
 # Finds the service in PID 1's command line: /healthz for the gateway, grpc.health.v1 for the others.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \

@@ -11,7 +11,12 @@ if (!existsSync(cli)) spawnSync(process.execPath, [path.join(ROOT, 'tools/build.
 const env = { ...process.env };
 if (!env.DATABASE_URL) {
   const state = path.join(path.resolve(process.env.KB_DATA_DIR ?? path.join(ROOT, '.data')), 'stack.json');
-  if (existsSync(state)) env.DATABASE_URL = JSON.parse(readFileSync(state, 'utf8')).databaseUrl;
+  if (existsSync(state)) {
+    const stack = JSON.parse(readFileSync(state, 'utf8'));
+    env.DATABASE_URL = stack.databaseUrl;
+    // kbctl tells the running gateways about revoked keys and quota changes through NATS.
+    if (!env.NATS_URL && stack.ports?.nats) env.NATS_URL = `nats://127.0.0.1:${stack.ports.nats}`;
+  }
 }
 const r = spawnSync(process.execPath, [cli, ...process.argv.slice(2)], { stdio: 'inherit', env });
 process.exit(r.status ?? 1);

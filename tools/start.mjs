@@ -29,6 +29,14 @@ async function main() {
       retrieval: port('RETRIEVAL_GRPC_PORT', 50053),
       check: port('CHECK_GRPC_PORT', 50054),
       agent: port('AGENT_GRPC_PORT', 50055),
+      metrics: {
+        gateway: port('GATEWAY_METRICS_PORT', 9460),
+        documents: port('DOCUMENTS_METRICS_PORT', 9461),
+        ingestion: port('INGESTION_METRICS_PORT', 9462),
+        retrieval: port('RETRIEVAL_METRICS_PORT', 9463),
+        check: port('CHECK_METRICS_PORT', 9464),
+        agent: port('AGENT_METRICS_PORT', 9465),
+      },
     },
   });
   let stopping = false;
@@ -43,6 +51,7 @@ async function main() {
   process.on('SIGTERM', shutdown);
 
   const apiKey = await demoKey(stack);
+  loadSafetyCorpus(stack);
   const publicUrl = `http://localhost:${stack.ports.gateway}`;
   process.stdout.write(
     `\nThe service is running.\n` +
@@ -54,6 +63,15 @@ async function main() {
       `  Logs:         ${path.join(dataDir, 'logs')}\n` +
       `Press Ctrl-C to stop. Data is kept in ${dataDir}.\n`,
   );
+}
+
+/** Loads the shipped sample construction-safety corpus (idempotent: same-named documents are replaced). */
+function loadSafetyCorpus(stack) {
+  step('loading the sample safety corpus (samples/safety-corpus)');
+  execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'safety', 'load', path.join(ROOT, 'samples/safety-corpus'), '--json'], {
+    env: { ...process.env, DATABASE_URL: stack.databaseUrl, DOCUMENTS_GRPC_URL: `127.0.0.1:${stack.ports.documents}` },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 /** Creates the demo organization and key on first start; reuses them while the key still works. */

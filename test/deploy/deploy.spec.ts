@@ -28,7 +28,7 @@ const CHART = path.join(ROOT, 'helm/kb-platform');
 const SERVICES = ['gateway', 'documents', 'ingestion', 'retrieval', 'check', 'agent'] as const;
 type Service = (typeof SERVICES)[number];
 const GRPC_SERVICES = ['documents', 'ingestion', 'retrieval', 'check', 'agent'] as const;
-const INFRA = ['postgres', 'nats', 'minio', 'minio-init'];
+const INFRA = ['postgres', 'nats', 'minio', 'minio-init', 'qdrant'];
 /** Secrets: never a literal in docker-compose.yml, always a Secret reference in the chart. */
 const SECRET_VARS = ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'STORAGE_SIGNING_SECRET'];
 
@@ -740,13 +740,13 @@ describe('helm chart (render-free)', () => {
     expect(gw).toMatch(/readinessProbe:\s+httpGet:\s+path: \{\{ \.Values\.gateway\.readinessPath \}\}/);
   });
 
-  test('retrieval: one replica, Recreate, its own PVC; HPAs for ingestion/check/agent only; no retrieval PDB', () => {
+  test('retrieval: one replica, Recreate, its own PVC; HPAs for every other service; no retrieval PDB', () => {
     const r = chartFile('templates/retrieval.yaml');
     expect(r).toMatch(/replicas: 1\n/);
     expect(r).toMatch(/type: Recreate/);
     expect(r).toMatch(/kind: PersistentVolumeClaim/);
     expect(r).toMatch(/mountPath: \{\{ \.Values\.retrieval\.dataDir \}\}/);
-    expect(chartFile('templates/hpa.yaml')).toMatch(/range \$component := list "ingestion" "check" "agent"/);
+    expect(chartFile('templates/hpa.yaml')).toMatch(/range \$component := list "gateway" "documents" "ingestion" "check" "agent"/);
     expect(chartFile('templates/pdb.yaml')).not.toMatch(/"retrieval"/);
   });
 
@@ -759,6 +759,22 @@ describe('helm chart (render-free)', () => {
       expect([target, sorted(allowed[target] ?? [])]).toEqual([target, sorted(callers)]);
     }
     expect(np).toMatch(/default-deny-ingress[\s\S]*policyTypes:\s+- Ingress/);
+  });
+
+  test('the Grafana dashboard only queries metrics the services export', () => {
+    const dashboard = JSON.parse(chartFile('dashboards/kb-platform.json'));
+    const exported = new Set([...read('libs/telemetry/src/metrics.ts').matchAll(/name: '([a-z_:]+)'/g)].map((m) => m[1]));
+    expect(exported.size).toBeGreaterThanOrEqual(10);
+    const queried = new Set<string>();
+    for (const panel of dashboard.panels) {
+      expect(panel.targets.length).toBeGreaterThan(0);
+      for (const t of panel.targets) for (const m of t.expr.matchAll(/\b((?:kb|http|grpc|process|nodejs)_[a-z0-9_]+)\{/g)) queried.add(m[1]);
+    }
+    // histogram series (_bucket) and prom-client's default process/Node.js metrics
+    const known = (n: string) => exported.has(n) || exported.has(n.replace(/_(bucket|count|sum)$/, '')) || /^(process|nodejs)_/.test(n);
+    expect([...queried].filter((n) => !known(n))).toEqual([]);
+    // every platform metric is on the dashboard
+    expect([...exported].filter((n) => ![...queried].some((q) => q === n || q.startsWith(`${n}_`)))).toEqual([]);
   });
 });
 
@@ -869,6 +885,8 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
         for (const p of ['startupProbe', 'livenessProbe', 'readinessProbe']) expect([s, p, c[p]?.grpc?.port]).toEqual([s, p, port]);
         const svc = byKind('Service').find((x) => x.metadata.name.endsWith(`-${s}`))!;
         expect(data[`${s.toUpperCase()}_GRPC_URL`]).toBe(`${svc.metadata.name}:${svc.spec.ports[0].port}`);
+        // headless: DNS lists every pod, so the clients' round_robin spreads calls over replicas
+        expect([s, svc.spec.clusterIP]).toEqual([s, 'None']);
       }
       const gw = deployment('gateway').spec.template.spec.containers[0];
       expect(gw.ports[0].containerPort).toBe(Number(data.GATEWAY_PORT));
@@ -887,7 +905,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       }
     });
 
-    maybe('retrieval: one replica, Recreate, data dir on a PVC; HPAs only for ingestion/check/agent', () => {
+    maybe('retrieval: one replica, Recreate, data dir on a PVC; HPAs for the other services (not ingestion under KEDA)', () => {
       const r = deployment('retrieval');
       expect(r.spec.replicas).toBe(1);
       expect(r.spec.strategy.type).toBe('Recreate');
@@ -895,7 +913,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       const volume = r.spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
       expect(volume.persistentVolumeClaim.claimName).toBeTruthy();
       const hpas = byKind('HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name.replace(/^.*-/, ''));
-      const expected = ['ingestion', 'check', 'agent'].filter((s) => merged[s].autoscaling.enabled);
+      const expected = ['gateway', 'documents', 'ingestion', 'check', 'agent'].filter((s) => merged[s].autoscaling.enabled && !(s === 'ingestion' && merged.ingestion.keda.enabled));
       expect(sorted(hpas)).toEqual(sorted(expected));
       for (const s of expected) expect(deployment(s).spec.replicas).toBeUndefined();
       expect(byKind('PodDisruptionBudget').some((p) => p.metadata.name.endsWith('-retrieval'))).toBe(false);
@@ -905,14 +923,147 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       const policies = byKind('NetworkPolicy');
       const deny = policies.find((p) => p.metadata.name.endsWith('-default-deny-ingress'))!;
       expect(deny.spec.ingress).toBeUndefined();
+      const data = configMap().data!;
       for (const p of policies.filter((x) => x !== deny)) {
         const component = p.spec.podSelector.matchLabels['app.kubernetes.io/component'];
+        const metricsPort = Number(data[`${component.toUpperCase()}_METRICS_PORT`]);
         for (const rule of p.spec.ingress) {
-          if (component === 'gateway') continue;
+          const ports = rule.ports.map((x: { port: number }) => x.port);
+          if (ports.includes(metricsPort)) {
+            // metrics: only from metrics.scrapeFrom, pod/namespace selectors (never an open rule or an IP block)
+            expect([component, ports, rule.from]).toEqual([component, [metricsPort], merged.metrics.scrapeFrom]);
+            for (const peer of rule.from) expect([component, peer.ipBlock]).toEqual([component, undefined]);
+            continue;
+          }
+          if (component === 'gateway') {
+            expect(ports).toEqual([Number(data.GATEWAY_PORT)]);
+            continue;
+          }
           expect([component, rule.from?.length > 0]).toEqual([component, true]);
           for (const peer of rule.from) expect([component, peer.namespaceSelector, peer.ipBlock]).toEqual([component, undefined, undefined]);
         }
       }
+    });
+
+    maybe('metrics: each pod has a `metrics` port (its *_METRICS_PORT) with scrape annotations; no Service or Ingress exposes it', () => {
+      const data = configMap().data!;
+      expect(data.METRICS_ENABLED).toBe('true');
+      for (const s of SERVICES) {
+        const pod = deployment(s).spec.template;
+        const port = Number(data[`${s.toUpperCase()}_METRICS_PORT`]);
+        expect([s, pod.spec.containers[0].ports.find((p: { name: string }) => p.name === 'metrics')?.containerPort]).toEqual([s, port]);
+        expect([s, pod.metadata.annotations['prometheus.io/port'], pod.metadata.annotations['prometheus.io/path']]).toEqual([s, String(port), '/metrics']);
+      }
+      for (const svc of byKind('Service')) {
+        for (const p of svc.spec.ports) expect([svc.metadata.name, p.name]).not.toEqual([svc.metadata.name, 'metrics']);
+      }
+      for (const ing of byKind('Ingress')) {
+        for (const rule of ing.spec.rules) for (const path of rule.http.paths) expect(path.backend.service.port.name ?? path.backend.service.port.number).not.toBe('metrics');
+      }
+    });
+
+    maybe('migration Job: pre-install/pre-upgrade hook running `<service> --migrate-only` for the services that own tables', () => {
+      const job = byKind('Job').find((j) => j.metadata.name.endsWith('-migrations'))!;
+      expect(job).toBeDefined();
+      const annotations = (job.metadata as any).annotations;
+      expect(annotations['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+      const pod = job.spec.template.spec;
+      const c = pod.containers[0];
+      const script = c.args.join(' ');
+      expect(script).toContain(`for service in ${merged.migrations.services.join(' ')}; do`);
+      expect(script).toContain('entrypoint.sh "$service" --migrate-only');
+      // every service whose code opens a database is migrated
+      const owners = SERVICES.filter((s) => /openDatabase|open\w*Database\(/.test(read(`apps/${s}/src/main.ts`)));
+      expect(sorted(merged.migrations.services)).toEqual(sorted(owners));
+      expect([pod.securityContext.runAsNonRoot, c.securityContext.readOnlyRootFilesystem, pod.restartPolicy]).toEqual([true, true, 'Never']);
+      // hooks run before the release's Secret exists: DATABASE_URL comes from a hook Secret that runs first, or an existing Secret
+      const ref = c.env.find((e: { name: string }) => e.name === 'DATABASE_URL').valueFrom.secretKeyRef;
+      if (merged.database.existingSecret) expect(ref).toEqual({ name: merged.database.existingSecret, key: merged.database.existingSecretKey });
+      else {
+        const secret = byKind('Secret').find((x) => x.metadata.name === ref.name) as any;
+        expect(secret.metadata.annotations['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+        expect(Number(secret.metadata.annotations['helm.sh/hook-weight'])).toBeLessThan(Number(annotations['helm.sh/hook-weight'] ?? 0));
+        expect(ref.key in secret.stringData).toBe(true);
+      }
+      expect(pod.serviceAccountName).toBeUndefined();
+    });
+  });
+
+  describe('optional resources', () => {
+    const objectsWith = (...sets: string[]) => {
+      const r = render('ci/s3-values.yaml', sets.flatMap((x) => ['--set', x]));
+      if (r.status !== 0) throw new Error(r.stderr);
+      return YAML.parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean) as K8sObject[];
+    };
+
+    maybe('KEDA: a ScaledObject on the lag of the ingestion consumer replaces the ingestion HPA', () => {
+      const objects = objectsWith('ingestion.keda.enabled=true');
+      const so = objects.find((o) => o.kind === 'ScaledObject')!;
+      expect(so.apiVersion).toBe('keda.sh/v1alpha1');
+      expect(so.spec.scaleTargetRef.name).toMatch(/-ingestion$/);
+      const trigger = so.spec.triggers.find((t: { type: string }) => t.type === 'nats-jetstream');
+      // stream and durable consumer names as the code declares them
+      const stream = read('libs/events/src/index.ts').match(/DOCUMENTS_STREAM = '([^']+)'/)?.[1];
+      const durable = read('apps/ingestion/src/main.ts').match(/durable: '([^']+)'/)?.[1];
+      expect([trigger.metadata.stream, trigger.metadata.consumer]).toEqual([stream, durable]);
+      expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name.endsWith('-ingestion'))).toBe(false);
+      const ingestion = objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-ingestion'))!;
+      expect(ingestion.spec.replicas).toBeUndefined();
+    });
+
+    maybe('PodMonitor selects the release pods on their `metrics` port', () => {
+      const pm = objectsWith('metrics.podMonitor.enabled=true', 'metrics.podMonitor.labels.release=prom').find((o) => o.kind === 'PodMonitor')!;
+      expect(pm.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
+      expect((pm.metadata as any).labels.release).toBe('prom');
+      expect(pm.spec.selector.matchLabels['app.kubernetes.io/instance']).toBe('kb');
+    });
+
+    maybe('storage Ingress for an in-cluster S3 endpoint; metrics off removes ports, annotations and policies', () => {
+      const withStorage = objectsWith('ingress.enabled=true', 'ingress.storage.enabled=true', 'ingress.storage.host=s3.example.com');
+      const storage = withStorage.find((o) => o.kind === 'Ingress' && o.metadata.name.endsWith('-storage'))!;
+      expect(storage.spec.rules[0]).toMatchObject({ host: 's3.example.com', http: { paths: [{ backend: { service: { name: 'minio', port: { number: 9000 } } } }] } });
+      const off = objectsWith('metrics.enabled=false');
+      const gw = off.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-gateway'))!;
+      expect(gw.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name)).toEqual(['http']);
+      expect((gw.spec.template.metadata as any).annotations['prometheus.io/scrape']).toBeUndefined();
+      expect(off.find((o) => o.kind === 'ConfigMap')!.data!.METRICS_ENABLED).toBe('false');
+    });
+    maybe('Grafana dashboard ConfigMap carries dashboards/kb-platform.json for the sidecar', () => {
+      const cm = objectsWith('metrics.grafanaDashboard.enabled=true').find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-dashboard'))!;
+      expect((cm.metadata as any).labels.grafana_dashboard).toBe('1');
+      expect(JSON.parse(cm.data!['kb-platform.json'])).toEqual(JSON.parse(chartFile('dashboards/kb-platform.json')));
+    });
+
+    maybe('bundled quick start: PostgreSQL, NATS and MinIO in the release, wired into every service', () => {
+      const sets = ['bundled.postgresql.enabled=true', 'bundled.postgresql.password=pg-pass-1', 'bundled.nats.enabled=true', 'bundled.minio.enabled=true', 'bundled.minio.rootPassword=minio-pass-1'];
+      const lint = spawnSync(helm!, ['lint', '--strict', CHART, '--kube-version', KUBE_VERSION, ...sets.flatMap((x) => ['--set', x])], { encoding: 'utf8' });
+      expect([lint.status, lint.status === 0 ? '' : lint.stdout + lint.stderr]).toEqual([0, '']);
+      const r = render(null, sets.flatMap((x) => ['--set', x]));
+      expect([r.status, r.stderr]).toEqual([0, '']);
+      const objects = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean) as K8sObject[];
+      const named = (kind: string, c: string) => objects.find((o) => o.kind === kind && o.metadata.name.endsWith(`-${c}`))!;
+      const data = objects.find((o) => o.kind === 'ConfigMap')!.data!;
+      const secret = objects.find((o) => o.kind === 'Secret')!.stringData!;
+      expect(data.NATS_URL).toBe(`nats://${named('Service', 'nats').metadata.name}:4222`);
+      expect([data.S3_ENDPOINT, data.S3_PORT, data.S3_USE_SSL]).toEqual([named('Service', 'minio').metadata.name, '9000', 'false']);
+      expect(secret.DATABASE_URL).toBe(`postgres://kb:pg-pass-1@${named('Service', 'postgresql').metadata.name}:5432/kb`);
+      expect([secret.S3_ACCESS_KEY, secret.S3_SECRET_KEY]).toEqual(['kb-minio-admin', 'minio-pass-1']);
+      for (const c of ['postgresql', 'nats', 'minio']) {
+        const sts = named('StatefulSet', c);
+        const pod = sts.spec.template.spec;
+        expect([c, pod.securityContext.runAsNonRoot, pod.containers[0].securityContext.readOnlyRootFilesystem, sts.spec.volumeClaimTemplates.length]).toEqual([c, true, true, 1]);
+        for (const e of pod.containers[0].env ?? []) if (e.valueFrom) expect([c, e.name, e.valueFrom.secretKeyRef.key in secret]).toEqual([c, e.name, true]);
+        expect(pod.containers[0].readinessProbe).toBeDefined();
+      }
+      // pre-install hooks would run before the bundled database exists: the services migrate at start
+      expect(objects.some((o) => o.kind === 'Job')).toBe(false);
+      const pgPolicy = named('NetworkPolicy', 'postgresql');
+      expect(pgPolicy.spec.ingress[0].from[0].podSelector.matchExpressions[1].values).toEqual(['gateway', 'documents', 'migrations']);
+    });
+
+    maybe('bundled dependencies refuse a half configuration', () => {
+      expect(render(null, ['--set', 'bundled.postgresql.enabled=true', '--set', 'nats.url=nats://n:4222', '--set', 'storage.s3.endpoint=s3', '--set', 'storage.s3.accessKey=a', '--set', 'storage.s3.secretKey=b']).stderr).toMatch(/bundled\.postgresql\.password is required/);
+      expect(render('ci/s3-values.yaml', ['--set', 'bundled.minio.enabled=true', '--set', 'bundled.minio.rootPassword=minio-pass-1', '--set', 'storage.s3.existingSecret=x']).stderr).toMatch(/bundled\.minio\.enabled needs storage\.driver=s3 and an empty storage\.s3\.existingSecret/);
     });
   });
 });

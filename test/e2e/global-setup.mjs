@@ -13,5 +13,6 @@ export default async function globalSetup() {
   globalThis.__KB_STACK__ = stack;
   process.env.KB_E2E_BASE_URL = stack.baseUrl;
   process.env.KB_E2E_DATABASE_URL = stack.databaseUrl;
+  process.env.KB_E2E_NATS_URL = stack.env.NATS_URL;
   process.env.KB_E2E_DATA_DIR = dataDir;
 }

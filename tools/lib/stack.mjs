@@ -112,7 +112,8 @@ function canConnect(port) {
  * @param {object} o
  * @param {string} o.dataDir folder for every piece of state (deleting it resets the service)
  * @param {string} o.natsServer path of the nats-server binary
- * @param {object} [o.ports] gateway, postgres, nats, documents, ingestion, retrieval, check, agent (0 or missing = free port)
+ * @param {object} [o.ports] gateway, postgres, nats, documents, ingestion, retrieval, check, agent, and
+ *   metrics: {<service>: port} for the /metrics listeners (0 or missing = free port)
  * @param {object} [o.env] extra environment for every service
  * @param {boolean} [o.quiet] do not echo service logs (they always go to dataDir/logs/)
  * Crashed services are restarted (at most 5 times a minute); their PIDs are kept in dataDir/pids.json.
@@ -126,6 +127,9 @@ export async function startStack(o) {
   for (const name of ['gateway', 'postgres', 'nats', 'documents', 'ingestion', 'retrieval', 'check', 'agent']) {
     ports[name] = o.ports?.[name] || (await freePort());
   }
+  // Prometheus /metrics listener of each service (ports.metrics.<service>).
+  ports.metrics = {};
+  for (const name of SERVICES) ports.metrics[name] = o.ports?.metrics?.[name] || (await freePort());
   const stoppers = [];
   const services = new Map();
   const stop = async () => {
@@ -176,7 +180,8 @@ export async function startStack(o) {
       PUBLIC_BASE_URL: o.publicBaseUrl ?? `http://localhost:${ports.gateway}`,
       RETRIEVAL_DATA_DIR: path.join(dataDir, 'lancedb'),
       INGESTION_WORK_DIR: path.join(dataDir, 'work'),
-      OTEL_SDK_DISABLED: 'true',
+      METRICS_HOST: '127.0.0.1',
+      ...Object.fromEntries(SERVICES.map((s) => [`${s.toUpperCase()}_METRICS_PORT`, String(ports.metrics[s])])),
       ...(o.env ?? {}),
     };
 

@@ -1,30 +1,102 @@
-import { createAsyncClient, createLogger, env, loadConfig, runService, sharedEnv, startGrpcServer, UnaryHandlers } from '@kb/common';
+import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
+import {
+  connectNats,
+  createAsyncClient,
+  createLogger,
+  ensureStream,
+  env,
+  loadConfig,
+  openDatabase,
+  publishEvent,
+  runConsumer,
+  runService,
+  sharedEnv,
+  startGrpcServer,
+} from '@kb/common';
+import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects } from '@kb/events';
+import { chatModelFromEnv } from '@kb/models';
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
-import { QueryService } from './answering/query.service';
+import * as grpc from '@grpc/grpc-js';
+import { randomUUID } from 'node:crypto';
+import { AnswerService } from './answering/answer.service';
+import { BatchesService } from './batches/batches.service';
+import { InitBatches1732300000000 } from './database/migrations/1732300000000-InitBatches';
+import { AgentUnaryDefinition, agentUnaryHandlers, chatStreamHandler } from './grpc/agent.grpc-controller';
+import { recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('agent');
 
 runService(logger, async () => {
   const config = loadConfig({
+    ...sharedEnv.telemetry, // [telemetry]
+    /** Port of the Prometheus /metrics listener (never the public port). */
+    AGENT_METRICS_PORT: env.port(9465), // [telemetry]
+    ...sharedEnv.database,
+    ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
+    ...sharedEnv.chatModel,
     DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
     RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
     AGENT_GRPC_PORT: env.port(50055),
+    /** Batch questions answered at once by one agent process. */
+    AGENT_BATCH_CONCURRENCY: env.int(4),
+    /** How long a batch question may go without a worker heartbeat before JetStream hands it to another worker (ms). */
+    AGENT_BATCH_ACK_WAIT_MS: env.int(60_000),
   });
+  const model = chatModelFromEnv(process.env);
+  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'agent', entities: [], migrations: [InitBatches1732300000000] });
+  const nc = await connectNats(config.NATS_URL, 'agent');
+  await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
+  await ensureStream(nc, AGENT_STREAM, AGENT_STREAM_SUBJECTS);
   const documents = createAsyncClient(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
-  const queries = new QueryService({ documents, retrieval });
-  const handlers: UnaryHandlers<typeof agentV1.AgentServiceService> = {
-    query: (req, ctx) => queries.query(ctx, req),
-  };
-  const grpc = await startGrpcServer({
+
+  const answers = new AnswerService({
+    documents,
+    retrieval,
+    model,
+    logger,
+    recordUsage: async (orgId, source, modelName, usage) => {
+      recordModelTokens(modelName || 'embedded', usage); // [telemetry]
+      const event: TokensRecordedEvent = { id: randomUUID(), orgId, source, model: modelName, ...usage, at: new Date().toISOString() };
+      await publishEvent(nc, UsageSubjects.tokensRecorded, event, event.id);
+    },
+  });
+  const batches = new BatchesService({
+    db,
+    answers,
+    logger,
+    publish: (event, msgId) => publishEvent(nc, AgentSubjects.batchQuestion, event, msgId),
+  });
+  const consumer = await runConsumer<BatchQuestionEvent>(nc, {
+    stream: AGENT_STREAM,
+    durable: 'agent-batch-questions',
+    filterSubject: AgentSubjects.batchQuestion,
+    ackWaitMs: config.AGENT_BATCH_ACK_WAIT_MS,
+    maxDeliver: 5,
+    concurrency: config.AGENT_BATCH_CONCURRENCY,
+    logger,
+    handler: (event, delivery) => batches.processQuestion(event, delivery),
+  });
+
+  const { chatStream, ...unary } = agentV1.AgentServiceService;
+  const grpcServer = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.AGENT_GRPC_PORT,
     logger,
-    services: [{ name: 'kb.agent.v1.AgentService', definition: agentV1.AgentServiceService, handlers }],
+    services: [{ name: 'kb.agent.v1.AgentService', definition: unary satisfies AgentUnaryDefinition, handlers: agentUnaryHandlers(answers, batches) }],
   });
+  // The shared gRPC helper adapts unary methods only; the server-streaming method is added here.
+  grpcServer.server.addService({ chatStream } as unknown as grpc.ServiceDefinition, { chatStream: chatStreamHandler(answers, logger) });
+  // [telemetry] Prometheus /metrics on its own port
+  const metricsServer = await startMetricsServer({ service: 'agent', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.AGENT_METRICS_PORT });
+  logger.info({ model: answers.modelName, batch_concurrency: config.AGENT_BATCH_CONCURRENCY }, 'agent ready');
   return async () => {
-    await grpc.shutdown();
+    await metricsServer.close(); // [telemetry]
+    await grpcServer.shutdown();
+    await consumer.stop();
+    await nc.drain();
+    await db.destroy();
     documents.close();
     retrieval.close();
   };

@@ -1,3 +1,4 @@
+import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
 import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, StatusChangedEvent, Subjects } from '@kb/events';
 import { documentsV1, retrievalV1 } from '@kb/proto';
@@ -11,11 +12,15 @@ import { documentsGrpcHandlers } from './grpc/documents.grpc-controller';
 import { ProjectEntity } from './projects/project.entity';
 import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
+import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('documents');
 
 runService(logger, async () => {
   const config = loadConfig({
+    ...sharedEnv.telemetry, // [telemetry]
+    /** Port of the Prometheus /metrics listener (never the public port). */
+    DOCUMENTS_METRICS_PORT: env.port(9461), // [telemetry]
     ...sharedEnv.database,
     ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
@@ -83,7 +88,10 @@ runService(logger, async () => {
   });
   logger.info({ port: grpc.port }, 'documents gRPC listening');
 
+  // [telemetry] Prometheus /metrics on its own port
+  const metricsServer = await startMetricsServer({ service: 'documents', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.DOCUMENTS_METRICS_PORT });
   return async () => {
+    await metricsServer.close(); // [telemetry]
     clearInterval(sweeper);
     await grpc.shutdown();
     await consumer.stop();

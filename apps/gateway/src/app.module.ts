@@ -5,11 +5,16 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { AgentController } from './agent/agent.controller';
+import { BatchesController } from './agent/batches.controller';
+import { ChatController } from './agent/chat.controller';
+import { AGENT_STREAM_CLIENT, AgentStreamClient } from './agent/chat-stream.client';
 import { CheckController } from './check/check.controller';
 import { ApiKeyGuard } from './common/api-key.guard';
-import { EnvelopeInterceptor } from './common/envelope';
+import { IdempotencyInterceptor } from './common/idempotency';
+import { GatewayHttpConfig, TimeoutInterceptor } from './common/timeout';
+import { GatewayInterceptor } from './common/pipeline';
 import { ErrorEnvelopeFilter } from './common/error.filter';
-import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, HEALTH_TARGETS } from './common/tokens';
+import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_CONFIG, GATEWAY_DATABASE, HEALTH_TARGETS, LOGGER } from './common/tokens';
 import { DocumentsController } from './documents/documents.controller';
 import { HealthController, HealthTargets } from './health/health.controller';
 import { OrganizationController } from './organization/organization.controller';
@@ -18,25 +23,39 @@ import { ProjectsController } from './projects/projects.controller';
 export interface GatewayModuleOptions {
   database: DataSource;
   logger: Logger;
+  /** The gateway's key lookup (shared with the admission hook and the cache invalidation). */
+  accounts: AccountsService;
+  http: GatewayHttpConfig;
   addresses: { documents: string; check: string; agent: string; retrieval: string; ingestion: string };
 }
 
-/** The gateway's root module: controllers, the API-key guard, envelope and error mapping. */
+/**
+ * The gateway's root module: controllers, the API-key guard, interceptors (timeout → idempotency →
+ * envelope) and error mapping. Authentication, rate limits and quotas run earlier, in the Fastify
+ * admission hook installed by main.ts (common/request-policy.ts).
+ */
 @Module({})
 export class AppModule {
   static create(options: GatewayModuleOptions): DynamicModule {
     const health: HealthTargets = { database: options.database, services: { ...options.addresses } };
     return {
       module: AppModule,
-      controllers: [HealthController, OrganizationController, ProjectsController, DocumentsController, CheckController, AgentController],
+      controllers: [HealthController, OrganizationController, ProjectsController, DocumentsController, CheckController, AgentController, ChatController, BatchesController],
       providers: [
-        { provide: ACCOUNTS, useValue: new AccountsService(options.database) },
+        { provide: ACCOUNTS, useValue: options.accounts },
+        { provide: GATEWAY_DATABASE, useValue: options.database },
+        { provide: GATEWAY_CONFIG, useValue: options.http },
+        { provide: LOGGER, useValue: options.logger },
         { provide: DOCUMENTS_CLIENT, useValue: createAsyncClient(documentsV1.DocumentsServiceService, options.addresses.documents) },
         { provide: CHECK_CLIENT, useValue: createAsyncClient(checkV1.CheckServiceService, options.addresses.check) },
         { provide: AGENT_CLIENT, useValue: createAsyncClient(agentV1.AgentServiceService, options.addresses.agent) },
+        { provide: AGENT_STREAM_CLIENT, useValue: new AgentStreamClient(options.addresses.agent) },
         { provide: HEALTH_TARGETS, useValue: health },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        TimeoutInterceptor,
+        IdempotencyInterceptor,
+        // Timeout → idempotency → envelope, composed in one interceptor (common/pipeline.ts).
+        { provide: APP_INTERCEPTOR, useClass: GatewayInterceptor },
         { provide: APP_FILTER, useValue: new ErrorEnvelopeFilter(options.logger) },
       ],
     };

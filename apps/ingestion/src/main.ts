@@ -1,3 +1,4 @@
+import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
 import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, Subjects } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
@@ -6,11 +7,15 @@ import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DocumentProcessor } from './pipeline/document-processor';
+import { metrics, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('ingestion');
 
 runService(logger, async () => {
   const config = loadConfig({
+    ...sharedEnv.telemetry, // [telemetry]
+    /** Port of the Prometheus /metrics listener (never the public port). */
+    INGESTION_METRICS_PORT: env.port(9462), // [telemetry]
     ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
     ...sharedEnv.storage,
@@ -43,7 +48,12 @@ runService(logger, async () => {
     embedDocument: async (orgId, documentId) => {
       await retrieval.embedDocument({ documentId, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId, timeoutMs: 10 * 60 * 1000 });
     },
-    publishStatus: (event) => publishEvent(nc, Subjects.statusChanged, event, `status:${event.documentId}:${event.status}`),
+    publishStatus: async (event) => {
+      await publishEvent(nc, Subjects.statusChanged, event, `status:${event.documentId}:${event.status}`);
+      // [telemetry] documents finished and pages extracted (rate() = pages/s)
+      if (event.status === 'completed') metrics.ingestionPages.inc(event.pageCount ?? 0);
+      if (event.status === 'completed' || event.status === 'failed') metrics.ingestionDocuments.inc({ outcome: event.status });
+    },
     workDir: config.INGESTION_WORK_DIR,
     logger,
     timeoutMs: config.INGESTION_TIMEOUT_MS,
@@ -61,7 +71,10 @@ runService(logger, async () => {
     handler: (event, delivery) => processor.process(event, delivery),
   });
   const grpc = await startGrpcServer({ host: config.GRPC_HOST, port: config.INGESTION_GRPC_PORT, logger, services: [] });
+  // [telemetry] Prometheus /metrics on its own port
+  const metricsServer = await startMetricsServer({ service: 'ingestion', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.INGESTION_METRICS_PORT });
   return async () => {
+    await metricsServer.close(); // [telemetry]
     await grpc.shutdown();
     await consumer.stop();
     await nc.drain();

@@ -1,9 +1,11 @@
+import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { createLogger, env, loadConfig, runService, sharedEnv, startGrpcServer } from '@kb/common';
 import { embeddingsEnv } from '@kb/models';
 import { retrievalV1 } from '@kb/proto';
 import { z } from 'zod';
 import { retrievalGrpcHandlers } from './grpc/retrieval.grpc-controller';
 import { openRetrieval } from './retrieval-factory';
+import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('retrieval');
 
@@ -12,6 +14,9 @@ const unsetIfEmpty = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => 
 
 runService(logger, async () => {
   const config = loadConfig({
+    ...sharedEnv.telemetry, // [telemetry]
+    /** Port of the Prometheus /metrics listener (never the public port). */
+    RETRIEVAL_METRICS_PORT: env.port(9463), // [telemetry]
     ...sharedEnv.grpcHost,
     RETRIEVAL_GRPC_PORT: env.port(50053),
     /** Folder of the embedded vector store (LanceDB). */
@@ -50,7 +55,10 @@ runService(logger, async () => {
     services: [{ name: 'kb.retrieval.v1.RetrievalService', definition: retrievalV1.RetrievalServiceService, handlers: retrievalGrpcHandlers(retrieval.service) }],
   });
   logger.info({ port: grpc.port }, 'retrieval gRPC listening');
+  // [telemetry] Prometheus /metrics on its own port
+  const metricsServer = await startMetricsServer({ service: 'retrieval', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.RETRIEVAL_METRICS_PORT });
   return async () => {
+    await metricsServer.close(); // [telemetry]
     await grpc.shutdown();
     await retrieval.close();
   };

@@ -138,6 +138,15 @@ affinity:
 {{- end }}
 {{- end }}
 
+{{/* The `metrics` container port (Prometheus /metrics): (dict "root" $ "component" "gateway"). */}}
+{{- define "kb.metricsPort" -}}
+{{- if .root.Values.metrics.enabled }}
+- name: metrics
+  containerPort: {{ (index .root.Values .component).metricsPort }}
+  protocol: TCP
+{{- end }}
+{{- end }}
+
 {{/* Pod metadata: labels, and checksums so that config or secret changes roll the pods. */}}
 {{- define "kb.podMetadata" -}}
 labels:
@@ -148,6 +157,11 @@ labels:
 annotations:
   checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .root | sha256sum }}
   checksum/secret: {{ include (print .root.Template.BasePath "/secret.yaml") .root | sha256sum }}
+  {{- if and .root.Values.metrics.enabled .root.Values.metrics.podAnnotations }}
+  prometheus.io/scrape: "true"
+  prometheus.io/port: {{ (index .root.Values .component).metricsPort | quote }}
+  prometheus.io/path: /metrics
+  {{- end }}
   {{- with .podAnnotations }}
   {{- toYaml . | nindent 2 }}
   {{- end }}

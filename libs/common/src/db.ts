@@ -4,7 +4,8 @@ import { DataSource, DataSourceOptions, EntitySchema, MixedList } from 'typeorm'
  * Opens a TypeORM DataSource on PostgreSQL bound to one schema (each service owns its schema),
  * creates the schema if missing and runs pending migrations. `synchronize` is never used. Every
  * connection's search_path is the schema, so raw SQL needs no qualification. Concurrent starts
- * of several replicas are serialised by a PostgreSQL advisory lock.
+ * of several replicas are serialised by a PostgreSQL advisory lock. Started with the argument
+ * `--migrate-only` (the Helm chart's migration Job), the process exits 0 once migrations are done.
  *
  * @param options.url PostgreSQL connection URL (DATABASE_URL).
  * @param options.schema the service's schema, e.g. `documents`.
@@ -46,6 +47,14 @@ export async function openDatabase(options: {
   } finally {
     await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [`kb-migrations:${options.schema}`]).catch(() => undefined);
     await lock.release();
+  }
+  // [deploy] `<service> --migrate-only` (the Helm chart's pre-install/pre-upgrade Job): migrate the
+  // schema, then exit before the service starts serving.
+  if (process.argv.includes('--migrate-only')) {
+    const applied = await dataSource.query('SELECT count(*)::int AS n FROM migrations').catch(() => [{ n: null }]);
+    await dataSource.destroy();
+    process.stdout.write(`${JSON.stringify({ level: 30, time: new Date().toISOString(), schema: options.schema, migrations: applied[0]?.n, msg: 'migrations applied; exiting (--migrate-only)' })}\n`);
+    process.exit(0);
   }
   return dataSource;
 }

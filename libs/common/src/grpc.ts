@@ -3,6 +3,7 @@ import { HealthImplementation, ServingStatusMap } from 'grpc-health-check';
 import { randomUUID } from 'node:crypto';
 import { AppError, ErrorCode, fromGrpcError, toGrpcError } from './errors';
 import { currentContext, Logger, runWithContext } from './logger';
+import { observeGrpcCall } from '@kb/telemetry'; // [telemetry] gRPC server metrics
 
 /** Metadata keys carrying the caller's organization and the request id between services. */
 export const ORG_ID_METADATA_KEY = 'x-org-id';
@@ -67,16 +68,21 @@ export function adaptHandlers<D extends AnyDefinition>(
         }
         handler(call.request as never, { orgId, requestId }).then(
           (response) => {
-            logger.debug({ rpc: path, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'rpc ok');
+            const ms = Number(process.hrtime.bigint() - started) / 1e6;
+            logger.debug({ rpc: path, ms }, 'rpc ok');
+            observeGrpcCall(path, 'OK', ms / 1000); // [telemetry]
             callback(null, response);
           },
           (error: unknown) => {
             const ms = Number(process.hrtime.bigint() - started) / 1e6;
             if (error instanceof AppError) {
               logger.info({ rpc: path, ms, code: error.code, msg_text: error.message }, 'rpc error');
-              callback(toGrpcError(error));
+              const status = toGrpcError(error);
+              observeGrpcCall(path, grpc.status[status.code] ?? String(status.code), ms / 1000); // [telemetry]
+              callback(status);
             } else {
               logger.error({ rpc: path, ms, err: error }, 'rpc failed');
+              observeGrpcCall(path, 'INTERNAL', ms / 1000); // [telemetry]
               callback(toGrpcError(AppError.internal()));
             }
           },
@@ -106,7 +112,14 @@ export async function startGrpcServer(options: {
   services: GrpcServiceRegistration<any>[];
   logger: Logger;
 }): Promise<{ server: grpc.Server; port: number; shutdown: () => Promise<void> }> {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    // [deploy] Clients reconnect (and re-resolve DNS) every 5 minutes, so replicas added by an
+    // autoscaler behind a headless Service start receiving calls; in-flight calls get 6 more
+    // minutes to finish (verify can take up to 5).
+    'grpc.max_connection_age_ms': 5 * 60 * 1000,
+    'grpc.max_connection_age_grace_ms': 6 * 60 * 1000,
+  });
   const statusMap: ServingStatusMap = { '': 'SERVING' };
   for (const s of options.services) {
     server.addService(s.definition as unknown as grpc.ServiceDefinition, adaptHandlers(s.definition, s.handlers, options.logger));

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pino, { Logger } from 'pino';
+import { traceLogFields } from '@kb/telemetry'; // [telemetry] trace ids in log lines
 
 /** Per-call context carried through every service call and log line. */
 export interface RequestContext {
@@ -21,7 +22,8 @@ export function currentContext(): RequestContext | undefined {
 
 /**
  * Structured JSON logger (pino) for one service. Every line carries `service` and, inside a
- * request, `request_id` and `org_id`. Level from LOG_LEVEL (default info).
+ * request, `request_id` and `org_id`; inside a trace (OpenTelemetry, see @kb/telemetry) `trace_id` and
+ * `span_id`. Level from LOG_LEVEL (default info).
  */
 export function createLogger(service: string): Logger {
   // Synchronous writes: a fatal line written just before process.exit is never lost.
@@ -32,7 +34,8 @@ export function createLogger(service: string): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     mixin() {
       const ctx = storage.getStore();
-      return ctx ? { request_id: ctx.requestId, org_id: ctx.orgId } : {};
+      const ids = ctx ? { request_id: ctx.requestId, org_id: ctx.orgId } : {};
+      return { ...ids, ...traceLogFields() }; // [telemetry]
     },
     },
     pino.destination({ dest: 1, sync: true }),

@@ -12,6 +12,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { currentContext, Logger, runWithContext } from './logger';
 import { REQUEST_ID_METADATA_KEY } from './grpc';
+import { metrics, registerConsumerLag, withConsumerSpan, withProducerSpan } from '@kb/telemetry'; // [telemetry]
 
 /** Connects to NATS (NATS_URL), retrying the initial connection for up to `waitMs` (default 30 s). */
 export async function connectNats(url: string, name: string, waitMs = 30_000): Promise<NatsConnection> {
@@ -49,12 +50,14 @@ export async function ensureStream(nc: NatsConnection, name: string, subjects: s
 
 /**
  * Publishes a JSON event to JetStream and waits for the stream's ack. `msgId` makes the publish
- * idempotent within the stream's duplicate window. The current request id travels in a header.
+ * idempotent within the stream's duplicate window. The current request id travels in a header,
+ * and the trace context (W3C `traceparent`) too, so the consumer continues the publisher's trace.
  */
 export async function publishEvent(nc: NatsConnection, subject: string, payload: unknown, msgId?: string): Promise<void> {
   const h = natsHeaders();
   h.set(REQUEST_ID_METADATA_KEY, currentContext()?.requestId ?? randomUUID());
-  await nc.jetstream().publish(subject, Buffer.from(JSON.stringify(payload)), { headers: h, msgID: msgId });
+  // [telemetry] PRODUCER span; traceparent written into the headers.
+  await withProducerSpan(subject, h, () => nc.jetstream().publish(subject, Buffer.from(JSON.stringify(payload)), { headers: h, msgID: msgId }));
 }
 
 /** What a handler learns about the delivery it is processing. */
@@ -85,7 +88,8 @@ export interface ConsumerOptions<T> {
 /**
  * Runs a durable JetStream pull consumer with explicit acks, bounded concurrency, progress
  * heartbeats (`working()`) while a handler runs, and backoff on failure. At-least-once: handlers
- * must be idempotent.
+ * must be idempotent. Each message is handled inside a CONSUMER span continuing the publisher's
+ * trace (headers), and counted in the metrics of @kb/telemetry (outcome, duration, queue depth).
  *
  * @returns `stop()`, which stops pulling and waits for in-flight handlers.
  */
@@ -107,6 +111,11 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
     await jsm.consumers.add(options.stream, config);
   }
   const consumer = await nc.jetstream().consumers.get(options.stream, options.durable);
+  // [telemetry] queue depth (num_pending, num_ack_pending) read at every metrics scrape
+  const unregisterLag = registerConsumerLag(options.stream, options.durable, async () => {
+    const info = await jsm.consumers.info(options.stream, options.durable);
+    return { pending: info.num_pending, ackPending: info.num_ack_pending };
+  });
   const messages = await consumer.consume({ max_messages: options.concurrency });
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
@@ -115,17 +124,26 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
     const attempt = msg.info.redeliveryCount;
     const requestId = msg.headers?.get(REQUEST_ID_METADATA_KEY) || randomUUID();
     const heartbeat = setInterval(() => msg.working(), Math.max(1000, Math.floor(options.ackWaitMs / 3)));
+    const stopTimer = metrics.natsHandlerDuration.startTimer({ consumer: options.durable }); // [telemetry]
     try {
-      const payload = JSON.parse(Buffer.from(msg.data).toString('utf8')) as T;
-      await runWithContext({ requestId }, () =>
-        options.handler(payload, { attempt, maxDeliver: options.maxDeliver, isLastAttempt: attempt >= options.maxDeliver }),
-      );
-      msg.ack();
-    } catch (error) {
-      options.logger.warn({ err: error, subject: msg.subject, attempt }, 'event handler failed; will retry');
-      if (stopping) msg.nak();
-      else msg.nak((options.retryDelayMs ?? 2000) * attempt);
+      // [telemetry] continue the publisher's trace (traceparent header) in a CONSUMER span
+      await withConsumerSpan(msg.subject, msg.headers, { 'messaging.consumer.group.name': options.durable, 'messaging.delivery_count': attempt }, async () => {
+        try {
+          const payload = JSON.parse(Buffer.from(msg.data).toString('utf8')) as T;
+          await runWithContext({ requestId }, () =>
+            options.handler(payload, { attempt, maxDeliver: options.maxDeliver, isLastAttempt: attempt >= options.maxDeliver }),
+          );
+          msg.ack();
+          metrics.natsMessages.inc({ consumer: options.durable, outcome: 'ack' }); // [telemetry]
+        } catch (error) {
+          runWithContext({ requestId }, () => options.logger.warn({ err: error, subject: msg.subject, attempt }, 'event handler failed; will retry'));
+          if (stopping) msg.nak();
+          else msg.nak((options.retryDelayMs ?? 2000) * attempt);
+          metrics.natsMessages.inc({ consumer: options.durable, outcome: 'nak' }); // [telemetry]
+        }
+      });
     } finally {
+      stopTimer();
       clearInterval(heartbeat);
     }
   };
@@ -141,6 +159,7 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
   return {
     stop: async () => {
       stopping = true;
+      unregisterLag(); // [telemetry]
       await messages.close();
       await loop.catch(() => undefined);
       await Promise.allSettled([...inFlight]);

@@ -1,9 +1,10 @@
 import { Logger } from './logger';
+import { tracingState } from '@kb/telemetry'; // [telemetry] flush spans at shutdown
 
 /**
  * Runs a service's main function and wires graceful shutdown: on SIGINT/SIGTERM the returned
- * `stop` is awaited (bounded by 15 s) and the process exits 0. A failing start exits 1 with the
- * error logged, so a supervisor sees it.
+ * `stop` is awaited (bounded by 15 s), buffered trace spans are exported, and the process exits 0.
+ * A failing start exits 1 with the error logged, so a supervisor sees it.
  */
 export function runService(logger: Logger, main: () => Promise<() => Promise<void>>): void {
   let stop: (() => Promise<void>) | undefined;
@@ -18,6 +19,7 @@ export function runService(logger: Logger, main: () => Promise<() => Promise<voi
     } catch (e) {
       logger.error({ err: e }, 'error during shutdown');
     }
+    await tracingState()?.shutdown().catch(() => undefined); // [telemetry] export buffered spans
     clearTimeout(timer);
     process.exit(0);
   };

@@ -9,6 +9,17 @@ export const sharedEnv = {
   database: { DATABASE_URL: z.string().min(1, 'DATABASE_URL is required (postgres://user:pass@host:port/db)') },
   nats: { NATS_URL: env.string('nats://127.0.0.1:4222') },
   grpcHost: { GRPC_HOST: env.string('0.0.0.0') },
+  /**
+   * Observability (@kb/telemetry): the Prometheus /metrics listener of each service (its port is
+   * <SERVICE>_METRICS_PORT in main.ts) and OpenTelemetry trace export. Tracing itself starts
+   * before config is loaded (it must precede grpc-js); these entries validate what it reads.
+   */
+  telemetry: {
+    METRICS_ENABLED: env.bool(true),
+    METRICS_HOST: env.string('0.0.0.0'),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.union([z.literal(''), z.string().url('OTEL_EXPORTER_OTLP_ENDPOINT must be a URL such as http://otel-collector:4318')]).optional(),
+    OTEL_SDK_DISABLED: env.bool(false),
+  },
   clients: {
     DOCUMENTS_GRPC_URL: env.string('127.0.0.1:50051'),
     RETRIEVAL_GRPC_URL: env.string('127.0.0.1:50053'),

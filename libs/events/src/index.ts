@@ -76,3 +76,22 @@ export interface TokensRecordedEvent {
   /** ISO 8601 UTC time of the call; decides the quota month. */
   at: string;
 }
+
+/**
+ * Work items of batch queries (agent service only): one message per question, published when the
+ * batch is created (msgId `<batchId>:<index>`), consumed by the agent's batch workers with
+ * explicit acks, so a worker that dies mid-question leaves the item to be redelivered.
+ */
+export const AGENT_STREAM = 'KB_AGENT';
+export const AGENT_STREAM_SUBJECTS = ['agent.>'];
+export const AgentSubjects = {
+  /** agent → agent workers: answer one question of a batch. */
+  batchQuestion: 'agent.batch.question',
+} as const;
+
+/** Payload of `agent.batch.question`. */
+export interface BatchQuestionEvent {
+  batchId: string;
+  orgId: string;
+  index: number;
+}

@@ -1,4 +1,4 @@
-import { alignSentences, jaccard, type Alignment } from './align';
+import { alignSentences, jaccard, sentenceUnits, type Alignment } from './align';
 import { makeQuote } from './pages';
 import { usageOf } from './tokens';
 import type { PassageInput, Quote, Usage } from './types';
@@ -71,4 +71,24 @@ export function composeExtractiveAnswer(
     .map((c) => `"${collapse(c.quote.quote)}" [${c.index}]`)
     .join(' ')}`;
   return { answer, citations, usage: usageOf(prompt, answer) };
+}
+
+/**
+ * The sentence of `passage` that best supports `claim` (a sentence of a generated answer, or the
+ * question), as a verbatim {@link Quote}: the top sentence by {@link alignSentences}; when no
+ * sentence shares a term with the claim, the passage's first sentence. Used to attach a verbatim
+ * quote to a citation marker written by a chat model.
+ *
+ * @returns the quote (`passage.text.slice(start, end) === quote`) and its alignment score in [0, 1]
+ *   (0 for the fallback); null only when the passage has no text.
+ */
+export function bestQuote(passage: PassageInput, claim: string): { quote: Quote; score: number } | null {
+  const aligned = alignSentences(claim, [passage]);
+  if (aligned.length > 0 && aligned[0].coverage > 0) {
+    const a = aligned[0];
+    return { quote: makeQuote(passage, a.unit.start, a.unit.end), score: Math.round(a.score * 1000) / 1000 };
+  }
+  const units = sentenceUnits([passage]);
+  if (units.length === 0) return null;
+  return { quote: makeQuote(passage, units[0].start, units[0].end), score: 0 };
 }

@@ -8,6 +8,6 @@ export { splitSentences, type SentenceSpan } from './sentences';
 export { analyze } from './analyze';
 export { pagesOfSpan } from './pages';
 export { countTokens } from './tokens';
-export { composeExtractiveAnswer, type ExtractiveAnswer, DEFAULT_MIN_RELEVANCE, NO_RELEVANT_INFORMATION } from './answer';
+export { composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, DEFAULT_MIN_RELEVANCE, NO_RELEVANT_INFORMATION } from './answer';
 export { judgeRequirement, type Judgement, type Verdict } from './judge';
 export { breakDownRequirement } from './breakdown';

@@ -20,18 +20,24 @@ export function kbctl(...args: string[]): any {
 
 /** kbctl against a given database (for a second stack). */
 export function kbctlAt(databaseUrl: string, ...args: string[]): any {
+  // NATS_URL: kbctl announces key revocations and quota changes to the gateways through NATS.
+  const nats = databaseUrl === process.env.KB_E2E_DATABASE_URL ? { NATS_URL: process.env.KB_E2E_NATS_URL ?? '' } : {};
   const out = execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...args, '--json'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl },
+    env: { ...process.env, DATABASE_URL: databaseUrl, ...nats },
     encoding: 'utf8',
   });
   return JSON.parse(out);
 }
 
-/** A fresh organization with one API key (on the suite's stack, or the stack of `databaseUrl`). */
-export function newOrg(name: string, opts: { safety?: boolean; databaseUrl?: string } = {}): { orgId: string; key: string } {
+/**
+ * A fresh organization with one API key (on the suite's stack, or the stack of `databaseUrl`).
+ * The key allows `rateLimit` requests per minute (default 6000: tests poll every 300 ms, faster
+ * than the product default of 100/min that gateway-limits.e2e-spec.ts checks).
+ */
+export function newOrg(name: string, opts: { safety?: boolean; databaseUrl?: string; rateLimit?: number } = {}): { orgId: string; key: string } {
   const db = opts.databaseUrl ?? process.env.KB_E2E_DATABASE_URL!;
   const org = kbctlAt(db, 'org', 'create', '--name', name, ...(opts.safety ? ['--safety'] : []));
-  const key = kbctlAt(db, 'key', 'create', '--org', org.id, '--name', `${name} key`);
+  const key = kbctlAt(db, 'key', 'create', '--org', org.id, '--name', `${name} key`, '--rate-limit', String(opts.rateLimit ?? 6000));
   return { orgId: org.id, key: key.key };
 }
 

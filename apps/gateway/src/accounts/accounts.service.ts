@@ -2,6 +2,7 @@ import { AppError, openDatabase } from '@kb/common';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { DataSource, IsNull, Repository } from 'typeorm';
 import { InitAccounts1732200000001 } from '../database/migrations/1732200000001-InitAccounts';
+import { GatewayLimits1732200000002 } from '../database/migrations/1732200000002-GatewayLimits';
 import { ApiKeyEntity, OrganizationEntity } from './account.entities';
 
 /** Default per-key rate limit (service-api.md §8: 100 requests per minute). */
@@ -14,13 +15,13 @@ export function hashApiKey(secret: string): string {
 }
 
 /** Opens the gateway schema (organizations, API keys), running its migrations. */
-export function openAccountsDatabase(url: string): Promise<DataSource> {
+export function openAccountsDatabase(url: string, poolSize = 5): Promise<DataSource> {
   return openDatabase({
     url,
     schema: 'gateway',
     entities: [OrganizationEntity, ApiKeyEntity],
-    migrations: [InitAccounts1732200000001],
-    poolSize: 5,
+    migrations: [InitAccounts1732200000001, GatewayLimits1732200000002],
+    poolSize,
   });
 }
 
@@ -28,8 +29,16 @@ export function openAccountsDatabase(url: string): Promise<DataSource> {
 export interface Principal {
   keyId: string;
   orgId: string;
+  /** Name of the organization (names do not change; served by GET /organization from the cache). */
+  orgName: string;
   rateLimitPerMinute: number;
+  /** Monthly caps of the organization; null = unlimited. */
+  monthlyRequestQuota: number | null;
+  monthlyTokenQuota: number | null;
 }
+
+/** Default lifetime of a cached key lookup (ms); revocations also invalidate it at once via NATS. */
+export const DEFAULT_KEY_CACHE_TTL_MS = 60_000;
 
 /**
  * Organizations and API keys: the operator CLI's use cases and the gateway's key lookup.
@@ -39,7 +48,16 @@ export class AccountsService {
   private readonly orgs: Repository<OrganizationEntity>;
   private readonly keys: Repository<ApiKeyEntity>;
 
-  constructor(dataSource: DataSource) {
+  /** key hash → principal (null = known unknown/revoked) and the time the entry expires (epoch ms). */
+  private readonly cache = new Map<string, { principal: Principal; expiresAt: number }>();
+
+  /**
+   * @param cacheTtlMs lifetime of a cached key lookup; 0 disables the cache (the CLI).
+   */
+  constructor(
+    dataSource: DataSource,
+    private readonly cacheTtlMs = 0,
+  ) {
     this.orgs = dataSource.getRepository(OrganizationEntity);
     this.keys = dataSource.getRepository(ApiKeyEntity);
   }
@@ -126,10 +144,57 @@ export class AccountsService {
     return key;
   }
 
-  /** Resolves a presented secret to its active key, or null (unknown or revoked). */
+  /**
+   * Resolves a presented secret to its active key and organization, or null (unknown or revoked).
+   * The secret is hashed (SHA-256) and looked up by hash: the comparison never touches the secret,
+   * so its timing reveals nothing about stored keys. Hits are served from an in-process cache
+   * (no database round trip) for `cacheTtlMs`; `invalidate` drops entries when a key is revoked or
+   * an organization's quotas change. Unknown keys are not cached (a new key works at once).
+   */
   async authenticate(secret: string): Promise<Principal | null> {
     if (!secret.startsWith(KEY_PREFIX) || secret.length > 200) return null;
-    const key = await this.keys.findOne({ where: { keyHash: hashApiKey(secret), revokedAt: IsNull() } });
-    return key ? { keyId: key.id, orgId: key.orgId, rateLimitPerMinute: key.rateLimitPerMinute } : null;
+    const hash = hashApiKey(secret);
+    const now = Date.now();
+    const hit = this.cache.get(hash);
+    if (hit && hit.expiresAt > now) return hit.principal;
+    const rows: Array<{ id: string; org_id: string; org_name: string; rate_limit_per_minute: number; monthly_request_quota: string | null; monthly_token_quota: string | null }> =
+      await this.keys.query(
+        `SELECT k.id, k.org_id, o.name AS org_name, k.rate_limit_per_minute, o.monthly_request_quota, o.monthly_token_quota
+           FROM api_keys k JOIN organizations o ON o.id = k.org_id
+          WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+        [hash],
+      );
+    const row = rows[0];
+    if (!row) {
+      this.cache.delete(hash);
+      return null;
+    }
+    const principal: Principal = {
+      keyId: row.id,
+      orgId: row.org_id,
+      orgName: row.org_name,
+      rateLimitPerMinute: row.rate_limit_per_minute,
+      monthlyRequestQuota: row.monthly_request_quota === null ? null : Number(row.monthly_request_quota),
+      monthlyTokenQuota: row.monthly_token_quota === null ? null : Number(row.monthly_token_quota),
+    };
+    if (this.cacheTtlMs > 0) {
+      if (this.cache.size >= 100_000) this.cache.clear();
+      this.cache.set(hash, { principal, expiresAt: now + this.cacheTtlMs });
+    }
+    return principal;
+  }
+
+  /**
+   * Drops cached lookups: of one key (`keyId`), of every key of an organization (`orgId`), or all
+   * (no argument, e.g. after the invalidation channel reconnects and may have missed messages).
+   */
+  invalidate(change: { keyId?: string; orgId?: string } = {}): void {
+    if (!change.keyId && !change.orgId) {
+      this.cache.clear();
+      return;
+    }
+    for (const [hash, entry] of this.cache) {
+      if (entry.principal.keyId === change.keyId || entry.principal.orgId === change.orgId) this.cache.delete(hash);
+    }
   }
 }

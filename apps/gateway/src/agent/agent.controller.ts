@@ -1,12 +1,13 @@
 import { CallContext } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
+import { presentCitation, presentUsage } from './presenters';
 
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
@@ -54,6 +55,12 @@ export class AgentController {
 
   @Post('query')
   @HttpCode(200)
+  @ApiOperation({
+    summary: 'Ask one question; get an answer with inline [n] markers and citations',
+    description: 'Stateless. Routed like chat when chat_type is omitted. Every citation quote is verbatim from its chunk; nothing relevant → a plain answer and no citations.',
+  })
+  @ApiResponse({ status: 200, description: '`{ answer, citations, agent, model, usage }`' })
+  @ApiResponse({ status: 403, description: 'AGENT_NOT_ENABLED: chat_type safety while the Safety Assistant is not enabled.' })
   async query(@Ctx() ctx: CallContext, @Body() body: QueryDto) {
     const org = await this.accounts.getOrganization(ctx.orgId);
     const a = await this.agent.query(
@@ -67,21 +74,6 @@ export class AgentController {
       },
       { ...ctx, timeoutMs: 5 * 60 * 1000 },
     );
-    return {
-      answer: a.answer,
-      citations: a.citations.map((c) => ({
-        index: c.index,
-        document_id: c.documentId,
-        file_name: c.fileName,
-        chunk_id: c.chunkId,
-        start_page: c.startPage ?? null,
-        end_page: c.endPage ?? null,
-        quote: c.quote,
-        score: c.score,
-      })),
-      agent: a.agent,
-      model: a.model,
-      usage: { prompt_tokens: a.usage?.promptTokens ?? 0, completion_tokens: a.usage?.completionTokens ?? 0, total_tokens: a.usage?.totalTokens ?? 0 },
-    };
+    return { answer: a.answer, citations: a.citations.map(presentCitation), agent: a.agent, model: a.model, usage: presentUsage(a.usage) };
   }
 }

@@ -2,8 +2,8 @@ import { AppError, createAsyncClient, ErrorCode } from '@kb/common';
 import { retrievalV1 } from '@kb/proto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { registerKbctlCommand } from './registry';
 
-/** Usage line of the subcommand, for kbctl's help. */
 /** Org id sent with the operator call (the Reindex RPC covers every org; retrieval ignores it). */
 const OPERATOR_ORG = '00000000-0000-0000-0000-000000000000';
 
@@ -42,3 +42,9 @@ export async function runReindex(env: NodeJS.ProcessEnv = process.env): Promise<
     client.close();
   }
 }
+
+registerKbctlCommand({
+  name: 'reindex',
+  usage: 'reindex   (re-embed every document with the configured embedding model; RETRIEVAL_GRPC_URL or the local stack)',
+  run: ({ env }) => runReindex(env),
+});

@@ -1,30 +1,21 @@
 import { AppError, ErrorCode } from '@kb/common';
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AccountsService } from '../accounts/accounts.service';
 import { GatewayRequest, IS_PUBLIC } from './http-context';
-import { ACCOUNTS } from './tokens';
 
 /**
- * Authenticates `Authorization: Bearer <API_KEY>` (service-api.md §5) to an organization.
- * Missing, malformed, unknown or revoked keys → 401 UNAUTHORIZED.
+ * Second line of defence behind the admission hook (request-policy.ts), which authenticates the
+ * API key, applies rate limits and quotas before routing: a non-public handler never runs without
+ * an authenticated principal on the request.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(
-    private readonly reflector: Reflector,
-    @Inject(ACCOUNTS) private readonly accounts: AccountsService,
-  ) {}
+  constructor(private readonly reflector: Reflector) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const req = context.switchToHttp().getRequest<GatewayRequest>();
-    const header = req.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new AppError(ErrorCode.UNAUTHORIZED, 'Missing API key: send the header Authorization: Bearer <API_KEY>.');
-    const principal = await this.accounts.authenticate(match[1]);
-    if (!principal) throw new AppError(ErrorCode.UNAUTHORIZED, 'Invalid or revoked API key.');
-    req.kb = { ...(req.kb ?? {}), principal };
+    if (!req.kb?.principal) throw new AppError(ErrorCode.UNAUTHORIZED, 'Missing API key: send the header Authorization: Bearer <API_KEY>.');
     return true;
   }
 }

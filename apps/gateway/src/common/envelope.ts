@@ -25,18 +25,21 @@ export function errorEnvelope(code: string, message: string, requestId: string) 
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const http = context.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    const reply = http.getResponse<FastifyReply>();
-    return next.handle().pipe(
-      map((result) => {
-        if (result === RAW_RESPONSE || reply.statusCode === 204) return undefined;
-        const request_id = String(request.id);
-        if (result instanceof Paginated) {
-          return { success: true, data: result.items, pagination: result.pagination, request_id };
-        }
-        return { success: true, data: result, request_id };
-      }),
-    );
+    return next.handle().pipe(envelope(context));
   }
+}
+
+/** The rxjs operator of EnvelopeInterceptor (wraps a handler's result in the success envelope). */
+export function envelope(context: ExecutionContext) {
+  const http = context.switchToHttp();
+  const request = http.getRequest<FastifyRequest>();
+  const reply = http.getResponse<FastifyReply>();
+  return map((result: unknown) => {
+    if (result === RAW_RESPONSE || reply.statusCode === 204) return undefined;
+    const request_id = String(request.id);
+    if (result instanceof Paginated) {
+      return { success: true, data: result.items, pagination: result.pagination, request_id };
+    }
+    return { success: true, data: result, request_id };
+  });
 }

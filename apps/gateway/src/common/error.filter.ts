@@ -44,7 +44,8 @@ export function toHttpError(error: unknown, method: string, url: string): { stat
   else if (status === 415) message = 'Unsupported Content-Type: send application/json.';
   else if (fastifyCode.startsWith('FST_ERR_CTP') || error instanceof SyntaxError) message = 'The request body is not valid JSON.';
   else message = error instanceof HttpException ? String((error.getResponse() as { message?: unknown })?.message ?? error.message) : 'Invalid request.';
-  return { status: status === 405 ? 404 : status, code, message, unexpected: false };
+  // 405 → 404 (no such route for the method); 415 → 400 (decisions.md: a body that is not JSON is a VALIDATION_ERROR).
+  return { status: status === 405 ? 404 : status === 415 ? 400 : status, code, message, unexpected: false };
 }
 
 /** Nest exception filter using toHttpError. */

@@ -1,7 +1,9 @@
-import { AppError, CallContext, isUuid } from '@kb/common';
+import { AppError, CallContext, ErrorCode, isUuid } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { DeleteResultView, DocumentView, DownloadView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
+import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
@@ -13,7 +15,7 @@ import { UuidParamPipe } from '../common/validation';
 const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
 
 export class ReserveUploadDto {
-  @ApiProperty({ minLength: 1, maxLength: 500 })
+  @ApiProperty({ minLength: 1, maxLength: 500, example: 'handbook.pdf' })
   @IsString({ message: 'file_name must be a string' })
   @Length(1, 500, { message: 'file_name must be 1 to 500 characters' })
   file_name: string;
@@ -23,7 +25,7 @@ export class ReserveUploadDto {
   @Length(1, 255, { message: 'content_type must be 1 to 255 characters' })
   content_type: string;
 
-  @ApiProperty({ minimum: 0, maximum: 524288000 })
+  @ApiProperty({ minimum: 0, maximum: 524288000, example: 482113 })
   @IsInt({ message: 'size_bytes must be an integer' })
   @Min(0, { message: 'size_bytes must be 0 or more' })
   @Max(524288000, { message: 'size_bytes must be at most 524288000 (500 MB)' })
@@ -36,7 +38,7 @@ export class ReserveUploadDto {
 }
 
 export class DocumentIdsDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 100 })
+  @ApiProperty({ type: [String], format: 'uuid', minItems: 1, maxItems: 100, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] })
   @IsArray({ message: 'document_ids must be an array of UUIDs' })
   @ArrayMinSize(1, { message: 'document_ids must have at least 1 item' })
   @ArrayMaxSize(100, { message: 'document_ids must have at most 100 items' })
@@ -86,6 +88,8 @@ export class DocumentsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 
   @Post()
+  @ApiOperation({ summary: 'Reserve an upload slot (step 1): returns the document and a presigned PUT URL' })
+  @ApiEnvelope(ReservedDocumentView, { status: 201 })
   async reserve(@Ctx() ctx: CallContext, @Body() body: ReserveUploadDto) {
     const res = await this.documents.reserveUpload(
       { fileName: body.file_name, contentType: body.content_type, sizeBytes: body.size_bytes, projectId: body.project_id },
@@ -100,6 +104,8 @@ export class DocumentsController {
 
   @Post('process')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Start processing uploaded documents (step 2)' })
+  @ApiEnvelope(ProcessResultView)
   async process(@Ctx() ctx: CallContext, @Body() body: DocumentIdsDto) {
     const res = await this.documents.processDocuments({ documentIds: body.document_ids }, ctx);
     return {
@@ -110,6 +116,8 @@ export class DocumentsController {
   }
 
   @Get()
+  @ApiOperation({ summary: 'List documents, newest first' })
+  @ApiEnvelope(DocumentView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListDocumentsQuery) {
     const ids = q.document_ids === undefined ? [] : q.document_ids.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
     const bad = ids.find((id: string): boolean => !isUuid(id));
@@ -122,11 +130,15 @@ export class DocumentsController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'Get a document' })
+  @ApiEnvelope(DocumentView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentDocument(await this.documents.getDocument({ id }, ctx));
   }
 
   @Get(':id/download')
+  @ApiOperation({ summary: 'A short-lived download URL of the stored file' })
+  @ApiEnvelope(DownloadView)
   async download(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const d = await this.documents.getDownload({ id }, ctx);
     return {
@@ -141,6 +153,9 @@ export class DocumentsController {
 
   @Delete()
   @HttpCode(200)
+  @ApiOperation({ summary: 'Delete documents: metadata, stored file and every indexed chunk' })
+  @ApiEnvelope(DeleteResultView)
+  @ApiErrors(ErrorCode.FORBIDDEN)
   async remove(@Ctx() ctx: CallContext, @Body() body: DocumentIdsDto) {
     return { deleted: (await this.documents.deleteDocuments({ documentIds: body.document_ids }, ctx)).deleted };
   }

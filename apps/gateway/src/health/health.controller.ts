@@ -1,5 +1,7 @@
 import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HealthView, ReadinessView } from '../common/api-models';
+import { ApiEnvelope } from '../common/openapi';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Public } from '../common/http-context';
@@ -20,6 +22,8 @@ export class HealthController {
 
   @Public()
   @Get('healthz')
+  @ApiOperation({ summary: 'Liveness: the process is up (no key needed)' })
+  @ApiEnvelope(HealthView)
   @HttpCode(200)
   healthz() {
     return { status: 'ok' };
@@ -27,6 +31,9 @@ export class HealthController {
 
   @Public()
   @Get('readyz')
+  @ApiOperation({ summary: 'Readiness: database and every backing service reachable (no key needed)' })
+  @ApiEnvelope(ReadinessView, { description: 'Ready.' })
+  @ApiEnvelope(ReadinessView, { status: 503, description: 'Not ready: `checks` says which dependency is unavailable.' })
   async readyz(@Res({ passthrough: true }) reply: FastifyReply) {
     const checks: Record<string, 'ok' | 'unavailable'> = {};
     const db = this.targets.database.query('SELECT 1').then(

@@ -1,21 +1,22 @@
-import { AppError, CallContext } from '@kb/common';
-import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { AccountsService } from '../accounts/accounts.service';
-import { Ctx } from '../common/http-context';
-import { ACCOUNTS } from '../common/tokens';
+import { AppError } from '@kb/common';
+import { Controller, Get, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { OrganizationView } from '../common/api-models';
+import { ApiEnvelope } from '../common/openapi';
+import { GatewayRequest } from '../common/http-context';
 
 /** GET /api/v2/organization: the organization of the API key. */
 @ApiTags('Organization')
 @ApiBearerAuth()
 @Controller('api/v2/organization')
 export class OrganizationController {
-  constructor(@Inject(ACCOUNTS) private readonly accounts: AccountsService) {}
-
   @Get()
-  async get(@Ctx() ctx: CallContext) {
-    const org = await this.accounts.getOrganization(ctx.orgId);
-    if (!org) throw AppError.notFound('Organization not found; the API key may be corrupted.');
-    return { id: org.id, name: org.name };
+  @ApiOperation({ summary: 'The organization of the API key' })
+  @ApiEnvelope(OrganizationView)
+  get(@Req() req: GatewayRequest) {
+    // The authenticated principal carries the organization (key lookup joined with it, cached).
+    const principal = req.kb?.principal;
+    if (!principal) throw AppError.notFound('Organization not found.');
+    return { id: principal.orgId, name: principal.orgName };
   }
 }

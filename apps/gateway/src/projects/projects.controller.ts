@@ -1,7 +1,9 @@
-import { CallContext } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { CallContext, ErrorCode } from '@kb/common';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ProjectView } from '../common/api-models';
+import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
@@ -11,7 +13,7 @@ import { DOCUMENTS_CLIENT } from '../common/tokens';
 import { UuidParamPipe } from '../common/validation';
 
 export class CreateProjectDto {
-  @ApiProperty({ minLength: 1, maxLength: 200 })
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Site safety 2026' })
   @IsString({ message: 'name must be a string' })
   @Length(1, 200, { message: 'name must be 1 to 200 characters' })
   name: string;
@@ -58,22 +60,30 @@ export class ProjectsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 
   @Post()
+  @ApiOperation({ summary: 'Create a project' })
+  @ApiEnvelope(ProjectView, { status: 201 })
   async create(@Ctx() ctx: CallContext, @Body() body: CreateProjectDto) {
     return presentProject(await this.documents.createProject({ name: body.name, description: body.description ?? undefined }, ctx));
   }
 
   @Get()
+  @ApiOperation({ summary: 'List projects, newest first' })
+  @ApiEnvelope(ProjectView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: PaginationQuery) {
     const res = await this.documents.listProjects({ page: { limit: q.limit, offset: q.offset } }, ctx);
     return new Paginated(res.projects.map(presentProject), { limit: q.limit, offset: q.offset, total: res.total });
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'Get a project' })
+  @ApiEnvelope(ProjectView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentProject(await this.documents.getProject({ id }, ctx));
   }
 
   @Patch(':id')
+  @ApiOperation({ summary: 'Update name and/or description (null clears it)' })
+  @ApiEnvelope(ProjectView)
   async update(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Body() body: UpdateProjectDto) {
     return presentProject(
       await this.documents.updateProject(
@@ -85,6 +95,9 @@ export class ProjectsController {
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete an empty project' })
+  @ApiResponse({ status: 204, description: 'Deleted; empty body.' })
+  @ApiErrors(ErrorCode.CONFLICT)
   async remove(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string): Promise<void> {
     await this.documents.deleteProject({ id }, ctx);
   }

@@ -1,0 +1,295 @@
+import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
+import { composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
+import type { ChatMessage, ChatModel, TokenUsage } from '@kb/models';
+import { agentV1 } from '@kb/proto';
+import { bestQuote, composeExtractiveAnswer, NO_RELEVANT_INFORMATION, type Quote } from '@kb/text';
+import { z } from 'zod';
+import { claimFor, MarkerFilter } from './markers';
+import { rewriteQuery, type ConversationMessage } from './rewrite';
+import { AgentName, chooseAgent, classifySafety } from './router';
+
+/** Name reported as `model` when no chat model is configured: answers are extracted, not generated. */
+export const EXTRACTIVE_MODEL_NAME = 'embedded-extractive';
+
+/** What used the tokens (TokensRecordedEvent.source). */
+export type UsageSource = 'agent.query' | 'agent.chat' | 'agent.batch';
+
+/** Publishes one usage record per model call (see `usage.tokens.recorded`). */
+export type UsageRecorder = (orgId: string, source: UsageSource, model: string, usage: TokenUsage) => Promise<void>;
+
+/** One answering request: a single question is a conversation of one user message. */
+export interface AnswerRequest {
+  messages: ConversationMessage[];
+  chatType?: string;
+  projectId?: string;
+  documentIds: string[];
+  /** Passages retrieved (1–20). */
+  topK: number;
+  safetyAssistantEnabled: boolean;
+  source: UsageSource;
+  /** Aborts the work (client disconnected): retrieval results are dropped, the model call is cancelled. */
+  signal?: AbortSignal;
+}
+
+/** Callbacks of a streamed answer. `onMeta` runs once before any delta; each callback is awaited (backpressure). */
+export interface AnswerHooks {
+  onMeta?: (agent: AgentName, model: string) => Promise<void>;
+  onDelta?: (content: string) => Promise<void>;
+}
+
+export interface AnswerResult {
+  answer: string;
+  citations: agentV1.Citation[];
+  agent: AgentName;
+  model: string;
+  usage: agentV1.Usage;
+  finishReason: string;
+}
+
+const ZERO: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+const add = (a: TokenUsage, b: TokenUsage): TokenUsage => ({
+  promptTokens: a.promptTokens + b.promptTokens,
+  completionTokens: a.completionTokens + b.completionTokens,
+  totalTokens: a.totalTokens + b.totalTokens,
+});
+
+/** Extractive answers are streamed in pieces of this many words (real pieces of the final answer). */
+const DELTA_WORDS = 6;
+
+const ANSWER_SYSTEM_PROMPT = [
+  'You answer questions using only the numbered passages given below.',
+  'Cite every statement with the number of the passage that supports it in square brackets, e.g. [1] or [2][3].',
+  'Use only passage numbers that exist. Do not invent facts that are not in the passages.',
+  'If the passages do not contain the answer, say plainly that the documents do not contain this information and cite nothing.',
+  'Answer concisely, in the language of the question.',
+].join(' ');
+
+const REWRITE_SCHEMA = z.object({ query: z.string().min(1) });
+const ROUTE_SCHEMA = z.object({ safety: z.boolean() });
+
+/**
+ * Grounded answering for query, chat and batches: routes to an agent, rewrites follow-ups into a
+ * stand-alone retrieval query, retrieves passages from the agent's scope and answers with
+ * citations whose `quote` is verbatim from its chunk and whose `index` matches the [n] markers.
+ *
+ * Without a chat model (the embedded default) the router is the lexicon classifier
+ * ({@link classifySafety}), the rewrite is {@link rewriteQuery} and the answer is extractive
+ * (`composeExtractiveAnswer`). With a model, the model does all three; its markers are checked
+ * against the passages it was given ({@link MarkerFilter}) and each citation's quote is the
+ * passage sentence that best supports the sentence citing it.
+ */
+export class AnswerService {
+  constructor(
+    private readonly deps: {
+      retrieval: RetrievalClient;
+      documents: DocumentsClient;
+      model: ChatModel | null;
+      recordUsage: UsageRecorder;
+      logger: Logger;
+    },
+  ) {}
+
+  /** @throws AppError NOT_FOUND when the project is not one of the caller's org. */
+  async requireProject(projectId: string): Promise<void> {
+    await requireProject(this.deps.documents, projectId);
+  }
+
+  /** Model name reported to clients. */
+  get modelName(): string {
+    return this.deps.model?.model ?? EXTRACTIVE_MODEL_NAME;
+  }
+
+  /**
+   * Answers the last user message of `req.messages`.
+   * @throws AppError before `onMeta` (AGENT_NOT_ENABLED, VALIDATION_ERROR, NOT_FOUND of the project,
+   *   SERVICE_UNAVAILABLE …); after it, only errors of the model provider or an abort.
+   */
+  async answer(ctx: CallContext, req: AnswerRequest, hooks: AnswerHooks = {}): Promise<AnswerResult> {
+    const last = req.messages[req.messages.length - 1];
+    if (!last || last.role !== 'user' || !last.content.trim()) throw AppError.validation('The last message must be a non-empty user message.');
+    let usage = ZERO;
+    const spend = async (u: TokenUsage) => {
+      usage = add(usage, u);
+      await this.deps.recordUsage(ctx.orgId, req.source, this.modelName, u).catch((err) => this.deps.logger.warn({ err }, 'usage record failed'));
+    };
+
+    const agent = await chooseAgent(req, () => this.isSafetyConversation(req, spend));
+    if (req.projectId && agent !== 'safety') await requireProject(this.deps.documents, req.projectId);
+    const query = await this.retrievalQuery(req, spend);
+    throwIfAborted(req.signal);
+    const scope: KnowledgeScope =
+      agent === 'safety'
+        ? { corpus: 'safety' }
+        : { corpus: 'org', projectId: agent === 'project' ? req.projectId : undefined, documentIds: req.documentIds };
+    const passages = await searchKnowledge(this.deps, query, scope, Math.min(Math.max(req.topK || 8, 1), 20));
+    throwIfAborted(req.signal);
+    await hooks.onMeta?.(agent, this.modelName);
+
+    if (!this.deps.model) {
+      // Sentences are chosen for what the user asked now (a follow-up's own words: "how often is it
+      // inspected?"), among passages retrieved for the rewritten query; when those words alone find
+      // nothing relevant, the rewritten query is used.
+      const asked = last.content.trim();
+      const compose = (p: Passage[]) => {
+        const own = composeExtractiveAnswer(asked, p);
+        return own.citations.length > 0 || asked === query ? own : composeExtractiveAnswer(query, p);
+      };
+      const result =
+        agent === 'safety'
+          ? compose(passages)
+          : await composeWithLiveSources(this.deps.documents, passages, compose, (r) => r.citations.map((c) => c.quote.passage.documentId));
+      await spend(result.usage);
+      if (hooks.onDelta) {
+        const words = result.answer.match(/\S+\s*/g) ?? [result.answer];
+        for (let i = 0; i < words.length; i += DELTA_WORDS) {
+          throwIfAborted(req.signal);
+          await hooks.onDelta(words.slice(i, i + DELTA_WORDS).join(''));
+        }
+      }
+      return {
+        answer: result.answer,
+        citations: result.citations.map((c) => toCitation(c.index, c.quote, c.score)),
+        agent,
+        model: EXTRACTIVE_MODEL_NAME,
+        usage,
+        finishReason: 'stop',
+      };
+    }
+    return this.generate(req, agent, passages, spend, hooks, () => usage);
+  }
+
+  /** Model path: stream the answer from numbered passages, checking and renumbering markers on the fly. */
+  private async generate(
+    req: AnswerRequest,
+    agent: AgentName,
+    passages: Passage[],
+    spend: (u: TokenUsage) => Promise<void>,
+    hooks: AnswerHooks,
+    usage: () => TokenUsage,
+  ): Promise<AnswerResult> {
+    const model = this.deps.model!;
+    if (passages.length === 0) {
+      await hooks.onDelta?.(NO_RELEVANT_INFORMATION);
+      return { answer: NO_RELEVANT_INFORMATION, citations: [], agent, model: model.model, usage: usage(), finishReason: 'stop' };
+    }
+    const numbered = passages
+      .map((p, i) => `[${i + 1}] ${p.fileName}${p.startPage ? ` (p. ${p.startPage}${p.endPage && p.endPage !== p.startPage ? `-${p.endPage}` : ''})` : ''}\n${p.text}`)
+      .join('\n\n');
+    const system =
+      (agent === 'safety' ? 'You are a construction-site safety assistant. ' : 'You are a knowledge-base assistant. ') +
+      `${ANSWER_SYSTEM_PROMPT}\n\nPassages:\n\n${numbered}`;
+    const messages: ChatMessage[] = [{ role: 'system', content: system }, ...req.messages.map((m) => ({ role: m.role, content: m.content }))];
+    const filter = new MarkerFilter(passages.length);
+    let answer = '';
+    let finishReason = 'stop';
+    const emit = async (text: string) => {
+      if (!text) return;
+      answer += text;
+      await hooks.onDelta?.(text);
+    };
+    for await (const event of model.stream({ messages, signal: req.signal })) {
+      if (event.type === 'delta') await emit(filter.push(event.content));
+      else {
+        finishReason = event.finishReason;
+        await spend(event.usage);
+      }
+    }
+    await emit(filter.flush());
+    answer = answer.trim();
+    let citations: agentV1.Citation[] = [];
+    filter.used.forEach((passageNumber, i) => {
+      const q = bestQuote(passages[passageNumber - 1], claimFor(answer, i + 1));
+      if (q) citations.push(toCitation(i + 1, q.quote, q.score));
+    });
+    if (agent !== 'safety' && citations.length > 0) {
+      // A document deleted while the model was writing is never cited (decisions.md "Documents").
+      const cited = [...new Set(citations.map((c) => c.documentId))];
+      const live = new Set((await this.deps.documents.filterLiveDocuments({ documentIds: cited })).documentIds);
+      if (cited.some((id) => !live.has(id))) {
+        const kept = citations.filter((c) => live.has(c.documentId));
+        const renumber = new Map(kept.map((c, i) => [c.index, i + 1]));
+        if (!hooks.onDelta) {
+          // Not streamed yet: drop the dead markers from the text and renumber the rest.
+          answer = answer.replace(/\[(\d+)\]/g, (_, n: string) => (renumber.has(Number(n)) ? `[${renumber.get(Number(n))}]` : '')).replace(/\s+([.,;:])/g, '$1');
+          citations = kept.map((c) => ({ ...c, index: renumber.get(c.index)! }));
+        } else {
+          // Already streamed: the text keeps its markers; the deleted document's citations are withheld.
+          citations = kept;
+        }
+      }
+    }
+    return { answer, citations, agent, model: model.model, usage: usage(), finishReason };
+  }
+
+  /** Is the conversation about construction/workplace safety? Model when configured, else the lexicon. */
+  private async isSafetyConversation(req: AnswerRequest, spend: (u: TokenUsage) => Promise<void>): Promise<boolean> {
+    const userText = req.messages
+      .filter((m) => m.role === 'user')
+      .slice(-3)
+      .map((m) => m.content)
+      .join('\n');
+    if (!this.deps.model) return classifySafety(userText).isSafety;
+    const { value, result } = await this.deps.model.completeJson(
+      {
+        messages: [
+          {
+            role: 'system',
+            content:
+              'Classify the conversation. Answer with JSON {"safety": true} when the user asks about construction-site or workplace safety (hazards, fall protection, scaffolds, ladders, excavations, PPE, electrical or fire safety, safety rules and regulations), else {"safety": false}.',
+          },
+          { role: 'user', content: userText },
+        ],
+        responseSchema: { name: 'route', schema: { type: 'object', properties: { safety: { type: 'boolean' } }, required: ['safety'], additionalProperties: false } },
+        maxTokens: 20,
+        signal: req.signal,
+      },
+      ROUTE_SCHEMA,
+    );
+    await spend(result.usage);
+    return value.safety;
+  }
+
+  /** The retrieval query: the question itself, or for a follow-up, a stand-alone rewrite from the conversation. */
+  private async retrievalQuery(req: AnswerRequest, spend: (u: TokenUsage) => Promise<void>): Promise<string> {
+    const last = req.messages[req.messages.length - 1].content.trim();
+    if (req.messages.length === 1) return last;
+    if (!this.deps.model) return rewriteQuery(req.messages);
+    const history = req.messages.map((m) => `${m.role}: ${m.content}`).join('\n');
+    const { value, result } = await this.deps.model.completeJson(
+      {
+        messages: [
+          {
+            role: 'system',
+            content:
+              'Rewrite the last user message of the conversation into one stand-alone search query that can be understood without the conversation (resolve pronouns and references). Answer with JSON {"query": "..."}.',
+          },
+          { role: 'user', content: history },
+        ],
+        responseSchema: { name: 'rewrite', schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'], additionalProperties: false } },
+        maxTokens: 200,
+        signal: req.signal,
+      },
+      REWRITE_SCHEMA,
+    );
+    await spend(result.usage);
+    return value.query.trim() || last;
+  }
+}
+
+function toCitation(index: number, quote: Quote, score: number): agentV1.Citation {
+  return {
+    index,
+    documentId: quote.passage.documentId,
+    fileName: quote.passage.fileName,
+    chunkId: quote.passage.chunkId,
+    startPage: quote.startPage ?? undefined,
+    endPage: quote.endPage ?? undefined,
+    quote: quote.quote,
+    score,
+  };
+}
+
+/** Throws CANCELLED-like AppError when the caller went away. */
+export function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new AppError(ErrorCode.TIMEOUT, 'The request was cancelled.');
+}

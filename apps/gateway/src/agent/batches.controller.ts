@@ -1,0 +1,119 @@
+import { CallContext } from '@kb/common';
+import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiProduces, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { stringify } from 'csv-stringify/sync';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, MaxLength } from 'class-validator';
+import type { FastifyReply } from 'fastify';
+import { AccountsService } from '../accounts/accounts.service';
+import { AgentClient } from '../common/clients';
+import { Paginated, RAW_RESPONSE } from '../common/envelope';
+import { Ctx } from '../common/http-context';
+import { PaginationQuery } from '../common/pagination.dto';
+import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
+import { UuidParamPipe } from '../common/validation';
+import { CHAT_TYPES } from './agent.controller';
+import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
+
+export const BATCH_STATUSES = ['pending', 'processing', 'completed', 'failed'];
+
+export class CreateBatchDto {
+  @ApiProperty({ type: [String], minItems: 1, maxItems: 500, description: 'Each 1–4000 characters.' })
+  @IsArray({ message: 'questions must be an array of strings' })
+  @ArrayMinSize(1, { message: 'questions must have at least 1 item' })
+  @ArrayMaxSize(500, { message: 'questions must have at most 500 items' })
+  @IsString({ each: true, message: 'questions must contain only strings' })
+  @Length(1, 4000, { each: true, message: 'each question must be 1 to 4000 characters' })
+  questions: string[];
+
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional()
+  @IsString({ message: 'name must be a string' })
+  @MaxLength(200, { message: 'name must be at most 200 characters' })
+  name?: string;
+
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID('all', { message: 'project_id must be a UUID' })
+  project_id?: string;
+
+  @ApiPropertyOptional({ enum: CHAT_TYPES, description: 'Omit to route each question (safety / project / general).' })
+  @IsOptional()
+  @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
+  chat_type?: string;
+}
+
+export class ListBatchesQuery extends PaginationQuery {
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID('all', { message: 'project_id must be a UUID' })
+  project_id?: string;
+
+  @ApiPropertyOptional({ enum: BATCH_STATUSES })
+  @IsOptional()
+  @IsIn(BATCH_STATUSES, { message: `status must be one of ${BATCH_STATUSES.join(', ')}` })
+  status?: string;
+}
+
+/** /api/v2/agent/batches: questions answered in the background, with CSV export. */
+@ApiTags('Agent')
+@ApiBearerAuth()
+@Controller('api/v2/agent/batches')
+export class BatchesController {
+  constructor(
+    @Inject(AGENT_CLIENT) private readonly agent: AgentClient,
+    @Inject(ACCOUNTS) private readonly accounts: AccountsService,
+  ) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create a batch query (status pending; answered in the background)' })
+  @ApiResponse({ status: 201, description: 'The batch summary.' })
+  async create(@Ctx() ctx: CallContext, @Body() body: CreateBatchDto) {
+    const org = await this.accounts.getOrganization(ctx.orgId);
+    const b = await this.agent.createBatch({
+      questions: body.questions,
+      name: body.name,
+      projectId: body.project_id,
+      chatType: body.chat_type,
+      safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+    }, ctx);
+    return presentBatch(b);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List batch queries, newest first (filter by project_id, status)' })
+  @ApiResponse({ status: 200, description: 'Batch summaries with pagination.' })
+  async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
+    const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status, limit: q.limit, offset: q.offset }, ctx);
+    return new Paginated(r.batches.map(presentBatch), { limit: q.limit, offset: q.offset, total: r.total });
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Batch detail with the result of every question, in question order' })
+  @ApiResponse({ status: 200, description: 'The summary plus `results`.' })
+  @ApiResponse({ status: 404, description: 'Unknown batch or another organization’s.' })
+  async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
+    const b = await this.agent.getBatch({ id }, ctx);
+    return { ...presentBatch(b), results: b.results.map(presentBatchResult) };
+  }
+
+  @Get(':id/export')
+  @ApiOperation({
+    summary: 'Export batch results as CSV (RFC 4180)',
+    description: 'Columns `index,question,status,answer,sources,error`; `sources` = `file_name p.X-Y` joined by `; `. Works while the batch runs (unfinished rows show their status).',
+  })
+  @ApiProduces('text/csv')
+  @ApiResponse({ status: 200, description: 'text/csv; charset=utf-8 attachment batch-<id>.csv' })
+  async export(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Res() reply: FastifyReply) {
+    const b = await this.agent.getBatch({ id }, ctx);
+    const csv = stringify(
+      b.results.map((r) => [r.index, r.question, r.status, r.answer ?? '', sourcesCell(r.citations), r.error ?? '']),
+      { header: true, columns: ['index', 'question', 'status', 'answer', 'sources', 'error'], record_delimiter: '\r\n' },
+    );
+    await reply
+      .status(200)
+      .header('Content-Type', 'text/csv; charset=utf-8')
+      .header('Content-Disposition', `attachment; filename="batch-${b.id}.csv"`)
+      .send(csv);
+    return RAW_RESPONSE;
+  }
+}

@@ -1,0 +1,209 @@
+import { AppError, CallContext, env, ErrorCode, loadConfig } from '@kb/common';
+import { agentV1 } from '@kb/proto';
+import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiProduces, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min, ValidateNested } from 'class-validator';
+import type { FastifyReply } from 'fastify';
+import { PassThrough } from 'node:stream';
+import { AccountsService } from '../accounts/accounts.service';
+import { AgentClient } from '../common/clients';
+import { RAW_RESPONSE } from '../common/envelope';
+import { Ctx } from '../common/http-context';
+import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
+import { CHAT_TYPES } from './agent.controller';
+import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
+import { presentCitation, presentUsage } from './presenters';
+
+export class ChatMessageDto {
+  @ApiProperty({ enum: ['user', 'assistant'] })
+  @IsIn(['user', 'assistant'], { message: 'role must be user or assistant' })
+  role: 'user' | 'assistant';
+
+  @ApiProperty({ minLength: 1, maxLength: 8000 })
+  @IsString({ message: 'content must be a string' })
+  @Length(1, 8000, { message: 'content must be 1 to 8000 characters' })
+  content: string;
+}
+
+export class ChatDto {
+  @ApiProperty({ type: [ChatMessageDto], minItems: 1, maxItems: 50, description: 'Conversation so far; the last message is from the user.' })
+  @IsArray({ message: 'messages must be an array' })
+  @ArrayMinSize(1, { message: 'messages must have at least 1 item' })
+  @ArrayMaxSize(50, { message: 'messages must have at most 50 items' })
+  @ValidateNested({ each: true })
+  @Type(() => ChatMessageDto)
+  messages: ChatMessageDto[];
+
+  @ApiPropertyOptional({ enum: CHAT_TYPES, description: 'Omit to let the service route (safety / project / general).' })
+  @IsOptional()
+  @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
+  chat_type?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Required for chat_type project.' })
+  @IsOptional()
+  @IsUUID('all', { message: 'project_id must be a UUID' })
+  project_id?: string;
+
+  @ApiPropertyOptional({ type: [String], maxItems: 100 })
+  @IsOptional()
+  @IsArray({ message: 'document_ids must be an array of UUIDs' })
+  @ArrayMaxSize(100, { message: 'document_ids must have at most 100 items' })
+  @IsUUID('all', { each: true, message: 'document_ids must contain only UUIDs' })
+  document_ids?: string[];
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8 })
+  @IsOptional()
+  @IsInt({ message: 'top_k must be an integer' })
+  @Min(1, { message: 'top_k must be at least 1' })
+  @Max(20, { message: 'top_k must be at most 20' })
+  top_k?: number;
+
+  @ApiPropertyOptional({ default: false, description: 'true: reply as Server-Sent Events (meta, delta…, citations, done | error).' })
+  @IsOptional()
+  @IsBoolean({ message: 'stream must be a boolean' })
+  stream?: boolean;
+}
+
+/** Heartbeat setting (validated when the controller is built, at boot). */
+const chatConfigSchema = { CHAT_SSE_HEARTBEAT_MS: env.int(15_000) };
+
+/** One SSE frame (WHATWG HTML "Server-sent events": `event:` + one `data:` line per line + blank line). */
+export function sseFrame(event: string, data: unknown): string {
+  const json = JSON.stringify(data);
+  return `event: ${event}\n${json
+    .split('\n')
+    .map((l) => `data: ${l}`)
+    .join('\n')}\n\n`;
+}
+
+/** /api/v2/chat: multi-turn conversation, JSON or Server-Sent Events. */
+@ApiTags('Agent')
+@ApiBearerAuth()
+@Controller('api/v2/chat')
+export class ChatController {
+  /** An SSE comment is sent when nothing else was sent for this long (ms), so proxies keep the stream open. */
+  private readonly heartbeatMs: number;
+
+  constructor(
+    @Inject(AGENT_CLIENT) private readonly agent: AgentClient,
+    @Inject(AGENT_STREAM_CLIENT) private readonly streams: AgentStreamClient,
+    @Inject(ACCOUNTS) private readonly accounts: AccountsService,
+  ) {
+    this.heartbeatMs = loadConfig(chatConfigSchema).CHAT_SSE_HEARTBEAT_MS;
+  }
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Chat with the agent',
+    description:
+      'stream false: JSON `{ message, citations, agent, model, usage }`. stream true: `text/event-stream` with events `meta` `{agent, model, request_id}`, `delta` `{content}` (one or more), `citations` `{citations}`, `done` `{usage, finish_reason}`; a failure after the stream began is an `error` `{code, message}` event. Comment lines (`: heartbeat`) keep long streams open.',
+  })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiResponse({ status: 200, description: 'Assistant reply (JSON envelope) or an SSE stream.' })
+  @ApiResponse({ status: 403, description: 'AGENT_NOT_ENABLED: chat_type safety while the Safety Assistant is not enabled.' })
+  async chat(@Ctx() ctx: CallContext, @Body() body: ChatDto, @Res() reply: FastifyReply) {
+    if (body.messages[body.messages.length - 1].role !== 'user') throw AppError.validation('The last message must have role user.');
+    const org = await this.accounts.getOrganization(ctx.orgId);
+    const request: agentV1.ChatRequest = {
+      messages: body.messages.map((m) => ({ role: m.role, content: m.content })),
+      chatType: body.chat_type,
+      projectId: body.project_id,
+      documentIds: body.document_ids ?? [],
+      topK: body.top_k ?? 8,
+      safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+    };
+    if (!body.stream) {
+      const r = await this.agent.chat(request, { ...ctx, timeoutMs: 5 * 60 * 1000 });
+      await reply.status(200).send({
+        success: true,
+        data: {
+          message: { role: 'assistant', content: r.message?.content ?? '' },
+          citations: r.citations.map(presentCitation),
+          agent: r.agent,
+          model: r.model,
+          usage: presentUsage(r.usage),
+        },
+        request_id: ctx.requestId,
+      });
+      return RAW_RESPONSE;
+    }
+    await this.stream(ctx, request, reply);
+    return RAW_RESPONSE;
+  }
+
+  /**
+   * Relays ChatStream as SSE. The first event is awaited before any byte is sent, so failures
+   * before the stream begins (403, 404, 503 …) still get the JSON envelope and status code. Then
+   * each event is written only after the previous one was accepted by the socket (backpressure),
+   * a heartbeat comment goes out after CHAT_SSE_HEARTBEAT_MS of silence, and a client that
+   * disconnects cancels the gRPC call, which stops the work in the agent.
+   */
+  private async stream(ctx: CallContext, request: agentV1.ChatRequest, reply: FastifyReply): Promise<void> {
+    const call = this.streams.open(request, ctx);
+    let first: IteratorResult<agentV1.ChatEvent>;
+    try {
+      first = await call.events.next();
+    } catch (e) {
+      call.cancel();
+      throw e;
+    }
+    if (first.done || !first.value.meta) {
+      call.cancel();
+      throw new AppError(ErrorCode.INTERNAL_ERROR, 'The agent ended the stream before it began. Retry later.');
+    }
+    const out = new PassThrough();
+    out.on('error', () => undefined); // a write racing a client disconnect is not an error
+    let finished = false;
+    let lastWrite = Date.now();
+    const write = async (chunk: string) => {
+      if (out.destroyed) return;
+      lastWrite = Date.now();
+      if (!out.write(chunk)) await new Promise<void>((resolve) => (out.once('drain', resolve), out.once('close', resolve)));
+    };
+    const heartbeat = setInterval(() => {
+      if (Date.now() - lastWrite >= this.heartbeatMs && !out.destroyed) {
+        lastWrite = Date.now();
+        out.write(': heartbeat\n\n');
+      }
+    }, Math.max(100, Math.min(this.heartbeatMs / 2, 5000)));
+    const clientGone = () => {
+      if (!finished) {
+        finished = true;
+        call.cancel();
+        out.destroy(); // releases a write waiting for 'drain' from a socket that is gone
+      }
+    };
+    reply.raw.once('close', clientGone);
+    reply
+      .status(200)
+      .header('Content-Type', 'text/event-stream; charset=utf-8')
+      .header('Cache-Control', 'no-cache, no-transform')
+      .header('X-Accel-Buffering', 'no');
+    void reply.send(out);
+    try {
+      await write(sseFrame('meta', { agent: first.value.meta.agent, model: first.value.meta.model, request_id: ctx.requestId }));
+      for (;;) {
+        if (finished) break;
+        const next = await call.events.next();
+        if (next.done) break;
+        const e = next.value;
+        if (e.delta) await write(sseFrame('delta', { content: e.delta.content }));
+        else if (e.citations) await write(sseFrame('citations', { citations: e.citations.citations.map(presentCitation) }));
+        else if (e.done) await write(sseFrame('done', { usage: presentUsage(e.done.usage), finish_reason: e.done.finishReason }));
+        else if (e.error) await write(sseFrame('error', { code: e.error.code, message: e.error.message }));
+      }
+    } catch (e) {
+      if (!finished) {
+        const err = e instanceof AppError ? e : AppError.internal();
+        await write(sseFrame('error', { code: err.code, message: err.message })).catch(() => undefined);
+      }
+    } finally {
+      finished = true;
+      clearInterval(heartbeat);
+      reply.raw.off('close', clientGone);
+      out.end();
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import { agentV1 } from '@kb/proto';
+
+/** Citation as returned by query, chat and batches (decisions.md "POST /api/v2/agent/query"). */
+export function presentCitation(c: agentV1.Citation) {
+  return {
+    index: c.index,
+    document_id: c.documentId,
+    file_name: c.fileName,
+    chunk_id: c.chunkId,
+    start_page: c.startPage ?? null,
+    end_page: c.endPage ?? null,
+    quote: c.quote,
+    score: c.score,
+  };
+}
+
+/** Token usage in snake case. */
+export function presentUsage(u: agentV1.Usage | undefined) {
+  return { prompt_tokens: u?.promptTokens ?? 0, completion_tokens: u?.completionTokens ?? 0, total_tokens: u?.totalTokens ?? 0 };
+}
+
+/** Batch summary (decisions.md "Batches"). */
+export function presentBatch(b: agentV1.Batch) {
+  return {
+    id: b.id,
+    name: b.name ?? null,
+    org_id: b.orgId,
+    project_id: b.projectId ?? null,
+    chat_type: b.chatType ?? null,
+    status: b.status,
+    total_questions: b.totalQuestions,
+    processed_questions: b.processedQuestions,
+    failed_questions: b.failedQuestions,
+    created_at: b.createdAt,
+    updated_at: b.updatedAt,
+  };
+}
+
+/** One question's result in batch detail. */
+export function presentBatchResult(r: agentV1.BatchResult) {
+  return {
+    index: r.index,
+    question: r.question,
+    status: r.status,
+    answer: r.answer ?? null,
+    citations: r.citations.map(presentCitation),
+    error: r.error ?? null,
+  };
+}
+
+/**
+ * The `sources` cell of the CSV export: each citation as `file_name p.X-Y` (just `file_name` when
+ * the format has no pages), joined by `; `.
+ */
+export function sourcesCell(citations: agentV1.Citation[]): string {
+  return citations
+    .map((c) => (c.startPage != null ? `${c.fileName} p.${c.startPage}-${c.endPage ?? c.startPage}` : c.fileName))
+    .join('; ');
+}

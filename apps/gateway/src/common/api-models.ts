@@ -1,0 +1,91 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+/**
+ * Response models of the gateway's own controllers, for the OpenAPI reference only (handlers
+ * return plain objects of these shapes; service-api.md §2 is the source of each field).
+ */
+export class OrganizationView {
+  @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) id: string;
+  @ApiProperty({ example: 'Acme Construction' }) name: string;
+}
+
+export class ProjectView {
+  @ApiProperty({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' }) id: string;
+  @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) org_id: string;
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Site safety 2026' }) name: string;
+  @ApiProperty({ type: String, nullable: true, example: 'Handbooks for the new site' }) description: string | null;
+  @ApiProperty({ example: 3, description: 'documents in the project, any status' }) document_count: number;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) updated_at: string;
+}
+
+const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
+
+export class DocumentView {
+  @ApiProperty({ format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) id: string;
+  @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) org_id: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' }) project_id: string | null;
+  @ApiProperty({ example: 'handbook.pdf' }) file_name: string;
+  @ApiProperty({ example: 'application/pdf' }) content_type: string;
+  @ApiProperty({ type: Number, nullable: true, example: 482113 }) size_bytes: number | null;
+  @ApiProperty({ enum: STATUSES, example: 'completed' }) status: string;
+  @ApiProperty({ type: Number, nullable: true, example: 42 }) chunk_count: number | null;
+  @ApiProperty({ type: String, nullable: true, example: null }) error_message: string | null;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:01:10.000Z' }) updated_at: string;
+}
+
+export class UploadSlotView {
+  @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/…?expires=…&signature=…' }) url: string;
+  @ApiProperty({ example: 'PUT' }) method: string;
+  @ApiProperty({ example: 'application/pdf' }) recommended_content_type: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T06:00:00.000Z' }) expires_at: string;
+}
+
+export class ReservedDocumentView extends DocumentView {
+  @ApiProperty({ type: UploadSlotView }) upload: UploadSlotView;
+}
+
+export class SkippedDocumentView {
+  @ApiProperty({ format: 'uuid' }) document_id: string;
+  @ApiProperty({ example: 'not_found' }) reason: string;
+}
+
+export class FailedDocumentView {
+  @ApiProperty({ format: 'uuid' }) document_id: string;
+  @ApiProperty({ example: 'INTERNAL_ERROR' }) error: string;
+  @ApiProperty({ example: 'The file could not be queued for processing.' }) message: string;
+}
+
+export class ProcessResultView {
+  @ApiProperty({ type: [String], example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] }) processed: string[];
+  @ApiProperty({ type: [SkippedDocumentView] }) skipped: SkippedDocumentView[];
+  @ApiProperty({ type: [FailedDocumentView] }) failed: FailedDocumentView[];
+}
+
+export class DeleteResultView {
+  @ApiProperty({ type: [String], example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] }) deleted: string[];
+}
+
+export class DownloadView {
+  @ApiProperty({ format: 'uuid' }) document_id: string;
+  @ApiProperty({ example: 'handbook.pdf' }) file_name: string;
+  @ApiProperty({ example: 'application/pdf' }) content_type: string;
+  @ApiProperty({ type: Number, nullable: true, example: 482113 }) size_bytes: number | null;
+  @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/…?expires=…&signature=…' }) download_url: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:10:00.000Z' }) expires_at: string;
+}
+
+export class HealthView {
+  @ApiProperty({ example: 'ok' }) status: string;
+}
+
+export class ReadinessView {
+  @ApiProperty({ enum: ['ready', 'not_ready'], example: 'ready' }) status: string;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', enum: ['ok', 'unavailable'] },
+    example: { database: 'ok', documents: 'ok', ingestion: 'ok', retrieval: 'ok', check: 'ok', agent: 'ok' },
+  })
+  checks: Record<string, 'ok' | 'unavailable'>;
+}

@@ -1,0 +1,251 @@
+import { ErrorCode, HTTP_STATUS_BY_CODE } from '@kb/common';
+import { applyDecorators, INestApplication, Type } from '@nestjs/common';
+import { ApiExtraModels, ApiResponse, DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+
+type Json = Record<string, any>;
+
+/** When each error code is returned (the error table of docs/gateway.md, in the reference). */
+export const ERROR_CODE_MEANING: Record<ErrorCode, string> = {
+  [ErrorCode.VALIDATION_ERROR]: 'missing or invalid input: body fields, malformed JSON, wrong Content-Type, malformed UUIDs in path or query, unknown enum values, out-of-range limit/offset, bad Idempotency-Key',
+  [ErrorCode.UNAUTHORIZED]: 'missing, unknown or revoked API key',
+  [ErrorCode.QUOTA_EXCEEDED]: "the organization's monthly request or token quota is used up (resets on the 1st, 00:00 UTC)",
+  [ErrorCode.FORBIDDEN]: 'the resource belongs to another organization (document delete)',
+  [ErrorCode.AGENT_NOT_ENABLED]: 'chat_type safety while the Safety Assistant is not enabled',
+  [ErrorCode.NOT_FOUND]: 'resource not found or of another organization; unknown route',
+  [ErrorCode.CONFLICT]: 'state conflict; Idempotency-Key reused with a different request or while the first is in flight',
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 'request body larger than the limit (GATEWAY_BODY_LIMIT_BYTES, 10 MB by default)',
+  [ErrorCode.RATE_LIMITED]: 'per-key requests-per-minute limit exceeded; Retry-After says how many seconds to wait',
+  [ErrorCode.INTERNAL_ERROR]: 'unexpected failure; no internals are disclosed, quote the request id',
+  [ErrorCode.SERVICE_UNAVAILABLE]: 'a backing service or the database is unreachable, or the gateway is shutting down',
+  [ErrorCode.TIMEOUT]: 'a backing service did not answer in time',
+};
+
+const EXAMPLE_MESSAGE: Record<ErrorCode, string> = {
+  [ErrorCode.VALIDATION_ERROR]: 'name must be 1 to 200 characters',
+  [ErrorCode.UNAUTHORIZED]: 'Invalid or revoked API key.',
+  [ErrorCode.QUOTA_EXCEEDED]: 'Monthly request quota of 10000 requests exceeded; it resets at 2026-12-01T00:00:00.000Z.',
+  [ErrorCode.FORBIDDEN]: 'Documents belong to another organization.',
+  [ErrorCode.AGENT_NOT_ENABLED]: 'The Safety Assistant is not enabled for this organization.',
+  [ErrorCode.NOT_FOUND]: 'Project 0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10 not found.',
+  [ErrorCode.CONFLICT]: 'This Idempotency-Key was already used with a different request (method, path or body). Use a new key for a new request.',
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 'The request body is larger than allowed.',
+  [ErrorCode.RATE_LIMITED]: 'Rate limit of 100 requests per minute exceeded. Retry in 42 seconds.',
+  [ErrorCode.INTERNAL_ERROR]: 'An internal error occurred. Retry later; if it persists, contact support with the request id.',
+  [ErrorCode.SERVICE_UNAVAILABLE]: 'A backing service is unavailable. Retry shortly.',
+  [ErrorCode.TIMEOUT]: 'The request took too long to complete. Retry later.',
+};
+
+const EXAMPLE_REQUEST_ID = '6c1d1a8e-4a0e-4a8f-9d1e-3f6c2b7a9e10';
+
+/** The error envelope of one code, as an OpenAPI example. */
+export function errorExample(code: ErrorCode): Json {
+  return { success: false, error: { code, message: EXAMPLE_MESSAGE[code] }, request_id: EXAMPLE_REQUEST_ID };
+}
+
+function errorResponse(codes: ErrorCode[]): Json {
+  return {
+    description: codes.map((c) => `\`${c}\`: ${ERROR_CODE_MEANING[c]}`).join('; '),
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+        examples: Object.fromEntries(codes.map((c) => [c, { value: errorExample(c) }])),
+      },
+    },
+  };
+}
+
+/**
+ * Documents endpoint-specific error codes (the generic ones — 400, 401, 402, 404 for path ids,
+ * 409/413 for POST, 429, 500, 503, 504 — are added to every operation by finalizeOpenApi).
+ * Usable by any controller: `@ApiErrors(ErrorCode.CONFLICT, ErrorCode.FORBIDDEN)`.
+ */
+export function ApiErrors(...codes: ErrorCode[]) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) byStatus.set(HTTP_STATUS_BY_CODE[c], [...(byStatus.get(HTTP_STATUS_BY_CODE[c]) ?? []), c]);
+  return applyDecorators(
+    ...[...byStatus].map(([status, cs]) => {
+      const r = errorResponse(cs);
+      return ApiResponse({ status, description: r.description, content: r.content });
+    }),
+  );
+}
+
+/**
+ * Documents a success response wrapped in the envelope: `{ success, data: <model>, request_id }`,
+ * with `pagination` and an array `data` when `paginated`. `model` is a class with @ApiProperty
+ * fields (its examples become the response example).
+ */
+export function ApiEnvelope(model: Type<unknown>, options: { status?: number; paginated?: boolean; description?: string } = {}) {
+  const data = options.paginated ? { type: 'array', items: { $ref: getSchemaPath(model) } } : { $ref: getSchemaPath(model) };
+  return applyDecorators(
+    ApiExtraModels(model),
+    ApiResponse({
+      status: options.status ?? 200,
+      description: options.description ?? 'Success envelope.',
+      schema: {
+        type: 'object',
+        required: ['success', 'data', 'request_id', ...(options.paginated ? ['pagination'] : [])],
+        properties: {
+          success: { type: 'boolean', const: true },
+          data,
+          ...(options.paginated ? { pagination: { $ref: '#/components/schemas/Pagination' } } : {}),
+          request_id: { type: 'string', example: EXAMPLE_REQUEST_ID },
+        },
+      } as Json,
+    }),
+  );
+}
+
+const RATE_HEADERS: Json = {
+  'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
+  'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
+  'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
+};
+
+const DESCRIPTION = `Projects, documents, compliance checks and grounded answers with citations.
+
+**Authentication.** Every endpoint under \`/api/v2\` requires \`Authorization: Bearer <API_KEY>\`. Keys are created by the operator CLI (\`kbctl key create\`), shown once and stored only as a hash.
+
+**Envelope.** Success: \`{ success: true, data, request_id }\` (+ \`pagination\` on lists). Error: \`{ success: false, error: { code, message }, request_id }\` — for every error, including unknown routes, malformed JSON and oversized bodies.
+
+**Request id.** \`X-Request-Id\` (1–128 printable ASCII characters) is kept, otherwise generated; it is echoed in the header and in \`request_id\`, and carried to every backing service and log line.
+
+**Rate limits.** Fixed one-minute window per API key (100/min by default, set per key), shared by all gateway replicas. \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` are on every authenticated response, errors included. Over the limit: 429 \`RATE_LIMITED\` with \`Retry-After\` (seconds).
+
+**Quotas.** Monthly request and token caps per organization, reset on the 1st at 00:00 UTC. Over a cap: 402 \`QUOTA_EXCEEDED\`.
+
+**Idempotency.** Any POST may carry \`Idempotency-Key\` (≤255 characters), scoped to the organization for 24 h. The same key and body replays the first response with \`Idempotent-Replayed: true\`; a different body, or a retry while the first is still running, gets 409 \`CONFLICT\`. 5xx outcomes are not stored (retry runs again); streamed responses (\`text/event-stream\`) are never replayed.
+
+**Errors.** ${Object.entries(ERROR_CODE_MEANING)
+  .map(([c, m]) => `\`${c}\` (${HTTP_STATUS_BY_CODE[c as ErrorCode]}): ${m}.`)
+  .join(' ')}`;
+
+/** Builds the OpenAPI 3.1 document of the app from its controllers and decorators, then finalizes it. */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const doc = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setOpenAPIVersion('3.1.0')
+      .setTitle('Knowledge Project and Compliance Service API')
+      .setVersion('2')
+      .setDescription(DESCRIPTION)
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer kb_…`' }, 'bearer')
+      .build(),
+  );
+  return finalizeOpenApi(doc);
+}
+
+/** JSON Schema 2020-12 (OpenAPI 3.1) has no `nullable`: `{type: T, nullable: true}` → `{type: [T, 'null']}`. */
+function toJsonSchema2020(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(toJsonSchema2020);
+  if (!node || typeof node !== 'object') return;
+  const o = node as Json;
+  if (o.nullable === true) {
+    delete o.nullable;
+    if (typeof o.type === 'string') o.type = [o.type, 'null'];
+    else if (o.$ref || o.allOf) {
+      const copy = { ...o };
+      for (const k of Object.keys(o)) delete o[k];
+      o.anyOf = [copy, { type: 'null' }];
+    }
+  } else if (o.nullable === false) delete o.nullable;
+  for (const v of Object.values(o)) toJsonSchema2020(v);
+}
+
+/**
+ * Completes the generated document so that every operation — including routes added later by
+ * other controllers — documents the gateway-wide contract: bearer security, `X-Request-Id` and
+ * (POST) `Idempotency-Key` request headers, the generic error responses with examples, the
+ * `X-Request-Id`/`X-RateLimit-*` response headers, `Retry-After` on 429 and
+ * `Idempotent-Replayed` on POST successes. Existing responses declared by controllers are kept.
+ */
+export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
+  const d = doc as Json;
+  d.components ??= {};
+  d.components.schemas ??= {};
+  d.components.schemas.ErrorEnvelope = {
+    type: 'object',
+    required: ['success', 'error', 'request_id'],
+    properties: {
+      success: { type: 'boolean', const: false },
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: {
+          code: { type: 'string', enum: Object.values(ErrorCode) },
+          message: { type: 'string', description: 'Human-readable, actionable; never a stack trace or an internal name.' },
+        },
+      },
+      request_id: { type: 'string' },
+    },
+    example: errorExample(ErrorCode.VALIDATION_ERROR),
+  };
+  d.components.schemas.Pagination = {
+    type: 'object',
+    required: ['limit', 'offset', 'total'],
+    properties: { limit: { type: 'integer', example: 50 }, offset: { type: 'integer', example: 0 }, total: { type: 'integer', example: 1 } },
+  };
+  d.components.headers = {
+    'X-Request-Id': { description: 'The request id (the client’s when valid, else generated); equals `request_id` in the body.', schema: { type: 'string' } },
+    'X-RateLimit-Limit': { description: 'Requests per minute allowed for the API key.', schema: { type: 'integer', example: 100 } },
+    'X-RateLimit-Remaining': { description: 'Requests left in the current one-minute window.', schema: { type: 'integer', example: 99 } },
+    'X-RateLimit-Reset': { description: 'Unix time (seconds) at which the current window ends.', schema: { type: 'integer', example: 1764547260 } },
+    'Retry-After': { description: 'Seconds to wait before retrying (429 only).', schema: { type: 'integer', example: 42 } },
+    'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  };
+  d.components.parameters = {
+    RequestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'Client request id (1–128 printable ASCII characters), echoed back.', schema: { type: 'string', maxLength: 128 } },
+    IdempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description: 'Makes the POST safe to retry for 24 h: same key and body → the first response is replayed (`Idempotent-Replayed: true`).',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      example: 'create-project-2026-11-22-001',
+    },
+  };
+
+  for (const [path, item] of Object.entries(d.paths as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const operation = op as Json;
+      operation.responses ??= {};
+      const api = path.startsWith('/api/');
+      operation.parameters ??= [];
+      operation.parameters.push({ $ref: '#/components/parameters/RequestId' });
+      if (api) {
+        operation.security = [{ bearer: [] }];
+        if (method === 'post') operation.parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+        const hasInput = Boolean(operation.requestBody) || (operation.parameters as Json[]).some((p) => p.in === 'query' || p.in === 'path');
+        const generic: Array<[number, ErrorCode[]]> = [
+          [400, [ErrorCode.VALIDATION_ERROR]],
+          [401, [ErrorCode.UNAUTHORIZED]],
+          [402, [ErrorCode.QUOTA_EXCEEDED]],
+          ...((path.includes('{') ? [[404, [ErrorCode.NOT_FOUND]]] : []) as Array<[number, ErrorCode[]]>),
+          ...((method === 'post' ? [[409, [ErrorCode.CONFLICT]]] : []) as Array<[number, ErrorCode[]]>),
+          ...((operation.requestBody ? [[413, [ErrorCode.PAYLOAD_TOO_LARGE]]] : []) as Array<[number, ErrorCode[]]>),
+          [429, [ErrorCode.RATE_LIMITED]],
+          [500, [ErrorCode.INTERNAL_ERROR]],
+          [503, [ErrorCode.SERVICE_UNAVAILABLE]],
+          [504, [ErrorCode.TIMEOUT]],
+        ];
+        for (const [status, codes] of generic) {
+          if (status === 400 && !hasInput && method !== 'post') continue;
+          operation.responses[String(status)] ??= errorResponse(codes);
+        }
+      }
+      for (const [status, response] of Object.entries(operation.responses as Json)) {
+        const r = response as Json;
+        if (!r.content && status !== '204') {
+          r.content = { 'application/json': { schema: { type: 'object', properties: { success: { type: 'boolean' }, data: {}, request_id: { type: 'string' } } } } };
+        }
+        r.headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...(api && status !== '401' ? RATE_HEADERS : {}), ...(r.headers ?? {}) };
+        if (status === '429') r.headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+        if (api && method === 'post' && status.startsWith('2')) r.headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
+      }
+    }
+  }
+  toJsonSchema2020(d.components.schemas);
+  toJsonSchema2020(d.paths);
+  return doc;
+}

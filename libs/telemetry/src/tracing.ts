@@ -1,0 +1,160 @@
+import { context, propagation, Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+
+// The SDK packages are loaded by startTracing only: processes that never start tracing (kbctl,
+// unit tests) and the log/propagation helpers below need nothing but @opentelemetry/api.
+/* eslint-disable @typescript-eslint/no-require-imports */
+function loadSdk() {
+  return {
+    ...(require('@opentelemetry/core') as typeof import('@opentelemetry/core')),
+    ...(require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')),
+    ...(require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation')),
+    ...(require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc')),
+    ...(require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http')),
+    ...(require('@opentelemetry/resources') as typeof import('@opentelemetry/resources')),
+    ...(require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node')),
+    ...(require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions')),
+  };
+}
+
+/** Name of the tracer every kb-platform span is created with. */
+export const TRACER_NAME = 'kb-platform';
+
+/** Paths never traced: probes and metrics scrapes (they would drown real requests). */
+const UNTRACED_HTTP_PATHS = /^\/(healthz|readyz|metrics)(\?|$)/;
+
+export interface TracingState {
+  /** The service name on every span (`service.name`). */
+  serviceName: string;
+  /** True when spans are exported by OTLP (OTEL_EXPORTER_OTLP_ENDPOINT or ..._TRACES_ENDPOINT set). */
+  exporting: boolean;
+  /** Flushes buffered spans and stops the exporter (no-op without one). */
+  shutdown: () => Promise<void>;
+}
+
+let state: TracingState | undefined;
+
+/**
+ * Starts OpenTelemetry tracing for this process: W3C trace-context propagation, the async-hooks
+ * context manager, and auto-instrumentation of Node's `http` (the gateway's inbound requests and
+ * outbound S3 calls) and `@grpc/grpc-js` (client and server, so `traceparent` travels in gRPC
+ * metadata). NATS has no instrumentation: `withProducerSpan`/`withConsumerSpan` carry the
+ * context in message headers.
+ *
+ * Must run before `@grpc/grpc-js` or `http` are first required (see `register.ts`).
+ *
+ * - Export: OTLP over HTTP/protobuf when OTEL_EXPORTER_OTLP_ENDPOINT (or
+ *   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; sampler then from OTEL_TRACES_SAMPLER (default
+ *   parent-based always-on). Without an endpoint nothing is recorded or exported: root spans are
+ *   not sampled, so spans are non-recording and only their ids (trace context) are created and
+ *   propagated, which is what the logs' `trace_id`/`span_id` need.
+ * - OTEL_SDK_DISABLED=true turns everything off (no propagation, no trace ids in logs).
+ * Standard variables (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES...)
+ * are honoured by the SDK. Idempotent: a second call returns the first state.
+ */
+export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): TracingState {
+  if (state) return state;
+  if (/^(true|1)$/i.test(env.OTEL_SDK_DISABLED ?? '')) {
+    state = { serviceName, exporting: false, shutdown: async () => undefined };
+    return state;
+  }
+  const {
+    ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, AlwaysOffSampler, BatchSpanProcessor, CompositePropagator, GrpcInstrumentation,
+    HttpInstrumentation, NodeTracerProvider, OTLPTraceExporter, ParentBasedSampler, registerInstrumentations,
+    resourceFromAttributes, W3CBaggagePropagator, W3CTraceContextPropagator,
+  } = loadSdk();
+  const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || serviceName,
+      [ATTR_SERVICE_VERSION]: env.KB_VERSION || 'dev',
+    }),
+    // Without an exporter, recording spans would only cost CPU: ids are still generated.
+    sampler: exporting ? undefined : new ParentBasedSampler({ root: new AlwaysOffSampler() }),
+    spanProcessors: exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [],
+  });
+  provider.register({
+    propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  });
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req: { url?: string }) => UNTRACED_HTTP_PATHS.test(req.url ?? ''),
+      }),
+      new GrpcInstrumentation({
+        // The standard health service (probes every few seconds).
+        ignoreGrpcMethods: [(name: string) => name === 'Check' || name === 'Watch'],
+      }),
+    ],
+  });
+  state = { serviceName, exporting, shutdown: () => provider.shutdown() };
+  return state;
+}
+
+/** The tracing state of this process, if `startTracing` ran. */
+export function tracingState(): TracingState | undefined {
+  return state;
+}
+
+/**
+ * `trace_id` and `span_id` (lowercase hex, W3C) of the active span, for log lines; `{}` outside
+ * any trace or when tracing is off.
+ */
+export function traceLogFields(ctx: Context = context.active()): { trace_id?: string; span_id?: string } {
+  const sc = trace.getSpanContext(ctx);
+  if (!sc || !trace.isSpanContextValid(sc)) return {};
+  return { trace_id: sc.traceId, span_id: sc.spanId };
+}
+
+/** Minimal header map of a message (NATS `MsgHdrs` fits: `get`/`set` of string values). */
+export interface MessageHeaders {
+  get(key: string): string;
+  set(key: string, value: string): void;
+}
+
+/**
+ * Runs `fn` inside a PRODUCER span named `<subject> publish` and writes the span's W3C
+ * `traceparent` (and `tracestate`/`baggage`) into `headers` before `fn` sends the message.
+ * Attributes follow the OpenTelemetry messaging semantic conventions (`messaging.system=nats`).
+ */
+export async function withProducerSpan<T>(subject: string, headers: MessageHeaders, fn: () => Promise<T>): Promise<T> {
+  const tracer = trace.getTracer(TRACER_NAME);
+  return tracer.startActiveSpan(
+    `${subject} publish`,
+    { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'publish' } },
+    async (span) => {
+      propagation.inject(context.active(), headers, { set: (h, k, v) => h.set(k, v) });
+      return endSpan(span, fn);
+    },
+  );
+}
+
+/**
+ * Runs `fn` inside a CONSUMER span named `<subject> process`, child of the context extracted from
+ * the message's headers (the publisher's span), so one trace spans gateway -> gRPC -> NATS ->
+ * consumer. A message without trace headers starts a new trace.
+ */
+export async function withConsumerSpan<T>(subject: string, headers: MessageHeaders | undefined, attributes: Record<string, string | number>, fn: () => Promise<T>): Promise<T> {
+  const parent = headers
+    ? propagation.extract(context.active(), headers, { get: (h, k) => h.get(k) || undefined, keys: () => [] })
+    : context.active();
+  const tracer = trace.getTracer(TRACER_NAME);
+  return tracer.startActiveSpan(
+    `${subject} process`,
+    { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'process', ...attributes } },
+    parent,
+    (span) => endSpan(span, fn),
+  );
+}
+
+async function endSpan<T>(span: Span, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message });
+    throw error;
+  } finally {
+    span.end();
+  }
+}

@@ -1,0 +1,261 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedRequestBody } from '@kb/models/testing';
+import { connect } from 'nats';
+import { api, newOrg, ROOT } from './support/harness';
+
+jest.setTimeout(300_000);
+
+const SAMPLES = path.join(ROOT, 'samples/safety-corpus');
+const SAMPLE_TEXT = readdirSync(SAMPLES)
+  .map((f) => readFileSync(path.join(SAMPLES, f), 'utf8'))
+  .join('\n')
+  .replace(/\s+/g, ' ');
+
+const isJsonCall = (b: ScriptedRequestBody, name: string) => JSON.stringify(b.response_format ?? {}).includes(`"${name}"`);
+const lastUser = (b: ScriptedRequestBody) => [...b.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+
+/**
+ * The agent with a chat model configured, against a scripted OpenAI-compatible server on a stack
+ * of its own: the model writes the answer from numbered passages (markers checked and renumbered,
+ * quotes verbatim), rewrites follow-ups, classifies the route; streamed answers are cancelled when
+ * the client goes away; model failures become `error` events; a batch worker killed mid-batch
+ * loses nothing and a question the model cannot answer is recorded as failed.
+ */
+describe('agent with a chat model configured', () => {
+  let dir: string;
+  let stack: ChildProcess;
+  let baseUrl: string;
+  let databaseUrl: string;
+  let model: ScriptedOpenAiServer;
+  let org: { orgId: string; key: string };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-model-'));
+    model = await startScriptedOpenAiServer((body) => {
+      if (isJsonCall(body, 'route')) return { content: JSON.stringify({ safety: /ladder|scaffold|trench|guardrail|helmet/i.test(lastUser(body)) }) };
+      if (isJsonCall(body, 'rewrite')) return { content: JSON.stringify({ query: 'how often is a scaffold inspected by a competent person' }) };
+      const q = lastUser(body);
+      if (q.includes('SLOW')) return { content: 'Late answer [1].', delayMs: 6000 };
+      if (q.includes('BROKEN')) return { status: 500 };
+      if (q.includes('FAIL')) return { status: 400 };
+      if (q.includes('CRASH')) return { content: 'Guardrails are 42 inches high [1].', delayMs: 1500 };
+      if (q.includes('inspected')) return { content: 'A competent person inspects it before each work shift [1].' };
+      return { content: 'Protection starts at 6 feet [2]. Rails are 42 inches high [1][99]. See also [2].', chunks: ['Protection starts at 6 feet [', '2]. Rails are 42 inches high [1][9', '9]. See also [2].'] };
+    });
+    const env = {
+      LOG_LEVEL: 'info',
+      LLM_BASE_URL: model.baseUrl,
+      LLM_API_KEY: 'test',
+      LLM_MODEL: 'scripted-model',
+      LLM_MAX_RETRIES: '0',
+      AGENT_BATCH_CONCURRENCY: '2',
+      AGENT_BATCH_ACK_WAIT_MS: '3000',
+      CHAT_SSE_HEARTBEAT_MS: '1000',
+    };
+    stack = spawn(process.execPath, [path.join(ROOT, 'tools/lib/stack-cli.mjs')], {
+      env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ dataDir: path.join(dir, 'stack'), env }) },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const ready = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      stack.stdout!.on('data', (d) => {
+        out += d;
+        const line = out.split('\n').find((l) => l.startsWith('READY '));
+        if (line) resolve(line.slice(6));
+      });
+      stack.on('exit', (code) => reject(new Error(`stack exited with ${code}`)));
+    });
+    ({ baseUrl, databaseUrl } = JSON.parse(ready));
+    org = newOrg('Model Org', { safety: true, databaseUrl });
+    execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'safety', 'load', SAMPLES, '--json'], {
+      env: { ...process.env, DATABASE_URL: databaseUrl, KB_DATA_DIR: path.join(dir, 'stack') },
+      encoding: 'utf8',
+    });
+  });
+
+  afterAll(async () => {
+    if (stack && stack.exitCode === null) {
+      const exited = new Promise((r) => stack.once('exit', r));
+      stack.kill('SIGTERM');
+      await exited;
+    }
+    await model?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  });
+
+  async function streamChat(body: object, opts: { abortAfter?: string } = {}) {
+    const controller = new AbortController();
+    const res = await fetch(`${baseUrl}/api/v2/chat`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ ...body, stream: true }),
+      signal: controller.signal,
+    });
+    const events: EventSourceMessage[] = [];
+    const comments: string[] = [];
+    const parser = createParser({ onEvent: (e) => events.push(e), onComment: (c) => comments.push(c) });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        if (opts.abortAfter && events.some((e) => e.event === opts.abortAfter)) {
+          controller.abort();
+          break;
+        }
+      }
+    } catch (e) {
+      if (!controller.signal.aborted) throw e;
+    }
+    return { res, events, comments };
+  }
+
+  it('the model writes the answer; markers are checked against the passages and renumbered, quotes are verbatim', async () => {
+    const before = model.requests.length;
+    const res = await api(org.key, baseUrl).post('/api/v2/agent/query').send({ question: 'How high are guardrails and when is fall protection needed?', chat_type: 'safety', top_k: 5 });
+    expect(res.status).toBe(200);
+    const d = res.body.data;
+    expect(d.model).toBe('scripted-model');
+    expect(d.agent).toBe('safety');
+    // [2] → [1], [1] → [2], [99] (not a passage) dropped.
+    expect(d.answer).toBe('Protection starts at 6 feet [1]. Rails are 42 inches high [2]. See also [1].');
+    expect(d.citations.map((c: any) => c.index)).toEqual([1, 2]);
+    for (const c of d.citations) expect(SAMPLE_TEXT).toContain(c.quote.replace(/\s+/g, ' ').trim());
+    const call = model.requests.slice(before).find((r) => r.stream)!;
+    expect(call.messages[0].content).toContain('[5] ');
+    expect(call.messages[0].content).not.toContain('[6] ');
+    expect(d.usage.total_tokens).toBeGreaterThan(0);
+  });
+
+  it('the model classifies the route and rewrites follow-ups', async () => {
+    const before = model.requests.length;
+    const res = await api(org.key, baseUrl).post('/api/v2/chat').send({
+      messages: [
+        { role: 'user', content: 'Tell me about scaffold platforms.' },
+        { role: 'assistant', content: 'Platforms must be fully planked [1].' },
+        { role: 'user', content: 'How often is it inspected?' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.agent).toBe('safety');
+    const calls = model.requests.slice(before);
+    expect(calls.some((c) => isJsonCall(c, 'route'))).toBe(true);
+    expect(calls.some((c) => isJsonCall(c, 'rewrite'))).toBe(true);
+    // The passages given to the model were retrieved for the rewritten query.
+    expect(calls.find((c) => c.stream)!.messages[0].content).toContain('before each work shift');
+    expect(res.body.data.citations[0].file_name).toBe('02-scaffolds.md');
+    expect(res.body.data.message.content).toBe('A competent person inspects it before each work shift [1].');
+
+    const general = await api(org.key, baseUrl).post('/api/v2/chat').send({ messages: [{ role: 'user', content: 'What is our refund policy?' }] });
+    expect(general.body.data.agent).toBe('general');
+  });
+
+  it('streams the model answer as SSE with markers checked across delta boundaries', async () => {
+    const { res, events } = await streamChat({ chat_type: 'safety', top_k: 5, messages: [{ role: 'user', content: 'How high are guardrails?' }] });
+    expect(res.status).toBe(200);
+    const names = events.map((e) => e.event);
+    expect(names[0]).toBe('meta');
+    expect(names.slice(-2)).toEqual(['citations', 'done']);
+    expect(JSON.parse(events[0].data).model).toBe('scripted-model');
+    const text = events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).content).join('');
+    expect(text.trim()).toBe('Protection starts at 6 feet [1]. Rails are 42 inches high [2]. See also [1].');
+    expect(JSON.parse(events[names.indexOf('citations')].data).citations.map((c: any) => c.index)).toEqual([1, 2]);
+  });
+
+  it('sends heartbeats while the model is slow, and a client disconnect cancels the model call', async () => {
+    const agentLog = path.join(dir, 'stack', 'logs', 'agent.log');
+    const cancelled = () => (readFileSync(agentLog, 'utf8').match(/cancelled by the caller/g) ?? []).length;
+    const before = cancelled();
+    const started = Date.now();
+    const { events, comments } = await streamChat({ chat_type: 'safety', messages: [{ role: 'user', content: 'SLOW: ladder angle?' }] }, { abortAfter: 'meta' });
+    expect(events.map((e) => e.event)).toEqual(['meta']);
+    // Heartbeat test: a separate, full stream of the slow answer.
+    const full = await streamChat({ chat_type: 'safety', messages: [{ role: 'user', content: 'SLOW: ladder angle again?' }] });
+    expect(full.comments.filter((c) => c.includes('heartbeat')).length).toBeGreaterThanOrEqual(3);
+    expect(full.events.map((e) => e.event).slice(-1)).toEqual(['done']);
+    expect(comments).toBeDefined();
+    // The first (abandoned) answer was cancelled in the agent, long before its model reply was due.
+    expect(cancelled()).toBe(before + 1);
+    const line = readFileSync(agentLog, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('cancelled by the caller'))
+      .map((l) => JSON.parse(l))[before];
+    expect(line.ms).toBeLessThan(3000);
+    expect(Date.now() - started).toBeGreaterThan(5000);
+  });
+
+  it('a model failure after the stream began is an error event; before any output the JSON path maps it to 503', async () => {
+    const { events } = await streamChat({ chat_type: 'safety', messages: [{ role: 'user', content: 'BROKEN: scaffold?' }] });
+    expect(events.map((e) => e.event)).toEqual(['meta', 'error']);
+    expect(JSON.parse(events[1].data).code).toBe('SERVICE_UNAVAILABLE');
+    const res = await api(org.key, baseUrl).post('/api/v2/agent/query').send({ question: 'BROKEN: scaffold?', chat_type: 'safety' });
+    expect([res.status, res.body.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+  });
+
+  it('publishes one usage.tokens.recorded event per model call, with the model and the org', async () => {
+    const before = model.requests.length;
+    const res = await api(org.key, baseUrl).post('/api/v2/chat').send({
+      messages: [
+        { role: 'user', content: 'Tell me about scaffold platforms.' },
+        { role: 'assistant', content: 'Platforms must be fully planked [1].' },
+        { role: 'user', content: 'How often is it inspected?' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const calls = model.requests.length - before;
+    expect(calls).toBe(3); // route, rewrite, answer
+    const ports = JSON.parse(readFileSync(path.join(dir, 'stack', 'stack.json'), 'utf8')).ports;
+    const nc = await connect({ servers: `nats://127.0.0.1:${ports.nats}` });
+    try {
+      const consumer = await nc.jetstream().consumers.get('KB_USAGE');
+      const events: any[] = [];
+      const batch = await consumer.fetch({ max_messages: 1000, expires: 2000 });
+      for await (const m of batch) {
+        events.push(m.json());
+        if ((await consumer.info(true)).num_pending === 0) break;
+      }
+      const mine = events.filter((e) => e.orgId === org.orgId);
+      const chat = mine.filter((e) => e.source === 'agent.chat');
+      expect(mine.filter((e) => e.source === 'agent.query').length).toBeGreaterThanOrEqual(1);
+      for (const e of mine) expect([e.model, e.totalTokens > 0, e.totalTokens]).toEqual(['scripted-model', true, e.promptTokens + e.completionTokens]);
+      // The last three chat events are this request's route, rewrite and answer calls; `usage` sums them.
+      const last3 = chat.slice(-3);
+      expect(last3).toHaveLength(3);
+      expect(last3.reduce((n, e) => n + e.totalTokens, 0)).toBe(res.body.data.usage.total_tokens);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('a batch survives its worker being killed mid-batch; a question the model rejects is recorded as failed', async () => {
+    const pidOf = () => JSON.parse(readFileSync(path.join(dir, 'stack', 'pids.json'), 'utf8')).agent as number;
+    const questions = [...Array.from({ length: 6 }, (_, i) => `CRASH ${i}: how high are guardrails?`), 'FAIL: guardrails?'];
+    const a = api(org.key, baseUrl);
+    const b = (await a.post('/api/v2/agent/batches').send({ questions, chat_type: 'safety' })).body.data;
+    // Kill the agent while questions are in flight (each model answer takes 1.5 s).
+    for (let i = 0; i < 100; i++) {
+      if ((await a.get(`/api/v2/agent/batches/${b.id}`)).body.data.status === 'processing') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const pid = pidOf();
+    process.kill(pid, 'SIGKILL');
+    let done: any;
+    for (let i = 0; i < 600; i++) {
+      const r = await a.get(`/api/v2/agent/batches/${b.id}`);
+      if (r.status === 200 && r.body.data.status === 'completed') {
+        done = r.body.data;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(pidOf()).not.toBe(pid);
+    expect(done).toBeDefined();
+    expect([done.total_questions, done.processed_questions, done.failed_questions]).toEqual([7, 7, 1]);
+    expect(done.results.slice(0, 6).map((r: any) => [r.status, r.answer])).toEqual(Array(6).fill(['completed', 'Guardrails are 42 inches high [1].']));
+    expect(done.results[6].status).toBe('failed');
+    expect(done.results[6].error).toMatch(/model/i);
+  });
+});

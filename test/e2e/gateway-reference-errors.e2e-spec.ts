@@ -1,0 +1,245 @@
+import { createLogger, ErrorCode, storageConfigFromEnv } from '@kb/common';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import request from 'supertest';
+import { createGateway, Gateway, GatewayConfig } from '../../apps/gateway/src/gateway';
+import { api, baseUrl, newOrg } from './support/harness';
+
+jest.setTimeout(180_000);
+
+const stackFile = () => JSON.parse(readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'stack.json'), 'utf8'));
+const secrets = () => JSON.parse(readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'secrets.json'), 'utf8'));
+
+/** Gateway settings pointing at the suite's stack; `overrides` replaces single addresses. */
+function configFor(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
+  const s = stackFile();
+  return {
+    DATABASE_URL: s.databaseUrl,
+    NATS_URL: process.env.KB_E2E_NATS_URL!,
+    DOCUMENTS_GRPC_URL: `127.0.0.1:${s.ports.documents}`,
+    INGESTION_GRPC_URL: `127.0.0.1:${s.ports.ingestion}`,
+    RETRIEVAL_GRPC_URL: `127.0.0.1:${s.ports.retrieval}`,
+    CHECK_GRPC_URL: `127.0.0.1:${s.ports.check}`,
+    AGENT_GRPC_URL: `127.0.0.1:${s.ports.agent}`,
+    GATEWAY_BODY_LIMIT_BYTES: 1024 * 1024,
+    GATEWAY_KEY_CACHE_TTL_MS: 60_000,
+    GATEWAY_REQUEST_TIMEOUT_MS: 330_000,
+    GATEWAY_SHUTDOWN_GRACE_MS: 5_000,
+    GATEWAY_CORS_ORIGINS: '',
+    storage: storageConfigFromEnv({
+      STORAGE_DRIVER: 'local',
+      STORAGE_LOCAL_DIR: path.join(process.env.KB_E2E_DATA_DIR!, 'objects'),
+      PUBLIC_BASE_URL: baseUrl(),
+      STORAGE_SIGNING_SECRET: secrets().storageSigningSecret,
+      S3_ENDPOINT: '127.0.0.1',
+      S3_USE_SSL: false,
+      S3_BUCKET: 'kb-documents',
+      S3_REGION: 'us-east-1',
+    }),
+    ...overrides,
+  };
+}
+
+/** A TCP server that accepts connections and never answers (a hung backing service). */
+function blackhole(): Promise<{ address: string; close: () => void }> {
+  return new Promise((resolve) => {
+    const sockets = new Set<net.Socket>();
+    const srv = net.createServer((s) => {
+      sockets.add(s);
+      s.on('error', () => undefined);
+    });
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      resolve({ address: `127.0.0.1:${port}`, close: () => (sockets.forEach((s) => s.destroy()), srv.close()) });
+    });
+  });
+}
+
+async function unusedAddress(): Promise<string> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return `127.0.0.1:${port}`;
+}
+
+const logger = createLogger('gateway-test');
+const ENVELOPE_ERROR = { success: false, error: { code: expect.any(String), message: expect.any(String) }, request_id: expect.any(String) };
+const INTERNALS = /\bat \S+ \(|node_modules|\.[jt]s:\d+|TypeError|SyntaxError|ECONNREFUSED|grpc|typeorm|postgres|fastify|nest/i;
+
+describe('gateway: OpenAPI reference', () => {
+  let gateway: Gateway;
+  let served: any;
+  beforeAll(async () => {
+    gateway = await createGateway(configFor(), logger, { serveReference: false });
+    served = (await request(baseUrl()).get('/docs/openapi.json')).body;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('documents every route the gateway registers, and only those', () => {
+    // Not API endpoints: the reference UI's own files and the presigned storage URLs (their
+    // signature is the authorization; documented in docs/gateway.md).
+    const internal = (url: string) => url === '/docs' || url.startsWith('/docs/') || url.startsWith('/docs-') || url.startsWith('/storage/');
+    const registered = new Set(
+      gateway.routes
+        .filter((r) => !['HEAD', 'OPTIONS'].includes(r.method) && !internal(r.url))
+        .map((r) => `${r.method} ${r.url.replace(/:([A-Za-z_]+)/g, '{$1}')}`),
+    );
+    const documented = new Set(
+      Object.entries(served.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+        Object.keys(ops).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${p}`),
+      ),
+    );
+    expect(registered.size).toBeGreaterThanOrEqual(16);
+    expect([...registered].filter((r) => !documented.has(r))).toEqual([]);
+    expect([...documented].filter((r) => !registered.has(r))).toEqual([]);
+    expect(gateway.openapi.paths).toEqual(served.paths);
+  });
+
+  it('is OpenAPI 3.1 with schemas, every error code, headers and examples on every operation', () => {
+    expect(served.openapi).toBe('3.1.0');
+    expect(served.components.schemas.ErrorEnvelope.properties.error.properties.code.enum.sort()).toEqual(Object.values(ErrorCode).sort());
+    expect(JSON.stringify(served)).not.toContain('"nullable"');
+    const codesSeen = new Set<string>();
+    for (const [p, ops] of Object.entries(served.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const where = `${method.toUpperCase()} ${p}`;
+        const success = Object.entries(op.responses).filter(([s]) => s.startsWith('2'));
+        expect([where, success.length > 0]).toEqual([where, true]);
+        for (const [status, r] of Object.entries(op.responses as Record<string, any>)) {
+          expect([where, status, Boolean(r.headers?.['X-Request-Id'])]).toEqual([where, status, true]);
+          if (p.startsWith('/api/') && status !== '401') expect([where, status, Object.keys(r.headers)]).toEqual([where, status, expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])]);
+          if (status === '429') expect(r.headers['Retry-After']).toBeDefined();
+          if (Number(status) >= 400 && p.startsWith('/api/')) {
+            const examples = Object.values(r.content['application/json'].examples) as Array<{ value: any }>;
+            expect(examples.length).toBeGreaterThan(0);
+            for (const e of examples) codesSeen.add(e.value.error.code);
+          }
+        }
+        if (p.startsWith('/api/')) {
+          expect([where, op.security]).toEqual([where, [{ bearer: [] }]]);
+          for (const s of ['401', '402', '429', '500', '503', '504']) expect([where, s, Boolean(op.responses[s])]).toEqual([where, s, true]);
+          if (method === 'post') expect(op.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+        }
+      }
+    }
+    // Every code of the contract is documented somewhere (AGENT_NOT_ENABLED by the agent routes).
+    expect([...codesSeen].sort()).toEqual(expect.arrayContaining(Object.values(ErrorCode).filter((c) => c !== ErrorCode.AGENT_NOT_ENABLED).sort()));
+    expect(served.components.schemas.ProjectView.properties.name.example).toBeDefined();
+  });
+
+  it('serves the browsable reference at /docs', async () => {
+    const res = await request(baseUrl()).get('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/html');
+    expect(res.text).toContain('swagger');
+  });
+});
+
+describe('gateway: errors in the envelope', () => {
+  const org = newOrg('Errors Org');
+  const a = api(org.key);
+
+  it('maps every kind of client mistake to 4xx in the envelope, never with internals', async () => {
+    const cases: Array<[string, () => Promise<request.Response>, number, string]> = [
+      ['malformed JSON', () => a.post('/api/v2/projects').set('Content-Type', 'application/json').send('{"name": "x"'), 400, 'VALIDATION_ERROR'],
+      ['wrong content type', () => a.post('/api/v2/projects').set('Content-Type', 'text/plain').send('name=x'), 400, 'VALIDATION_ERROR'],
+      ['form body', () => a.post('/api/v2/projects').type('form').send({ name: 'x' }), 400, 'VALIDATION_ERROR'],
+      ['JSON array body', () => a.post('/api/v2/projects').send([1, 2]), 400, 'VALIDATION_ERROR'],
+      ['JSON null body', () => a.post('/api/v2/projects').set('Content-Type', 'application/json').send('null'), 400, 'VALIDATION_ERROR'],
+      ['malformed UUID in path', () => a.get('/api/v2/documents/not-a-uuid'), 400, 'VALIDATION_ERROR'],
+      ['malformed UUID in query', () => a.get('/api/v2/documents?project_id=123'), 400, 'VALIDATION_ERROR'],
+      ['malformed UUID list in query', () => a.get('/api/v2/documents?document_ids=abc,def'), 400, 'VALIDATION_ERROR'],
+      ['unknown enum value', () => a.get('/api/v2/documents?status=archived'), 400, 'VALIDATION_ERROR'],
+      ['limit over 200', () => a.get('/api/v2/projects?limit=201'), 400, 'VALIDATION_ERROR'],
+      ['negative offset', () => a.get('/api/v2/projects?offset=-1'), 400, 'VALIDATION_ERROR'],
+      ['non-numeric limit', () => a.get('/api/v2/projects?limit=ten'), 400, 'VALIDATION_ERROR'],
+      ['unknown route', () => a.get('/api/v2/unknown'), 404, 'NOT_FOUND'],
+      ['unknown method', () => a.patch('/api/v2/documents'), 404, 'NOT_FOUND'],
+      ['unknown top-level route', () => a.get('/nope'), 404, 'NOT_FOUND'],
+      ['any route without a key', () => request(baseUrl()).get('/nope'), 401, 'UNAUTHORIZED'],
+      ['body over the limit', () => a.post('/api/v2/projects').send({ name: 'x', description: 'y'.repeat(11 * 1024 * 1024) }), 413, 'PAYLOAD_TOO_LARGE'],
+      ['bad idempotency key', () => a.post('/api/v2/projects').set('Idempotency-Key', 'x'.repeat(300)).send({ name: 'x' }), 400, 'VALIDATION_ERROR'],
+      ['unknown project', () => a.get('/api/v2/projects/6f1c2a9e-0000-4000-8000-000000000000'), 404, 'NOT_FOUND'],
+    ];
+    for (const [name, send, status, code] of cases) {
+      const res = await send();
+      expect([name, res.status, res.body]).toEqual([name, status, { ...ENVELOPE_ERROR, error: { code, message: expect.any(String) } }]);
+      expect([name, INTERNALS.test(res.body.error.message)]).toEqual([name, false]);
+      expect(res.headers['x-request-id']).toBe(res.body.request_id);
+      if (res.status !== 401) expect([name, res.headers['x-ratelimit-limit']]).toEqual([name, '6000']);
+    }
+  });
+
+  it('keeps X-Request-Id on responses a handler writes to the raw socket itself (streams, presigned storage)', async () => {
+    // The local storage driver answers its presigned URLs by writing the raw Node response (an
+    // expired signature → 403 in S3's format), bypassing Fastify's reply like an SSE handler does.
+    const res = await request(baseUrl()).get('/storage/v1/objects/nothing?expires=1&signature=x').set('X-Request-Id', 'raw-writer-1');
+    expect(res.status).toBe(403);
+    expect(res.headers['x-request-id']).toBe('raw-writer-1');
+  });
+
+  it('503 when a backing service is down, 504 when it hangs, and drains in-flight requests on shutdown', async () => {
+    const hung = await blackhole();
+    const down = await unusedAddress();
+    const gw = await createGateway(configFor({ DOCUMENTS_GRPC_URL: down, CHECK_GRPC_URL: hung.address, GATEWAY_REQUEST_TIMEOUT_MS: 1500 }), logger, { serveReference: false });
+    try {
+      await gw.app.listen(0, '127.0.0.1');
+      const url = await gw.app.getUrl();
+      const unavailable = await api(org.key, url).get('/api/v2/projects');
+      expect(unavailable.status).toBe(503);
+      expect(unavailable.body).toEqual({ ...ENVELOPE_ERROR, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String) } });
+      expect(unavailable.headers['x-ratelimit-limit']).toBe('6000');
+
+      const started = Date.now();
+      const slow = api(org.key, url).post('/api/v2/check/verify').send({ project_id: '6f1c2a9e-0000-4000-8000-000000000001', requirement: 'Workers must wear helmets on site.' }).then((r) => r);
+      await new Promise((r) => setTimeout(r, 300));
+      // Shutdown begins while the verify call is in flight: it still gets its (timeout) answer.
+      const closing = gw.close();
+      const timedOut = await slow;
+      expect(timedOut.status).toBe(504);
+      expect(timedOut.body).toEqual({ ...ENVELOPE_ERROR, error: { code: 'TIMEOUT', message: expect.stringContaining('seconds') } });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+      await closing;
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    } finally {
+      hung.close();
+      await gw.close().catch(() => undefined);
+    }
+  });
+
+  it('sends security headers and no CORS headers unless origins are configured', async () => {
+    const res = await a.get('/api/v2/organization').set('Origin', 'https://evil.example');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['strict-transport-security']).toBeDefined();
+    expect(res.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    expect(res.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('allows configured CORS origins, preflight included', async () => {
+    const gw = await createGateway(configFor({ GATEWAY_CORS_ORIGINS: 'https://app.example' }), logger, { serveReference: false });
+    try {
+      await gw.app.listen(0, '127.0.0.1');
+      const url = await gw.app.getUrl();
+      const preflight = await request(url)
+        .options('/api/v2/projects')
+        .set('Origin', 'https://app.example')
+        .set('Access-Control-Request-Method', 'POST')
+        .set('Access-Control-Request-Headers', 'authorization,content-type,idempotency-key');
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example');
+      const res = await api(org.key, url).get('/api/v2/organization').set('Origin', 'https://app.example');
+      expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
+      expect(res.headers['access-control-expose-headers']).toContain('X-RateLimit-Remaining');
+      const other = await api(org.key, url).get('/api/v2/organization').set('Origin', 'https://evil.example');
+      expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await gw.close();
+    }
+  });
+});

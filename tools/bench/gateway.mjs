@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// `npm run bench:gateway`: throughput (requests/s) and p99 latency of an authenticated
+// `GET /api/v2/organization` through the full gateway (key lookup, shared rate limit, monthly
+// quota counter, envelope, security headers, logging) against a bare Fastify route answering the
+// same JSON, both in their own process on this machine, in the same run; prints the ratio.
+// Usage: npm run bench:gateway [-- --duration 10 --connections 10]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { freePort, startStack } from '../lib/stack.mjs';
+
+const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' } } });
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+
+// autocannon runs in its own process: this process also drains the services' log pipes, and a
+// load generator busy on the same event loop would stall them (and so the gateway's log writes).
+function run(url, headers, seconds = duration) {
+  const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-d', String(seconds), '-c', String(connections)];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
+  args.push(url);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`autocannon exited with ${code}`))));
+  });
+}
+
+async function bareFastify(body) {
+  const port = await freePort();
+  const code = `
+    const fastify = require('fastify')({ logger: false });
+    const body = ${JSON.stringify(JSON.stringify(body))};
+    fastify.get('/api/v2/organization', async (req, reply) => { reply.header('content-type', 'application/json; charset=utf-8'); return body; });
+    fastify.listen({ port: ${port}, host: '127.0.0.1' }).then(() => process.stdout.write('READY\\n'));`;
+  const child = spawn(process.execPath, ['-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve) => child.stdout.once('data', resolve));
+  return { url: `http://127.0.0.1:${port}/api/v2/organization`, stop: () => child.kill('SIGTERM') };
+}
+
+const summary = (name, r) => ({ name, requests_per_s: Math.round(r.requests.average), p99_ms: r.latency.p99, p50_ms: r.latency.p50, non2xx: r.non2xx, errors: r.errors });
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-gw-'));
+const { natsServer } = ensureSystemPackages();
+const stack = await startStack({ dataDir, natsServer, quiet: true, env: { LOG_LEVEL: 'info' } });
+let bare;
+try {
+  const kbctl = (...a) =>
+    JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl, NATS_URL: stack.env.NATS_URL }, encoding: 'utf8' }));
+  const org = kbctl('org', 'create', '--name', 'Bench');
+  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '100000000').key;
+  const gatewayUrl = `${stack.baseUrl}/api/v2/organization`;
+  const headers = { Authorization: `Bearer ${key}` };
+  const sample = await (await fetch(gatewayUrl, { headers })).json();
+  bare = await bareFastify(sample);
+
+  step(`warm-up (3 s each), then ${duration} s per target with ${connections} connections`);
+  for (const [url, h] of [[gatewayUrl, headers], [bare.url, {}]]) await run(url, h, 3);
+  const fastifyResult = summary('bare Fastify route', await run(bare.url, {}));
+  const gatewayResult = summary('gateway GET /api/v2/organization', await run(gatewayUrl, headers));
+  // Where the cost is: the same gateway on a public route (Nest pipeline, hooks, headers, log
+  // line; no key lookup, no rate-limit round trip to PostgreSQL).
+  const publicResult = summary('gateway GET /healthz (no auth, no rate limit)', await run(`${stack.baseUrl}/healthz`, {}));
+  const ratio = gatewayResult.requests_per_s / fastifyResult.requests_per_s;
+  console.table([fastifyResult, gatewayResult, publicResult]);
+  console.log(
+    JSON.stringify({
+      duration_s: duration,
+      connections,
+      bare_fastify: fastifyResult,
+      gateway: gatewayResult,
+      gateway_public_route: publicResult,
+      public_route_ratio: Number((publicResult.requests_per_s / fastifyResult.requests_per_s).toFixed(3)),
+      throughput_ratio: Number(ratio.toFixed(3)),
+      p99_ratio: Number((gatewayResult.p99_ms / Math.max(1, fastifyResult.p99_ms)).toFixed(2)),
+      target: 'gateway keeps >= 50% of the bare throughput',
+      meets_target: ratio >= 0.5,
+    }),
+  );
+} finally {
+  bare?.stop();
+  await stack.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
