@@ -68,6 +68,9 @@ runService(logger, async () => {
     indexChunks,
     deleteChunks,
     publishStatus,
+    embedDocument: async (orgId, documentId) => {
+      await retrieval.embedDocument({ documentId, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId, timeoutMs: 10 * 60 * 1000 });
+    },
     workDir: config.INGESTION_WORK_DIR,
     logger,
     timeoutMs: config.INGESTION_TIMEOUT_MS,

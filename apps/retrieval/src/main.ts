@@ -1,11 +1,16 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { createLogger, env, loadConfig, runService, sharedEnv, startGrpcServer } from '@kb/common';
+import { embeddingsEnv } from '@kb/models';
 import { retrievalV1 } from '@kb/proto';
+import { z } from 'zod';
 import { retrievalGrpcHandlers } from './grpc/retrieval.grpc-controller';
-import { LanceDbChunkStore } from './store/lancedb-chunk-store';
+import { openRetrieval } from './retrieval-factory';
 import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('retrieval');
+
+/** Treats an empty variable as unset (compose and Helm pass `""` for unset optional values). */
+const unsetIfEmpty = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 
 runService(logger, async () => {
   const config = loadConfig({
@@ -16,13 +21,38 @@ runService(logger, async () => {
     RETRIEVAL_GRPC_PORT: env.port(50053),
     /** Folder of the embedded vector store (LanceDB). */
     RETRIEVAL_DATA_DIR: env.string('.data/lancedb'),
+    /** Vector store adapter: the embedded LanceDB (default) or Qdrant. */
+    VECTOR_STORE: z.enum(['lancedb', 'qdrant']).default('lancedb'),
+    QDRANT_URL: unsetIfEmpty(z.string().url('QDRANT_URL must be a URL such as http://qdrant:6333').optional()),
+    QDRANT_API_KEY: unsetIfEmpty(z.string().optional()),
+    QDRANT_COLLECTION: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/).default('kb_chunks'),
+    EMBEDDINGS_BASE_URL: embeddingsEnv.EMBEDDINGS_BASE_URL,
+    EMBEDDINGS_API_KEY: embeddingsEnv.EMBEDDINGS_API_KEY,
+    EMBEDDINGS_MODEL: embeddingsEnv.EMBEDDINGS_MODEL,
+    EMBEDDINGS_DIMENSIONS: embeddingsEnv.EMBEDDINGS_DIMENSIONS,
+    EMBEDDINGS_SEND_DIMENSIONS: embeddingsEnv.EMBEDDINGS_SEND_DIMENSIONS,
+    EMBEDDINGS_BATCH_SIZE: embeddingsEnv.EMBEDDINGS_BATCH_SIZE,
+    EMBEDDINGS_TIMEOUT_MS: embeddingsEnv.EMBEDDINGS_TIMEOUT_MS,
+    EMBEDDINGS_MAX_RETRIES: embeddingsEnv.EMBEDDINGS_MAX_RETRIES,
+    EMBEDDINGS_API_VERSION: embeddingsEnv.EMBEDDINGS_API_VERSION,
+    /** Optional cross-encoder rerank endpoint (`…/rerank`), Cohere/Jina-style or TEI. */
+    RERANK_BASE_URL: unsetIfEmpty(z.string().url('RERANK_BASE_URL must be a URL such as http://localhost:8082/v1').optional()),
+    RERANK_API_KEY: unsetIfEmpty(z.string().optional()),
+    RERANK_MODEL: unsetIfEmpty(z.string().optional()),
+    RERANK_PROTOCOL: z.enum(['cohere', 'tei']).default('cohere'),
+    /** Candidates per list fed to fusion and reranking. */
+    RERANK_CANDIDATES: z.coerce.number().int().min(1).max(1000).default(50),
   });
-  const store = await LanceDbChunkStore.open(config.RETRIEVAL_DATA_DIR);
+  // The EMBEDDINGS_* variables are validated above; embeddingModelFromEnv parses them again from
+  // their raw form, so hand it the raw strings rather than the parsed values.
+  const rawEmbeddingsEnv = Object.fromEntries(Object.keys(embeddingsEnv).map((key) => [key, process.env[key]]));
+  const retrieval = await openRetrieval({ ...config, ...rawEmbeddingsEnv }, { logger });
+  logger.info(retrieval.describe(), 'retrieval configured');
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.RETRIEVAL_GRPC_PORT,
     logger,
-    services: [{ name: 'kb.retrieval.v1.RetrievalService', definition: retrievalV1.RetrievalServiceService, handlers: retrievalGrpcHandlers(store) }],
+    services: [{ name: 'kb.retrieval.v1.RetrievalService', definition: retrievalV1.RetrievalServiceService, handlers: retrievalGrpcHandlers(retrieval.service) }],
   });
   logger.info({ port: grpc.port }, 'retrieval gRPC listening');
   // [telemetry] Prometheus /metrics on its own port
@@ -30,6 +60,6 @@ runService(logger, async () => {
   return async () => {
     await metricsServer.close(); // [telemetry]
     await grpc.shutdown();
-    await store.close();
+    await retrieval.close();
   };
 });

@@ -2,3 +2,4 @@ export * from './types';
 export * from './errors';
 export * from './openai-chat-model';
 export * from './config';
+export * from './embeddings';

@@ -6,6 +6,7 @@ import { AccountsService, openAccountsDatabase } from '../accounts/accounts.serv
 import { KbctlContext, kbctlCommands, registerKbctlCommand } from './registry';
 // Commands defined in other files register themselves on import: add one line per file here.
 import './safety-load';
+import './reindex';
 
 /**
  * kbctl: the operator CLI (decisions.md "Operator CLI output"). Works against DATABASE_URL; after a

@@ -16,6 +16,8 @@ export interface DocumentProcessorDeps {
   /** Removes every chunk of the document from the index (idempotent). */
   deleteChunks: (orgId: string, documentId: string) => Promise<void>;
   publishStatus: (event: StatusChangedEvent) => Promise<void>;
+  /** Enrichment: embeds the document's indexed chunks (retrieval no-ops without an embedding model). */
+  embedDocument?: (orgId: string, documentId: string) => Promise<void>;
   workDir: string;
   logger: Logger;
   /** Per-document time limit (ms), for extraction and enrichment together. */
@@ -87,8 +89,20 @@ export const ocrImagePagesStep: EnrichmentStep = {
  * The enrichment steps, in order. Dense embeddings (when an embedding model is configured) go
  * after OCR, so that they embed the final chunks.
  */
-export function defaultEnrichmentSteps(): EnrichmentStep[] {
-  return [ocrImagePagesStep];
+export function defaultEnrichmentSteps(embedDocument?: DocumentProcessorDeps['embedDocument']): EnrichmentStep[] {
+  return embedDocument ? [ocrImagePagesStep, embeddingsStep(embedDocument)] : [ocrImagePagesStep];
+}
+
+/**
+ * Enrichment step: dense embeddings of the document's final chunks, computed by the retrieval
+ * service (`EmbedDocument`; a no-op there when no embedding model is configured).
+ */
+export function embeddingsStep(embedDocument: NonNullable<DocumentProcessorDeps['embedDocument']>): EnrichmentStep {
+  return {
+    name: 'embeddings',
+    applies: () => true,
+    run: (state) => embedDocument(state.event.orgId, state.event.documentId),
+  };
 }
 
 /**
@@ -132,7 +146,7 @@ export class DocumentProcessor {
   private readonly steps: EnrichmentStep[];
 
   constructor(private readonly deps: DocumentProcessorDeps) {
-    this.steps = deps.enrichmentSteps ?? defaultEnrichmentSteps();
+    this.steps = deps.enrichmentSteps ?? defaultEnrichmentSteps(deps.embedDocument);
   }
 
   async process(event: ProcessRequestedEvent, delivery: Delivery): Promise<void> {

@@ -1,6 +1,8 @@
 import { AppError, CallContext, ErrorCode, isUuid, UnaryHandlers } from '@kb/common';
+import { ModelProviderError } from '@kb/models';
 import { retrievalV1 } from '@kb/proto';
-import { ChunkStore, ChunkStoreError, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
+import { ChunkStoreError, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
+import { RetrievalService } from '../search/retrieval.service';
 
 type Handlers = UnaryHandlers<typeof retrievalV1.RetrievalServiceService>;
 
@@ -55,29 +57,41 @@ async function mapStoreErrors<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Maps an embeddings provider failure to SERVICE_UNAVAILABLE, so callers (ingestion) retry later. */
+async function mapProviderErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ModelProviderError) {
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, `The embedding model is not available: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
 /**
  * gRPC controller of RetrievalService over a ChunkStore. The org comes from call metadata; the
  * safety corpus is stored under SAFETY_CORPUS_ORG and searched regardless of the caller's org.
  */
-export function retrievalGrpcHandlers(store: ChunkStore): Handlers {
+export function retrievalGrpcHandlers(service: RetrievalService): Handlers {
   return {
     indexDocument: async (req, ctx) => {
       if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
       const owner = ownerOf(ctx, req.corpus);
       const chunks = req.chunks.map((c) => toStored(owner, req.projectId ?? null, req.documentId, c));
-      await mapStoreErrors(() => store.replaceDocumentChunks(owner, req.documentId, chunks));
+      await mapStoreErrors(() => service.indexDocument(owner, req.documentId, chunks));
       return { chunkCount: chunks.length };
     },
     deleteDocuments: async (req, ctx) => {
       const ids = req.documentIds.filter(isUuid);
-      return { chunksDeleted: ids.length === 0 ? 0 : await mapStoreErrors(() => store.deleteDocuments(ownerOf(ctx, req.corpus), ids)) };
+      return { chunksDeleted: ids.length === 0 ? 0 : await mapStoreErrors(() => service.deleteDocuments(ownerOf(ctx, req.corpus), ids)) };
     },
     search: async (req, ctx) => {
       const topK = Math.min(Math.max(req.topK || 8, 1), MAX_TOP_K);
       if (req.projectId && !isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
       const safety = req.corpus === retrievalV1.Corpus.CORPUS_SAFETY;
-      const hits = await mapStoreErrors(() =>
-        store.search(
+      const result = await mapStoreErrors(() =>
+        service.search(
         req.query,
         {
           orgId: ownerOf(ctx, req.corpus),
@@ -87,7 +101,26 @@ export function retrievalGrpcHandlers(store: ChunkStore): Handlers {
         topK,
         ),
       );
-      return { hits: hits.map((h) => ({ chunk: toProto(h.chunk), score: h.score, rank: h.rank })) };
+      return {
+        hits: result.hits.map((h) => ({ chunk: toProto(h.chunk), score: h.score, rank: h.rank })),
+        mode: result.mode,
+        degradedReason: result.degradedReason ?? '',
+      };
+    },
+    embedDocument: async (req, ctx) => {
+      if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
+      const result = await mapStoreErrors(() => mapProviderErrors(() => service.embedDocument(ownerOf(ctx, req.corpus), req.documentId)));
+      return { chunksEmbedded: result.embedded, skippedReason: result.skipped ?? '' };
+    },
+    reindex: async () => {
+      const dense = service.denseState();
+      if (dense.state === 'off' && dense.reason === 'no embedding model is configured') {
+        throw AppError.validation('No embedding model is configured (EMBEDDINGS_BASE_URL): there is nothing to re-index.');
+      }
+      const result = await mapStoreErrors(() => mapProviderErrors(() => service.reindex()));
+      const now = service.denseState();
+      const space = now.state === 'ready' ? now.space : { model: '', dimensions: 0 };
+      return { documents: result.documents, chunks: result.chunks, model: space.model, dimensions: space.dimensions };
     },
   };
 }

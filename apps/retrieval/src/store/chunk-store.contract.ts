@@ -264,6 +264,17 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         expect(await store.search('monthly', { orgId: orgA }, 1)).toHaveLength(1);
       });
 
+      it('finds a chunk by the words of its heading path (section titles are searchable)', async () => {
+        const d = randomUUID();
+        const chunks = [
+          makeChunk({ orgId: orgA, documentId: d, text: 'Inspect them monthly and record the result.', headingPath: ['Part II', 'Portable extinguishers'] }),
+          makeChunk({ orgId: orgA, documentId: d, chunkIndex: 1, text: 'Keep the doors closed.', headingPath: ['Part II', 'Fire doors'] }),
+        ];
+        await store.replaceDocumentChunks(orgA, d, chunks);
+        expect(ids(await store.search('extinguisher', { orgId: orgA }, 5))).toEqual([chunks[0].id]);
+        expect((await store.getChunks(orgA, [chunks[0].id]))[0].text).toBe('Inspect them monthly and record the result.');
+      });
+
       it('matches across case, inflection and accents', async () => {
         const d = randomUUID();
         const chunks = docChunks(orgA, d, [...FIRE, 'The café kitchen uses a naïve extinguishing blanket.']);

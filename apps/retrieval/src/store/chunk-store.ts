@@ -120,3 +120,45 @@ export interface ChunkStore {
   /** Waits for pending writes, releases resources. Idempotent; later calls throw `Unavailable`. */
   close(): Promise<void>;
 }
+
+/** The embedding model whose vectors an index holds: vectors of different spaces are never mixed. */
+export interface VectorSpace {
+  /** Model name as configured (`EMBEDDINGS_MODEL`). */
+  model: string;
+  /** Vector length. */
+  dimensions: number;
+}
+
+/** One chunk's dense vector. */
+export interface ChunkVector {
+  chunkId: string;
+  vector: number[];
+}
+
+/**
+ * Optional capability of a {@link ChunkStore}: dense vectors of chunks, in exactly one
+ * {@link VectorSpace} at a time. Vectors follow their chunks: replacing or deleting a document's
+ * chunks removes its vectors. Errors: only {@link ChunkStoreError}.
+ */
+export interface DenseChunkIndex {
+  /** The space of the stored vectors, or `null` when none was set. */
+  vectorSpace(): Promise<VectorSpace | null>;
+  /** Drops every stored vector (every org) and records `space` as the index's space (re-index). */
+  resetVectorSpace(space: VectorSpace): Promise<void>;
+  /**
+   * Stores vectors for chunks of (orgId, documentId) that exist; returns how many were stored.
+   * Vectors must have the space's length, else `Validation`.
+   */
+  upsertVectors(orgId: string, documentId: string, vectors: ChunkVector[]): Promise<number>;
+  /** Nearest chunks by cosine similarity within `scope` (same scope rules as `search`), best first. */
+  searchDense(vector: number[], scope: SearchScope, topK: number): Promise<SearchHit[]>;
+  /** Every chunk of (orgId, documentId), in chunk order. */
+  documentChunks(orgId: string, documentId: string): Promise<StoredChunk[]>;
+  /** Every (orgId, documentId) pair in the store (for re-indexing). */
+  listDocuments(): Promise<{ orgId: string; documentId: string }[]>;
+}
+
+/** True when `store` implements {@link DenseChunkIndex}. */
+export function hasDenseIndex(store: ChunkStore): store is ChunkStore & DenseChunkIndex {
+  return typeof (store as Partial<DenseChunkIndex>).searchDense === 'function';
+}

@@ -7,6 +7,7 @@ import { ChunkStore, ChunkStoreError, ChunkStoreErrorCode, StoredChunk } from '.
 import { describeChunkStoreContract, makeChunk } from './chunk-store.contract';
 import {
   CHUNKS_TABLE,
+  FTS_COLUMN,
   FTS_TOKENIZER,
   LanceDbChunkStore,
   LanceDbChunkStoreOptions,
@@ -218,7 +219,7 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     // Simulate an index built by an older version with other options (no stemming).
     const db = await lancedb.connect(dir);
     const table = await db.openTable(CHUNKS_TABLE);
-    await table.createIndex('text', { config: lancedb.Index.fts({ stem: false }), replace: true });
+    await table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts({ stem: false }), replace: true });
     table.close();
     db.close();
 
@@ -233,6 +234,34 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     const check = await lancedb.connect(dir);
     const [index] = (await (await check.openTable(CHUNKS_TABLE)).listIndices()).filter((i) => i.indexType === 'FTS');
     expect(index.indexDetails).toMatchObject({ stem: FTS_TOKENIZER.stem, lower_case: true, remove_stop_words: true });
+    check.close();
+  });
+
+  it('migrates a table of the previous layout (BM25 on text only) and makes headings searchable', async () => {
+    const dir = await tempDir();
+    const db = await lancedb.connect(dir);
+    const d = randomUUID();
+    const old = {
+      id: randomUUID(), org_id: ORG, project_id: 'p', document_id: d, file_name: 'a.pdf', chunk_index: 0,
+      text: 'Inspect them monthly.', heading_path: JSON.stringify(['Extinguishers']), start_page: 1, end_page: 1,
+      page_spans: JSON.stringify([{ page: 1, offset: 0 }]),
+    };
+    const table = await db.createTable(CHUNKS_TABLE, [old]);
+    await table.createIndex('text', { config: lancedb.Index.fts(FTS_TOKENIZER) });
+    table.close();
+    db.close();
+
+    const store = await LanceDbChunkStore.open(dir);
+    try {
+      const hits = await store.search('extinguisher', { orgId: ORG }, 5);
+      expect(hits.map((h) => h.chunk.id)).toEqual([old.id]);
+      expect(hits[0].chunk.text).toBe('Inspect them monthly.');
+    } finally {
+      await store.close();
+    }
+    const check = await lancedb.connect(dir);
+    const fts = (await (await check.openTable(CHUNKS_TABLE)).listIndices()).filter((i) => i.indexType === 'FTS');
+    expect(fts.map((i) => i.columns)).toEqual([[FTS_COLUMN]]);
     check.close();
   });
 

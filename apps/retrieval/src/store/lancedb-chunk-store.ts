@@ -1,11 +1,14 @@
-import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { Field, Int32, Schema, Utf8 } from 'apache-arrow';
+import { FixedSizeList, Field, Float32, Int32, Schema, Utf8 } from 'apache-arrow';
 import {
   ChunkStore,
   ChunkStoreError,
   ChunkStoreErrorCode,
+  ChunkVector,
+  DenseChunkIndex,
+  VectorSpace,
   MAX_QUERY_LENGTH,
   MAX_TOP_K,
   SearchHit,
@@ -17,13 +20,26 @@ import {
 export const CHUNKS_TABLE = 'chunks';
 
 /**
+ * Column carrying the BM25 index: the chunk's heading path, then its text
+ * (`heading_path || ' ' || text`; the JSON punctuation of `heading_path` is split away by the
+ * tokenizer). Section titles say what a passage is about but are not part of chunk text (the
+ * chunker keeps them in `headingPath`). Measured on SciFact train (title as the heading, 505
+ * claims, `npm run eval:retrieval`): nDCG@10 0.849 with `text` alone, 0.861 with the title in the
+ * same field; a separate title field fused by LanceDB's MultiMatchQuery gave 0.846 (boost 1) and
+ * 0.764 (boost 2), so one field it is.
+ */
+export const FTS_COLUMN = 'search_text';
+
+/**
  * Tokenizer of the BM25 index on `text` (LanceDB 0.37.1 `Index.fts`, Lance's inverted index,
  * whose analyzer chain is tantivy's: base tokenizer, then lowercasing, stemming, stop-word
  * removal and ASCII folding). The query is analyzed by the same chain, so both sides agree.
  * Changing a value rebuilds the index over the whole table at the next `open()`.
  *
- * Provisional values, chosen for English technical and regulatory text; issue 7 will tune them
- * by measurement:
+ * Values chosen for English technical and regulatory text, checked by measurement on SciFact
+ * train (`npm run eval:retrieval`, docs/retrieval.md): without stemming nDCG@10 drops by 0.025;
+ * without stop-word removal it rises by only 0.002 (noise), so removal stays (smaller index, and
+ * a stop-word-only query matches nothing, as the port promises).
  * - `baseTokenizer: 'simple'`: splits on whitespace and punctuation ("ISO/IEC 27001:2022" →
  *   iso, iec, 27001, 2022), matching what {@link sanitizeQuery} does to the query.
  * - `lowercase`: case carries no meaning for lexical retrieval here ("Fire" = "fire").
@@ -90,6 +106,24 @@ export const MAX_OPTIMIZE_DELAY_MS = 60_000;
  */
 export const DEFAULT_RETAIN_VERSIONS_MS = 10_000;
 
+/** Table of dense chunk vectors (one vector space at a time, see `vector-space.json`). */
+export const VECTORS_TABLE = 'chunk_vectors';
+/** File recording the vector space (model name, dimensions) of {@link VECTORS_TABLE}. */
+const VECTOR_SPACE_FILE = 'vector-space.json';
+
+function vectorSchema(dimensions: number): Schema {
+  return new Schema([
+    new Field('id', new Utf8(), false),
+    new Field('org_id', new Utf8(), false),
+    new Field('project_id', new Utf8(), true),
+    new Field('document_id', new Utf8(), false),
+    new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false),
+  ]);
+}
+
+/** Upper bound of chunks read for one document (a 2,000-page PDF gives ~10k chunks). */
+const MAX_CHUNKS_PER_DOCUMENT = 1_000_000;
+
 /** Size of the `IN (...)` lists sent to LanceDB by `getChunks`. */
 const ID_BATCH = 500;
 
@@ -139,6 +173,8 @@ interface ChunkRow {
   end_page: number | null;
   /** JSON array of `{ page, offset }`. */
   page_spans: string;
+  /** What BM25 indexes: heading path and text (see {@link FTS_COLUMN}); never read back. */
+  search_text?: string;
 }
 
 const CHUNK_SCHEMA = new Schema([
@@ -153,9 +189,11 @@ const CHUNK_SCHEMA = new Schema([
   new Field('start_page', new Int32(), true),
   new Field('end_page', new Int32(), true),
   new Field('page_spans', new Utf8(), false),
+  new Field(FTS_COLUMN, new Utf8(), false),
 ]);
 
-const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name);
+/** Columns read back into a {@link StoredChunk} (everything but the derived {@link FTS_COLUMN}). */
+const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !== FTS_COLUMN);
 
 /**
  * The embedded {@link ChunkStore}: one LanceDB table in a local directory, with a BM25 full-text
@@ -178,7 +216,7 @@ const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name);
  * Errors: every method throws only {@link ChunkStoreError} (`Validation` for bad arguments,
  * `Unavailable` after close, `Internal` wrapping a LanceDB failure as `cause`).
  */
-export class LanceDbChunkStore implements ChunkStore {
+export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   /** Directories held by an open store of this process (a second store would race commits). */
   private static readonly openDirs = new Set<string>();
   private writeTail: Promise<unknown> = Promise.resolve();
@@ -191,6 +229,8 @@ export class LanceDbChunkStore implements ChunkStore {
   private lastOptimizeMs = 0;
   /** Background optimizes failed in a row (the retry delay doubles with each). */
   private optimizeFailures = 0;
+  /** Dense vectors of the current vector space (table {@link VECTORS_TABLE}), when one is set. */
+  private vectors: { space: VectorSpace; table: lancedb.Table } | null = null;
 
   private constructor(
     private readonly dir: string,
@@ -236,8 +276,11 @@ export class LanceDbChunkStore implements ChunkStore {
           ? await db.openTable(CHUNKS_TABLE)
           : await db.createEmptyTable(CHUNKS_TABLE, CHUNK_SCHEMA, { mode: 'create', existOk: true });
         await checkSchema(table);
+        await addSearchTextColumn(table);
         const { name, unindexedRows } = await ensureFtsIndex(table);
+        await ensureScalarIndexes(table);
         const store = new LanceDbChunkStore(absDir, db, table, name, optimizeDelayMs, retainVersionsMs, logger);
+        await store.loadVectorSpace();
         if (unindexedRows > 0) {
           store.dirty = true;
           store.scheduleOptimize();
@@ -280,6 +323,8 @@ export class LanceDbChunkStore implements ChunkStore {
           .whenNotMatchedBySourceDelete({ where: docFilter })
           .execute(rows as unknown as Record<string, unknown>[]);
       }
+      // The document's text changed: its vectors describe the old chunks.
+      if (this.vectors) await this.vectors.table.delete(docFilter);
       this.markWritten();
     });
   }
@@ -289,9 +334,9 @@ export class LanceDbChunkStore implements ChunkStore {
     const ids = requireStringArray('documentIds', documentIds);
     if (ids.length === 0) return 0;
     return this.write('deleteDocuments', async () => {
-      const result = await this.table.delete(
-        `org_id = ${sqlString(orgId)} AND document_id IN (${ids.map(sqlString).join(', ')})`,
-      );
+      const filter = `org_id = ${sqlString(orgId)} AND document_id IN (${ids.map(sqlString).join(', ')})`;
+      const result = await this.table.delete(filter);
+      if (this.vectors) await this.vectors.table.delete(filter);
       if (result.numDeletedRows > 0) this.markWritten();
       return result.numDeletedRows;
     });
@@ -327,7 +372,7 @@ export class LanceDbChunkStore implements ChunkStore {
       const limit = indexCoversNothing ? Math.max(topK, await this.table.countRows()) : topK;
       const rows = (await this.table
         .query()
-        .fullTextSearch(new lancedb.MatchQuery(terms, 'text'))
+        .fullTextSearch(new lancedb.MatchQuery(terms, FTS_COLUMN))
         .where(filter)
         .select([...COLUMNS, '_score'])
         .limit(limit)
@@ -358,6 +403,129 @@ export class LanceDbChunkStore implements ChunkStore {
       }
       return ids.flatMap((id) => byId.get(id) ?? []);
     });
+  }
+
+  // ---- dense vectors (DenseChunkIndex) ----
+
+  async vectorSpace(): Promise<VectorSpace | null> {
+    this.assertOpen();
+    return this.vectors?.space ?? null;
+  }
+
+  /**
+   * Drops the vectors table and creates an empty one for `space` (table {@link VECTORS_TABLE}:
+   * chunk id, org, project, document, `vector` FixedSizeList<Float32>[dimensions]); records the
+   * space in `vector-space.json` (written to a temporary file, then renamed).
+   */
+  async resetVectorSpace(space: VectorSpace): Promise<void> {
+    requireString('space.model', space?.model);
+    if (!Number.isInteger(space.dimensions) || space.dimensions < 1 || space.dimensions > 65_536) {
+      throw validation('space.dimensions must be a positive integer');
+    }
+    await this.write('resetVectorSpace', async () => {
+      this.vectors?.table.close();
+      this.vectors = null;
+      const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite' });
+      const file = join(this.dir, VECTOR_SPACE_FILE);
+      await writeFile(`${file}.tmp`, JSON.stringify({ model: space.model, dimensions: space.dimensions }));
+      await rename(`${file}.tmp`, file);
+      this.vectors = { space: { model: space.model, dimensions: space.dimensions }, table };
+    });
+  }
+
+  async upsertVectors(orgId: string, documentId: string, vectors: ChunkVector[]): Promise<number> {
+    requireString('orgId', orgId);
+    requireString('documentId', documentId);
+    if (!Array.isArray(vectors)) throw validation('vectors must be an array');
+    const current = this.vectors;
+    if (!current) throw validation('no vector space is set');
+    for (const [i, v] of vectors.entries()) {
+      if (!Array.isArray(v?.vector) || v.vector.length !== current.space.dimensions || !v.vector.every(Number.isFinite)) {
+        throw validation(`vectors[${i}] must be ${current.space.dimensions} finite numbers`);
+      }
+    }
+    if (vectors.length === 0) return 0;
+    return this.write('upsertVectors', async () => {
+      if (this.vectors !== current) return 0; // the space was reset meanwhile: these vectors are of the old one
+      const chunks = await this.documentChunksNow(orgId, documentId);
+      const byId = new Map(chunks.map((c) => [c.id, c]));
+      const rows = vectors
+        .filter((v) => byId.has(v.chunkId))
+        .map((v) => ({ id: v.chunkId, org_id: orgId, project_id: byId.get(v.chunkId)!.projectId, document_id: documentId, vector: v.vector }));
+      if (rows.length === 0) return 0;
+      await current.table
+        .mergeInsert(['org_id', 'id'])
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute(rows as unknown as Record<string, unknown>[]);
+      return rows.length;
+    });
+  }
+
+  /**
+   * Exact (flat) cosine nearest-neighbour search over the vectors in `scope` (LanceDB prefilters
+   * with the same predicate as the BM25 search), then the chunks are read by id.
+   * `score` = cosine similarity (1 − cosine distance).
+   */
+  async searchDense(vector: number[], scope: SearchScope, topK: number): Promise<SearchHit[]> {
+    if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) throw validation(`topK must be an integer in [1, ${MAX_TOP_K}]`);
+    const filter = scopeFilter(scope);
+    const current = this.vectors;
+    if (!current) return [];
+    if (!Array.isArray(vector) || vector.length !== current.space.dimensions) throw validation('query vector does not match the vector space');
+    return this.read('searchDense', async () => {
+      const rows = (await current.table
+        .vectorSearch(vector)
+        .distanceType('cosine')
+        .where(filter)
+        .select(['id', '_distance'])
+        .limit(topK)
+        .toArray()) as { id: string; _distance: number }[];
+      const chunks = new Map((await this.getChunks(scope.orgId, rows.map((r) => r.id))).map((c) => [c.id, c]));
+      return rows
+        .filter((r) => chunks.has(r.id))
+        .map((r, i) => ({ chunk: chunks.get(r.id)!, score: 1 - Number(r._distance), rank: i + 1 }));
+    });
+  }
+
+  async documentChunks(orgId: string, documentId: string): Promise<StoredChunk[]> {
+    requireString('orgId', orgId);
+    requireString('documentId', documentId);
+    return this.read('documentChunks', () => this.documentChunksNow(orgId, documentId));
+  }
+
+  async listDocuments(): Promise<{ orgId: string; documentId: string }[]> {
+    return this.read('listDocuments', async () => {
+      const seen = new Map<string, { orgId: string; documentId: string }>();
+      for await (const batch of this.table.query().select(['org_id', 'document_id'])) {
+        for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) {
+          seen.set(`${row.org_id}\u0000${row.document_id}`, { orgId: row.org_id, documentId: row.document_id });
+        }
+      }
+      return [...seen.values()];
+    });
+  }
+
+  private async documentChunksNow(orgId: string, documentId: string): Promise<StoredChunk[]> {
+    const rows = (await this.table
+      .query()
+      .where(`org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`)
+      .select(COLUMNS)
+      .limit(MAX_CHUNKS_PER_DOCUMENT)
+      .toArray()) as ChunkRow[];
+    return rows.map(fromRow).sort((a, b) => a.chunkIndex - b.chunkIndex);
+  }
+
+  /** Reads `vector-space.json` and opens the vectors table, if a space was set before. */
+  private async loadVectorSpace(): Promise<void> {
+    let space: VectorSpace;
+    try {
+      space = JSON.parse(await readFile(join(this.dir, VECTOR_SPACE_FILE), 'utf8')) as VectorSpace;
+    } catch {
+      return;
+    }
+    if (!(await this.db.tableNames()).includes(VECTORS_TABLE)) return;
+    this.vectors = { space, table: await this.db.openTable(VECTORS_TABLE) };
   }
 
   /**
@@ -399,6 +567,7 @@ export class LanceDbChunkStore implements ChunkStore {
         this.optimizeTimer = undefined;
         await Promise.allSettled([...this.inflight, this.writeTail]);
         try {
+          this.vectors?.table.close();
           this.table.close();
           this.db.close();
         } finally {
@@ -615,7 +784,7 @@ function validateChunk(chunk: StoredChunk, i: number): void {
 }
 
 function toRow(c: StoredChunk): ChunkRow {
-  return {
+  const row: ChunkRow = {
     id: c.id,
     org_id: c.orgId,
     project_id: c.projectId,
@@ -628,6 +797,7 @@ function toRow(c: StoredChunk): ChunkRow {
     end_page: c.endPage,
     page_spans: JSON.stringify(c.pageSpans.map((s) => ({ page: s.page, offset: s.offset }))),
   };
+  return { ...row, search_text: `${row.heading_path} ${row.text}` };
 }
 
 function fromRow(r: ChunkRow): StoredChunk {
@@ -657,17 +827,51 @@ async function checkSchema(table: lancedb.Table): Promise<void> {
   }
 }
 
-/** Creates the FTS index on `text`, or rebuilds it when its tokenizer differs from FTS_TOKENIZER. */
+/**
+ * Scalar indexes on the scope columns, so the prefilter of a scoped search reads index pages
+ * instead of evaluating the predicate on every row: BITMAP for the low-cardinality `org_id` and
+ * `project_id`, BTREE for `document_id` (LanceDB's guidance: bitmap below ~10k distinct values).
+ * New rows are added by `optimize()`; rows not yet covered are filtered by a scan.
+ */
+async function ensureScalarIndexes(table: lancedb.Table): Promise<void> {
+  const existing = new Set((await table.listIndices()).flatMap((ix) => (ix.columns.length === 1 ? [ix.columns[0]] : [])));
+  for (const [column, config] of [
+    ['org_id', lancedb.Index.bitmap()],
+    ['project_id', lancedb.Index.bitmap()],
+    ['document_id', lancedb.Index.btree()],
+  ] as const) {
+    if (!existing.has(column)) await table.createIndex(column, { config });
+  }
+}
+
+/**
+ * Tables written before {@link FTS_COLUMN} existed get the column, computed by LanceDB from the
+ * stored columns with the same expression as new rows (one rewrite at the first open).
+ */
+async function addSearchTextColumn(table: lancedb.Table): Promise<void> {
+  const names = new Set((await table.schema()).fields.map((f) => f.name));
+  if (names.has(FTS_COLUMN)) return;
+  await table.addColumns([{ name: FTS_COLUMN, valueSql: "concat(heading_path, ' ', text)" }]);
+}
+
+/**
+ * Creates the FTS index on {@link FTS_COLUMN}, or rebuilds it when its tokenizer differs from
+ * FTS_TOKENIZER; drops an FTS index of an older version on another column.
+ */
 async function ensureFtsIndex(table: lancedb.Table): Promise<{ name: string; unindexedRows: number }> {
-  const existing = (await table.listIndices()).find(
-    (ix) => ix.indexType === 'FTS' && ix.columns.length === 1 && ix.columns[0] === 'text',
+  const indices = await table.listIndices();
+  for (const stale of indices.filter((ix) => ix.indexType === 'FTS' && !(ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN))) {
+    await table.dropIndex(stale.name);
+  }
+  const existing = indices.find(
+    (ix) => ix.indexType === 'FTS' && ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN,
   );
   if (existing && tokenizerMatches(existing.indexDetails)) {
     const stats = await table.indexStats(existing.name);
     return { name: existing.name, unindexedRows: stats?.numUnindexedRows ?? 0 };
   }
-  await table.createIndex('text', { config: lancedb.Index.fts(FTS_TOKENIZER), replace: true });
-  const created = (await table.listIndices()).find((ix) => ix.indexType === 'FTS' && ix.columns[0] === 'text');
+  await table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts(FTS_TOKENIZER), replace: true });
+  const created = (await table.listIndices()).find((ix) => ix.indexType === 'FTS' && ix.columns[0] === FTS_COLUMN);
   if (!created) throw new ChunkStoreError(ChunkStoreErrorCode.Internal, 'FTS index was not created');
   return { name: created.name, unindexedRows: 0 };
 }

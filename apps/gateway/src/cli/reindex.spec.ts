@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError, createLogger, ErrorCode, startGrpcServer } from '@kb/common';
+import { OpenAiEmbeddingModel } from '@kb/models';
+import { retrievalV1 } from '@kb/proto';
+import { startScriptedEmbeddingsServer } from '../../../../libs/models/src/testing/scripted-embeddings-server';
+import { retrievalGrpcHandlers } from '../../../retrieval/src/grpc/retrieval.grpc-controller';
+import { RetrievalService } from '../../../retrieval/src/search/retrieval.service';
+import { LanceDbChunkStore } from '../../../retrieval/src/store/lancedb-chunk-store';
+import { runReindex } from './reindex';
+
+jest.setTimeout(30_000);
+
+// `kbctl reindex` against a real retrieval gRPC server whose embedding model changed.
+it('kbctl reindex re-embeds every document with the configured model over gRPC', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kb-reindex-'));
+  const embeddings = await startScriptedEmbeddingsServer((body) => ({ vectors: body.input.map((t) => [t.length, 1, 0, 0]) }));
+  const model = (name: string) => new OpenAiEmbeddingModel({ baseUrl: embeddings.baseUrl, model: name, dimensions: 4, batchSize: 8, timeoutMs: 5000, maxRetries: 0 });
+  const orgId = randomUUID();
+  const documentId = randomUUID();
+  let store = await LanceDbChunkStore.open(dir);
+  const first = new RetrievalService(store, { embeddings: model('old-model') });
+  await first.init();
+  await first.indexDocument(orgId, documentId, [
+    { id: randomUUID(), orgId, projectId: null, documentId, fileName: 'a.txt', chunkIndex: 0, text: 'Fire doors stay closed.', headingPath: [], startPage: null, endPage: null, pageSpans: [] },
+  ]);
+  await first.embedDocument(orgId, documentId);
+  await store.close();
+
+  store = await LanceDbChunkStore.open(dir);
+  const service = new RetrievalService(store, { embeddings: model('new-model') });
+  expect((await service.init()).state).toBe('stale');
+  const logger = createLogger('retrieval-test');
+  const grpc = await startGrpcServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    services: [{ name: 'kb.retrieval.v1.RetrievalService', definition: retrievalV1.RetrievalServiceService, handlers: retrievalGrpcHandlers(service) }],
+  });
+  try {
+    expect(await runReindex({ RETRIEVAL_GRPC_URL: `127.0.0.1:${grpc.port}` })).toEqual({ documents: 1, chunks: 1, model: 'new-model', dimensions: 4 });
+    expect(service.denseState()).toEqual({ state: 'ready', space: { model: 'new-model', dimensions: 4 } });
+    const err = await runReindex({ RETRIEVAL_GRPC_URL: '127.0.0.1:9' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe(ErrorCode.SERVICE_UNAVAILABLE);
+  } finally {
+    await grpc.shutdown();
+    await store.close();
+    await embeddings.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,226 @@
+import type { EmbeddingModel } from '@kb/models';
+import { ChunkStore, DenseChunkIndex, hasDenseIndex, MAX_TOP_K, SearchHit, SearchScope, StoredChunk, VectorSpace } from '../store/chunk-store';
+import { reciprocalRankFusion } from './fusion';
+import type { Reranker } from './reranker';
+
+/** A store that fuses lexical and dense results itself (Qdrant's Query API); same RRF semantics. */
+interface ServerSideFusion {
+  searchHybrid(query: string, vector: number[], scope: SearchScope, topK: number, candidates: number): Promise<SearchHit[]>;
+}
+
+/** How a search was answered. */
+export type SearchMode = 'lexical' | 'hybrid';
+
+/** Result of {@link RetrievalService.search}. */
+export interface RetrievalResult {
+  hits: SearchHit[];
+  /** `lexical` (BM25 only) or `hybrid` (BM25 + dense, fused by reciprocal rank fusion). */
+  mode: SearchMode;
+  /** Why a configured dense path or reranker was not used for this search (logged too). */
+  degradedReason?: string;
+}
+
+/** Minimal structured logger (pino-compatible). */
+export interface RetrievalLogger {
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
+
+/** Options of {@link RetrievalService}. */
+export interface RetrievalServiceOptions {
+  /** Dense embeddings; `null` = lexical only (the default). */
+  embeddings?: EmbeddingModel | null;
+  /** Cross-encoder reranking of the fused candidates; `null` = none. */
+  reranker?: Reranker | null;
+  /** Candidates taken from each list before fusion: max(topK, this). Default 50. */
+  candidates?: number;
+  logger?: RetrievalLogger;
+}
+
+/** State of the dense index relative to the configured embedding model. */
+export type DenseState =
+  | { state: 'off'; reason: string }
+  | { state: 'ready'; space: VectorSpace }
+  | { state: 'stale'; configured: VectorSpace; indexed: VectorSpace };
+
+/**
+ * The use cases of the retrieval service over a {@link ChunkStore}: index, embed, delete and search
+ * chunks. The gRPC controller, `npm run eval:retrieval` and `npm run bench:query` all go through
+ * this class, so they measure what the service runs.
+ *
+ * Search: BM25 always; when an embedding model is configured AND the index holds vectors of that
+ * same model (name + dimensions, see {@link DenseState}), the query is embedded, the nearest chunks
+ * are fetched in the same scope and both lists are fused by reciprocal rank fusion
+ * ({@link reciprocalRankFusion}); then, when configured, the fused candidates are reranked.
+ * When the model changed since the vectors were written, searches stay lexical (never mixing
+ * vector spaces), report `degradedReason` and log a warning until `kbctl reindex` runs.
+ * A failing embeddings or rerank provider degrades the search the same way instead of failing it.
+ */
+export class RetrievalService {
+  private readonly embeddings: EmbeddingModel | null;
+  private readonly reranker: Reranker | null;
+  private readonly candidates: number;
+  private readonly logger: RetrievalLogger | undefined;
+  private dense: DenseState = { state: 'off', reason: 'no embedding model is configured' };
+  private warnedStale = 0;
+
+  constructor(
+    readonly store: ChunkStore,
+    options: RetrievalServiceOptions = {},
+  ) {
+    this.embeddings = options.embeddings ?? null;
+    this.reranker = options.reranker ?? null;
+    this.candidates = options.candidates ?? 50;
+    this.logger = options.logger;
+  }
+
+  /**
+   * Compares the configured embedding model with the vector space recorded in the index. A fresh
+   * index adopts the configured space. Call once at start-up (and after a re-index).
+   */
+  async init(): Promise<DenseState> {
+    if (!this.embeddings) return this.dense;
+    if (!hasDenseIndex(this.store)) {
+      this.dense = { state: 'off', reason: 'the vector store has no dense index' };
+      return this.dense;
+    }
+    const configured = { model: this.embeddings.model, dimensions: this.embeddings.dimensions };
+    const indexed = await this.store.vectorSpace();
+    if (!indexed) {
+      await this.store.resetVectorSpace(configured);
+      this.dense = { state: 'ready', space: configured };
+    } else if (indexed.model === configured.model && indexed.dimensions === configured.dimensions) {
+      this.dense = { state: 'ready', space: configured };
+    } else {
+      this.dense = { state: 'stale', configured, indexed };
+      this.logger?.warn(
+        { configured, indexed },
+        'embedding model changed: searches are lexical only until `kbctl reindex` re-embeds every document',
+      );
+    }
+    return this.dense;
+  }
+
+  /** The dense index state (see {@link DenseState}). */
+  denseState(): DenseState {
+    return this.dense;
+  }
+
+  /** Replaces the chunks of one document (see {@link ChunkStore.replaceDocumentChunks}); its old vectors go with them. */
+  indexDocument(orgId: string, documentId: string, chunks: StoredChunk[]): Promise<void> {
+    return this.store.replaceDocumentChunks(orgId, documentId, chunks);
+  }
+
+  /** Deletes the chunks (and vectors) of these documents of this org; returns how many chunks were deleted. */
+  deleteDocuments(orgId: string, documentIds: string[]): Promise<number> {
+    return this.store.deleteDocuments(orgId, documentIds);
+  }
+
+  /**
+   * Embeds the already-indexed chunks of one document (the enrichment step between `ready` and
+   * `completed`). No-op returning `{ embedded: 0, skipped: reason }` when no embedding model is
+   * configured or the index holds another model's vectors (re-index pending).
+   * @throws ModelProviderError when the provider fails (the caller retries the document).
+   */
+  async embedDocument(orgId: string, documentId: string, signal?: AbortSignal): Promise<{ embedded: number; skipped?: string }> {
+    const dense = this.dense;
+    if (dense.state !== 'ready' || !this.embeddings || !hasDenseIndex(this.store)) {
+      return { embedded: 0, skipped: dense.state === 'off' ? dense.reason : 'the embedding model changed; run `kbctl reindex`' };
+    }
+    return { embedded: await this.embedInto(this.store, orgId, documentId, signal) };
+  }
+
+  /**
+   * Re-index: drops every vector, records the configured model as the index's space and embeds
+   * every document of every org. Searches are lexical while it runs and hybrid after.
+   * @returns documents and chunks embedded.
+   * @throws Error when no embedding model is configured or the store has no dense index.
+   */
+  async reindex(signal?: AbortSignal): Promise<{ documents: number; chunks: number }> {
+    if (!this.embeddings) throw new Error('no embedding model is configured (EMBEDDINGS_BASE_URL): nothing to re-index');
+    if (!hasDenseIndex(this.store)) throw new Error('the vector store has no dense index');
+    const space = { model: this.embeddings.model, dimensions: this.embeddings.dimensions };
+    this.dense = { state: 'off', reason: 're-index in progress' };
+    await this.store.resetVectorSpace(space);
+    let documents = 0;
+    let chunks = 0;
+    try {
+      for (const { orgId, documentId } of await this.store.listDocuments()) {
+        chunks += await this.embedInto(this.store, orgId, documentId, signal);
+        documents++;
+      }
+    } finally {
+      this.dense = { state: 'ready', space };
+    }
+    this.logger?.info({ documents, chunks, space }, 're-index finished: hybrid search enabled');
+    return { documents, chunks };
+  }
+
+  /** Search within `scope`, best first, at most `topK` hits (see the class comment). */
+  async search(query: string, scope: SearchScope, topK: number, signal?: AbortSignal): Promise<RetrievalResult> {
+    const dense = this.dense;
+    const useDense = dense.state === 'ready' && this.embeddings !== null && hasDenseIndex(this.store);
+    if (!useDense && !this.reranker) {
+      const hits = await this.store.search(query, scope, topK);
+      return dense.state === 'stale' ? { hits, mode: 'lexical', degradedReason: this.staleReason(dense) } : { hits, mode: 'lexical' };
+    }
+    const k = Math.min(MAX_TOP_K, Math.max(topK, this.candidates));
+    const lexical = await this.store.search(query, scope, k);
+    let fused = lexical;
+    let mode: SearchMode = 'lexical';
+    let degradedReason: string | undefined = dense.state === 'stale' ? this.staleReason(dense) : undefined;
+    if (useDense && query.trim() !== '') {
+      try {
+        const [vector] = await this.embeddings!.embed([query], signal);
+        const store = this.store as ChunkStore & DenseChunkIndex & Partial<ServerSideFusion>;
+        fused = store.searchHybrid
+          ? await store.searchHybrid(query, vector, scope, k, k)
+          : reciprocalRankFusion([lexical, await store.searchDense(vector, scope, k)], k);
+        mode = 'hybrid';
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        degradedReason = `dense search failed, lexical results only: ${error instanceof Error ? error.message : String(error)}`;
+        this.logger?.warn({ err: degradedReason }, 'dense search failed; answering with lexical results');
+      }
+    }
+    if (this.reranker && fused.length > 1) {
+      try {
+        const scores = await this.reranker.rerank(query, fused.map((h) => h.chunk.text), signal);
+        fused = fused
+          .map((h, i) => ({ h, s: scores[i], i }))
+          .sort((a, b) => b.s - a.s || a.i - b.i)
+          .map(({ h, s }) => ({ ...h, score: s }));
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        degradedReason = `rerank failed, fused order kept: ${error instanceof Error ? error.message : String(error)}`;
+        this.logger?.warn({ err: degradedReason }, 'rerank failed; keeping the fused order');
+      }
+    }
+    const hits = fused.slice(0, topK).map((h, i) => ({ ...h, rank: i + 1 }));
+    return degradedReason ? { hits, mode, degradedReason } : { hits, mode };
+  }
+
+  private staleReason(dense: Extract<DenseState, { state: 'stale' }>): string {
+    if (Date.now() - this.warnedStale > 60_000) {
+      this.warnedStale = Date.now();
+      this.logger?.warn({ configured: dense.configured, indexed: dense.indexed }, 'lexical-only search: run `kbctl reindex`');
+    }
+    return (
+      `the index holds vectors of ${dense.indexed.model} (${dense.indexed.dimensions} dimensions) but ${dense.configured.model} ` +
+      `(${dense.configured.dimensions}) is configured: lexical search only until \`kbctl reindex\``
+    );
+  }
+
+  private async embedInto(store: ChunkStore & DenseChunkIndex, orgId: string, documentId: string, signal?: AbortSignal): Promise<number> {
+    const chunks = await store.documentChunks(orgId, documentId);
+    if (chunks.length === 0) return 0;
+    const vectors = await this.embeddings!.embed(chunks.map(embeddingText), signal);
+    return store.upsertVectors(orgId, documentId, chunks.map((c, i) => ({ chunkId: c.id, vector: vectors[i] })));
+  }
+}
+
+/** Text embedded for a chunk: its heading path (context the chunk text lacks), then the text. */
+export function embeddingText(chunk: StoredChunk): string {
+  const headings = chunk.headingPath.filter((h) => h.trim() !== '').join(' > ');
+  return headings ? `${headings}\n\n${chunk.text}` : chunk.text;
+}

@@ -1,0 +1,3 @@
+export * from './types';
+export * from './openai-embedding-model';
+export * from './config';
