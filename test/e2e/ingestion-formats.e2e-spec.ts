@@ -75,7 +75,7 @@ describe('ingestion of every corpus format', () => {
   it('cites known passages on their exact 1-based PDF pages (physical pages, not printed page labels)', async () => {
     const cases = [
       // OSHA2001.pdf page 25 is printed "- 23 -".
-      { file: 'pdf/OSHA2001.pdf', question: 'Who heads the National Institute for Occupational Safety and Health, and for what term?', quote: /headed by a Director/, page: 25 },
+      { file: 'pdf/OSHA2001.pdf', question: 'Who appoints the Director who heads the Institute, and for what term does the Director serve?', quote: /headed by a Director/, page: 25 },
       { file: 'pdf/debian-policy-4.6.2.0.pdf', question: 'What are the permissions on /var/games?', quote: /\/var\/games are mode 755/, page: 120 },
     ];
     for (const c of cases) {

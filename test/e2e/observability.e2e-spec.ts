@@ -123,7 +123,13 @@ describe('observability', () => {
     expect(sample(retrieval, 'grpc_server_handled_total', { grpc_method: 'IndexDocument', grpc_code: 'OK' })).toBeGreaterThanOrEqual(1);
     for (const s of ['check', 'agent']) expect(sample(await scrape(s), 'nodejs_eventloop_lag_seconds', { service: s })).toBeGreaterThanOrEqual(0);
 
-    const publicPort = await fetch(`${process.env.KB_E2E_BASE_URL}/metrics`);
-    expect(publicPort.status).toBe(404);
+    // On the public port /metrics is an unknown route: 401 without a key (the gateway authenticates
+    // before routing), 404 with one; never the metrics.
+    const anonymous = await fetch(`${process.env.KB_E2E_BASE_URL}/metrics`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.text()).not.toContain('process_resident_memory_bytes');
+    const authenticated = await fetch(`${process.env.KB_E2E_BASE_URL}/metrics`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(authenticated.status).toBe(404);
+    expect(await authenticated.text()).not.toContain('process_resident_memory_bytes');
   });
 });

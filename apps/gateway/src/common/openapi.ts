@@ -235,7 +235,18 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
         }
       }
       for (const [status, response] of Object.entries(operation.responses as Json)) {
-        const r = response as Json;
+        let r = response as Json;
+        // An error response a controller declared with a description only (e.g. `@ApiResponse({ status: 404 })`)
+        // gets the error envelope with an example of every code that HTTP status carries.
+        const hasErrorExamples = Boolean(r.content?.['application/json']?.examples);
+        if (Number(status) >= 400 && !hasErrorExamples) {
+          const codes = (Object.keys(HTTP_STATUS_BY_CODE) as ErrorCode[]).filter((c) => String(HTTP_STATUS_BY_CODE[c]) === status);
+          if (codes.length > 0) {
+            const declared = typeof r.description === 'string' && r.description ? r.description : null;
+            r = { ...r, ...errorResponse(codes), ...(declared ? { description: declared } : {}) };
+            operation.responses[status] = r;
+          }
+        }
         if (!r.content && status !== '204') {
           r.content = { 'application/json': { schema: { type: 'object', properties: { success: { type: 'boolean' }, data: {}, request_id: { type: 'string' } } } } };
         }
