@@ -57,7 +57,18 @@ runService(logger, async () => {
     groupSize: config.CHECK_RUN_GROUP_SIZE,
     logger,
   });
-  const worker = new RunWorker({ repository, assessor, judge, usage, logger });
+  const worker = new RunWorker({
+    repository,
+    assessor,
+    judge,
+    usage,
+    logger,
+    // [telemetry] check-run throughput
+    observe: {
+      requirementChecked: (outcome) => metrics.checkRequirementsEvaluated.inc({ verdict: outcome }),
+      runEnded: (status) => metrics.checkRuns.inc({ status }),
+    },
+  });
   const consumer = await runConsumer<CheckRequirementsRequestedEvent>(nc, {
     stream: CHECK_STREAM,
     durable: 'check-runs',

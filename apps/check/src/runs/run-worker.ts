@@ -35,6 +35,11 @@ export class RunWorker {
       logger: Logger;
       /** How often a requirement being checked looks whether its run was stopped (ms). */
       watchIntervalMs?: number;
+      /**
+       * Observes throughput (Prometheus counters in production): called once per stored requirement
+       * with `passed`/`failed`, and once per run that ends (`completed` or `failed`).
+       */
+      observe?: { requirementChecked(outcome: 'passed' | 'failed'): void; runEnded(status: 'completed' | 'failed'): void };
     },
   ) {}
 
@@ -50,6 +55,7 @@ export class RunWorker {
               ? 'The configured model provider is unreachable after retries; finished requirements are kept. Trigger the run again once it is back.'
               : 'A backing service stayed unavailable while checking; finished requirements are kept. Trigger the run again to resume.';
             const failed = await this.deps.repository.fail(item.orgId, item.runId, item.generation, reason);
+            if (failed) this.deps.observe?.runEnded('failed');
             this.deps.logger.error({ err, run_id: item.runId, requirement_id: requirementId, failed }, 'check run failed');
             return;
           }
@@ -107,6 +113,10 @@ export class RunWorker {
     }
     if (abort.signal.aborted) return;
     const stored = await this.deps.repository.complete(item.orgId, item.runId, item.generation, requirementId, subs);
+    if (stored.outcome === 'stored') {
+      this.deps.observe?.requirementChecked(subs.length > 0 && subs.every((x) => x.verdict === 'COMPLIANT') ? 'passed' : 'failed');
+      if (stored.runStatus === 'completed') this.deps.observe?.runEnded('completed');
+    }
     this.deps.logger.info(
       { run_id: item.runId, requirement_id: requirementId, outcome: stored.outcome, run_status: stored.runStatus, attempt: delivery.attempt },
       'requirement checked',
