@@ -10,11 +10,11 @@ import {
   DenseChunkIndex,
   VectorSpace,
   MAX_QUERY_LENGTH,
-  MAX_TOP_K,
   SearchHit,
   SearchScope,
   StoredChunk,
 } from './chunk-store';
+import { requireString, requireStringArray, requireTopK, validateStoredChunk, validation, wrapEngineCall } from './store-input';
 
 /** Name of the one LanceDB table holding every org's chunks. */
 export const CHUNKS_TABLE = 'chunks';
@@ -268,7 +268,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     }
     LanceDbChunkStore.openDirs.add(absDir);
 
-    return wrapInternal('open', async () => {
+    return wrapEngineCall('LanceDB', 'open', async () => {
       await mkdir(absDir, { recursive: true });
       const db = await lancedb.connect(absDir);
       try {
@@ -352,9 +352,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
 
   async search(query: string, scope: SearchScope, topK: number): Promise<SearchHit[]> {
     if (typeof query !== 'string') throw validation('query must be a string');
-    if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) {
-      throw validation(`topK must be an integer in [1, ${MAX_TOP_K}]`);
-    }
+    requireTopK(topK);
     const filter = scopeFilter(scope);
     const terms = sanitizeQuery(query);
     if (terms === '') return [];
@@ -468,7 +466,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
    * `score` = cosine similarity (1 − cosine distance).
    */
   async searchDense(vector: number[], scope: SearchScope, topK: number): Promise<SearchHit[]> {
-    if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) throw validation(`topK must be an integer in [1, ${MAX_TOP_K}]`);
+    requireTopK(topK);
     const filter = scopeFilter(scope);
     const current = this.vectors;
     if (!current) return [];
@@ -632,14 +630,14 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   /** Runs `fn` after every queued write; failures do not block later writes. */
   private write<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    const run = this.writeTail.then(() => wrapInternal(op, fn));
+    const run = this.writeTail.then(() => wrapEngineCall('LanceDB', op, fn));
     this.writeTail = run.catch(() => undefined);
     return this.track(run);
   }
 
   private read<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    return this.track(wrapInternal(op, fn));
+    return this.track(wrapEngineCall('LanceDB', op, fn));
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
@@ -719,67 +717,9 @@ const stderrLogger: ChunkStoreLogger = {
   },
 };
 
-function validation(message: string): ChunkStoreError {
-  return new ChunkStoreError(ChunkStoreErrorCode.Validation, message);
-}
-
-async function wrapInternal<T>(op: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof ChunkStoreError) throw err;
-    const detail = err instanceof Error ? err.message : String(err);
-    throw new ChunkStoreError(ChunkStoreErrorCode.Internal, `LanceDB ${op} failed: ${detail}`, { cause: err });
-  }
-}
-
-function requireString(name: string, value: unknown): asserts value is string {
-  if (typeof value !== 'string' || value.length === 0) throw validation(`${name} must be a non-empty string`);
-}
-
-/** Validates a list of non-empty strings; returns it without duplicates, order kept. */
-function requireStringArray(name: string, value: unknown): string[] {
-  if (!Array.isArray(value)) throw validation(`${name} must be an array`);
-  value.forEach((v, i) => requireString(`${name}[${i}]`, v));
-  return [...new Set(value as string[])];
-}
-
-const INT32_MAX = 2 ** 31 - 1;
-
-function isInt32(v: unknown): v is number {
-  return Number.isInteger(v) && Math.abs(v as number) <= INT32_MAX;
-}
-
-function isIntOrNull(v: unknown): boolean {
-  return v === null || isInt32(v);
-}
-
+/** The shared structural checks, plus: ids must be safe inside the SQL filters LanceDB is given. */
 function validateChunk(chunk: StoredChunk, i: number): void {
-  const at = `chunks[${i}]`;
-  if (chunk === null || typeof chunk !== 'object') throw validation(`${at} must be an object`);
-  requireString(`${at}.id`, chunk.id);
-  requireString(`${at}.orgId`, chunk.orgId);
-  requireString(`${at}.documentId`, chunk.documentId);
-  if (chunk.projectId !== null && typeof chunk.projectId !== 'string') {
-    throw validation(`${at}.projectId must be a string or null`);
-  }
-  if (typeof chunk.fileName !== 'string') throw validation(`${at}.fileName must be a string`);
-  if (typeof chunk.text !== 'string') throw validation(`${at}.text must be a string`);
-  if (!isInt32(chunk.chunkIndex) || chunk.chunkIndex < 0) {
-    throw validation(`${at}.chunkIndex must be a non-negative 32-bit integer`);
-  }
-  if (!isIntOrNull(chunk.startPage) || !isIntOrNull(chunk.endPage)) {
-    throw validation(`${at}.startPage/endPage must be 32-bit integers or null`);
-  }
-  if (!Array.isArray(chunk.headingPath) || !chunk.headingPath.every((h) => typeof h === 'string')) {
-    throw validation(`${at}.headingPath must be an array of strings`);
-  }
-  if (
-    !Array.isArray(chunk.pageSpans) ||
-    !chunk.pageSpans.every((s) => s !== null && typeof s === 'object' && isInt32(s.page) && isInt32(s.offset))
-  ) {
-    throw validation(`${at}.pageSpans must be an array of { page, offset } integers`);
-  }
+  validateStoredChunk(chunk, i);
   for (const v of [chunk.id, chunk.orgId, chunk.documentId, chunk.projectId ?? '']) sqlString(v);
 }
 

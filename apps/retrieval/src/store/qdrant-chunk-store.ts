@@ -6,13 +6,13 @@ import {
   ChunkStoreErrorCode,
   ChunkVector,
   DenseChunkIndex,
-  MAX_TOP_K,
   SearchHit,
   SearchScope,
   StoredChunk,
   VectorSpace,
 } from './chunk-store';
 import { chunkSparseVector, querySparseVector } from './lexical-terms';
+import { requireString, requireStringArray, requireTopK, validateStoredChunk, validation, wrapEngineCall } from './store-input';
 
 /** Name of the sparse (BM25) vector in the collection. */
 export const SPARSE_VECTOR = 'bm25';
@@ -82,7 +82,7 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
     if (!/^[A-Za-z0-9_-]{1,200}$/.test(options.collection)) throw validation('collection must be 1-200 letters, digits, _ or -');
     const client = new QdrantClient({ url: options.url, apiKey: options.apiKey, timeout: options.timeoutMs ?? 30_000, checkCompatibility: false });
     const store = new QdrantChunkStore(client, options.collection);
-    await wrap('open', async () => {
+    await wrapEngineCall('Qdrant', 'open', async () => {
       const { exists } = await client.collectionExists(options.collection);
       if (!exists) {
         await client.createCollection(options.collection, {
@@ -288,7 +288,7 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
 
   /** Deletes the whole collection (tests and `kbctl` tooling only). */
   async dropCollection(): Promise<void> {
-    await wrap('dropCollection', () => this.client.deleteCollection(this.collection));
+    await wrapEngineCall('Qdrant', 'dropCollection', () => this.client.deleteCollection(this.collection));
   }
 
   async close(): Promise<void> {
@@ -299,14 +299,14 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
 
   private write<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    const run = this.writeTail.then(() => wrap(op, fn));
+    const run = this.writeTail.then(() => wrapEngineCall('Qdrant', op, fn));
     this.writeTail = run.catch(() => undefined);
     return run;
   }
 
   private read<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    return wrap(op, fn);
+    return wrapEngineCall('Qdrant', op, fn);
   }
 
   private assertOpen(): void {
@@ -390,52 +390,8 @@ function toHits(points: { score: number; payload?: unknown }[]): SearchHit[] {
     .map((p, i) => ({ chunk: fromPayload(p.payload as ChunkPayload), score: p.score, rank: i + 1 }));
 }
 
-function validation(message: string): ChunkStoreError {
-  return new ChunkStoreError(ChunkStoreErrorCode.Validation, message);
-}
-
-async function wrap<T>(op: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof ChunkStoreError) throw err;
-    const detail = err instanceof Error ? err.message : String(err);
-    throw new ChunkStoreError(ChunkStoreErrorCode.Internal, `Qdrant ${op} failed: ${detail}`, { cause: err });
-  }
-}
-
-function requireString(name: string, value: unknown): asserts value is string {
-  if (typeof value !== 'string' || value.length === 0) throw validation(`${name} must be a non-empty string`);
-}
-
-function requireStringArray(name: string, value: unknown): string[] {
-  if (!Array.isArray(value)) throw validation(`${name} must be an array`);
-  value.forEach((v, i) => requireString(`${name}[${i}]`, v));
-  return [...new Set(value as string[])];
-}
-
-function requireTopK(topK: number): void {
-  if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) throw validation(`topK must be an integer in [1, ${MAX_TOP_K}]`);
-}
-
-const INT32_MAX = 2 ** 31 - 1;
-const isInt32 = (v: unknown): v is number => Number.isInteger(v) && Math.abs(v as number) <= INT32_MAX;
-
+/** The shared structural checks, plus: the metadata point's org id is reserved. */
 function validateChunk(chunk: StoredChunk, i: number): void {
-  const at = `chunks[${i}]`;
-  if (chunk === null || typeof chunk !== 'object') throw validation(`${at} must be an object`);
-  requireString(`${at}.id`, chunk.id);
-  requireString(`${at}.orgId`, chunk.orgId);
-  requireString(`${at}.documentId`, chunk.documentId);
-  if (chunk.orgId === META_ORG) throw validation(`${at}.orgId is reserved`);
-  if (chunk.projectId !== null && typeof chunk.projectId !== 'string') throw validation(`${at}.projectId must be a string or null`);
-  if (typeof chunk.fileName !== 'string' || typeof chunk.text !== 'string') throw validation(`${at}.fileName/text must be strings`);
-  if (!isInt32(chunk.chunkIndex) || chunk.chunkIndex < 0) throw validation(`${at}.chunkIndex must be a non-negative 32-bit integer`);
-  if (!(chunk.startPage === null || isInt32(chunk.startPage)) || !(chunk.endPage === null || isInt32(chunk.endPage))) {
-    throw validation(`${at}.startPage/endPage must be 32-bit integers or null`);
-  }
-  if (!Array.isArray(chunk.headingPath) || !chunk.headingPath.every((h) => typeof h === 'string')) throw validation(`${at}.headingPath must be an array of strings`);
-  if (!Array.isArray(chunk.pageSpans) || !chunk.pageSpans.every((s) => s !== null && typeof s === 'object' && isInt32(s.page) && isInt32(s.offset))) {
-    throw validation(`${at}.pageSpans must be an array of { page, offset } integers`);
-  }
+  validateStoredChunk(chunk, i);
+  if (chunk.orgId === META_ORG) throw validation(`chunks[${i}].orgId is reserved`);
 }
