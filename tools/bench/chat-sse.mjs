@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
+import { newTenant } from '../lib/api-client.mjs';
 
 const { values } = parseArgs({ options: { file: { type: 'string' }, rounds: { type: 'string', default: '3' } } });
 const file = path.resolve(values.file ?? path.join(ROOT, '../shared/corpus/pdf/debian-policy-4.6.2.0.pdf'));
@@ -36,16 +37,8 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-chat-'));
 const { natsServer } = ensureSystemPackages();
 const stack = await startStack({ dataDir, natsServer, quiet: true });
 try {
-  const kbctl = (...a) => JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl }, encoding: 'utf8' }));
-  const org = kbctl('org', 'create', '--name', 'Bench chat');
-  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '100000').key;
+  const { key, call } = newTenant(stack, 'Bench chat', 100000);
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-  const call = async (method, p, body) => {
-    const res = await fetch(`${stack.baseUrl}${p}`, { method, headers, body: body && JSON.stringify(body) });
-    const json = await res.json();
-    if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
-    return json.data;
-  };
   const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))[1]);
   step(`ingesting ${path.basename(file)} (${pages} pages) into a project`);
   const project = await call('POST', '/api/v2/projects', { name: 'Bench project' });

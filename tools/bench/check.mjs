@@ -16,6 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
+import { newTenant } from '../lib/api-client.mjs';
 
 const { values } = parseArgs({ options: { verifies: { type: 'string', default: '60' }, requirements: { type: 'string', default: '1000' } } });
 const CORPUS = path.join(ROOT, '../shared/corpus/pdf');
@@ -59,15 +60,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-check-'));
 const { natsServer } = ensureSystemPackages();
 const stack = await startStack({ dataDir, natsServer, quiet: true });
 try {
-  const kbctl = (...a) => JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl }, encoding: 'utf8' }));
-  const org = kbctl('org', 'create', '--name', 'Bench check');
-  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '1000000').key;
-  const call = async (method, p, body) => {
-    const res = await fetch(`${stack.baseUrl}${p}`, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
-    const json = await res.json();
-    if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
-    return json.data;
-  };
+  const { org, call } = newTenant(stack, 'Bench check', 1000000);
   const upload = async (file, projectId) => {
     const bytes = readFileSync(file);
     const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(file), content_type: 'application/pdf', size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}) });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
+import { newTenant } from '../lib/api-client.mjs';
 
 const { values } = parseArgs({ options: { file: { type: 'string' }, queries: { type: 'string', default: '30' } } });
 const file = path.resolve(values.file ?? path.join(ROOT, '../shared/corpus/pdf/debian-policy-4.6.2.0.pdf'));
@@ -43,15 +44,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-'));
 const { natsServer } = ensureSystemPackages();
 const stack = await startStack({ dataDir, natsServer, quiet: true });
 try {
-  const kbctl = (...a) => JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl }, encoding: 'utf8' }));
-  const org = kbctl('org', 'create', '--name', 'Bench');
-  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '100000').key;
-  const call = async (method, p, body) => {
-    const res = await fetch(`${stack.baseUrl}${p}`, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
-    const json = await res.json();
-    if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
-    return json.data;
-  };
+  const { call } = newTenant(stack, 'Bench', 100000);
   const bytes = readFileSync(file);
   const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))[1]);
 

@@ -4,13 +4,14 @@
 // quota counter, envelope, security headers, logging) against a bare Fastify route answering the
 // same JSON, both in their own process on this machine, in the same run; prints the ratio.
 // Usage: npm run bench:gateway [-- --duration 10 --connections 10]
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { freePort, startStack } from '../lib/stack.mjs';
+import { newTenant } from '../lib/api-client.mjs';
 
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' } } });
 const duration = Number(values.duration);
@@ -49,10 +50,7 @@ const { natsServer } = ensureSystemPackages();
 const stack = await startStack({ dataDir, natsServer, quiet: true, env: { LOG_LEVEL: 'info' } });
 let bare;
 try {
-  const kbctl = (...a) =>
-    JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl, NATS_URL: stack.env.NATS_URL }, encoding: 'utf8' }));
-  const org = kbctl('org', 'create', '--name', 'Bench');
-  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '100000000').key;
+  const { key } = newTenant(stack, 'Bench', 100000000);
   const gatewayUrl = `${stack.baseUrl}/api/v2/organization`;
   const headers = { Authorization: `Bearer ${key}` };
   const sample = await (await fetch(gatewayUrl, { headers })).json();

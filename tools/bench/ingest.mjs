@@ -18,6 +18,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
+import { newTenant } from '../lib/api-client.mjs';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -65,15 +66,7 @@ const { natsServer } = ensureSystemPackages();
 const stack = await startStack({ dataDir, natsServer, quiet: true, env: { INGESTION_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn' } });
 const rows = [];
 try {
-  const kbctl = (...a) => JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl }, encoding: 'utf8' }));
-  const org = kbctl('org', 'create', '--name', 'Bench ingest');
-  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '100000').key;
-  const call = async (method, p, body) => {
-    const res = await fetch(`${stack.baseUrl}${p}`, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
-    const json = await res.json();
-    if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
-    return json.data;
-  };
+  const { call } = newTenant(stack, 'Bench ingest', 100000);
 
   /** Uploads `files`, processes them with one call, returns ms until all left processing. */
   async function ingest(files) {

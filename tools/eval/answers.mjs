@@ -10,7 +10,6 @@
 //     names (chunk text read back from the retrieval service); must be 100 %.
 // With LLM_BASE_URL (+ LLM_MODEL, LLM_API_KEY) set, the model-configured path is evaluated.
 // Usage: npm run eval:answers [-- --questions FILE --top-k N --json]
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -18,6 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
+import { newTenant } from '../lib/api-client.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -41,15 +41,7 @@ const { natsServer } = ensureSystemPackages();
 const stack = await startStack({ dataDir, natsServer, quiet: true });
 let exitCode = 0;
 try {
-  const kbctl = (...a) => JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...a, '--json'], { env: { ...process.env, DATABASE_URL: stack.databaseUrl }, encoding: 'utf8' }));
-  const org = kbctl('org', 'create', '--name', 'Eval');
-  const key = kbctl('key', 'create', '--org', org.id, '--rate-limit', '100000').key;
-  const call = async (method, p, body) => {
-    const res = await fetch(`${stack.baseUrl}${p}`, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
-    const json = await res.json();
-    if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
-    return json.data;
-  };
+  const { org, call } = newTenant(stack, 'Eval', 100000);
 
   step(`uploading ${set.documents.length} documents`);
   const docIds = {};
