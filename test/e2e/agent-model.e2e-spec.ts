@@ -1,11 +1,11 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedRequestBody } from '@kb/models/testing';
 import { connect } from 'nats';
-import { api, newOrg, ROOT } from './support/harness';
+import { api, newOrg, ROOT, ExtraStack, startExtraStack } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -27,7 +27,7 @@ const lastUser = (b: ScriptedRequestBody) => [...b.messages].reverse().find((m) 
  */
 describe('agent with a chat model configured', () => {
   let dir: string;
-  let stack: ChildProcess;
+  let stack: ExtraStack | undefined;
   let baseUrl: string;
   let databaseUrl: string;
   let model: ScriptedOpenAiServer;
@@ -56,20 +56,8 @@ describe('agent with a chat model configured', () => {
       AGENT_BATCH_ACK_WAIT_MS: '3000',
       CHAT_SSE_HEARTBEAT_MS: '1000',
     };
-    stack = spawn(process.execPath, [path.join(ROOT, 'tools/lib/stack-cli.mjs')], {
-      env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ dataDir: path.join(dir, 'stack'), env }) },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    const ready = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      stack.stdout!.on('data', (d) => {
-        out += d;
-        const line = out.split('\n').find((l) => l.startsWith('READY '));
-        if (line) resolve(line.slice(6));
-      });
-      stack.on('exit', (code) => reject(new Error(`stack exited with ${code}`)));
-    });
-    ({ baseUrl, databaseUrl } = JSON.parse(ready));
+    stack = await startExtraStack(path.join(dir, 'stack'), env);
+    ({ baseUrl, databaseUrl } = stack);
     org = newOrg('Model Org', { safety: true, databaseUrl });
     execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'safety', 'load', SAMPLES, '--json'], {
       env: { ...process.env, DATABASE_URL: databaseUrl, KB_DATA_DIR: path.join(dir, 'stack') },
@@ -78,11 +66,7 @@ describe('agent with a chat model configured', () => {
   });
 
   afterAll(async () => {
-    if (stack && stack.exitCode === null) {
-      const exited = new Promise((r) => stack.once('exit', r));
-      stack.kill('SIGTERM');
-      await exited;
-    }
+    await stack?.stop();
     await model?.close();
     if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });

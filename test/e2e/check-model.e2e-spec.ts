@@ -1,10 +1,9 @@
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply, type ScriptedRequestBody } from '@kb/models/testing';
-import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { connect } from 'nats';
-import { api, newOrg, ROOT, uploadFile, waitForDocument } from './support/harness';
+import { api, newOrg, uploadFile, waitForDocument, ExtraStack, startExtraStack } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -28,7 +27,7 @@ describe('compliance checking with a configured chat model', () => {
   let judgeCallsBeforeDown = Infinity;
   let judgeCalls = 0;
   let dir: string;
-  let stack: ChildProcess;
+  let stack: ExtraStack | undefined;
   let baseUrl: string;
   let databaseUrl: string;
   let natsUrl: string;
@@ -59,29 +58,13 @@ describe('compliance checking with a configured chat model', () => {
     server = await startScriptedOpenAiServer((body) => respond(body));
     dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-model-'));
     const env = { LLM_BASE_URL: server.baseUrl, LLM_MODEL: 'scripted-judge', LLM_API_KEY: 'test', LLM_MAX_RETRIES: '0', CHECK_RUN_ACK_WAIT_MS: '5000', CHECK_RUN_GROUP_SIZE: '1', CHECK_RUN_CONCURRENCY: '1' };
-    stack = spawn(process.execPath, [path.join(ROOT, 'tools/lib/stack-cli.mjs')], {
-      env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ dataDir: path.join(dir, 'stack'), env }) },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    const ready = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      stack.stdout!.on('data', (d) => {
-        out += d;
-        const line = out.split('\n').find((l) => l.startsWith('READY '));
-        if (line) resolve(line.slice(6));
-      });
-      stack.on('exit', (code) => reject(new Error(`stack exited with ${code}`)));
-    });
-    ({ baseUrl, databaseUrl } = JSON.parse(ready));
+    stack = await startExtraStack(path.join(dir, 'stack'), env);
+    ({ baseUrl, databaseUrl } = stack);
     natsUrl = `nats://127.0.0.1:${JSON.parse(readFileSync(path.join(dir, 'stack', 'stack.json'), 'utf8')).ports.nats}`;
   });
 
   afterAll(async () => {
-    if (stack && stack.exitCode === null) {
-      const exited = new Promise((r) => stack.once('exit', r));
-      stack.kill('SIGTERM');
-      await exited;
-    }
+    await stack?.stop();
     await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });

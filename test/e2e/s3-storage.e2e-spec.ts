@@ -1,9 +1,9 @@
-import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { api, corpusFile, newOrg, ROOT, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, ROOT, uploadFile, waitForDocument, ExtraStack, startExtraStack } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -29,7 +29,7 @@ function freePort(): Promise<number> {
 (skip ? describe.skip : describe)('documents on S3 storage (MinIO)', () => {
   let dir: string;
   let minioPid: number;
-  let stack: ChildProcess;
+  let stack: ExtraStack | undefined;
   let baseUrl: string;
   let databaseUrl: string;
 
@@ -52,28 +52,12 @@ function freePort(): Promise<number> {
       S3_SECRET_KEY: process.env.KB_MINIO_SECRET_KEY ?? 'kb-test-secret-key',
       S3_BUCKET: 'kb-e2e-documents',
     };
-    stack = spawn(process.execPath, [path.join(ROOT, 'tools/lib/stack-cli.mjs')], {
-      env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ dataDir: path.join(dir, 'stack'), env }) },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    const ready = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      stack.stdout!.on('data', (d) => {
-        out += d;
-        const line = out.split('\n').find((l) => l.startsWith('READY '));
-        if (line) resolve(line.slice(6));
-      });
-      stack.on('exit', (code) => reject(new Error(`stack exited with ${code}`)));
-    });
-    ({ baseUrl, databaseUrl } = JSON.parse(ready));
+    stack = await startExtraStack(path.join(dir, 'stack'), env);
+    ({ baseUrl, databaseUrl } = stack);
   });
 
   afterAll(async () => {
-    if (stack && stack.exitCode === null) {
-      const exited = new Promise((r) => stack.once('exit', r));
-      stack.kill('SIGTERM');
-      await exited;
-    }
+    await stack?.stop();
     if (minioPid) {
       try {
         process.kill(minioPid, 'SIGTERM');

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
@@ -103,4 +103,48 @@ export function corpusFile(rel: string): string {
   const p = path.join(CORPUS, rel);
   statSync(p);
   return p;
+}
+
+/** A second, separately configured stack (its own PostgreSQL, NATS and six services). */
+export interface ExtraStack {
+  baseUrl: string;
+  databaseUrl: string;
+  /** The stack-cli process (tests that need its pid or exit). */
+  process: ChildProcess;
+  /** SIGTERM, then waits until every process of the stack has exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a whole stack in `dataDir` with extra service environment `env` (e.g. `LLM_BASE_URL` of a
+ * scripted model server, `STORAGE_DRIVER=s3`) through tools/lib/stack-cli.mjs, for suites that
+ * need a configuration the shared e2e stack does not have.
+ * @throws Error when the stack exits before it reports ready.
+ */
+export async function startExtraStack(dataDir: string, env: Record<string, string>): Promise<ExtraStack> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'tools/lib/stack-cli.mjs')], {
+    env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ dataDir, env }) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const ready = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('READY '));
+      if (line) resolve(line.slice(6));
+    });
+    child.on('exit', (code) => reject(new Error(`stack exited with ${code}`)));
+  });
+  const { baseUrl: url, databaseUrl } = JSON.parse(ready) as { baseUrl: string; databaseUrl: string };
+  return {
+    baseUrl: url,
+    databaseUrl,
+    process: child,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
