@@ -908,7 +908,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       }
     });
 
-    maybe('retrieval: one replica, Recreate, data dir on a PVC; HPAs for the other services (not ingestion under KEDA)', () => {
+    maybe('retrieval: one replica, Recreate, data dir on a PVC; HPAs for the other services (not the workers under KEDA)', () => {
       const r = deployment('retrieval');
       expect(r.spec.replicas).toBe(1);
       expect(r.spec.strategy.type).toBe('Recreate');
@@ -916,7 +916,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       const volume = r.spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
       expect(volume.persistentVolumeClaim.claimName).toBeTruthy();
       const hpas = byKind('HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name.replace(/^.*-/, ''));
-      const expected = ['gateway', 'documents', 'ingestion', 'check', 'agent'].filter((s) => merged[s].autoscaling.enabled && !(s === 'ingestion' && merged.ingestion.keda.enabled));
+      const expected = ['gateway', 'documents', 'ingestion', 'check', 'agent'].filter((s) => merged[s].autoscaling.enabled && !merged[s].keda?.enabled);
       expect(sorted(hpas)).toEqual(sorted(expected));
       for (const s of expected) expect(deployment(s).spec.replicas).toBeUndefined();
       expect(byKind('PodDisruptionBudget').some((p) => p.metadata.name.endsWith('-retrieval'))).toBe(false);
@@ -1004,19 +1004,25 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       return YAML.parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean) as K8sObject[];
     };
 
-    maybe('KEDA: a ScaledObject on the lag of the ingestion consumer replaces the ingestion HPA', () => {
-      const objects = objectsWith('ingestion.keda.enabled=true');
-      const so = objects.find((o) => o.kind === 'ScaledObject')!;
+    maybe.each([
+      ['ingestion', 'DOCUMENTS_STREAM'],
+      ['check', 'CHECK_STREAM'],
+      ['agent', 'AGENT_STREAM'],
+    ])('KEDA: a ScaledObject on the lag of the %s consumer replaces its HPA', (worker, streamConst) => {
+      const objects = objectsWith(`${worker}.keda.enabled=true`);
+      const scaled = objects.filter((o) => o.kind === 'ScaledObject');
+      expect(scaled).toHaveLength(1);
+      const so = scaled[0];
       expect(so.apiVersion).toBe('keda.sh/v1alpha1');
-      expect(so.spec.scaleTargetRef.name).toMatch(/-ingestion$/);
+      expect(so.spec.scaleTargetRef.name).toMatch(new RegExp(`-${worker}$`));
       const trigger = so.spec.triggers.find((t: { type: string }) => t.type === 'nats-jetstream');
       // stream and durable consumer names as the code declares them
-      const stream = read('libs/events/src/index.ts').match(/DOCUMENTS_STREAM = '([^']+)'/)?.[1];
-      const durable = read('apps/ingestion/src/main.ts').match(/durable: '([^']+)'/)?.[1];
+      const stream = read('libs/events/src/index.ts').match(new RegExp(`${streamConst} = '([^']+)'`))?.[1];
+      const durable = read(`apps/${worker}/src/main.ts`).match(/runConsumer[\s\S]*?durable: '([^']+)'/)?.[1];
       expect([trigger.metadata.stream, trigger.metadata.consumer]).toEqual([stream, durable]);
-      expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name.endsWith('-ingestion'))).toBe(false);
-      const ingestion = objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-ingestion'))!;
-      expect(ingestion.spec.replicas).toBeUndefined();
+      expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name.endsWith(`-${worker}`))).toBe(false);
+      const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(`-${worker}`))!;
+      expect(deployment.spec.replicas).toBeUndefined();
     });
 
     maybe('PodMonitor selects the release pods on their `metrics` port', () => {
