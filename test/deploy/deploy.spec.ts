@@ -646,7 +646,7 @@ describe('helm chart (render-free)', () => {
   test('the schema rejects what must not be deployed', () => {
     const validate = valuesValidator();
     const bad: Array<[string, unknown]> = [
-      ['retrieval replicas (embedded store: one replica)', { retrieval: { replicas: 2 } }],
+      ['retrieval with an unknown vector store', { retrieval: { vectorStore: 'pinecone' } }],
       ['retrieval on a shared volume', { retrieval: { persistence: { accessMode: 'ReadWriteMany' } } }],
       ['unknown storage driver', { storage: { driver: 'gcs' } }],
       ['typo in a key', { gateway: { replica: 3 } }],
@@ -740,14 +740,16 @@ describe('helm chart (render-free)', () => {
     expect(gw).toMatch(/readinessProbe:\s+httpGet:\s+path: \{\{ \.Values\.gateway\.readinessPath \}\}/);
   });
 
-  test('retrieval: one replica, Recreate, its own PVC; HPAs for every other service; no retrieval PDB', () => {
+  test('retrieval: one replica, Recreate, its own PVC on the embedded store; HPA and PDB only on Qdrant', () => {
     const r = chartFile('templates/retrieval.yaml');
-    expect(r).toMatch(/replicas: 1\n/);
-    expect(r).toMatch(/type: Recreate/);
+    expect(r).toMatch(/\$stateless := eq \.Values\.retrieval\.vectorStore "qdrant"/);
+    expect(r).toMatch(/if not \$stateless \}\}\n  replicas: 1\n  strategy:\n    type: Recreate/);
     expect(r).toMatch(/kind: PersistentVolumeClaim/);
     expect(r).toMatch(/mountPath: \{\{ \.Values\.retrieval\.dataDir \}\}/);
-    expect(chartFile('templates/hpa.yaml')).toMatch(/range \$component := list "gateway" "documents" "ingestion" "check" "agent"/);
-    expect(chartFile('templates/pdb.yaml')).not.toMatch(/"retrieval"/);
+    expect(chartFile('templates/hpa.yaml')).toMatch(/range \$component := list "gateway" "documents" "ingestion" "check" "agent" "retrieval"/);
+    for (const t of ['templates/hpa.yaml', 'templates/pdb.yaml']) {
+      expect(chartFile(t)).toMatch(/\(or \(ne \$component "retrieval"\) \(eq \$\.Values\.retrieval\.vectorStore "qdrant"\)\)/);
+    }
   });
 
   test('NetworkPolicy callers match who really calls each service (from the code)', () => {
@@ -915,6 +917,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       const mount = r.spec.template.spec.containers[0].volumeMounts.find((m: { mountPath: string }) => m.mountPath === configMap().data!.RETRIEVAL_DATA_DIR);
       const volume = r.spec.template.spec.volumes.find((v: { name: string }) => v.name === mount.name);
       expect(volume.persistentVolumeClaim.claimName).toBeTruthy();
+      expect(merged.retrieval.vectorStore).toBe('lancedb');
       const hpas = byKind('HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name.replace(/^.*-/, ''));
       const expected = ['gateway', 'documents', 'ingestion', 'check', 'agent'].filter((s) => merged[s].autoscaling.enabled && !merged[s].keda?.enabled);
       expect(sorted(hpas)).toEqual(sorted(expected));
@@ -1023,6 +1026,24 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name.endsWith(`-${worker}`))).toBe(false);
       const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(`-${worker}`))!;
       expect(deployment.spec.replicas).toBeUndefined();
+    });
+
+    maybe('retrieval on Qdrant: stateless, autoscaled, rolling updates, a PDB and no PVC', () => {
+      const objects = objectsWith('retrieval.vectorStore=qdrant', 'retrieval.qdrant.url=http://qdrant:6333');
+      const named = (kind: string) => objects.filter((o) => o.kind === kind && o.metadata.name.endsWith('-retrieval'));
+      const [deploy] = named('Deployment');
+      expect(deploy.spec.replicas).toBeUndefined();
+      expect(deploy.spec.strategy.type).toBe('RollingUpdate');
+      expect(deploy.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'data')).toEqual({ name: 'data', emptyDir: {} });
+      expect(objects.some((o) => o.kind === 'PersistentVolumeClaim')).toBe(false);
+      expect(named('HorizontalPodAutoscaler')).toHaveLength(1);
+      expect(named('PodDisruptionBudget')).toHaveLength(1);
+      const cm = objects.find((o) => o.kind === 'ConfigMap' && (o as any).data?.VECTOR_STORE) as any;
+      expect([cm.data.VECTOR_STORE, cm.data.QDRANT_URL]).toEqual(['qdrant', 'http://qdrant:6333']);
+      const fixed = objectsWith('retrieval.vectorStore=qdrant', 'retrieval.qdrant.url=http://qdrant:6333', 'retrieval.autoscaling.enabled=false', 'retrieval.replicas=3');
+      const missingUrl = render('ci/s3-values.yaml', ['--set', 'retrieval.vectorStore=qdrant']);
+      expect([missingUrl.status, missingUrl.stderr]).toEqual([1, expect.stringContaining('retrieval.qdrant.url is required')]);
+      expect(fixed.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-retrieval'))!.spec.replicas).toBe(3);
     });
 
     maybe('PodMonitor selects the release pods on their `metrics` port', () => {
