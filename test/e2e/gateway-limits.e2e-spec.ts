@@ -1,22 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
-import { api, baseUrl, kbctl, newOrg, ROOT } from './support/harness';
+import { api, baseUrl, kbctl, newOrg, ROOT, freePort } from './support/harness';
 
 jest.setTimeout(120_000);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Starts a second gateway process against the suite's PostgreSQL, NATS and services (what a second

@@ -1,21 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { api, corpusFile, newOrg, ROOT, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, ROOT, uploadFile, waitForDocument, freePort } from './support/harness';
 
 jest.setTimeout(300_000);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 type LogLine = { msg: string; document_id?: string };
 const logOf = (file: string): LogLine[] =>

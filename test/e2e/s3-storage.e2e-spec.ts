@@ -1,9 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { api, corpusFile, newOrg, ROOT, uploadFile, waitForDocument, ExtraStack, startExtraStack } from './support/harness';
+import { api, corpusFile, newOrg, ROOT, uploadFile, waitForDocument, ExtraStack, startExtraStack, freePort } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -11,15 +10,6 @@ const MINIO_SH = path.join(ROOT, 'tools/minio.sh');
 const skip = process.env.KB_SKIP_MINIO === '1';
 const minioBin = skip ? null : spawnSync('bash', [MINIO_SH, 'path'], { encoding: 'utf8' });
 const haveMinio = !skip && minioBin?.status === 0;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The same user journey on the production storage path: the `s3` driver against a real MinIO

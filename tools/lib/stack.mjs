@@ -11,16 +11,38 @@ import { ROOT, step } from './bootstrap.mjs';
 export const SERVICES = ['retrieval', 'documents', 'ingestion', 'check', 'agent', 'gateway'];
 
 /** A free TCP port on 127.0.0.1. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
+/**
+ * Ports handed out by this process, so that two calls never return the same one before it is bound.
+ */
+const handedOut = new Set();
+
+/** Lowest and highest port tried: below Linux's ephemeral range (32768-60999 by default). */
+const PORT_RANGE = [20000, 32767];
+
+/**
+ * A free TCP port for a service of the stack. Chosen at random BELOW the ephemeral range and
+ * checked by binding it on all interfaces: a port from the ephemeral range (what `listen(0)`
+ * returns) can be taken by any outgoing connection (a database client, a gRPC channel) between
+ * this check and the moment the service binds it, which made stacks fail with EADDRINUSE.
+ * @returns {Promise<number>}
+ * @throws Error when no free port was found after 200 tries
+ */
+export async function freePort() {
+  for (let i = 0; i < 200; i++) {
+    const port = PORT_RANGE[0] + Math.floor(Math.random() * (PORT_RANGE[1] - PORT_RANGE[0] + 1));
+    if (handedOut.has(port)) continue;
+    const free = await new Promise((resolve) => {
+      const srv = net.createServer();
+      srv.unref();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
     });
-  });
+    if (free) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free TCP port found in ${PORT_RANGE[0]}-${PORT_RANGE[1]}`);
 }
 
 async function waitFor(check, timeoutMs, what) {

@@ -1,4 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import net from 'node:net';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
@@ -147,4 +148,31 @@ export async function startExtraStack(dataDir: string, env: Record<string, strin
       await exited;
     },
   };
+}
+
+const handedOutPorts = new Set<number>();
+
+/**
+ * A free TCP port for a process a test starts (a second gateway, MinIO, an ingestion replica).
+ * Chosen at random below Linux's ephemeral range (32768-60999) and checked by binding it, as
+ * tools/lib/stack.mjs does: a port from `listen(0)` is an ephemeral one that any outgoing
+ * connection may take before the process binds it.
+ * @throws Error when none was found after 200 tries
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 20000 + Math.floor(Math.random() * (32767 - 20000 + 1));
+    if (handedOutPorts.has(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.unref();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
+    });
+    if (free) {
+      handedOutPorts.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free TCP port found in 20000-32767');
 }
