@@ -31,6 +31,8 @@ const GRPC_SERVICES = ['documents', 'ingestion', 'retrieval', 'check', 'agent'] 
 const INFRA = ['postgres', 'nats', 'minio', 'minio-init', 'qdrant'];
 /** Secrets: never a literal in docker-compose.yml, always a Secret reference in the chart. */
 const SECRET_VARS = ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'STORAGE_SIGNING_SECRET'];
+/** API keys of model providers and Qdrant: Secret only (optional references), never the ConfigMap. */
+const PROVIDER_KEY_VARS = ['LLM_API_KEY', 'EMBEDDINGS_API_KEY', 'RERANK_API_KEY', 'QDRANT_API_KEY'];
 
 const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), 'utf8');
 const exists = (rel: string) => fs.existsSync(path.join(ROOT, rel));
@@ -710,18 +712,22 @@ describe('helm chart (render-free)', () => {
     for (const s of SERVICES) {
       const text = chartFile(`templates/${s}.yaml`);
       if (!text.includes('include "kb.containerCommon"')) problems.push(`${s}: no envFrom (kb.containerCommon)`);
+      const providerKeys = [...text.matchAll(/include "kb\.providerKeyEnv" \(dict "root" \. "names" \(list ((?:"[A-Z_]+"\s*)+)\)\)/g)].flatMap((m) =>
+        [...m[1].matchAll(/"([A-Z_]+)"/g)].map((x) => x[1]),
+      );
       const secrets = [
         ...(text.includes('include "kb.databaseEnv"') ? helperEnv('kb.databaseEnv') : []),
         ...(text.includes('include "kb.storageEnv"') ? helperEnv('kb.storageEnv') : []),
+        ...providerKeys,
       ];
       for (const v of requiredVars()[s]) {
-        if (SECRET_VARS.includes(v)) {
+        if (SECRET_VARS.includes(v) || PROVIDER_KEY_VARS.includes(v)) {
           if (!secrets.includes(v)) problems.push(`${s}: ${v} (secret) not referenced`);
         } else if (!configKeys.includes(v)) problems.push(`${s}: ${v} not in the ConfigMap`);
       }
     }
     expect(problems).toEqual([]);
-    expect(configKeys.filter((k) => SECRET_VARS.includes(k))).toEqual([]);
+    expect(configKeys.filter((k) => SECRET_VARS.includes(k) || PROVIDER_KEY_VARS.includes(k))).toEqual([]);
   });
 
   test('probes: native gRPC probes on each gRPC service’s port, HTTP for the gateway', () => {
@@ -876,6 +882,11 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
           const ref = e.valueFrom?.secretKeyRef;
           if (!ref) continue;
           const secret = byKind('Secret').find((x) => x.metadata.name === ref.name);
+          // Provider API keys are optional references: present in the Secret only when set in values.
+          if (ref.optional === true) {
+            expect([e.name, PROVIDER_KEY_VARS.includes(e.name)]).toEqual([e.name, true]);
+            continue;
+          }
           expect([d.metadata.name, e.name, secret ? ref.key in (secret.stringData ?? secret.data ?? {}) : existing.includes(ref.name)]).toEqual([d.metadata.name, e.name, true]);
         }
       }
@@ -1044,6 +1055,18 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       const missingUrl = render('ci/s3-values.yaml', ['--set', 'retrieval.vectorStore=qdrant']);
       expect([missingUrl.status, missingUrl.stderr]).toEqual([1, expect.stringContaining('retrieval.qdrant.url is required')]);
       expect(fixed.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-retrieval'))!.spec.replicas).toBe(3);
+    });
+
+    maybe('model-provider and Qdrant API keys go to the Secret, never the ConfigMap', () => {
+      const objects = objectsWith('llm.baseUrl=http://llm:8000/v1', 'llm.model=m', 'llm.apiKey=sk-llm', 'retrieval.embeddings.apiKey=sk-emb');
+      const secret = objects.find((o) => o.kind === 'Secret' && (o as any).stringData?.LLM_API_KEY) as any;
+      expect([secret?.stringData.LLM_API_KEY, secret?.stringData.EMBEDDINGS_API_KEY, 'RERANK_API_KEY' in (secret?.stringData ?? {})]).toEqual(['sk-llm', 'sk-emb', false]);
+      for (const cm of objects.filter((o) => o.kind === 'ConfigMap')) expect(JSON.stringify(cm)).not.toMatch(/sk-llm|sk-emb/);
+      const envOf = (name: string) => objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(`-${name}`))!.spec.template.spec.containers[0].env;
+      for (const name of ['check', 'agent']) {
+        expect(envOf(name)).toContainEqual({ name: 'LLM_API_KEY', valueFrom: { secretKeyRef: { name: secret.metadata.name, key: 'LLM_API_KEY', optional: true } } });
+      }
+      expect(envOf('retrieval').map((e: { name: string }) => e.name)).toEqual(expect.arrayContaining(['EMBEDDINGS_API_KEY', 'RERANK_API_KEY', 'QDRANT_API_KEY']));
     });
 
     maybe('PodMonitor selects the release pods on their `metrics` port', () => {

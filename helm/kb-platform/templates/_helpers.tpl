@@ -228,3 +228,19 @@ securityContext:
   {{- toYaml .Values.securityContext | nindent 2 }}
 {{- include "kb.envFrom" . | nindent 0 }}
 {{- end }}
+
+{{- /* Model-provider and Qdrant API keys (LLM_API_KEY, EMBEDDINGS_API_KEY, RERANK_API_KEY,
+QDRANT_API_KEY) from the chart's Secret, never the ConfigMap. `optional: true`: a key left empty
+in values is absent from the Secret, and the variable is then unset in the pod (no key sent).
+Usage: include "kb.providerKeyEnv" (dict "root" . "names" (list "LLM_API_KEY")) */ -}}
+{{- define "kb.providerKeyEnv" -}}
+{{- $root := .root -}}
+{{- range .names }}
+- name: {{ . }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "kb.fullname" $root }}
+      key: {{ . }}
+      optional: true
+{{- end }}
+{{- end }}
