@@ -1,5 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { sendScriptedError, startScriptedHttpServer } from './scripted-http';
 import type { ChatMessage } from '../types';
 
 /** The parts of a chat-completions request body a script looks at. */
@@ -46,73 +45,46 @@ export async function startScriptedOpenAiServer(
   respond: (body: ScriptedRequestBody, callIndex: number) => ScriptedReply | Promise<ScriptedReply>,
 ): Promise<ScriptedOpenAiServer> {
   const requests: ScriptedRequestBody[] = [];
-  const server = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      void (async () => {
-        if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
-          return;
-        }
-        const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as ScriptedRequestBody;
-        requests.push(body);
-        const reply = await respond(body, requests.length - 1);
-        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs).unref());
-        if (res.destroyed) return;
-        if (reply.status && reply.status >= 400) {
-          res.writeHead(reply.status, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { message: `scripted error ${reply.status}`, type: 'scripted' } }));
-          return;
-        }
-        const content = reply.content ?? '';
-        const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
-        const usage =
-          reply.usage === undefined
-            ? (() => {
-                const prompt = body.messages.reduce((n, m) => n + words(m.content), 0);
-                const completion = words(content);
-                return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-              })()
-            : reply.usage;
-        const base = { id: `chatcmpl-${requests.length}`, created: Math.floor(Date.now() / 1000), model: body.model };
-        if (!body.stream) {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(
-            JSON.stringify({
-              ...base,
-              object: 'chat.completion',
-              choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-              ...(usage ? { usage } : {}),
-            }),
-          );
-          return;
-        }
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        const chunks = reply.chunks ?? content.match(/\S+\s*/g) ?? [];
-        const send = (payload: unknown) => res.write(`data: ${JSON.stringify(payload)}\n\n`);
-        for (const piece of chunks) {
-          if (res.destroyed) return;
-          send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
-        }
-        send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-        if (usage && body.stream_options?.include_usage) send({ ...base, object: 'chat.completion.chunk', choices: [], usage });
-        res.end('data: [DONE]\n\n');
-      })().catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: String(error) } }));
-      });
-    });
+  const server = await startScriptedHttpServer('/chat/completions', async (parsed, res) => {
+    const body = parsed as ScriptedRequestBody;
+    requests.push(body);
+    const reply = await respond(body, requests.length - 1);
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs).unref());
+    if (res.destroyed) return;
+    if (reply.status && reply.status >= 400) return sendScriptedError(res, reply.status);
+    const content = reply.content ?? '';
+    const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
+    const usage =
+      reply.usage === undefined
+        ? (() => {
+            const prompt = body.messages.reduce((n, m) => n + words(m.content), 0);
+            const completion = words(content);
+            return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+          })()
+        : reply.usage;
+    const base = { id: `chatcmpl-${requests.length}`, created: Math.floor(Date.now() / 1000), model: body.model };
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+          ...(usage ? { usage } : {}),
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const chunks = reply.chunks ?? content.match(/\S+\s*/g) ?? [];
+    const send = (payload: unknown) => res.write(`data: ${JSON.stringify(payload)}\n\n`);
+    for (const piece of chunks) {
+      if (res.destroyed) return;
+      send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+    }
+    send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    if (usage && body.stream_options?.include_usage) send({ ...base, object: 'chat.completion.chunk', choices: [], usage });
+    res.end('data: [DONE]\n\n');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...server, requests };
 }
