@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { api, baseUrl, corpusFile, kbctl, newOrg, ROOT, uploadFile, waitForDocument } from './support/harness';
+import { api, baseUrl, corpusFile, kbctl, newOrg, ROOT, streamChat, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -14,36 +13,6 @@ function safetyLoad(folder: string, ...flags: string[]): any {
     encoding: 'utf8',
   });
   return JSON.parse(out);
-}
-
-/** POSTs a streamed chat and parses the SSE reply with eventsource-parser. */
-async function streamChat(key: string, body: object, opts: { abortAfter?: string } = {}) {
-  const controller = new AbortController();
-  const res = await fetch(`${baseUrl()}/api/v2/chat`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ ...body, stream: true }),
-    signal: controller.signal,
-  });
-  const events: EventSourceMessage[] = [];
-  const comments: string[] = [];
-  if (res.status !== 200 || !res.headers.get('content-type')?.startsWith('text/event-stream')) {
-    return { res, events, comments, json: (await res.json()) as any };
-  }
-  const parser = createParser({ onEvent: (e) => events.push(e), onComment: (c) => comments.push(c) });
-  const decoder = new TextDecoder();
-  try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      parser.feed(decoder.decode(chunk, { stream: true }));
-      if (opts.abortAfter && events.some((e) => e.event === opts.abortAfter)) {
-        controller.abort();
-        break;
-      }
-    }
-  } catch (e) {
-    if (!controller.signal.aborted) throw e;
-  }
-  return { res, events, comments, json: null as any };
 }
 
 const markers = (text: string) => [...new Set([...text.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])))].sort((x, y) => x - y);

@@ -2,10 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedRequestBody } from '@kb/models/testing';
 import { connect } from 'nats';
-import { api, newOrg, ROOT, ExtraStack, startExtraStack } from './support/harness';
+import { api, newOrg, ROOT, ExtraStack, startExtraStack, streamChat as streamChatAt } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -71,31 +70,7 @@ describe('agent with a chat model configured', () => {
     if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 
-  async function streamChat(body: object, opts: { abortAfter?: string } = {}) {
-    const controller = new AbortController();
-    const res = await fetch(`${baseUrl}/api/v2/chat`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ ...body, stream: true }),
-      signal: controller.signal,
-    });
-    const events: EventSourceMessage[] = [];
-    const comments: string[] = [];
-    const parser = createParser({ onEvent: (e) => events.push(e), onComment: (c) => comments.push(c) });
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        parser.feed(decoder.decode(chunk, { stream: true }));
-        if (opts.abortAfter && events.some((e) => e.event === opts.abortAfter)) {
-          controller.abort();
-          break;
-        }
-      }
-    } catch (e) {
-      if (!controller.signal.aborted) throw e;
-    }
-    return { res, events, comments };
-  }
+  const streamChat = (body: object, opts: { abortAfter?: string } = {}) => streamChatAt(org.key, body, opts, baseUrl);
 
   it('the model writes the answer; markers are checked against the passages and renumbered, quotes are verbatim', async () => {
     const before = model.requests.length;

@@ -1,5 +1,6 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
@@ -175,4 +176,38 @@ export async function freePort(): Promise<number> {
     }
   }
   throw new Error('no free TCP port found in 20000-32767');
+}
+
+/**
+ * POSTs a streamed chat (`stream: true`) with `key` to the gateway at `url` and parses the SSE
+ * reply with eventsource-parser. A reply that is not an event stream (an error before the stream
+ * began) comes back as `json`. `abortAfter`: disconnect once an event of that name has arrived.
+ */
+export async function streamChat(key: string, body: object, opts: { abortAfter?: string } = {}, url: string = baseUrl()) {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/api/v2/chat`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+    signal: controller.signal,
+  });
+  const events: EventSourceMessage[] = [];
+  const comments: string[] = [];
+  if (res.status !== 200 || !res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    return { res, events, comments, json: (await res.json()) as any };
+  }
+  const parser = createParser({ onEvent: (e) => events.push(e), onComment: (c) => comments.push(c) });
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      if (opts.abortAfter && events.some((e) => e.event === opts.abortAfter)) {
+        controller.abort();
+        break;
+      }
+    }
+  } catch (e) {
+    if (!controller.signal.aborted) throw e;
+  }
+  return { res, events, comments, json: null as any };
 }
