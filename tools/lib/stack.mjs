@@ -3,7 +3,7 @@
 // (free ports, a temporary data folder).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, createWriteStream, openSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { ROOT, step } from './bootstrap.mjs';
@@ -213,10 +213,14 @@ export async function startStack(o) {
     const writePids = () =>
       writeFileSync(path.join(dataDir, 'pids.json'), JSON.stringify(Object.fromEntries([...services].map(([n, c]) => [n, c.pid])), null, 2));
     const launch = (name) => {
-      const log = createWriteStream(path.join(dataDir, 'logs', `${name}.log`), { flags: 'a' });
-      const child = spawn(process.execPath, [path.join(ROOT, 'dist/apps', name, 'src/main.js')], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-      child.stdout.pipe(log);
-      child.stderr.pipe(log);
+      const logPath = path.join(dataDir, 'logs', `${name}.log`);
+      // stdout (the JSON log lines) goes straight to the file: relaying every line through this
+      // supervisor would cost it as much CPU as the service spends writing them. stderr (crashes,
+      // warnings) is relayed, to be echoed as well.
+      const out = openSync(logPath, 'a');
+      const child = spawn(process.execPath, [path.join(ROOT, 'dist/apps', name, 'src/main.js')], { env, cwd: ROOT, stdio: ['ignore', out, 'pipe'] });
+      closeSync(out);
+      child.stderr.pipe(createWriteStream(logPath, { flags: 'a' }));
       if (!o.quiet) child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
       child.on('exit', (code, signal) => {
         if (services.get(name) !== child || child.kbStopping || stopping) return;
