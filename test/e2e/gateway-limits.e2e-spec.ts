@@ -136,6 +136,45 @@ describe('gateway: rate limits, key revocation, replicas', () => {
     expect(perReplica(false)).toContain(200);
   });
 
+  /** Sends `n` GETs of /api/v2/organization, `parallel` at a time, to the replica `urlOf(i)`; returns the statuses. */
+  async function burst(key: string, n: number, parallel: number, urlOf: (i: number) => string): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let start = 0; start < n; start += parallel) {
+      const batch = Array.from({ length: Math.min(parallel, n - start) }, (_, j) => api(key, urlOf(start + j)).get('/api/v2/organization'));
+      statuses.push(...(await Promise.all(batch)).map((r) => r.status));
+    }
+    return statuses;
+  }
+
+  it('leases tokens in blocks to each replica and takes back what an idle replica holds: still exactly the limit', async () => {
+    // A limit of 1000/min is served from leases of 50 tokens (1/20 of the limit).
+    const org = newOrg('Lease Org');
+    const key = kbctl('key', 'create', '--org', org.orgId, '--rate-limit', '1000').key;
+    await awayFromWindowEdge(20);
+    // The first replica leases a block and uses one token of it.
+    const first = await api(key).get('/api/v2/organization');
+    expect(first.status).toBe(200);
+    expect(first.headers['x-ratelimit-remaining']).toBe('999');
+    // The second replica then takes everything else: its last 49 tokens come back from the
+    // first replica's unused lease (reclaimed over NATS).
+    const statuses = await burst(key, 1100, 20, () => second.url);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(999);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(101);
+    // Nothing is left for the first replica either.
+    const after = await api(key).get('/api/v2/organization');
+    expect(after.status).toBe(429);
+    expect(after.headers['x-ratelimit-remaining']).toBe('0');
+  });
+
+  it('admits exactly the limit when both replicas serve one key at once from leases', async () => {
+    const org = newOrg('Lease Race Org');
+    const key = kbctl('key', 'create', '--org', org.orgId, '--rate-limit', '600').key;
+    await awayFromWindowEdge(20);
+    const statuses = await burst(key, 800, 24, (i) => (i % 2 === 0 ? baseUrl() : second.url));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(600);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(200);
+  });
+
   it('refuses a revoked key on the second replica within 1 s (cache invalidated over NATS)', async () => {
     const org = newOrg('Revoke Org');
     const key = kbctl('key', 'create', '--org', org.orgId, '--name', 'to revoke');

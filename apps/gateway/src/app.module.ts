@@ -1,7 +1,7 @@
 import { createAsyncClient, Logger } from '@kb/common';
 import { agentV1, checkV1, documentsV1 } from '@kb/proto';
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { AgentController } from './agent/agent.controller';
@@ -11,11 +11,8 @@ import { ChatController } from './agent/chat.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './agent/chat-stream.client';
 import { CheckController } from './check/check.controller';
 import { ApiKeyGuard } from './common/api-key.guard';
-import { IdempotencyInterceptor } from './common/idempotency';
-import { GatewayHttpConfig, TimeoutInterceptor } from './common/timeout';
-import { GatewayInterceptor } from './common/pipeline';
 import { ErrorEnvelopeFilter } from './common/error.filter';
-import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_CONFIG, GATEWAY_DATABASE, HEALTH_TARGETS, LOGGER } from './common/tokens';
+import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_DATABASE, HEALTH_TARGETS, LOGGER } from './common/tokens';
 import { DocumentsController } from './documents/documents.controller';
 import { HealthController, HealthTargets } from './health/health.controller';
 import { OrganizationController } from './organization/organization.controller';
@@ -26,14 +23,14 @@ export interface GatewayModuleOptions {
   logger: Logger;
   /** The gateway's key lookup (shared with the admission hook and the cache invalidation). */
   accounts: AccountsService;
-  http: GatewayHttpConfig;
   addresses: { documents: string; check: string; agent: string; retrieval: string; ingestion: string };
 }
 
 /**
- * The gateway's root module: controllers, the API-key guard, interceptors (timeout → idempotency →
- * envelope) and error mapping. Authentication, rate limits and quotas run earlier, in the Fastify
- * admission hook installed by main.ts (common/request-policy.ts).
+ * The gateway's root module: controllers, the API-key guard and error mapping. Authentication,
+ * rate limits and quotas run earlier, in the Fastify admission hook; the envelope, idempotency
+ * keys and the request timeout are Fastify hooks and options too (createGateway in gateway.ts):
+ * Nest interceptors would cost an async-context binding and an RxJS pipeline per request.
  */
 @Module({})
 export class AppModule {
@@ -45,7 +42,6 @@ export class AppModule {
       providers: [
         { provide: ACCOUNTS, useValue: options.accounts },
         { provide: GATEWAY_DATABASE, useValue: options.database },
-        { provide: GATEWAY_CONFIG, useValue: options.http },
         { provide: LOGGER, useValue: options.logger },
         { provide: DOCUMENTS_CLIENT, useValue: createAsyncClient(documentsV1.DocumentsServiceService, options.addresses.documents) },
         { provide: CHECK_CLIENT, useValue: createAsyncClient(checkV1.CheckServiceService, options.addresses.check) },
@@ -54,10 +50,6 @@ export class AppModule {
         { provide: AGENT_STREAM_CLIENT, useValue: new AgentStreamClient(options.addresses.agent) },
         { provide: HEALTH_TARGETS, useValue: health },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        TimeoutInterceptor,
-        IdempotencyInterceptor,
-        // Timeout → idempotency → envelope, composed in one interceptor (common/pipeline.ts).
-        { provide: APP_INTERCEPTOR, useClass: GatewayInterceptor },
         { provide: APP_FILTER, useValue: new ErrorEnvelopeFilter(options.logger) },
       ],
     };

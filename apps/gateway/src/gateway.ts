@@ -1,10 +1,10 @@
-import { observeHttpRequest } from '@kb/telemetry'; // [telemetry]
+import { endHttpServerSpan, observeHttpRequest, startHttpServerSpan } from '@kb/telemetry'; // [telemetry]
+import { trace } from '@opentelemetry/api';
 import 'reflect-metadata';
 import { OpenAPIObject } from '@nestjs/swagger';
 import { AppError, connectNats, ensureStream, ErrorCode, Logger, storageConfigFromEnv } from '@kb/common';
 import { USAGE_STREAM, USAGE_STREAM_SUBJECTS } from '@kb/events';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import type { Pool } from 'pg';
 import { createLocalStorageHandler, LocalObjectStorage } from '@kb/storage';
 import { NestFactory } from '@nestjs/core';
@@ -15,14 +15,25 @@ import { buildOpenApiDocument } from './common/openapi';
 import { subscribeAccountChanges } from './accounts/account-events';
 import { AccountsService, openAccountsDatabase } from './accounts/accounts.service';
 import { AppModule } from './app.module';
-import { errorEnvelope } from './common/envelope';
+import { envelopeOf, errorEnvelope } from './common/envelope';
 import { toHttpError } from './common/error.filter';
-import { requestIdFor } from './common/http-context';
-import { IdempotencyInterceptor } from './common/idempotency';
+import { GatewayRequest, requestIdFor } from './common/http-context';
+import { securityHeaders } from './common/security-headers';
+import { Idempotency } from './common/idempotency';
 import { RateLimiter } from './common/rate-limit';
-import { createRequestPolicy, isPublicPath, setResponseHeader } from './common/request-policy';
+import { createRequestPolicy, isPublicPath } from './common/request-policy';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
 import { createValidationPipe } from './common/validation';
+
+/** The request-timeout timer of a request (cleared when its response ends). */
+const TIMEOUT_TIMER = Symbol('timeout-timer');
+type HookedRequest = GatewayRequest & { [TIMEOUT_TIMER]?: NodeJS.Timeout };
+
+/** The path of a request URL (without the query string). */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -95,13 +106,14 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const database = await openAccountsDatabase(config.DATABASE_URL, 20);
   const accounts = new AccountsService(database, config.GATEWAY_KEY_CACHE_TTL_MS);
   const usage = new UsageService(database);
-  const rateLimiter = new RateLimiter((database.driver as unknown as { master: Pool }).master);
   const nc = await connectNats(config.NATS_URL, 'gateway');
+  const rateLimiter = new RateLimiter((database.driver as unknown as { master: Pool }).master, nc, logger);
+  rateLimiter.start();
   subscribeAccountChanges(nc, accounts, logger);
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
   const usageConsumer = await consumeTokenUsage(nc, usage, logger);
   const purge = setInterval(() => {
-    void IdempotencyInterceptor.purge(database).catch(() => undefined);
+    void Idempotency.purge(database).catch(() => undefined);
     void usage.purgeOldEvents().catch(() => undefined);
   }, 3600_000);
   purge.unref();
@@ -140,7 +152,6 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       database,
       logger,
       accounts,
-      http: { requestTimeoutMs: config.GATEWAY_REQUEST_TIMEOUT_MS },
       addresses: {
         documents: config.DOCUMENTS_GRPC_URL,
         ingestion: config.INGESTION_GRPC_URL,
@@ -163,9 +174,11 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     for (const method of [r.method].flat()) routes.push({ method: String(method), url: r.url });
   });
   let draining = false;
-  // Security headers (helmet defaults: nosniff, frame denial, HSTS, no referrer…). The API returns
-  // JSON only, so its CSP forbids everything; /docs keeps helmet's default CSP for the reference UI.
-  await fastify.register(helmet, { global: true, contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
+  // Security headers: helmet's defaults (nosniff, frame denial, HSTS, no referrer…), computed once
+  // since they do not depend on the request. The API returns JSON only, so its CSP forbids
+  // everything and nothing is cached; /docs has no CSP (the reference UI loads its own scripts).
+  const helmetHeaders = securityHeaders({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
+  const apiHeaders = { ...helmetHeaders, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'", 'cache-control': 'no-store' };
   const origins = config.GATEWAY_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
   if (origins.length > 0) {
     await fastify.register(cors, {
@@ -176,12 +189,32 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       maxAge: 600,
     });
   }
+  // A request not answered after GATEWAY_REQUEST_TIMEOUT_MS gets 504 TIMEOUT, whatever stage it is
+  // in; a response already started (SSE, CSV) is never cut, and the abandoned handler's late result
+  // is dropped by Fastify (the reply is sent). Fastify's own `handlerTimeout` is not used: its
+  // timer is cleared once a request body has been read, so it never fires for a POST.
+  const timeoutMessage = `The request did not complete within ${Math.round(config.GATEWAY_REQUEST_TIMEOUT_MS / 1000)} seconds. Retry later.`;
+  const timeoutMs = config.GATEWAY_REQUEST_TIMEOUT_MS;
+  // Admission of every request: timeout, request id, security headers, tracing span, draining,
+  // then API key, rate limit and quotas (request-policy.ts) and the JSON-only body rule.
   fastify.addHook('onRequest', async (request, reply) => {
-    setResponseHeader(reply, 'X-Request-Id', String(request.id));
+    const state = request as HookedRequest;
+    state[TIMEOUT_TIMER] = setTimeout(() => {
+      if (reply.sent || reply.raw.headersSent) return;
+      void reply.status(504).send(errorEnvelope(ErrorCode.TIMEOUT, timeoutMessage, String(request.id)));
+    }, timeoutMs);
+    const path = pathOf(request.url);
+    const isPublic = isPublicPath(path);
+    const probe = path === '/healthz' || path === '/readyz';
+    reply.header('x-request-id', request.id);
+    reply.headers(isPublic && !probe ? helmetHeaders : apiHeaders);
+    // [telemetry] the SERVER span; the route template names it (bounded cardinality).
+    if (!probe) state.kb = { span: startHttpServerSpan(request.method, request.routeOptions.url ?? 'unmatched', path, request.headers).span };
     if (draining) {
       reply.header('Connection', 'close');
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway is shutting down. Retry; another replica will answer.');
     }
+    if (isPublic) return;
     try {
       await policy(request, reply);
     } catch (e) {
@@ -189,32 +222,55 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       logger.error({ err: e, request_id: request.id }, 'admission check failed');
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
     }
-    if (!isPublicPath(request.url)) requireJsonBody(request);
+    requireJsonBody(request);
   });
   // JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would
   // otherwise reach validation (and its recursion) as if they were DTOs.
-  fastify.addHook('preValidation', async (request) => {
+  fastify.addHook('preValidation', (request, _reply, done) => {
     const body = request.body;
-    if (body === undefined || isPublicPath(request.url)) return;
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw AppError.validation('The request body must be a JSON object.');
-    if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw AppError.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+    if (body === undefined || isPublicPath(pathOf(request.url))) return done();
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return done(AppError.validation('The request body must be a JSON object.'));
+    if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return done(AppError.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
+    done();
   });
-  // Every response carries the request id; one structured log line per request.
-  fastify.addHook('onSend', async (request, reply) => {
-    reply.header('X-Request-Id', request.id);
-    if (!isPublicPath(request.url) || request.url.startsWith('/readyz') || request.url.startsWith('/healthz')) {
-      reply.header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
-      reply.header('Cache-Control', 'no-store');
-    }
+  // Idempotency keys of POST requests: claimed or replayed once the body is parsed.
+  const idempotency = new Idempotency(database, logger);
+  fastify.addHook('preHandler', (request, reply, done) => {
+    if (request.method !== 'POST' || request.headers['idempotency-key'] === undefined) return done();
+    // A replay has been sent by the hook: the handler must not run (no `done`).
+    idempotency.preHandler(request, reply).then(() => (reply.sent ? undefined : done()), done);
   });
-  fastify.addHook('onResponse', async (request, reply) => {
-    const kb = (request as { kb?: { principal?: { orgId: string } } }).kb;
+  // The success envelope around every handler result that is not already one.
+  fastify.addHook('preSerialization', (request, _reply, payload, done) => done(null, envelopeOf(payload, String(request.id))));
+  // The response of a claimed idempotency key is stored.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (!idempotency.claimed(request)) return done();
+    idempotency.onSend(request, reply, payload).then(() => done(), done);
+  });
+  // One structured log line per request, metrics, end of the span.
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const state = request as HookedRequest;
+    clearTimeout(state[TIMEOUT_TIMER]);
+    if (idempotency.claimed(request)) void idempotency.onResponse(request);
+    const route = request.routeOptions.url;
+    const span = state.kb?.span;
+    const ids = span?.spanContext();
     logger.info(
-      { request_id: request.id, org_id: kb?.principal?.orgId, method: request.method, route: request.routeOptions?.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        request_id: request.id,
+        org_id: (request as GatewayRequest).kb?.principal?.orgId,
+        method: request.method,
+        route: route ?? pathOf(request.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        ...(ids && trace.isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : {}),
+      },
       'request',
     );
     // [telemetry] the route template only (unknown URLs share one label value: bounded cardinality)
-    observeHttpRequest(request.method, request.routeOptions?.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    observeHttpRequest(request.method, route ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    if (span) endHttpServerSpan(span, reply.statusCode);
+    done();
   });
   // Errors raised by Fastify itself (body parsing, body too large) use the same envelope.
   fastify.setErrorHandler((error, request, reply) => {
@@ -237,6 +293,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
         method: ['GET', 'HEAD', 'PUT'],
         url: '/storage/v1/*',
         handler: async (request, reply) => {
+          // The handler writes the raw response: it takes the headers set so far (request id, security headers).
+          for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
           reply.hijack();
           const handled = await handler(request.raw, reply.raw);
           if (!handled) {
@@ -262,6 +320,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     // requests finish (bounded by GATEWAY_SHUTDOWN_GRACE_MS), then close the rest.
     draining = true;
     clearInterval(purge);
+    rateLimiter.stop();
     const grace = new Promise<void>((resolve) => setTimeout(resolve, config.GATEWAY_SHUTDOWN_GRACE_MS).unref());
     await Promise.race([app.close(), grace]);
     await usageConsumer.stop().catch(() => undefined);

@@ -1,4 +1,4 @@
-import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
+import { startTracing } from '@kb/telemetry'; // [telemetry]
 import 'reflect-metadata';
 import { createLogger, env, loadConfig, runService, sharedEnv, storageConfigFromEnv } from '@kb/common';
 import { z } from 'zod';
@@ -6,7 +6,11 @@ import { DEFAULT_KEY_CACHE_TTL_MS } from './accounts/accounts.service';
 import { createGateway } from './gateway';
 import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
-const logger = createLogger('gateway');
+// [telemetry] The gateway propagates the trace explicitly (its spans and gRPC metadata), without
+// the async-hooks context manager or auto-instrumentation (libs/telemetry startTracing).
+startTracing(process.env.OTEL_SERVICE_NAME || 'gateway', process.env, { propagation: 'explicit' });
+// Buffered: one access-log line per request (LoggerOptions.buffered).
+const logger = createLogger('gateway', { buffered: true });
 
 runService(logger, async () => {
   const config = loadConfig({

@@ -13,6 +13,8 @@ export const REQUEST_ID_METADATA_KEY = 'x-request-id';
 export interface CallContext {
   orgId: string;
   requestId: string;
+  /** W3C trace-context headers of the caller's span, when it propagates explicitly (the gateway). */
+  trace?: Record<string, string>;
 }
 
 /** A unary method of a ts-proto `outputServices=grpc-js` service definition. */
@@ -152,6 +154,12 @@ export interface OutgoingCallOptions {
   requestId?: string;
   /** Deadline in milliseconds (default 30 000). */
   timeoutMs?: number;
+  /**
+   * W3C trace-context headers (`traceparent`…) to send as metadata, for callers that propagate
+   * the trace explicitly (the gateway); otherwise the gRPC instrumentation writes them from the
+   * active context.
+   */
+  trace?: Record<string, string>;
 }
 
 /** Promise-based client: one async method per unary RPC of the definition. */
@@ -187,6 +195,7 @@ export function createAsyncClient<D extends AnyDefinition>(definition: D, addres
       const orgId = options.orgId ?? ctx?.orgId;
       if (orgId) metadata.set(ORG_ID_METADATA_KEY, orgId);
       metadata.set(REQUEST_ID_METADATA_KEY, options.requestId ?? ctx?.requestId ?? randomUUID());
+      if (options.trace) for (const [k, v] of Object.entries(options.trace)) metadata.set(k, v);
       const deadline = Date.now() + (options.timeoutMs ?? 30_000);
       return new Promise((resolve, reject) => {
         client.makeUnaryRequest(

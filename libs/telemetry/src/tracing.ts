@@ -1,4 +1,4 @@
-import { context, propagation, Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 
 // The SDK packages are loaded by startTracing only: processes that never start tracing (kbctl,
 // unit tests) and the log/propagation helpers below need nothing but @opentelemetry/api.
@@ -19,9 +19,6 @@ function loadSdk() {
 /** Name of the tracer every kb-platform span is created with. */
 export const TRACER_NAME = 'kb-platform';
 
-/** Paths never traced: probes and metrics scrapes (they would drown real requests). */
-const UNTRACED_HTTP_PATHS = /^\/(healthz|readyz|metrics)(\?|$)/;
-
 export interface TracingState {
   /** The service name on every span (`service.name`). */
   serviceName: string;
@@ -35,8 +32,7 @@ let state: TracingState | undefined;
 
 /**
  * Starts OpenTelemetry tracing for this process: W3C trace-context propagation, the async-hooks
- * context manager, and auto-instrumentation of Node's `http` (the gateway's inbound requests and
- * outbound S3 calls) and `@grpc/grpc-js` (client and server, so `traceparent` travels in gRPC
+ * context manager, and auto-instrumentation of Node's outgoing `http` calls (S3, model providers) and `@grpc/grpc-js` (client and server, so `traceparent` travels in gRPC
  * metadata). NATS has no instrumentation: `withProducerSpan`/`withConsumerSpan` carry the
  * context in message headers.
  *
@@ -48,10 +44,16 @@ let state: TracingState | undefined;
  *   not sampled, so spans are non-recording and only their ids (trace context) are created and
  *   propagated, which is what the logs' `trace_id`/`span_id` need.
  * - OTEL_SDK_DISABLED=true turns everything off (no propagation, no trace ids in logs).
+ * - `options.propagation: 'explicit'` (the gateway): no context manager and no instrumentation.
+ *   The process creates its spans with explicit parents (startHttpServerSpan) and writes
+ *   `traceparent` into its outgoing calls itself (traceHeaders). On Node 20 the async-hooks context
+ *   manager enables a promise hook for every promise of the process, and the HTTP instrumentation
+ *   binds every request/response listener: together more than half of the gateway's CPU time per
+ *   request (docs/gateway.md "Benchmark").
  * Standard variables (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES...)
  * are honoured by the SDK. Idempotent: a second call returns the first state.
  */
-export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): TracingState {
+export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env, options: { propagation?: 'context' | 'explicit' } = {}): TracingState {
   if (state) return state;
   if (/^(true|1)$/i.test(env.OTEL_SDK_DISABLED ?? '')) {
     state = { serviceName, exporting: false, shutdown: async () => undefined };
@@ -72,15 +74,19 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
     sampler: exporting ? undefined : new ParentBasedSampler({ root: new AlwaysOffSampler() }),
     spanProcessors: exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [],
   });
+  const explicit = options.propagation === 'explicit';
   provider.register({
+    ...(explicit ? { contextManager: null } : {}),
     propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
   });
-  registerInstrumentations({
+  if (!explicit) registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req: { url?: string }) => UNTRACED_HTTP_PATHS.test(req.url ?? ''),
-      }),
+      // Outgoing calls only (S3, model providers). Inbound requests are traced by the gateway's
+      // Fastify hooks (startHttpServerSpan): the instrumentation's inbound path binds every
+      // request/response listener to the context and computed its attributes even for ignored
+      // routes, which cost more than half of a request's CPU time (docs/gateway.md "Benchmark").
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
       new GrpcInstrumentation({
         // The standard health service (probes every few seconds).
         ignoreGrpcMethods: [(name: string) => name === 'Check' || name === 'Watch'],
@@ -157,4 +163,50 @@ async function endSpan<T>(span: Span, fn: () => Promise<T>): Promise<T> {
   } finally {
     span.end();
   }
+}
+
+/** Header map of an inbound HTTP request (Node's IncomingHttpHeaders fits). */
+export type HttpHeaders = Record<string, string | string[] | undefined>;
+
+const headerGetter = {
+  get: (h: HttpHeaders, k: string) => h[k],
+  keys: (h: HttpHeaders) => Object.keys(h),
+};
+
+/**
+ * Starts the SERVER span of an inbound HTTP request, child of the caller's W3C `traceparent` when
+ * the request carries one (a new trace otherwise). Named `<METHOD> <route>` with the stable HTTP
+ * semantic-convention attributes (`http.request.method`, `http.route`, `url.path`). Without an
+ * exporter the span is non-recording: only its ids exist, for logs and propagation. The parent is
+ * explicit (never the active context): pass `traceHeaders(span)` to outgoing calls, or run work
+ * inside `context.with(result.context, …)` where a context manager is registered; then call
+ * `endHttpServerSpan`.
+ * @param route the route template (`/api/v2/projects/:id`), or the path when no route matched.
+ */
+export function startHttpServerSpan(method: string, route: string, path: string, headers: HttpHeaders): { span: Span; context: Context } {
+  const parent = propagation.extract(ROOT_CONTEXT, headers, headerGetter);
+  const span = trace.getTracer(TRACER_NAME).startSpan(
+    `${method} ${route}`,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, 'url.path': path } },
+    parent,
+  );
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Ends a span from startHttpServerSpan with the response status (5xx → span status ERROR). */
+export function endHttpServerSpan(span: Span, statusCode: number): void {
+  span.setAttribute('http.response.status_code', statusCode);
+  if (statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/**
+ * The W3C trace-context headers (`traceparent`, and `tracestate`/`baggage` when present) of `span`,
+ * for a process that propagates explicitly (gRPC metadata, message headers).
+ * @returns `{}` when tracing is off (the span's context is invalid).
+ */
+export function traceHeaders(span: Span): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  if (trace.isSpanContextValid(span.spanContext())) propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
+  return carrier;
 }

@@ -3,6 +3,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { DataSource, IsNull, Repository } from 'typeorm';
 import { InitAccounts1732200000001 } from '../database/migrations/1732200000001-InitAccounts';
 import { GatewayLimits1732200000002 } from '../database/migrations/1732200000002-GatewayLimits';
+import { RateLimitLeases1732200000003 } from '../database/migrations/1732200000003-RateLimitLeases';
 import { ApiKeyEntity, OrganizationEntity } from './account.entities';
 
 /** Default per-key rate limit (service-api.md §8: 100 requests per minute). */
@@ -20,7 +21,7 @@ export function openAccountsDatabase(url: string, poolSize = 5): Promise<DataSou
     url,
     schema: 'gateway',
     entities: [OrganizationEntity, ApiKeyEntity],
-    migrations: [InitAccounts1732200000001, GatewayLimits1732200000002],
+    migrations: [InitAccounts1732200000001, GatewayLimits1732200000002, RateLimitLeases1732200000003],
     poolSize,
   });
 }

@@ -34,6 +34,7 @@ export class AgentStreamClient {
     const metadata = new grpc.Metadata();
     metadata.set(ORG_ID_METADATA_KEY, ctx.orgId);
     metadata.set(REQUEST_ID_METADATA_KEY, ctx.requestId);
+    if (ctx.trace) for (const [k, v] of Object.entries(ctx.trace)) metadata.set(k, v);
     const m = agentV1.AgentServiceService.chatStream;
     const call = this.client.makeServerStreamRequest(m.path, m.requestSerialize, m.responseDeserialize, request, metadata, {
       deadline: Date.now() + timeoutMs,

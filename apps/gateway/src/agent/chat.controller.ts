@@ -116,16 +116,13 @@ export class ChatController {
     };
     if (!body.stream) {
       const r = await this.agent.chat(request, { ...ctx, timeoutMs: 5 * 60 * 1000 });
+      // An object payload: the envelope hook wraps it like any handler's result.
       await reply.status(200).send({
-        success: true,
-        data: {
-          message: { role: 'assistant', content: r.message?.content ?? '' },
-          citations: r.citations.map(presentCitation),
-          agent: r.agent,
-          model: r.model,
-          usage: presentUsage(r.usage),
-        },
-        request_id: ctx.requestId,
+        message: { role: 'assistant', content: r.message?.content ?? '' },
+        citations: r.citations.map(presentCitation),
+        agent: r.agent,
+        model: r.model,
+        usage: presentUsage(r.usage),
       });
       return RAW_RESPONSE;
     }

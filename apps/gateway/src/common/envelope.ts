@@ -1,7 +1,3 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { map, Observable } from 'rxjs';
-
 /** A page of a list endpoint: becomes `data` + `pagination` in the envelope (service-api.md §1). */
 export class Paginated<T> {
   constructor(
@@ -10,36 +6,36 @@ export class Paginated<T> {
   ) {}
 }
 
-/** A response the handler has already written itself (SSE, CSV): left untouched. */
+/** A response the handler has already written itself (SSE, CSV, its own envelope): left untouched. */
 export const RAW_RESPONSE = Symbol('raw-response');
 
-/** Builds the error envelope (service-api.md §1). */
+/** Marks a body that is already a complete envelope (never wrapped again). */
+const ENVELOPED = Symbol('enveloped');
+
+/**
+ * Marks `body` as a complete envelope, so the envelope hook sends it as is. The mark is a symbol
+ * property: invisible to JSON serialization.
+ * @returns `body` itself.
+ */
+export function finalEnvelope<T extends object>(body: T): T {
+  Object.defineProperty(body, ENVELOPED, { value: true, enumerable: false });
+  return body;
+}
+
+/** Builds the error envelope (service-api.md §1), marked final. */
 export function errorEnvelope(code: string, message: string, requestId: string) {
-  return { success: false as const, error: { code, message }, request_id: requestId };
+  return finalEnvelope({ success: false as const, error: { code, message }, request_id: requestId });
 }
 
 /**
- * Wraps every handler result in the success envelope `{ success, data, request_id }`, adding
- * `pagination` for Paginated results. 204 responses stay empty.
+ * The success envelope `{ success, data, request_id }` (service-api.md §1) of a handler's result,
+ * with `pagination` for a Paginated result. A body already marked final (error envelopes, replays,
+ * bodies a handler built itself) is returned unchanged. Runs as Fastify's `preSerialization` hook,
+ * which sees object payloads only (strings, buffers and streams pass by it); 204 responses have no
+ * payload.
  */
-@Injectable()
-export class EnvelopeInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(envelope(context));
-  }
-}
-
-/** The rxjs operator of EnvelopeInterceptor (wraps a handler's result in the success envelope). */
-export function envelope(context: ExecutionContext) {
-  const http = context.switchToHttp();
-  const request = http.getRequest<FastifyRequest>();
-  const reply = http.getResponse<FastifyReply>();
-  return map((result: unknown) => {
-    if (result === RAW_RESPONSE || reply.statusCode === 204) return undefined;
-    const request_id = String(request.id);
-    if (result instanceof Paginated) {
-      return { success: true, data: result.items, pagination: result.pagination, request_id };
-    }
-    return { success: true, data: result, request_id };
-  });
+export function envelopeOf(payload: unknown, requestId: string): unknown {
+  if (payload !== null && typeof payload === 'object' && (payload as { [ENVELOPED]?: boolean })[ENVELOPED]) return payload;
+  if (payload instanceof Paginated) return { success: true, data: payload.items, pagination: payload.pagination, request_id: requestId };
+  return { success: true, data: payload, request_id: requestId };
 }

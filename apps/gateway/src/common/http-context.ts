@@ -1,4 +1,6 @@
 import { CallContext } from '@kb/common';
+import { traceHeaders } from '@kb/telemetry';
+import type { Span } from '@opentelemetry/api';
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -7,6 +9,8 @@ import type { Principal } from '../accounts/accounts.service';
 /** Per-request state the gateway attaches to the Fastify request. */
 export interface GatewayRequestState {
   principal?: Principal;
+  /** The request's tracing SERVER span (absent for probes). */
+  span?: Span;
 }
 export type GatewayRequest = FastifyRequest & { kb?: GatewayRequestState };
 
@@ -29,5 +33,6 @@ export const Public = () => SetMetadata(IS_PUBLIC, true);
 /** Injects the CallContext (org of the API key, request id) of the current request. */
 export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext): CallContext => {
   const req = context.switchToHttp().getRequest<GatewayRequest>();
-  return { orgId: req.kb?.principal?.orgId ?? '', requestId: String(req.id) };
+  const span = req.kb?.span;
+  return { orgId: req.kb?.principal?.orgId ?? '', requestId: String(req.id), ...(span ? { trace: traceHeaders(span) } : {}) };
 });

@@ -1,13 +1,9 @@
 import { AppError, Logger } from '@kb/common';
-import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
-import { catchError, from, mergeMap, Observable, of, throwError } from 'rxjs';
 import { DataSource } from 'typeorm';
-import { RAW_RESPONSE } from './envelope';
-import { toHttpError } from './error.filter';
+import { finalEnvelope } from './envelope';
 import { GatewayRequest } from './http-context';
-import { GATEWAY_DATABASE, LOGGER } from './tokens';
 
 /** Longest accepted `Idempotency-Key` (decisions.md "Idempotency"). */
 export const IDEMPOTENCY_KEY_MAX = 255;
@@ -36,61 +32,95 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
   return createHash('sha256').update(`${method}\n${url}\n${canonicalJson(body ?? null)}`).digest('hex');
 }
 
+/** State of a request that claimed an idempotency key (set by `preHandler`). */
+interface Claimed {
+  orgId: string;
+  key: string;
+  /** True once the response was stored or the key released. */
+  settled: boolean;
+}
+const CLAIM = Symbol('idempotency-claim');
+type ClaimingRequest = FastifyRequest & { [CLAIM]?: Claimed };
+
 /**
  * Idempotency keys on every POST (decisions.md "Idempotency"): `Idempotency-Key` (1–255 printable
- * characters), scoped per organization, kept 24 h in `gateway.idempotency_keys`.
- * - First request: the key is claimed atomically (`INSERT … ON CONFLICT`), the handler runs and
- *   its final status and envelope are stored.
- * - Same key, same method/path/body, completed → the stored response is replayed with
- *   `Idempotent-Replayed: true` (its `request_id` is the replaying request's id).
- * - Same key with a different method, path or body → 409 CONFLICT; while the first is still
- *   running → 409 CONFLICT.
- * - Client errors (4xx) are stored and replayed like successes; server-side failures (5xx:
- *   unavailable, timeout, internal) release the key, so a retry runs again.
- * - Responses the handler writes itself (chat with `stream: true` as text/event-stream) cannot be
- *   replayed: the key is released when the stream ends, and a retry runs again.
+ * characters), scoped per organization, kept 24 h in `gateway.idempotency_keys`. Runs as Fastify
+ * hooks (installed by createGateway), so requests without a key pay one header lookup:
+ * - `preHandler` (after body parsing and validation of the JSON shape): the key is claimed
+ *   atomically (`INSERT … ON CONFLICT`); same key, same method/path/body, completed → the stored
+ *   response is replayed with `Idempotent-Replayed: true` (its `request_id` is the replaying
+ *   request's id) and the handler does not run; a different method, path or body → 409 CONFLICT;
+ *   the first request still running → 409 CONFLICT.
+ * - `onSend`: the final status and JSON envelope are stored. Client errors (4xx) are stored and
+ *   replayed like successes; server-side failures (5xx: unavailable, timeout, internal) release
+ *   the key, so a retry runs again.
+ * - `onResponse`: a key whose response was not a JSON body (chat with `stream: true` as
+ *   text/event-stream) is released when the response ends: a retry runs again.
  */
-@Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+export class Idempotency {
   constructor(
-    @Inject(GATEWAY_DATABASE) private readonly db: DataSource,
-    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly db: DataSource,
+    private readonly logger: Logger,
   ) {}
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return this.around(context, () => next.handle());
-  }
-
-  /** The idempotency logic around `handle` (the enveloped handler result). */
-  around(context: ExecutionContext, handle: () => Observable<unknown>): Observable<unknown> {
-    const http = context.switchToHttp();
-    const request = http.getRequest<GatewayRequest>();
-    const reply = http.getResponse<FastifyReply>();
+  /**
+   * Fastify `preHandler` hook.
+   * @throws AppError VALIDATION_ERROR for a malformed key, CONFLICT for a reused or in-flight key.
+   */
+  async preHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (request.method !== 'POST') return;
     const raw = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || raw === undefined) return handle();
+    if (raw === undefined) return;
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (!key || key.length > IDEMPOTENCY_KEY_MAX || !/^[\x20-\x7e]+$/.test(key)) {
-      return throwError(() => AppError.validation(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters.`));
+      throw AppError.validation(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters.`);
     }
-    const orgId = request.kb?.principal?.orgId;
-    if (!orgId) return handle();
+    const orgId = (request as GatewayRequest).kb?.principal?.orgId;
+    if (!orgId) return;
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
-    return from(this.claim(orgId, key, request.method, request.url, fingerprint)).pipe(
-      mergeMap((claim) => {
-        if (claim.kind === 'replay') {
-          reply.header('Idempotent-Replayed', 'true');
-          reply.status(claim.status);
-          const body = claim.body && typeof claim.body === 'object' ? { ...(claim.body as object), request_id: String(request.id) } : claim.body;
-          // Sent as is: the stored body is already the final envelope.
-          void reply.send(body);
-          return of(RAW_RESPONSE);
-        }
-        return handle().pipe(
-          mergeMap((result) => from(this.complete(orgId, key, reply, result)).pipe(mergeMap(() => of(result)))),
-          catchError((error) => from(this.fail(orgId, key, request, error)).pipe(mergeMap(() => throwError(() => error)))),
-        );
-      }),
-    );
+    const claim = await this.claim(orgId, key, request.method, request.url, fingerprint);
+    if (claim.kind === 'replay') {
+      const body = claim.body && typeof claim.body === 'object' ? finalEnvelope({ ...(claim.body as object), request_id: String(request.id) }) : claim.body;
+      await reply.header('Idempotent-Replayed', 'true').status(claim.status).send(body);
+      return;
+    }
+    (request as ClaimingRequest)[CLAIM] = { orgId, key, settled: false };
+  }
+
+  /** True while `request` holds a claimed key whose response is not stored or released yet. */
+  claimed(request: FastifyRequest): boolean {
+    const claim = (request as ClaimingRequest)[CLAIM];
+    return claim !== undefined && !claim.settled;
+  }
+
+  /** Fastify `onSend` hook: stores the JSON response of a claimed key (or releases it on 5xx). */
+  async onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
+    const claim = (request as ClaimingRequest)[CLAIM];
+    if (!claim || claim.settled || typeof payload !== 'string') return;
+    claim.settled = true;
+    if (reply.statusCode >= 500 || !String(reply.getHeader('content-type') ?? '').startsWith('application/json')) {
+      await this.release(claim);
+      return;
+    }
+    await this.db
+      .query(`UPDATE idempotency_keys SET state = 'completed', response_status = $3, response_body = $4 WHERE org_id = $1 AND key = $2`, [
+        claim.orgId,
+        claim.key,
+        reply.statusCode,
+        payload,
+      ])
+      .catch(async (err) => {
+        this.logger.warn({ err }, 'could not store an idempotent response; releasing the key');
+        await this.release(claim);
+      });
+  }
+
+  /** Fastify `onResponse` hook: releases a key whose response was streamed or never stored. */
+  async onResponse(request: FastifyRequest): Promise<void> {
+    const claim = (request as ClaimingRequest)[CLAIM];
+    if (!claim || claim.settled) return;
+    claim.settled = true;
+    await this.release(claim);
   }
 
   private async claim(orgId: string, key: string, method: string, path: string, fingerprint: string): Promise<{ kind: 'run' } | { kind: 'replay'; status: number; body: unknown }> {
@@ -121,41 +151,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return { kind: 'replay', status: row.response_status, body: row.response_body };
   }
 
-  private async complete(orgId: string, key: string, reply: FastifyReply, result: unknown): Promise<void> {
-    if (result === RAW_RESPONSE || (reply.sent && result === undefined)) {
-      await this.release(orgId, key);
-      return;
-    }
-    // `result` is the final envelope (this interceptor runs outside EnvelopeInterceptor).
-    await this.db
-      .query(`UPDATE idempotency_keys SET state = 'completed', response_status = $3, response_body = $4 WHERE org_id = $1 AND key = $2`, [
-        orgId,
-        key,
-        reply.statusCode,
-        result === undefined ? null : JSON.stringify(result),
-      ])
-      .catch((err) => this.logger.warn({ err }, 'could not store an idempotent response; releasing the key'));
-  }
-
-  private async fail(orgId: string, key: string, request: GatewayRequest, error: unknown): Promise<void> {
-    const mapped = toHttpError(error, request.method, request.url);
-    if (mapped.status >= 500) {
-      await this.release(orgId, key);
-      return;
-    }
-    const envelope = { success: false, error: { code: mapped.code, message: mapped.message }, request_id: String(request.id) };
-    await this.db
-      .query(`UPDATE idempotency_keys SET state = 'completed', response_status = $3, response_body = $4 WHERE org_id = $1 AND key = $2`, [
-        orgId,
-        key,
-        mapped.status,
-        JSON.stringify(envelope),
-      ])
-      .catch(() => this.release(orgId, key));
-  }
-
-  private async release(orgId: string, key: string): Promise<void> {
-    await this.db.query(`DELETE FROM idempotency_keys WHERE org_id = $1 AND key = $2`, [orgId, key]).catch(() => undefined);
+  private async release(claim: Claimed): Promise<void> {
+    await this.db.query(`DELETE FROM idempotency_keys WHERE org_id = $1 AND key = $2`, [claim.orgId, claim.key]).catch(() => undefined);
   }
 
   /** Deletes records older than the 24 h window (called periodically). */

@@ -1,9 +1,13 @@
-import { AppError, ErrorCode } from '@kb/common';
+import { AppError, ErrorCode, Logger } from '@kb/common';
+import { randomUUID } from 'node:crypto';
+import type { NatsConnection } from 'nats';
 import type { Pool } from 'pg';
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 
 /** Length of a rate-limit window (decisions.md: fixed one-minute window). */
 export const WINDOW_SECONDS = 60;
+
+/** Subject prefix on which a replica is asked to give back its unused leased tokens. */
+export const RECLAIM_SUBJECT_PREFIX = 'gateway.ratelimit.reclaim';
 
 /** Outcome of one rate-limit check: the values of the `X-RateLimit-*` headers. */
 export interface RateLimitState {
@@ -14,65 +18,245 @@ export interface RateLimitState {
   allowed: boolean;
 }
 
+/** Tuning of the lease protocol (defaults suit production; tests may shrink them). */
+export interface RateLimiterOptions {
+  /** Clock in epoch ms (injectable for tests). */
+  now?: () => number;
+  /** A lease is at most this fraction of a key's per-minute limit (default 1/20). */
+  leaseFraction?: number;
+  /** Largest lease, in requests (default 1000). */
+  maxLease?: number;
+  /** How long a replica waits for another to give its unused tokens back (ms, default 500). */
+  reclaimTimeoutMs?: number;
+}
+
+/** What one replica knows about one key in the current window. */
+interface KeyWindow {
+  window: number;
+  /** Tokens leased to this replica and not used yet. */
+  unused: number;
+  /** Tokens granted by the shared table for this window, all replicas together, at the last grant. */
+  granted: number;
+  /** The window is contended: leases were reclaimed, every grant is now a single token. */
+  contended: boolean;
+  /** A reclaim completed (every holder answered) and the pool was then empty: refuse locally. */
+  exhausted: boolean;
+  /** The lease request in flight (one per key and replica). */
+  pending?: Promise<void>;
+  /** The reclaim in flight: resolves true when every holder answered. */
+  reclaiming?: Promise<boolean>;
+}
+
+interface Grant {
+  granted: number;
+  total: number;
+  contended: boolean;
+}
+
 /**
- * Fixed one-minute window per API key, shared by every gateway replica through PostgreSQL
- * (table `gateway.rate_limits`), using rate-limiter-flexible's PostgreSQL store. Its consume is
- * one `INSERT … ON CONFLICT DO UPDATE SET points = points + 1 … RETURNING points` statement, so
- * concurrent requests on any replica are counted exactly (the row lock serialises them).
+ * Per-key fixed one-minute windows (`floor(now / 60 s)`, the same `X-RateLimit-Reset` on every
+ * replica), shared by every gateway replica through the UNLOGGED table `gateway.rate_limit_windows`,
+ * and exact: no window ever admits more than the limit, and a refusal happens only when the limit
+ * has been used (see the one exception below).
  *
- * rate-limiter-flexible starts a window at a key's first hit; to get windows aligned to the clock
- * minute (the same `X-RateLimit-Reset` on every replica), the window index
- * `floor(now / 60 s)` is part of the store key and the row lives at most one window.
+ * A database round trip per request would cap the gateway far below its framework's throughput
+ * (docs/gateway.md "Benchmark"), so replicas lease tokens in blocks, the way distributed quota
+ * systems do (e.g. Google's Doorman, YouTube's quota servers):
+ * - A grant is one atomic statement: `granted += least(want, limit - granted)`. A replica asks for
+ *   `want = max(1, min(maxLease, floor(limit × leaseFraction)))` tokens and serves requests from
+ *   them in memory; `want = 1` (limits under 40/min by default) is a plain per-request counter.
+ * - When the pool is empty while other replicas still hold leases (`holders`), the refused replica
+ *   marks the window contended, asks each holder over NATS (request/reply on
+ *   `gateway.ratelimit.reclaim.<replica>`) to give its unused tokens back, then retries. Once
+ *   contended, a window grants one token at a time, so the last tokens go exactly where requests
+ *   arrive. A holder finishes its own lease request in flight before answering, so a grant made
+ *   before the window became contended is returned too.
+ * - The exception: a holder that died or did not answer within `reclaimTimeoutMs` keeps its unused
+ *   tokens until the window ends: that window admits fewer than the limit, never more.
+ * - `X-RateLimit-Remaining` is the limit minus the tokens granted to all replicas plus this
+ *   replica's unused ones: exact with one replica, a lower bound with several.
+ *
+ * rate-limiter-flexible's PostgreSQL store, used before, cannot grant part of a request ("up to n
+ * points"): its consume is all-or-nothing and counts refused points, which leases need.
  */
 export class RateLimiter {
-  private readonly limiters = new Map<number, RateLimiterPostgres>();
+  readonly replicaId = randomUUID();
+  private readonly windows = new Map<string, KeyWindow>();
+  private readonly now: () => number;
+  private readonly leaseFraction: number;
+  private readonly maxLease: number;
+  private readonly reclaimTimeoutMs: number;
+  private sweeper?: NodeJS.Timeout;
 
   /**
    * @param pool the gateway's PostgreSQL pool (search_path = gateway schema).
-   * @param now clock in epoch ms (injectable for tests).
+   * @param nats connection for the reclaim protocol; without it leases are never reclaimed.
    */
   constructor(
     private readonly pool: Pool,
-    private readonly now: () => number = Date.now,
-  ) {}
+    private readonly nats: NatsConnection | undefined,
+    private readonly logger: Logger,
+    options: RateLimiterOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.leaseFraction = options.leaseFraction ?? 1 / 20;
+    this.maxLease = options.maxLease ?? 1000;
+    this.reclaimTimeoutMs = options.reclaimTimeoutMs ?? 500;
+  }
 
-  private limiter(points: number): RateLimiterPostgres {
-    let l = this.limiters.get(points);
-    if (!l) {
-      l = new RateLimiterPostgres({
-        storeClient: this.pool,
-        storeType: 'pool',
-        schemaName: 'gateway',
-        tableName: 'rate_limits',
-        tableCreated: true, // created by migration GatewayLimits1732200000002
-        clearExpiredByTimeout: this.limiters.size === 0, // one cleaner per process is enough
-        keyPrefix: '',
-        points,
-        duration: WINDOW_SECONDS,
-      });
-      this.limiters.set(points, l);
+  /**
+   * Answers reclaim requests of other replicas and sweeps finished windows (memory and table).
+   * Call once; `stop` undoes it.
+   */
+  start(): void {
+    if (this.nats) {
+      const sub = this.nats.subscribe(`${RECLAIM_SUBJECT_PREFIX}.${this.replicaId}`);
+      void (async () => {
+        for await (const msg of sub) {
+          try {
+            const { keyId, window } = JSON.parse(Buffer.from(msg.data).toString('utf8')) as { keyId: string; window: number };
+            const returned = await this.giveBack(keyId, window);
+            msg.respond(Buffer.from(JSON.stringify({ returned })));
+          } catch (err) {
+            this.logger.warn({ err }, 'rate limit: could not answer a reclaim request');
+          }
+        }
+      })();
     }
-    return l;
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), WINDOW_SECONDS * 1000);
+    this.sweeper.unref();
+  }
+
+  /** Stops the sweeper (the NATS subscription ends with the connection). */
+  stop(): void {
+    clearInterval(this.sweeper);
   }
 
   /**
    * Counts one request of `keyId` (limit `perMinute`) in the current window.
    * @returns the header values; `allowed` false when the window's budget was already used.
+   * @throws when PostgreSQL cannot be reached (the caller answers 503).
    */
   async consume(keyId: string, perMinute: number): Promise<RateLimitState> {
-    const nowMs = this.now();
-    const window = Math.floor(nowMs / (WINDOW_SECONDS * 1000));
+    const window = Math.floor(this.now() / (WINDOW_SECONDS * 1000));
     const reset = (window + 1) * WINDOW_SECONDS;
-    let res: RateLimiterRes;
-    let allowed = true;
-    try {
-      res = await this.limiter(perMinute).consume(`${keyId}:${window}`, 1);
-    } catch (e) {
-      if (!(e instanceof RateLimiterRes)) throw e;
-      res = e;
-      allowed = false;
+    let s = this.windows.get(keyId);
+    if (!s || s.window !== window) {
+      s = { window, unused: 0, granted: 0, contended: false, exhausted: false };
+      this.windows.set(keyId, s);
     }
-    return { limit: perMinute, remaining: allowed ? res.remainingPoints : 0, reset, allowed };
+    const allowed = (): RateLimitState => ({ limit: perMinute, remaining: Math.max(0, perMinute - s.granted) + s.unused, reset, allowed: true });
+    const refused: RateLimitState = { limit: perMinute, remaining: 0, reset, allowed: false };
+    const want = Math.max(1, Math.min(this.maxLease, Math.floor(perMinute * this.leaseFraction)));
+    for (;;) {
+      if (s.unused > 0) {
+        s.unused--;
+        return allowed();
+      }
+      if (s.exhausted) return refused;
+      if (s.pending) {
+        await s.pending;
+        continue;
+      }
+      if (want === 1 || s.contended) {
+        // One token for this request: concurrent requests grant in parallel.
+        const g = await this.grant(keyId, window, perMinute, 1);
+        s.granted = Math.max(s.granted, g.total);
+        s.contended ||= g.contended;
+        if (g.granted === 1) return allowed();
+      } else {
+        let empty = false;
+        s.pending = this.grant(keyId, window, perMinute, want).then(
+          (g) => {
+            s.unused += g.granted;
+            s.granted = Math.max(s.granted, g.total);
+            s.contended ||= g.contended;
+            empty = g.granted === 0;
+          },
+        );
+        try {
+          await s.pending;
+        } finally {
+          s.pending = undefined;
+        }
+        if (!empty) continue;
+      }
+      // The pool is empty: take back what other replicas hold unused, then one last try.
+      if (s.reclaiming === undefined) s.reclaiming = this.reclaim(keyId, window);
+      const complete = await s.reclaiming;
+      s.contended = true;
+      const g = await this.grant(keyId, window, perMinute, 1);
+      s.granted = Math.max(s.granted, g.total);
+      if (g.granted === 1) return allowed();
+      if (complete) s.exhausted = true;
+      return refused;
+    }
+  }
+
+  /** One atomic grant of up to `want` tokens (one token once the window is contended). */
+  private async grant(keyId: string, window: number, limit: number, want: number): Promise<Grant> {
+    const { rows } = await this.pool.query<{ last_grant: number; granted: number; contended: boolean }>(
+      `INSERT INTO rate_limit_windows AS w (key_id, window_start, granted, last_grant, holders)
+       VALUES ($1, $2, LEAST($3::int, $4::int), LEAST($3::int, $4::int),
+               CASE WHEN LEAST($3::int, $4::int) > 1 THEN ARRAY[$5::text] ELSE '{}'::text[] END)
+       ON CONFLICT (key_id, window_start) DO UPDATE SET
+         last_grant = LEAST(CASE WHEN w.contended THEN 1 ELSE $3::int END, GREATEST(0, $4::int - w.granted)),
+         granted = w.granted + LEAST(CASE WHEN w.contended THEN 1 ELSE $3::int END, GREATEST(0, $4::int - w.granted)),
+         holders = CASE WHEN LEAST(CASE WHEN w.contended THEN 1 ELSE $3::int END, GREATEST(0, $4::int - w.granted)) > 1
+                         AND NOT ($5::text = ANY (w.holders))
+                        THEN array_append(w.holders, $5::text) ELSE w.holders END
+       RETURNING last_grant, granted, contended`,
+      [keyId, window, want, limit, this.replicaId],
+    );
+    return { granted: rows[0].last_grant, total: rows[0].granted, contended: rows[0].contended };
+  }
+
+  /**
+   * Marks the window contended and asks every other holder to give its unused tokens back.
+   * @returns true when every holder answered (the pool can then only shrink in this window).
+   */
+  private async reclaim(keyId: string, window: number): Promise<boolean> {
+    const { rows } = await this.pool.query<{ holders: string[] }>(
+      `UPDATE rate_limit_windows SET contended = true, holders = array_remove(holders, $3::text)
+       WHERE key_id = $1 AND window_start = $2 RETURNING holders`,
+      [keyId, window, this.replicaId],
+    );
+    const holders = rows[0]?.holders ?? [];
+    if (holders.length === 0) return true;
+    if (!this.nats) return false;
+    const payload = Buffer.from(JSON.stringify({ keyId, window }));
+    const answers = await Promise.allSettled(
+      holders.map((h) => this.nats!.request(`${RECLAIM_SUBJECT_PREFIX}.${h}`, payload, { timeout: this.reclaimTimeoutMs })),
+    );
+    const missing = answers.filter((a) => a.status === 'rejected').length;
+    if (missing > 0) this.logger.warn({ key_id: keyId, missing }, 'rate limit: replicas holding leased tokens did not answer; their tokens stay unused this window');
+    return missing === 0;
+  }
+
+  /** A holder's side of a reclaim: returns its unused tokens of `keyId` in `window` to the pool. */
+  private async giveBack(keyId: string, window: number): Promise<number> {
+    const s = this.windows.get(keyId);
+    let returned = 0;
+    if (s && s.window === window) {
+      s.contended = true;
+      while (s.pending) await s.pending; // a lease granted before the window became contended
+      returned = s.unused;
+      s.unused = 0;
+      s.granted -= returned;
+    }
+    await this.pool.query(
+      `UPDATE rate_limit_windows SET granted = granted - $3, holders = array_remove(holders, $4::text)
+       WHERE key_id = $1 AND window_start = $2`,
+      [keyId, window, returned, this.replicaId],
+    );
+    return returned;
+  }
+
+  /** Forgets windows that have ended (this replica's memory, and the shared table). */
+  private async sweep(): Promise<void> {
+    const window = Math.floor(this.now() / (WINDOW_SECONDS * 1000));
+    for (const [k, s] of this.windows) if (s.window < window) this.windows.delete(k);
+    await this.pool.query(`DELETE FROM rate_limit_windows WHERE window_start < $1`, [window - 1]);
   }
 
   /** The 429 error for a refused request: wait in seconds in the message (service-api.md §8). */

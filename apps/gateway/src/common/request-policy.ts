@@ -7,21 +7,12 @@ import { RateLimiter } from './rate-limit';
 
 /** Paths served without an API key: health, the API reference, presigned storage URLs. */
 export function isPublicPath(url: string): boolean {
-  const path = url.split('?')[0];
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
   return path === '/healthz' || path === '/readyz' || path === '/docs' || path.startsWith('/docs/') || path.startsWith('/storage/');
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
-/**
- * Sets a response header both on the Fastify reply and on the raw Node response: handlers that
- * stream by writing the raw response themselves (SSE, CSV) bypass Fastify's header store, while
- * Node merges raw headers into whatever `writeHead` sends, so the header reaches the client either way.
- */
-export function setResponseHeader(reply: FastifyReply, name: string, value: string): void {
-  reply.header(name, value);
-  if (!reply.raw.headersSent) reply.raw.setHeader(name, value);
-}
 
 /**
  * The gateway's admission policy, run as a Fastify `onRequest` hook before routing, body parsing
@@ -43,15 +34,13 @@ export function createRequestPolicy(deps: { accounts: AccountsService; rateLimit
     const principal = await deps.accounts.authenticate(match[1]);
     if (!principal) throw new AppError(ErrorCode.UNAUTHORIZED, 'Invalid or revoked API key.');
     const req = request as GatewayRequest;
-    req.kb = { ...(req.kb ?? {}), principal };
+    (req.kb ??= {}).principal = principal;
 
     const state = await deps.rateLimiter.consume(principal.keyId, principal.rateLimitPerMinute);
-    setResponseHeader(reply, 'X-RateLimit-Limit', String(state.limit));
-    setResponseHeader(reply, 'X-RateLimit-Remaining', String(state.remaining));
-    setResponseHeader(reply, 'X-RateLimit-Reset', String(state.reset));
+    reply.headers({ 'x-ratelimit-limit': state.limit, 'x-ratelimit-remaining': state.remaining, 'x-ratelimit-reset': state.reset });
     if (!state.allowed) {
       const nowMs = now();
-      setResponseHeader(reply, 'Retry-After', String(Math.max(1, state.reset - Math.floor(nowMs / 1000))));
+      reply.header('retry-after', Math.max(1, state.reset - Math.floor(nowMs / 1000)));
       throw RateLimiter.tooMany(state, nowMs);
     }
     await deps.usage.admitRequest(principal);

@@ -4,6 +4,5 @@ export const DOCUMENTS_CLIENT = Symbol('DocumentsClient');
 export const CHECK_CLIENT = Symbol('CheckClient');
 export const AGENT_CLIENT = Symbol('AgentClient');
 export const HEALTH_TARGETS = Symbol('HealthTargets');
-export const GATEWAY_CONFIG = Symbol('GatewayConfig');
 export const LOGGER = Symbol('Logger');
 export const GATEWAY_DATABASE = Symbol('GatewayDatabase');

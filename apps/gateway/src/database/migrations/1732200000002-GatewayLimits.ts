@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Gateway-wide limits (schema `gateway`): per-key rate-limit windows (table layout of
- * rate-limiter-flexible's PostgreSQL store), monthly usage counters per organization, the ids of
+ * rate-limiter-flexible's PostgreSQL store; replaced by RateLimitLeases1732200000003), monthly usage counters per organization, the ids of
  * usage events already counted (at-least-once delivery), and idempotency records.
  */
 export class GatewayLimits1732200000002 implements MigrationInterface {
