@@ -43,35 +43,64 @@ async function bareFastify(body) {
   return { url: `http://127.0.0.1:${port}/api/v2/organization`, stop: () => child.kill('SIGTERM') };
 }
 
+// The same route in a bare NestJS application on the Fastify adapter (the framework the gateway is
+// built with, nothing else): shows how much of the gap is the framework and how much the gateway.
+async function bareNest(body) {
+  const port = await freePort();
+  const code = `
+    require('reflect-metadata');
+    const { Controller, Get, Module } = require('@nestjs/common');
+    const { NestFactory } = require('@nestjs/core');
+    const { FastifyAdapter } = require('@nestjs/platform-fastify');
+    const body = ${JSON.stringify(body)};
+    class OrganizationController { get() { return body; } }
+    Controller('api/v2/organization')(OrganizationController);
+    Get()(OrganizationController.prototype, 'get', Object.getOwnPropertyDescriptor(OrganizationController.prototype, 'get'));
+    class AppModule {}
+    Module({ controllers: [OrganizationController] })(AppModule);
+    NestFactory.create(AppModule, new FastifyAdapter(), { logger: false })
+      .then((app) => app.listen(${port}, '127.0.0.1'))
+      .then(() => process.stdout.write('READY\\n'));`;
+  const child = spawn(process.execPath, ['-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve) => child.stdout.once('data', resolve));
+  return { url: `http://127.0.0.1:${port}/api/v2/organization`, stop: () => child.kill('SIGTERM') };
+}
+
 const summary = (name, r) => ({ name, requests_per_s: Math.round(r.requests.average), p99_ms: r.latency.p99, p50_ms: r.latency.p50, non2xx: r.non2xx, errors: r.errors });
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-gw-'));
 const { natsServer } = ensureSystemPackages();
 const stack = await startStack({ dataDir, natsServer, quiet: true, env: { LOG_LEVEL: 'info' } });
 let bare;
+let nest;
 try {
   const { key } = newTenant(stack, 'Bench', 100000000);
   const gatewayUrl = `${stack.baseUrl}/api/v2/organization`;
   const headers = { Authorization: `Bearer ${key}` };
   const sample = await (await fetch(gatewayUrl, { headers })).json();
   bare = await bareFastify(sample);
+  nest = await bareNest(sample);
 
   step(`warm-up (3 s each), then ${duration} s per target with ${connections} connections`);
-  for (const [url, h] of [[gatewayUrl, headers], [bare.url, {}]]) await run(url, h, 3);
+  for (const [url, h] of [[gatewayUrl, headers], [bare.url, {}], [nest.url, {}]]) await run(url, h, 3);
   const fastifyResult = summary('bare Fastify route', await run(bare.url, {}));
+  const nestResult = summary('bare NestJS route (Fastify adapter)', await run(nest.url, {}));
   const gatewayResult = summary('gateway GET /api/v2/organization', await run(gatewayUrl, headers));
   // Where the cost is: the same gateway on a public route (Nest pipeline, hooks, headers, log
   // line; no key lookup, no rate-limit round trip to PostgreSQL).
   const publicResult = summary('gateway GET /healthz (no auth, no rate limit)', await run(`${stack.baseUrl}/healthz`, {}));
   const ratio = gatewayResult.requests_per_s / fastifyResult.requests_per_s;
-  console.table([fastifyResult, gatewayResult, publicResult]);
+  console.table([fastifyResult, nestResult, gatewayResult, publicResult]);
   console.log(
     JSON.stringify({
       duration_s: duration,
       connections,
       bare_fastify: fastifyResult,
+      bare_nest: nestResult,
       gateway: gatewayResult,
       gateway_public_route: publicResult,
+      nest_ratio: Number((nestResult.requests_per_s / fastifyResult.requests_per_s).toFixed(3)),
+      gateway_to_nest_ratio: Number((gatewayResult.requests_per_s / nestResult.requests_per_s).toFixed(3)),
       public_route_ratio: Number((publicResult.requests_per_s / fastifyResult.requests_per_s).toFixed(3)),
       throughput_ratio: Number(ratio.toFixed(3)),
       p99_ratio: Number((gatewayResult.p99_ms / Math.max(1, fastifyResult.p99_ms)).toFixed(2)),
@@ -81,6 +110,7 @@ try {
   );
 } finally {
   bare?.stop();
+  nest?.stop();
   await stack.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -19,7 +19,7 @@ import { envelopeOf, errorEnvelope } from './common/envelope';
 import { toHttpError } from './common/error.filter';
 import { GatewayRequest, requestIdFor } from './common/http-context';
 import { securityHeaders } from './common/security-headers';
-import { Idempotency } from './common/idempotency';
+import { Idempotency, IDEMPOTENCY_CLAIM } from './common/idempotency';
 import { RateLimiter } from './common/rate-limit';
 import { createRequestPolicy, isPublicPath } from './common/request-policy';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
@@ -27,7 +27,9 @@ import { createValidationPipe } from './common/validation';
 
 /** The request-timeout timer of a request (cleared when its response ends). */
 const TIMEOUT_TIMER = Symbol('timeout-timer');
-type HookedRequest = GatewayRequest & { [TIMEOUT_TIMER]?: NodeJS.Timeout };
+/** The route template of a request (`request.routeOptions` builds a new object at every read). */
+const ROUTE = Symbol('route');
+type HookedRequest = GatewayRequest & { [TIMEOUT_TIMER]?: NodeJS.Timeout | null; [ROUTE]?: string | null };
 
 /** The path of a request URL (without the query string). */
 function pathOf(url: string): string {
@@ -174,6 +176,13 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     for (const method of [r.method].flat()) routes.push({ method: String(method), url: r.url });
   });
   let draining = false;
+  // Per-request state lives in properties declared up front: properties added to Fastify's
+  // request objects on the fly change their hidden class, and every property access in Fastify's
+  // own code becomes megamorphic (Fastify's "decorators" guidance).
+  fastify.decorateRequest('kb', null);
+  fastify.decorateRequest(TIMEOUT_TIMER, null);
+  fastify.decorateRequest(ROUTE, null);
+  fastify.decorateRequest(IDEMPOTENCY_CLAIM, null);
   // Security headers: helmet's defaults (nosniff, frame denial, HSTS, no referrer…), computed once
   // since they do not depend on the request. The API returns JSON only, so its CSP forbids
   // everything and nothing is cached; /docs has no CSP (the reference UI loads its own scripts).
@@ -195,9 +204,23 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   // timer is cleared once a request body has been read, so it never fires for a POST.
   const timeoutMessage = `The request did not complete within ${Math.round(config.GATEWAY_REQUEST_TIMEOUT_MS / 1000)} seconds. Retry later.`;
   const timeoutMs = config.GATEWAY_REQUEST_TIMEOUT_MS;
+  const admissionFailure = (e: unknown, request: FastifyRequest): AppError => {
+    if (e instanceof AppError) return e;
+    logger.error({ err: e, request_id: request.id }, 'admission check failed');
+    return new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
+  };
+  const admitted = (request: FastifyRequest, done: (err?: Error) => void): void => {
+    try {
+      requireJsonBody(request);
+    } catch (e) {
+      return done(e as Error);
+    }
+    done();
+  };
   // Admission of every request: timeout, request id, security headers, tracing span, draining,
   // then API key, rate limit and quotas (request-policy.ts) and the JSON-only body rule.
-  fastify.addHook('onRequest', async (request, reply) => {
+  // Callback style: the common case completes without a promise (createRequestPolicy).
+  fastify.addHook('onRequest', (request, reply, done) => {
     const state = request as HookedRequest;
     state[TIMEOUT_TIMER] = setTimeout(() => {
       if (reply.sent || reply.raw.headersSent) return;
@@ -208,34 +231,35 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     const probe = path === '/healthz' || path === '/readyz';
     reply.header('x-request-id', request.id);
     reply.headers(isPublic && !probe ? helmetHeaders : apiHeaders);
+    const route = request.routeOptions.url;
+    state[ROUTE] = route;
     // [telemetry] the SERVER span; the route template names it (bounded cardinality).
-    if (!probe) state.kb = { span: startHttpServerSpan(request.method, request.routeOptions.url ?? 'unmatched', path, request.headers).span };
+    state.kb = { principal: undefined, span: probe ? undefined : startHttpServerSpan(request.method, route ?? 'unmatched', path, request.headers).span };
     if (draining) {
       reply.header('Connection', 'close');
-      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway is shutting down. Retry; another replica will answer.');
+      return done(new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway is shutting down. Retry; another replica will answer.'));
     }
-    if (isPublic) return;
+    if (isPublic) return done();
+    let pending: void | Promise<void>;
     try {
-      await policy(request, reply);
+      pending = policy(request, reply);
     } catch (e) {
-      if (e instanceof AppError) throw e;
-      logger.error({ err: e, request_id: request.id }, 'admission check failed');
-      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
+      return done(admissionFailure(e, request));
     }
-    requireJsonBody(request);
+    if (pending) pending.then(() => admitted(request, done), (e) => done(admissionFailure(e, request)));
+    else admitted(request, done);
   });
-  // JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would
-  // otherwise reach validation (and its recursion) as if they were DTOs.
-  fastify.addHook('preValidation', (request, _reply, done) => {
-    const body = request.body;
-    if (body === undefined || isPublicPath(pathOf(request.url))) return done();
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) return done(AppError.validation('The request body must be a JSON object.'));
-    if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return done(AppError.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
-    done();
-  });
-  // Idempotency keys of POST requests: claimed or replayed once the body is parsed.
+  // Once the body is parsed, before the handler (and Nest's validation pipe) runs:
+  // - JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would
+  //   otherwise reach validation (and its recursion) as if they were DTOs;
+  // - idempotency keys of POST requests are claimed, or their stored response replayed.
   const idempotency = new Idempotency(database, logger);
   fastify.addHook('preHandler', (request, reply, done) => {
+    const body = request.body;
+    if (body !== undefined && !isPublicPath(pathOf(request.url))) {
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) return done(AppError.validation('The request body must be a JSON object.'));
+      if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return done(AppError.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
+    }
     if (request.method !== 'POST' || request.headers['idempotency-key'] === undefined) return done();
     // A replay has been sent by the hook: the handler must not run (no `done`).
     idempotency.preHandler(request, reply).then(() => (reply.sent ? undefined : done()), done);
@@ -250,9 +274,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   // One structured log line per request, metrics, end of the span.
   fastify.addHook('onResponse', (request, reply, done) => {
     const state = request as HookedRequest;
-    clearTimeout(state[TIMEOUT_TIMER]);
+    clearTimeout(state[TIMEOUT_TIMER] ?? undefined);
     if (idempotency.claimed(request)) void idempotency.onResponse(request);
-    const route = request.routeOptions.url;
+    const route = state[ROUTE] ?? undefined;
     const span = state.kb?.span;
     const ids = span?.spanContext();
     logger.info(

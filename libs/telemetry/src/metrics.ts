@@ -94,11 +94,24 @@ export function observeGrpcCall(path: string, code: string, seconds: number): vo
   metrics.grpcDuration.observe(labels, seconds);
 }
 
-/** Records one HTTP request at the gateway; `route` must be the route template (bounded cardinality). */
+/** Label-bound children of the HTTP series, by `method route status` (bounded like the labels). */
+const httpChildren = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
+
+/**
+ * Records one HTTP request at the gateway; `route` must be the route template (bounded
+ * cardinality). The label-bound children are looked up once per label set and kept: prom-client
+ * would otherwise hash the label object on every call (the gateway calls this per request).
+ */
 export function observeHttpRequest(method: string, route: string, statusCode: number, seconds: number): void {
-  const labels = { method, route, status_code: String(statusCode) };
-  metrics.httpRequests.inc(labels);
-  metrics.httpDuration.observe(labels, seconds);
+  const key = `${method} ${route} ${statusCode}`;
+  let child = httpChildren.get(key);
+  if (!child) {
+    const labels = { method, route, status_code: String(statusCode) };
+    child = { requests: metrics.httpRequests.labels(labels), duration: metrics.httpDuration.labels(labels) };
+    httpChildren.set(key, child);
+  }
+  child.requests.inc();
+  child.duration.observe(seconds);
 }
 
 /** Adds token usage of one model call (`usage` as returned by the model port: prompt/completion tokens). */

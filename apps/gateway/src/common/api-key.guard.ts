@@ -10,10 +10,19 @@ import { GatewayRequest, IS_PUBLIC } from './http-context';
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  /** `@Public()` of each handler, read once (metadata lookups per request show in profiles). */
+  private readonly publicHandlers = new WeakMap<object, boolean>();
+
   constructor(private readonly reflector: Reflector) {}
 
   canActivate(context: ExecutionContext): boolean {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    const handler = context.getHandler();
+    let isPublic = this.publicHandlers.get(handler);
+    if (isPublic === undefined) {
+      isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, context.getClass()]) === true;
+      this.publicHandlers.set(handler, isPublic);
+    }
+    if (isPublic) return true;
     const req = context.switchToHttp().getRequest<GatewayRequest>();
     if (!req.kb?.principal) throw new AppError(ErrorCode.UNAUTHORIZED, 'Missing API key: send the header Authorization: Bearer <API_KEY>.');
     return true;

@@ -39,8 +39,10 @@ interface Claimed {
   /** True once the response was stored or the key released. */
   settled: boolean;
 }
-const CLAIM = Symbol('idempotency-claim');
-type ClaimingRequest = FastifyRequest & { [CLAIM]?: Claimed };
+/** Request property holding the claim (declared on Fastify's requests by createGateway). */
+export const IDEMPOTENCY_CLAIM = Symbol('idempotency-claim');
+const CLAIM = IDEMPOTENCY_CLAIM;
+type ClaimingRequest = FastifyRequest & { [CLAIM]?: Claimed | null };
 
 /**
  * Idempotency keys on every POST (decisions.md "Idempotency"): `Idempotency-Key` (1–255 printable
@@ -90,7 +92,7 @@ export class Idempotency {
   /** True while `request` holds a claimed key whose response is not stored or released yet. */
   claimed(request: FastifyRequest): boolean {
     const claim = (request as ClaimingRequest)[CLAIM];
-    return claim !== undefined && !claim.settled;
+    return claim != null && !claim.settled;
   }
 
   /** Fastify `onSend` hook: stores the JSON response of a claimed key (or releases it on 5xx). */
