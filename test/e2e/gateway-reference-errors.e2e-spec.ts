@@ -219,6 +219,11 @@ describe('gateway: errors in the envelope', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
     expect(res.headers['x-powered-by']).toBeUndefined();
+    // Errors and public routes carry them too.
+    for (const other of [await a.get('/api/v2/no-such-route'), await request(baseUrl()).get('/api/v2/organization'), await request(baseUrl()).get('/healthz')]) {
+      expect(other.headers['x-content-type-options']).toBe('nosniff');
+      expect(other.headers['x-frame-options']).toBe('SAMEORIGIN');
+    }
   });
 
   it('allows configured CORS origins, preflight included', async () => {
