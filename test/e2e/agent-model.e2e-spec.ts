@@ -17,6 +17,15 @@ const SAMPLE_TEXT = readdirSync(SAMPLES)
 const isJsonCall = (b: ScriptedRequestBody, name: string) => JSON.stringify(b.response_format ?? {}).includes(`"${name}"`);
 const lastUser = (b: ScriptedRequestBody) => [...b.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
+/** A conversation whose last question is a follow-up ("it" is the scaffold platform). */
+const FOLLOW_UP_CHAT = {
+  messages: [
+    { role: 'user', content: 'Tell me about scaffold platforms.' },
+    { role: 'assistant', content: 'Platforms must be fully planked [1].' },
+    { role: 'user', content: 'How often is it inspected?' },
+  ],
+};
+
 /**
  * The agent with a chat model configured, against a scripted OpenAI-compatible server on a stack
  * of its own: the model writes the answer from numbered passages (markers checked and renumbered,
@@ -91,13 +100,7 @@ describe('agent with a chat model configured', () => {
 
   it('the model classifies the route and rewrites follow-ups', async () => {
     const before = model.requests.length;
-    const res = await api(org.key, baseUrl).post('/api/v2/chat').send({
-      messages: [
-        { role: 'user', content: 'Tell me about scaffold platforms.' },
-        { role: 'assistant', content: 'Platforms must be fully planked [1].' },
-        { role: 'user', content: 'How often is it inspected?' },
-      ],
-    });
+    const res = await api(org.key, baseUrl).post('/api/v2/chat').send(FOLLOW_UP_CHAT);
     expect(res.status).toBe(200);
     expect(res.body.data.agent).toBe('safety');
     const calls = model.requests.slice(before);
@@ -156,13 +159,7 @@ describe('agent with a chat model configured', () => {
 
   it('publishes one usage.tokens.recorded event per model call, with the model and the org', async () => {
     const before = model.requests.length;
-    const res = await api(org.key, baseUrl).post('/api/v2/chat').send({
-      messages: [
-        { role: 'user', content: 'Tell me about scaffold platforms.' },
-        { role: 'assistant', content: 'Platforms must be fully planked [1].' },
-        { role: 'user', content: 'How often is it inspected?' },
-      ],
-    });
+    const res = await api(org.key, baseUrl).post('/api/v2/chat').send(FOLLOW_UP_CHAT);
     expect(res.status).toBe(200);
     const calls = model.requests.length - before;
     expect(calls).toBe(3); // route, rewrite, answer

@@ -6,13 +6,13 @@
 // run, the same question over POST /api/v2/agent/query (JSON). Reports p50/p95 and the ratio
 // streamed-full / JSON (streaming overhead) and first-event / full (how early a user sees output).
 // Usage: npm run bench:chat [-- --file <pdf> --rounds N]
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { pdfPages, percentile } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
 import { newTenant } from '../lib/api-client.mjs';
 
@@ -28,10 +28,7 @@ const QUESTIONS = [
   'What are the requirements for init scripts?',
   'Where must documentation be installed?',
 ];
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10;
-};
+const pct = (xs, p) => Math.round(percentile(xs, p) * 10) / 10;
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-chat-'));
 const { natsServer } = ensureSystemPackages();
@@ -39,7 +36,7 @@ const stack = await startStack({ dataDir, natsServer, quiet: true });
 try {
   const { key, call } = newTenant(stack, 'Bench chat', 100000);
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-  const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))[1]);
+  const pages = pdfPages(file);
   step(`ingesting ${path.basename(file)} (${pages} pages) into a project`);
   const project = await call('POST', '/api/v2/projects', { name: 'Bench project' });
   const bytes = readFileSync(file);

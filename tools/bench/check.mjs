@@ -9,12 +9,12 @@
 //      from trigger to completed, with requirements per second and the ratio to 1,000 × verify p50
 //      (what calling verify one by one would take).
 // Usage: npm run bench:check [-- --verifies N --requirements N]
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { pdfPages, percentile, timed } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
 import { newTenant } from '../lib/api-client.mjs';
 
@@ -45,16 +45,6 @@ const REQUIREMENTS = [
   'Packages must provide a helicopter landing pad.',
 ];
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const time = async (fn) => {
-  const t = process.hrtime.bigint();
-  const r = await fn();
-  return [Number(process.hrtime.bigint() - t) / 1e6, r];
-};
-const pages = (f) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [f], { encoding: 'utf8' }))[1]);
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-check-'));
 const { natsServer } = ensureSystemPackages();
@@ -84,15 +74,15 @@ try {
   const fhsId = await upload(FHS, both.id);
   const policyDoc = await waitDoc(policyId);
   const fhsDoc = await waitDoc(fhsId);
-  const totalPages = pages(POLICY) + pages(FHS);
+  const totalPages = pdfPages(POLICY) + pdfPages(FHS);
 
   step(`${values.verifies} verifications on the ${totalPages}-page project`);
   const baseline = [];
-  for (let i = 0; i < 30; i++) baseline.push((await time(() => call('GET', `/api/v2/projects/${both.id}`)))[0]);
+  for (let i = 0; i < 30; i++) baseline.push((await timed(() => call('GET', `/api/v2/projects/${both.id}`)))[0]);
   const v = [];
   const verdicts = {};
   for (let i = 0; i < Number(values.verifies); i++) {
-    const [ms, res] = await time(() => call('POST', '/api/v2/check/verify', { project_id: both.id, requirement: REQUIREMENTS[i % REQUIREMENTS.length] }));
+    const [ms, res] = await timed(() => call('POST', '/api/v2/check/verify', { project_id: both.id, requirement: REQUIREMENTS[i % REQUIREMENTS.length] }));
     v.push(ms);
     verdicts[res.verdict] = (verdicts[res.verdict] ?? 0) + 1;
   }
@@ -100,7 +90,7 @@ try {
   const n = Number(values.requirements);
   step(`a ${n}-requirement run with skip_breakdown on the Debian Policy PDF`);
   const requirements = Array.from({ length: n }, (_, i) => ({ text: REQUIREMENTS[i % REQUIREMENTS.length].replace(/\.$/, ` (clause ${i + 1}).`) }));
-  const [createMs, run] = await time(() => call('POST', '/api/v2/check/runs', { project_id: policyOnly.id, name: 'bench', requirements }));
+  const [createMs, run] = await timed(() => call('POST', '/api/v2/check/runs', { project_id: policyOnly.id, name: 'bench', requirements }));
   const t0 = process.hrtime.bigint();
   await call('POST', `/api/v2/check/runs/${run.id}/trigger`, { skip_breakdown: true });
   let detail;
@@ -112,15 +102,15 @@ try {
   const runMs = Number(process.hrtime.bigint() - t0) / 1e6;
   if (detail.status !== 'completed') throw new Error(`run ended ${detail.status}: ${detail.error_message}`);
 
-  const verifyP50 = pct(v, 50);
+  const verifyP50 = percentile(v, 50);
   const result = {
     project: { documents: [policyDoc.file_name, fhsDoc.file_name], pages: totalPages, chunks: policyDoc.chunk_count + fhsDoc.chunk_count },
-    verify_ms: { p50: Math.round(verifyP50), p95: Math.round(pct(v, 95)), n: v.length, verdicts },
-    baseline_get_project_ms: { p50: +pct(baseline, 50).toFixed(1), note: 'authenticated GET /projects/{id}, same stack, same run' },
-    verify_p50_ratio_to_baseline: +(verifyP50 / pct(baseline, 50)).toFixed(1),
+    verify_ms: { p50: Math.round(verifyP50), p95: Math.round(percentile(v, 95)), n: v.length, verdicts },
+    baseline_get_project_ms: { p50: +percentile(baseline, 50).toFixed(1), note: 'authenticated GET /projects/{id}, same stack, same run' },
+    verify_p50_ratio_to_baseline: +(verifyP50 / percentile(baseline, 50)).toFixed(1),
     run_1000: {
       document: policyDoc.file_name,
-      pages: pages(POLICY),
+      pages: pdfPages(POLICY),
       requirements: n,
       skip_breakdown: true,
       create_ms: Math.round(createMs),

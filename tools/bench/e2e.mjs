@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { pdfPages, percentile, timed } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
 import { newTenant } from '../lib/api-client.mjs';
 
@@ -30,15 +31,6 @@ const REQUIREMENTS = [
   'Each binary package must have a copyright file in /usr/share/doc/package.',
 ];
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const time = async (fn) => {
-  const t = process.hrtime.bigint();
-  const r = await fn();
-  return [Number(process.hrtime.bigint() - t) / 1e6, r];
-};
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-'));
 const { natsServer } = ensureSystemPackages();
@@ -46,12 +38,12 @@ const stack = await startStack({ dataDir, natsServer, quiet: true });
 try {
   const { call } = newTenant(stack, 'Bench', 100000);
   const bytes = readFileSync(file);
-  const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))[1]);
+  const pages = pdfPages(file);
 
   step('baseline: pdftotext alone on the same file');
   const base = [];
-  for (let i = 0; i < 3; i++) base.push((await time(async () => execFileSync('pdftotext', [file, '-'], { maxBuffer: 1 << 28 })))[0]);
-  const baselineMs = pct(base, 50);
+  for (let i = 0; i < 3; i++) base.push((await timed(async () => execFileSync('pdftotext', [file, '-'], { maxBuffer: 1 << 28 })))[0]);
+  const baselineMs = percentile(base, 50);
 
   step(`ingesting ${path.basename(file)} (${pages} pages, ${(bytes.length / 1e6).toFixed(2)} MB) through the API`);
   const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(file), content_type: 'application/pdf', size_bytes: bytes.length });
@@ -74,14 +66,14 @@ try {
   step(`${values.queries} queries and ${REQUIREMENTS.length * 3} verifications`);
   const q = [];
   for (let i = 0; i < Number(values.queries); i++) {
-    q.push((await time(() => call('POST', '/api/v2/agent/query', { question: QUESTIONS[i % QUESTIONS.length] })))[0]);
+    q.push((await timed(() => call('POST', '/api/v2/agent/query', { question: QUESTIONS[i % QUESTIONS.length] })))[0]);
   }
   const v = [];
   for (let i = 0; i < REQUIREMENTS.length * 3; i++) {
-    v.push((await time(() => call('POST', '/api/v2/check/verify', { project_id: project.id, requirement: REQUIREMENTS[i % REQUIREMENTS.length] })))[0]);
+    v.push((await timed(() => call('POST', '/api/v2/check/verify', { project_id: project.id, requirement: REQUIREMENTS[i % REQUIREMENTS.length] })))[0]);
   }
   const health = [];
-  for (let i = 0; i < 30; i++) health.push((await time(() => fetch(`${stack.baseUrl}/healthz`).then((r) => r.text())))[0]);
+  for (let i = 0; i < 30; i++) health.push((await timed(() => fetch(`${stack.baseUrl}/healthz`).then((r) => r.text())))[0]);
 
   const result = {
     file: path.basename(file),
@@ -94,9 +86,9 @@ try {
       ratio_to_pdftotext: +(ingestMs / baselineMs).toFixed(2),
       pages_per_s: +(pages / (ingestMs / 1000)).toFixed(1),
     },
-    query_ms: { p50: Math.round(pct(q, 50)), p95: Math.round(pct(q, 95)), n: q.length },
-    verify_ms: { p50: Math.round(pct(v, 50)), p95: Math.round(pct(v, 95)), n: v.length },
-    healthz_ms: { p50: +pct(health, 50).toFixed(1), note: 'unauthenticated HTTP round trip, for scale' },
+    query_ms: { p50: Math.round(percentile(q, 50)), p95: Math.round(percentile(q, 95)), n: q.length },
+    verify_ms: { p50: Math.round(percentile(v, 50)), p95: Math.round(percentile(v, 95)), n: v.length },
+    healthz_ms: { p50: +percentile(health, 50).toFixed(1), note: 'unauthenticated HTTP round trip, for scale' },
   };
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 } finally {

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
 import { newTenant } from '../lib/api-client.mjs';
+import { pdfPages } from '../lib/measure.mjs';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -38,7 +39,6 @@ const pdfsIn = (dir) =>
     .filter((n) => n.endsWith('.pdf'))
     .sort()
     .map((n) => path.join(dir, n));
-const pageCount = (f) => Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [f], { encoding: 'utf8' }))[1]);
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 /** Runs `fn` over `items`, at most `limit` at once. */
@@ -98,7 +98,7 @@ try {
   }
 
   const report = (label, files, pipelineMs, baselineMs, baselineLabel, failed) => {
-    const pages = files.reduce((s, f) => s + pageCount(f), 0);
+    const pages = files.reduce((s, f) => s + pdfPages(f), 0);
     const mb = files.reduce((s, f) => s + statSync(f).size, 0) / 1e6;
     const fmt = (ms) => `${(pages / (ms / 1000)).toPrecision(3)} pages/s, ${(mb / (ms / 1000)).toPrecision(3)} MB/s (${(ms / 1000).toFixed(2)} s)`;
     rows.push([label, `${files.length} files, ${pages} pages, ${mb.toFixed(1)} MB`, `pipeline ${fmt(pipelineMs)}`, `${baselineLabel} ${fmt(baselineMs)}`, `ratio ${(pipelineMs / baselineMs).toFixed(2)}x`, failed ? `${failed} failed` : 'all completed']);
@@ -119,7 +119,7 @@ try {
     const scanned = pdfsIn(path.join(CORPUS, 'pdf_scanned'));
     const pages = scanned.flatMap((f) => {
       const sizes = new Map();
-      const out = execFileSync('pdfinfo', ['-f', '1', '-l', String(pageCount(f)), f], { encoding: 'utf8' });
+      const out = execFileSync('pdfinfo', ['-f', '1', '-l', String(pdfPages(f)), f], { encoding: 'utf8' });
       for (const m of out.matchAll(/^Page\s+(\d+)\s+size:\s+([\d.]+)\s+x\s+([\d.]+)/gm)) sizes.set(Number(m[1]), [Number(m[2]), Number(m[3])]);
       return [...sizes].map(([page, size]) => ({ f, page, dpi: dpiForPage(size) }));
     });

@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { percentile } from '../lib/measure.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -64,10 +65,6 @@ const chunkText = (i) => {
   return `${a}\n\n${b.slice(0, Math.max(0, 1200 - a.length))}`.trim();
 };
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((x, y) => x - y);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
 const round = (x) => Math.round(x * 100) / 100;
 
 process.stderr.write(`${passages.length} source passages; sizes ${sizes.join(', ')}; ${queries.length} queries\n`);
@@ -109,10 +106,10 @@ try {
   }
   for (const e of opened) {
     results[e.size] = {
-      p50Ms: round(pct(e.times, 50)),
-      p95Ms: round(pct(e.times, 95)),
-      orgScopeP95Ms: round(pct(e.byKind.org, 95)),
-      projectScopeP95Ms: round(pct(e.byKind.project, 95)),
+      p50Ms: round(percentile(e.times, 50)),
+      p95Ms: round(percentile(e.times, 95)),
+      orgScopeP95Ms: round(percentile(e.byKind.org, 95)),
+      projectScopeP95Ms: round(percentile(e.byKind.project, 95)),
       meanHits: round(e.hits / queries.length),
       loadSeconds: round(e.loadSeconds),
       store: e.retrieval.describe().store,

@@ -17,6 +17,35 @@ export const ACCEPTED_CONTENT_TYPES = [
   'image/tiff',
 ] as const;
 
+/**
+ * Content type of an accepted upload by file extension (lower case, with the dot), for clients
+ * that upload files from disk (kbctl safety load, tests, scripts).
+ */
+export const CONTENT_TYPE_BY_EXTENSION: Readonly<Record<string, (typeof ACCEPTED_CONTENT_TYPES)[number]>> = {
+  '.pdf': 'application/pdf',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  '.csv': 'text/csv',
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.markdown': 'text/markdown',
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.json': 'application/json',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
+};
+
+/** The accepted content type of a file name by its extension (any case), or undefined. */
+export function contentTypeForFile(fileName: string): string | undefined {
+  const dot = fileName.lastIndexOf('.');
+  return dot === -1 ? undefined : CONTENT_TYPE_BY_EXTENSION[fileName.slice(dot).toLowerCase()];
+}
+
 const ALIASES: Record<string, string> = {
   'text/x-markdown': 'text/markdown',
   'image/jpg': 'image/jpeg',

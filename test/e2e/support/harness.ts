@@ -4,6 +4,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
+import { CONTENT_TYPE_BY_EXTENSION } from '@kb/common';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 /** The shared corpus of real documents (../shared/corpus beside the repo). */
@@ -55,18 +56,8 @@ export function api(key: string, url: string = baseUrl()) {
   };
 }
 
-export const CONTENT_TYPES: Record<string, string> = {
-  '.pdf': 'application/pdf',
-  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  '.csv': 'text/csv',
-  '.txt': 'text/plain',
-  '.md': 'text/markdown',
-  '.html': 'text/html',
-  '.json': 'application/json',
-  '.png': 'image/png',
-};
+/** Content types by file extension (the service's accepted upload types). */
+export const CONTENT_TYPES = CONTENT_TYPE_BY_EXTENSION;
 
 /**
  * Reserves a slot, PUTs the bytes to the presigned URL (no bearer header), and returns the document id.

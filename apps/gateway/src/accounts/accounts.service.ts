@@ -1,6 +1,6 @@
 import { AppError, openDatabase } from '@kb/common';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { DataSource, IsNull, Repository } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
 import { InitAccounts1732200000001 } from '../database/migrations/1732200000001-InitAccounts';
 import { GatewayLimits1732200000002 } from '../database/migrations/1732200000002-GatewayLimits';
 import { RateLimitLeases1732200000003 } from '../database/migrations/1732200000003-RateLimitLeases';

@@ -2,9 +2,10 @@ import { CallContext } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
+import { OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { presentCitation, presentUsage } from './presenters';
@@ -22,11 +23,7 @@ export class QueryDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ type: [String], maxItems: 100 })
-  @IsOptional()
-  @IsArray({ message: 'document_ids must be an array of UUIDs' })
-  @ArrayMaxSize(100, { message: 'document_ids must have at most 100 items' })
-  @IsUUID('all', { each: true, message: 'document_ids must contain only UUIDs' })
+  @OptionalUuidList('document_ids')
   document_ids?: string[];
 
   @ApiPropertyOptional({ enum: CHAT_TYPES })

@@ -10,6 +10,7 @@ import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
 import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
+import { OptionalUuidList } from '../common/validation';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { CHAT_TYPES } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
@@ -45,11 +46,7 @@ export class ChatDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ type: [String], maxItems: 100 })
-  @IsOptional()
-  @IsArray({ message: 'document_ids must be an array of UUIDs' })
-  @ArrayMaxSize(100, { message: 'document_ids must have at most 100 items' })
-  @IsUUID('all', { each: true, message: 'document_ids must contain only UUIDs' })
+  @OptionalUuidList('document_ids')
   document_ids?: string[];
 
   @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8 })

@@ -18,7 +18,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, I
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
-import { UuidParamPipe } from '../common/validation';
+import { OptionalUuidList, UuidParamPipe } from '../common/validation';
 
 /** Nest injection token of the CheckRunsService gRPC client. */
 export const CHECK_RUNS_CLIENT = Symbol('CheckRunsClient');
@@ -57,11 +57,7 @@ export class CreateRunDto {
   @Type(() => RequirementInputDto)
   requirements: RequirementInputDto[];
 
-  @ApiPropertyOptional({ type: [String], description: 'document ids (handbooks) to limit the check to' })
-  @IsOptional()
-  @IsArray({ message: 'handbook_ids must be an array of UUIDs' })
-  @ArrayMaxSize(100, { message: 'handbook_ids must have at most 100 items' })
-  @IsUUID('all', { each: true, message: 'handbook_ids must contain only UUIDs' })
+  @OptionalUuidList('handbook_ids', 'document ids (handbooks) to limit the check to')
   handbook_ids?: string[];
 }
 

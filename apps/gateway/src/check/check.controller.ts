@@ -1,9 +1,10 @@
 import { CallContext } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, IsUUID, Length } from 'class-validator';
+import { ApiBearerAuth, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { IsString, IsUUID, Length } from 'class-validator';
 import { CheckClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
+import { OptionalUuidList } from '../common/validation';
 import { CHECK_CLIENT } from '../common/tokens';
 
 /** Verify is synchronous and may take up to 5 minutes (service-api.md §8). */
@@ -19,11 +20,7 @@ export class VerifyDto {
   @Length(1, 5000, { message: 'requirement must be 1 to 5000 characters' })
   requirement: string;
 
-  @ApiPropertyOptional({ type: [String], description: 'document ids (handbooks) to limit the check to' })
-  @IsOptional()
-  @IsArray({ message: 'handbook_ids must be an array of UUIDs' })
-  @ArrayMaxSize(100, { message: 'handbook_ids must have at most 100 items' })
-  @IsUUID('all', { each: true, message: 'handbook_ids must contain only UUIDs' })
+  @OptionalUuidList('handbook_ids', 'document ids (handbooks) to limit the check to')
   handbook_ids?: string[];
 }
 

@@ -1,4 +1,4 @@
-import { AppError, createAsyncClient, ErrorCode } from '@kb/common';
+import { AppError, CONTENT_TYPE_BY_EXTENSION, contentTypeForFile, createAsyncClient, ErrorCode } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -15,26 +15,6 @@ export const SAFETY_CORPUS_ORG_ID = '__safety__';
 
 /** Every call of the loader runs as the reserved safety-corpus organization. */
 const AS_SAFETY = { orgId: SAFETY_CORPUS_ORG_ID, timeoutMs: 60_000 };
-
-/** File extensions loaded from the folder and their content types (the upload list of decisions.md). */
-const TYPES: Record<string, string> = {
-  '.pdf': 'application/pdf',
-  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  '.csv': 'text/csv',
-  '.txt': 'text/plain',
-  '.md': 'text/markdown',
-  '.markdown': 'text/markdown',
-  '.html': 'text/html',
-  '.htm': 'text/html',
-  '.json': 'application/json',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.tif': 'image/tiff',
-  '.tiff': 'image/tiff',
-};
 
 const USAGE = 'Usage: kbctl safety load <folder> [--prune] [--timeout SECONDS] [--json]';
 
@@ -95,9 +75,9 @@ export async function runSafetyLoad(argv: string[]): Promise<Record<string, unkn
   const folder = path.resolve(folderArg);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw AppError.validation(`Not a folder: ${folder}`);
   const files = readdirSync(folder)
-    .filter((f) => TYPES[path.extname(f).toLowerCase()] && statSync(path.join(folder, f)).isFile())
+    .filter((f) => contentTypeForFile(f) && statSync(path.join(folder, f)).isFile())
     .sort();
-  if (files.length === 0) throw AppError.validation(`No loadable documents in ${folder} (supported: ${Object.keys(TYPES).join(' ')}).`);
+  if (files.length === 0) throw AppError.validation(`No loadable documents in ${folder} (supported: ${Object.keys(CONTENT_TYPE_BY_EXTENSION).join(' ')}).`);
   const timeoutMs = (Number(values.timeout ?? 600) || 600) * 1000;
   const deadline = Date.now() + timeoutMs;
 
@@ -110,7 +90,7 @@ export async function runSafetyLoad(argv: string[]): Promise<Record<string, unkn
     const loaded: Record<string, unknown>[] = [];
     for (const name of files) {
       const bytes = readFileSync(path.join(folder, name));
-      const slot = await client.reserveUpload({ fileName: name, contentType: TYPES[path.extname(name).toLowerCase()], sizeBytes: bytes.length }, AS_SAFETY);
+      const slot = await client.reserveUpload({ fileName: name, contentType: contentTypeForFile(name)!, sizeBytes: bytes.length }, AS_SAFETY);
       const put = await fetch(slot.upload!.url, {
         method: slot.upload!.method || 'PUT',
         headers: { 'Content-Type': slot.upload!.recommendedContentType },

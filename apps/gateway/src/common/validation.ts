@@ -1,5 +1,7 @@
 import { AppError, isUuid } from '@kb/common';
-import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
+import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsOptional, IsUUID } from 'class-validator';
 
 function flatten(errors: ValidationError[], parent = ''): string[] {
   return errors.flatMap((e) => {
@@ -29,4 +31,19 @@ export class UuidParamPipe implements PipeTransform<string, string> {
     if (!isUuid(value)) throw AppError.validation(`${metadata.data ?? 'id'} must be a UUID.`);
     return value;
   }
+}
+
+/**
+ * An optional body field holding at most 100 UUIDs (`document_ids`, `handbook_ids`): the OpenAPI
+ * property and the class-validator rules, with messages naming `field`.
+ * @param description OpenAPI description of the field, if any.
+ */
+export function OptionalUuidList(field: string, description?: string): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({ type: [String], maxItems: 100, ...(description ? { description } : {}) }),
+    IsOptional(),
+    IsArray({ message: `${field} must be an array of UUIDs` }),
+    ArrayMaxSize(100, { message: `${field} must have at most 100 items` }),
+    IsUUID('all', { each: true, message: `${field} must contain only UUIDs` }),
+  );
 }
