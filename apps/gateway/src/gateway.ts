@@ -204,23 +204,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   // timer is cleared once a request body has been read, so it never fires for a POST.
   const timeoutMessage = `The request did not complete within ${Math.round(config.GATEWAY_REQUEST_TIMEOUT_MS / 1000)} seconds. Retry later.`;
   const timeoutMs = config.GATEWAY_REQUEST_TIMEOUT_MS;
-  const admissionFailure = (e: unknown, request: FastifyRequest): AppError => {
-    if (e instanceof AppError) return e;
-    logger.error({ err: e, request_id: request.id }, 'admission check failed');
-    return new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
-  };
-  const admitted = (request: FastifyRequest, done: (err?: Error) => void): void => {
-    try {
-      requireJsonBody(request);
-    } catch (e) {
-      return done(e as Error);
-    }
-    done();
-  };
   // Admission of every request: timeout, request id, security headers, tracing span, draining,
   // then API key, rate limit and quotas (request-policy.ts) and the JSON-only body rule.
-  // Callback style: the common case completes without a promise (createRequestPolicy).
-  fastify.addHook('onRequest', (request, reply, done) => {
+  fastify.addHook('onRequest', async (request, reply) => {
     const state = request as HookedRequest;
     state[TIMEOUT_TIMER] = setTimeout(() => {
       if (reply.sent || reply.raw.headersSent) return;
@@ -234,20 +220,20 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     const route = request.routeOptions.url;
     state[ROUTE] = route;
     // [telemetry] the SERVER span; the route template names it (bounded cardinality).
-    state.kb = { principal: undefined, span: probe ? undefined : startHttpServerSpan(request.method, route ?? 'unmatched', path, request.headers).span };
+    state.kb = { principal: undefined, span: probe ? undefined : startHttpServerSpan(request.method, route ?? 'unmatched', path, request.headers) };
     if (draining) {
       reply.header('Connection', 'close');
-      return done(new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway is shutting down. Retry; another replica will answer.'));
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway is shutting down. Retry; another replica will answer.');
     }
-    if (isPublic) return done();
-    let pending: void | Promise<void>;
+    if (isPublic) return;
     try {
-      pending = policy(request, reply);
+      await policy(request, reply);
     } catch (e) {
-      return done(admissionFailure(e, request));
+      if (e instanceof AppError) throw e;
+      logger.error({ err: e, request_id: request.id }, 'admission check failed');
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
     }
-    if (pending) pending.then(() => admitted(request, done), (e) => done(admissionFailure(e, request)));
-    else admitted(request, done);
+    requireJsonBody(request);
   });
   // Once the body is parsed, before the handler (and Nest's validation pipe) runs:
   // - JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would

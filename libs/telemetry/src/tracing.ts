@@ -178,19 +178,16 @@ const headerGetter = {
  * the request carries one (a new trace otherwise). Named `<METHOD> <route>` with the stable HTTP
  * semantic-convention attributes (`http.request.method`, `http.route`, `url.path`). Without an
  * exporter the span is non-recording: only its ids exist, for logs and propagation. The parent is
- * explicit (never the active context): pass `traceHeaders(span)` to outgoing calls, or run work
- * inside `context.with(result.context, …)` where a context manager is registered; then call
+ * explicit (never the active context): pass `traceHeaders(span)` to outgoing calls, then call
  * `endHttpServerSpan`.
  * @param route the route template (`/api/v2/projects/:id`), or the path when no route matched.
  */
-export function startHttpServerSpan(method: string, route: string, path: string, headers: HttpHeaders): { span: Span; context: Context } {
-  const parent = propagation.extract(ROOT_CONTEXT, headers, headerGetter);
-  const span = trace.getTracer(TRACER_NAME).startSpan(
+export function startHttpServerSpan(method: string, route: string, path: string, headers: HttpHeaders): Span {
+  return trace.getTracer(TRACER_NAME).startSpan(
     `${method} ${route}`,
     { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, 'url.path': path } },
-    parent,
+    propagation.extract(ROOT_CONTEXT, headers, headerGetter),
   );
-  return { span, context: trace.setSpan(parent, span) };
 }
 
 /** Ends a span from startHttpServerSpan with the response status (5xx → span status ERROR). */

@@ -41,8 +41,7 @@ interface Claimed {
 }
 /** Request property holding the claim (declared on Fastify's requests by createGateway). */
 export const IDEMPOTENCY_CLAIM = Symbol('idempotency-claim');
-const CLAIM = IDEMPOTENCY_CLAIM;
-type ClaimingRequest = FastifyRequest & { [CLAIM]?: Claimed | null };
+type ClaimingRequest = FastifyRequest & { [IDEMPOTENCY_CLAIM]?: Claimed | null };
 
 /**
  * Idempotency keys on every POST (decisions.md "Idempotency"): `Idempotency-Key` (1–255 printable
@@ -86,18 +85,18 @@ export class Idempotency {
       await reply.header('Idempotent-Replayed', 'true').status(claim.status).send(body);
       return;
     }
-    (request as ClaimingRequest)[CLAIM] = { orgId, key, settled: false };
+    (request as ClaimingRequest)[IDEMPOTENCY_CLAIM] = { orgId, key, settled: false };
   }
 
   /** True while `request` holds a claimed key whose response is not stored or released yet. */
   claimed(request: FastifyRequest): boolean {
-    const claim = (request as ClaimingRequest)[CLAIM];
+    const claim = (request as ClaimingRequest)[IDEMPOTENCY_CLAIM];
     return claim != null && !claim.settled;
   }
 
   /** Fastify `onSend` hook: stores the JSON response of a claimed key (or releases it on 5xx). */
   async onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
-    const claim = (request as ClaimingRequest)[CLAIM];
+    const claim = (request as ClaimingRequest)[IDEMPOTENCY_CLAIM];
     if (!claim || claim.settled || typeof payload !== 'string') return;
     claim.settled = true;
     if (reply.statusCode >= 500 || !String(reply.getHeader('content-type') ?? '').startsWith('application/json')) {
@@ -119,7 +118,7 @@ export class Idempotency {
 
   /** Fastify `onResponse` hook: releases a key whose response was streamed or never stored. */
   async onResponse(request: FastifyRequest): Promise<void> {
-    const claim = (request as ClaimingRequest)[CLAIM];
+    const claim = (request as ClaimingRequest)[IDEMPOTENCY_CLAIM];
     if (!claim || claim.settled) return;
     claim.settled = true;
     await this.release(claim);

@@ -16,8 +16,8 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * The gateway's admission policy, run as a Fastify `onRequest` hook before routing, body parsing
- * and validation, so it applies to every non-public request, including unknown routes and bodies
- * that turn out malformed or too large:
+ * and validation for every request outside the public paths (`isPublicPath`, checked by the
+ * caller), including unknown routes and bodies that turn out malformed or too large:
  * 1. API key (service-api.md §5) → 401 UNAUTHORIZED when missing, unknown or revoked.
  * 2. Per-key rate limit (fixed one-minute window) → `X-RateLimit-Limit/Remaining/Reset` on the
  *    response whatever its status; 429 RATE_LIMITED with `Retry-After` when exhausted.
@@ -27,7 +27,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export function createRequestPolicy(deps: { accounts: AccountsService; rateLimiter: RateLimiter; usage: UsageService; now?: () => number }) {
   const now = deps.now ?? Date.now;
   return async function requestPolicy(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (request.method === 'OPTIONS' || isPublicPath(request.url)) return;
+    if (request.method === 'OPTIONS') return;
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? BEARER.exec(header) : null;
     if (!match) throw new AppError(ErrorCode.UNAUTHORIZED, 'Missing API key: send the header Authorization: Bearer <API_KEY>.');
