@@ -12,7 +12,7 @@ module.exports = {
   projects: [
     {
       displayName: 'unit',
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/test/node-environment.js',
       transform,
       moduleNameMapper,
       testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/deploy/**/*.spec.ts'],

@@ -26,15 +26,7 @@ runService(logger, async () => {
     QDRANT_URL: unsetIfEmpty(z.string().url('QDRANT_URL must be a URL such as http://qdrant:6333').optional()),
     QDRANT_API_KEY: unsetIfEmpty(z.string().optional()),
     QDRANT_COLLECTION: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/).default('kb_chunks'),
-    EMBEDDINGS_BASE_URL: embeddingsEnv.EMBEDDINGS_BASE_URL,
-    EMBEDDINGS_API_KEY: embeddingsEnv.EMBEDDINGS_API_KEY,
-    EMBEDDINGS_MODEL: embeddingsEnv.EMBEDDINGS_MODEL,
-    EMBEDDINGS_DIMENSIONS: embeddingsEnv.EMBEDDINGS_DIMENSIONS,
-    EMBEDDINGS_SEND_DIMENSIONS: embeddingsEnv.EMBEDDINGS_SEND_DIMENSIONS,
-    EMBEDDINGS_BATCH_SIZE: embeddingsEnv.EMBEDDINGS_BATCH_SIZE,
-    EMBEDDINGS_TIMEOUT_MS: embeddingsEnv.EMBEDDINGS_TIMEOUT_MS,
-    EMBEDDINGS_MAX_RETRIES: embeddingsEnv.EMBEDDINGS_MAX_RETRIES,
-    EMBEDDINGS_API_VERSION: embeddingsEnv.EMBEDDINGS_API_VERSION,
+    ...embeddingsEnv,
     /** Optional cross-encoder rerank endpoint (`…/rerank`), Cohere/Jina-style or TEI. */
     RERANK_BASE_URL: unsetIfEmpty(z.string().url('RERANK_BASE_URL must be a URL such as http://localhost:8082/v1').optional()),
     RERANK_API_KEY: unsetIfEmpty(z.string().optional()),
@@ -43,10 +35,7 @@ runService(logger, async () => {
     /** Candidates per list fed to fusion and reranking. */
     RERANK_CANDIDATES: z.coerce.number().int().min(1).max(1000).default(50),
   });
-  // The EMBEDDINGS_* variables are validated above; embeddingModelFromEnv parses them again from
-  // their raw form, so hand it the raw strings rather than the parsed values.
-  const rawEmbeddingsEnv = Object.fromEntries(Object.keys(embeddingsEnv).map((key) => [key, process.env[key]]));
-  const retrieval = await openRetrieval({ ...config, ...rawEmbeddingsEnv }, { logger });
+  const retrieval = await openRetrieval(config, { logger });
   logger.info(retrieval.describe(), 'retrieval configured');
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,

@@ -1,4 +1,4 @@
-import { embeddingModelFromEnv, verifyEmbeddingModel } from '@kb/models';
+import { openEmbeddingModel } from '@kb/models';
 import { ChunkStore } from './store/chunk-store';
 import { LanceDbChunkStore, LanceDbChunkStoreOptions } from './store/lancedb-chunk-store';
 import { QdrantChunkStore } from './store/qdrant-chunk-store';
@@ -35,7 +35,8 @@ export interface OpenedRetrieval {
 /**
  * Builds the retrieval service from settings: the vector store (`VECTOR_STORE`: `lancedb`, the
  * default, in `RETRIEVAL_DATA_DIR`; or `qdrant` at `QDRANT_URL`), the embedding model
- * (`EMBEDDINGS_*`, checked with one probe call so a wrong model or dimension fails at boot) and the
+ * (`EMBEDDINGS_*` and `KB_MODELS_DIR` through `openEmbeddingModel`, checked with one probe call so a
+ * wrong model or dimension fails at boot; a missing local model means lexical only) and the
  * optional reranker (`RERANK_*`). Used by `main.ts`, `npm run eval:retrieval` and `npm run bench:query`.
  * @throws Error naming the variable for an invalid configuration; ModelProviderError when the
  *   embeddings endpoint fails the start-up check.
@@ -46,8 +47,8 @@ export async function openRetrieval(
 ): Promise<OpenedRetrieval> {
   const kind = settings.VECTOR_STORE ?? 'lancedb';
   if (!(VECTOR_STORES as readonly string[]).includes(kind)) throw new Error(`VECTOR_STORE must be one of ${VECTOR_STORES.join(', ')} (got "${kind}")`);
-  const embeddings = embeddingModelFromEnv(settings as NodeJS.ProcessEnv);
-  if (embeddings) await verifyEmbeddingModel(embeddings);
+  const opened = await openEmbeddingModel(settings);
+  const embeddings = opened.model;
   const reranker = settings.RERANK_BASE_URL
     ? new HttpReranker({
         baseUrl: settings.RERANK_BASE_URL,
@@ -71,6 +72,7 @@ export async function openRetrieval(
   }
   const service = new RetrievalService(store, {
     embeddings,
+    embeddingsOffReason: opened.reason,
     reranker,
     candidates: settings.RERANK_CANDIDATES ? Number(settings.RERANK_CANDIDATES) : undefined,
     logger: options.logger,
@@ -86,7 +88,7 @@ export async function openRetrieval(
     store,
     describe: () => ({
       store: kind,
-      embeddings: embeddings ? { model: embeddings.model, dimensions: embeddings.dimensions } : null,
+      embeddings: embeddings ? { provider: opened.provider, model: embeddings.model, dimensions: embeddings.dimensions } : { provider: opened.provider, off: opened.reason },
       dense: service.denseState(),
       reranker: reranker ? reranker.model || settings.RERANK_BASE_URL : null,
     }),

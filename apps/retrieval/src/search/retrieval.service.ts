@@ -28,8 +28,10 @@ export interface RetrievalLogger {
 
 /** Options of {@link RetrievalService}. */
 export interface RetrievalServiceOptions {
-  /** Dense embeddings; `null` = lexical only (the default). */
+  /** Dense embeddings; `null` = lexical only. */
   embeddings?: EmbeddingModel | null;
+  /** Why `embeddings` is null (reported once in the log and as the dense state's reason). */
+  embeddingsOffReason?: string;
   /** Cross-encoder reranking of the fused candidates; `null` = none. */
   reranker?: Reranker | null;
   /** Candidates taken from each list before fusion: max(topK, this). Default 50. */
@@ -72,6 +74,10 @@ export class RetrievalService {
     this.reranker = options.reranker ?? null;
     this.candidates = options.candidates ?? 50;
     this.logger = options.logger;
+    if (!this.embeddings && options.embeddingsOffReason) {
+      this.dense = { state: 'off', reason: options.embeddingsOffReason };
+      this.logger?.warn({ reason: options.embeddingsOffReason }, 'dense search is off: lexical (BM25) only');
+    }
   }
 
   /**
@@ -171,7 +177,7 @@ export class RetrievalService {
     let degradedReason: string | undefined = dense.state === 'stale' ? this.staleReason(dense) : undefined;
     if (useDense && query.trim() !== '') {
       try {
-        const [vector] = await this.embeddings!.embed([query], signal);
+        const [vector] = await this.embeddings!.embed([query], signal, 'query');
         const store = this.store as ChunkStore & DenseChunkIndex & Partial<ServerSideFusion>;
         fused = store.searchHybrid
           ? await store.searchHybrid(query, vector, scope, k, k)

@@ -1,21 +1,39 @@
+import path from 'node:path';
 import { env, loadConfig } from '@kb/common';
 import { z } from 'zod';
-import { OpenAiEmbeddingModel } from './openai-embedding-model';
+import { LocalEmbeddingModel } from './local-embedding-model';
+import { OpenAiEmbeddingModel, verifyEmbeddingModel } from './openai-embedding-model';
 import type { EmbeddingModel } from './types';
 
-/**
- * The `EMBEDDINGS_*` variables (documented in the README's configuration table). The retrieval
- * service declares the same keys in its `main.ts` config; this schema is for `embeddingModelFromEnv`.
- */
 /** Treats an empty variable as unset (compose and Helm pass `""` for unset optional values). */
 const unsetIfEmpty = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 
+/** Embedding providers selectable with `EMBEDDINGS_PROVIDER`. */
+export const EMBEDDING_PROVIDERS = ['local', 'openai', 'none'] as const;
+export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
+
+/** The default in-process model (transformers.js export of sentence-transformers/all-MiniLM-L6-v2: 384 dimensions, mean pooling). */
+export const DEFAULT_LOCAL_EMBEDDING_MODEL = 'Xenova/all-MiniLM-L6-v2';
+
+/**
+ * The `EMBEDDINGS_*` variables and `KB_MODELS_DIR` (documented in the README's configuration table).
+ * Services spread this object into their own config schema and hand the parsed values to
+ * {@link openEmbeddingModel}.
+ */
 export const embeddingsEnv = {
-  /** OpenAI-compatible base URL (…/v1); unset = no embedding model (lexical search only). */
+  /**
+   * `local` (in-process ONNX model from `KB_MODELS_DIR`), `openai` (an OpenAI-compatible endpoint)
+   * or `none` (lexical only). Unset: `openai` when `EMBEDDINGS_BASE_URL` is set, else `local`.
+   */
+  EMBEDDINGS_PROVIDER: unsetIfEmpty(z.enum(EMBEDDING_PROVIDERS).optional()),
+  /** Models directory of the `local` provider (`<dir>/<org>/<model>/…`, the transformers.js layout). */
+  KB_MODELS_DIR: env.string('.data/models'),
+  /** OpenAI-compatible base URL (…/v1) of the `openai` provider. */
   EMBEDDINGS_BASE_URL: unsetIfEmpty(z.string().url('EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8081/v1').optional()),
   EMBEDDINGS_API_KEY: unsetIfEmpty(z.string().optional()),
+  /** Model id; `local` default {@link DEFAULT_LOCAL_EMBEDDING_MODEL}, required for `openai`. */
   EMBEDDINGS_MODEL: unsetIfEmpty(z.string().min(1).optional()),
-  /** Vector length of the model (checked at start-up). */
+  /** Vector length of the model (required for `openai`; `local` reads it from the model). */
   EMBEDDINGS_DIMENSIONS: unsetIfEmpty(z.coerce.number().int().min(1).max(8192).optional()),
   /** Send `dimensions` with each request (OpenAI text-embedding-3 shortening). */
   EMBEDDINGS_SEND_DIMENSIONS: env.bool(false),
@@ -24,31 +42,92 @@ export const embeddingsEnv = {
   EMBEDDINGS_MAX_RETRIES: env.int(3),
   /** Azure OpenAI api-version; selects the Azure client. */
   EMBEDDINGS_API_VERSION: unsetIfEmpty(z.string().min(1).optional()),
+  /** `local`: ONNX weights, `q8` (int8, `onnx/model_quantized.onnx`) or `fp32` (`onnx/model.onnx`). */
+  EMBEDDINGS_DTYPE: z.enum(['q8', 'fp32']).default('q8'),
+  /** `local`: onnxruntime threads per forward pass (1 leaves the other cores to queries and extraction). */
+  EMBEDDINGS_THREADS: env.int(1),
+  /** `local`: pooling, `mean` (MiniLM, mpnet, E5) or `cls` (BGE). */
+  EMBEDDINGS_POOLING: z.enum(['mean', 'cls']).default('mean'),
+  /** `local`: text put before each query, e.g. BGE's instruction. */
+  EMBEDDINGS_QUERY_PREFIX: z.string().default(''),
 };
 
+/** Parsed `EMBEDDINGS_*` settings (a service's validated config, or {@link loadConfig} of {@link embeddingsEnv}). */
+export type EmbeddingsConfig = z.infer<z.ZodObject<typeof embeddingsEnv>>;
+
+/** What {@link openEmbeddingModel} found: a ready model, or none and why (for `degraded_reason` and one log line). */
+export interface OpenedEmbeddingModel {
+  provider: EmbeddingProvider;
+  model: EmbeddingModel | null;
+  /** Set when `model` is null: why searches are lexical only (configured `none`, or the local model is missing). */
+  reason?: string;
+}
+
 /**
- * Builds the configured embedding model, or `null` when `EMBEDDINGS_BASE_URL` is unset (the
- * default: lexical search only).
- * @throws Error naming the variable when `EMBEDDINGS_MODEL` or `EMBEDDINGS_DIMENSIONS` is missing
- *   while `EMBEDDINGS_BASE_URL` is set, so the service fails fast at boot.
+ * Opens the configured embedding model and checks it with one probe embedding, so a wrong URL,
+ * key, model name or dimension stops the service at boot.
+ * - `local`: loads `EMBEDDINGS_MODEL` (default {@link DEFAULT_LOCAL_EMBEDDING_MODEL}) from
+ *   `KB_MODELS_DIR`. When its files are not there it returns `model: null` with a reason (the
+ *   service starts lexical only), because the model is an optional download (`npm start` fetches it).
+ * - `openai`: `EMBEDDINGS_BASE_URL`, `EMBEDDINGS_MODEL` and `EMBEDDINGS_DIMENSIONS` are required.
+ * - `none`: no model.
+ * @param config parsed settings; raw `process.env`-like objects are parsed with {@link embeddingsEnv}.
+ * @throws Error naming the variable for an invalid configuration; ModelProviderError when the
+ *   endpoint fails the probe or the local model's files are present but cannot be loaded.
  */
-export function embeddingModelFromEnv(source: NodeJS.ProcessEnv | Record<string, unknown> = process.env): EmbeddingModel | null {
-  const config = loadConfig(embeddingsEnv, source as NodeJS.ProcessEnv);
-  if (!config.EMBEDDINGS_BASE_URL) return null;
+export async function openEmbeddingModel(config: EmbeddingsConfig | NodeJS.ProcessEnv | Record<string, unknown> = process.env): Promise<OpenedEmbeddingModel> {
+  const c = isParsed(config) ? config : loadConfig(embeddingsEnv, config as NodeJS.ProcessEnv);
+  const provider: EmbeddingProvider = c.EMBEDDINGS_PROVIDER ?? (c.EMBEDDINGS_BASE_URL ? 'openai' : 'local');
+  if (provider === 'none') return { provider, model: null, reason: 'no embedding model is configured (EMBEDDINGS_PROVIDER=none)' };
+  if (provider === 'local') {
+    const model = c.EMBEDDINGS_MODEL ?? DEFAULT_LOCAL_EMBEDDING_MODEL;
+    const { dir, present } = LocalEmbeddingModel.locate(c.KB_MODELS_DIR, model, c.EMBEDDINGS_DTYPE);
+    if (!present) {
+      return {
+        provider,
+        model: null,
+        reason:
+          `the embedding model ${model} is not in ${path.resolve(c.KB_MODELS_DIR)} (looked for ${dir}): search is lexical only. ` +
+          `Fetch it with \`npm start\` on a machine with internet access, or copy it there (KB_MODELS_DIR)`,
+      };
+    }
+    const loaded = await LocalEmbeddingModel.load({
+      modelsDir: c.KB_MODELS_DIR,
+      model,
+      dtype: c.EMBEDDINGS_DTYPE,
+      batchSize: c.EMBEDDINGS_BATCH_SIZE,
+      threads: c.EMBEDDINGS_THREADS,
+      pooling: c.EMBEDDINGS_POOLING,
+      queryPrefix: c.EMBEDDINGS_QUERY_PREFIX,
+    });
+    if (c.EMBEDDINGS_DIMENSIONS && c.EMBEDDINGS_DIMENSIONS !== loaded.dimensions) {
+      throw new Error(`Invalid configuration:\n  EMBEDDINGS_DIMENSIONS: ${c.EMBEDDINGS_DIMENSIONS}, but ${model} gives vectors of ${loaded.dimensions}`);
+    }
+    return { provider, model: loaded };
+  }
   const missing = [
-    !config.EMBEDDINGS_MODEL && 'EMBEDDINGS_MODEL: required when EMBEDDINGS_BASE_URL is set',
-    !config.EMBEDDINGS_DIMENSIONS && 'EMBEDDINGS_DIMENSIONS: required when EMBEDDINGS_BASE_URL is set (the vector length of the model)',
+    !c.EMBEDDINGS_BASE_URL && 'EMBEDDINGS_BASE_URL: required when EMBEDDINGS_PROVIDER=openai',
+    !c.EMBEDDINGS_MODEL && 'EMBEDDINGS_MODEL: required when EMBEDDINGS_PROVIDER=openai',
+    !c.EMBEDDINGS_DIMENSIONS && 'EMBEDDINGS_DIMENSIONS: required when EMBEDDINGS_PROVIDER=openai (the vector length of the model)',
   ].filter(Boolean);
   if (missing.length > 0) throw new Error(`Invalid configuration:\n  ${missing.join('\n  ')}`);
-  return new OpenAiEmbeddingModel({
-    baseUrl: config.EMBEDDINGS_BASE_URL,
-    apiKey: config.EMBEDDINGS_API_KEY,
-    model: config.EMBEDDINGS_MODEL!,
-    dimensions: config.EMBEDDINGS_DIMENSIONS!,
-    sendDimensions: config.EMBEDDINGS_SEND_DIMENSIONS,
-    batchSize: config.EMBEDDINGS_BATCH_SIZE,
-    timeoutMs: config.EMBEDDINGS_TIMEOUT_MS,
-    maxRetries: config.EMBEDDINGS_MAX_RETRIES,
-    apiVersion: config.EMBEDDINGS_API_VERSION,
+  const model = new OpenAiEmbeddingModel({
+    baseUrl: c.EMBEDDINGS_BASE_URL!,
+    apiKey: c.EMBEDDINGS_API_KEY,
+    model: c.EMBEDDINGS_MODEL!,
+    dimensions: c.EMBEDDINGS_DIMENSIONS!,
+    sendDimensions: c.EMBEDDINGS_SEND_DIMENSIONS,
+    batchSize: c.EMBEDDINGS_BATCH_SIZE,
+    timeoutMs: c.EMBEDDINGS_TIMEOUT_MS,
+    maxRetries: c.EMBEDDINGS_MAX_RETRIES,
+    apiVersion: c.EMBEDDINGS_API_VERSION,
   });
+  await verifyEmbeddingModel(model);
+  return { provider, model };
+}
+
+/** A parsed config has its defaults filled in (raw environments hold strings or nothing). */
+function isParsed(config: object): config is EmbeddingsConfig {
+  const c = config as Record<string, unknown>;
+  return typeof c.EMBEDDINGS_THREADS === 'number' && typeof c.EMBEDDINGS_BATCH_SIZE === 'number';
 }

@@ -1,0 +1,197 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { ModelProviderError } from '../errors';
+import type { EmbeddingModel, EmbedPriority } from './types';
+
+/** Settings of {@link LocalEmbeddingModel} (from `EMBEDDINGS_*` and `KB_MODELS_DIR`, see `embeddingModelFromEnv`). */
+export interface LocalEmbeddingModelOptions {
+  /** Models directory: a model `org/name` is read from `<modelsDir>/org/name/` (transformers.js local layout). */
+  modelsDir: string;
+  /** Model id, e.g. `Xenova/all-MiniLM-L6-v2`; its folder holds `config.json`, `tokenizer.json` and `onnx/model_quantized.onnx` (q8) or `onnx/model.onnx` (fp32). */
+  model: string;
+  /** ONNX weights: `q8` (int8 quantized, `model_quantized.onnx`) or `fp32` (`model.onnx`). Default `q8`. */
+  dtype?: 'q8' | 'fp32';
+  /** Texts per forward pass. Default 32. Bounds peak memory: batch × maxTokens × hidden size floats. */
+  batchSize?: number;
+  /** Word pieces kept per text (longer texts are truncated). Default 256, the sentence-transformers `max_seq_length` of MiniLM and BGE. */
+  maxTokens?: number;
+  /** onnxruntime intra-op threads per forward pass. Default 1, so bulk embedding leaves a core to queries. */
+  threads?: number;
+  /**
+   * Pooling of the token vectors: `mean` (sentence-transformers MiniLM, mpnet, E5) or `cls`
+   * (BGE). Default `mean`. Vectors are always L2-normalised, so cosine = dot product.
+   */
+  pooling?: 'mean' | 'cls';
+  /** Text put before every query (not before passages), e.g. BGE's `Represent this sentence for searching relevant passages: `. Default none. */
+  queryPrefix?: string;
+}
+
+/** transformers.js tokenizer and model of one pipeline, typed as far as this class uses them. */
+interface Loaded {
+  tokenizer: (texts: string[], options: Record<string, unknown>) => Record<string, unknown> & { attention_mask: TensorLike };
+  model: ((inputs: Record<string, unknown>) => Promise<Record<string, TensorLike>>) & { config: { hidden_size?: number } };
+  meanPooling: (hidden: TensorLike, mask: TensorLike) => TensorLike;
+}
+interface TensorLike {
+  dims: number[];
+  data: Float32Array | number[];
+  normalize(p: number, dim: number): TensorLike;
+  slice(...args: unknown[]): TensorLike;
+  dispose?(): void;
+}
+
+/**
+ * An embedding model run in process: a sentence-embedding ONNX model executed by
+ * `@huggingface/transformers` (transformers.js) on `onnxruntime-node`, read only from a local models
+ * directory (never downloaded at run time: `tools/start.mjs` fetches the default model beforehand).
+ *
+ * Pooling and normalisation follow sentence-transformers (Reimers and Gurevych 2019): mean of the
+ * token vectors under the attention mask (or the CLS vector for BGE), then L2 normalisation.
+ *
+ * Scheduling: one forward pass at a time, `batchSize` texts each, on `threads` intra-op threads.
+ * Calls with priority `query` are served before queued `bulk` batches, so a search waits at most
+ * for the one batch in flight, never for a whole document's embedding.
+ */
+export class LocalEmbeddingModel implements EmbeddingModel {
+  readonly model: string;
+  private dims = 0;
+  private loaded: Loaded | null = null;
+  private readonly queue: { priority: EmbedPriority; run: () => Promise<void> }[] = [];
+  private busy = false;
+
+  private constructor(private readonly options: Required<Omit<LocalEmbeddingModelOptions, 'queryPrefix'>> & { queryPrefix: string }) {
+    this.model = options.model;
+  }
+
+  /** Vector length, read from the model's `config.json` (`hidden_size`) when it was loaded. */
+  get dimensions(): number {
+    return this.dims;
+  }
+
+  /**
+   * Path of a model's folder in a models directory, and whether its weights are there.
+   * @returns `{ dir, present }`; `present` is true when the tokenizer and the ONNX file for `dtype` exist.
+   */
+  static locate(modelsDir: string, model: string, dtype: 'q8' | 'fp32' = 'q8'): { dir: string; present: boolean } {
+    const dir = path.resolve(modelsDir, model);
+    const weights = path.join(dir, 'onnx', dtype === 'q8' ? 'model_quantized.onnx' : 'model.onnx');
+    return { dir, present: existsSync(path.join(dir, 'tokenizer.json')) && existsSync(weights) };
+  }
+
+  /**
+   * Loads the model from `options.modelsDir` (no network access).
+   * @throws ModelProviderError (`invalid_output`) naming the folder when the model files are missing
+   *   or cannot be loaded.
+   */
+  static async load(options: LocalEmbeddingModelOptions): Promise<LocalEmbeddingModel> {
+    const full = {
+      modelsDir: options.modelsDir,
+      model: options.model,
+      dtype: options.dtype ?? 'q8',
+      batchSize: options.batchSize ?? 32,
+      maxTokens: options.maxTokens ?? 256,
+      threads: options.threads ?? 1,
+      pooling: options.pooling ?? 'mean',
+      queryPrefix: options.queryPrefix ?? '',
+    } as const;
+    if (!Number.isInteger(full.batchSize) || full.batchSize < 1) throw new Error('batchSize must be a positive integer');
+    const { dir, present } = LocalEmbeddingModel.locate(full.modelsDir, full.model, full.dtype);
+    if (!present) {
+      throw new ModelProviderError(
+        `embedding model "${full.model}" is not in the models directory (${dir}: tokenizer.json and onnx/${full.dtype === 'q8' ? 'model_quantized' : 'model'}.onnx expected)`,
+        false,
+        null,
+        'invalid_output',
+      );
+    }
+    const instance = new LocalEmbeddingModel(full);
+    try {
+      // transformers.js is an ES module with a CommonJS build; required lazily so that services
+      // without a local model never load onnxruntime.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const hf = require('@huggingface/transformers') as typeof import('@huggingface/transformers');
+      hf.env.allowRemoteModels = false;
+      hf.env.allowLocalModels = true;
+      hf.env.localModelPath = path.resolve(full.modelsDir) + path.sep;
+      const pipe = (await hf.pipeline('feature-extraction', full.model, {
+        dtype: full.dtype,
+        device: 'cpu',
+        session_options: { intraOpNumThreads: full.threads, interOpNumThreads: 1 },
+      })) as unknown as { tokenizer: Loaded['tokenizer']; model: Loaded['model'] };
+      instance.loaded = { tokenizer: pipe.tokenizer, model: pipe.model, meanPooling: hf.mean_pooling as unknown as Loaded['meanPooling'] };
+      instance.dims = pipe.model.config.hidden_size ?? 0;
+      const [probe] = await instance.embed(['dimension check']);
+      instance.dims = probe.length;
+    } catch (error) {
+      if (error instanceof ModelProviderError) throw error;
+      throw new ModelProviderError(
+        `embedding model "${full.model}" could not be loaded from ${dir}: ${error instanceof Error ? error.message : String(error)}`,
+        false,
+        null,
+        'invalid_output',
+      );
+    }
+    return instance;
+  }
+
+  /**
+   * One L2-normalised vector per text, in input order. Runs `batchSize` texts per forward pass;
+   * `query` calls go before queued `bulk` batches (see the class comment).
+   * @throws the abort reason when `signal` aborts before a batch starts.
+   */
+  async embed(texts: string[], signal?: AbortSignal, priority: EmbedPriority = 'bulk'): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    const prefix = priority === 'query' ? this.options.queryPrefix : '';
+    const out: number[][] = [];
+    for (let i = 0; i < texts.length; i += this.options.batchSize) {
+      const batch = texts.slice(i, i + this.options.batchSize).map((t) => prefix + (t.trim() === '' ? ' ' : t));
+      out.push(...(await this.schedule(priority, signal, () => this.forward(batch))));
+    }
+    return out;
+  }
+
+  private schedule<T>(priority: EmbedPriority, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const run = async () => {
+        if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+        try {
+          resolve(await work());
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const entry = { priority, run };
+      if (priority === 'query') {
+        const firstBulk = this.queue.findIndex((e) => e.priority === 'bulk');
+        this.queue.splice(firstBulk === -1 ? this.queue.length : firstBulk, 0, entry);
+      } else {
+        this.queue.push(entry);
+      }
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      for (let next = this.queue.shift(); next; next = this.queue.shift()) await next.run();
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async forward(batch: string[]): Promise<number[][]> {
+    const { tokenizer, model, meanPooling } = this.loaded!;
+    const inputs = tokenizer(batch, { padding: true, truncation: true, max_length: this.options.maxTokens });
+    const outputs = await model(inputs);
+    const hidden = outputs.last_hidden_state ?? outputs.token_embeddings ?? Object.values(outputs)[0];
+    const pooled = this.options.pooling === 'cls' ? hidden.slice(null, 0, null) : meanPooling(hidden, inputs.attention_mask);
+    const normalized = pooled.normalize(2, -1);
+    const [rows, width] = normalized.dims;
+    const data = Float32Array.from(normalized.data);
+    const vectors: number[][] = [];
+    for (let r = 0; r < rows; r++) vectors.push(Array.from(data.subarray(r * width, (r + 1) * width)));
+    return vectors;
+  }
+}
