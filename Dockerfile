@@ -48,16 +48,40 @@ FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 COPY deploy/docker/verify-installed.mjs /usr/local/lib/kb/
-# Optional dependencies are left out: LanceDB's optional @huggingface/transformers, onnxruntime
-# and sharp (about 350 MB) serve embedding functions the service does not use. LanceDB's native
-# package is itself optional, so it is added back explicitly at its locked version.
+# Optional dependencies are left out (other platforms' binaries). The native packages the service
+# loads are optional packages of their parents, so they are added back explicitly at their locked
+# versions: LanceDB's, and sharp's (transformers.js, the in-process embedding model, loads sharp
+# at import). onnxruntime-node ships its Linux CPU binary inside the package; its install script
+# (a download) is not run (--ignore-scripts).
 RUN cp package-lock.json /tmp/package-lock.json \
  && npm install --omit=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund \
- && lancedb="$(node -p "require('/tmp/package-lock.json').packages['node_modules/@lancedb/lancedb'].version")" \
- && npm install --omit=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund "@lancedb/lancedb-linux-x64-gnu@${lancedb}" \
+ && locked() { node -p "require('/tmp/package-lock.json').packages['node_modules/$1'].version"; } \
+ && npm install --omit=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund \
+      "@lancedb/lancedb-linux-x64-gnu@$(locked @lancedb/lancedb)" \
+      "@img/sharp-linux-x64@$(locked @img/sharp-linux-x64)" \
+      "@img/sharp-libvips-linux-x64@$(locked @img/sharp-libvips-linux-x64)" \
  && node /usr/local/lib/kb/verify-installed.mjs /tmp/package-lock.json \
  && test -d node_modules/@lancedb/lancedb-linux-x64-gnu \
+ && test -d node_modules/@img/sharp-linux-x64 \
+ && test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1 \
  && rm -rf /root/.npm
+
+# ---------------------------------------------------------------------------------------------
+# model: the default embedding model, fetched from the Hugging Face hub at build time and baked
+# into the image (KB_MODELS_DIR=/app/models), so hybrid search works on air-gapped clusters.
+# EMBEDDINGS_MODEL picks another transformers.js model (docs/retrieval.md); HF_ENDPOINT a mirror.
+# ---------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS model
+ARG EMBEDDINGS_MODEL=Xenova/all-MiniLM-L6-v2
+ARG HF_ENDPOINT=
+WORKDIR /src
+COPY --from=prod-deps /src/node_modules ./node_modules
+COPY tools/fetch-model.mjs ./tools/
+# tools/fetch-model.mjs downloads with transformers.js into the local layout and loads the model
+# once; exit 3 (hub unreachable) or 1 (failed) fails the build with the reason.
+RUN HF_ENDPOINT="${HF_ENDPOINT}" node tools/fetch-model.mjs --dir /models --model "${EMBEDDINGS_MODEL}" --dtype q8 \
+ && test -f "/models/${EMBEDDINGS_MODEL}/tokenizer.json" \
+ && test -f "/models/${EMBEDDINGS_MODEL}/onnx/model_quantized.onnx"
 
 # ---------------------------------------------------------------------------------------------
 # runtime: node:22-bookworm-slim, production dependencies and dist/ only, non-root, read-only root
@@ -108,12 +132,15 @@ ENV NODE_ENV=production \
     GRPC_HOST=0.0.0.0 \
     GATEWAY_HOST=0.0.0.0 \
     RETRIEVAL_DATA_DIR=/data/lancedb \
+    KB_MODELS_DIR=/app/models \
     STORAGE_LOCAL_DIR=/data/objects \
     INGESTION_WORK_DIR=/data/work
 
 WORKDIR /app
 COPY --from=prod-deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+# The embedding model (read-only; KB_MODELS_DIR).
+COPY --from=model /models ./models
 COPY package.json ./
 COPY deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/
 # The sample construction-safety corpus, so `kbctl safety load /app/samples/safety-corpus` works in the image.

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm start`: sets up what is missing, starts the whole service on embedded defaults, prints the
 // base URL and a demo API key. Ctrl-C stops everything; data stays in .data/ (delete it to reset).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
@@ -14,12 +14,15 @@ async function main() {
   const { natsServer } = ensureSystemPackages();
   build();
   mkdirSync(dataDir, { recursive: true });
+  const modelsDir = path.resolve(process.env.KB_MODELS_DIR || path.join(dataDir, 'models'));
+  const search = ensureEmbeddingModel(modelsDir);
   const { startStack } = await import('./lib/stack.mjs');
   const stack = await startStack({
     dataDir,
     natsServer,
     quiet: true,
     publicBaseUrl: process.env.PUBLIC_BASE_URL,
+    env: { KB_MODELS_DIR: modelsDir },
     ports: {
       gateway: port('GATEWAY_PORT', 8080),
       postgres: port('KB_POSTGRES_PORT', 54329),
@@ -58,11 +61,50 @@ async function main() {
       `  Base URL:     ${publicUrl}\n` +
       `  Demo API key: ${apiKey}\n` +
       `  API docs:     ${publicUrl}/docs\n` +
+      `  Search:       ${search}\n` +
       `  Try:          curl -H "Authorization: Bearer ${apiKey}" ${publicUrl}/api/v2/organization\n` +
       `  Operator CLI: npm run --silent kbctl -- key list --org <org id> --json\n` +
       `  Logs:         ${path.join(dataDir, 'logs')}\n` +
       `Press Ctrl-C to stop. Data is kept in ${dataDir}.\n`,
   );
+}
+
+/**
+ * The local embedding model (hybrid search) in `modelsDir`: used when already there, else fetched
+ * from the model hub (tools/fetch-model.mjs; `HF_ENDPOINT` for a mirror) when the machine can reach
+ * it. When neither works the service runs lexical-only: said here once, and by every search's
+ * `degraded_reason`. Skipped when another provider is configured (`EMBEDDINGS_PROVIDER`,
+ * `EMBEDDINGS_BASE_URL`).
+ * @returns one line describing how search will run (for the banner).
+ */
+function ensureEmbeddingModel(modelsDir) {
+  const provider = process.env.EMBEDDINGS_PROVIDER || (process.env.EMBEDDINGS_BASE_URL ? 'openai' : 'local');
+  if (provider === 'none') return 'lexical (BM25) only: EMBEDDINGS_PROVIDER=none';
+  if (provider !== 'local') return `hybrid, embeddings from ${process.env.EMBEDDINGS_BASE_URL ?? 'the configured endpoint'}`;
+  step(`embedding model: looking in ${modelsDir}, else fetching it from the model hub`);
+  const run = spawnSync(process.execPath, [path.join(ROOT, 'tools/fetch-model.mjs'), '--dir', modelsDir], {
+    env: process.env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 15 * 60_000,
+  });
+  let result;
+  try {
+    result = JSON.parse(run.stdout.trim().split('\n').pop());
+  } catch {
+    result = { status: 'failed', reason: run.error?.message ?? (run.stderr.trim().split('\n').pop() || `exit ${run.status ?? run.signal}`) };
+  }
+  if (result.status === 'present' || result.status === 'fetched') {
+    step(`embedding model ${result.model}: ${result.status === 'fetched' ? 'downloaded into' : 'found in'} ${modelsDir}`);
+    return `hybrid (BM25 + ${result.model})`;
+  }
+  const what = result.status === 'unreachable' ? 'not in KB_MODELS_DIR and the model hub cannot be reached' : 'could not be fetched';
+  process.stderr.write(
+    `! The embedding model ${result.model ?? ''} ${what}: ${result.reason}.\n` +
+      `  Search runs lexical (BM25) only, and says so in every search's degraded_reason. To turn hybrid search on, copy the model's\n` +
+      `  folder to ${modelsDir}/<org>/<name> (or set KB_MODELS_DIR) and restart, then run \`npm run kbctl -- reindex\` for existing documents.\n`,
+  );
+  return 'lexical (BM25) only: no embedding model (see above)';
 }
 
 /** Loads the shipped sample construction-safety corpus (idempotent: same-named documents are replaced). */

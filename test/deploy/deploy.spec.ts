@@ -102,6 +102,17 @@ function sharedEnvGroups(): Record<string, string[]> {
   return groups;
 }
 
+/** Variables of `embeddingsEnv` (libs/models/src/embeddings/config.ts), which services spread into their config. */
+function embeddingsEnvVars(): string[] {
+  const text = read('libs/models/src/embeddings/config.ts');
+  const start = text.indexOf('export const embeddingsEnv = {');
+  if (start < 0) throw new Error('libs/models/src/embeddings/config.ts: no `export const embeddingsEnv = {` found');
+  const body = text.slice(start, text.indexOf('\n};', start));
+  const vars = [...body.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
+  if (!vars.includes('EMBEDDINGS_MODEL') || !vars.includes('KB_MODELS_DIR')) throw new Error(`could not read embeddingsEnv (found ${vars})`);
+  return vars;
+}
+
 /** Variables a service's code declares: its loadConfig schema plus variables read by the logger. */
 function codeVars(service: Service): string[] {
   const main = read(`apps/${service}/src/main.ts`);
@@ -116,6 +127,7 @@ function codeVars(service: Service): string[] {
     groups[m[1]].forEach((v) => vars.add(v));
   }
   for (const m of block.matchAll(/^\s*([A-Z][A-Z0-9_]+):/gm)) vars.add(m[1]);
+  if (/\.\.\.embeddingsEnv\b/.test(block)) embeddingsEnvVars().forEach((v) => vars.add(v));
   for (const m of read('libs/common/src/logger.ts').matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) vars.add(m[1]);
   if (vars.size < 3) throw new Error(`apps/${service}/src/main.ts: only ${[...vars]} found; parsing failed?`);
   return sorted(vars);
@@ -246,8 +258,8 @@ describe('Dockerfile', () => {
     return s;
   };
 
-  test('multi-stage: build, prod-deps, runtime (last) on node:22-bookworm-slim', () => {
-    expect(stages.map((s) => s.name)).toEqual(['build', 'prod-deps', 'runtime']);
+  test('multi-stage: build, prod-deps, model, runtime (last) on node:22-bookworm-slim', () => {
+    expect(stages.map((s) => s.name)).toEqual(['build', 'prod-deps', 'model', 'runtime']);
     expect(args.NODE_IMAGE).toBe('node:22-bookworm-slim');
     for (const s of stages) expect(s.from).toBe('${NODE_IMAGE}');
   });
@@ -267,6 +279,31 @@ describe('Dockerfile', () => {
     expect(runtime).not.toMatch(/npm (ci|install)/);
     expect(runtime).toMatch(/COPY --from=prod-deps \/src\/node_modules/);
     expect(runtime).toMatch(/COPY --from=build \/src\/dist/);
+  });
+
+  test('the default embedding model is fetched at build time by tools/fetch-model.mjs and baked in as KB_MODELS_DIR', () => {
+    const model = stage('model').lines.join('\n');
+    expect(model).toMatch(/ARG EMBEDDINGS_MODEL=Xenova\/all-MiniLM-L6-v2/);
+    expect(model).toMatch(/COPY --from=prod-deps \/src\/node_modules/);
+    expect(model).toMatch(/node tools\/fetch-model\.mjs --dir \/models --model "\$\{EMBEDDINGS_MODEL\}"/);
+    expect(model).toMatch(/test -f "\/models\/\$\{EMBEDDINGS_MODEL\}\/onnx\/model_quantized\.onnx"/);
+    expect(exists('tools/fetch-model.mjs')).toBe(true);
+    // The model's default in the image is the code's default.
+    const configTs = read('libs/models/src/embeddings/config.ts');
+    expect(configTs).toMatch(/DEFAULT_LOCAL_EMBEDDING_MODEL = 'Xenova\/all-MiniLM-L6-v2'/);
+    const runtime = stage('runtime').lines.join('\n');
+    expect(runtime).toMatch(/COPY --from=model \/models \.\/models/);
+    expect(runtime).toMatch(/KB_MODELS_DIR=\/app\/models/);
+    expect(runtime).toMatch(/WORKDIR \/app/);
+    // transformers.js loads sharp at import and onnxruntime-node's binary: both native packages
+    // must reach the runtime although optional packages are omitted.
+    const deps = stage('prod-deps').lines.join('\n');
+    expect(deps).toMatch(/@img\/sharp-linux-x64@\$\(locked @img\/sharp-linux-x64\)/);
+    expect(deps).toMatch(/@img\/sharp-libvips-linux-x64@\$\(locked @img\/sharp-libvips-linux-x64\)/);
+    expect(deps).toMatch(/test -f node_modules\/onnxruntime-node\/bin\/napi-v6\/linux\/x64\/libonnxruntime\.so\.1/);
+    for (const pkg of ['@img/sharp-linux-x64', '@img/sharp-libvips-linux-x64', '@lancedb/lancedb-linux-x64-gnu']) {
+      expect([pkg, JSON.parse(read('package-lock.json')).packages[`node_modules/${pkg}`]?.version]).toEqual([pkg, expect.any(String)]);
+    }
   });
 
   test('runtime runs as a numeric non-root user, with tini, a HEALTHCHECK and the entry point', () => {
@@ -437,6 +474,17 @@ describe('docker-compose.yml', () => {
 
   test('services are exactly the six apps plus PostgreSQL, NATS, MinIO and the bucket init', () => {
     expect(sorted(Object.keys(services))).toEqual(sorted([...SERVICES, ...INFRA]));
+  });
+
+  test('qdrant runs the 1.18 line, the server line of the pinned @qdrant/js-client-rest', () => {
+    const image = withDefaults(String((services.qdrant as unknown as { image: string }).image));
+    expect(image).toMatch(/^qdrant\/qdrant:v1\.18\.\d+$/);
+    const client = JSON.parse(read('package.json')).dependencies['@qdrant/js-client-rest'] as string;
+    expect(client).toMatch(/^\D*1\.18\./);
+  });
+
+  test('retrieval gets the baked-in models directory by default', () => {
+    expect(withDefaults(String(envOf(services.retrieval).KB_MODELS_DIR))).toBe('/app/models');
   });
 
   test.each(SERVICES)('%s: every variable it reads is set', (service) => {

@@ -3,16 +3,23 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureSystemPackages } from '../../tools/lib/bootstrap.mjs';
+import { ensureSystemPackages, ROOT } from '../../tools/lib/bootstrap.mjs';
 import { startStack } from '../../tools/lib/stack.mjs';
+
+/**
+ * The embedding model every service that embeds loads in the e2e stack: the real MiniLM of
+ * ../shared/models (no download), so searches, answers and checks run hybrid for real.
+ */
+export const E2E_EMBEDDINGS = { KB_MODELS_DIR: path.resolve(ROOT, '../shared/models'), EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' };
 
 export default async function globalSetup() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-'));
   const { natsServer } = ensureSystemPackages();
-  const stack = await startStack({ dataDir, natsServer, quiet: true, env: { LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000', INGESTION_ACK_WAIT_MS: '5000', CHECK_RUN_ACK_WAIT_MS: '5000' } });
+  const stack = await startStack({ dataDir, natsServer, quiet: true, env: { ...E2E_EMBEDDINGS, LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000', INGESTION_ACK_WAIT_MS: '5000', CHECK_RUN_ACK_WAIT_MS: '5000' } });
   globalThis.__KB_STACK__ = stack;
   process.env.KB_E2E_BASE_URL = stack.baseUrl;
   process.env.KB_E2E_DATABASE_URL = stack.databaseUrl;
   process.env.KB_E2E_NATS_URL = stack.env.NATS_URL;
   process.env.KB_E2E_DATA_DIR = dataDir;
+  process.env.KB_E2E_MODELS_DIR = E2E_EMBEDDINGS.KB_MODELS_DIR;
 }

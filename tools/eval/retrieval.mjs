@@ -1,23 +1,40 @@
 #!/usr/bin/env node
-// `npm run eval:retrieval -- --corpus <corpus.jsonl> --claims <claims.jsonl>`: retrieval quality on a
-// BEIR-style data set (SciFact format), through the real indexing path.
+// `npm run eval:retrieval -- --corpus <corpus.jsonl> --claims <claims.jsonl> [--split all|tune|report] [--sweep]`:
+// retrieval quality on a BEIR data set in SciFact's format, through the real indexing path, BM25
+// only AND hybrid in one run.
 //
-// Every corpus document ({doc_id, title, abstract[]}) becomes an extracted document (title as a
-// heading, abstract as one paragraph), is chunked by the ingestion chunker (`chunkDocument`,
-// default sizes), converted with the ingestion's `toIndexChunks`, and indexed by the retrieval
-// service's gRPC handler `IndexDocument` into a fresh store (LanceDB in a temporary folder, or
-// Qdrant when VECTOR_STORE=qdrant). Each claim with evidence is then searched through the retrieval
-// service (the same hybrid search the Search RPC runs; dense and rerank when configured by the usual
-// env vars) with `--depth` chunks; chunks are folded to documents by their best rank.
-// Relevant documents are the keys of each claim's `evidence` (binary relevance, BEIR convention:
-// claims without evidence are skipped). Prints one JSON object: nDCG@10, recall@10, recall@100.
+// Indexing: every corpus document ({doc_id, title, abstract[]}) becomes an extracted document
+// (title as a heading, abstract as one paragraph), is chunked by the ingestion chunker
+// (`chunkDocument`, default sizes), converted with the ingestion's `toIndexChunks`, indexed by the
+// retrieval service's gRPC handler `IndexDocument` and embedded by `EmbedDocument` (the enrichment
+// step), into a fresh store (LanceDB in a temporary folder, or Qdrant when VECTOR_STORE=qdrant).
+// The embedding model is the service's (`EMBEDDINGS_*`, `KB_MODELS_DIR`); without one, hybrid is
+// reported as null with the reason.
 //
-// Metric definitions (Järvelin & Kekäläinen 2002; BEIR, Thakur et al. 2021):
-//   nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i≤k} rel_i / log2(i + 1), rel ∈ {0,1}
-//   recall@k = |relevant ∩ top k| / |relevant|; both averaged over claims.
-// Options: --limit N (first N claims), --depth N (chunks fetched per claim, default 300). Progress goes to stderr.
+// Relevance follows BEIR exactly (Thakur et al. 2021, SciFact's qrels): a claim's relevant
+// documents are its `cited_doc_ids`, binary, and EVERY claim is a query (809 on SciFact train,
+// 919 query-document pairs, as in BEIR's scifact/qrels/train.tsv).
+// Queries: each claim is searched `--depth` chunks deep (default 300); chunks fold to documents
+// by their best rank. Reported per mode:
+//   bm25   = the store's BM25 search (what the service answers with no embedding model);
+//   dense  = the store's nearest-neighbour search alone (for reference);
+//   hybrid = `RetrievalService.search`, the Search RPC's own path (fusion as configured,
+//            RETRIEVAL_FUSION etc.; the shipped default when unset).
+// Metrics (Järvelin & Kekäläinen 2002; BEIR): nDCG@10 = DCG@10 / IDCG@10, DCG = Σ rel_i / log2(i+1),
+// recall@k = |relevant ∩ top k| / |relevant|, averaged over queries.
+//
+// Splits (tune on one part, report on the other): `--split tune` = claims with an even id,
+// `--split report` = claims with an odd id, `--split all` (default) = every claim.
+// `--sweep` also fuses the same BM25 and dense lists with every fusion of a grid (RRF k; Qdrant's
+// DBSF; convex combination alpha with theoretical-min-max and min-max normalisation;
+// apps/retrieval/src/search/fusion.ts)
+// and prints each one's figures, best first, for the selected split.
+// `--index-dir DIR` keeps the built index in DIR and reuses it on the next run with the same corpus
+// and model (tuning runs); without it a temporary folder is used and deleted.
+// Other options: --limit N (first N claims of the split). Progress goes to stderr; one JSON object
+// goes to stdout.
 import { randomUUID, createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,12 +49,17 @@ const { values } = parseArgs({
   options: {
     corpus: { type: 'string' },
     claims: { type: 'string' },
+    split: { type: 'string', default: 'all' },
+    sweep: { type: 'boolean', default: false },
+    'index-dir': { type: 'string' },
     limit: { type: 'string' },
     depth: { type: 'string', default: '300' },
   },
 });
-if (!values.corpus || !values.claims) {
-  process.stderr.write('usage: npm run eval:retrieval -- --corpus <corpus.jsonl> --claims <claims.jsonl> [--limit N] [--depth N]\n');
+if (!values.corpus || !values.claims || !['all', 'tune', 'report'].includes(values.split)) {
+  process.stderr.write(
+    'usage: npm run eval:retrieval -- --corpus <corpus.jsonl> --claims <claims.jsonl> [--split all|tune|report] [--sweep] [--index-dir DIR] [--limit N] [--depth N]\n',
+  );
   process.exit(2);
 }
 
@@ -45,6 +67,7 @@ const { chunkDocument } = dist('apps/ingestion/src/chunking/index.js');
 const { toIndexChunks } = dist('apps/ingestion/src/pipeline/document-processor.js');
 const { retrievalGrpcHandlers } = dist('apps/retrieval/src/grpc/retrieval.grpc-controller.js');
 const { openRetrieval } = dist('apps/retrieval/src/retrieval-factory.js');
+const { fuse } = dist('apps/retrieval/src/search/fusion.js');
 
 const readJsonl = (file) =>
   readFileSync(path.resolve(file), 'utf8')
@@ -59,47 +82,65 @@ const uuidOf = (id) => {
 };
 
 const corpus = readJsonl(values.corpus);
-let claims = readJsonl(values.claims).filter((c) => c.evidence && Object.keys(c.evidence).length > 0);
+const allClaims = readJsonl(values.claims).filter((c) => Array.isArray(c.cited_doc_ids) && c.cited_doc_ids.length > 0);
+let claims = allClaims.filter((c) => values.split === 'all' || (Number(c.id) % 2 === 0) === (values.split === 'tune'));
 if (values.limit) claims = claims.slice(0, Number(values.limit));
 const depth = Number(values.depth);
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-eval-retrieval-'));
-const orgId = randomUUID();
+// A fixed org id, so a kept index (--index-dir) is found again.
+const orgId = 'a0e1c0de-0000-5000-8000-000000000001';
 const ctx = { orgId, requestId: randomUUID() };
+const keep = values['index-dir'] ? path.resolve(values['index-dir']) : null;
+const dataDir = keep ?? mkdtempSync(path.join(os.tmpdir(), 'kb-eval-retrieval-'));
+if (keep) mkdirSync(keep, { recursive: true });
 const { service, store, close, describe } = await openRetrieval({ ...process.env, RETRIEVAL_DATA_DIR: dataDir });
-process.stderr.write(`indexing ${corpus.length} documents, then ${claims.length} queries\n`);
+const dense = service.denseState();
+const marker = path.join(dataDir, 'eval-index.json');
+const fingerprint = JSON.stringify({ corpus: path.resolve(values.corpus), documents: corpus.length, space: dense.state === 'ready' ? dense.space : null });
+const reuse = keep && existsSync(marker) && readFileSync(marker, 'utf8') === fingerprint;
+process.stderr.write(`${reuse ? 'reusing the index in ' + dataDir : `indexing ${corpus.length} documents`}, then ${claims.length} queries (split ${values.split})\n`);
+
+const docOf = new Map(corpus.map((d) => [uuidOf(d.doc_id), String(d.doc_id)]));
+const round = (x) => Math.round(x * 10000) / 10000;
 try {
   const handlers = retrievalGrpcHandlers(service);
-  const docOf = new Map();
-  const t0 = performance.now();
   let chunkCount = 0;
-  for (const d of corpus) {
-    const documentId = uuidOf(d.doc_id);
-    docOf.set(documentId, String(d.doc_id));
-    const abstract = Array.isArray(d.abstract) ? d.abstract.join(' ') : String(d.abstract ?? d.text ?? '');
-    const extracted = {
-      blocks: [
-        ...(d.title ? [{ kind: 'heading', text: d.title, page: null, level: 1 }] : []),
-        { kind: 'paragraph', text: abstract || d.title || '', page: null },
-      ],
-      pageCount: null,
-      title: d.title ?? null,
-    };
-    const event = { documentId, orgId, projectId: null, fileName: `${d.doc_id}.txt` };
-    const chunks = toIndexChunks(event, chunkDocument(extracted));
-    const res = await handlers.indexDocument({ documentId, chunks, corpus: 0 }, ctx);
-    chunkCount += res.chunkCount;
+  let indexSeconds = null;
+  let embedSeconds = null;
+  if (!reuse) {
+    const t0 = performance.now();
+    for (const [n, d] of corpus.entries()) {
+      const documentId = uuidOf(d.doc_id);
+      const abstract = Array.isArray(d.abstract) ? d.abstract.join(' ') : String(d.abstract ?? d.text ?? '');
+      const extracted = {
+        blocks: [
+          ...(d.title ? [{ kind: 'heading', text: d.title, page: null, level: 1 }] : []),
+          { kind: 'paragraph', text: abstract || d.title || '', page: null },
+        ],
+        pageCount: null,
+        title: d.title ?? null,
+      };
+      const event = { documentId, orgId, projectId: null, fileName: `${d.doc_id}.txt` };
+      const chunks = toIndexChunks(event, chunkDocument(extracted));
+      const res = await handlers.indexDocument({ documentId, chunks, corpus: 0 }, ctx);
+      chunkCount += res.chunkCount;
+      if ((n + 1) % 1000 === 0) process.stderr.write(`  indexed ${n + 1}\n`);
+    }
+    if (typeof store.optimize === 'function') await store.optimize();
+    indexSeconds = (performance.now() - t0) / 1000;
+    if (dense.state === 'ready') {
+      const t1 = performance.now();
+      for (const [n, d] of corpus.entries()) {
+        await handlers.embedDocument({ documentId: uuidOf(d.doc_id), corpus: 0 }, ctx);
+        if ((n + 1) % 1000 === 0) process.stderr.write(`  embedded ${n + 1}\n`);
+      }
+      embedSeconds = (performance.now() - t1) / 1000;
+    }
+    if (keep) writeFileSync(marker, fingerprint);
   }
-  if (typeof store.optimize === 'function') await store.optimize();
-  const indexSeconds = (performance.now() - t0) / 1000;
 
-  let ndcg10 = 0;
-  let recall10 = 0;
-  let recall100 = 0;
-  const t1 = performance.now();
-  for (const c of claims) {
-    const relevant = new Set(Object.keys(c.evidence).map(String));
-    const { hits } = await service.search(c.claim, { orgId }, depth);
+  /** Distinct corpus doc ids of a chunk list, in order of their best rank. */
+  const toDocs = (hits) => {
     const ranked = [];
     const seen = new Set();
     for (const h of hits) {
@@ -109,32 +150,85 @@ try {
         ranked.push(doc);
       }
     }
+    return ranked;
+  };
+  /** nDCG@10, recall@10 and recall@100 of one ranking. */
+  const score = (ranked, relevant) => {
     let dcg = 0;
     for (let i = 0; i < Math.min(10, ranked.length); i++) if (relevant.has(ranked[i])) dcg += 1 / Math.log2(i + 2);
     let idcg = 0;
     for (let i = 0; i < Math.min(10, relevant.size); i++) idcg += 1 / Math.log2(i + 2);
-    ndcg10 += dcg / idcg;
-    recall10 += ranked.slice(0, 10).filter((d) => relevant.has(d)).length / relevant.size;
-    recall100 += ranked.slice(0, 100).filter((d) => relevant.has(d)).length / relevant.size;
+    const hitsAt = (k) => ranked.slice(0, k).filter((d) => relevant.has(d)).length / relevant.size;
+    return { ndcg10: dcg / idcg, recall10: hitsAt(10), recall100: hitsAt(100) };
+  };
+  const totals = () => ({ ndcg10: 0, recall10: 0, recall100: 0 });
+  const addTo = (acc, s) => {
+    acc.ndcg10 += s.ndcg10;
+    acc.recall10 += s.recall10;
+    acc.recall100 += s.recall100;
+  };
+  const report = (acc, n) => ({ 'nDCG@10': round(acc.ndcg10 / n), 'recall@10': round(acc.recall10 / n), 'recall@100': round(acc.recall100 / n) });
+
+  const grid = [
+    ...[5, 10, 20, 40, 60, 100].map((k) => ({ method: 'rrf', k })),
+    { method: 'dbsf' },
+    ...['tmm', 'minmax'].flatMap((normalization) =>
+      [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9].map((alpha) => ({ method: 'convex', alpha, normalization })),
+    ),
+  ];
+  const sums = { bm25: totals(), dense: totals(), hybrid: totals() };
+  const sweepSums = grid.map(totals);
+  const denseOn = dense.state === 'ready';
+  let hybridModes = { lexical: 0, hybrid: 0 };
+  let degraded = null;
+  const t2 = performance.now();
+  const embedder = denseOn ? service.embeddingModel() : null;
+  for (const c of claims) {
+    const relevant = new Set(c.cited_doc_ids.map(String));
+    const lexical = await store.search(c.claim, { orgId }, depth);
+    addTo(sums.bm25, score(toDocs(lexical), relevant));
+    if (!denseOn) continue;
+    const [vector] = await embedder.embed([c.claim], undefined, 'query');
+    const nearest = await store.searchDense(vector, { orgId }, depth);
+    addTo(sums.dense, score(toDocs(nearest), relevant));
+    const result = await service.search(c.claim, { orgId }, depth);
+    hybridModes[result.mode]++;
+    degraded ??= result.degradedReason ?? null;
+    addTo(sums.hybrid, score(toDocs(result.hits), relevant));
+    if (values.sweep) grid.forEach((settings, i) => addTo(sweepSums[i], score(toDocs(fuse(lexical, nearest, depth, settings)), relevant)));
   }
   const n = claims.length;
-  const round = (x) => Math.round(x * 10000) / 10000;
-  process.stdout.write(
-    `${JSON.stringify(
-      {
-        dataset: { corpus: path.basename(values.corpus), claims: path.basename(values.claims), documents: corpus.length, chunks: chunkCount, queries: n },
-        retrieval: describe(),
-        'nDCG@10': round(ndcg10 / n),
-        'recall@10': round(recall10 / n),
-        'recall@100': round(recall100 / n),
-        indexSeconds: round(indexSeconds),
-        msPerQuery: round((performance.now() - t1) / n),
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  const out = {
+    dataset: {
+      corpus: path.basename(values.corpus),
+      claims: path.basename(values.claims),
+      split: values.split,
+      documents: corpus.length,
+      chunks: reuse ? null : chunkCount,
+      queries: n,
+      qrels: claims.reduce((s, c) => s + c.cited_doc_ids.length, 0),
+      relevance: 'cited_doc_ids (BEIR)',
+    },
+    retrieval: describe(),
+    depth,
+    bm25: report(sums.bm25, n),
+    hybrid: denseOn ? { ...report(sums.hybrid, n), modes: hybridModes, ...(degraded ? { degradedReason: degraded } : {}) } : null,
+    dense: denseOn ? report(sums.dense, n) : null,
+    'hybrid - bm25 nDCG@10': denseOn ? round((sums.hybrid.ndcg10 - sums.bm25.ndcg10) / n) : null,
+    ...(denseOn ? {} : { hybridOff: dense.reason ?? dense.state }),
+    ...(values.sweep && denseOn
+      ? {
+          sweep: grid
+            .map((settings, i) => ({ fusion: settings, ...report(sweepSums[i], n) }))
+            .sort((a, b) => b['nDCG@10'] - a['nDCG@10']),
+        }
+      : {}),
+    indexSeconds: indexSeconds === null ? null : round(indexSeconds),
+    embedSeconds: embedSeconds === null ? null : round(embedSeconds),
+    msPerQuery: round((performance.now() - t2) / n),
+  };
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 } finally {
   await close();
-  rmSync(dataDir, { recursive: true, force: true });
+  if (!keep) rmSync(dataDir, { recursive: true, force: true });
 }

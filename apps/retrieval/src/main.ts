@@ -5,6 +5,7 @@ import { retrievalV1 } from '@kb/proto';
 import { z } from 'zod';
 import { retrievalGrpcHandlers } from './grpc/retrieval.grpc-controller';
 import { openRetrieval } from './retrieval-factory';
+import { FUSION_METHODS, SCORE_NORMALIZATIONS } from './search/fusion';
 import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('retrieval');
@@ -34,6 +35,14 @@ runService(logger, async () => {
     RERANK_PROTOCOL: z.enum(['cohere', 'tei']).default('cohere'),
     /** Candidates per list fed to fusion and reranking. */
     RERANK_CANDIDATES: z.coerce.number().int().min(1).max(1000).default(50),
+    /** Fusion of lexical and dense lists: `convex` (normalised convex combination) or `rrf`; unset = the measured default (fusion.ts). */
+    RETRIEVAL_FUSION: unsetIfEmpty(z.enum(FUSION_METHODS).optional()),
+    /** `convex`: weight of the dense list in [0, 1]. */
+    RETRIEVAL_FUSION_ALPHA: unsetIfEmpty(z.coerce.number().min(0).max(1).optional()),
+    /** `convex`: score normalisation, `tmm` (theoretical min-max) or `minmax`. */
+    RETRIEVAL_FUSION_NORMALIZATION: unsetIfEmpty(z.enum(SCORE_NORMALIZATIONS).optional()),
+    /** `rrf`: the constant k of 1/(k + rank). */
+    RETRIEVAL_RRF_K: unsetIfEmpty(z.coerce.number().min(0).max(10_000).optional()),
   });
   const retrieval = await openRetrieval(config, { logger });
   logger.info(retrieval.describe(), 'retrieval configured');

@@ -3,6 +3,7 @@ import { ChunkStore } from './store/chunk-store';
 import { LanceDbChunkStore, LanceDbChunkStoreOptions } from './store/lancedb-chunk-store';
 import { QdrantChunkStore } from './store/qdrant-chunk-store';
 import { HttpReranker } from './search/reranker';
+import { DEFAULT_FUSION, FUSION_METHODS, FusionSettings, SCORE_NORMALIZATIONS, ScoreNormalization } from './search/fusion';
 import { RetrievalLogger, RetrievalService } from './search/retrieval.service';
 
 /** Vector store adapters selectable with `VECTOR_STORE`. */
@@ -20,6 +21,10 @@ export interface RetrievalSettings {
   RERANK_MODEL?: string;
   RERANK_PROTOCOL?: string;
   RERANK_CANDIDATES?: number | string;
+  RETRIEVAL_FUSION?: string;
+  RETRIEVAL_FUSION_ALPHA?: number | string;
+  RETRIEVAL_FUSION_NORMALIZATION?: string;
+  RETRIEVAL_RRF_K?: number | string;
   [key: string]: unknown;
 }
 
@@ -73,6 +78,8 @@ export async function openRetrieval(
   const service = new RetrievalService(store, {
     embeddings,
     embeddingsOffReason: opened.reason,
+    embeddingsUnavailable: opened.provider !== 'none' && !embeddings,
+    fusion: fusionSettings(settings),
     reranker,
     candidates: settings.RERANK_CANDIDATES ? Number(settings.RERANK_CANDIDATES) : undefined,
     logger: options.logger,
@@ -90,8 +97,38 @@ export async function openRetrieval(
       store: kind,
       embeddings: embeddings ? { provider: opened.provider, model: embeddings.model, dimensions: embeddings.dimensions } : { provider: opened.provider, off: opened.reason },
       dense: service.denseState(),
+      fusion: service.fusion,
       reranker: reranker ? reranker.model || settings.RERANK_BASE_URL : null,
     }),
     close: () => store.close(),
   };
+}
+
+/**
+ * The fusion of lexical and dense lists from `RETRIEVAL_FUSION` (`convex`, `rrf` or `dbsf`),
+ * `RETRIEVAL_FUSION_ALPHA` (dense weight of `convex`, [0, 1]), `RETRIEVAL_FUSION_NORMALIZATION`
+ * (`tmm` or `minmax`) and `RETRIEVAL_RRF_K` (`rrf`'s constant); unset values take
+ * {@link DEFAULT_FUSION}'s (and k = 60 for `rrf`).
+ * @throws Error naming the variable for an invalid value.
+ */
+export function fusionSettings(settings: RetrievalSettings): FusionSettings {
+  const unset = (v: unknown) => v === undefined || v === null || v === '';
+  const method = unset(settings.RETRIEVAL_FUSION) ? DEFAULT_FUSION.method : String(settings.RETRIEVAL_FUSION);
+  if (!(FUSION_METHODS as readonly string[]).includes(method)) {
+    throw new Error(`Invalid configuration:\n  RETRIEVAL_FUSION: must be one of ${FUSION_METHODS.join(', ')} (got "${method}")`);
+  }
+  if (method === 'dbsf') return { method: 'dbsf' };
+  if (method === 'rrf') {
+    const k = unset(settings.RETRIEVAL_RRF_K) ? (DEFAULT_FUSION.method === 'rrf' ? DEFAULT_FUSION.k : 60) : Number(settings.RETRIEVAL_RRF_K);
+    if (!Number.isFinite(k) || k < 0 || k > 10_000) throw new Error(`Invalid configuration:\n  RETRIEVAL_RRF_K: must be a number in [0, 10000] (got "${settings.RETRIEVAL_RRF_K}")`);
+    return { method: 'rrf', k };
+  }
+  const defaults = DEFAULT_FUSION.method === 'convex' ? DEFAULT_FUSION : { alpha: 0.5, normalization: 'tmm' as const };
+  const alpha = unset(settings.RETRIEVAL_FUSION_ALPHA) ? defaults.alpha : Number(settings.RETRIEVAL_FUSION_ALPHA);
+  if (!(alpha >= 0 && alpha <= 1)) throw new Error(`Invalid configuration:\n  RETRIEVAL_FUSION_ALPHA: must be a number in [0, 1] (got "${settings.RETRIEVAL_FUSION_ALPHA}")`);
+  const normalization = unset(settings.RETRIEVAL_FUSION_NORMALIZATION) ? defaults.normalization : String(settings.RETRIEVAL_FUSION_NORMALIZATION);
+  if (!(SCORE_NORMALIZATIONS as readonly string[]).includes(normalization)) {
+    throw new Error(`Invalid configuration:\n  RETRIEVAL_FUSION_NORMALIZATION: must be one of ${SCORE_NORMALIZATIONS.join(', ')} (got "${normalization}")`);
+  }
+  return { method: 'convex', alpha, normalization: normalization as ScoreNormalization };
 }

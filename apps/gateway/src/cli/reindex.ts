@@ -24,10 +24,13 @@ export function retrievalAddress(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * `kbctl reindex`: asks the retrieval service to drop every dense vector and re-embed every
- * document with the configured embedding model (after `EMBEDDINGS_MODEL` or
- * `EMBEDDINGS_DIMENSIONS` changed; until then searches are lexical only). Waits for the end (up to
+ * document with the embedding model it has loaded. Needed after the model changed
+ * (`EMBEDDINGS_PROVIDER`, `EMBEDDINGS_MODEL`, `EMBEDDINGS_DIMENSIONS`: until then searches are
+ * lexical only and say so), and after a model was first put into `KB_MODELS_DIR` on a
+ * service that already held documents (they were indexed lexical-only). Waits for the end (up to
  * 24 h) and returns `{ documents, chunks, model, dimensions }`.
- * @throws AppError VALIDATION_ERROR when no embedding model is configured; SERVICE_UNAVAILABLE when
+ * @throws AppError VALIDATION_ERROR when the retrieval service has no embedding model loaded (the
+ *   message says why, e.g. the local model is missing from KB_MODELS_DIR); SERVICE_UNAVAILABLE when
  *   retrieval or the embeddings provider cannot be reached.
  */
 export async function runReindex(env: NodeJS.ProcessEnv = process.env): Promise<Record<string, unknown>> {
@@ -45,6 +48,6 @@ export async function runReindex(env: NodeJS.ProcessEnv = process.env): Promise<
 
 registerKbctlCommand({
   name: 'reindex',
-  usage: 'reindex   (re-embed every document with the configured embedding model; RETRIEVAL_GRPC_URL or the local stack)',
+  usage: 'reindex   (re-embed every document with the retrieval service\'s embedding model, after a model change or a first model; RETRIEVAL_GRPC_URL or the local stack)',
   run: ({ env }) => runReindex(env),
 });

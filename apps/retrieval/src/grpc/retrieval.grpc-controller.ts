@@ -114,8 +114,9 @@ export function retrievalGrpcHandlers(service: RetrievalService): Handlers {
     },
     reindex: async () => {
       const dense = service.denseState();
-      if (dense.state === 'off' && dense.reason === 'no embedding model is configured') {
-        throw AppError.validation('No embedding model is configured (EMBEDDINGS_BASE_URL): there is nothing to re-index.');
+      if (!service.hasEmbeddings()) {
+        const why = dense.state === 'off' ? ` (${dense.reason})` : '';
+        throw AppError.validation(`No embedding model is loaded${why}: there is nothing to re-index.`);
       }
       const result = await mapStoreErrors(() => mapProviderErrors(() => service.reindex()));
       const now = service.denseState();

@@ -7,6 +7,38 @@ import { SearchHit } from '../store/chunk-store';
  */
 export const RRF_K = 60;
 
+/** Fusion functions selectable with `RETRIEVAL_FUSION`. */
+export const FUSION_METHODS = ['convex', 'rrf', 'dbsf'] as const;
+export type FusionMethod = (typeof FUSION_METHODS)[number];
+
+/** Score normalisations of the convex combination (Bruch, Gai & Ingber 2023, §4). */
+export const SCORE_NORMALIZATIONS = ['tmm', 'minmax'] as const;
+export type ScoreNormalization = (typeof SCORE_NORMALIZATIONS)[number];
+
+/**
+ * How lexical (BM25) and dense (cosine) result lists are fused.
+ * - `rrf`: reciprocal rank fusion with constant `k` (scores ignored, ranks only).
+ * - `convex`: `alpha · φ(dense) + (1 − alpha) · φ(lexical)` with the normalisation φ of
+ *   `normalization` (see {@link convexCombination}).
+ * - `dbsf`: Qdrant's distribution-based score fusion (see {@link distributionBasedScoreFusion}).
+ */
+export type FusionSettings =
+  | { method: 'rrf'; k: number }
+  | { method: 'convex'; alpha: number; normalization: ScoreNormalization }
+  | { method: 'dbsf' };
+
+/**
+ * The shipped fusion: reciprocal rank fusion with k = {@link RRF_K} (the behaviour before fusion
+ * became configurable; the convex combination is compared with it by `npm run eval:retrieval -- --sweep`).
+ */
+export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', k: RRF_K };
+
+/**
+ * Theoretical lower bound of each score, used by `tmm` normalisation: BM25 is never negative, a
+ * cosine similarity is at least −1 (Bruch et al. 2023, §4.1, "theoretical min-max").
+ */
+export const THEORETICAL_MIN = { lexical: 0, dense: -1 } as const;
+
 /**
  * Reciprocal rank fusion of ranked lists: score(d) = Σ_lists 1 / (k + rank_list(d)), ranks 1-based;
  * a chunk absent from a list adds nothing. Ties keep the order of first appearance (lists in
@@ -23,6 +55,93 @@ export function reciprocalRankFusion(lists: SearchHit[][], topK: number, k = RRF
       else fused.set(hit.chunk.id, { hit, score: add, order: order++ });
     });
   }
+  return rank(fused, topK);
+}
+
+/**
+ * Convex combination of a lexical and a dense result list (Bruch, Gai & Ingber, "An Analysis of
+ * Fusion Functions for Hybrid Retrieval", ACM TOIS 2023): fused(d) = alpha · φ_dense(d) +
+ * (1 − alpha) · φ_lex(d), where φ maps each list's scores into [0, 1]:
+ * - `tmm` (theoretical min-max): (s − m) / (M − m) with m the score's theoretical minimum
+ *   ({@link THEORETICAL_MIN}: 0 for BM25, −1 for cosine) and M the list's best score;
+ * - `minmax`: the same with m = the list's lowest score.
+ * A chunk absent from one list gets 0 from it (its score there is below the list's cut-off, which
+ * `minmax` maps to 0 and `tmm` to at most the list's lowest value). A list whose scores are all
+ * equal normalises to 1. Ties keep the order of first appearance (lexical first).
+ * @param alpha weight of the dense list, in [0, 1] (0 = lexical only, 1 = dense only).
+ * @returns at most `topK` hits, ranks 1..n, `score` = fused score in [0, 1].
+ */
+export function convexCombination(
+  lexical: SearchHit[],
+  dense: SearchHit[],
+  topK: number,
+  alpha: number,
+  normalization: ScoreNormalization = 'tmm',
+): SearchHit[] {
+  if (!(alpha >= 0 && alpha <= 1)) throw new RangeError(`alpha must be in [0, 1] (got ${alpha})`);
+  const fused = new Map<string, { hit: SearchHit; score: number; order: number }>();
+  let order = 0;
+  const add = (list: SearchHit[], weight: number, theoreticalMin: number) => {
+    if (list.length === 0) return;
+    const scores = list.map((h) => h.score);
+    const max = Math.max(...scores);
+    const min = normalization === 'tmm' ? theoreticalMin : Math.min(...scores);
+    const range = max - min;
+    for (const hit of list) {
+      const normalized = range > 0 ? (hit.score - min) / range : 1;
+      const entry = fused.get(hit.chunk.id);
+      if (entry) entry.score += weight * normalized;
+      else fused.set(hit.chunk.id, { hit, score: weight * normalized, order: order++ });
+    }
+  };
+  add(lexical, 1 - alpha, THEORETICAL_MIN.lexical);
+  add(dense, alpha, THEORETICAL_MIN.dense);
+  return rank(fused, topK);
+}
+
+/**
+ * Distribution-based score fusion as Qdrant's Query API runs it (`fusion: "dbsf"`, Qdrant
+ * `lib/segment/src/common/score_fusion.rs`): each list's scores are mapped by
+ * (s − (μ − 3σ)) / (6σ), with μ the mean and σ the sample standard deviation of that list (a
+ * one-element list or equal scores give 0.5), then summed per chunk, unweighted. Computed here so
+ * the embedded store can be measured against, and behave like, Qdrant's server-side fusion.
+ */
+export function distributionBasedScoreFusion(lists: SearchHit[][], topK: number): SearchHit[] {
+  const fused = new Map<string, { hit: SearchHit; score: number; order: number }>();
+  let order = 0;
+  for (const list of lists) {
+    let low = 0;
+    let high = 0;
+    if (list.length > 1) {
+      const mean = list.reduce((sum, h) => sum + h.score, 0) / list.length;
+      const variance = list.reduce((sum, h) => sum + (h.score - mean) ** 2, 0) / (list.length - 1);
+      const sd = Math.sqrt(variance);
+      low = mean - 3 * sd;
+      high = mean + 3 * sd;
+    }
+    for (const hit of list) {
+      const normalized = high > low ? (hit.score - low) / (high - low) : 0.5;
+      const entry = fused.get(hit.chunk.id);
+      if (entry) entry.score += normalized;
+      else fused.set(hit.chunk.id, { hit, score: normalized, order: order++ });
+    }
+  }
+  return rank(fused, topK);
+}
+
+/** Fuses a lexical and a dense list with `settings` (see {@link FusionSettings}). */
+export function fuse(lexical: SearchHit[], dense: SearchHit[], topK: number, settings: FusionSettings = DEFAULT_FUSION): SearchHit[] {
+  switch (settings.method) {
+    case 'rrf':
+      return reciprocalRankFusion([lexical, dense], topK, settings.k);
+    case 'dbsf':
+      return distributionBasedScoreFusion([lexical, dense], topK);
+    case 'convex':
+      return convexCombination(lexical, dense, topK, settings.alpha, settings.normalization);
+  }
+}
+
+function rank(fused: Map<string, { hit: SearchHit; score: number; order: number }>, topK: number): SearchHit[] {
   return [...fused.values()]
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .slice(0, topK)

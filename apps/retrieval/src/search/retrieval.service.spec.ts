@@ -6,8 +6,8 @@ import { ModelProviderError, OpenAiEmbeddingModel, verifyEmbeddingModel } from '
 import { startScriptedEmbeddingsServer, ScriptedEmbeddingsServer } from '../../../../libs/models/src/testing/scripted-embeddings-server';
 import { makeChunk } from '../store/chunk-store.contract';
 import { LanceDbChunkStore } from '../store/lancedb-chunk-store';
-import { reciprocalRankFusion } from './fusion';
-import { RetrievalService } from './retrieval.service';
+import { convexCombination, fuse, reciprocalRankFusion } from './fusion';
+import { EMBED_PAGE_CHUNKS, RetrievalService } from './retrieval.service';
 
 jest.setTimeout(30_000);
 
@@ -171,6 +171,40 @@ describe('RetrievalService', () => {
   });
 });
 
+describe('RetrievalService enrichment', () => {
+  it('embeds a large document page by page (bounded memory), at bulk priority, and stores every vector', async () => {
+    const { store } = await openStore();
+    const inner = model('concept-embed', DIMS, 32);
+    const calls: { texts: number; priority?: string }[] = [];
+    // A pass-through observer of the real client: records how the service calls it.
+    const observed = {
+      model: inner.model,
+      dimensions: inner.dimensions,
+      embed: (texts: string[], signal?: AbortSignal, priority?: 'query' | 'bulk') => {
+        calls.push({ texts: texts.length, priority });
+        return inner.embed(texts, signal);
+      },
+    };
+    const service = new RetrievalService(store, { embeddings: observed });
+    await service.init();
+    const doc = randomUUID();
+    const total = 2 * EMBED_PAGE_CHUNKS + 88;
+    const chunks = Array.from({ length: total }, (_, i) => makeChunk({ orgId: ORG, documentId: doc, chunkIndex: i, text: i === total - 1 ? 'The blaze was contained.' : `Clause ${i} of the handbook.` }));
+    await service.indexDocument(ORG, doc, chunks);
+    expect(await service.embedDocument(ORG, doc)).toEqual({ embedded: total });
+    expect(calls).toEqual([
+      { texts: EMBED_PAGE_CHUNKS, priority: 'bulk' },
+      { texts: EMBED_PAGE_CHUNKS, priority: 'bulk' },
+      { texts: 88, priority: 'bulk' },
+    ]);
+    // The last page's vectors were stored: the only fire chunk is found by meaning.
+    const res = await service.search('inferno', { orgId: ORG }, 3);
+    expect(res.mode).toBe('hybrid');
+    expect(res.hits[0].chunk.id).toBe(chunks[total - 1].id);
+    await store.close();
+  });
+});
+
 describe('OpenAiEmbeddingModel', () => {
   it('sends batches in order and returns one vector per text', async () => {
     const m = model('concept-embed', DIMS, 2);
@@ -212,5 +246,44 @@ describe('reciprocalRankFusion', () => {
     expect(fused[1].score).toBeCloseTo(1 / 61, 12);
     expect(fused.map((h) => h.rank)).toEqual([1, 2, 3]);
     expect(reciprocalRankFusion([[hit('a', 1), hit('b', 2)], [hit('b', 1), hit('a', 2)]], 1).map((h) => h.chunk.id)).toEqual(['a']);
+  });
+});
+
+describe('convexCombination (Bruch, Gai & Ingber 2023)', () => {
+  const hit = (id: string, score: number) => ({ chunk: makeChunk({ id, orgId: ORG, documentId: 'd', text: id }), score, rank: 0 });
+  const lexical = [hit('a', 10), hit('b', 5), hit('c', 2)];
+  const dense = [hit('c', 0.8), hit('d', 0.6), hit('a', 0.2)];
+
+  it('theoretical min-max: BM25 over [0, max], cosine over [-1, max], weighted by alpha; absent = 0', () => {
+    const fused = convexCombination(lexical, dense, 10, 0.5, 'tmm');
+    const expected: Record<string, number> = {
+      a: 0.5 * (10 / 10) + 0.5 * ((0.2 + 1) / 1.8),
+      b: 0.5 * (5 / 10),
+      c: 0.5 * (2 / 10) + 0.5 * 1,
+      d: 0.5 * ((0.6 + 1) / 1.8),
+    };
+    expect(fused.map((h) => h.chunk.id)).toEqual(['a', 'c', 'd', 'b']);
+    for (const h of fused) expect(h.score).toBeCloseTo(expected[h.chunk.id], 12);
+    expect(fused.map((h) => h.rank)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('min-max uses each list\'s own lowest score; alpha 0 and 1 give one list\'s order', () => {
+    const fused = convexCombination(lexical, dense, 10, 0.3, 'minmax');
+    const expected: Record<string, number> = { a: 0.7 * 1 + 0.3 * 0, b: 0.7 * (3 / 8), c: 0.7 * 0 + 0.3 * 1, d: 0.3 * (0.4 / 0.6) };
+    for (const h of fused) expect(h.score).toBeCloseTo(expected[h.chunk.id], 12);
+    expect(convexCombination(lexical, dense, 2, 0, 'tmm').map((h) => h.chunk.id)).toEqual(['a', 'b']);
+    expect(convexCombination(lexical, dense, 2, 1, 'tmm').map((h) => h.chunk.id)).toEqual(['c', 'd']);
+    expect(() => convexCombination(lexical, dense, 2, 1.5)).toThrow(/alpha/);
+  });
+
+  it('an empty list contributes nothing; a list of equal scores normalises to 1', () => {
+    expect(convexCombination([], dense, 10, 0.5, 'minmax').map((h) => h.chunk.id)).toEqual(['c', 'd', 'a']);
+    const flat = convexCombination([hit('x', 3), hit('y', 3)], [], 10, 0.5, 'minmax');
+    expect(flat.map((h) => h.score)).toEqual([0.5, 0.5]);
+  });
+
+  it('fuse() dispatches on the settings', () => {
+    expect(fuse(lexical, dense, 10, { method: 'rrf', k: 60 })).toEqual(reciprocalRankFusion([lexical, dense], 10, 60));
+    expect(fuse(lexical, dense, 10, { method: 'convex', alpha: 0.4, normalization: 'minmax' })).toEqual(convexCombination(lexical, dense, 10, 0.4, 'minmax'));
   });
 });

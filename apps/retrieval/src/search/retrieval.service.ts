@@ -1,12 +1,22 @@
 import type { EmbeddingModel } from '@kb/models';
 import { ChunkStore, DenseChunkIndex, hasDenseIndex, MAX_TOP_K, SearchHit, SearchScope, StoredChunk, VectorSpace } from '../store/chunk-store';
-import { reciprocalRankFusion } from './fusion';
+import { DEFAULT_FUSION, fuse, FusionSettings } from './fusion';
 import type { Reranker } from './reranker';
 
-/** A store that fuses lexical and dense results itself (Qdrant's Query API); same RRF semantics. */
+/**
+ * A store that fuses lexical and dense results itself (Qdrant's Query API), with the same
+ * {@link FusionSettings} the service applies on other stores.
+ */
 interface ServerSideFusion {
-  searchHybrid(query: string, vector: number[], scope: SearchScope, topK: number, candidates: number): Promise<SearchHit[]>;
+  searchHybrid(query: string, vector: number[], scope: SearchScope, topK: number, candidates: number, fusion?: FusionSettings): Promise<SearchHit[]>;
 }
+
+/**
+ * Chunks embedded per step of the enrichment: a document's chunks are embedded and their vectors
+ * stored this many at a time, so a large document never holds all its vectors in memory at once
+ * (about 256 × 384 floats per step for MiniLM) and other work interleaves between steps.
+ */
+export const EMBED_PAGE_CHUNKS = 256;
 
 /** How a search was answered. */
 export type SearchMode = 'lexical' | 'hybrid';
@@ -14,7 +24,7 @@ export type SearchMode = 'lexical' | 'hybrid';
 /** Result of {@link RetrievalService.search}. */
 export interface RetrievalResult {
   hits: SearchHit[];
-  /** `lexical` (BM25 only) or `hybrid` (BM25 + dense, fused by reciprocal rank fusion). */
+  /** `lexical` (BM25 only) or `hybrid` (BM25 + dense, fused as configured: {@link FusionSettings}). */
   mode: SearchMode;
   /** Why a configured dense path or reranker was not used for this search (logged too). */
   degradedReason?: string;
@@ -32,10 +42,18 @@ export interface RetrievalServiceOptions {
   embeddings?: EmbeddingModel | null;
   /** Why `embeddings` is null (reported once in the log and as the dense state's reason). */
   embeddingsOffReason?: string;
+  /**
+   * True when an embedding model was configured but could not be loaded (the local model's files
+   * are missing): every search then reports `embeddingsOffReason` as its `degradedReason`. False
+   * (default) when lexical-only search is what was configured (`EMBEDDINGS_PROVIDER=none`).
+   */
+  embeddingsUnavailable?: boolean;
   /** Cross-encoder reranking of the fused candidates; `null` = none. */
   reranker?: Reranker | null;
   /** Candidates taken from each list before fusion: max(topK, this). Default 50. */
   candidates?: number;
+  /** How lexical and dense lists are fused. Default {@link DEFAULT_FUSION}. */
+  fusion?: FusionSettings;
   logger?: RetrievalLogger;
 }
 
@@ -52,8 +70,9 @@ export type DenseState =
  *
  * Search: BM25 always; when an embedding model is configured AND the index holds vectors of that
  * same model (name + dimensions, see {@link DenseState}), the query is embedded, the nearest chunks
- * are fetched in the same scope and both lists are fused by reciprocal rank fusion
- * ({@link reciprocalRankFusion}); then, when configured, the fused candidates are reranked.
+ * are fetched in the same scope and both lists are fused ({@link fuse}: a normalised convex
+ * combination by default, or reciprocal rank fusion); then, when configured, the fused candidates
+ * are reranked.
  * When the model changed since the vectors were written, searches stay lexical (never mixing
  * vector spaces), report `degradedReason` and log a warning until `kbctl reindex` runs.
  * A failing embeddings or rerank provider degrades the search the same way instead of failing it.
@@ -62,9 +81,13 @@ export class RetrievalService {
   private readonly embeddings: EmbeddingModel | null;
   private readonly reranker: Reranker | null;
   private readonly candidates: number;
+  /** The fusion of lexical and dense lists (see {@link FusionSettings}). */
+  readonly fusion: FusionSettings;
   private readonly logger: RetrievalLogger | undefined;
   private dense: DenseState = { state: 'off', reason: 'no embedding model is configured' };
   private warnedStale = 0;
+  /** Reported as `degradedReason` by every search (a configured embedding model that is missing). */
+  private readonly unavailableReason: string | undefined;
 
   constructor(
     readonly store: ChunkStore,
@@ -73,11 +96,13 @@ export class RetrievalService {
     this.embeddings = options.embeddings ?? null;
     this.reranker = options.reranker ?? null;
     this.candidates = options.candidates ?? 50;
+    this.fusion = options.fusion ?? DEFAULT_FUSION;
     this.logger = options.logger;
     if (!this.embeddings && options.embeddingsOffReason) {
       this.dense = { state: 'off', reason: options.embeddingsOffReason };
       this.logger?.warn({ reason: options.embeddingsOffReason }, 'dense search is off: lexical (BM25) only');
     }
+    this.unavailableReason = !this.embeddings && options.embeddingsUnavailable ? options.embeddingsOffReason : undefined;
   }
 
   /**
@@ -105,6 +130,16 @@ export class RetrievalService {
       );
     }
     return this.dense;
+  }
+
+  /** True when an embedding model is loaded (whatever the state of the index's vectors). */
+  hasEmbeddings(): boolean {
+    return this.embeddings !== null;
+  }
+
+  /** The loaded embedding model, or null (lexical only); `npm run eval:retrieval` embeds claims with it. */
+  embeddingModel(): EmbeddingModel | null {
+    return this.embeddings;
   }
 
   /** The dense index state (see {@link DenseState}). */
@@ -143,7 +178,7 @@ export class RetrievalService {
    * @throws Error when no embedding model is configured or the store has no dense index.
    */
   async reindex(signal?: AbortSignal): Promise<{ documents: number; chunks: number }> {
-    if (!this.embeddings) throw new Error('no embedding model is configured (EMBEDDINGS_BASE_URL): nothing to re-index');
+    if (!this.embeddings) throw new Error('no embedding model is configured (EMBEDDINGS_PROVIDER, EMBEDDINGS_MODEL, KB_MODELS_DIR): nothing to re-index');
     if (!hasDenseIndex(this.store)) throw new Error('the vector store has no dense index');
     const space = { model: this.embeddings.model, dimensions: this.embeddings.dimensions };
     this.dense = { state: 'off', reason: 're-index in progress' };
@@ -168,20 +203,21 @@ export class RetrievalService {
     const useDense = dense.state === 'ready' && this.embeddings !== null && hasDenseIndex(this.store);
     if (!useDense && !this.reranker) {
       const hits = await this.store.search(query, scope, topK);
-      return dense.state === 'stale' ? { hits, mode: 'lexical', degradedReason: this.staleReason(dense) } : { hits, mode: 'lexical' };
+      const reason = dense.state === 'stale' ? this.staleReason(dense) : this.unavailableReason;
+      return reason ? { hits, mode: 'lexical', degradedReason: reason } : { hits, mode: 'lexical' };
     }
     const k = Math.min(MAX_TOP_K, Math.max(topK, this.candidates));
     const lexical = await this.store.search(query, scope, k);
     let fused = lexical;
     let mode: SearchMode = 'lexical';
-    let degradedReason: string | undefined = dense.state === 'stale' ? this.staleReason(dense) : undefined;
+    let degradedReason: string | undefined = dense.state === 'stale' ? this.staleReason(dense) : this.unavailableReason;
     if (useDense && query.trim() !== '') {
       try {
         const [vector] = await this.embeddings!.embed([query], signal, 'query');
         const store = this.store as ChunkStore & DenseChunkIndex & Partial<ServerSideFusion>;
         fused = store.searchHybrid
-          ? await store.searchHybrid(query, vector, scope, k, k)
-          : reciprocalRankFusion([lexical, await store.searchDense(vector, scope, k)], k);
+          ? await store.searchHybrid(query, vector, scope, k, k, this.fusion)
+          : fuse(lexical, await store.searchDense(vector, scope, k), k, this.fusion);
         mode = 'hybrid';
       } catch (error) {
         if (signal?.aborted) throw error;
@@ -217,11 +253,20 @@ export class RetrievalService {
     );
   }
 
+  /**
+   * Embeds a document's chunks {@link EMBED_PAGE_CHUNKS} at a time, storing each page's vectors
+   * before embedding the next (bounded memory; `bulk` priority, so searches go first).
+   */
   private async embedInto(store: ChunkStore & DenseChunkIndex, orgId: string, documentId: string, signal?: AbortSignal): Promise<number> {
     const chunks = await store.documentChunks(orgId, documentId);
-    if (chunks.length === 0) return 0;
-    const vectors = await this.embeddings!.embed(chunks.map(embeddingText), signal);
-    return store.upsertVectors(orgId, documentId, chunks.map((c, i) => ({ chunkId: c.id, vector: vectors[i] })));
+    let stored = 0;
+    for (let i = 0; i < chunks.length; i += EMBED_PAGE_CHUNKS) {
+      signal?.throwIfAborted();
+      const page = chunks.slice(i, i + EMBED_PAGE_CHUNKS);
+      const vectors = await this.embeddings!.embed(page.map(embeddingText), signal, 'bulk');
+      stored += await store.upsertVectors(orgId, documentId, page.map((c, j) => ({ chunkId: c.id, vector: vectors[j] })));
+    }
+    return stored;
   }
 }
 

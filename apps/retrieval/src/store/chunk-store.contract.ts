@@ -7,10 +7,25 @@ import {
   ChunkStore,
   ChunkStoreError,
   ChunkStoreErrorCode,
+  DenseChunkIndex,
+  hasDenseIndex,
   SAFETY_CORPUS_ORG,
   SearchHit,
+  SearchScope,
   StoredChunk,
 } from './chunk-store';
+import type { FusionSettings } from '../search/fusion';
+
+/** A store that fuses lexical and dense lists itself (Qdrant's Query API). */
+export interface ServerSideFusionStore {
+  searchHybrid(query: string, vector: number[], scope: SearchScope, topK: number, candidates: number, fusion?: FusionSettings): Promise<SearchHit[]>;
+}
+
+/** What an adapter declares beyond the port, so the contract tests it too. */
+export interface ChunkStoreContractOptions {
+  /** The adapter implements {@link ServerSideFusionStore} (every fusion method is then tested). */
+  serverSideFusion?: boolean;
+}
 
 /** A fresh, empty store and how to dispose of it (close + delete its data). */
 export type ChunkStoreFactory = () => Promise<{ store: ChunkStore; cleanup(): Promise<void> }>;
@@ -78,7 +93,7 @@ function docIds(hits: SearchHit[]): Set<string> {
  * Registers the ChunkStore contract suite as one Jest `describe(name)` block. `factory` is called
  * before every test for an empty store; its `cleanup` runs after the test.
  */
-export function describeChunkStoreContract(name: string, factory: ChunkStoreFactory): void {
+export function describeChunkStoreContract(name: string, factory: ChunkStoreFactory, options: ChunkStoreContractOptions = {}): void {
   describe(name, () => {
     let store: ChunkStore;
     let cleanup: () => Promise<void>;
@@ -444,6 +459,136 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         expect(await store.deleteDocuments(hostileOrg, [hostileDoc])).toBe(1);
         expect(await store.countChunks(plainOrg, plain[0].documentId)).toBe(1);
       });
+    });
+
+    describe('dense vectors (DenseChunkIndex)', () => {
+      const SPACE = { model: 'contract-model', dimensions: 4 };
+      const unit = (v: number[]) => {
+        const n = Math.hypot(...v);
+        return v.map((x) => x / n);
+      };
+      const dense = () => {
+        if (!hasDenseIndex(store)) throw new Error('the adapter does not implement DenseChunkIndex');
+        return store as ChunkStore & DenseChunkIndex;
+      };
+      /** Four documents of org A (two in project P, one org-level, one in project Q) and one of org B, with vectors. */
+      async function seedVectors() {
+        const d = dense();
+        await d.resetVectorSpace(SPACE);
+        const project = randomUUID();
+        const other = randomUUID();
+        const docs = { fire: randomUUID(), exits: randomUUID(), ppe: randomUUID(), chem: randomUUID(), theirs: randomUUID() };
+        const chunks = {
+          fire: docChunks(orgA, docs.fire, FIRE, { projectId: project }),
+          exits: docChunks(orgA, docs.exits, EXITS, { projectId: project }),
+          ppe: docChunks(orgA, docs.ppe, PPE),
+          chem: docChunks(orgA, docs.chem, CHEMICALS, { projectId: other }),
+          theirs: docChunks(orgB, docs.theirs, FIRE),
+        };
+        const vectors: Record<keyof typeof chunks, number[][]> = {
+          fire: [unit([1, 0, 0, 0]), unit([0.9, 0.1, 0, 0])],
+          exits: [unit([0, 1, 0, 0]), unit([0.2, 1, 0, 0])],
+          ppe: [unit([0, 0, 1, 0]), unit([0.5, 0, 1, 0])],
+          chem: [unit([0.95, 0, 0, 0.05]), unit([0, 0, 0, 1])],
+          theirs: [unit([1, 0, 0, 0]), unit([1, 0, 0, 0])],
+        };
+        for (const key of Object.keys(chunks) as (keyof typeof chunks)[]) {
+          const list = chunks[key];
+          await store.replaceDocumentChunks(list[0].orgId, list[0].documentId, list);
+          const stored = await d.upsertVectors(list[0].orgId, list[0].documentId, list.map((c, i) => ({ chunkId: c.id, vector: vectors[key][i] })));
+          expect(stored).toBe(list.length);
+        }
+        return { project, other, docs, chunks };
+      }
+
+      it('records one vector space; a reset drops every vector', async () => {
+        const d = dense();
+        expect(await d.vectorSpace()).toBeNull();
+        const { chunks } = await seedVectors();
+        expect(await d.vectorSpace()).toEqual(SPACE);
+        expect((await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgA }, 10)).length).toBe(8);
+        await d.resetVectorSpace({ model: 'another-model', dimensions: 3 });
+        expect(await d.vectorSpace()).toEqual({ model: 'another-model', dimensions: 3 });
+        expect(await d.searchDense([1, 0, 0], { orgId: orgA }, 10)).toEqual([]);
+        // The chunks themselves stay (lexical search is unaffected).
+        expect(ids(await store.search('extinguishers', { orgId: orgA }, 5))).toEqual([chunks.fire[0].id]);
+      });
+
+      it('stores vectors only for existing chunks of that document and org, of the space\'s length', async () => {
+        const d = dense();
+        const { docs, chunks } = await seedVectors();
+        expect(await d.upsertVectors(orgA, docs.fire, [{ chunkId: randomUUID(), vector: unit([1, 1, 1, 1]) }])).toBe(0);
+        expect(await d.upsertVectors(orgA, docs.exits, [{ chunkId: chunks.fire[0].id, vector: unit([1, 1, 1, 1]) }])).toBe(0);
+        expect(await d.upsertVectors(orgB, docs.fire, [{ chunkId: chunks.fire[0].id, vector: unit([1, 1, 1, 1]) }])).toBe(0);
+        await expectStoreError(d.upsertVectors(orgA, docs.fire, [{ chunkId: chunks.fire[0].id, vector: [1, 0, 0] }]), ChunkStoreErrorCode.Validation);
+        // Upserting again replaces the chunk's vector.
+        expect(await d.upsertVectors(orgA, docs.fire, [{ chunkId: chunks.fire[0].id, vector: unit([0, 0, 0, 1]) }])).toBe(1);
+        const hits = await d.searchDense(unit([0, 0, 0, 1]), { orgId: orgA }, 2);
+        expect(new Set(ids(hits))).toEqual(new Set([chunks.fire[0].id, chunks.chem[1].id]));
+      });
+
+      it('searches by cosine, best first, within org, project scope and document ids', async () => {
+        const d = dense();
+        const { project, docs, chunks } = await seedVectors();
+        const all = await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgA }, 3);
+        expect(ids(all)).toEqual([chunks.fire[0].id, chunks.chem[0].id, chunks.fire[1].id]);
+        expect(all[0].score).toBeCloseTo(1, 5);
+        expect(all.map((h) => h.rank)).toEqual([1, 2, 3]);
+        expect(all[0].chunk).toEqual(chunks.fire[0]);
+        // Project scope: that project plus org-level, never project Q's chemicals.
+        const scoped = await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgA, projectId: project }, 10);
+        expect(docIds(scoped)).toEqual(new Set([docs.fire, docs.exits, docs.ppe]));
+        const some = await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgA, projectId: project, documentIds: [docs.ppe, docs.chem] }, 10);
+        expect(ids(some)).toEqual([chunks.ppe[1].id, chunks.ppe[0].id]);
+        // Org B's identical vectors never show in org A, and the other way round.
+        expect(docIds(await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgB }, 10))).toEqual(new Set([docs.theirs]));
+        await expectStoreError(d.searchDense([1, 0], { orgId: orgA }, 3), ChunkStoreErrorCode.Validation);
+      });
+
+      it('vectors follow their chunks: a replaced or deleted document leaves no vector behind', async () => {
+        const d = dense();
+        const { docs, chunks } = await seedVectors();
+        const fresh = docChunks(orgA, docs.fire, ['Fire wardens are named for every floor.']);
+        await store.replaceDocumentChunks(orgA, docs.fire, fresh);
+        const near = await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgA }, 10);
+        expect(near.some((h) => h.chunk.documentId === docs.fire)).toBe(false);
+        await store.deleteDocuments(orgA, [docs.chem]);
+        const after = await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgA }, 10);
+        expect(docIds(after)).toEqual(new Set([docs.exits, docs.ppe]));
+        expect(ids(await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgB }, 10))).toEqual(chunks.theirs.map((c) => c.id));
+      });
+
+      it('lists every document and returns a document\'s chunks in order', async () => {
+        const d = dense();
+        const { docs, chunks } = await seedVectors();
+        const listed = (await d.listDocuments()).map((x) => `${x.orgId}/${x.documentId}`).sort();
+        expect(listed).toEqual(
+          [...Object.entries(docs)].map(([key, id]) => `${key === 'theirs' ? orgB : orgA}/${id}`).sort(),
+        );
+        expect(await d.documentChunks(orgA, docs.exits)).toEqual(chunks.exits);
+        expect(await d.documentChunks(orgB, docs.exits)).toEqual([]);
+      });
+
+      if (options.serverSideFusion) {
+        const fusions: FusionSettings[] = [
+          { method: 'rrf', k: 60 },
+          { method: 'dbsf' },
+          { method: 'convex', alpha: 0.5, normalization: 'tmm' },
+        ];
+        it.each(fusions.map((f) => [f.method, f]))('hybrid search (%s): fused in scope; a query with no searchable term is dense only', async (_m, fusion) => {
+          const hybrid = store as unknown as ServerSideFusionStore;
+          const { project, docs, chunks } = await seedVectors();
+          // Lexically and densely the best: fire[0].
+          const hits = await hybrid.searchHybrid('fire extinguishers inspected', unit([1, 0, 0, 0]), { orgId: orgA }, 5, 20, fusion);
+          expect(hits[0].chunk.id).toBe(chunks.fire[0].id);
+          expect(hits.map((h) => h.rank)).toEqual(hits.map((_, i) => i + 1));
+          expect(hits.every((h) => h.chunk.orgId === orgA)).toBe(true);
+          const scoped = await hybrid.searchHybrid('flammable liquids', unit([1, 0, 0, 0]), { orgId: orgA, projectId: project }, 10, 20, fusion);
+          expect(scoped.some((h) => h.chunk.documentId === docs.chem)).toBe(false);
+          const denseOnly = await hybrid.searchHybrid('the of and', unit([0, 1, 0, 0]), { orgId: orgA }, 2, 20, fusion);
+          expect(ids(denseOnly)).toEqual([chunks.exits[0].id, chunks.exits[1].id]);
+        });
+      }
     });
 
     describe('close', () => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { ChunkStore, ChunkStoreError, ChunkStoreErrorCode, StoredChunk } from './chunk-store';
+import { ChunkStore, ChunkStoreError, ChunkStoreErrorCode, DenseChunkIndex, StoredChunk } from './chunk-store';
 import { describeChunkStoreContract, makeChunk } from './chunk-store.contract';
 import {
   CHUNKS_TABLE,
@@ -40,7 +40,7 @@ async function openStore(options?: LanceDbChunkStoreOptions, dir?: string) {
 function contractFactory(options: LanceDbChunkStoreOptions, optimizeAfterWrites = false) {
   return async () => {
     const { dir, store } = await openStore(options);
-    const facade: ChunkStore = optimizeAfterWrites
+    const facade: ChunkStore & DenseChunkIndex = optimizeAfterWrites
       ? {
           replaceDocumentChunks: async (...args) => {
             await store.replaceDocumentChunks(...args);
@@ -55,6 +55,13 @@ function contractFactory(options: LanceDbChunkStoreOptions, optimizeAfterWrites 
           search: (...args) => store.search(...args),
           getChunks: (...args) => store.getChunks(...args),
           close: () => store.close(),
+          // DenseChunkIndex, passed through (vectors live in their own table).
+          vectorSpace: () => store.vectorSpace(),
+          resetVectorSpace: (...args) => store.resetVectorSpace(...args),
+          upsertVectors: (...args) => store.upsertVectors(...args),
+          searchDense: (...args) => store.searchDense(...args),
+          documentChunks: (...args) => store.documentChunks(...args),
+          listDocuments: () => store.listDocuments(),
         }
       : store;
     return {

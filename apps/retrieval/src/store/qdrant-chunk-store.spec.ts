@@ -22,7 +22,7 @@ if (url) {
         await admin.dropCollection();
       },
     };
-  });
+  }, { serverSideFusion: true });
 } else {
   describe.skip('QdrantChunkStore (contract): skipped, QDRANT_URL is not set', () => {
     it('runs the ChunkStore contract against Qdrant', () => undefined);

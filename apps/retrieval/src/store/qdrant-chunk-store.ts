@@ -12,6 +12,7 @@ import {
   VectorSpace,
 } from './chunk-store';
 import { chunkSparseVector, querySparseVector } from './lexical-terms';
+import { DEFAULT_FUSION, fuse, FusionSettings } from '../search/fusion';
 import { requireString, requireStringArray, requireTopK, validateStoredChunk, validation, wrapEngineCall } from './store-input';
 
 /** Name of the sparse (BM25) vector in the collection. */
@@ -58,8 +59,9 @@ interface ChunkPayload {
  *   BM25 term weights ({@link chunkSparseVector}); the IDF is computed by Qdrant over the collection.
  * - Dense search: a named dense vector per {@link VectorSpace} (`dense_<dims>_<model hash>`, cosine),
  *   added with `createVectorName` when a space is set; a new space deletes the old vector name, so
- *   two models' vectors can never be compared. Hybrid search is one Query API call: two prefetches
- *   (sparse, dense) fused server-side by RRF.
+ *   two models' vectors can never be compared. Hybrid search is one Query API request: two
+ *   prefetches (sparse, dense) fused server-side by RRF or DBSF, or both lists in one batch fused
+ *   by the convex combination in process (see {@link QdrantChunkStore.searchHybrid}).
  * - Scope filters are Qdrant filters on the payload (org must match; project = that project or
  *   `project_id` null; document ids `match.any`), applied during the search (filtered HNSW / sparse).
  * - Writes wait for Qdrant to apply them (`wait: true`) and run one at a time in call order.
@@ -227,8 +229,16 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
     });
   }
 
-  /** Hybrid search in one Query API call: sparse and dense prefetches fused server-side by RRF. */
-  async searchHybrid(query: string, vector: number[], scope: SearchScope, topK: number, candidates: number): Promise<SearchHit[]> {
+  /**
+   * Hybrid search in one Query API request: the sparse (BM25) and dense lists, `candidates` deep
+   * each, fused as `fusion` says.
+   * - `rrf` and `dbsf`: fused server-side (`query: { rrf: { k } }` or `{ fusion: 'dbsf' }` over
+   *   two prefetches; `rrf` with a k needs Qdrant ≥ 1.16).
+   * - `convex`: Qdrant has no server-side equivalent (its formula queries cannot see a list's best
+   *   score, which the normalisation needs), so both lists come back in one `query/batch` request
+   *   and are fused here by the same function as on the embedded store ({@link fuse}).
+   */
+  async searchHybrid(query: string, vector: number[], scope: SearchScope, topK: number, candidates: number, fusion: FusionSettings = DEFAULT_FUSION): Promise<SearchHit[]> {
     requireTopK(topK);
     const filter = scopeFilter(scope);
     const sparse = querySparseVector(query);
@@ -236,11 +246,18 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
     if (!space || vector.length !== space.dimensions) throw validation('query vector does not match the vector space');
     const limit = Math.max(topK, candidates);
     return this.read('searchHybrid', async () => {
-      const prefetch = [
-        ...(sparse ? [{ query: sparse, using: SPARSE_VECTOR, filter, limit }] : []),
-        { query: vector, using: denseName(space), filter, limit },
-      ];
-      const res = await this.client.query(this.collection, { prefetch, query: { fusion: 'rrf' }, filter, limit: topK, with_payload: true });
+      const lexicalRequest = sparse ? { query: sparse, using: SPARSE_VECTOR, filter, limit } : null;
+      const denseRequest = { query: vector, using: denseName(space), filter, limit };
+      if (fusion.method === 'convex') {
+        const searches = [...(lexicalRequest ? [lexicalRequest] : []), denseRequest].map((r) => ({ ...r, with_payload: true }));
+        const results = await this.client.queryBatch(this.collection, { searches });
+        const lists = results.map((r) => toHits(r.points));
+        const [lexical, dense] = lexicalRequest ? lists : [[], lists[0]];
+        return fuse(lexical, dense, topK, fusion);
+      }
+      const prefetch = [...(lexicalRequest ? [lexicalRequest] : []), denseRequest];
+      const fusionQuery = fusion.method === 'rrf' ? { rrf: { k: fusion.k } } : { fusion: 'dbsf' as const };
+      const res = await this.client.query(this.collection, { prefetch, query: fusionQuery, filter, limit: topK, with_payload: true });
       return toHits(res.points);
     });
   }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ModelProviderError } from '../errors';
 import type { EmbeddingModel, EmbedPriority } from './types';
 
-/** Settings of {@link LocalEmbeddingModel} (from `EMBEDDINGS_*` and `KB_MODELS_DIR`, see `embeddingModelFromEnv`). */
+/** Settings of {@link LocalEmbeddingModel} (from `EMBEDDINGS_*` and `KB_MODELS_DIR`, see `openEmbeddingModel`). */
 export interface LocalEmbeddingModelOptions {
   /** Models directory: a model `org/name` is read from `<modelsDir>/org/name/` (transformers.js local layout). */
   modelsDir: string;
@@ -43,7 +43,8 @@ interface TensorLike {
 /**
  * An embedding model run in process: a sentence-embedding ONNX model executed by
  * `@huggingface/transformers` (transformers.js) on `onnxruntime-node`, read only from a local models
- * directory (never downloaded at run time: `tools/start.mjs` fetches the default model beforehand).
+ * directory (never downloaded at run time: `npm start` and the Docker build fetch the default model
+ * beforehand with `tools/fetch-model.mjs`).
  *
  * Pooling and normalisation follow sentence-transformers (Reimers and Gurevych 2019): mean of the
  * token vectors under the attention mask (or the CLS vector for BGE), then L2 normalisation.

@@ -2,7 +2,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { ModelProviderError } from '../errors';
 import type { EmbeddingModel } from './types';
 
-/** Settings of {@link OpenAiEmbeddingModel} (from the `EMBEDDINGS_*` variables, see `embeddingModelFromEnv`). */
+/** Settings of {@link OpenAiEmbeddingModel} (from the `EMBEDDINGS_*` variables, see `openEmbeddingModel`). */
 export interface OpenAiEmbeddingModelOptions {
   /** Base URL of the OpenAI-compatible API, e.g. `http://localhost:8081/v1`. For Azure: the resource endpoint. */
   baseUrl: string;
