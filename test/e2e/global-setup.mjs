@@ -22,4 +22,5 @@ export default async function globalSetup() {
   process.env.KB_E2E_NATS_URL = stack.env.NATS_URL;
   process.env.KB_E2E_DATA_DIR = dataDir;
   process.env.KB_E2E_MODELS_DIR = E2E_EMBEDDINGS.KB_MODELS_DIR;
+  process.env.KB_E2E_RETRIEVAL_GRPC_URL = `127.0.0.1:${stack.ports.retrieval}`;
 }
