@@ -24,11 +24,13 @@
 // recall@k = |relevant ∩ top k| / |relevant|, averaged over queries.
 //
 // Splits (tune on one part, report on the other): `--split tune` = claims with an even id,
-// `--split report` = claims with an odd id, `--split all` (default) = every claim.
+// `--split report` = claims with an odd id, `--split all` (default) = every claim, with the
+// figures of each half printed as well (`halves`).
 // `--sweep` also fuses the same BM25 and dense lists with every fusion of a grid (RRF k; Qdrant's
 // DBSF; convex combination alpha with theoretical-min-max and min-max normalisation;
 // apps/retrieval/src/search/fusion.ts)
-// and prints each one's figures, best first, for the selected split.
+// and prints each one's figures, best first, for the selected split (with --split all: for all
+// claims and for each half, ordered by the tuning half's nDCG@10).
 // `--index-dir DIR` keeps the built index in DIR and reuses it on the next run with the same corpus
 // and model (tuning runs); without it a temporary folder is used and deleted.
 // Other options: --limit N (first N claims of the split). Progress goes to stderr; one JSON object
@@ -177,7 +179,9 @@ try {
     ),
   ];
   const sums = { bm25: totals(), dense: totals(), hybrid: totals() };
-  const sweepSums = grid.map(totals);
+  // With --split all, the same figures per half (tune = even claim ids, report = odd).
+  const halves = { tune: { n: 0, bm25: totals(), hybrid: totals() }, report: { n: 0, bm25: totals(), hybrid: totals() } };
+  const sweepSums = grid.map(() => ({ all: totals(), tune: totals(), report: totals() }));
   const denseOn = dense.state === 'ready';
   let hybridModes = { lexical: 0, hybrid: 0 };
   let degraded = null;
@@ -185,8 +189,12 @@ try {
   const embedder = denseOn ? service.embeddingModel() : null;
   for (const c of claims) {
     const relevant = new Set(c.cited_doc_ids.map(String));
+    const half = halves[Number(c.id) % 2 === 0 ? 'tune' : 'report'];
+    half.n++;
     const lexical = await store.search(c.claim, { orgId }, depth);
-    addTo(sums.bm25, score(toDocs(lexical), relevant));
+    const lexicalScore = score(toDocs(lexical), relevant);
+    addTo(sums.bm25, lexicalScore);
+    addTo(half.bm25, lexicalScore);
     if (!denseOn) continue;
     const [vector] = await embedder.embed([c.claim], undefined, 'query');
     const nearest = await store.searchDense(vector, { orgId }, depth);
@@ -194,8 +202,16 @@ try {
     const result = await service.search(c.claim, { orgId }, depth);
     hybridModes[result.mode]++;
     degraded ??= result.degradedReason ?? null;
-    addTo(sums.hybrid, score(toDocs(result.hits), relevant));
-    if (values.sweep) grid.forEach((settings, i) => addTo(sweepSums[i], score(toDocs(fuse(lexical, nearest, depth, settings)), relevant)));
+    const hybridScore = score(toDocs(result.hits), relevant);
+    addTo(sums.hybrid, hybridScore);
+    addTo(half.hybrid, hybridScore);
+    if (values.sweep) {
+      grid.forEach((settings, i) => {
+        const s = score(toDocs(fuse(lexical, nearest, depth, settings)), relevant);
+        addTo(sweepSums[i].all, s);
+        addTo(sweepSums[i][Number(c.id) % 2 === 0 ? 'tune' : 'report'], s);
+      });
+    }
   }
   const n = claims.length;
   const out = {
@@ -216,11 +232,28 @@ try {
     dense: denseOn ? report(sums.dense, n) : null,
     'hybrid - bm25 nDCG@10': denseOn ? round((sums.hybrid.ndcg10 - sums.bm25.ndcg10) / n) : null,
     ...(denseOn ? {} : { hybridOff: dense.reason ?? dense.state }),
+    ...(values.split === 'all'
+      ? {
+          halves: Object.fromEntries(
+            Object.entries(halves).map(([name, h]) => [
+              name,
+              { queries: h.n, bm25: report(h.bm25, h.n), hybrid: denseOn ? report(h.hybrid, h.n) : null },
+            ]),
+          ),
+        }
+      : {}),
     ...(values.sweep && denseOn
       ? {
+          // Best first by nDCG@10 on the tuning half when it is among the queries, else on all of them.
           sweep: grid
-            .map((settings, i) => ({ fusion: settings, ...report(sweepSums[i], n) }))
-            .sort((a, b) => b['nDCG@10'] - a['nDCG@10']),
+            .map((settings, i) => ({
+              fusion: settings,
+              ...report(sweepSums[i].all, n),
+              ...(values.split === 'all'
+                ? { tune: report(sweepSums[i].tune, halves.tune.n), report: report(sweepSums[i].report, halves.report.n) }
+                : {}),
+            }))
+            .sort((a, b) => (b.tune ?? b)['nDCG@10'] - (a.tune ?? a)['nDCG@10']),
         }
       : {}),
     indexSeconds: indexSeconds === null ? null : round(indexSeconds),

@@ -108,6 +108,11 @@ export interface ExtraStack {
   stop(): Promise<void>;
 }
 
+/** `KB_MODELS_DIR` and `EMBEDDINGS_MODEL` of the e2e stack (the real MiniLM of ../shared/models). */
+export function e2eEmbeddingsEnv(): Record<string, string> {
+  return { KB_MODELS_DIR: process.env.KB_E2E_MODELS_DIR ?? path.resolve(ROOT, '../shared/models'), EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' };
+}
+
 /**
  * Starts a whole stack in `dataDir` with extra service environment `env` (e.g. `LLM_BASE_URL` of a
  * scripted model server, `STORAGE_DRIVER=s3`) through tools/lib/stack-cli.mjs, for suites that
@@ -116,7 +121,8 @@ export interface ExtraStack {
  */
 export async function startExtraStack(dataDir: string, env: Record<string, string>): Promise<ExtraStack> {
   const child = spawn(process.execPath, [path.join(ROOT, 'tools/lib/stack-cli.mjs')], {
-    env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ dataDir, env }) },
+    // The shared stack's embedding model (global-setup.mjs), unless the suite overrides it.
+    env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ dataDir, env: { ...e2eEmbeddingsEnv(), ...env } }) },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const ready = await new Promise<string>((resolve, reject) => {
