@@ -127,6 +127,16 @@ const MAX_CHUNKS_PER_DOCUMENT = 1_000_000;
 /** Size of the `IN (...)` lists sent to LanceDB by `getChunks`. */
 const ID_BATCH = 500;
 
+/**
+ * Most chunk rows (replaced documents' new rows, or vectors) folded into one group commit; a
+ * single larger document is committed on its own. Bounds the memory and the duration of one
+ * commit (10,000 rows of ~1,200 characters ≈ 25 MB of Arrow data), during which later writes wait.
+ */
+export const MAX_GROUP_ROWS = 10_000;
+
+/** Most write calls folded into one group commit (bounds the size of the SQL predicates built). */
+export const MAX_GROUP_CALLS = 2_000;
+
 /** Minimal structured logger (pino-compatible: `logger.warn(obj, msg)`). */
 export interface ChunkStoreLogger {
   warn(obj: Record<string, unknown>, msg: string): void;
@@ -146,6 +156,14 @@ export interface LanceDbChunkStoreOptions {
   retainVersionsMs?: number;
   /** Receives failures of background optimization. Default: one JSON line on stderr. */
   logger?: ChunkStoreLogger;
+  /**
+   * `true` (default): concurrent writes are group-committed (see {@link LanceDbChunkStore}).
+   * `false`: the behaviour before group commit, kept as the same-run baseline of
+   * `npm run bench:index`: every `replaceDocumentChunks` is its own `mergeInsert` with
+   * "delete rows of this document not in the new set" (a join over the whole table, so cost grows
+   * with the table), every delete and vector upsert its own commit.
+   */
+  groupCommit?: boolean;
 }
 
 /** Index health of the store, for readiness probes, metrics and tests. */
@@ -201,12 +219,26 @@ const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !==
  *
  * - Persistence: everything lives under the directory given to {@link open}; the store survives
  *   close and reopen. One process must own the directory (LanceDB has no cross-process lock).
- * - Writes (replace, delete, optimize) run one at a time through an in-process promise queue, so
- *   concurrent gRPC handlers are safe. Reads run concurrently with writes and see the latest
- *   committed version.
- * - `replaceDocumentChunks` is ONE LanceDB commit (`mergeInsert` keyed on (org_id, id), with
- *   "delete rows of this document not in the new set"): a search sees the old chunks or the new
- *   ones, never both, never neither.
+ * - Writes (replace, delete, vector upserts, optimize) run one at a time through an in-process
+ *   promise queue, so concurrent gRPC handlers are safe and calls apply in call order. Reads run
+ *   concurrently with writes and see the latest committed version.
+ * - Group commit: `replaceDocumentChunks` and `deleteDocuments` calls that arrive while a write is
+ *   running wait in one group; when the queue reaches the group, its calls (at most
+ *   {@link MAX_GROUP_CALLS} calls and {@link MAX_GROUP_ROWS} rows per commit) are replayed in call
+ *   order in memory (the last call on a document wins; a delete counts the chunks the document
+ *   has at that point of the order) and the result is written as ONE commit of the chunks table:
+ *   an `add` when none of the documents has rows yet (the bulk-indexing case: cost independent of
+ *   the table size), else one `mergeInsert` keyed on (org_id, id) that also deletes the rows of
+ *   those documents not in the new set. A search therefore sees each document's old chunks or
+ *   its new ones, never both, never neither. A lone caller is committed at once (no timer); a
+ *   burst of concurrent callers shares one commit. Consecutive `upsertVectors` calls are grouped
+ *   the same way. If a group's commit fails, its calls are retried one by one, so one bad call
+ *   fails alone. Chunk ids must be unique within an org (the port's rule): an id that collides
+ *   with another document's chunk is not detected on the `add` path.
+ * - Vectors follow their chunks: before a commit replaces or deletes a document's rows, that
+ *   document's vectors are deleted (a separate, earlier commit of the vectors table). A crash
+ *   between the two leaves chunks without vectors (lexical only until re-embedded), never a
+ *   vector describing text that is gone.
  * - Freshness: new rows are searchable as soon as the write returns (flat scan of unindexed rows,
  *   see {@link DEFAULT_OPTIMIZE_DELAY_MS}); a throttled background `optimize()` folds them in
  *   (delay adapts to the optimize cost, {@link OPTIMIZE_COST_FACTOR}).
@@ -231,6 +263,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   private optimizeFailures = 0;
   /** Dense vectors of the current vector space (table {@link VECTORS_TABLE}), when one is set. */
   private vectors: { space: VectorSpace; table: lancedb.Table } | null = null;
+  /** The group accepting new batched writes (its commit job is already queued), if any. */
+  private openGroup: PendingWrite[] | null = null;
 
   private constructor(
     private readonly dir: string,
@@ -240,6 +274,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     private readonly optimizeDelayMs: number | false,
     private readonly retainVersionsMs: number,
     private readonly logger: ChunkStoreLogger,
+    private readonly groupCommit: boolean,
   ) {}
 
   /**
@@ -279,7 +314,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         await addSearchTextColumn(table);
         const { name, unindexedRows } = await ensureFtsIndex(table);
         await ensureScalarIndexes(table);
-        const store = new LanceDbChunkStore(absDir, db, table, name, optimizeDelayMs, retainVersionsMs, logger);
+        const store = new LanceDbChunkStore(absDir, db, table, name, optimizeDelayMs, retainVersionsMs, logger, options.groupCommit ?? true);
         await store.loadVectorSpace();
         if (unindexedRows > 0) {
           store.dirty = true;
@@ -309,6 +344,10 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       seen.add(chunk.id);
       return toRow(chunk);
     });
+    if (this.groupCommit) {
+      await this.enqueue({ kind: 'replace', orgId, documentId, rows });
+      return;
+    }
     const docFilter = `org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`;
     await this.write('replaceDocumentChunks', async () => {
       if (rows.length === 0) {
@@ -333,6 +372,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     requireString('orgId', orgId);
     const ids = requireStringArray('documentIds', documentIds);
     if (ids.length === 0) return 0;
+    if (this.groupCommit) return this.enqueue({ kind: 'delete', orgId, documentIds: ids });
     return this.write('deleteDocuments', async () => {
       const filter = `org_id = ${sqlString(orgId)} AND document_id IN (${ids.map(sqlString).join(', ')})`;
       const result = await this.table.delete(filter);
@@ -443,6 +483,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       }
     }
     if (vectors.length === 0) return 0;
+    if (this.groupCommit) return this.enqueue({ kind: 'vectors', orgId, documentId, vectors, space: current });
     return this.write('upsertVectors', async () => {
       if (this.vectors !== current) return 0; // the space was reset meanwhile: these vectors are of the old one
       const chunks = await this.documentChunksNow(orgId, documentId);
@@ -627,9 +668,207 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     }
   }
 
+  /**
+   * Adds a write to the open group, or opens a group whose commit job joins the write queue now.
+   * The job closes the group when it starts, so calls arriving while earlier writes run share
+   * one commit, and calls arriving later form the next group: call order is kept.
+   */
+  private enqueue(write: ChunkCall | VectorCall): Promise<number> {
+    this.assertOpen();
+    const done = new Promise<number>((resolve, reject) => {
+      const pending = { ...write, resolve, reject } as PendingWrite;
+      if (this.openGroup) {
+        this.openGroup.push(pending);
+        return;
+      }
+      const group: PendingWrite[] = [pending];
+      this.openGroup = group;
+      const run = this.writeTail.then(() => {
+        if (this.openGroup === group) this.openGroup = null;
+        return this.commitGroup(group);
+      });
+      this.writeTail = run.catch(() => undefined);
+      this.track(run);
+    });
+    return this.track(done);
+  }
+
+  /**
+   * Commits a closed group in slices: each slice is a run of consecutive calls of one family
+   * (chunk writes, or vector upserts) within {@link MAX_GROUP_CALLS} and {@link MAX_GROUP_ROWS}.
+   * Settles every call's promise; never rejects itself.
+   */
+  private async commitGroup(group: PendingWrite[]): Promise<void> {
+    let start = 0;
+    while (start < group.length) {
+      const vectorsFamily = group[start].kind === 'vectors';
+      let end = start;
+      let rows = 0;
+      while (end < group.length && (group[end].kind === 'vectors') === vectorsFamily && end - start < MAX_GROUP_CALLS) {
+        const n = rowCount(group[end]);
+        if (end > start && rows + n > MAX_GROUP_ROWS) break;
+        rows += n;
+        end++;
+      }
+      const slice = group.slice(start, end);
+      start = end;
+      await this.commitSlice(slice, vectorsFamily);
+    }
+  }
+
+  /** One commit for `slice`; when it fails and holds several calls, one commit per call. */
+  private async commitSlice(slice: PendingWrite[], vectorsFamily: boolean): Promise<void> {
+    const apply = (calls: PendingWrite[]) =>
+      wrapEngineCall('LanceDB', vectorsFamily ? 'upsertVectors' : calls.length === 1 ? calls[0].kind === 'replace' ? 'replaceDocumentChunks' : 'deleteDocuments' : 'group commit', () =>
+        vectorsFamily ? this.applyVectorWrites(calls as VectorWrite[]) : this.applyChunkWrites(calls as ChunkWrite[]),
+      );
+    try {
+      const results = await apply(slice);
+      slice.forEach((call, i) => call.resolve(results[i]));
+      return;
+    } catch (err) {
+      if (slice.length === 1) {
+        slice[0].reject(err);
+        return;
+      }
+    }
+    for (const call of slice) {
+      try {
+        call.resolve((await apply([call]))[0]);
+      } catch (err) {
+        call.reject(err);
+      }
+    }
+  }
+
+  /**
+   * Applies chunk writes (in call order) as one commit of the chunks table, preceded by one delete
+   * of the affected documents' vectors. Returns per call: 0 for a replace, the number of chunks
+   * removed for a delete.
+   */
+  private async applyChunkWrites(calls: ChunkWrite[]): Promise<number[]> {
+    const touched = new Map<string, { orgId: string; documentId: string }>();
+    for (const call of calls) {
+      for (const documentId of call.kind === 'replace' ? [call.documentId] : call.documentIds) {
+        touched.set(documentKey(call.orgId, documentId), { orgId: call.orgId, documentId });
+      }
+    }
+    const stored = await this.chunkCounts([...touched.values()]);
+    // Replay in call order: `next` holds each document's rows after the calls seen so far.
+    const next = new Map<string, ChunkRow[]>();
+    const results = calls.map((call) => {
+      if (call.kind === 'replace') {
+        next.set(documentKey(call.orgId, call.documentId), call.rows);
+        return 0;
+      }
+      let removed = 0;
+      for (const documentId of call.documentIds) {
+        const key = documentKey(call.orgId, documentId);
+        removed += next.get(key)?.length ?? stored.get(key) ?? 0;
+        next.set(key, []);
+      }
+      return removed;
+    });
+    const stale = [...touched].filter(([key]) => (stored.get(key) ?? 0) > 0).map(([, doc]) => doc);
+    const rows = [...next.values()].flat();
+    if (stale.length > 0) {
+      const staleFilter = documentsFilter(stale);
+      // Vectors first: a crash after this commit leaves chunks without vectors, never the reverse.
+      if (this.vectors) await this.vectors.table.delete(staleFilter);
+      if (rows.length === 0) {
+        await this.table.delete(staleFilter);
+      } else {
+        // One commit: upsert the new rows, delete the stale documents' rows that are not among
+        // them. Keyed on (org_id, id) so a colliding id of another org is never touched.
+        await this.table
+          .mergeInsert(['org_id', 'id'])
+          .whenMatchedUpdateAll()
+          .whenNotMatchedInsertAll()
+          .whenNotMatchedBySourceDelete({ where: staleFilter })
+          .execute(rows as unknown as Record<string, unknown>[]);
+      }
+    } else if (rows.length > 0) {
+      await this.table.add(rows as unknown as Record<string, unknown>[]);
+    }
+    if (stale.length > 0 || rows.length > 0) this.markWritten();
+    return results;
+  }
+
+  /**
+   * Applies vector upserts as one commit of the vectors table: vectors of chunks that exist (read
+   * now, in the write queue), the last call winning for a chunk given twice; an `add` when none of
+   * those chunks has a vector yet, else a `mergeInsert` keyed on (org_id, id).
+   */
+  private async applyVectorWrites(calls: VectorWrite[]): Promise<number[]> {
+    const current = this.vectors;
+    const live = calls.filter((call) => call.space === current);
+    if (!current || live.length === 0) return calls.map(() => 0);
+    const docs = new Map(live.map((call) => [documentKey(call.orgId, call.documentId), { orgId: call.orgId, documentId: call.documentId }]));
+    const chunks = new Map<string, string | null>(); // (org, id) → project_id, for chunks that exist in their document
+    for (const row of await this.selectRows(this.table, [...docs.values()], ['org_id', 'id', 'document_id', 'project_id'])) {
+      chunks.set(`${documentKey(row.org_id, row.document_id)}\u0000${row.id}`, row.project_id ?? null);
+    }
+    const byChunk = new Map<string, { id: string; org_id: string; project_id: string | null; document_id: string; vector: number[] }>();
+    const results = calls.map((call) => {
+      if (call.space !== current) return 0;
+      let stored = 0;
+      for (const v of call.vectors) {
+        const key = `${documentKey(call.orgId, call.documentId)}\u0000${v.chunkId}`;
+        if (!chunks.has(key)) continue;
+        byChunk.set(`${call.orgId}\u0000${v.chunkId}`, { id: v.chunkId, org_id: call.orgId, project_id: chunks.get(key)!, document_id: call.documentId, vector: v.vector });
+        stored++;
+      }
+      return stored;
+    });
+    const rows = [...byChunk.values()];
+    if (rows.length === 0) return results;
+    const existing = await this.selectRows(current.table, [...docs.values()], ['id']);
+    if (existing.length === 0) {
+      await current.table.add(rows as unknown as Record<string, unknown>[]);
+    } else {
+      await current.table
+        .mergeInsert(['org_id', 'id'])
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute(rows as unknown as Record<string, unknown>[]);
+    }
+    return results;
+  }
+
+  /** Number of stored chunks per document key ({@link documentKey}) of `docs` (absent = 0). */
+  private async chunkCounts(docs: { orgId: string; documentId: string }[]): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const row of await this.selectRows(this.table, docs, ['org_id', 'document_id'])) {
+      const key = documentKey(row.org_id, row.document_id);
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** `columns` of every row of `table` belonging to `docs`, read in slices of {@link ID_BATCH} documents. */
+  private async selectRows(
+    table: lancedb.Table,
+    docs: { orgId: string; documentId: string }[],
+    columns: string[],
+  ): Promise<{ id: string; org_id: string; document_id: string; project_id: string | null }[]> {
+    const out: { id: string; org_id: string; document_id: string; project_id: string | null }[] = [];
+    for (let i = 0; i < docs.length; i += ID_BATCH) {
+      const rows = (await table
+        .query()
+        .where(documentsFilter(docs.slice(i, i + ID_BATCH)))
+        .select(columns)
+        .limit(MAX_CHUNKS_PER_DOCUMENT * ID_BATCH)
+        .toArray()) as { id: string; org_id: string; document_id: string; project_id: string | null }[];
+      out.push(...rows);
+    }
+    return out;
+  }
+
   /** Runs `fn` after every queued write; failures do not block later writes. */
   private write<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.assertOpen();
+    // Batched calls made after this one must commit after it: close the open group.
+    this.openGroup = null;
     const run = this.writeTail.then(() => wrapEngineCall('LanceDB', op, fn));
     this.writeTail = run.catch(() => undefined);
     return this.track(run);
@@ -708,6 +947,50 @@ export function sanitizeQuery(query: string): string {
 }
 
 // ---- helpers ----
+
+/** A `replaceDocumentChunks` or `deleteDocuments` call. */
+type ChunkCall =
+  | { kind: 'replace'; orgId: string; documentId: string; rows: ChunkRow[] }
+  | { kind: 'delete'; orgId: string; documentIds: string[] };
+
+/** An `upsertVectors` call; `space` is the vectors table it was validated against. */
+interface VectorCall {
+  kind: 'vectors';
+  orgId: string;
+  documentId: string;
+  vectors: ChunkVector[];
+  space: { space: VectorSpace; table: lancedb.Table };
+}
+
+/** How a waiting call is settled. */
+interface Settle {
+  resolve(result: number): void;
+  reject(error: unknown): void;
+}
+
+type ChunkWrite = ChunkCall & Settle;
+type VectorWrite = VectorCall & Settle;
+/** A call waiting for its group commit. */
+type PendingWrite = ChunkWrite | VectorWrite;
+
+/** Rows a pending call writes (counted against {@link MAX_GROUP_ROWS}). */
+function rowCount(write: PendingWrite): number {
+  return write.kind === 'replace' ? write.rows.length : write.kind === 'vectors' ? write.vectors.length : 0;
+}
+
+/** Map key of one document of one org (NUL cannot occur in ids, see {@link sqlString}). */
+function documentKey(orgId: string, documentId: string): string {
+  return `${orgId}\u0000${documentId}`;
+}
+
+/** SQL predicate matching the rows of these documents: one `org_id = … AND document_id IN (…)` per org. */
+function documentsFilter(docs: { orgId: string; documentId: string }[]): string {
+  const byOrg = new Map<string, string[]>();
+  for (const { orgId, documentId } of docs) byOrg.set(orgId, [...(byOrg.get(orgId) ?? []), documentId]);
+  return [...byOrg]
+    .map(([orgId, ids]) => `(org_id = ${sqlString(orgId)} AND document_id IN (${[...new Set(ids)].map(sqlString).join(', ')}))`)
+    .join(' OR ');
+}
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
