@@ -209,6 +209,41 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     }
   });
 
+  it('group-commits a burst of concurrent writes: one table version for many documents, same result as one by one', async () => {
+    const grouped = await openStore({ optimizeDelayMs: false });
+    const single = await openStore({ optimizeDelayMs: false, groupCommit: false });
+    try {
+      const docs = Array.from({ length: 40 }, () => randomUUID());
+      const versionOf = async (dir: string) => {
+        const db = await lancedb.connect(dir);
+        try {
+          return await (await db.openTable(CHUNKS_TABLE)).version();
+        } finally {
+          db.close();
+        }
+      };
+      const before = await versionOf(grouped.dir);
+      const burst = (store: LanceDbChunkStore) =>
+        Promise.all([
+          ...docs.map((d, i) => store.replaceDocumentChunks(ORG, d, chunks(d, [`Permit ${i}: hot work near the boiler.`, `Permit ${i}: fire watch for one hour.`]))),
+          store.deleteDocuments(ORG, [docs[0], docs[1]]),
+          store.replaceDocumentChunks(ORG, docs[1], chunks(docs[1], ['Permit renewed: hot work allowed.'])),
+        ]);
+      const [groupedResults, singleResults] = await Promise.all([burst(grouped.store), burst(single.store)]);
+      // Every call of the burst was issued before the queue reached the group: one commit.
+      expect((await versionOf(grouped.dir)) - before).toBe(1);
+      expect(groupedResults).toEqual(singleResults);
+      for (const d of docs) expect(await grouped.store.countChunks(ORG, d)).toBe(await single.store.countChunks(ORG, d));
+      const titles = async (store: LanceDbChunkStore) =>
+        (await store.search('hot work permit', { orgId: ORG }, 100)).map((h) => h.chunk.text).sort();
+      expect(await titles(grouped.store)).toEqual(await titles(single.store));
+      expect(await titles(grouped.store)).toHaveLength(2 * 38 + 1);
+    } finally {
+      await grouped.store.close();
+      await single.store.close();
+    }
+  });
+
   it('rebuilds an FTS index whose tokenizer differs from FTS_TOKENIZER', async () => {
     const dir = await tempDir();
     const first = await LanceDbChunkStore.open(dir);
