@@ -70,6 +70,16 @@ async function pool(items, limit, fn) {
   );
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux), or null. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
 /** Stable UUID-shaped id of a corpus document id (SHA-1, RFC 4122 §4.3 layout). */
 const uuidOf = (id) => {
   const h = createHash('sha1').update(`bench:${id}`).digest('hex');
@@ -183,6 +193,7 @@ if (parts.has('api')) {
       const res = await fetch(`${stack.baseUrl}/api/v2/documents?status=${status}&limit=1`, { headers: { Authorization: `Bearer ${key}` } });
       return (await res.json()).pagination.total;
     };
+    const cpuBefore = new Map([...stack.services].map(([name, child]) => [name, cpuSeconds(child.pid)]));
     const t0 = now();
     let uploaded = [];
     const processCalls = [];
@@ -212,6 +223,7 @@ if (parts.has('api')) {
       await new Promise((r) => setTimeout(r, 2000));
     }
     const seconds = (now() - t0) / 1000;
+    const cpu = Object.fromEntries([...stack.services].map(([name, child]) => [name, round(cpuSeconds(child.pid) - cpuBefore.get(name), 1)]));
     result.api = {
       documents: corpus.length,
       completed,
@@ -220,6 +232,7 @@ if (parts.has('api')) {
       reserveAndUploadSeconds: round(uploadSeconds, 1),
       documentsPerSecond: round(completed / seconds, 1),
       ingestionConcurrency: Number(ingestionConcurrency ?? stack.env.INGESTION_CONCURRENCY ?? 0) || 'service default',
+      cpuSecondsByService: cpu,
       target: { 'seconds <= 90': seconds <= 90 && failed === 0 },
     };
   } finally {

@@ -77,14 +77,25 @@ const FTS_DETAIL_KEYS: Record<keyof typeof FTS_TOKENIZER, string> = {
 };
 
 /**
- * Default minimum delay (ms) between a write and the `optimize()` that folds the written rows into
- * the FTS index. Until then the rows are already searchable: LanceDB 0.37.1 searches rows not yet
- * in the index with a flat (exhaustive) BM25 scan and merges them with the indexed results, so the
- * delay costs only search latency, growing with the rows and fragments written in that window
+ * Default quiet period (ms): the `optimize()` that folds written rows into the FTS index runs this
+ * long after the LAST write (a debounce), so a burst of writes shares one optimize; under
+ * continuous writes it runs at the latest {@link MAX_INDEX_LAG_MS} after the first unindexed
+ * write. Until then the rows are already searchable: LanceDB 0.37.1 searches rows not yet in the
+ * index with a flat (exhaustive) BM25 scan and merges them with the indexed results, so the delay
+ * costs only search latency, growing with the rows and fragments written in that window
  * (measured: ~470 unindexed rows in 100 fragments next to 20k indexed rows raise p50 from ~4 to
- * ~30 ms). Writes during the window share one optimize (a throttle, not a per-write optimize).
+ * ~30 ms).
  */
 export const DEFAULT_OPTIMIZE_DELAY_MS = 1000;
+
+/**
+ * Longest time (ms) rows wait for the FTS index under continuous writes (see
+ * {@link DEFAULT_OPTIMIZE_DELAY_MS}; at least the adaptive gap of {@link OPTIMIZE_COST_FACTOR}).
+ * Measured with `npm run bench:index` style loads (2,000 SciFact abstracts, 8 calls in flight,
+ * 2 cores): optimizing ~1 s after each write, as before, halved indexing throughput (56 vs 122
+ * documents/s without any optimize), because each optimize is O(table) and holds the write queue.
+ */
+export const MAX_INDEX_LAG_MS = 10_000;
 
 /**
  * The optimize delay is at least this many times the duration of the previous optimize, so
@@ -145,8 +156,8 @@ export interface ChunkStoreLogger {
 /** Options of {@link LanceDbChunkStore.open}. */
 export interface LanceDbChunkStoreOptions {
   /**
-   * Minimum delay in ms after a write before new rows are folded into the FTS index (see
-   * {@link DEFAULT_OPTIMIZE_DELAY_MS}, {@link OPTIMIZE_COST_FACTOR}); `false` disables automatic
+   * Quiet period in ms after the latest write before new rows are folded into the FTS index (see
+   * {@link DEFAULT_OPTIMIZE_DELAY_MS}, {@link MAX_INDEX_LAG_MS}, {@link OPTIMIZE_COST_FACTOR}); `false` disables automatic
    * optimization: call {@link LanceDbChunkStore.optimize} yourself, and soon, because every write
    * adds a small fragment and writes slow down as fragments pile up (measured: ~230 ms per
    * replace after 2,400 un-optimized writes vs ~15 ms). Default 1000.
@@ -240,8 +251,9 @@ const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !==
  *   between the two leaves chunks without vectors (lexical only until re-embedded), never a
  *   vector describing text that is gone.
  * - Freshness: new rows are searchable as soon as the write returns (flat scan of unindexed rows,
- *   see {@link DEFAULT_OPTIMIZE_DELAY_MS}); a throttled background `optimize()` folds them in
- *   (delay adapts to the optimize cost, {@link OPTIMIZE_COST_FACTOR}).
+ *   see {@link DEFAULT_OPTIMIZE_DELAY_MS}); a background `optimize()` folds them into the index
+ *   after a quiet period, at the latest {@link MAX_INDEX_LAG_MS} after the first of them under
+ *   continuous writes (the gap adapts to the optimize cost, {@link OPTIMIZE_COST_FACTOR}).
  * - Scope filters are SQL predicates given to LanceDB's `where`, which LanceDB applies before the
  *   top-k (prefilter); string values are quoted with {@link sqlString}.
  *
@@ -254,8 +266,14 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   private writeTail: Promise<unknown> = Promise.resolve();
   private readonly inflight = new Set<Promise<unknown>>();
   private optimizeTimer: NodeJS.Timeout | undefined;
+  /** When the armed optimize timer fires (epoch ms). */
+  private optimizeDueAt = 0;
+  /** When the oldest write not yet folded into the index was made (epoch ms). */
+  private firstUnindexedAt: number | undefined;
   /** Rows were written since the last optimize. */
   private dirty = false;
+  /** The vectors table was written since the last optimize (group commit only). */
+  private vectorsDirty = false;
   private closing: Promise<void> | undefined;
   /** Duration of the last optimize (ms), for the adaptive delay. */
   private lastOptimizeMs = 0;
@@ -265,6 +283,15 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   private vectors: { space: VectorSpace; table: lancedb.Table } | null = null;
   /** The group accepting new batched writes (its commit job is already queued), if any. */
   private openGroup: PendingWrite[] | null = null;
+  /**
+   * Group commit only: chunks per stored document ({@link documentKey}), read from the table at
+   * open and kept in step by every commit; `null` after a failed commit (re-read before the next).
+   * Lets a group know without a query which documents already have rows. Memory: one entry per
+   * document (~150 bytes; 100k documents ≈ 15 MB).
+   */
+  private chunkCountByDocument: Map<string, number> | null = null;
+  /** Group commit only: documents that have rows in the vectors table (same upkeep as above). */
+  private vectorDocuments: Set<string> | null = null;
 
   private constructor(
     private readonly dir: string,
@@ -468,6 +495,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       await writeFile(`${file}.tmp`, JSON.stringify({ model: space.model, dimensions: space.dimensions }));
       await rename(`${file}.tmp`, file);
       this.vectors = { space: { model: space.model, dimensions: space.dimensions }, table };
+      this.vectorDocuments = new Set();
     });
   }
 
@@ -569,7 +597,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
 
   /**
    * Folds every unindexed row into the FTS index now, compacts small fragments and prunes table
-   * versions older than `retainVersionsMs` (LanceDB `Table.optimize`). Runs in the write queue.
+   * versions older than `retainVersionsMs` (LanceDB `Table.optimize`), for the chunks table and,
+   * when group-committed vector writes happened since, the vectors table. Runs in the write queue.
    * Called automatically after writes; exposed for tests, tools and shutdown hooks.
    */
   async optimize(): Promise<void> {
@@ -619,17 +648,32 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
 
   // ---- internals ----
 
-  private markWritten(): void {
-    this.dirty = true;
+  /** Notes a commit (of the chunks table, or with `vectors` of the vectors table) and arms the optimize timer. */
+  private markWritten(vectors = false): void {
+    if (vectors) this.vectorsDirty = true;
+    else this.dirty = true;
+    this.firstUnindexedAt ??= Date.now();
     this.scheduleOptimize();
   }
 
+  /**
+   * (Re)arms the optimize timer: the adaptive gap after the latest write, but no later than
+   * {@link MAX_INDEX_LAG_MS} (or the gap, if longer) after the first write not yet optimized.
+   */
   private scheduleOptimize(): void {
-    if (this.optimizeDelayMs === false || this.optimizeTimer || this.closing) return;
-    const delay = Math.min(
+    if (this.optimizeDelayMs === false || this.closing) return;
+    const gap = Math.min(
       MAX_OPTIMIZE_DELAY_MS,
       Math.max(this.optimizeDelayMs, OPTIMIZE_COST_FACTOR * this.lastOptimizeMs) * 2 ** this.optimizeFailures,
     );
+    const now = Date.now();
+    const due = Math.min(now + gap, (this.firstUnindexedAt ?? now) + Math.max(MAX_INDEX_LAG_MS, gap));
+    if (this.optimizeTimer) {
+      if (this.optimizeDueAt === due) return;
+      clearTimeout(this.optimizeTimer);
+    }
+    this.optimizeDueAt = due;
+    const delay = Math.max(0, due - now);
     this.optimizeTimer = setTimeout(() => {
       this.optimizeTimer = undefined;
       if (this.closing) return;
@@ -655,13 +699,23 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   }
 
   private async optimizeNow(): Promise<void> {
-    if (!this.dirty) return;
+    const chunks = this.dirty;
+    const vectors = this.vectorsDirty ? this.vectors : null;
+    this.vectorsDirty = false;
+    if (!chunks && !vectors) return;
     this.dirty = false;
+    this.firstUnindexedAt = undefined;
     const started = performance.now();
+    const cleanupOlderThan = new Date(Date.now() - this.retainVersionsMs);
     try {
-      await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - this.retainVersionsMs) });
+      if (chunks) await this.table.optimize({ cleanupOlderThan });
+      // The vectors table: compaction of the small fragments each upsert adds, and the vector
+      // index (when one exists) brought up to date.
+      if (vectors) await vectors.table.optimize({ cleanupOlderThan });
     } catch (err) {
-      this.dirty = true;
+      this.dirty ||= chunks;
+      this.vectorsDirty ||= vectors !== null && vectors === this.vectors;
+      this.firstUnindexedAt ??= Date.now();
       throw err;
     } finally {
       this.lastOptimizeMs = performance.now() - started;
@@ -753,7 +807,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         touched.set(documentKey(call.orgId, documentId), { orgId: call.orgId, documentId });
       }
     }
-    const stored = await this.chunkCounts([...touched.values()]);
+    const registry = await this.registry();
+    const stored = registry.chunks;
     // Replay in call order: `next` holds each document's rows after the calls seen so far.
     const next = new Map<string, ChunkRow[]>();
     const results = calls.map((call) => {
@@ -770,25 +825,40 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       return removed;
     });
     const stale = [...touched].filter(([key]) => (stored.get(key) ?? 0) > 0).map(([, doc]) => doc);
+    const staleVectors = [...touched].filter(([key]) => registry.vectors.has(key)).map(([, doc]) => doc);
     const rows = [...next.values()].flat();
-    if (stale.length > 0) {
-      const staleFilter = documentsFilter(stale);
+    try {
       // Vectors first: a crash after this commit leaves chunks without vectors, never the reverse.
-      if (this.vectors) await this.vectors.table.delete(staleFilter);
-      if (rows.length === 0) {
-        await this.table.delete(staleFilter);
-      } else {
-        // One commit: upsert the new rows, delete the stale documents' rows that are not among
-        // them. Keyed on (org_id, id) so a colliding id of another org is never touched.
-        await this.table
-          .mergeInsert(['org_id', 'id'])
-          .whenMatchedUpdateAll()
-          .whenNotMatchedInsertAll()
-          .whenNotMatchedBySourceDelete({ where: staleFilter })
-          .execute(rows as unknown as Record<string, unknown>[]);
+      if (this.vectors && staleVectors.length > 0) {
+        await this.vectors.table.delete(documentsFilter(staleVectors));
+        for (const key of touched.keys()) registry.vectors.delete(key);
+        this.markWritten(true);
       }
-    } else if (rows.length > 0) {
-      await this.table.add(rows as unknown as Record<string, unknown>[]);
+      if (stale.length > 0) {
+        const staleFilter = documentsFilter(stale);
+        if (rows.length === 0) {
+          await this.table.delete(staleFilter);
+        } else {
+          // One commit: upsert the new rows, delete the stale documents' rows that are not among
+          // them. Keyed on (org_id, id) so a colliding id of another org is never touched.
+          await this.table
+            .mergeInsert(['org_id', 'id'])
+            .whenMatchedUpdateAll()
+            .whenNotMatchedInsertAll()
+            .whenNotMatchedBySourceDelete({ where: staleFilter })
+            .execute(rows as unknown as Record<string, unknown>[]);
+        }
+      } else if (rows.length > 0) {
+        await this.table.add(rows as unknown as Record<string, unknown>[]);
+      }
+    } catch (err) {
+      this.chunkCountByDocument = null;
+      this.vectorDocuments = null;
+      throw err;
+    }
+    for (const [key, docRows] of next) {
+      if (docRows.length > 0) stored.set(key, docRows.length);
+      else stored.delete(key);
     }
     if (stale.length > 0 || rows.length > 0) this.markWritten();
     return results;
@@ -822,27 +892,51 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     });
     const rows = [...byChunk.values()];
     if (rows.length === 0) return results;
-    const existing = await this.selectRows(current.table, [...docs.values()], ['id']);
-    if (existing.length === 0) {
-      await current.table.add(rows as unknown as Record<string, unknown>[]);
-    } else {
-      await current.table
-        .mergeInsert(['org_id', 'id'])
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll()
-        .execute(rows as unknown as Record<string, unknown>[]);
+    const registry = await this.registry();
+    try {
+      if (![...docs.keys()].some((key) => registry.vectors.has(key))) {
+        await current.table.add(rows as unknown as Record<string, unknown>[]);
+      } else {
+        await current.table
+          .mergeInsert(['org_id', 'id'])
+          .whenMatchedUpdateAll()
+          .whenNotMatchedInsertAll()
+          .execute(rows as unknown as Record<string, unknown>[]);
+      }
+    } catch (err) {
+      this.vectorDocuments = null;
+      throw err;
     }
+    for (const row of rows) registry.vectors.add(documentKey(row.org_id, row.document_id));
+    this.markWritten(true);
     return results;
   }
 
-  /** Number of stored chunks per document key ({@link documentKey}) of `docs` (absent = 0). */
-  private async chunkCounts(docs: { orgId: string; documentId: string }[]): Promise<Map<string, number>> {
-    const counts = new Map<string, number>();
-    for (const row of await this.selectRows(this.table, docs, ['org_id', 'document_id'])) {
-      const key = documentKey(row.org_id, row.document_id);
-      counts.set(key, (counts.get(key) ?? 0) + 1);
+  /**
+   * The per-document chunk counts and vector documents, read from the tables when not held
+   * (at the first group, and after a failed commit, whose effect is then unknown).
+   */
+  private async registry(): Promise<{ chunks: Map<string, number>; vectors: Set<string> }> {
+    if (!this.chunkCountByDocument) {
+      const counts = new Map<string, number>();
+      for await (const batch of this.table.query().select(['org_id', 'document_id'])) {
+        for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) {
+          const key = documentKey(row.org_id, row.document_id);
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+        }
+      }
+      this.chunkCountByDocument = counts;
     }
-    return counts;
+    if (!this.vectorDocuments) {
+      const docs = new Set<string>();
+      if (this.vectors) {
+        for await (const batch of this.vectors.table.query().select(['org_id', 'document_id'])) {
+          for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) docs.add(documentKey(row.org_id, row.document_id));
+        }
+      }
+      this.vectorDocuments = docs;
+    }
+    return { chunks: this.chunkCountByDocument, vectors: this.vectorDocuments };
   }
 
   /** `columns` of every row of `table` belonging to `docs`, read in slices of {@link ID_BATCH} documents. */
