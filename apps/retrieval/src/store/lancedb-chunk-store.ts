@@ -117,6 +117,18 @@ export const MAX_OPTIMIZE_DELAY_MS = 60_000;
  */
 export const DEFAULT_RETAIN_VERSIONS_MS = 10_000;
 
+/**
+ * Rows of the vectors table from which an approximate (IVF) vector index is built, at the next
+ * optimize. Below it, dense search is exact (a flat scan). Measured on 2 loaded cores, 100k
+ * vectors of 384 dimensions: exact search p95 830 ms; IVF_FLAT (cosine, 316 partitions, 20 probed)
+ * p95 17 ms, recall@10 1.0 against exact search on clustered test vectors, built in 16 s. HNSW_SQ
+ * took 359 s to build with a worse p95 (73 ms) and recall@10 0.974, so IVF_FLAT it is.
+ */
+export const VECTOR_INDEX_MIN_ROWS = 10_000;
+
+/** Partitions searched by an IVF query (LanceDB `nprobes`; its default is 20). */
+export const VECTOR_INDEX_NPROBES = 20;
+
 /** Table of dense chunk vectors (one vector space at a time, see `vector-space.json`). */
 export const VECTORS_TABLE = 'chunk_vectors';
 /** File recording the vector space (model name, dimensions) of {@link VECTORS_TABLE}. */
@@ -530,8 +542,10 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   }
 
   /**
-   * Exact (flat) cosine nearest-neighbour search over the vectors in `scope` (LanceDB prefilters
-   * with the same predicate as the BM25 search), then the chunks are read by id.
+   * Cosine nearest-neighbour search over the vectors in `scope` (LanceDB prefilters with the same
+   * predicate as the BM25 search), then the chunks are read by id. Exact (flat) until the vectors
+   * table reaches {@link VECTOR_INDEX_MIN_ROWS}; then through an IVF_FLAT index
+   * ({@link VECTOR_INDEX_NPROBES} partitions probed), plus a flat scan of rows not yet indexed.
    * `score` = cosine similarity (1 − cosine distance).
    */
   async searchDense(vector: number[], scope: SearchScope, topK: number): Promise<SearchHit[]> {
@@ -544,6 +558,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       const rows = (await current.table
         .vectorSearch(vector)
         .distanceType('cosine')
+        .nprobes(VECTOR_INDEX_NPROBES)
         .where(filter)
         .select(['id', '_distance'])
         .limit(topK)
@@ -711,7 +726,10 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       if (chunks) await this.table.optimize({ cleanupOlderThan });
       // The vectors table: compaction of the small fragments each upsert adds, and the vector
       // index (when one exists) brought up to date.
-      if (vectors) await vectors.table.optimize({ cleanupOlderThan });
+      if (vectors) {
+        await vectors.table.optimize({ cleanupOlderThan });
+        await ensureVectorIndex(vectors.table);
+      }
     } catch (err) {
       this.dirty ||= chunks;
       this.vectorsDirty ||= vectors !== null && vectors === this.vectors;
@@ -1159,6 +1177,20 @@ async function ensureScalarIndexes(table: lancedb.Table): Promise<void> {
   ] as const) {
     if (!existing.has(column)) await table.createIndex(column, { config });
   }
+}
+
+/**
+ * Builds the IVF_FLAT cosine index on `vector` once the table holds {@link VECTOR_INDEX_MIN_ROWS}
+ * rows (partitions: √rows, LanceDB's guidance). Later optimizes add new rows to the existing
+ * partitions; the index is not retrained (the vector space is fixed per table).
+ */
+async function ensureVectorIndex(table: lancedb.Table): Promise<void> {
+  if ((await table.listIndices()).some((ix) => ix.columns.includes('vector'))) return;
+  const rows = await table.countRows();
+  if (rows < VECTOR_INDEX_MIN_ROWS) return;
+  await table.createIndex('vector', {
+    config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.round(Math.sqrt(rows)) }),
+  });
 }
 
 /**
