@@ -181,10 +181,11 @@ export interface LanceDbChunkStoreOptions {
   logger?: ChunkStoreLogger;
   /**
    * `true` (default): concurrent writes are group-committed (see {@link LanceDbChunkStore}).
-   * `false`: the behaviour before group commit, kept as the same-run baseline of
+   * `false`: the write path before group commit, kept as the same-run baseline of
    * `npm run bench:index`: every `replaceDocumentChunks` is its own `mergeInsert` with
    * "delete rows of this document not in the new set" (a join over the whole table, so cost grows
-   * with the table), every delete and vector upsert its own commit.
+   * with the table), every delete and vector upsert its own commit. (The optimize schedule is the
+   * current one either way.)
    */
   groupCommit?: boolean;
 }
