@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { processRequestProblem, publishDeadLetter, watchMaxDeliveries } from './pipeline/dead-letter';
 import { DocumentProcessor } from './pipeline/document-processor';
+import { WorkLimiter } from './pipeline/work-limiter';
 import { metrics, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 const logger = createLogger('ingestion');
@@ -23,8 +24,12 @@ runService(logger, async () => {
     RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
     /** Port of the health-only gRPC server (readiness checks). */
     INGESTION_GRPC_PORT: env.port(50052),
-    /** Documents processed at once by this replica. */
-    INGESTION_CONCURRENCY: env.int(2),
+    /** Documents in flight at once on this replica (their I/O overlaps; CPU work is bounded below). */
+    INGESTION_CONCURRENCY: env.int(16),
+    /** Documents extracted (text extraction, chunking, OCR) at once on this replica: the CPU-bound part. */
+    INGESTION_EXTRACTION_CONCURRENCY: env.int(2),
+    /** Declared size (bytes) of the documents in flight at once; a larger document runs alone. Bounds memory and work-dir use. */
+    INGESTION_INFLIGHT_BYTES: env.int(64 * 1024 * 1024),
     /** Per-document time limit (extraction, OCR and enrichment together). */
     INGESTION_TIMEOUT_MS: env.int(10 * 60 * 1000),
     /** Largest number of pages (PDF pages, slides, sheets, image frames) per document. */
@@ -73,6 +78,8 @@ runService(logger, async () => {
     },
     workDir: config.INGESTION_WORK_DIR,
     logger,
+    inflightBytes: new WorkLimiter(config.INGESTION_INFLIGHT_BYTES),
+    extractionSlots: new WorkLimiter(config.INGESTION_EXTRACTION_CONCURRENCY),
     timeoutMs: config.INGESTION_TIMEOUT_MS,
     maxPages: config.INGESTION_MAX_PAGES,
     maxTextBytes: config.INGESTION_MAX_TEXT_BYTES,

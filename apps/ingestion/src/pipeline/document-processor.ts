@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Chunk, ChunkOptions, chunkDocument } from '../chunking';
 import { extractDeferredOcrPages, extractDocument, ExtractedDocument, ExtractionError } from '../extraction';
+import { WorkLimiter } from './work-limiter';
 
 export interface DocumentProcessorDeps {
   storage: ObjectStorage;
@@ -33,6 +34,17 @@ export interface DocumentProcessorDeps {
    * (default {@link defaultEnrichmentSteps}).
    */
   enrichmentSteps?: EnrichmentStep[];
+  /**
+   * Documents in flight, weighted by their size in bytes (`INGESTION_INFLIGHT_BYTES`): many small
+   * documents overlap their I/O (download, index, status events), large ones run few at a time
+   * so memory stays bounded. Default: no limit beyond the consumer's concurrency.
+   */
+  inflightBytes?: WorkLimiter;
+  /**
+   * CPU-bound work (extraction + chunking, OCR of deferred pages), weight 1 per document
+   * (`INGESTION_EXTRACTION_CONCURRENCY`). Default: no limit beyond the consumer's concurrency.
+   */
+  extractionSlots?: WorkLimiter;
 }
 
 /**
@@ -50,6 +62,8 @@ export interface EnrichmentState {
   remainingMs(): number;
   /** Re-chunks `extracted`, replaces the document's chunks in the index and updates `chunks`. */
   reindex(): Promise<void>;
+  /** Runs CPU-bound work (OCR) in one of the service's extraction slots. */
+  cpuBound<T>(fn: () => Promise<T>): Promise<T>;
   readonly logger: Logger;
 }
 
@@ -76,7 +90,7 @@ export const ocrImagePagesStep: EnrichmentStep = {
   applies: (state) => (state.extracted.deferredOcrPages?.length ?? 0) > 0,
   async run(state) {
     const pages = state.extracted.deferredOcrPages ?? [];
-    const ocrBlocks = await extractDeferredOcrPages(state.filePath, pages, { timeoutMs: state.remainingMs() });
+    const ocrBlocks = await state.cpuBound(() => extractDeferredOcrPages(state.filePath, pages, { timeoutMs: state.remainingMs() }));
     // Blocks are in page order; a stable sort by page puts each OCRed page in its place.
     const blocks = [...state.extracted.blocks, ...ocrBlocks].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
     state.extracted = { ...state.extracted, blocks, deferredOcrPages: [] };
@@ -150,9 +164,16 @@ export class DocumentProcessor {
   }
 
   async process(event: ProcessRequestedEvent, delivery: Delivery): Promise<void> {
+    const inflight = this.deps.inflightBytes;
+    return inflight ? inflight.run(event.sizeBytes ?? inflight.capacity, () => this.processNow(event, delivery)) : this.processNow(event, delivery);
+  }
+
+  private async processNow(event: ProcessRequestedEvent, delivery: Delivery): Promise<void> {
     const log = this.deps.logger.child({ document_id: event.documentId, org_id: event.orgId, attempt: delivery.attempt });
     const dir = await mkdtemp(path.join(this.deps.workDir, 'doc-'));
-    const started = Date.now();
+    const cpuBound = <T>(fn: () => Promise<T>) => (this.deps.extractionSlots ? this.deps.extractionSlots.run(1, fn) : fn());
+    // The time limit counts work, not the wait for an extraction slot: the clock starts in the slot.
+    let started = Date.now();
     const remainingMs = () => Math.max(1, this.deps.timeoutMs - (Date.now() - started));
     let indexed = false;
     log.info({ content_type: event.contentType, size_bytes: event.sizeBytes }, 'processing document');
@@ -165,13 +186,18 @@ export class DocumentProcessor {
       }
       await this.deps.storage.downloadToFile(event.storageKey, filePath);
       let extracted: ExtractedDocument;
+      let chunks: Chunk[];
       try {
-        extracted = await extractDocument(filePath, event.contentType, {
-          timeoutMs: remainingMs(),
-          maxPages: this.deps.maxPages,
-          maxTextBytes: this.deps.maxTextBytes,
-          maxUnzippedBytes: this.deps.maxUnzippedBytes,
-          deferOcr: this.steps.includes(ocrImagePagesStep),
+        [extracted, chunks] = await cpuBound(async () => {
+          started = Date.now();
+          const doc = await extractDocument(filePath, event.contentType, {
+            timeoutMs: remainingMs(),
+            maxPages: this.deps.maxPages,
+            maxTextBytes: this.deps.maxTextBytes,
+            maxUnzippedBytes: this.deps.maxUnzippedBytes,
+            deferOcr: this.steps.includes(ocrImagePagesStep),
+          });
+          return [doc, chunkDocument(doc, this.deps.chunkOptions)] as const;
         });
       } catch (error) {
         if (error instanceof ExtractionError) {
@@ -181,7 +207,6 @@ export class DocumentProcessor {
         }
         throw error;
       }
-      let chunks = chunkDocument(extracted, this.deps.chunkOptions);
       if (chunks.length === 0) {
         await this.fail(event, 'No text could be extracted from this file. If it is a scan, upload a version with selectable text or an image format for OCR.', false);
         return;
@@ -216,6 +241,7 @@ export class DocumentProcessor {
         chunks,
         remainingMs,
         logger: log,
+        cpuBound,
         reindex: async () => {
           const next = chunkDocument(state.extracted, this.deps.chunkOptions);
           await index(next);

@@ -231,6 +231,49 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         expect(new Set(ids(hits)).size).toBe(hits.length);
         expect(hits).toHaveLength(6 * 3);
       });
+
+      it('applies interleaved replaces and deletes of one document in call order, with exact delete counts', async () => {
+        const [d, other] = [randomUUID(), randomUUID()];
+        await store.replaceDocumentChunks(orgA, other, docChunks(orgA, other, PPE));
+        const v1 = docChunks(orgA, d, FIRE);
+        const v2 = docChunks(orgA, d, [...EXITS, CHEMICALS[0]]);
+        const v3 = docChunks(orgA, d, [CHEMICALS[1]]);
+        // Issued without awaiting: adapters that group concurrent writes must still apply them in order.
+        const calls = [
+          store.replaceDocumentChunks(orgA, d, v1),
+          store.deleteDocuments(orgA, [d]),
+          store.deleteDocuments(orgA, [d]),
+          store.replaceDocumentChunks(orgA, d, v2),
+          store.deleteDocuments(orgA, [d, other]),
+          store.replaceDocumentChunks(orgA, d, v3),
+          store.replaceDocumentChunks(orgB, d, docChunks(orgB, d, FIRE)),
+          store.deleteDocuments(orgB, [d]),
+        ];
+        const results = await Promise.all(calls);
+        expect(results[1]).toBe(2); // v1's two chunks
+        expect(results[2]).toBe(0); // already gone
+        expect(results[4]).toBe(3 + 2); // v2's three chunks + the other document's two
+        expect(results[7]).toBe(2); // org B's copy only
+        expect(await store.countChunks(orgA, d)).toBe(1);
+        expect(await store.countChunks(orgA, other)).toBe(0);
+        expect(await store.countChunks(orgB, d)).toBe(0);
+        expect(ids(await store.search('safety data sheets hazardous substance', { orgId: orgA }, 10))).toEqual([v3[0].id]);
+        expect(await store.search('extinguishers emergency exits hearing', { orgId: orgA }, 10)).toEqual([]);
+      });
+
+      it('keeps a rejected call from affecting the calls issued around it', async () => {
+        const [d1, d2] = [randomUUID(), randomUUID()];
+        const bad = docChunks(orgA, d2, EXITS);
+        bad[1] = { ...bad[1], documentId: d1 };
+        const results = await Promise.allSettled([
+          store.replaceDocumentChunks(orgA, d1, docChunks(orgA, d1, FIRE)),
+          store.replaceDocumentChunks(orgA, d2, bad),
+          store.replaceDocumentChunks(orgA, d2, docChunks(orgA, d2, [PPE[0]])),
+        ]);
+        expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+        expect(await store.countChunks(orgA, d1)).toBe(2);
+        expect(await store.countChunks(orgA, d2)).toBe(1);
+      });
     });
 
     describe('deleteDocuments and countChunks', () => {

@@ -14,6 +14,7 @@ import {
   sanitizeQuery,
   scopeFilter,
   sqlString,
+  VECTOR_INDEX_MIN_ROWS,
 } from './lancedb-chunk-store';
 
 jest.setTimeout(30_000);
@@ -211,6 +212,87 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       await writer;
       expect(seen.length).toBeGreaterThan(0);
       expect(new Set(seen)).toEqual(new Set([2]));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('group-commits a burst of concurrent writes: one table version for many documents, same result as one by one', async () => {
+    const grouped = await openStore({ optimizeDelayMs: false });
+    const single = await openStore({ optimizeDelayMs: false, groupCommit: false });
+    try {
+      const docs = Array.from({ length: 40 }, () => randomUUID());
+      const versionOf = async (dir: string) => {
+        const db = await lancedb.connect(dir);
+        try {
+          return await (await db.openTable(CHUNKS_TABLE)).version();
+        } finally {
+          db.close();
+        }
+      };
+      const before = await versionOf(grouped.dir);
+      const burst = (store: LanceDbChunkStore) =>
+        Promise.all([
+          ...docs.map((d, i) => store.replaceDocumentChunks(ORG, d, chunks(d, [`Permit ${i}: hot work near the boiler.`, `Permit ${i}: fire watch for one hour.`]))),
+          store.deleteDocuments(ORG, [docs[0], docs[1]]),
+          store.replaceDocumentChunks(ORG, docs[1], chunks(docs[1], ['Permit renewed: hot work allowed.'])),
+        ]);
+      const [groupedResults, singleResults] = await Promise.all([burst(grouped.store), burst(single.store)]);
+      // Every call of the burst was issued before the queue reached the group: one commit.
+      expect((await versionOf(grouped.dir)) - before).toBe(1);
+      expect(groupedResults).toEqual(singleResults);
+      for (const d of docs) expect(await grouped.store.countChunks(ORG, d)).toBe(await single.store.countChunks(ORG, d));
+      const titles = async (store: LanceDbChunkStore) =>
+        (await store.search('hot work permit', { orgId: ORG }, 100)).map((h) => h.chunk.text).sort();
+      expect(await titles(grouped.store)).toEqual(await titles(single.store));
+      expect(await titles(grouped.store)).toHaveLength(2 * 38 + 1);
+    } finally {
+      await grouped.store.close();
+      await single.store.close();
+    }
+  });
+
+  it('builds a vector index once the vectors table is large enough, and dense search still finds the nearest chunk in scope', async () => {
+    const { dir, store } = await openStore({ optimizeDelayMs: false });
+    try {
+      await store.resetVectorSpace({ model: 'test-model', dimensions: 16 });
+      // Deterministic pseudo-random unit vectors (LCG), so the test is reproducible.
+      let seed = 7;
+      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5;
+      const unit = () => {
+        const v = Array.from({ length: 16 }, rand);
+        const n = Math.hypot(...v);
+        return v.map((x) => x / n);
+      };
+      const docs = Array.from({ length: VECTOR_INDEX_MIN_ROWS / 100 }, () => randomUUID());
+      const stored = new Map<string, number[]>();
+      await Promise.all(
+        docs.map(async (d, i) => {
+          const cs = chunks(d, Array.from({ length: 100 }, (_, k) => `Record ${i}.${k}`), { projectId: i % 2 === 0 ? 'p-even' : 'p-odd' });
+          await store.replaceDocumentChunks(ORG, d, cs);
+          const vs = cs.map((c) => ({ chunkId: c.id, vector: unit() }));
+          for (const v of vs) stored.set(v.chunkId, v.vector);
+          expect(await store.upsertVectors(ORG, d, vs)).toBe(100);
+        }),
+      );
+      await store.optimize();
+      const db = await lancedb.connect(dir);
+      try {
+        const indices = await (await db.openTable('chunk_vectors')).listIndices();
+        expect(indices.map((ix) => ix.indexType)).toContain('IvfFlat');
+      } finally {
+        db.close();
+      }
+      // A stored vector is its own nearest neighbour (cosine 1), found through the index, and the
+      // project scope is applied before ranking.
+      const [targetId, target] = [...stored][4321];
+      const hits = await store.searchDense(target, { orgId: ORG }, 5);
+      expect(hits[0].chunk.id).toBe(targetId);
+      expect(hits[0].score).toBeCloseTo(1, 5);
+      const other = hits[0].chunk.projectId === 'p-even' ? 'p-odd' : 'p-even';
+      const scoped = await store.searchDense(target, { orgId: ORG, projectId: other }, 5);
+      expect(scoped).toHaveLength(5);
+      expect(scoped.every((h) => h.chunk.projectId === other)).toBe(true);
     } finally {
       await store.close();
     }
