@@ -4,9 +4,16 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureSystemPackages } from '../../tools/lib/bootstrap.mjs';
+import { ensureLlmServer } from '../../tools/lib/llm-server.mjs';
 import { startStack } from '../../tools/lib/stack.mjs';
 
 export default async function globalSetup() {
+  // The real model of real-model.e2e-spec.ts (tools/test.mjs has usually done this already; cached).
+  if (!process.env.KB_LLM_GGUF && !process.env.KB_LLM_SKIP_REASON) {
+    const llm = await ensureLlmServer();
+    if (llm.ok) process.env.KB_LLM_GGUF = llm.modelPath;
+    else process.env.KB_LLM_SKIP_REASON = llm.reason;
+  }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-'));
   const { natsServer } = ensureSystemPackages();
   const stack = await startStack({ dataDir, natsServer, quiet: true, env: { LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000', INGESTION_ACK_WAIT_MS: '5000', CHECK_RUN_ACK_WAIT_MS: '5000' } });
