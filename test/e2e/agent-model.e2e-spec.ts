@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedRequestBody } from '@kb/models/testing';
-import { connect } from 'nats';
 import { api, newOrg, ROOT, ExtraStack, startExtraStack, streamChat as streamChatAt } from './support/harness';
 
 jest.setTimeout(300_000);
@@ -17,21 +16,14 @@ const SAMPLE_TEXT = readdirSync(SAMPLES)
 const isJsonCall = (b: ScriptedRequestBody, name: string) => JSON.stringify(b.response_format ?? {}).includes(`"${name}"`);
 const lastUser = (b: ScriptedRequestBody) => [...b.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
-/** A conversation whose last question is a follow-up ("it" is the scaffold platform). */
-const FOLLOW_UP_CHAT = {
-  messages: [
-    { role: 'user', content: 'Tell me about scaffold platforms.' },
-    { role: 'assistant', content: 'Platforms must be fully planked [1].' },
-    { role: 'user', content: 'How often is it inspected?' },
-  ],
-};
-
 /**
- * The agent with a chat model configured, against a scripted OpenAI-compatible server on a stack
- * of its own: the model writes the answer from numbered passages (markers checked and renumbered,
- * quotes verbatim), rewrites follow-ups, classifies the route; streamed answers are cancelled when
- * the client goes away; model failures become `error` events; a batch worker killed mid-batch
- * loses nothing and a question the model cannot answer is recorded as failed.
+ * Faults of the agent with a chat model configured, against a scripted OpenAI-compatible server on
+ * a stack of its own (what a real model cannot be made to do on demand): markers naming passages
+ * that do not exist or split across deltas are dropped and renumbered (quotes stay verbatim); a slow
+ * model gets heartbeats and a client disconnect cancels it; model failures become `error` events or
+ * 503; a batch worker killed mid-batch loses nothing and a question the model rejects is recorded
+ * as failed. The working path (route, rewrite, answers, streaming, batches, token usage) runs
+ * against a real model in real-model.e2e-spec.ts.
  */
 describe('agent with a chat model configured', () => {
   let dir: string;
@@ -45,13 +37,11 @@ describe('agent with a chat model configured', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-model-'));
     model = await startScriptedOpenAiServer((body) => {
       if (isJsonCall(body, 'route')) return { content: JSON.stringify({ safety: /ladder|scaffold|trench|guardrail|helmet/i.test(lastUser(body)) }) };
-      if (isJsonCall(body, 'rewrite')) return { content: JSON.stringify({ query: 'how often is a scaffold inspected by a competent person' }) };
       const q = lastUser(body);
       if (q.includes('SLOW')) return { content: 'Late answer [1].', delayMs: 6000 };
       if (q.includes('BROKEN')) return { status: 500 };
       if (q.includes('FAIL')) return { status: 400 };
       if (q.includes('CRASH')) return { content: 'Guardrails are 42 inches high [1].', delayMs: 1500 };
-      if (q.includes('inspected')) return { content: 'A competent person inspects it before each work shift [1].' };
       return { content: 'Protection starts at 6 feet [2]. Rails are 42 inches high [1][99]. See also [2].', chunks: ['Protection starts at 6 feet [', '2]. Rails are 42 inches high [1][9', '9]. See also [2].'] };
     });
     const env = {
@@ -81,7 +71,7 @@ describe('agent with a chat model configured', () => {
 
   const streamChat = (body: object, opts: { abortAfter?: string } = {}) => streamChatAt(org.key, body, opts, baseUrl);
 
-  it('the model writes the answer; markers are checked against the passages and renumbered, quotes are verbatim', async () => {
+  it('markers the model gets wrong are checked against the passages and renumbered; quotes are verbatim', async () => {
     const before = model.requests.length;
     const res = await api(org.key, baseUrl).post('/api/v2/agent/query').send({ question: 'How high are guardrails and when is fall protection needed?', chat_type: 'safety', top_k: 5 });
     expect(res.status).toBe(200);
@@ -96,23 +86,6 @@ describe('agent with a chat model configured', () => {
     expect(call.messages[0].content).toContain('[5] ');
     expect(call.messages[0].content).not.toContain('[6] ');
     expect(d.usage.total_tokens).toBeGreaterThan(0);
-  });
-
-  it('the model classifies the route and rewrites follow-ups', async () => {
-    const before = model.requests.length;
-    const res = await api(org.key, baseUrl).post('/api/v2/chat').send(FOLLOW_UP_CHAT);
-    expect(res.status).toBe(200);
-    expect(res.body.data.agent).toBe('safety');
-    const calls = model.requests.slice(before);
-    expect(calls.some((c) => isJsonCall(c, 'route'))).toBe(true);
-    expect(calls.some((c) => isJsonCall(c, 'rewrite'))).toBe(true);
-    // The passages given to the model were retrieved for the rewritten query.
-    expect(calls.find((c) => c.stream)!.messages[0].content).toContain('before each work shift');
-    expect(res.body.data.citations[0].file_name).toBe('02-scaffolds.md');
-    expect(res.body.data.message.content).toBe('A competent person inspects it before each work shift [1].');
-
-    const general = await api(org.key, baseUrl).post('/api/v2/chat').send({ messages: [{ role: 'user', content: 'What is our refund policy?' }] });
-    expect(general.body.data.agent).toBe('general');
   });
 
   it('streams the model answer as SSE with markers checked across delta boundaries', async () => {
@@ -155,35 +128,6 @@ describe('agent with a chat model configured', () => {
     expect(JSON.parse(events[1].data).code).toBe('SERVICE_UNAVAILABLE');
     const res = await api(org.key, baseUrl).post('/api/v2/agent/query').send({ question: 'BROKEN: scaffold?', chat_type: 'safety' });
     expect([res.status, res.body.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
-  });
-
-  it('publishes one usage.tokens.recorded event per model call, with the model and the org', async () => {
-    const before = model.requests.length;
-    const res = await api(org.key, baseUrl).post('/api/v2/chat').send(FOLLOW_UP_CHAT);
-    expect(res.status).toBe(200);
-    const calls = model.requests.length - before;
-    expect(calls).toBe(3); // route, rewrite, answer
-    const ports = JSON.parse(readFileSync(path.join(dir, 'stack', 'stack.json'), 'utf8')).ports;
-    const nc = await connect({ servers: `nats://127.0.0.1:${ports.nats}` });
-    try {
-      const consumer = await nc.jetstream().consumers.get('KB_USAGE');
-      const events: any[] = [];
-      const batch = await consumer.fetch({ max_messages: 1000, expires: 2000 });
-      for await (const m of batch) {
-        events.push(m.json());
-        if ((await consumer.info(true)).num_pending === 0) break;
-      }
-      const mine = events.filter((e) => e.orgId === org.orgId);
-      const chat = mine.filter((e) => e.source === 'agent.chat');
-      expect(mine.filter((e) => e.source === 'agent.query').length).toBeGreaterThanOrEqual(1);
-      for (const e of mine) expect([e.model, e.totalTokens > 0, e.totalTokens]).toEqual(['scripted-model', true, e.promptTokens + e.completionTokens]);
-      // The last three chat events are this request's route, rewrite and answer calls; `usage` sums them.
-      const last3 = chat.slice(-3);
-      expect(last3).toHaveLength(3);
-      expect(last3.reduce((n, e) => n + e.totalTokens, 0)).toBe(res.body.data.usage.total_tokens);
-    } finally {
-      await nc.close();
-    }
   });
 
   it('a batch survives its worker being killed mid-batch; a question the model rejects is recorded as failed', async () => {

@@ -1,8 +1,7 @@
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply, type ScriptedRequestBody } from '@kb/models/testing';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connect } from 'nats';
 import { api, newOrg, uploadFile, waitForDocument, ExtraStack, startExtraStack } from './support/harness';
 
 jest.setTimeout(300_000);
@@ -16,10 +15,12 @@ Smoking is prohibited on site.
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /**
- * The model-configured paths of the check service, over real HTTP against a scripted server that
- * speaks the OpenAI protocol: the model judges and breaks down, its quotes are made verbatim in
- * code, token usage is published per call, and an unreachable provider fails a run (keeping the
- * finished requirements) and turns verify into 503. A second stack is started with LLM_BASE_URL.
+ * Faults of the model-configured check service, over real HTTP against a scripted server that
+ * speaks the OpenAI protocol (what a real model cannot be made to do on demand): quotes with wrong
+ * whitespace are made verbatim in code, an invented quote lowers the confidence below 0.7, and an
+ * unreachable provider fails a run (keeping the finished requirements) and turns verify into 503.
+ * The working path (judging, breakdown, runs, token usage) runs against a real model in
+ * real-model.e2e-spec.ts. A second stack is started with LLM_BASE_URL.
  */
 describe('compliance checking with a configured chat model', () => {
   let server: ScriptedOpenAiServer;
@@ -30,15 +31,10 @@ describe('compliance checking with a configured chat model', () => {
   let stack: ExtraStack | undefined;
   let baseUrl: string;
   let databaseUrl: string;
-  let natsUrl: string;
 
-  /** A deterministic "model": finds the passage sentence sharing the requirement's key word. */
+  /** A deterministic "model" (runs skip the breakdown): finds the passage sentence sharing the requirement's key word. */
   function respond(body: ScriptedRequestBody): ScriptedReply {
-    const schema = JSON.stringify(body.response_format ?? '');
     const user = body.messages[body.messages.length - 1].content;
-    if (schema.includes('requirement_breakdown')) {
-      return { content: JSON.stringify({ parts: user.split(/\s+and\s+/).map((p, i) => (i === 0 ? p : `Visitors must ${p}`)) }) };
-    }
     judgeCalls++;
     if (mode === 'down' || judgeCalls > judgeCallsBeforeDown) return { status: 503, content: 'overloaded' };
     const requirement = user.split('\n')[1];
@@ -60,7 +56,6 @@ describe('compliance checking with a configured chat model', () => {
     const env = { LLM_BASE_URL: server.baseUrl, LLM_MODEL: 'scripted-judge', LLM_API_KEY: 'test', LLM_MAX_RETRIES: '0', CHECK_RUN_ACK_WAIT_MS: '5000', CHECK_RUN_GROUP_SIZE: '1', CHECK_RUN_CONCURRENCY: '1' };
     stack = await startExtraStack(path.join(dir, 'stack'), env);
     ({ baseUrl, databaseUrl } = stack);
-    natsUrl = `nats://127.0.0.1:${JSON.parse(readFileSync(path.join(dir, 'stack', 'stack.json'), 'utf8')).ports.nats}`;
   });
 
   afterAll(async () => {
@@ -78,27 +73,8 @@ describe('compliance checking with a configured chat model', () => {
     throw new Error(`run ${id} did not reach ${statuses}`);
   }
 
-  /** Every `usage.tokens.recorded` event of the org, read from the KB_USAGE stream by sequence. */
-  async function usageEvents(orgId: string): Promise<any[]> {
-    const nc = await connect({ servers: natsUrl });
-    try {
-      const jsm = await nc.jetstreamManager();
-      const { state } = await jsm.streams.info('KB_USAGE');
-      const out: any[] = [];
-      for (let seq = state.first_seq; seq <= state.last_seq; seq++) {
-        const m = await jsm.streams.getMessage('KB_USAGE', { seq }).catch(() => null);
-        if (!m) continue;
-        const e = JSON.parse(Buffer.from(m.data).toString('utf8'));
-        if (e.orgId === orgId) out.push(e);
-      }
-      return out;
-    } finally {
-      await nc.close();
-    }
-  }
-
-  it('judges, breaks down, repairs quotes, records usage, and fails a run when the provider goes down', async () => {
-    const { key, orgId } = newOrg('Model Org', { databaseUrl });
+  it('repairs malformed quotes, distrusts invented ones, and fails a run when the provider goes down', async () => {
+    const { key } = newOrg('Model Org', { databaseUrl });
     const a = api(key, baseUrl);
     const projectId = (await a.post('/api/v2/projects').send({ name: 'Harbor' })).body.data.id;
     const docId = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'plan.txt', contentType: 'text/plain' }, projectId, baseUrl);
@@ -118,32 +94,6 @@ describe('compliance checking with a configured chat model', () => {
     expect(invented.confidence).toBeLessThan(0.7);
     expect(norm(PLAN)).toContain(norm(invented.evidence));
     mode = 'ok';
-
-    // A run: the model breaks the compound requirement down; a requirement passes only if all parts comply.
-    const run = (
-      await a.post('/api/v2/check/runs').send({
-        project_id: projectId,
-        name: 'Model run',
-        requirements: [{ text: 'Visitors must sign in at the reception desk and wear hard hats' }, { text: 'Smoking is allowed on site.' }],
-      })
-    ).body.data;
-    await a.post(`/api/v2/check/runs/${run.id}/trigger`).send({});
-    const done = await waitForRun(key, run.id, ['completed', 'failed']);
-    expect(done.status).toBe('completed');
-    const [compound, smoking] = done.requirements;
-    expect(compound.sub_requirements.map((s: any) => [s.text, s.status])).toEqual([
-      ['Visitors must sign in at the reception desk', 'comply'],
-      ['Visitors must wear hard hats', 'comply'],
-    ]);
-    expect(compound.sub_requirements[0].justification).toContain('Visitors must sign in at the reception desk before entering the site.');
-    expect(smoking.sub_requirements.map((s: any) => s.status)).toEqual(['not-comply']);
-    expect(done).toMatchObject({ processed_requirements: 2, passed_requirements: 1, failed_requirements: 1 });
-
-    // Token usage: one record per model call (3 verifies, 2 breakdowns + 3 judgements in the run).
-    const events = await usageEvents(orgId);
-    expect(events.filter((e) => e.source === 'check.verify')).toHaveLength(3);
-    expect(events.filter((e) => e.source === 'check.run')).toHaveLength(5);
-    expect(events.find((e) => e.source === 'check.verify')).toMatchObject({ model: 'scripted-judge', promptTokens: 200, completionTokens: 30, totalTokens: 230 });
 
     // The provider goes down after a few judgements: the run fails, keeping finished requirements.
     const many = (

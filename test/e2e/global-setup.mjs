@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureSystemPackages, ROOT } from '../../tools/lib/bootstrap.mjs';
+import { ensureLlmServer } from '../../tools/lib/llm-server.mjs';
 import { startStack } from '../../tools/lib/stack.mjs';
 
 /**
@@ -13,6 +14,12 @@ import { startStack } from '../../tools/lib/stack.mjs';
 export const E2E_EMBEDDINGS = { KB_MODELS_DIR: path.resolve(ROOT, '../shared/models'), EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' };
 
 export default async function globalSetup() {
+  // The real model of real-model.e2e-spec.ts (tools/test.mjs has usually done this already; cached).
+  if (!process.env.KB_LLM_GGUF && !process.env.KB_LLM_SKIP_REASON) {
+    const llm = await ensureLlmServer();
+    if (llm.ok) process.env.KB_LLM_GGUF = llm.modelPath;
+    else process.env.KB_LLM_SKIP_REASON = llm.reason;
+  }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-'));
   const { natsServer } = ensureSystemPackages();
   const stack = await startStack({ dataDir, natsServer, quiet: true, env: { ...E2E_EMBEDDINGS, LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000', INGESTION_ACK_WAIT_MS: '5000', CHECK_RUN_ACK_WAIT_MS: '5000' } });

@@ -19,6 +19,7 @@
  * documents, exactly as `POST /check/verify` retrieves them.
  */
 import pino from 'pino';
+import { ModelProviderError } from '@kb/models';
 import type { PassageInput } from '@kb/text';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -173,6 +174,7 @@ async function main() {
     const ingestMs = Date.now() - t0;
     process.stderr.write(`${set.name}: ${set.docs.length} documents → ${chunks} chunks in ${ingestMs} ms; judging ${set.examples.length} requirements with ${judge.model}\n`);
     const rows: { gold: Verdict; pred: Verdict }[] = [];
+    let invalidOutputs = 0;
     const t1 = Date.now();
     for (const [i, ex] of set.examples.entries()) {
       const hits = ex.documentIds.length ? await store.search(ex.requirement, { orgId: ORG, documentIds: ex.documentIds }, topK) : [];
@@ -186,8 +188,17 @@ async function main() {
         pageSpans: h.chunk.pageSpans,
         score: h.score,
       }));
-      const { judgement } = await judge.judge(ex.requirement, passages);
-      rows.push({ gold: ex.gold, pred: judgement.verdict });
+      let pred: Verdict;
+      try {
+        pred = (await judge.judge(ex.requirement, passages)).judgement.verdict;
+      } catch (err) {
+        // A model whose structured output stays invalid after the repair: the service answers with an
+        // error, which backs no verdict; counted as NOT_FOUND here and reported as invalid_model_outputs.
+        if (!(err instanceof ModelProviderError && err.code === 'invalid_output')) throw err;
+        invalidOutputs++;
+        pred = 'NOT_FOUND';
+      }
+      rows.push({ gold: ex.gold, pred });
       if ((i + 1) % 200 === 0) process.stderr.write(`judged ${i + 1}/${set.examples.length}\n`);
     }
     const majority = VERDICTS.map((v) => ({ v, n: rows.filter((r) => r.gold === v).length })).sort((a, b) => b.n - a.n)[0].v;
@@ -199,6 +210,7 @@ async function main() {
       chunks,
       ...verdictMetrics(rows),
       majority_baseline: { verdict: majority, ...pick(verdictMetrics(rows.map((r) => ({ gold: r.gold, pred: majority }))), ['accuracy', 'macro_f1']) },
+      ...(process.env.LLM_BASE_URL ? { invalid_model_outputs: invalidOutputs } : {}),
       ingest_ms: ingestMs,
       judge_ms_per_requirement: r3((Date.now() - t1) / Math.max(1, rows.length)),
     };

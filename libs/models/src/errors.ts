@@ -1,3 +1,5 @@
+import type { TokenUsage } from './types';
+
 /**
  * A model provider call that failed for good: after the client's retries (429/5xx/network), on a
  * non-retryable HTTP status (400/401/404…), or because the output could not be used.
@@ -13,6 +15,8 @@ export class ModelProviderError extends Error {
     readonly status: number | null,
     /** `http` (provider answered with an error), `network`, `timeout` or `invalid_output`. */
     readonly code: 'http' | 'network' | 'timeout' | 'invalid_output',
+    /** Tokens the failed call(s) still used (`invalid_output`: the answer and its repair), for quota records. */
+    readonly usage?: TokenUsage,
   ) {
     super(message);
   }

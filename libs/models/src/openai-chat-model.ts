@@ -88,7 +88,7 @@ export class OpenAiChatModel implements ChatModel {
     const usage = addUsage(first.usage, second.usage);
     const reparsed = parseJson(second.content, schema);
     if (!reparsed.ok) {
-      throw new ModelProviderError(`The model's structured output stayed invalid after one repair: ${reparsed.problem}`, false, null, 'invalid_output');
+      throw new ModelProviderError(`The model's structured output stayed invalid after one repair: ${reparsed.problem}`, false, null, 'invalid_output', usage);
     }
     return { value: reparsed.value, result: { ...second, usage } };
   }

@@ -1,6 +1,6 @@
 import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
 import { composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
-import type { ChatMessage, ChatModel, TokenUsage } from '@kb/models';
+import { ModelProviderError, type ChatMessage, type ChatModel, type TokenUsage } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { bestQuote, composeExtractiveAnswer, NO_RELEVANT_INFORMATION, type Quote } from '@kb/text';
 import { z } from 'zod';
@@ -229,24 +229,25 @@ export class AnswerService {
       .map((m) => m.content)
       .join('\n');
     if (!this.deps.model) return classifySafety(userText).isSafety;
-    const { value, result } = await this.deps.model.completeJson(
-      {
-        messages: [
-          {
-            role: 'system',
-            content:
-              'Classify the conversation. Answer with JSON {"safety": true} when the user asks about construction-site or workplace safety (hazards, fall protection, scaffolds, ladders, excavations, PPE, electrical or fire safety, safety rules and regulations), else {"safety": false}.',
-          },
-          { role: 'user', content: userText },
-        ],
-        responseSchema: { name: 'route', schema: { type: 'object', properties: { safety: { type: 'boolean' } }, required: ['safety'], additionalProperties: false } },
-        maxTokens: 20,
-        signal: req.signal,
-      },
-      ROUTE_SCHEMA,
+    const answer = await this.structured(spend, () =>
+      this.deps.model!.completeJson(
+        {
+          messages: [
+            {
+              role: 'system',
+              content:
+                'Classify the conversation. Answer with JSON {"safety": true} when the user asks about construction-site or workplace safety (hazards, fall protection, scaffolds, ladders, excavations, PPE, electrical or fire safety, safety rules and regulations), else {"safety": false}.',
+            },
+            { role: 'user', content: userText },
+          ],
+          responseSchema: { name: 'route', schema: { type: 'object', properties: { safety: { type: 'boolean' } }, required: ['safety'], additionalProperties: false } },
+          maxTokens: 20,
+          signal: req.signal,
+        },
+        ROUTE_SCHEMA,
+      ),
     );
-    await spend(result.usage);
-    return value.safety;
+    return answer ? answer.safety : classifySafety(userText).isSafety;
   }
 
   /** The retrieval query: the question itself, or for a follow-up, a stand-alone rewrite from the conversation. */
@@ -255,24 +256,43 @@ export class AnswerService {
     if (req.messages.length === 1) return last;
     if (!this.deps.model) return rewriteQuery(req.messages);
     const history = req.messages.map((m) => `${m.role}: ${m.content}`).join('\n');
-    const { value, result } = await this.deps.model.completeJson(
-      {
-        messages: [
-          {
-            role: 'system',
-            content:
-              'Rewrite the last user message of the conversation into one stand-alone search query that can be understood without the conversation (resolve pronouns and references). Answer with JSON {"query": "..."}.',
-          },
-          { role: 'user', content: history },
-        ],
-        responseSchema: { name: 'rewrite', schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'], additionalProperties: false } },
-        maxTokens: 200,
-        signal: req.signal,
-      },
-      REWRITE_SCHEMA,
+    const answer = await this.structured(spend, () =>
+      this.deps.model!.completeJson(
+        {
+          messages: [
+            {
+              role: 'system',
+              content:
+                'Rewrite the last user message of the conversation into one stand-alone search query that can be understood without the conversation (resolve pronouns and references). Answer with JSON {"query": "..."}.',
+            },
+            { role: 'user', content: history },
+          ],
+          responseSchema: { name: 'rewrite', schema: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false } },
+          maxTokens: 200,
+          signal: req.signal,
+        },
+        REWRITE_SCHEMA,
+      ),
     );
-    await spend(result.usage);
-    return value.query.trim() || last;
+    return answer ? answer.query.trim() || last : rewriteQuery(req.messages);
+  }
+
+  /**
+   * A structured model call whose usage is recorded; null when its answer stayed invalid after the
+   * repair (`invalid_output`, e.g. a small model looping until the token limit), so that the caller
+   * uses its embedded rule for that step instead of failing the whole answer. Other errors propagate.
+   */
+  private async structured<T>(spend: (u: TokenUsage) => Promise<void>, call: () => Promise<{ value: T; result: { usage: TokenUsage } }>): Promise<T | null> {
+    try {
+      const { value, result } = await call();
+      await spend(result.usage);
+      return value;
+    } catch (err) {
+      if (!(err instanceof ModelProviderError && err.code === 'invalid_output')) throw err;
+      if (err.usage) await spend(err.usage);
+      this.deps.logger.warn({ err: err.message }, 'unusable structured answer from the model; using the embedded rule for this step');
+      return null;
+    }
   }
 }
 

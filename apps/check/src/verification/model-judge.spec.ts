@@ -74,6 +74,18 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
     expect(e.passage.text.slice(e.start, e.end)).toBe(e.quote);
   });
 
+  it('does not trust a confidence outside 0..1 (grammars that do not enforce minimum/maximum): no repair call, below 0.7', async () => {
+    next.push(answer({ verdict: 'CONTRADICTS', confidence: 7.5, passage: -3, evidence: 'Smoking is prohibited on site.', explanation: 'Prohibited.', recommendation: 'Allow it.' }));
+    const { judgement, calls } = await judge().judge('Smoking is allowed on site.', [PLAN, OTHER]);
+    expect(server.requests).toHaveLength(1);
+    expect(calls).toHaveLength(1);
+    expect(judgement.verdict).toBe('CONTRADICTS');
+    expect(judgement.confidence).toBe(UNSUPPORTED_CONFIDENCE_CAP);
+    expect(judgement.explanation).toContain('outside 0 to 1');
+    // A passage number that names no passage: the verbatim quote is still found.
+    expect(judgement.evidence!.passage).toBe(PLAN);
+  });
+
   it('NOT_FOUND has no evidence and a recommendation; no passages → no model call', async () => {
     next.push(answer({ verdict: 'NOT_FOUND', confidence: 0.8, passage: 0, evidence: '', explanation: 'Nothing on helipads.', recommendation: null }));
     const { judgement } = await judge().judge('A helipad must be provided.', [PLAN]);
@@ -90,6 +102,21 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
     const { parts, calls } = await judge().breakDown('Visitors must sign in and wear a hard hat.');
     expect(parts).toEqual(['Visitors must sign in.', 'Visitors must wear a hard hat.']);
     expect(calls).toHaveLength(1);
+  });
+
+  it('an answer still unreadable after the repair is NOT_FOUND at confidence 0 (not an outage), with both calls\' usage', async () => {
+    const looping = { content: '{"verdict": "COMPLIANT", "confidence": 1, "evidence": "1, 1, 1, 1', usage: { prompt_tokens: 300, completion_tokens: 160, total_tokens: 460 } };
+    next.push(looping, looping);
+    const { judgement, calls } = await judge().judge('Visitors must sign in.', [PLAN, OTHER]);
+    expect(judgement).toMatchObject({ verdict: 'NOT_FOUND', confidence: 0, evidence: null });
+    expect(judgement.explanation).toContain('could not be read');
+    expect(judgement.recommendation).toEqual(expect.any(String));
+    expect(calls).toEqual([{ model: 'judge-1', usage: { promptTokens: 600, completionTokens: 320, totalTokens: 920 } }]);
+    // An unreadable breakdown: the embedded rule-based breakdown instead.
+    next.push(looping, looping);
+    const broken = await judge().breakDown('Visitors must sign in and wear a hard hat.');
+    expect(broken.parts.length).toBeGreaterThanOrEqual(1);
+    expect(broken.calls[0].usage.totalTokens).toBe(920);
   });
 
   it('fails with ModelProviderError when the provider answers 500', async () => {

@@ -1,4 +1,4 @@
-import type { ChatModel } from '@kb/models';
+import { ModelProviderError, type ChatModel } from '@kb/models';
 import { breakDownRequirement, judgeRequirement, makeQuote, resolveEvidence, type Judgement, type PassageInput } from '@kb/text';
 import { z } from 'zod';
 import type { CallUsage, RequirementJudge } from './judges';
@@ -32,15 +32,19 @@ const JUDGE_SCHEMA = {
     confidence: { type: 'number', minimum: 0, maximum: 1 },
     passage: { type: 'integer', minimum: 0 },
     evidence: { type: 'string' },
-    explanation: { type: 'string' },
+    explanation: { type: 'string', minLength: 1 },
     recommendation: { type: ['string', 'null'] },
   },
 } as const;
 
+// Numbers outside the schema's bounds are accepted here and handled in `toJudgement` (a confidence out
+// of [0, 1] is not trusted; a passage number that names no passage is no citation): servers whose
+// constrained decoding enforces types but not `minimum`/`maximum` (llama.cpp grammars) produce them,
+// and a repair round-trip for them would fail a check over a number the code can handle.
 const judgeAnswer = z.object({
   verdict: z.enum(['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND']),
-  confidence: z.coerce.number().min(0).max(1),
-  passage: z.coerce.number().int().min(0).default(0),
+  confidence: z.coerce.number().finite(),
+  passage: z.coerce.number().int().default(0),
   evidence: z.string().default(''),
   explanation: z.string().min(1),
   recommendation: z.string().nullable().optional(),
@@ -76,8 +80,10 @@ function passageHeader(p: PassageInput, i: number): string {
  * normalised) is kept, a paraphrase is repaired to the chunk sentence it paraphrases, and a quote that
  * cannot be traced caps the confidence at {@link UNSUPPORTED_CONFIDENCE_CAP}. With no passages at all
  * the model is not called (NOT_FOUND from the embedded judge). Breakdown asks the model for atomic parts.
+ * A structured answer still invalid after one repair (`invalid_output`) is not an outage: the
+ * judgement is NOT_FOUND at confidence 0 saying so, and a breakdown falls back to the embedded one.
  *
- * @throws ModelProviderError (from `@kb/models`) when the provider fails after retries.
+ * @throws ModelProviderError (from `@kb/models`) when the provider fails after retries (HTTP, network, timeout).
  */
 export class ModelJudge implements RequirementJudge {
   constructor(private readonly chat: ChatModel) {}
@@ -93,23 +99,49 @@ export class ModelJudge implements RequirementJudge {
       return { judgement, calls: [] };
     }
     const context = usable.map((p, i) => `${passageHeader(p, i)}\n${p.text.slice(0, MAX_PASSAGE_CHARS)}`).join('\n\n');
-    const { value, result } = await this.chat.completeJson(
-      {
-        messages: [
-          { role: 'system', content: JUDGE_SYSTEM },
-          { role: 'user', content: `Requirement:\n${requirement}\n\nPassages:\n${context}` },
-        ],
-        responseSchema: { name: 'compliance_verdict', schema: JUDGE_SCHEMA as unknown as Record<string, unknown> },
-        temperature: 0,
-        signal,
-      },
-      judgeAnswer as unknown as z.ZodType<JudgeAnswer>,
-    );
+    let answer;
+    try {
+      answer = await this.chat.completeJson(
+        {
+          messages: [
+            { role: 'system', content: JUDGE_SYSTEM },
+            { role: 'user', content: `Requirement:\n${requirement}\n\nPassages:\n${context}` },
+          ],
+          responseSchema: { name: 'compliance_verdict', schema: JUDGE_SCHEMA as unknown as Record<string, unknown> },
+          temperature: 0,
+          signal,
+        },
+        judgeAnswer as unknown as z.ZodType<JudgeAnswer>,
+      );
+    } catch (err) {
+      if (!isUnusableOutput(err)) throw err;
+      // The model's answer stayed unreadable after the repair (e.g. a small model looping until the
+      // token limit): nothing backs a verdict, so this requirement says so instead of failing the check.
+      const usage = err.usage ?? NO_USAGE;
+      return {
+        judgement: {
+          verdict: 'NOT_FOUND',
+          confidence: 0,
+          evidence: null,
+          explanation: `The model's answer could not be read as a verdict (${err.message}), so no verdict can be backed by evidence.`,
+          recommendation: 'Check this requirement again, or review it against the documents by hand.',
+          usage,
+        },
+        calls: [{ model: this.chat.model, usage }],
+      };
+    }
+    const { value, result } = answer;
     const calls: CallUsage[] = [{ model: result.model || this.chat.model, usage: result.usage }];
     return { judgement: this.toJudgement(requirement, usable, value, result.usage), calls };
   }
 
-  private toJudgement(requirement: string, passages: PassageInput[], a: JudgeAnswer, usage: Judgement['usage']): Judgement {
+  private toJudgement(requirement: string, passages: PassageInput[], answer: JudgeAnswer, usage: Judgement['usage']): Judgement {
+    const a = { ...answer };
+    if (a.confidence < 0 || a.confidence > 1) {
+      // Not a probability: the model's own certainty is unknown, so the verdict is not confident.
+      a.confidence = Math.min(Math.max(a.confidence, 0), UNSUPPORTED_CONFIDENCE_CAP);
+      a.explanation += ' (The model gave a confidence outside 0 to 1, so this verdict is not treated as confident.)';
+    }
     const recommendation =
       a.verdict === 'COMPLIANT'
         ? null
@@ -140,24 +172,39 @@ export class ModelJudge implements RequirementJudge {
   }
 
   async breakDown(requirement: string, signal?: AbortSignal): Promise<{ parts: string[]; calls: CallUsage[] }> {
-    const { value, result } = await this.chat.completeJson(
-      {
-        messages: [
-          { role: 'system', content: BREAKDOWN_SYSTEM },
-          { role: 'user', content: requirement },
-        ],
-        responseSchema: { name: 'requirement_breakdown', schema: BREAKDOWN_SCHEMA as unknown as Record<string, unknown> },
-        temperature: 0,
-        signal,
-      },
-      breakdownAnswer,
-    );
+    let answer;
+    try {
+      answer = await this.chat.completeJson(
+        {
+          messages: [
+            { role: 'system', content: BREAKDOWN_SYSTEM },
+            { role: 'user', content: requirement },
+          ],
+          responseSchema: { name: 'requirement_breakdown', schema: BREAKDOWN_SCHEMA as unknown as Record<string, unknown> },
+          temperature: 0,
+          signal,
+        },
+        breakdownAnswer,
+      );
+    } catch (err) {
+      if (!isUnusableOutput(err)) throw err;
+      // An unreadable breakdown: the embedded rule-based breakdown instead (the parts are still judged).
+      return { parts: breakDownRequirement(requirement), calls: [{ model: this.chat.model, usage: err.usage ?? NO_USAGE }] };
+    }
+    const { value, result } = answer;
     const parts = [...new Set(value.parts.map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean))].slice(0, MAX_PARTS);
     return {
       parts: parts.length > 0 ? parts : breakDownRequirement(requirement),
       calls: [{ model: result.model || this.chat.model, usage: result.usage }],
     };
   }
+}
+
+const NO_USAGE = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
+/** A structured answer that stayed invalid after the repair (`invalid_output`), as opposed to an unreachable provider. */
+function isUnusableOutput(err: unknown): err is ModelProviderError {
+  return err instanceof ModelProviderError && err.code === 'invalid_output';
 }
 
 const round3 = (x: number) => Math.round(Math.max(0, Math.min(1, x)) * 1000) / 1000;
