@@ -98,7 +98,7 @@ function ensureEmbeddingModel(modelsDir) {
     step(`embedding model ${result.model}: ${result.status === 'fetched' ? 'downloaded into' : 'found in'} ${modelsDir}`);
     return `hybrid (BM25 + ${result.model})`;
   }
-  const what = result.status === 'unreachable' ? 'not in KB_MODELS_DIR and the model hub cannot be reached' : 'could not be fetched';
+  const what = result.status === 'unreachable' ? 'is not in KB_MODELS_DIR and the model hub cannot be reached' : 'could not be fetched';
   process.stderr.write(
     `! The embedding model ${result.model ?? ''} ${what}: ${result.reason}.\n` +
       `  Search runs lexical (BM25) only, and says so in every search's degraded_reason. To turn hybrid search on, copy the model's\n` +
