@@ -7,15 +7,16 @@
 // - Already there (tokenizer and weights present): nothing is fetched ("present").
 // - Else, when the model hub answers (`HF_ENDPOINT`, default https://huggingface.co, the variable
 //   the Hugging Face tools use for mirrors): transformers.js' own download path fetches the files
-//   (`env.allowRemoteModels`, its file-system cache pointed at DIR, so the files land in the local
-//   layout; each file is written to a temporary name and renamed), then the model is loaded once
-//   to prove the copy works ("fetched").
+//   (`env.allowRemoteModels`, its file-system cache pointed at a staging folder beside DIR, so the
+//   files land in the local layout), the model is loaded once from there to prove the copy works,
+//   and only then is its folder moved into DIR ("fetched"). A failed download removes the staging
+//   folder: DIR never holds a partial model, even while the library's other downloads still run.
 // - Else ("unreachable", exit 3): nothing is written; the services start lexical-only and say so.
 // Defaults: --dir KB_MODELS_DIR or .data/models, --model EMBEDDINGS_MODEL or Xenova/all-MiniLM-L6-v2,
 // --dtype EMBEDDINGS_DTYPE or q8. Prints one JSON line on stdout: {status, model, dir, reason?}.
 // Exit codes: 0 present or fetched, 3 hub unreachable, 1 any other failure (reason printed).
 // Used by `npm start` (tools/start.mjs) and by the Dockerfile's model stage.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -62,12 +63,15 @@ export async function fetchModel({ dir, model = DEFAULT_MODEL, dtype = 'q8', pro
     const cause = error?.cause?.code ?? error?.cause?.message ?? error?.message ?? String(error);
     return { status: 'unreachable', model, dir: abs, reason: `${endpoint} cannot be reached (${error?.name === 'TimeoutError' ? `no answer in ${probeTimeoutMs} ms` : cause})` };
   }
+  // Staging beside DIR (same file system, so the final move is a rename).
+  mkdirSync(path.dirname(abs), { recursive: true });
+  const staging = mkdtempSync(`${abs}.partial-`);
   const hf = require(require.resolve('@huggingface/transformers', { paths: [ROOT] }));
   hf.env.allowRemoteModels = true;
   hf.env.allowLocalModels = true;
   hf.env.remoteHost = endpoint;
-  hf.env.localModelPath = abs + path.sep;
-  hf.env.cacheDir = abs + path.sep;
+  hf.env.localModelPath = staging + path.sep;
+  hf.env.cacheDir = staging + path.sep;
   hf.env.useFSCache = true;
   hf.env.useBrowserCache = false;
   try {
@@ -75,22 +79,18 @@ export async function fetchModel({ dir, model = DEFAULT_MODEL, dtype = 'q8', pro
     const out = await pipe(['probe'], { pooling: 'mean', normalize: true });
     if (!(out.dims?.[1] > 0)) throw new Error('the model gave no vector');
     await pipe.dispose?.();
+    if (!modelPresent(staging, model, dtype)) {
+      throw new Error(`after the download, ${requiredFiles(dtype).join(', ')} are not all there`);
+    }
+    mkdirSync(path.dirname(path.join(abs, model)), { recursive: true });
+    rmSync(path.join(abs, model), { recursive: true, force: true });
+    renameSync(path.join(staging, model), path.join(abs, model));
   } catch (error) {
-    removeTemporaryFiles(path.join(abs, model));
     return { status: 'failed', model, dir: abs, reason: `download or load failed: ${error?.message ?? String(error)}` };
-  }
-  if (!modelPresent(abs, model, dtype)) {
-    return { status: 'failed', model, dir: abs, reason: `after the download, ${requiredFiles(dtype).join(', ')} are not all in ${path.join(abs, model)}` };
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
   }
   return { status: 'fetched', model, dir: abs };
-}
-
-/** Removes the `*.tmp.*` files an interrupted download leaves (transformers.js writes to a temporary name, then renames). */
-function removeTemporaryFiles(folder) {
-  if (!existsSync(folder)) return;
-  for (const entry of readdirSync(folder, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && /\.tmp\.\d+\./.test(entry.name)) rmSync(path.join(entry.parentPath ?? entry.path, entry.name), { force: true });
-  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
