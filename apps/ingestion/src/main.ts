@@ -25,7 +25,7 @@ runService(logger, async () => {
     /** Port of the health-only gRPC server (readiness checks). */
     INGESTION_GRPC_PORT: env.port(50052),
     /** Documents in flight at once on this replica (their I/O overlaps; CPU work is bounded below). */
-    INGESTION_CONCURRENCY: env.int(16),
+    INGESTION_CONCURRENCY: env.int(2),
     /** Documents extracted (text extraction, chunking, OCR) at once on this replica: the CPU-bound part. */
     INGESTION_EXTRACTION_CONCURRENCY: env.int(2),
     /** Declared size (bytes) of the documents in flight at once; a larger document runs alone. Bounds memory and work-dir use. */
