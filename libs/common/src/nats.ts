@@ -120,10 +120,13 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
 
-  const handle = async (msg: JsMsg) => {
+  // Heartbeats start when a message arrives, not when a slot frees up: `consume` keeps up to
+  // `concurrency` more messages in the client's buffer, and one waiting there past `ack_wait`
+  // without a heartbeat would be redelivered to another replica and processed twice.
+  const startHeartbeat = (msg: JsMsg) => setInterval(() => msg.working(), Math.max(1000, Math.floor(options.ackWaitMs / 3)));
+  const handle = async (msg: JsMsg, heartbeat: NodeJS.Timeout) => {
     const attempt = msg.info.redeliveryCount;
     const requestId = msg.headers?.get(REQUEST_ID_METADATA_KEY) || randomUUID();
-    const heartbeat = setInterval(() => msg.working(), Math.max(1000, Math.floor(options.ackWaitMs / 3)));
     const stopTimer = metrics.natsHandlerDuration.startTimer({ consumer: options.durable }); // [telemetry]
     try {
       // [telemetry] continue the publisher's trace (traceparent header) in a CONSUMER span
@@ -150,8 +153,9 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
 
   const loop = (async () => {
     for await (const msg of messages) {
+      const heartbeat = startHeartbeat(msg);
       while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
-      const p = handle(msg).finally(() => inFlight.delete(p));
+      const p = handle(msg, heartbeat).finally(() => inFlight.delete(p));
       inFlight.add(p);
     }
   })();
