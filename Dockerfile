@@ -11,7 +11,7 @@
 # file builds with BuildKit, the legacy builder, Buildah/Podman and Kaniko alike.
 # linux/amd64 only: the lockfile pins LanceDB's native package for linux-x64 (glibc).
 
-ARG NODE_IMAGE=node:22-bookworm-slim
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------
 # build: every dependency (dev included), ts-proto code generation, tsc into dist/
@@ -84,7 +84,7 @@ RUN HF_ENDPOINT="${HF_ENDPOINT}" node tools/fetch-model.mjs --dir /models --mode
  && test -f "/models/${EMBEDDINGS_MODEL}/onnx/model_quantized.onnx"
 
 # ---------------------------------------------------------------------------------------------
-# runtime: node:22-bookworm-slim, production dependencies and dist/ only, non-root, read-only root
+# runtime: node:24.21.0-bookworm-slim (Node 24 LTS), production dependencies and dist/ only, non-root, read-only root
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 ARG NODE_IMAGE

@@ -5,11 +5,13 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
+import { ensureNodeRuntime } from './lib/node-runtime.mjs';
 
 const dataDir = path.resolve(process.env.KB_DATA_DIR ?? path.join(ROOT, '.data'));
 const port = (name, fallback) => Number(process.env[name] ?? fallback);
 
 async function main() {
+  await ensureNodeRuntime();
   ensureNodeModules();
   const { natsServer } = ensureSystemPackages();
   build();

@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { build, ensureGoTool, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
 import { ensureLlmServer } from './lib/llm-server.mjs';
+import { ensureNodeRuntime } from './lib/node-runtime.mjs';
 
+await ensureNodeRuntime();
 ensureNodeModules();
 ensureSystemPackages();
 if (!process.env.KB_SKIP_MINIO && !process.env.KB_MINIO_BIN) {

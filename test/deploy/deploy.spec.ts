@@ -258,9 +258,12 @@ describe('Dockerfile', () => {
     return s;
   };
 
-  test('multi-stage: build, prod-deps, model, runtime (last) on node:22-bookworm-slim', () => {
+  test('multi-stage: build, prod-deps, model, runtime (last) on node:24 LTS bookworm-slim, pinned', () => {
     expect(stages.map((s) => s.name)).toEqual(['build', 'prod-deps', 'model', 'runtime']);
-    expect(args.NODE_IMAGE).toBe('node:22-bookworm-slim');
+    // The same Node as `npm start` / `npm test` fetch on an older machine (tools/lib/node-runtime.mjs).
+    const lts = /NODE_LTS_VERSION = '([\d.]+)'/.exec(fs.readFileSync(path.join(ROOT, 'tools/lib/node-runtime.mjs'), 'utf8'))?.[1];
+    expect(lts).toMatch(/^24\./);
+    expect(args.NODE_IMAGE).toBe(`node:${lts}-bookworm-slim`);
     for (const s of stages) expect(s.from).toBe('${NODE_IMAGE}');
   });
 
