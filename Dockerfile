@@ -9,7 +9,9 @@
 #
 # Plain Dockerfile syntax (no BuildKit-only features such as RUN --mount or heredocs), so the
 # file builds with BuildKit, the legacy builder, Buildah/Podman and Kaniko alike.
-# linux/amd64 only: the lockfile pins LanceDB's native package for linux-x64 (glibc).
+# linux/amd64 and linux/arm64: the native packages (LanceDB, sharp) are installed for the build's
+# architecture at the versions the lockfile pins for linux-x64 (deploy/docker/verify-installed.mjs
+# accepts such a platform sibling of a locked package, and nothing else).
 
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
@@ -17,11 +19,6 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 # build: every dependency (dev included), ts-proto code generation, tsc into dist/
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
-RUN arch="$(dpkg --print-architecture)"; \
-    if [ "$arch" != "amd64" ]; then \
-      echo "kb-platform images are linux/amd64 only (package-lock.json pins LanceDB's linux-x64 build); this build runs on $arch" >&2; \
-      exit 1; \
-    fi
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 COPY deploy/docker/verify-installed.mjs /usr/local/lib/kb/
@@ -53,17 +50,22 @@ COPY deploy/docker/verify-installed.mjs /usr/local/lib/kb/
 # versions: LanceDB's, and sharp's (transformers.js, the in-process embedding model, loads sharp
 # at import). onnxruntime-node ships its Linux CPU binary inside the package; its install script
 # (a download) is not run (--ignore-scripts).
-RUN cp package-lock.json /tmp/package-lock.json \
+RUN case "$(dpkg --print-architecture)" in \
+      amd64) arch=x64 ;; \
+      arm64) arch=arm64 ;; \
+      *) echo "kb-platform images are built for linux/amd64 and linux/arm64, not $(dpkg --print-architecture)" >&2; exit 1 ;; \
+    esac \
+ && cp package-lock.json /tmp/package-lock.json \
  && npm install --omit=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund \
  && locked() { node -p "require('/tmp/package-lock.json').packages['node_modules/$1'].version"; } \
  && npm install --omit=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund \
-      "@lancedb/lancedb-linux-x64-gnu@$(locked @lancedb/lancedb)" \
-      "@img/sharp-linux-x64@$(locked @img/sharp-linux-x64)" \
-      "@img/sharp-libvips-linux-x64@$(locked @img/sharp-libvips-linux-x64)" \
- && node /usr/local/lib/kb/verify-installed.mjs /tmp/package-lock.json \
- && test -d node_modules/@lancedb/lancedb-linux-x64-gnu \
- && test -d node_modules/@img/sharp-linux-x64 \
- && test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1 \
+      "@lancedb/lancedb-linux-$arch-gnu@$(locked @lancedb/lancedb)" \
+      "@img/sharp-linux-$arch@$(locked @img/sharp-linux-x64)" \
+      "@img/sharp-libvips-linux-$arch@$(locked @img/sharp-libvips-linux-x64)" \
+ && node /usr/local/lib/kb/verify-installed.mjs /tmp/package-lock.json node_modules --arch "$arch" \
+ && test -d "node_modules/@lancedb/lancedb-linux-$arch-gnu" \
+ && test -d "node_modules/@img/sharp-linux-$arch" \
+ && test -f "node_modules/onnxruntime-node/bin/napi-v6/linux/$arch/libonnxruntime.so.1" \
  && rm -rf /root/.npm
 
 # ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import Ajv from 'ajv';
 import YAML from 'yaml';
@@ -301,9 +302,16 @@ describe('Dockerfile', () => {
     // transformers.js loads sharp at import and onnxruntime-node's binary: both native packages
     // must reach the runtime although optional packages are omitted.
     const deps = stage('prod-deps').lines.join('\n');
-    expect(deps).toMatch(/@img\/sharp-linux-x64@\$\(locked @img\/sharp-linux-x64\)/);
-    expect(deps).toMatch(/@img\/sharp-libvips-linux-x64@\$\(locked @img\/sharp-libvips-linux-x64\)/);
-    expect(deps).toMatch(/test -f node_modules\/onnxruntime-node\/bin\/napi-v6\/linux\/x64\/libonnxruntime\.so\.1/);
+    // For the build's architecture (linux/amd64 → x64, linux/arm64 → arm64), at the x64 lock's versions.
+    expect(deps).toMatch(/amd64\) arch=x64 ;;/);
+    expect(deps).toMatch(/arm64\) arch=arm64 ;;/);
+    expect(deps).toMatch(/"@lancedb\/lancedb-linux-\$arch-gnu@\$\(locked @lancedb\/lancedb\)"/);
+    expect(deps).toMatch(/"@img\/sharp-linux-\$arch@\$\(locked @img\/sharp-linux-x64\)"/);
+    expect(deps).toMatch(/"@img\/sharp-libvips-linux-\$arch@\$\(locked @img\/sharp-libvips-linux-x64\)"/);
+    expect(deps).toMatch(/verify-installed\.mjs \/tmp\/package-lock\.json node_modules --arch "\$arch"/);
+    expect(deps).toMatch(/test -f "node_modules\/onnxruntime-node\/bin\/napi-v6\/linux\/\$arch\/libonnxruntime\.so\.1"/);
+    expect(read('node_modules/onnxruntime-node/package.json')).toBeTruthy();
+    for (const a of ['x64', 'arm64']) expect(fs.existsSync(path.join(ROOT, `node_modules/onnxruntime-node/bin/napi-v6/linux/${a}/libonnxruntime.so.1`))).toBe(true);
     for (const pkg of ['@img/sharp-linux-x64', '@img/sharp-libvips-linux-x64', '@lancedb/lancedb-linux-x64-gnu']) {
       expect([pkg, JSON.parse(read('package-lock.json')).packages[`node_modules/${pkg}`]?.version]).toEqual([pkg, expect.any(String)]);
     }
@@ -361,6 +369,26 @@ describe('Dockerfile', () => {
     expect(sorted(cases ?? [])).toEqual(sorted(SERVICES));
     expect(entry).toMatch(/\/app\/dist\/apps\/\$\{service\}\/src\/main\.js/);
     expect(entry).toMatch(/kbctl\)[\s\S]*dist\/apps\/gateway\/src\/cli\/kbctl\.js/);
+  });
+});
+
+describe('deploy/docker/verify-installed.mjs (run for real)', () => {
+  const run = (installed: Record<string, string>, arch?: string) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kb-verify-'));
+    const lock = { packages: { 'node_modules/@img/sharp-linux-x64': { version: '0.35.5' }, 'node_modules/pg': { version: '8.16.0' } } };
+    fs.writeFileSync(path.join(dir, 'lock.json'), JSON.stringify(lock));
+    fs.mkdirSync(path.join(dir, 'node_modules'));
+    const pkgs = Object.fromEntries(Object.entries(installed).map(([k, v]) => [`node_modules/${k}`, { version: v }]));
+    fs.writeFileSync(path.join(dir, 'node_modules/.package-lock.json'), JSON.stringify({ packages: pkgs }));
+    const args = [path.join(ROOT, 'deploy/docker/verify-installed.mjs'), path.join(dir, 'lock.json'), path.join(dir, 'node_modules'), ...(arch ? ['--arch', arch] : [])];
+    return spawnSync(process.execPath, args, { encoding: 'utf8' });
+  };
+  test('accepts the arm64 build of a locked linux-x64 package at the same version, and nothing else', () => {
+    expect(run({ pg: '8.16.0', '@img/sharp-linux-x64': '0.35.5' }).status).toBe(0);
+    expect(run({ pg: '8.16.0', '@img/sharp-linux-arm64': '0.35.5' }, 'arm64').status).toBe(0);
+    expect(run({ pg: '8.16.0', '@img/sharp-linux-arm64': '0.35.5' }).stderr).toMatch(/sharp-linux-arm64@0\.35\.5: not in the lockfile/);
+    expect(run({ pg: '8.16.0', '@img/sharp-linux-arm64': '0.34.1' }, 'arm64').stderr).toMatch(/installed 0\.34\.1, locked 0\.35\.5/);
+    expect(run({ pg: '8.16.1' }, 'arm64').status).toBe(1);
   });
 });
 
