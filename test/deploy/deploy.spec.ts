@@ -1226,3 +1226,80 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
     });
   });
 });
+
+// ------------------------------------------------------------------------------------------
+// Release pipeline: GitHub Actions workflows (actionlint) and the chart packaging script
+// ------------------------------------------------------------------------------------------
+
+function findActionlint(): string | null {
+  for (const c of [process.env.ACTIONLINT_BIN, 'actionlint'].filter(Boolean) as string[]) {
+    if (spawnSync(c, ['-version'], { encoding: 'utf8' }).status === 0) return c;
+  }
+  return null;
+}
+const actionlint = findActionlint();
+
+describe(`GitHub Actions workflows [${actionlint ?? 'SKIPPED: no actionlint binary (set ACTIONLINT_BIN)'}]`, () => {
+  const workflows = () => fs.readdirSync(path.join(ROOT, '.github/workflows')).filter((f) => /\.ya?ml$/.test(f));
+  const maybe = actionlint ? test : test.skip;
+
+  maybe('actionlint finds nothing in .github/workflows', () => {
+    expect(workflows().sort()).toEqual(['release.yml', 'test.yml']);
+    const r = spawnSync(actionlint!, ['-no-color', ...workflows().map((f) => `.github/workflows/${f}`)], { cwd: ROOT, encoding: 'utf8' });
+    expect([r.status, r.stdout + r.stderr]).toEqual([0, '']);
+  });
+
+  maybe('actionlint is live: a broken copy of the release workflow fails it', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kb-actionlint-'));
+    fs.mkdirSync(path.join(dir, '.github/workflows'), { recursive: true });
+    const broken = read('.github/workflows/release.yml').replace('needs: images', 'needs: image').replace('${{ github.sha }}', '${{ github.shaa }}');
+    fs.writeFileSync(path.join(dir, '.github/workflows/release.yml'), broken);
+    const r = spawnSync(actionlint!, ['-no-color', '.github/workflows/release.yml'], { cwd: dir, encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/"image".*does not exist|job "image"/i);
+    expect(r.stdout).toMatch(/shaa/);
+  });
+
+  test('tests on push and pull request on Node 22 and 24; releases only after the tests pass', () => {
+    const testWf = YAML.parse(read('.github/workflows/test.yml'));
+    expect(Object.keys(testWf.on).sort()).toEqual(['pull_request', 'push', 'workflow_call']);
+    expect(testWf.jobs.test.strategy.matrix.node).toEqual(['22', '24']);
+    expect(testWf.jobs.test.steps.some((s: { run?: string }) => s.run?.trim() === 'npm test')).toBe(true);
+    const release = YAML.parse(read('.github/workflows/release.yml'));
+    expect(release.jobs.test.uses).toBe('./.github/workflows/test.yml');
+    expect(release.jobs.images.needs).toBe('test');
+    const build = release.jobs.images.steps.find((s: { uses?: string }) => s.uses?.startsWith('docker/build-push-action'));
+    expect(build.with.platforms).toBe('linux/amd64,linux/arm64');
+    expect(build.with.sbom).toBe(true);
+    expect(build.with.provenance).toBe('mode=max');
+    // One image per Dockerfile variant: every service, and ingestion with the OCR tools.
+    expect(release.jobs.images.strategy.matrix.include).toEqual([
+      { image: 'kb-platform', with_ocr: 'false' },
+      { image: 'kb-platform-ingestion', with_ocr: 'true' },
+    ]);
+    expect(JSON.stringify(release.jobs.chart.steps)).toMatch(/helm push .*oci:\/\/ghcr\.io/);
+    expect(JSON.stringify(release.jobs.npm.steps)).toMatch(/tools\/release\/npm\.mjs --version/);
+  });
+});
+
+describe(`tools/release/chart.mjs [${helmLabel}]`, () => {
+  const maybe = helm ? test : test.skip;
+  maybe('packages the chart at the release version, defaulting to the released images', () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'kb-chart-out-'));
+    const r = spawnSync(process.execPath, ['tools/release/chart.mjs', '--version', '1.4.2', '--registry', 'ghcr.io/acme/', '--out', out], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, HELM_BIN: helm! },
+    });
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    const tgz = path.join(out, 'kb-platform-1.4.2.tgz');
+    expect(fs.existsSync(tgz)).toBe(true);
+    const rendered = spawnSync(helm!, ['template', 'kb', tgz, '-f', path.join(ROOT, 'helm/kb-platform/ci/s3-values.yaml'), '--kube-version', KUBE_VERSION], { encoding: 'utf8' });
+    expect([rendered.status, rendered.stderr]).toEqual([0, '']);
+    const images = new Set([...rendered.stdout.matchAll(/^\s+image: "?([^"\s]+)"?$/gm)].map((m) => m[1]));
+    expect([...images].filter((i) => i.includes('acme')).sort()).toEqual(['ghcr.io/acme/kb-platform-ingestion:1.4.2', 'ghcr.io/acme/kb-platform:1.4.2']);
+    // The repository's chart is untouched.
+    expect(YAML.parse(chartFile('values.yaml')).image.repository).toBe('kb-platform');
+    expect(spawnSync(process.execPath, ['tools/release/chart.mjs', '--version', 'v1.4', '--registry', 'x'], { cwd: ROOT }).status).toBe(2);
+  });
+});

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// Publishes the public npm packages of the monorepo at a release's version:
+// `node tools/release/npm.mjs --version 1.2.3 [--publish]`. Every packages/*/package.json without
+// `"private": true` is published with npm provenance (`npm publish --provenance --access public`,
+// needs NODE_AUTH_TOKEN and, for provenance, a CI with an OIDC token); without --publish it runs
+// `npm publish --dry-run` so the contents can be checked. The version is written into each
+// package.json first (the tag is the single source of versions). Exits 1 when a publish fails.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const { values: opts } = parseArgs({ options: { version: { type: 'string' }, publish: { type: 'boolean', default: false } } });
+if (!opts.version || !/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(opts.version)) {
+  console.error('usage: npm.mjs --version X.Y.Z[-pre] [--publish]');
+  process.exit(2);
+}
+const base = path.join(ROOT, 'packages');
+const dirs = existsSync(base) ? readdirSync(base).map((d) => path.join(base, d)).filter((d) => existsSync(path.join(d, 'package.json'))) : [];
+const targets = dirs.filter((d) => JSON.parse(readFileSync(path.join(d, 'package.json'), 'utf8')).private !== true);
+if (targets.length === 0) {
+  console.log('npm.mjs: no public package under packages/ — nothing to publish');
+  process.exit(0);
+}
+let failed = 0;
+for (const dir of targets) {
+  const file = path.join(dir, 'package.json');
+  const pkg = JSON.parse(readFileSync(file, 'utf8'));
+  pkg.version = opts.version;
+  writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
+  const args = ['publish', '--access', 'public', ...(opts.publish ? ['--provenance'] : ['--dry-run'])];
+  console.log(`npm.mjs: ${pkg.name}@${opts.version}: npm ${args.join(' ')}`);
+  const r = spawnSync('npm', args, { cwd: dir, stdio: 'inherit' });
+  if (r.status !== 0) failed++;
+}
+process.exit(failed ? 1 : 0);
