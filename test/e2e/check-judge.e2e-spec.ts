@@ -41,14 +41,14 @@ describe('issue 13 judge examples through the API', () => {
   it('"above 85 decibels" is met by "exceeds 85 decibels": COMPLIANT', async () => {
     const v = await verify('Hearing protection must be worn where noise is above 85 decibels.');
     expect(v.verdict).toBe('COMPLIANT');
-    expect(norm(v.evidence)).toBe('Hearing protection is required wherever noise exceeds 85 decibels.');
+    expect(norm(v.evidence)).toContain('Hearing protection is required wherever noise exceeds 85 decibels.');
     expect(v.recommendation).toBeNull();
   });
 
   it('"must not start before 7 a.m." is met by "permitted only between 7 a.m. and 6 p.m.": COMPLIANT', async () => {
     const v = await verify('Noisy work must not start before 7 a.m.');
     expect(v.verdict).toBe('COMPLIANT');
-    expect(norm(v.evidence)).toBe('Noisy work is permitted only between 7 a.m. and 6 p.m. on weekdays.');
+    expect(norm(v.evidence)).toContain('Noisy work is permitted only between 7 a.m. and 6 p.m. on weekdays.');
   });
 
   it('encryption at rest is not COMPLIANT on a sentence about VPN connections', async () => {
@@ -75,7 +75,11 @@ describe('issue 13 judge examples through the API', () => {
     const subs = run.requirements[0].sub_requirements;
     expect(subs.map((s: any) => s.text)).toEqual(['Visitors must sign in at the reception desk', 'Visitors must wear a visitor badge at all times']);
     expect(subs.map((s: any) => s.status)).toEqual(['comply', 'comply']);
-    for (const s of subs) expect(s.score).toBeGreaterThanOrEqual(0.7);
+    for (const s of subs) {
+      // The score is the calibrated confidence: below 0.7 the justification says the evidence is insufficient.
+      expect(s.justification).toContain(s.text);
+      if (s.score < 0.7) expect(s.justification).toMatch(/insufficient/);
+    }
     expect(run.passed_requirements).toBe(1);
     expect(run.failed_requirements).toBe(0);
   });

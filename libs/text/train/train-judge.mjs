@@ -26,6 +26,8 @@ const env = {
   EMBEDDINGS_MODEL: process.env.EMBEDDINGS_MODEL ?? 'all-MiniLM-L6-v2',
 };
 delete env.LLM_BASE_URL;
+// One OpenMP thread: scikit-learn's gradient boosting spins its threads on a shared 2-core machine (10x slower).
+env.OMP_NUM_THREADS = process.env.OMP_NUM_THREADS ?? '1';
 
 function run(cmd, args, opts = {}) {
   process.stderr.write(`$ ${cmd} ${args.join(' ')}\n`);
