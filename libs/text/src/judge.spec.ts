@@ -60,6 +60,26 @@ describe('judgeRequirement', () => {
     expect(j.verdict === 'COMPLIANT' && j.confidence >= 0.7).toBe(false);
   });
 
+  it('a sentence stating the requirement word for word is a confident COMPLIANT with that sentence as evidence', () => {
+    const plan = passageOf([[1, 'The main gate is closed on Sundays. Visitors must sign in at the reception desk before entering the site.']]);
+    const j = judgeRequirement('Visitors must sign in at the reception desk.', [plan]);
+    expectWellFormed(j);
+    expect(j.verdict).toBe('COMPLIANT');
+    expect(j.confidence).toBeGreaterThanOrEqual(0.7);
+    expect(j.evidence!.quote).toBe('Visitors must sign in at the reception desk before entering the site.');
+    expect(j.explanation).toContain('word for word');
+    // The same words negated are no verbatim statement.
+    const negated = judgeRequirement('Visitors must sign in at the reception desk.', [passageOf([[1, 'Visitors must not sign in at the reception desk.']])]);
+    expect(negated.verdict === 'COMPLIANT' && negated.confidence >= 0.7).toBe(false);
+  });
+
+  it('a prohibition against a sentence that makes the same thing mandatory is CONTRADICTS, never COMPLIANT', () => {
+    const j = judgeRequirement('Hard hats must not be worn in the construction zone.', [passageOf([[1, 'Hard hats are required at all times in the construction zone.']])]);
+    expectWellFormed(j);
+    expect(j.verdict).toBe('CONTRADICTS');
+    expect(j.evidence!.quote).toContain('Hard hats are required');
+  });
+
   it('NOT_FOUND with no evidence and a recommendation when nothing addresses it', () => {
     const j = judgeRequirement('Fire extinguishers shall be placed every 75 feet.', [site]);
     expectWellFormed(j);

@@ -104,6 +104,36 @@ export interface VerdictSignals {
   conflict: ConflictCue | null;
   /** Content words of the requirement that the chosen sentence lacks (surface forms). */
   missing: string[];
+  /**
+   * A sentence that states the whole requirement word for word (see {@link statesVerbatim}) with no
+   * negation, antonym, quantity or time conflict against it; null when none does. Not a model signal:
+   * the judge's decision rules use it (judge.ts).
+   */
+  verbatim: Alignment | null;
+  /**
+   * An explicit conflict between the requirement and the chosen sentence itself: a quantity or time that
+   * cannot both hold, a negation or prohibition against an affirmation, or an antonym pair (the `_best`
+   * signals). Not a model signal: the judge's decision rules use it.
+   */
+  conflictOnBest: boolean;
+}
+
+/** Lower-case words and digits of a text joined by single spaces (punctuation and case ignored). */
+const wordsOf = (text: string): string => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+
+/** Fewest words a requirement needs before a verbatim statement of it counts (shorter ones are too generic). */
+export const VERBATIM_MIN_WORDS = 4;
+
+/**
+ * True when `sentence` contains the whole `requirement` word for word (case and punctuation ignored, at
+ * word boundaries) and the requirement has at least {@link VERBATIM_MIN_WORDS} words:
+ * "Visitors must sign in at the reception desk." in "Visitors must sign in at the reception desk before
+ * entering the site." A document that says what the requirement says, in its words, states it.
+ */
+export function statesVerbatim(requirement: string, sentence: string): boolean {
+  const req = wordsOf(requirement);
+  if (req.split(' ').length < VERBATIM_MIN_WORDS) return false;
+  return ` ${wordsOf(sentence)} `.includes(` ${req} `);
 }
 
 /** Share of the lexical score in the evidence-selection score when embeddings are present (the rest is cosine). */
@@ -258,10 +288,19 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
     v.hedged = HEDGE.test(s) ? 1 : 0;
     missing = missingWords(requirement, best.unit.terms);
   }
+  let verbatim: Alignment | null = null;
+  for (const a of ranked) {
+    if (!statesVerbatim(requirement, a.unit.text)) continue;
+    const p = polarityOf(requirement, a.unit.text, idf);
+    if (p.mismatch || p.flips.length || p.scoped.sign === -1 || quantityCheck(reqQ, a.unit.text).conflict || clockConflict(requirement, a.unit.text).conflict) continue;
+    verbatim = a;
+    break;
+  }
+  const conflictOnBest = !!(v.quantity_conflict_best || v.clock_conflict || v.polarity_mismatch_best || v.antonym_best);
   v.coverage_x_mismatch = v.coverage_best * v.polarity_mismatch_any;
   v.similarity_x_negated = v.similarity_best * v.evidence_negated_best;
   v.coverage_x_similarity = v.coverage_best * v.similarity_best;
-  return { vector: SIGNAL_NAMES.map((n) => v[n]), semantic: useSemantic, best, bestSimilarity: bestSim, conflict, missing };
+  return { vector: SIGNAL_NAMES.map((n) => v[n]), semantic: useSemantic, best, bestSimilarity: bestSim, conflict, missing, verbatim, conflictOnBest };
 }
 
 const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
