@@ -72,9 +72,8 @@ describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () =
         const { judgement } = await pick().judge(part, [ACCESS_POLICY]);
         expect(judgement.verdict).toBe('COMPLIANT');
         expect(judgement.evidence!.quote).toContain(part);
-        // The trained model never reaches the 92 % out-of-fold precision for COMPLIANT that confidence ≥ 0.7
-        // requires (docs/check.md, "Quality"), so it reports such a match below 0.7 and says why.
-        if (judgement.confidence < 0.7) expect(judgement.explanation).toMatch(/insufficient/);
+        // Stated word for word: a confident COMPLIANT (decision rule 1, docs/check.md).
+        expect(judgement.confidence).toBeGreaterThanOrEqual(0.7);
       }
     });
 
@@ -85,6 +84,20 @@ describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () =
       expect(judgement.recommendation).toMatch(/AES-256|encrypt/i);
     });
   }
+
+  it('a close paraphrase with every key term and no conflict cue is a confident COMPLIANT; a prohibition of it is CONTRADICTS', async () => {
+    const osha = passage(
+      'osha',
+      'OSHA2001.pdf',
+      'Each employer shall promptly notify any employee who has been or is being exposed to toxic materials or harmful physical agents ' +
+        'in concentrations or at levels which exceed those prescribed by an applicable occupational safety and health standard.',
+    );
+    const ok = (await judge.judge('Employers shall promptly notify any employee exposed to toxic materials at levels which exceed the prescribed standard.', [osha])).judgement;
+    expect(ok.verdict).toBe('COMPLIANT');
+    expect(ok.confidence).toBeGreaterThanOrEqual(0.7);
+    const flipped = (await judge.judge('Employers must not notify employees exposed to toxic materials.', [osha])).judgement;
+    expect(flipped.verdict === 'COMPLIANT' && flipped.confidence >= 0.7).toBe(false);
+  });
 
   it('says what is missing when it is unsure', async () => {
     const { judgement } = await judge.judge('Noise monitoring results must be published on the project website every month.', [NOISE_PLAN]);
