@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { LocalEmbeddingModel } from '@kb/models';
 import type { PassageInput } from '@kb/text';
-import { EmbeddedJudge, SentenceVectorCache } from './judges';
+import { EmbeddedJudge, embedByLength, SentenceVectorCache } from './judges';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
@@ -40,9 +40,10 @@ const ACCESS_POLICY = passage(
 describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () => {
   let judge: EmbeddedJudge;
   let lexical: EmbeddedJudge;
+  let model: LocalEmbeddingModel;
 
   beforeAll(async () => {
-    const model = await LocalEmbeddingModel.load({ modelsDir: path.resolve(ROOT, '../shared/models'), model: 'all-MiniLM-L6-v2' });
+    model = await LocalEmbeddingModel.load({ modelsDir: path.resolve(ROOT, '../shared/models'), model: 'all-MiniLM-L6-v2' });
     judge = new EmbeddedJudge(model);
     lexical = new EmbeddedJudge(null);
     expect(judge.semantic).toBe(true);
@@ -97,6 +98,17 @@ describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () =
     expect(ok.confidence).toBeGreaterThanOrEqual(0.7);
     const flipped = (await judge.judge('Employers must not notify employees exposed to toxic materials.', [osha])).judgement;
     expect(flipped.verdict === 'COMPLIANT' && flipped.confidence >= 0.7).toBe(false);
+  });
+
+  it('embeds in length-sorted calls and returns the vectors in input order', async () => {
+    const texts = ['Visitor Policy', NOISE_PLAN.text, 'Visitors must sign in at the reception desk.', IT_POLICY.text, 'Badges', 'Deliveries are accepted between 8 a.m. and 4 p.m.'];
+    const sorted = await embedByLength(model, texts);
+    const single = await Promise.all(texts.map((t) => model.embed([t]).then((v) => v[0])));
+    expect(sorted).toHaveLength(texts.length);
+    const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
+    // The same text's vector whatever its batch (up to 8-bit quantization noise); another text's is far.
+    sorted.forEach((v, i) => expect(dot(v, single[i])).toBeGreaterThan(0.97));
+    expect(dot(sorted[0], single[1])).toBeLessThan(0.9);
   });
 
   it('says what is missing when it is unsure', async () => {

@@ -78,6 +78,27 @@ export class SentenceVectorCache {
   }
 }
 
+/** Texts per embedding call of the judge (see {@link embedByLength}). */
+export const JUDGE_EMBED_BATCH = 4;
+
+/**
+ * Embeds `texts` in calls of {@link JUDGE_EMBED_BATCH} texts of similar length (shortest first), at query
+ * priority, and returns the vectors in input order. A forward pass pads every text to the longest of its
+ * batch, so one 500-character PDF paragraph among 24 short sentences made the whole batch cost 24 long
+ * ones: on the Debian Policy chunks of `npm run bench:check` a cold verify's embedding took 1,150 ms in one
+ * call and 445 ms in length-sorted calls of 4 (busy 2-core machine; docs/check.md "Performance").
+ */
+export async function embedByLength(model: EmbeddingModel, texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  const order = texts.map((t, i) => ({ t, i })).sort((a, b) => a.t.length - b.t.length || a.i - b.i);
+  const out: number[][] = new Array(texts.length);
+  for (let k = 0; k < order.length; k += JUDGE_EMBED_BATCH) {
+    const group = order.slice(k, k + JUDGE_EMBED_BATCH);
+    const vectors = await model.embed(group.map((g) => g.t), signal, 'query');
+    group.forEach((g, j) => (out[g.i] = vectors[j]));
+  }
+  return out;
+}
+
 /** True when `model` is the embedding model the judge's semantic variant was trained with. */
 export function matchesTrainedEmbedding(model: EmbeddingModel): boolean {
   const trained = (VERDICT_MODEL as { embedding_model?: string }).embedding_model ?? '';
@@ -134,7 +155,7 @@ export class EmbeddedJudge implements RequirementJudge {
     if (units.length === 0) return undefined;
     const missing = [...new Set(units.map((u) => u.text).filter((t) => this.cache.get(t) === undefined))];
     try {
-      const vectors = await this.embeddings.embed([requirement, ...missing], signal, 'query');
+      const vectors = await embedByLength(this.embeddings, [requirement, ...missing], signal);
       missing.forEach((t, i) => this.cache.set(t, vectors[i + 1]));
       const sentences = new Map<string, number[]>();
       for (const u of units) {
