@@ -88,9 +88,9 @@ export const VERBATIM_CONFIDENCE = 0.9;
 export const FULL_SUPPORT_CONFIDENCE = 0.8;
 /** Meaning similarity from which such a sentence counts as full support (rule 2). */
 export const FULL_SUPPORT_SIMILARITY_MIN = 0.8;
-/** Meaning similarity from which the chosen sentence is about the requirement's subject (rule 2, with embeddings, together with the coverage). */
+/** Meaning similarity from which the chosen sentence is about the requirement's subject (rule 3, with embeddings, together with the coverage). */
 export const CONFLICT_SIMILARITY_MIN = 0.7;
-/** Share of the requirement's key terms from which the chosen sentence is about the requirement's subject (rule 2). */
+/** Share of the requirement's key terms from which the chosen sentence is about the requirement's subject (rule 3). */
 export const CONFLICT_COVERAGE_MIN = 0.75;
 /** Highest confidence of a verdict that an explicit cue overrode or that one contradicts (below {@link CONFIDENT}). */
 export const OVERRIDE_CONFIDENCE_CAP = 0.69;
@@ -99,7 +99,7 @@ export const OVERRIDE_CONFIDENCE_CAP = 0.69;
 export type DecisionRule = 'model' | 'verbatim' | 'full-support' | 'explicit-conflict';
 
 /**
- * The verdict and confidence from the trained model's calibrated probabilities, then three rules for
+ * The verdict and confidence from the trained model's calibrated probabilities, then four rules for
  * the cases the training data (scientific claims, NDAs) almost never shows but a compliance check meets
  * every day, where the model's probabilities are not to be trusted:
  * 1. `verbatim`: a sentence states the whole requirement word for word with no negation, antonym, quantity
@@ -122,6 +122,10 @@ export type DecisionRule = 'model' | 'verbatim' | 'full-support' | 'explicit-con
  * The thresholds were chosen on the training split (docs/check.md): rule 3 changes 4 of the 1,277 SciFact
  * and ContractNLI training verdicts (below 0.7 confidence) and still holds when a section heading glued
  * to the sentence lowers its cosine (0.78 for "2. Protective equipment Hard hats are required …").
+ *
+ * @param signals the requirement's signals (`verdictSignals`); @param variant the trained variant they feed;
+ * @param p its calibrated probabilities (`predictProba`), in {@link VERDICT_CLASSES} order.
+ * @returns the verdict, its confidence in [0, 1] and the rule that set it. Never throws.
  */
 export function decideWithRules(signals: VerdictSignals, variant: VerdictModelVariant, p: number[]): { verdict: Verdict; confidence: number; rule: DecisionRule } {
   const decided = decide(variant, p);
