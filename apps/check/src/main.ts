@@ -1,6 +1,7 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, UnaryHandlers } from '@kb/common';
 import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects } from '@kb/events';
+import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
 import { InitCheckRuns1732300000000 } from './database/migrations/1732300000000-InitCheckRuns';
 import { RunWorker } from './runs/run-worker';
@@ -24,6 +25,8 @@ runService(logger, async () => {
     ...sharedEnv.grpcHost,
     // Validated here at boot; read by chatModelFromEnv (unset LLM_BASE_URL = embedded judge).
     ...sharedEnv.chatModel,
+    // The embedded judge chooses evidence sentences by meaning with the same embedding model as retrieval.
+    ...embeddingsEnv,
     DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
     RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
     CHECK_GRPC_PORT: env.port(50054),
@@ -42,7 +45,9 @@ runService(logger, async () => {
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
   const documents = createAsyncClient(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
-  const judge = createJudge(process.env, logger);
+  const embeddings = await openEmbeddingModel(config);
+  if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'no embedding model: the embedded judge aligns evidence by words only');
+  const judge = createJudge(process.env, logger, embeddings.model);
   const assessor = new Assessor({ documents, retrieval }, judge);
   const usage = new UsageRecorder(async (event) => {
     recordModelTokens(event.model, event); // [telemetry]

@@ -1,5 +1,5 @@
 /**
- * Evaluation of the embedded judge (and the extractive answerer's evidence recall) on labelled data:
+ * Evaluation of the heuristic judge of before issue 13 (and the extractive answerer's evidence recall) on labelled data:
  * SciFact train (claims vs the abstracts they cite) and ContractNLI dev (hypotheses vs NDAs).
  *
  * Run from the repository root:  bash libs/text/eval/run.sh [--dataset scifact|contractnli|all] [--limit N] [--grid]
@@ -9,7 +9,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { analyze } from '../src/analyze';
 import { composeExtractiveAnswer } from '../src/answer';
-import { DEFAULT_JUDGE_PARAMS, judgeRequirementWith, type JudgeParams, type Verdict } from '../src/judge';
+import { DEFAULT_JUDGE_PARAMS, judgeRequirementWith, type JudgeParams } from '../src/heuristic-judge';
+import type { Verdict } from '../src/judge';
 import type { PassageInput } from '../src/types';
 
 const VERDICTS: Verdict[] = ['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND'];

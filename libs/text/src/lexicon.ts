@@ -111,9 +111,9 @@ export const DIRECTION_GROUPS: [string[], string[]][] = [
  * ("no more than") are tried before the plain ones ("more than").
  */
 export const COMPARATORS_BEFORE: [RegExp, 'ge' | 'gt' | 'le' | 'lt'][] = [
-  [/\b(?:at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|not\s+fewer\s+than|a\s+minimum\s+of|minimum(?:\s+of)?|min\.?|no\s+earlier\s+than|not\s+earlier\s+than|no\s+shorter\s+than|not\s+shorter\s+than|no\s+lower\s+than|not\s+lower\s+than|no\s+smaller\s+than|not\s+below)\s*$/i, 'ge'],
-  [/\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|no\s+greater\s+than|not\s+greater\s+than|not\s+to\s+exceed|not\s+exceeding|a\s+maximum\s+of|maximum(?:\s+of)?|max\.?|up\s+to|within|no\s+later\s+than|not\s+later\s+than|no\s+longer\s+than|not\s+longer\s+than|no\s+higher\s+than|not\s+higher\s+than|no\s+larger\s+than|not\s+above|as\s+much\s+as|as\s+many\s+as)\s*$/i, 'le'],
-  [/\b(?:more\s+than|greater\s+than|over|above|exceeding|in\s+excess\s+of|longer\s+than|higher\s+than|larger\s+than|later\s+than|beyond)\s*$/i, 'gt'],
+  [/\b(?:(?:not|never|n't)\s+(?:be\s+)?(?:less\s+than|fewer\s+than|shorter\s+than|lower\s+than|smaller\s+than|below|under)|at\s+least|no\s+less\s+than|not\s+less\s+than|no\s+fewer\s+than|not\s+fewer\s+than|a\s+minimum\s+of|minimum(?:\s+of)?|min\.?|no\s+earlier\s+than|not\s+earlier\s+than|no\s+shorter\s+than|not\s+shorter\s+than|no\s+lower\s+than|not\s+lower\s+than|no\s+smaller\s+than|not\s+below)\s*$/i, 'ge'],
+  [/\b(?:(?:not|never|n't)\s+(?:be\s+)?(?:exceed(?:s|ing)?|more\s+than|greater\s+than|longer\s+than|higher\s+than|larger\s+than|over|above|beyond|in\s+excess\s+of)|never\s+exceeds?|at\s+most|no\s+more\s+than|not\s+more\s+than|no\s+greater\s+than|not\s+greater\s+than|not\s+to\s+exceed|not\s+exceeding|a\s+maximum\s+of|maximum(?:\s+of)?|max\.?|up\s+to|within|no\s+later\s+than|not\s+later\s+than|no\s+longer\s+than|not\s+longer\s+than|no\s+higher\s+than|not\s+higher\s+than|no\s+larger\s+than|not\s+above|as\s+much\s+as|as\s+many\s+as)\s*$/i, 'le'],
+  [/\b(?:more\s+than|greater\s+than|over|above|exceeds?|exceeding|in\s+excess\s+of|longer\s+than|higher\s+than|larger\s+than|later\s+than|beyond)\s*$/i, 'gt'],
   [/\b(?:less\s+than|fewer\s+than|under|below|shorter\s+than|lower\s+than|smaller\s+than|earlier\s+than|before)\s*$/i, 'lt'],
 ];
 

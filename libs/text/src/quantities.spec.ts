@@ -18,6 +18,20 @@ describe('quantities', () => {
     expect(compareQuantities(req, extractQuantities('3 feet')).conflict).not.toBeNull();
     expect(compareQuantities(extractQuantities('at most 10 workers'), extractQuantities('no more than 8 workers')).satisfied).toBe(1);
   });
+
+  it('reads a negated comparison as the opposite bound ("must not exceed 6 months" = at most 6 months)', () => {
+    const q = (t: string) => extractQuantities(t).map(({ lo, hi }) => ({ lo, hi }));
+    expect(q('The probation period must not exceed 6 months.')).toEqual([{ lo: 0, hi: 6 * 730.5 }]);
+    expect(q('rails shall not be less than 42 inches')).toEqual([{ lo: 42, hi: Infinity }]);
+    expect(compareQuantities(extractQuantities('must not exceed 6 months'), extractQuantities('a probation period of 6 months')).conflict).toBeNull();
+    expect(compareQuantities(extractQuantities('must not exceed 6 months'), extractQuantities('a probation period of 9 months')).conflict).not.toBeNull();
+  });
+
+  it('bounds that differ only at their end point are no conflict ("under 75 dB" vs "must not exceed 75 dB")', () => {
+    const check = compareQuantities(extractQuantities('under 75 dB'), extractQuantities('must not exceed 75 dB'));
+    expect(check.conflict).toBeNull();
+    expect(compareQuantities(extractQuantities('under 75 dB'), extractQuantities('must not exceed 80 dB')).conflict).not.toBeNull();
+  });
 });
 
 describe('judge on compliance wording', () => {

@@ -257,7 +257,9 @@ export function compareQuantities(required: Quantity[], found: Quantity[]): Quan
     const exact = r.lo === r.hi;
     const ok = same.some((f) => (exact ? overlaps(f, r) : within(f, r)));
     if (ok) satisfied++;
-    else if (!conflict) conflict = { required: r, found: same[0] };
+    // Bounds that differ only at their end point ("under 75 dB" vs "must not exceed 75 dB") are no
+    // explicit conflict: neither satisfied nor contradicted.
+    else if (!conflict && !same.some((f) => within({ ...f, loOpen: true, hiOpen: true }, { ...r, loOpen: false, hiOpen: false }))) conflict = { required: r, found: same[0] };
   }
   return { conflict, satisfied };
 }

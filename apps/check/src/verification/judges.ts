@@ -1,6 +1,19 @@
-import { breakDownRequirement, judgeRequirement, type Judgement, type PassageInput, type Usage } from '@kb/text';
+import type { Logger } from '@kb/common';
+import type { EmbeddingModel } from '@kb/models';
+import {
+  breakDownRequirement,
+  judgeRequirement,
+  semanticCandidates,
+  unitKey,
+  VERDICT_MODEL,
+  verdictSignals,
+  type Judgement,
+  type PassageInput,
+  type SemanticInput,
+  type Usage,
+} from '@kb/text';
 
-/** Name reported for the embedded heuristic judge in usage records. */
+/** Name reported for the embedded judge in usage records. */
 export const EMBEDDED_JUDGE_MODEL = 'embedded-heuristic-judge';
 
 /** One model (or heuristic) call's token usage, for quota records. */
@@ -10,8 +23,8 @@ export interface CallUsage {
 }
 
 /**
- * The port through which check judges requirements and breaks them down: the embedded heuristic
- * judge of `@kb/text` when no chat model is configured, else a chat model (see model-judge.ts).
+ * The port through which check judges requirements and breaks them down: the embedded judge of
+ * `@kb/text` when no chat model is configured, else a chat model (see model-judge.ts).
  */
 export interface RequirementJudge {
   /** Name of the model reported in usage records. */
@@ -29,16 +42,131 @@ export interface RequirementJudge {
   breakDown(requirement: string, signal?: AbortSignal): Promise<{ parts: string[]; calls: CallUsage[] }>;
 }
 
-/** The embedded default: transparent heuristics, no model (libs/text/src/judge.ts, breakdown.ts). */
+/** Default number of sentence vectors kept by {@link SentenceVectorCache} (384 floats each: ~1.5 KB). */
+export const SENTENCE_CACHE_ENTRIES = 20_000;
+
+/**
+ * Bounded least-recently-used cache of sentence vectors keyed by the sentence text (an embedding
+ * depends on the text only), so the chunks that many requirements retrieve are embedded once.
+ * A JavaScript `Map` keeps insertion order: a hit is re-inserted, the oldest key is evicted first.
+ */
+export class SentenceVectorCache {
+  private readonly entries = new Map<string, Float32Array>();
+  constructor(readonly capacity = SENTENCE_CACHE_ENTRIES) {}
+
+  get(text: string): number[] | undefined {
+    const v = this.entries.get(text);
+    if (!v) return undefined;
+    this.entries.delete(text);
+    this.entries.set(text, v);
+    return Array.from(v);
+  }
+
+  set(text: string, vector: number[]): void {
+    this.entries.delete(text);
+    this.entries.set(text, Float32Array.from(vector));
+    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Every cached (text, vector) pair, least recently used first. */
+  *[Symbol.iterator](): IterableIterator<[string, Float32Array]> {
+    yield* this.entries;
+  }
+}
+
+/** Texts per embedding call of the judge (see {@link embedByLength}). */
+export const JUDGE_EMBED_BATCH = 4;
+
+/**
+ * Embeds `texts` in calls of {@link JUDGE_EMBED_BATCH} texts of similar length (shortest first), at query
+ * priority, and returns the vectors in input order. A forward pass pads every text to the longest of its
+ * batch, so one 500-character PDF paragraph among 24 short sentences made the whole batch cost 24 long
+ * ones: on the Debian Policy chunks of `npm run bench:check` a cold verify's embedding took 1,150 ms in one
+ * call and 445 ms in length-sorted calls of 4 (busy 2-core machine; docs/check.md "Performance").
+ */
+export async function embedByLength(model: EmbeddingModel, texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  const order = texts.map((t, i) => ({ t, i })).sort((a, b) => a.t.length - b.t.length || a.i - b.i);
+  const out: number[][] = new Array(texts.length);
+  for (let k = 0; k < order.length; k += JUDGE_EMBED_BATCH) {
+    const group = order.slice(k, k + JUDGE_EMBED_BATCH);
+    const vectors = await model.embed(group.map((g) => g.t), signal, 'query');
+    group.forEach((g, j) => (out[g.i] = vectors[j]));
+  }
+  return out;
+}
+
+/** True when `model` is the embedding model the judge's semantic variant was trained with. */
+export function matchesTrainedEmbedding(model: EmbeddingModel): boolean {
+  const trained = (VERDICT_MODEL as { embedding_model?: string }).embedding_model ?? '';
+  const base = (name: string) => name.split('/').pop()!.toLowerCase();
+  return !!trained && base(model.model) === base(trained);
+}
+
+/**
+ * The embedded default (libs/text/src/judge.ts, breakdown.ts): a small trained model over computed signals.
+ * With an embedding model (the in-process `LocalEmbeddingModel` of the check service) evidence is also
+ * chosen by meaning: the requirement and up to `MAX_SEMANTIC_SENTENCES` candidate sentences are embedded
+ * (sentences through a {@link SentenceVectorCache}). Without one — or with an embedding model other than
+ * the one the judge was trained with, or when embedding fails — the judge runs its lexical variant,
+ * whose confidence is calibrated for that case.
+ */
 export class EmbeddedJudge implements RequirementJudge {
   readonly model = EMBEDDED_JUDGE_MODEL;
+  private readonly embeddings: EmbeddingModel | null;
 
-  async judge(requirement: string, passages: PassageInput[]) {
-    const judgement = judgeRequirement(requirement, passages);
+  constructor(
+    embeddings: EmbeddingModel | null = null,
+    private readonly cache = new SentenceVectorCache(),
+    private readonly logger?: Logger,
+  ) {
+    this.embeddings = embeddings && matchesTrainedEmbedding(embeddings) ? embeddings : null;
+    if (embeddings && !this.embeddings) logger?.warn({ embeddings: embeddings.model }, 'the embedded judge was trained with another embedding model: judging lexically');
+  }
+
+  /** Whether verdicts use sentence embeddings. */
+  get semantic(): boolean {
+    return this.embeddings !== null;
+  }
+
+  async judge(requirement: string, passages: PassageInput[], signal?: AbortSignal) {
+    const semantic = await this.semanticInput(requirement, passages, signal);
+    const judgement = judgeRequirement(requirement, passages, { semantic });
     return { judgement, calls: [{ model: this.model, usage: judgement.usage }] };
   }
 
   async breakDown(requirement: string) {
     return { parts: breakDownRequirement(requirement), calls: [] };
+  }
+
+  /** Both signal vectors of one example (lexical, and semantic when embeddings are on), for `train:judge`. */
+  async signals(requirement: string, passages: PassageInput[]): Promise<{ lexical: number[]; semantic: number[] | null }> {
+    const semantic = await this.semanticInput(requirement, passages);
+    return { lexical: verdictSignals(requirement, passages).vector, semantic: semantic ? verdictSignals(requirement, passages, semantic).vector : null };
+  }
+
+  /** Embeds the requirement and the candidate sentences (cached ones are not embedded again). */
+  private async semanticInput(requirement: string, passages: PassageInput[], signal?: AbortSignal): Promise<SemanticInput | undefined> {
+    if (!this.embeddings || passages.length === 0) return undefined;
+    const units = semanticCandidates(requirement, passages);
+    if (units.length === 0) return undefined;
+    const missing = [...new Set(units.map((u) => u.text).filter((t) => this.cache.get(t) === undefined))];
+    try {
+      const vectors = await embedByLength(this.embeddings, [requirement, ...missing], signal);
+      missing.forEach((t, i) => this.cache.set(t, vectors[i + 1]));
+      const sentences = new Map<string, number[]>();
+      for (const u of units) {
+        const v = this.cache.get(u.text);
+        if (v) sentences.set(unitKey(u), v);
+      }
+      return { query: vectors[0], sentences };
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      this.logger?.warn({ err: error }, 'sentence embedding failed: judging this requirement lexically');
+      return undefined;
+    }
   }
 }

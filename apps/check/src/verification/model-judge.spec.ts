@@ -1,6 +1,7 @@
 import { chatModelFromEnv, ModelProviderError } from '@kb/models';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '@kb/models/testing';
 import type { PassageInput } from '@kb/text';
+import { EmbeddedJudge } from './judges';
 import { ModelJudge, UNSUPPORTED_CONFIDENCE_CAP } from './model-judge';
 
 const passage = (id: string, text: string, page: number | null = null): PassageInput => ({
@@ -21,7 +22,7 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
   let server: ScriptedOpenAiServer;
   let next: ScriptedReply[] = [];
   const judge = () =>
-    new ModelJudge(chatModelFromEnv({ LLM_BASE_URL: server.baseUrl, LLM_MODEL: 'judge-1', LLM_API_KEY: 'k', LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '5000' })!);
+    new ModelJudge(chatModelFromEnv({ LLM_BASE_URL: server.baseUrl, LLM_MODEL: 'judge-1', LLM_API_KEY: 'k', LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '5000' })!, new EmbeddedJudge());
   const answer = (o: object): ScriptedReply => ({ content: JSON.stringify(o), usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });
 
   beforeAll(async () => {

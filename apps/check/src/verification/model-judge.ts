@@ -1,10 +1,16 @@
 import { ModelProviderError, type ChatModel } from '@kb/models';
-import { breakDownRequirement, judgeRequirement, makeQuote, resolveEvidence, type Judgement, type PassageInput } from '@kb/text';
+import { breakDownRequirement, makeQuote, resolveEvidence, type Judgement, type PassageInput } from '@kb/text';
 import { z } from 'zod';
-import type { CallUsage, RequirementJudge } from './judges';
+import type { CallUsage, EmbeddedJudge, RequirementJudge } from './judges';
 
 /** Confidence ceiling when the model's quote cannot be traced to the passages (below 0.7 = insufficient). */
 export const UNSUPPORTED_CONFIDENCE_CAP = 0.6;
+/**
+ * A model's COMPLIANT/CONTRADICTS verdict is capped at {@link UNSUPPORTED_CONFIDENCE_CAP} when the
+ * calibrated embedded judge, reading only the quoted evidence, finds it more likely than this that the
+ * quote does not address the requirement at all (P(NOT_FOUND) on the evidence alone).
+ */
+export const EVIDENCE_SUPPORT_MIN = 0.5;
 /** Longest passage text sent to the model (characters); chunks are normally far shorter. */
 const MAX_PASSAGE_CHARS = 6000;
 /** Most sub-requirements a model breakdown may return. */
@@ -78,15 +84,21 @@ function passageHeader(p: PassageInput, i: number): string {
  * The chat-model judge: the model decides the verdict and quotes its evidence; the quote is then made
  * verbatim in code (`resolveEvidence` of `@kb/text`): a quote found in the cited chunk (whitespace
  * normalised) is kept, a paraphrase is repaired to the chunk sentence it paraphrases, and a quote that
- * cannot be traced caps the confidence at {@link UNSUPPORTED_CONFIDENCE_CAP}. With no passages at all
- * the model is not called (NOT_FOUND from the embedded judge). Breakdown asks the model for atomic parts.
- * A structured answer still invalid after one repair (`invalid_output`) is not an outage: the
- * judgement is NOT_FOUND at confidence 0 saying so, and a breakdown falls back to the embedded one.
+ * cannot be traced caps the confidence at {@link UNSUPPORTED_CONFIDENCE_CAP}. The same calibration rules as
+ * the embedded judge then apply (`calibrate`): a verdict whose quote the calibrated embedded judge reads as
+ * not addressing the requirement, or a NOT_FOUND where the embedded judge confidently found evidence, is
+ * capped below 0.7 with a note. With no passages at all the model is not called (NOT_FOUND from the
+ * embedded judge). Breakdown asks the model for atomic parts. A structured answer still invalid after one
+ * repair (`invalid_output`) is not an outage: the judgement is NOT_FOUND at confidence 0 saying so, and a
+ * breakdown falls back to the embedded one.
  *
  * @throws ModelProviderError (from `@kb/models`) when the provider fails after retries (HTTP, network, timeout).
  */
 export class ModelJudge implements RequirementJudge {
-  constructor(private readonly chat: ChatModel) {}
+  constructor(
+    private readonly chat: ChatModel,
+    private readonly embedded: EmbeddedJudge,
+  ) {}
 
   get model(): string {
     return this.chat.model;
@@ -95,7 +107,7 @@ export class ModelJudge implements RequirementJudge {
   async judge(requirement: string, passages: PassageInput[], signal?: AbortSignal): Promise<{ judgement: Judgement; calls: CallUsage[] }> {
     const usable = passages.filter((p) => (p.text ?? '').trim().length > 0);
     if (usable.length === 0) {
-      const judgement = judgeRequirement(requirement, []);
+      const { judgement } = await this.embedded.judge(requirement, [], signal);
       return { judgement, calls: [] };
     }
     const context = usable.map((p, i) => `${passageHeader(p, i)}\n${p.text.slice(0, MAX_PASSAGE_CHARS)}`).join('\n\n');
@@ -132,7 +144,36 @@ export class ModelJudge implements RequirementJudge {
     }
     const { value, result } = answer;
     const calls: CallUsage[] = [{ model: result.model || this.chat.model, usage: result.usage }];
-    return { judgement: this.toJudgement(requirement, usable, value, result.usage), calls };
+    const judgement = await this.calibrate(requirement, usable, this.toJudgement(requirement, usable, value, result.usage), signal);
+    return { judgement, calls };
+  }
+
+  /**
+   * Applies the embedded judge's calibration to a model verdict: COMPLIANT/CONTRADICTS whose verbatim
+   * evidence, judged alone, the embedded judge reads as not addressing the requirement (P(NOT_FOUND) ≥
+   * {@link EVIDENCE_SUPPORT_MIN}) is capped at {@link UNSUPPORTED_CONFIDENCE_CAP}; NOT_FOUND while the
+   * embedded judge is confident (≥ 0.7) of a COMPLIANT or CONTRADICTS on the same passages is capped too.
+   */
+  private async calibrate(requirement: string, passages: PassageInput[], j: Judgement, signal?: AbortSignal): Promise<Judgement> {
+    if (j.confidence < 0.7) return j;
+    if (j.evidence) {
+      const alone: PassageInput = { ...j.evidence.passage, text: j.evidence.quote, pageSpans: [], score: 1 };
+      const { judgement: check } = await this.embedded.judge(requirement, [alone], signal);
+      const notFound = check.probabilities?.NOT_FOUND ?? 0;
+      if (notFound < EVIDENCE_SUPPORT_MIN) return j;
+      return {
+        ...j,
+        confidence: Math.min(j.confidence, UNSUPPORTED_CONFIDENCE_CAP),
+        explanation: `${j.explanation} (The quoted evidence does not clearly address the requirement: the calibrated check rates it ${Math.round(notFound * 100)}% likely to be unrelated, so the evidence may be insufficient.)`,
+      };
+    }
+    const { judgement: check } = await this.embedded.judge(requirement, passages, signal);
+    if (check.verdict === 'NOT_FOUND' || check.confidence < 0.7 || !check.evidence) return j;
+    return {
+      ...j,
+      confidence: Math.min(j.confidence, UNSUPPORTED_CONFIDENCE_CAP),
+      explanation: `${j.explanation} (The calibrated check found possible evidence that the model did not use: "${check.evidence.quote.replace(/\s+/g, ' ').trim().slice(0, 300)}", so "not found" may be wrong.)`,
+    };
   }
 
   private toJudgement(requirement: string, passages: PassageInput[], answer: JudgeAnswer, usage: Judgement['usage']): Judgement {

@@ -1,0 +1,133 @@
+import path from 'node:path';
+import { LocalEmbeddingModel } from '@kb/models';
+import type { PassageInput } from '@kb/text';
+import { EmbeddedJudge, embedByLength, SentenceVectorCache } from './judges';
+
+const ROOT = path.resolve(__dirname, '../../../..');
+
+const passage = (id: string, fileName: string, text: string, score = 1): PassageInput => ({
+  chunkId: id,
+  documentId: `doc-${id}`,
+  fileName,
+  text,
+  startPage: 1,
+  endPage: 1,
+  pageSpans: [{ page: 1, offset: 0 }],
+  score,
+});
+
+const NOISE_PLAN = passage(
+  'noise',
+  'noise-management-plan.pdf',
+  'Noise Management Plan\n\nHearing protection is required wherever noise exceeds 85 decibels. ' +
+    'Noisy work is permitted only between 7 a.m. and 6 p.m. on weekdays. ' +
+    'Noise monitoring results are reported to the site manager every week. Compressors are placed away from the site boundary.',
+);
+const IT_POLICY = passage(
+  'it',
+  'information-security-policy.pdf',
+  'Information Security Policy\n\nAll VPN connections use IPsec with certificate-based authentication. ' +
+    'Remote workers connect to the corporate network through the VPN only. Passwords are changed every 90 days.',
+);
+const ACCESS_POLICY = passage(
+  'access',
+  'visitor-policy.pdf',
+  'Visitor Policy\n\nVisitors must sign in at the reception desk. Visitors must wear a visitor badge at all times. ' +
+    'Deliveries are accepted between 8 a.m. and 4 p.m.',
+);
+
+/** The four judge examples of issue 13, with the in-process embedding model from ../shared/models. */
+describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () => {
+  let judge: EmbeddedJudge;
+  let lexical: EmbeddedJudge;
+  let model: LocalEmbeddingModel;
+
+  beforeAll(async () => {
+    model = await LocalEmbeddingModel.load({ modelsDir: path.resolve(ROOT, '../shared/models'), model: 'all-MiniLM-L6-v2' });
+    judge = new EmbeddedJudge(model);
+    lexical = new EmbeddedJudge(null);
+    expect(judge.semantic).toBe(true);
+  }, 120_000);
+
+  for (const mode of ['semantic', 'lexical'] as const) {
+    const pick = () => (mode === 'semantic' ? judge : lexical);
+
+    it(`${mode}: a paraphrased obligation with the same threshold is COMPLIANT ("above 85 decibels" / "exceeds 85 decibels")`, async () => {
+      const { judgement } = await pick().judge('Hearing protection must be worn where noise is above 85 decibels.', [NOISE_PLAN]);
+      expect(judgement.verdict).toBe('COMPLIANT');
+      expect(judgement.evidence!.quote).toBe('Hearing protection is required wherever noise exceeds 85 decibels.');
+      expect(judgement.recommendation).toBeNull();
+    });
+
+    it(`${mode}: a permitted window inside the required one is COMPLIANT ("not before 7 a.m." / "only between 7 a.m. and 6 p.m.")`, async () => {
+      const { judgement } = await pick().judge('Noisy work must not start before 7 a.m.', [NOISE_PLAN]);
+      expect(judgement.verdict).toBe('COMPLIANT');
+      expect(judgement.evidence!.quote).toBe('Noisy work is permitted only between 7 a.m. and 6 p.m. on weekdays.');
+    });
+
+    it(`${mode}: a compound requirement whose two facts the policy states word for word complies part by part`, async () => {
+      const requirement = 'Visitors must sign in at the reception desk and must wear a visitor badge at all times.';
+      const { parts } = await pick().breakDown(requirement);
+      expect(parts).toEqual(['Visitors must sign in at the reception desk', 'Visitors must wear a visitor badge at all times']);
+      for (const part of parts) {
+        const { judgement } = await pick().judge(part, [ACCESS_POLICY]);
+        expect(judgement.verdict).toBe('COMPLIANT');
+        expect(judgement.evidence!.quote).toContain(part);
+        // Stated word for word: a confident COMPLIANT (decision rule 1, docs/check.md).
+        expect(judgement.confidence).toBeGreaterThanOrEqual(0.7);
+      }
+    });
+
+    it(`${mode}: encryption at rest is not COMPLIANT on a sentence about VPN connections`, async () => {
+      const { judgement } = await pick().judge('All customer data at rest must be encrypted with AES-256.', [IT_POLICY]);
+      expect(judgement.verdict).not.toBe('COMPLIANT');
+      if (judgement.verdict !== 'NOT_FOUND') expect(judgement.confidence).toBeLessThan(0.7);
+      expect(judgement.recommendation).toMatch(/AES-256|encrypt/i);
+    });
+  }
+
+  it('a close paraphrase with every key term and no conflict cue is a confident COMPLIANT; a prohibition of it is CONTRADICTS', async () => {
+    const osha = passage(
+      'osha',
+      'OSHA2001.pdf',
+      'Each employer shall promptly notify any employee who has been or is being exposed to toxic materials or harmful physical agents ' +
+        'in concentrations or at levels which exceed those prescribed by an applicable occupational safety and health standard.',
+    );
+    const ok = (await judge.judge('Employers shall promptly notify any employee exposed to toxic materials at levels which exceed the prescribed standard.', [osha])).judgement;
+    expect(ok.verdict).toBe('COMPLIANT');
+    expect(ok.confidence).toBeGreaterThanOrEqual(0.7);
+    const flipped = (await judge.judge('Employers must not notify employees exposed to toxic materials.', [osha])).judgement;
+    expect(flipped.verdict === 'COMPLIANT' && flipped.confidence >= 0.7).toBe(false);
+  });
+
+  it('embeds in length-sorted calls and returns the vectors in input order', async () => {
+    const texts = ['Visitor Policy', NOISE_PLAN.text, 'Visitors must sign in at the reception desk.', IT_POLICY.text, 'Badges', 'Deliveries are accepted between 8 a.m. and 4 p.m.'];
+    const sorted = await embedByLength(model, texts);
+    const single = await Promise.all(texts.map((t) => model.embed([t]).then((v) => v[0])));
+    expect(sorted).toHaveLength(texts.length);
+    const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0);
+    // The same text's vector whatever its batch (up to 8-bit quantization noise); another text's is far.
+    sorted.forEach((v, i) => expect(dot(v, single[i])).toBeGreaterThan(0.97));
+    expect(dot(sorted[0], single[1])).toBeLessThan(0.9);
+  });
+
+  it('says what is missing when it is unsure', async () => {
+    const { judgement } = await judge.judge('Noise monitoring results must be published on the project website every month.', [NOISE_PLAN]);
+    if (judgement.confidence < 0.7) expect(judgement.explanation).toMatch(/insufficient/);
+    expect(judgement.verdict === 'COMPLIANT' && judgement.confidence >= 0.7).toBe(false);
+  });
+});
+
+describe('SentenceVectorCache', () => {
+  it('keeps the most recently used vectors up to its capacity', () => {
+    const cache = new SentenceVectorCache(2);
+    cache.set('a', [1]);
+    cache.set('b', [2]);
+    expect(cache.get('a')).toEqual([1]); // a is now the most recent
+    cache.set('c', [3]);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')).toEqual([1]);
+    expect(cache.get('c')).toEqual([3]);
+    expect(cache.size).toBe(2);
+  });
+});

@@ -1,0 +1,117 @@
+import trained from '../train/judge-model.json';
+
+/** The three verdicts, in the order of the trained model's outputs. */
+export const VERDICT_CLASSES = ['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND'] as const;
+export type VerdictClass = (typeof VERDICT_CLASSES)[number];
+
+/** Piecewise-linear function through knots (x ascending), constant beyond the ends (numpy `interp`). */
+export interface Knots {
+  x: number[];
+  y: number[];
+}
+
+/** One regression tree of scikit-learn's `HistGradientBoostingClassifier` (its `TreePredictor.nodes`). */
+export interface Tree {
+  feature: number[];
+  threshold: number[];
+  left: number[];
+  right: number[];
+  leaf: number[];
+  value: number[];
+}
+
+/** The base estimator: gradient-boosted trees, or a standardised multinomial logistic regression. */
+export type VerdictEstimator =
+  | { kind: 'gbdt'; baseline: number[]; trees: Tree[][] }
+  | { kind: 'logistic'; mean: number[]; scale: number[]; coef: number[][]; intercept: number[] };
+
+/**
+ * One trained variant (with or without sentence embeddings), as written by `libs/text/train/train_judge.py`:
+ * the base estimator (`HistGradientBoostingClassifier` or `LogisticRegression`, whichever had the lower
+ * cross-validated log-loss), one calibrator per class on its decision value (`CalibratedClassifierCV`:
+ * isotonic regression as knots, or Platt's sigmoid 1 / (1 + exp(a·d + b))), and the confidence map from the
+ * verdict's probability to the reported confidence.
+ */
+export interface VerdictModelVariant {
+  features: string[];
+  estimator: VerdictEstimator;
+  calibration: { method: 'isotonic'; knots: Knots[] } | { method: 'sigmoid'; a: number[]; b: number[] };
+  /** The verdict is argmax_k p_k × w_k (w tuned on out-of-fold training predictions for macro-F1). */
+  decision_weights: number[];
+  /** Per verdict: its probability → the reported confidence. */
+  confidence: Knots[];
+}
+
+/** Value of one tree for `x`: from the root, left when x[feature] <= threshold (signals are never NaN). */
+function treeValue(t: Tree, x: number[]): number {
+  let n = 0;
+  while (!t.leaf[n]) n = x[t.feature[n]] <= t.threshold[n] ? t.left[n] : t.right[n];
+  return t.value[n];
+}
+
+/** Per-class decision values: scikit-learn's `decision_function` of the base estimator. */
+export function decisionValues(e: VerdictEstimator, x: number[]): number[] {
+  if (e.kind === 'gbdt') {
+    const raw = [...e.baseline];
+    for (const iteration of e.trees) iteration.forEach((t, k) => (raw[k] += treeValue(t, x)));
+    return raw;
+  }
+  const z = x.map((v, i) => (v - e.mean[i]) / (e.scale[i] || 1));
+  return e.coef.map((row, k) => row.reduce((s, w, i) => s + w * z[i], e.intercept[k]));
+}
+
+export interface VerdictModel {
+  classes: string[];
+  variants: { semantic: VerdictModelVariant; lexical: VerdictModelVariant };
+}
+
+/** numpy.interp: linear between knots, clamped to the first/last y outside. */
+export function interp(x: number, k: Knots): number {
+  const n = k.x.length;
+  if (n === 0) return x;
+  if (x <= k.x[0]) return k.y[0];
+  if (x >= k.x[n - 1]) return k.y[n - 1];
+  let lo = 0;
+  let hi = n - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (k.x[mid] <= x) lo = mid;
+    else hi = mid;
+  }
+  const span = k.x[hi] - k.x[lo];
+  return span > 0 ? k.y[lo] + ((x - k.x[lo]) * (k.y[hi] - k.y[lo])) / span : k.y[hi];
+}
+
+/**
+ * Calibrated class probabilities for one signal vector, exactly as scikit-learn's
+ * `CalibratedClassifierCV(estimator).predict_proba` computes them: the estimator's decision values (sum
+ * of the trees plus the baseline, or coef · ((x − mean) / scale) + intercept), each calibrated by its
+ * class's calibrator, then divided by their sum (uniform 1/3 when the sum is 0).
+ *
+ * @param x signal vector in `variant.features` order.
+ * @returns probabilities in {@link VERDICT_CLASSES} order, summing to 1.
+ */
+export function predictProba(variant: VerdictModelVariant, x: number[]): number[] {
+  const d = decisionValues(variant.estimator, x);
+  const cal = variant.calibration;
+  const p = d.map((dk, k) => (cal.method === 'isotonic' ? interp(dk, cal.knots[k]) : 1 / (1 + Math.exp(cal.a[k] * dk + cal.b[k]))));
+  const sum = p.reduce((s, v) => s + v, 0);
+  const out = sum > 0 ? p.map((v) => v / sum) : p.map(() => 1 / p.length);
+  return out.map((v) => (v > 1 && v <= 1 + 1e-5 ? 1 : v));
+}
+
+/**
+ * The verdict and its reported confidence for calibrated probabilities `p`: verdict k = argmax p_k × w_k
+ * (`decision_weights`), confidence = that verdict's trained monotone map of p_k, which makes confidence ≥ 0.7
+ * mean "right at least 9 times in 10" on the training data's out-of-fold predictions (see train_judge.py).
+ *
+ * @returns the index into {@link VERDICT_CLASSES} and the confidence in [0, 1].
+ */
+export function decide(variant: VerdictModelVariant, p: number[]): { index: number; confidence: number } {
+  let index = 0;
+  for (let k = 1; k < p.length; k++) if (p[k] * variant.decision_weights[k] > p[index] * variant.decision_weights[index]) index = k;
+  return { index, confidence: Math.max(0, Math.min(1, interp(p[index], variant.confidence[index]))) };
+}
+
+/** The committed trained parameters (libs/text/train/judge-model.json). */
+export const VERDICT_MODEL = trained as unknown as VerdictModel;

@@ -1,0 +1,319 @@
+import { alignSentences, idfWeights, sentenceUnits, type Alignment, type SentenceUnit } from './align';
+import { analyze, tokenize } from './analyze';
+import { clockConflict } from './clock';
+import { antonymFlips, isRestriction, requirementSign, scopedSign } from './polarity';
+import { compareQuantities, extractQuantities, type Quantity } from './quantities';
+import type { PassageInput } from './types';
+
+/**
+ * Sentence embeddings handed to the judge by a caller that has an embedding model (the check service):
+ * `query` is the requirement's vector, `sentences` the vectors of (some of) the passages' sentences keyed
+ * by {@link unitKey}. Vectors are L2-normalised, so cosine similarity is their dot product.
+ */
+export interface SemanticInput {
+  query: number[];
+  sentences: Map<string, number[]>;
+}
+
+/** Key of a sentence unit in {@link SemanticInput.sentences}: passage index and character offsets. */
+export const unitKey = (u: SentenceUnit): string => `${u.passageIndex}:${u.start}:${u.end}`;
+
+/** Most sentences embedded per judgement (bounds the embedding cost of one verify). */
+export const MAX_SEMANTIC_SENTENCES = 24;
+
+/**
+ * The sentences worth embedding for one requirement: every sentence of the two best-ranked passages
+ * (a paraphrase there shares no words, yet retrieval ranked its passage first) and then the best
+ * lexically aligned sentences of the rest, at most {@link MAX_SEMANTIC_SENTENCES} in all, without duplicates.
+ *
+ * @returns units in the order of `sentenceUnits(passages)` restricted to the chosen ones.
+ */
+export function semanticCandidates(requirement: string, passages: PassageInput[], units = sentenceUnits(passages), max = MAX_SEMANTIC_SENTENCES): SentenceUnit[] {
+  const chosen = new Set<SentenceUnit>();
+  const byRank = passages.map((p, i) => ({ i, s: Number.isFinite(p.score) ? p.score : 0 })).sort((a, b) => b.s - a.s || a.i - b.i);
+  const top = new Set(byRank.slice(0, 2).map((x) => x.i));
+  for (const u of units) if (top.has(u.passageIndex) && chosen.size < max / 2) chosen.add(u);
+  for (const a of alignSentences(requirement, passages, units)) {
+    if (chosen.size >= max) break;
+    chosen.add(a.unit);
+  }
+  return units.filter((u) => chosen.has(u));
+}
+
+/** Names of the judge's input signals, in vector order (the trained model's `features`). */
+export const SIGNAL_NAMES = [
+  'coverage_best', // IDF-weighted share of the requirement's content terms in the chosen sentence
+  'coverage_max', // the same, best over all sentences
+  'bigram_best', // share of the requirement's adjacent term pairs in the chosen sentence
+  'passage_coverage_best', // coverage by the chosen sentence's whole passage
+  'retrieval_best', // retrieval score of that passage relative to the best passage
+  'requirement_terms', // ln(1 + distinct content terms) / 3
+  'similarity_best', // cosine similarity requirement · chosen sentence (0 without embeddings)
+  'similarity_max', // best cosine over the embedded sentences
+  'similarity_gap', // best − second best cosine
+  'similarity_mean_top5', // mean of the five best cosines
+  'quantity_in_requirement',
+  'quantity_satisfied', // a requirement quantity met by a quantity of the chosen sentence
+  'quantity_conflict_best', // same dimension, none meeting it ("at least 42 in" vs "39 in")
+  'quantity_conflict_any', // … in one of the candidate sentences
+  'clock_conflict', // times of day that cannot both hold ("not before 7 a.m." vs "from 6 a.m.")
+  'clock_consistent', // a time window inside the requirement's
+  'numbers_shared', // share of the requirement's numbers found in the chosen sentence (1 when it has none)
+  'requirement_negated', // "must not", "never", "prohibited", …
+  'evidence_negated_best', // negation near the requirement's terms in the chosen sentence
+  'evidence_negated_any',
+  'polarity_mismatch_best',
+  'polarity_mismatch_any',
+  'antonym_best', // antonym pairs or opposite directions of change ("open"/"closed", "reduces"/"increases")
+  'antonym_any',
+  'both_restrict', // both state a restriction ("only", "not … except")
+  'requirement_obligation', // must, shall, required, mandatory
+  'requirement_permission', // may, can, allowed, permitted, optional
+  'evidence_obligation',
+  'evidence_permission',
+  'evidence_optional', // optional, voluntary, at its discretion, encouraged, recommended
+  'modality_weaker', // the requirement obliges, the evidence only permits or recommends
+  'requirement_universal', // all, every, any, each, always, never
+  'evidence_limited', // some, certain, except, unless, only, limited, partially
+  'hedged', // may, might, could, suggest, possibly, likely, associated
+  'coverage_x_mismatch', // coverage_best × polarity_mismatch_any
+  'similarity_x_negated', // similarity_best × evidence_negated_best
+  'coverage_x_similarity', // coverage_best × similarity_best
+] as const;
+
+export type SignalName = (typeof SIGNAL_NAMES)[number];
+
+/** What made a candidate sentence read as contradicting the requirement (for the explanation). */
+export interface ConflictCue {
+  kind: 'quantity' | 'clock' | 'polarity' | 'antonym';
+  alignment: Alignment;
+  detail: string;
+}
+
+/** The judge's view of one requirement against its passages. */
+export interface VerdictSignals {
+  /** Values in {@link SIGNAL_NAMES} order. */
+  vector: number[];
+  /** Whether sentence embeddings took part (selects the trained model variant). */
+  semantic: boolean;
+  /** The sentence chosen as the best evidence (by meaning and words), null when there is none. */
+  best: Alignment | null;
+  /** Cosine similarity of `best` (null without embeddings). */
+  bestSimilarity: number | null;
+  /** The first contradiction cue found among the candidate sentences. */
+  conflict: ConflictCue | null;
+  /** Content words of the requirement that the chosen sentence lacks (surface forms). */
+  missing: string[];
+  /**
+   * A sentence that states the whole requirement word for word (see {@link statesVerbatim}) with no
+   * negation, antonym, quantity or time conflict against it; null when none does. Not a model signal:
+   * the judge's decision rules use it (judge.ts).
+   */
+  verbatim: Alignment | null;
+  /**
+   * An explicit conflict between the requirement and the chosen sentence itself: a quantity or time that
+   * cannot both hold, a negation or prohibition against an affirmation, or an antonym pair (the `_best`
+   * signals). Not a model signal: the judge's decision rules use it.
+   */
+  conflictOnBest: boolean;
+}
+
+/** Lower-case words and digits of a text joined by single spaces (punctuation and case ignored). */
+const wordsOf = (text: string): string => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+
+/** Fewest words a requirement needs before a verbatim statement of it counts (shorter ones are too generic). */
+export const VERBATIM_MIN_WORDS = 4;
+
+/**
+ * True when `sentence` contains the whole `requirement` word for word (case and punctuation ignored, at
+ * word boundaries) and the requirement has at least {@link VERBATIM_MIN_WORDS} words:
+ * "Visitors must sign in at the reception desk." in "Visitors must sign in at the reception desk before
+ * entering the site." A document that says what the requirement says, in its words, states it.
+ */
+export function statesVerbatim(requirement: string, sentence: string): boolean {
+  const req = wordsOf(requirement);
+  if (req.split(' ').length < VERBATIM_MIN_WORDS) return false;
+  return ` ${wordsOf(sentence)} `.includes(` ${req} `);
+}
+
+/** Share of the lexical score in the evidence-selection score when embeddings are present (the rest is cosine). */
+export const LEXICAL_SELECTION_WEIGHT = 0.4;
+/** Candidate sentences checked for contradiction cues. */
+export const CONTRADICTION_CANDIDATES = 3;
+
+const OBLIGATION = /\b(?:must|shall|required|requires|require|mandatory|obligated|obliged|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to)\b/i;
+const PERMISSION = /\b(?:may|can|allowed|permitted|permissible|entitled|free\s+to|optional|discretion)\b/i;
+const OPTIONAL = /\b(?:optional|voluntary|voluntarily|discretion|discretionary|encouraged|recommended|should|where\s+possible|where\s+practicable|if\s+possible|as\s+appropriate)\b/i;
+const PROHIBITION = /\b(?:must\s+not|shall\s+not|may\s+not|cannot|can\s*not|prohibited|forbidden|not\s+permitted|not\s+allowed|never)\b/i;
+const UNIVERSAL = /\b(?:all|every|any|each|always|never|no\s+\w+\s+(?:shall|may|must))\b/i;
+const LIMITED = /\b(?:some|certain|except|unless|only|limited|partially|partly|selected|particular|specific|most|several|few)\b/i;
+const HEDGE = /\b(?:may|might|could|suggests?|suggested|possibly|possible|likely|potential(?:ly)?|associated|correlat\w*|appears?|seems?)\b/i;
+
+const dot = (a: number[], b: number[]): number => {
+  let s = 0;
+  for (let i = 0; i < a.length && i < b.length; i++) s += a[i] * b[i];
+  return s;
+};
+
+/** Numbers written in digits in a text ("85", "7", "256"), for {@link SIGNAL_NAMES} `numbers_shared`. */
+function numbersOf(text: string): Set<string> {
+  return new Set(tokenize(text).filter((t) => /^\d+(?:\.\d+)?$/.test(t.norm)).map((t) => t.norm));
+}
+
+function quantityCheck(reqQ: Quantity[], sentence: string) {
+  return reqQ.length ? compareQuantities(reqQ, extractQuantities(sentence)) : { conflict: null, satisfied: 0 };
+}
+
+function polarityOf(requirement: string, sentence: string, idf: Map<string, number>) {
+  const req = requirementSign(requirement);
+  const flips = antonymFlips(requirement, sentence);
+  const bothRestrict = isRestriction(requirement) && isRestriction(sentence);
+  const scoped = scopedSign(sentence, idf);
+  const evSign = bothRestrict ? req.sign : scoped.sign;
+  // A negated requirement needs an explicit permission/obligation in the sentence to be contradicted.
+  const mismatch = evSign !== req.sign && (bothRestrict || evSign === -1 || scoped.explicit);
+  return { req, flips, bothRestrict, scoped, evSign, mismatch };
+}
+
+/**
+ * Computes the judge's signals for one requirement against retrieved passages.
+ *
+ * Evidence selection: every sentence is aligned lexically (`alignSentences`: IDF-weighted coverage,
+ * bigrams, passage coverage, retrieval rank); with `semantic`, the selection score is
+ * {@link LEXICAL_SELECTION_WEIGHT} × lexical score + (1 − it) × cosine similarity, so a paraphrase
+ * ("exceeds" for "above") is chosen by meaning while shared words still count. The chosen sentence and the
+ * next {@link CONTRADICTION_CANDIDATES} − 1 are checked for contradiction cues: quantities with units and
+ * direction (`quantities.ts`), times of day (`clock.ts`), negation in scope of the requirement's terms and
+ * antonym pairs (`polarity.ts`), modality and scope words (regular expressions above).
+ *
+ * @param semantic embeddings of the requirement and of some sentences (see {@link semanticCandidates});
+ *   sentences without a vector are selected lexically only.
+ * @returns the signal vector in {@link SIGNAL_NAMES} order plus what the explanation needs. Never throws.
+ */
+export function verdictSignals(requirement: string, passages: PassageInput[], semantic?: SemanticInput): VerdictSignals {
+  const units = sentenceUnits(passages);
+  const aligned = alignSentences(requirement, passages, units);
+  const useSemantic = !!semantic && semantic.query.length > 0 && semantic.sentences.size > 0;
+  const sims = new Map<Alignment, number>();
+  if (useSemantic) for (const a of aligned) {
+    const v = semantic!.sentences.get(unitKey(a.unit));
+    if (v) sims.set(a, dot(semantic!.query, v));
+  }
+  const selection = (a: Alignment) => (useSemantic ? LEXICAL_SELECTION_WEIGHT * a.score + (1 - LEXICAL_SELECTION_WEIGHT) * (sims.get(a) ?? 0) : a.score);
+  const ranked = [...aligned].sort((a, b) => selection(b) - selection(a));
+  const best = ranked[0] ?? null;
+  const reqTerms = [...new Set(analyze(requirement))];
+  const idf = idfWeights(reqTerms, units);
+  const reqQ = extractQuantities(requirement);
+  const candidates = ranked.slice(0, CONTRADICTION_CANDIDATES);
+
+  const simValues = [...sims.values()].sort((a, b) => b - a);
+  const bestSim = best && useSemantic ? sims.get(best) ?? 0 : null;
+  const reqNumbers = numbersOf(requirement);
+
+  let conflict: ConflictCue | null = null;
+  let qConflictAny = 0;
+  let mismatchAny = 0;
+  let antonymAny = 0;
+  let negAny = 0;
+  for (const a of candidates) {
+    const q = quantityCheck(reqQ, a.unit.text);
+    const c = clockConflict(requirement, a.unit.text);
+    const p = polarityOf(requirement, a.unit.text, idf);
+    if (q.conflict) qConflictAny = 1;
+    if (p.mismatch) mismatchAny = 1;
+    if (p.flips.length) antonymAny = 1;
+    if (p.scoped.sign === -1) negAny = 1;
+    if (conflict) continue;
+    if (q.conflict) conflict = { kind: 'quantity', alignment: a, detail: `the requirement calls for "${collapse(q.conflict.required.text)}" but the document states "${collapse(q.conflict.found.text)}"` };
+    else if (c.conflict) conflict = { kind: 'clock', alignment: a, detail: c.detail };
+    else if ((p.mismatch ? 1 : 0) + p.flips.length === 1 && p.flips.length === 1) {
+      conflict = { kind: 'antonym', alignment: a, detail: `the requirement says "${p.flips[0].required}" where the document says "${p.flips[0].found}"` };
+    } else if (p.mismatch && p.flips.length === 0) {
+      conflict = {
+        kind: 'polarity',
+        alignment: a,
+        detail:
+          p.evSign === -1
+            ? `the document negates or prohibits it (${p.scoped.cues.map((x) => `"${x}"`).join(', ') || 'negation'})`
+            : `the requirement is negated (${p.req.cues.map((x) => `"${x}"`).join(', ')}) while the document states it affirmatively`,
+      };
+    }
+  }
+
+  const v: Record<SignalName, number> = Object.fromEntries(SIGNAL_NAMES.map((n) => [n, 0])) as Record<SignalName, number>;
+  v.requirement_terms = Math.log(1 + reqTerms.length) / 3;
+  v.quantity_in_requirement = reqQ.length ? 1 : 0;
+  v.requirement_negated = requirementSign(requirement).sign === -1 || PROHIBITION.test(requirement) ? 1 : 0;
+  v.requirement_obligation = OBLIGATION.test(requirement) ? 1 : 0;
+  v.requirement_permission = PERMISSION.test(requirement) ? 1 : 0;
+  v.requirement_universal = UNIVERSAL.test(requirement) ? 1 : 0;
+  v.quantity_conflict_any = qConflictAny;
+  v.polarity_mismatch_any = mismatchAny;
+  v.antonym_any = antonymAny;
+  v.evidence_negated_any = negAny;
+  if (simValues.length) {
+    v.similarity_max = simValues[0];
+    v.similarity_gap = simValues[0] - (simValues[1] ?? 0);
+    const top = simValues.slice(0, 5);
+    v.similarity_mean_top5 = top.reduce((s, x) => s + x, 0) / top.length;
+  }
+  v.coverage_max = aligned.reduce((m, a) => Math.max(m, a.coverage), 0);
+  let missing: string[] = [];
+  if (best) {
+    const s = best.unit.text;
+    const q = quantityCheck(reqQ, s);
+    const c = clockConflict(requirement, s);
+    const p = polarityOf(requirement, s, idf);
+    v.coverage_best = best.coverage;
+    v.bigram_best = best.bigram;
+    v.passage_coverage_best = best.passageCoverage;
+    v.retrieval_best = best.retrieval;
+    v.similarity_best = bestSim ?? 0;
+    v.quantity_satisfied = q.satisfied > 0 ? 1 : 0;
+    v.quantity_conflict_best = q.conflict ? 1 : 0;
+    v.clock_conflict = c.conflict ? 1 : 0;
+    v.clock_consistent = c.consistent ? 1 : 0;
+    const found = numbersOf(s);
+    v.numbers_shared = reqNumbers.size ? [...reqNumbers].filter((n) => found.has(n)).length / reqNumbers.size : 1;
+    v.evidence_negated_best = p.scoped.sign === -1 ? 1 : 0;
+    v.polarity_mismatch_best = p.mismatch ? 1 : 0;
+    v.antonym_best = p.flips.length ? 1 : 0;
+    v.both_restrict = p.bothRestrict ? 1 : 0;
+    v.evidence_obligation = OBLIGATION.test(s) ? 1 : 0;
+    v.evidence_permission = PERMISSION.test(s) ? 1 : 0;
+    v.evidence_optional = OPTIONAL.test(s) ? 1 : 0;
+    v.modality_weaker = v.requirement_obligation && !v.requirement_negated && !v.evidence_obligation && (v.evidence_permission || v.evidence_optional) ? 1 : 0;
+    v.evidence_limited = LIMITED.test(s) ? 1 : 0;
+    v.hedged = HEDGE.test(s) ? 1 : 0;
+    missing = missingWords(requirement, best.unit.terms);
+  }
+  let verbatim: Alignment | null = null;
+  for (const a of ranked) {
+    if (!statesVerbatim(requirement, a.unit.text)) continue;
+    const p = polarityOf(requirement, a.unit.text, idf);
+    if (p.mismatch || p.flips.length || p.scoped.sign === -1 || quantityCheck(reqQ, a.unit.text).conflict || clockConflict(requirement, a.unit.text).conflict) continue;
+    verbatim = a;
+    break;
+  }
+  const conflictOnBest = !!(v.quantity_conflict_best || v.clock_conflict || v.polarity_mismatch_best || v.antonym_best);
+  v.coverage_x_mismatch = v.coverage_best * v.polarity_mismatch_any;
+  v.similarity_x_negated = v.similarity_best * v.evidence_negated_best;
+  v.coverage_x_similarity = v.coverage_best * v.similarity_best;
+  return { vector: SIGNAL_NAMES.map((n) => v[n]), semantic: useSemantic, best, bestSimilarity: bestSim, conflict, missing, verbatim, conflictOnBest };
+}
+
+const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/** Content words of the requirement (surface forms, first occurrence) whose stem the sentence lacks. */
+function missingWords(requirement: string, terms: Set<string>): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const t of tokenize(requirement)) {
+    const stem = analyze(t.norm)[0];
+    if (!stem || seen.has(stem)) continue;
+    seen.add(stem);
+    if (!terms.has(stem)) out.push(requirement.slice(t.start, t.end));
+  }
+  return out;
+}

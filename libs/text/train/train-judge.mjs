@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// npm run train:judge — reproducible training of the embedded judge's verdict model.
+// 1. A Python virtualenv with pinned scikit-learn/numpy, cached outside the repository
+//    ($KB_CACHE_DIR or ~/.cache/kb-platform/venv); created and filled with pip on first use.
+// 2. Build, then the judge's signals of every example of SciFact train (whole corpus as the project),
+//    ContractNLI dev and libs/text/train/policy-cases.json, computed by our TypeScript signal code through
+//    the real extractor, chunker, index and embedding model (`tools/eval/verdicts.ts --dump-features`).
+// 3. train_judge.py fits on the `train` split only and writes judge-model.json (+ judge-model.check.json,
+//    the vectors the unit test reproduces in TypeScript). Datasets: ../shared/datasets or $KB_DATASETS.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../../..');
+const cache = process.env.KB_CACHE_DIR ?? path.join(os.homedir(), '.cache/kb-platform');
+const venv = path.join(cache, 'venv');
+const python = path.join(venv, 'bin/python');
+const PINS = ['scikit-learn==1.6.1', 'numpy==2.4.6'];
+const datasets = process.env.KB_DATASETS ?? path.resolve(root, '../shared/datasets');
+const env = {
+  ...process.env,
+  KB_MODELS_DIR: process.env.KB_MODELS_DIR ?? path.resolve(root, '../shared/models'),
+  EMBEDDINGS_MODEL: process.env.EMBEDDINGS_MODEL ?? 'all-MiniLM-L6-v2',
+};
+delete env.LLM_BASE_URL;
+// One OpenMP thread: scikit-learn's gradient boosting spins its threads on a shared 2-core machine (10x slower).
+env.OMP_NUM_THREADS = process.env.OMP_NUM_THREADS ?? '1';
+
+function run(cmd, args, opts = {}) {
+  process.stderr.write(`$ ${cmd} ${args.join(' ')}\n`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', opts.stdout ?? 'inherit', 'inherit'], env });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+  return r;
+}
+
+mkdirSync(cache, { recursive: true });
+const probe = existsSync(python) ? spawnSync(python, ['-c', 'import sklearn, numpy; print(sklearn.__version__, numpy.__version__)'], { encoding: 'utf8' }) : null;
+if (!probe || probe.status !== 0 || probe.stdout.trim() !== PINS.map((p) => p.split('==')[1]).join(' ')) {
+  if (!existsSync(python)) run('python3', ['-m', 'venv', venv]);
+  run(python, ['-m', 'pip', 'install', '--quiet', ...PINS]);
+}
+
+run(process.execPath, ['tools/build.mjs']);
+const work = path.join(cache, 'judge-train');
+mkdirSync(work, { recursive: true });
+const { SIGNAL_NAMES } = await import(path.join(root, 'dist/libs/text/src/verdict-signals.js'));
+writeFileSync(path.join(work, 'signal-names.json'), JSON.stringify(SIGNAL_NAMES));
+const sets = [
+  ['scifact', path.join(datasets, 'scifact')],
+  ['contractnli', path.join(datasets, 'contractnli/dev.json')],
+  ['policy', path.join(here, 'policy-cases.json')],
+];
+const dumps = [];
+for (const [name, dataset] of sets) {
+  const file = path.join(work, `${name}.jsonl`);
+  run(process.execPath, ['dist/tools/eval/verdicts.js', '--dataset', dataset, '--split', 'all', '--index-dir', path.join(cache, 'eval-index', name), '--vector-cache', path.join(cache, 'eval-vectors', `${env.EMBEDDINGS_MODEL}-${name}.jsonl`), '--dump-features', file]);
+  dumps.push(file);
+}
+run(python, [
+  path.join(here, 'train_judge.py'),
+  '--names', path.join(work, 'signal-names.json'),
+  '--embedding-model', env.EMBEDDINGS_MODEL,
+  '--out', path.join(here, 'judge-model.json'),
+  '--check', path.join(here, 'judge-model.check.json'),
+  ...dumps,
+]);
+process.stderr.write('wrote libs/text/train/judge-model.json and judge-model.check.json\n');
