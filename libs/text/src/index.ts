@@ -8,7 +8,25 @@ export { splitSentences, type SentenceSpan } from './sentences';
 export { analyze } from './analyze';
 export { pagesOfSpan } from './pages';
 export { countTokens } from './tokens';
-export { composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, DEFAULT_MIN_RELEVANCE, NO_RELEVANT_INFORMATION } from './answer';
+export { composeAnswer, composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
+export {
+  assessAnswerability,
+  answerType,
+  answerTypeMatch,
+  decide,
+  isotonicPredict,
+  linearDecision,
+  questionSignals,
+  questionContextSignals,
+  sentenceSignals,
+  ANSWERABILITY_MODEL,
+  SENTENCE_FEATURES,
+  QUESTION_FEATURES,
+  type Answerability,
+  type AnswerabilityParams,
+  type EmbedTexts,
+} from './answerability';
+export { alignSentences, sentenceUnits } from './align';
 export { judgeRequirement, type Judgement, type Verdict } from './judge';
 export { breakDownRequirement } from './breakdown';
 export { findVerbatim, resolveEvidence, type EvidenceResolution } from './align';

@@ -1,8 +1,8 @@
 import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
 import { composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
-import { ModelProviderError, type ChatMessage, type ChatModel, type TokenUsage } from '@kb/models';
+import { ModelProviderError, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
 import { agentV1 } from '@kb/proto';
-import { bestQuote, composeExtractiveAnswer, NO_RELEVANT_INFORMATION, type Quote } from '@kb/text';
+import { assessAnswerability, bestQuote, composeAnswer, NO_RELEVANT_INFORMATION, type EmbedTexts, type Quote } from '@kb/text';
 import { z } from 'zod';
 import { claimFor, MarkerFilter } from './markers';
 import { rewriteQuery, type ConversationMessage } from './rewrite';
@@ -44,6 +44,37 @@ export interface AnswerResult {
   model: string;
   usage: agentV1.Usage;
   finishReason: string;
+  /**
+   * Calibrated probability (0–1) that the answer's sources answer the question (decisions.md
+   * "Answerability"; below 0.7 they may not). From the answerability model over the retrieved
+   * passages (`assessAnswerability`), for the extractive and the model path alike.
+   */
+  confidence: number;
+}
+
+/** Sentence vectors kept per agent process (sentences of often retrieved chunks are embedded once). */
+const SENTENCE_CACHE_SIZE = 20_000;
+
+/**
+ * An {@link EmbedTexts} over `model` with a least-recently-used cache by text, at `query` priority
+ * (an answer is waited for). Vectors are L2-normalised by the embedding port.
+ */
+export function cachedEmbedder(model: EmbeddingModel, size = SENTENCE_CACHE_SIZE): EmbedTexts {
+  const cache = new Map<string, number[]>();
+  return async (texts) => {
+    const missing = [...new Set(texts.filter((t) => !cache.has(t)))];
+    if (missing.length > 0) {
+      const vectors = await model.embed(missing, undefined, 'query');
+      missing.forEach((t, i) => cache.set(t, vectors[i]));
+    }
+    return texts.map((t) => {
+      const v = cache.get(t)!;
+      cache.delete(t); // re-insert: Map order is the recency order
+      cache.set(t, v);
+      while (cache.size > size) cache.delete(cache.keys().next().value as string);
+      return v;
+    });
+  };
 }
 
 const ZERO: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -84,10 +115,16 @@ export class AnswerService {
       retrieval: RetrievalClient;
       documents: DocumentsClient;
       model: ChatModel | null;
+      /** Chooses answer sentences by meaning; null → the lexical variant of the answerability model. */
+      embeddings?: EmbeddingModel | null;
       recordUsage: UsageRecorder;
       logger: Logger;
     },
-  ) {}
+  ) {
+    this.embed = deps.embeddings ? cachedEmbedder(deps.embeddings) : undefined;
+  }
+
+  private readonly embed: EmbedTexts | undefined;
 
   /** @throws AppError NOT_FOUND when the project is not one of the caller's org. */
   async requireProject(projectId: string): Promise<void> {
@@ -127,16 +164,16 @@ export class AnswerService {
 
     if (!this.deps.model) {
       // Sentences are chosen for what the user asked now (a follow-up's own words: "how often is it
-      // inspected?"), among passages retrieved for the rewritten query; when those words alone find
-      // nothing relevant, the rewritten query is used.
+      // inspected?"), among passages retrieved for the rewritten query; when those words alone are
+      // not answered, the rewritten query is tried.
       const asked = last.content.trim();
-      const compose = (p: Passage[]) => {
-        const own = composeExtractiveAnswer(asked, p);
-        return own.citations.length > 0 || asked === query ? own : composeExtractiveAnswer(query, p);
+      const compose = async (p: Passage[]) => {
+        const own = await composeAnswer(asked, p, { embed: this.embed });
+        return own.citations.length > 0 || asked === query ? own : composeAnswer(query, p, { embed: this.embed });
       };
       const result =
         agent === 'safety'
-          ? compose(passages)
+          ? await compose(passages)
           : await composeWithLiveSources(this.deps.documents, passages, compose, (r) => r.citations.map((c) => c.quote.passage.documentId));
       await spend(result.usage);
       if (hooks.onDelta) {
@@ -153,6 +190,7 @@ export class AnswerService {
         model: EXTRACTIVE_MODEL_NAME,
         usage,
         finishReason: 'stop',
+        confidence: result.confidence,
       };
     }
     return this.generate(req, agent, passages, spend, hooks, () => usage);
@@ -170,8 +208,10 @@ export class AnswerService {
     const model = this.deps.model!;
     if (passages.length === 0) {
       await hooks.onDelta?.(NO_RELEVANT_INFORMATION);
-      return { answer: NO_RELEVANT_INFORMATION, citations: [], agent, model: model.model, usage: usage(), finishReason: 'stop' };
+      return { answer: NO_RELEVANT_INFORMATION, citations: [], agent, model: model.model, usage: usage(), finishReason: 'stop', confidence: 0 };
     }
+    // Whether the passages answer the question at all: the same calibrated model as the extractive path.
+    const { confidence } = await assessAnswerability(req.messages[req.messages.length - 1].content.trim(), passages, { embed: this.embed });
     const numbered = passages
       .map((p, i) => `[${i + 1}] ${p.fileName}${p.startPage ? ` (p. ${p.startPage}${p.endPage && p.endPage !== p.startPage ? `-${p.endPage}` : ''})` : ''}\n${p.text}`)
       .join('\n\n');
@@ -218,7 +258,7 @@ export class AnswerService {
         }
       }
     }
-    return { answer, citations, agent, model: model.model, usage: usage(), finishReason };
+    return { answer, citations, agent, model: model.model, usage: usage(), finishReason, confidence: citations.length > 0 ? round3(confidence) : Math.min(round3(confidence), 0.69) };
   }
 
   /** Is the conversation about construction/workplace safety? Model when configured, else the lexicon. */
@@ -308,6 +348,8 @@ function toCitation(index: number, quote: Quote, score: number): agentV1.Citatio
     score,
   };
 }
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Throws CANCELLED-like AppError when the caller went away. */
 export function throwIfAborted(signal?: AbortSignal): void {
