@@ -106,16 +106,19 @@ const round3 = (x) => (x == null ? null : Math.round(x * 1000) / 1000);
 
 /**
  * Confidence figures: `right` is whether the answer's first citation holds the gold answer.
- * Precision and coverage of answers with confidence >= 0.7, Brier score, and a reliability table
- * (bins of 0.1: questions, mean confidence, share right).
+ * Precision and coverage of answers with confidence >= 0.7 (over every question), Brier score over the
+ * answers that cite something, and a reliability table over those answers (bins of 0.1: answers,
+ * mean confidence, share right). Abstentions are left out of the table: their confidence is the
+ * probability that the best sentence they did not quote would have answered, which the API does not show.
  */
 function confidenceReport(rows) {
   const scored = rows.filter((r) => typeof r.confidence === 'number');
   if (scored.length === 0) return { reported: false };
   const confident = scored.filter((r) => r.confidence >= 0.7);
+  const answered = scored.filter((r) => !r.abstained);
   const bins = [];
   for (let b = 0; b < 10; b++) {
-    const inBin = scored.filter((r) => Math.min(9, Math.floor(r.confidence * 10)) === b);
+    const inBin = answered.filter((r) => Math.min(9, Math.floor(r.confidence * 10)) === b);
     if (inBin.length === 0) continue;
     bins.push({
       bin: `${(b / 10).toFixed(1)}-${((b + 1) / 10).toFixed(1)}`,
@@ -130,8 +133,9 @@ function confidenceReport(rows) {
     confident_precision_pct: rate(confident.filter((r) => r.right).length, confident.length),
     confident_coverage_pct: rate(confident.length, scored.length),
     confident_coverage_of_answerable_pct: rate(confident.filter((r) => r.answerable).length, scored.filter((r) => r.answerable).length),
-    brier: round3(scored.reduce((s, r) => s + (r.confidence - (r.right ? 1 : 0)) ** 2, 0) / scored.length),
-    reliability: bins,
+    answers_with_citations: answered.length,
+    brier_of_answers: answered.length ? round3(answered.reduce((s, r) => s + (r.confidence - (r.right ? 1 : 0)) ** 2, 0) / answered.length) : null,
+    reliability_of_answers: bins,
   };
 }
 
