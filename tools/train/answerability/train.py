@@ -13,9 +13,10 @@ For each variant (`semantic`: with the embedding model's similarity; `lexical`: 
    logits it is trained on are out-of-fold (leave-one-article-out), so it learns from rankings of
    unseen articles.
 3. Calibration: IsotonicRegression(out_of_bounds="clip") on out-of-fold decision values of step 2.
-4. Abstention threshold: on the out-of-fold calibrated probabilities of the tune split, the value with
-   the most answerable questions answered right (gold answer in the top sentence) among those that
-   abstain on at least half of the unanswerable questions (the issue's target).
+4. Abstention threshold: on the final models' calibrated probabilities for the tune split (what the
+   service computes), the value with the most answerable questions answered right (gold answer in the
+   top sentence) among those that abstain on at least half of the unanswerable questions (the
+   issue's target).
 Writes the parameters (answerability-model.json) and test vectors (test-vectors.json) with
 scikit-learn's own outputs, which the TypeScript test reproduces.
 """
@@ -112,12 +113,19 @@ def train_variant(rows, report_rows, variant):
         order += [r for r in rows if r["article"] == a]
     for r, right in zip(order, yq):
         r["_right"] = int(right)
-    # 4. threshold
+    # 4. threshold, on the final models' probabilities for the tune split (what runs in the service)
+    Xt, yt, spt = question_vectors(rows, variant, sent)
+    for r, right in zip(rows, yt):
+        r["_right"] = int(right)
+    p_tune = np.where(spt, 0.0, iso.predict(qlr.decision_function(Xt)))
     best, best_t = -9, 0.5
-    for t in np.unique(np.round(p_oof, 4)):
-        f = figures(p_oof, order, t)
+    for t in np.unique(np.round(p_tune, 4)):
+        f = figures(p_tune, rows, t)
         if f["abstained_unanswerable"] >= ABSTAIN_TARGET and f["gold_first"] > best:
             best, best_t = f["gold_first"], float(t)
+    tune_final = figures(p_tune, rows, best_t)
+    for r, right in zip(order, yq):
+        r["_right"] = int(right)
     tune_fig = figures(p_oof, order, best_t)
     # report split with the final models
     Xr, yr, spr = question_vectors(report_rows, variant, sent)
@@ -143,7 +151,7 @@ def train_variant(rows, report_rows, variant):
             for i in pick_q
         ],
     }
-    return params, vectors, {"tune_out_of_fold": tune_fig, "report": rep_fig, "threshold": best_t}
+    return params, vectors, {"tune_out_of_fold": tune_fig, "tune_final_model": tune_final, "report": rep_fig, "threshold": best_t}
 
 
 def main():
