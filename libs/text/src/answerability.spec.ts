@@ -44,6 +44,7 @@ describe('answer types', () => {
     expect(answerType('What percentage of the vote did he get?')).toBe('quantity');
     expect(answerType('Who wrote the Declaration?')).toBe('person');
     expect(answerType('Where is the headquarters?')).toBe('place');
+    expect(answerType('How often must a scaffold be inspected?')).toBe('frequency');
     expect(answerType('Why is the sky blue?')).toBe('other');
   });
 
@@ -55,5 +56,7 @@ describe('answer types', () => {
     expect(answerTypeMatch('quantity', 'How many workers died?', 'About 96 workers died during construction.')).toBe(1);
     expect(answerTypeMatch('person', 'Who designed the dam?', 'The dam was designed by Gordon Kaufmann.')).toBe(1);
     expect(answerTypeMatch('other', 'Why was it built?', 'It was built in 1936 by Kaufmann.')).toBe(0);
+    expect(answerTypeMatch('frequency', 'How often is it inspected?', 'It is inspected before each work shift.')).toBe(1);
+    expect(answerTypeMatch('frequency', 'How often is it inspected?', 'A competent person inspects it.')).toBe(0);
   });
 });

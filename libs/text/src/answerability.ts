@@ -10,19 +10,24 @@ import trained from '../../../tools/train/answerability/answerability-model.json
 export type EmbedTexts = (texts: string[]) => Promise<number[][]>;
 
 /** What a question asks for, from its wh-words (SQuAD-style answer types). */
-export type AnswerType = 'quantity' | 'time' | 'person' | 'place' | 'other';
+export type AnswerType = 'frequency' | 'quantity' | 'time' | 'person' | 'place' | 'other';
+
+const FREQUENCY_Q = /\b(how (often|frequently)|how many times|at what (interval|intervals|frequency))\b/i;
+const FREQUENCY_RE = /\b(every|each|daily|weekly|monthly|quarterly|annually|annual|yearly|hourly|once|twice|times|per|always|regularly|periodically|interval|intervals)\b|\d+/gi;
 
 const TIME_Q = /\b(when|what (year|years|date|day|month|century|decade|time|period|era|age)|which (year|years|date|day|month|century|decade|period|era)|how long ago|since when|until when|by when)\b/i;
-const QUANTITY_Q = /\b(how (many|much|long|far|big|large|old|tall|high|heavy|fast|often|wide|deep|small)|what (percentage|percent|proportion|number|amount|fraction|share|size|rate|temperature|speed)|which number)\b/i;
+const QUANTITY_Q = /\b(how (many|much|long|far|big|large|old|tall|high|heavy|fast|wide|deep|small)|what (percentage|percent|proportion|number|amount|fraction|share|size|rate|temperature|speed)|which number)\b/i;
 const PERSON_Q = /\b(who|whom|whose|which (person|people|man|woman|king|president|scientist|group|company|organization))\b/i;
 const PLACE_Q = /\b(where|what (country|city|state|region|place|continent|town|location|area|island|river)|which (country|city|state|region|place|continent|town|location|area|island|river))\b/i;
 
 /**
- * The answer type a question asks for: `time` (when, what year …), `quantity` (how many, how much,
- * what percentage …), `person` (who, whose …), `place` (where, what country …), else `other`.
- * Checked in that order (so "how long ago" is a time, "how long" a quantity).
+ * The answer type a question asks for: `frequency` (how often, how many times …), `time` (when,
+ * what year …), `quantity` (how many, how much, what percentage …), `person` (who, whose …), `place`
+ * (where, what country …), else `other`. Checked in that order (so "how long ago" is a time, "how
+ * long" a quantity).
  */
 export function answerType(question: string): AnswerType {
+  if (FREQUENCY_Q.test(question)) return 'frequency';
   if (TIME_Q.test(question)) return 'time';
   if (QUANTITY_Q.test(question)) return 'quantity';
   if (PERSON_Q.test(question)) return 'person';
@@ -42,13 +47,14 @@ const itemsOf = (text: string, re: RegExp): string[] => [...text.matchAll(re)].m
 
 /**
  * 1 when `sentence` holds an item of the kind `type` asks for that is not already in `question`
- * (a year or date for `time`, a number for `quantity`, a capitalised name for `person`/`place`),
- * else 0; always 0 for `other`.
+ * (a frequency word or number for `frequency` — every, each, daily, once, per … —, a year or date for
+ * `time`, a number for `quantity`, a capitalised name for `person`/`place`), else 0; always 0 for `other`.
  */
 export function answerTypeMatch(type: AnswerType, question: string, sentence: string): number {
   if (type === 'other') return 0;
   const q = question.toLowerCase();
   const fresh = (items: string[]) => items.some((i) => i && !q.includes(i));
+  if (type === 'frequency') return fresh(itemsOf(sentence, FREQUENCY_RE)) ? 1 : 0;
   if (type === 'time') return fresh(itemsOf(sentence, TIME_RE)) ? 1 : 0;
   if (type === 'quantity') return fresh(itemsOf(sentence, QUANTITY_RE)) ? 1 : 0;
   return fresh(itemsOf(sentence, ENTITY_RE)) ? 1 : 0;

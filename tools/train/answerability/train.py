@@ -119,7 +119,7 @@ def train_variant(rows, report_rows, variant):
         r["_right"] = int(right)
     p_tune = np.where(spt, 0.0, iso.predict(qlr.decision_function(Xt)))
     best, best_t = -9, 0.5
-    for t in np.unique(np.round(p_tune, 4)):
+    for t in np.unique(p_tune):
         f = figures(p_tune, rows, t)
         if f["abstained_unanswerable"] >= ABSTAIN_TARGET and f["gold_first"] > best:
             best, best_t = f["gold_first"], float(t)
