@@ -105,9 +105,11 @@ const ROUTE_SCHEMA = z.object({ safety: z.boolean() });
  *
  * Without a chat model (the embedded default) the router is the lexicon classifier
  * ({@link classifySafety}), the rewrite is {@link rewriteQuery} and the answer is extractive
- * (`composeExtractiveAnswer`). With a model, the model does all three; its markers are checked
- * against the passages it was given ({@link MarkerFilter}) and each citation's quote is the
- * passage sentence that best supports the sentence citing it.
+ * (`composeAnswer`: whole sentences chosen by the answerability model, with the embedding model
+ * when one is configured, or "not found" and no citations). With a model, the model does all
+ * three; its markers are checked against the passages it was given ({@link MarkerFilter}) and each
+ * citation's quote is the passage sentence that best supports the sentence citing it. Either way
+ * `confidence` comes from the answerability model over the retrieved passages.
  */
 export class AnswerService {
   constructor(
