@@ -1,5 +1,5 @@
 import { alignSentences, jaccard, sentenceUnits } from './align';
-import { ANSWERABILITY_MODEL, assessAnswerability, decide, type Answerability, type EmbedTexts, type ScoredSentence } from './answerability';
+import { ANSWERABILITY_MODEL, assessAnswerability, decideAnswerability, type Answerability, type EmbedTexts, type ScoredSentence } from './answerability';
 import { makeQuote } from './pages';
 import { usageOf } from './tokens';
 import type { PassageInput, Quote, Usage } from './types';
@@ -63,7 +63,7 @@ export async function composeAnswer(
  */
 export function composeExtractiveAnswer(question: string, passages: PassageInput[], options: { maxSentences?: number } = {}): ExtractiveAnswer {
   const alignments = alignSentences(question, passages, sentenceUnits(passages, { whole: true }));
-  return answerFrom(question, passages, decide(question, passages, alignments, null, ANSWERABILITY_MODEL.lexical, 'lexical'), options.maxSentences);
+  return answerFrom(question, passages, decideAnswerability(question, passages, alignments, null, ANSWERABILITY_MODEL.lexical, 'lexical'), options.maxSentences);
 }
 
 function answerFrom(question: string, passages: PassageInput[], decision: Answerability, maxSentencesOption?: number): ExtractiveAnswer {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ANSWERABILITY_MODEL, answerType, answerTypeMatch, isotonicPredict, linearDecision } from './answerability';
+import { ANSWERABILITY_MODEL, answerType, answerTypeMatch, linearDecision, plattPredict } from './answerability';
 
 const VECTORS = path.resolve(__dirname, '../../../tools/train/answerability/test-vectors.json');
 
@@ -20,19 +20,18 @@ describe('answerability model (parameters trained with scikit-learn, evaluated i
       for (const q of v.question) {
         const z = linearDecision(p.question, q.x);
         expect(z).toBeCloseTo(q.decision, 9);
-        expect(isotonicPredict(p.calibration, z)).toBeCloseTo(q.calibrated, 9);
+        expect(plattPredict(p.calibration, z)).toBeCloseTo(q.calibrated, 9);
       }
       expect(p.threshold).toBeGreaterThan(0);
       expect(p.threshold).toBeLessThan(1);
     });
   }
 
-  it('interpolates the isotonic steps linearly and clips outside them, as scikit-learn does', () => {
-    const cal = { x: [-2, 0, 1], y: [0.1, 0.5, 0.9] };
-    expect(isotonicPredict(cal, -5)).toBe(0.1);
-    expect(isotonicPredict(cal, 3)).toBe(0.9);
-    expect(isotonicPredict(cal, -1)).toBeCloseTo(0.3, 12);
-    expect(isotonicPredict(cal, 0.5)).toBeCloseTo(0.7, 12);
+  it('calibrates by Platt scaling: monotone in the decision value, 0.5 where a·v + b = 0', () => {
+    const cal = { a: 2, b: -1 };
+    expect(plattPredict(cal, 0.5)).toBeCloseTo(0.5, 12);
+    expect(plattPredict(cal, 1)).toBeCloseTo(1 / (1 + Math.exp(-1)), 12);
+    expect(plattPredict(cal, -3)).toBeLessThan(plattPredict(cal, -2));
   });
 });
 

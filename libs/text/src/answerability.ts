@@ -131,7 +131,7 @@ export interface Answerability {
   ranked: ScoredSentence[];
   /** Calibrated probability in [0, 1] that the best sentence answers the question. */
   confidence: number;
-  /** True when `confidence` reaches the trained abstention threshold. */
+  /** True when `confidence` reaches the trained abstention cut-off (`threshold`): the answer cites; else "not found". */
   answerable: boolean;
   /** Question-level signal vector, see {@link QUESTION_FEATURES}; null when there is no candidate. */
   questionFeatures: number[] | null;
@@ -144,18 +144,25 @@ interface Linear {
   coef: number[];
   intercept: number;
 }
-/** Isotonic regression (scikit-learn `IsotonicRegression(out_of_bounds="clip")`): thresholds and values, linear in between. */
-interface Isotonic {
-  x: number[];
-  y: number[];
+/** Platt scaling (Platt 1999): probability = sigmoid(a · decision + b), fitted by scikit-learn `LogisticRegression`. */
+interface Platt {
+  a: number;
+  b: number;
 }
-/** One trained variant: the sentence ranker, the confidence model and its calibration, the abstention threshold. */
+/**
+ * One trained variant: the sentence ranker, the confidence model and its calibration, and the
+ * abstention cut-off `threshold` (below it the answer is "not found"; from it up to
+ * {@link CONFIDENT_ANSWER} the question is answered with a confidence that says it may not be).
+ */
 export interface AnswerabilityParams {
   sentence: Linear;
   question: Linear;
-  calibration: Isotonic;
+  calibration: Platt;
   threshold: number;
 }
+
+/** From this confidence on an answer is confident (decisions.md "Answerability": below 0.7 the sources may not answer the question). */
+export const CONFIDENT_ANSWER = 0.7;
 
 /** The committed parameters (tools/train/answerability/answerability-model.json, `npm run train:answerability`). */
 export const ANSWERABILITY_MODEL = trained as unknown as { semantic: AnswerabilityParams; lexical: AnswerabilityParams; trained: Record<string, unknown> };
@@ -168,23 +175,12 @@ export function linearDecision(m: Linear, x: number[]): number {
 }
 
 /**
- * Isotonic calibration as scikit-learn's `IsotonicRegression.predict` with `out_of_bounds="clip"`:
- * linear interpolation between the fitted thresholds (numpy `interp`), clipped at both ends.
+ * Platt-scaled probability of a decision value `v`: `1 / (1 + exp(-(a·v + b)))`, as scikit-learn's
+ * `LogisticRegression.predict_proba` over the single feature `v` (Platt 1999, "Probabilistic outputs
+ * for support vector machines"). In (0, 1).
  */
-export function isotonicPredict(cal: Isotonic, v: number): number {
-  const { x, y } = cal;
-  if (x.length === 0) return 0;
-  if (v <= x[0]) return y[0];
-  if (v >= x[x.length - 1]) return y[y.length - 1];
-  let lo = 0;
-  let hi = x.length - 1;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (x[mid] <= v) lo = mid;
-    else hi = mid;
-  }
-  const t = x[hi] === x[lo] ? 0 : (v - x[lo]) / (x[hi] - x[lo]);
-  return y[lo] + t * (y[hi] - y[lo]);
+export function plattPredict(cal: Platt, v: number): number {
+  return 1 / (1 + Math.exp(-(cal.a * v + cal.b)));
 }
 
 /**
@@ -275,9 +271,10 @@ export function questionSignals(ranked: ScoredSentence[], context: number[]): nu
  * of the passages gets the signals of {@link sentenceSignals}; a logistic regression over them ranks
  * the sentences (trained to find the sentence holding the gold answer of SQuAD 2.0 questions); a
  * second logistic regression over the best sentence's logit, its margin over the runner-up, the best
- * semantic similarity, the best coverage and the answer-type match gives a score that isotonic
- * regression (Zadrozny and Elkan, 2002) calibrates into the probability that the best sentence holds
- * the answer. Below the trained threshold the question is treated as not answered by the passages.
+ * semantic similarity, the best coverage and the answer-type match gives a score that Platt scaling
+ * calibrates into the probability that the best sentence holds the answer. Below the trained
+ * abstention cut-off the question is treated as not answered by the passages; between it and
+ * {@link CONFIDENT_ANSWER} it is answered, with a confidence that says the sources may not answer it.
  * With `embed` the `semantic` parameters are used, else the `lexical` ones (trained without the
  * similarity signals).
  *
@@ -303,11 +300,11 @@ export async function assessAnswerability(
       semantic = null;
     }
   }
-  return decide(question, passages, alignments, semantic, semantic ? params.semantic : params.lexical, semantic ? 'semantic' : 'lexical');
+  return decideAnswerability(question, passages, alignments, semantic, semantic ? params.semantic : params.lexical, semantic ? 'semantic' : 'lexical');
 }
 
 /** The model part of {@link assessAnswerability}, given the alignments and similarities (used by the training check). */
-export function decide(
+export function decideAnswerability(
   question: string,
   passages: PassageInput[],
   alignments: Alignment[],
@@ -324,6 +321,6 @@ export function decide(
   if (!questionFeatures || ranked.every((r) => r.alignment.coverage === 0 && r.semantic <= 0)) {
     return { ranked, confidence: 0, answerable: false, questionFeatures, variant };
   }
-  const confidence = Math.min(1, Math.max(0, isotonicPredict(p.calibration, linearDecision(p.question, questionFeatures))));
+  const confidence = Math.min(1, Math.max(0, plattPredict(p.calibration, linearDecision(p.question, questionFeatures))));
   return { ranked, confidence, answerable: confidence >= p.threshold, questionFeatures, variant };
 }

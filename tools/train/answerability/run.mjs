@@ -7,7 +7,7 @@
 //      KB_ANSWERABILITY_VENV) with scikit-learn and numpy at the pinned versions;
 //   3. dump-features.mjs: signals of every candidate sentence of every SQuAD 2.0 question (real
 //      embedding model from ../shared/models);
-//   4. train.py: logistic regressions + isotonic calibration on the tune split, figures on the rest.
+//   4. train.py: logistic regressions + Platt calibration on the tune split, figures on the rest.
 // Usage: npm run train:answerability [-- --dataset FILE]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -41,7 +41,7 @@ try {
   const features = path.join(tmp, 'features.jsonl');
   step('computing the signals of every candidate sentence (embedding model of ../shared/models)');
   execFileSync(process.execPath, [path.join(HERE, 'dump-features.mjs'), '--dataset', values.dataset, '--out', features], { stdio: 'inherit' });
-  step('training (scikit-learn): sentence ranker, confidence model, isotonic calibration, threshold');
+  step('training (scikit-learn): sentence ranker, confidence model, Platt calibration, abstention cut-off');
   execFileSync(
     python,
     [path.join(HERE, 'train.py'), '--features', features, '--dataset', path.relative(ROOT, values.dataset), '--model-out', path.join(HERE, 'answerability-model.json'), '--vectors-out', path.join(HERE, 'test-vectors.json')],

@@ -165,14 +165,10 @@ export class AnswerService {
     await hooks.onMeta?.(agent, this.modelName);
 
     if (!this.deps.model) {
-      // Sentences are chosen for what the user asked now (a follow-up's own words: "how often is it
-      // inspected?"), among passages retrieved for the rewritten query; when those words alone are
-      // not answered, the rewritten query is tried.
-      const asked = last.content.trim();
-      const compose = async (p: Passage[]) => {
-        const own = await composeAnswer(asked, p, { embed: this.embed });
-        return own.citations.length > 0 || asked === query ? own : composeAnswer(query, p, { embed: this.embed });
-      };
+      // Answerability is judged on the stand-alone question used for retrieval: for a follow-up
+      // ("and how often must it be inspected?") that is the rewrite carrying the conversation's topic,
+      // whose own words alone would look unanswered.
+      const compose = (p: Passage[]) => composeAnswer(query, p, { embed: this.embed });
       const result =
         agent === 'safety'
           ? await compose(passages)
@@ -195,13 +191,14 @@ export class AnswerService {
         confidence: result.confidence,
       };
     }
-    return this.generate(req, agent, passages, spend, hooks, () => usage);
+    return this.generate(req, agent, query, passages, spend, hooks, () => usage);
   }
 
   /** Model path: stream the answer from numbered passages, checking and renumbering markers on the fly. */
   private async generate(
     req: AnswerRequest,
     agent: AgentName,
+    query: string,
     passages: Passage[],
     spend: (u: TokenUsage) => Promise<void>,
     hooks: AnswerHooks,
@@ -213,7 +210,7 @@ export class AnswerService {
       return { answer: NO_RELEVANT_INFORMATION, citations: [], agent, model: model.model, usage: usage(), finishReason: 'stop', confidence: 0 };
     }
     // Whether the passages answer the question at all: the same calibrated model as the extractive path.
-    const { confidence } = await assessAnswerability(req.messages[req.messages.length - 1].content.trim(), passages, { embed: this.embed });
+    const { confidence } = await assessAnswerability(query, passages, { embed: this.embed });
     const numbered = passages
       .map((p, i) => `[${i + 1}] ${p.fileName}${p.startPage ? ` (p. ${p.startPage}${p.endPage && p.endPage !== p.startPage ? `-${p.endPage}` : ''})` : ''}\n${p.text}`)
       .join('\n\n');
