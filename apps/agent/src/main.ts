@@ -14,13 +14,14 @@ import {
   startGrpcServer,
 } from '@kb/common';
 import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects } from '@kb/events';
-import { chatModelFromEnv } from '@kb/models';
+import { chatModelFromEnv, embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { AnswerService } from './answering/answer.service';
 import { BatchesService } from './batches/batches.service';
 import { InitBatches1732300000000 } from './database/migrations/1732300000000-InitBatches';
+import { BatchConfidence1763900000000 } from './database/migrations/1763900000000-BatchConfidence';
 import { AgentUnaryDefinition, agentUnaryHandlers, chatStreamHandler } from './grpc/agent.grpc-controller';
 import { recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
@@ -35,6 +36,8 @@ runService(logger, async () => {
     ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
     ...sharedEnv.chatModel,
+    /** The embedding model that chooses answer sentences by meaning (the same settings as retrieval's). */
+    ...embeddingsEnv,
     DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
     RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
     AGENT_GRPC_PORT: env.port(50055),
@@ -44,7 +47,11 @@ runService(logger, async () => {
     AGENT_BATCH_ACK_WAIT_MS: env.int(60_000),
   });
   const model = chatModelFromEnv(process.env);
-  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'agent', entities: [], migrations: [InitBatches1732300000000] });
+  // Answer sentences are chosen by meaning with the embedding model; without one the answerer's
+  // lexical variant is used (said once here).
+  const embeddings = await openEmbeddingModel(config);
+  if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'answer sentences are chosen lexically');
+  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'agent', entities: [], migrations: [InitBatches1732300000000, BatchConfidence1763900000000] });
   const nc = await connectNats(config.NATS_URL, 'agent');
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
   await ensureStream(nc, AGENT_STREAM, AGENT_STREAM_SUBJECTS);
@@ -55,6 +62,7 @@ runService(logger, async () => {
     documents,
     retrieval,
     model,
+    embeddings: embeddings.model,
     logger,
     recordUsage: async (orgId, source, modelName, usage) => {
       recordModelTokens(modelName || 'embedded', usage); // [telemetry]
@@ -90,7 +98,7 @@ runService(logger, async () => {
   grpcServer.server.addService({ chatStream } as unknown as grpc.ServiceDefinition, { chatStream: chatStreamHandler(answers, logger) });
   // [telemetry] Prometheus /metrics on its own port
   const metricsServer = await startMetricsServer({ service: 'agent', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.AGENT_METRICS_PORT });
-  logger.info({ model: answers.modelName, batch_concurrency: config.AGENT_BATCH_CONCURRENCY }, 'agent ready');
+  logger.info({ model: answers.modelName, embeddings: embeddings.model?.model ?? null, batch_concurrency: config.AGENT_BATCH_CONCURRENCY }, 'agent ready');
   return async () => {
     await metricsServer.close(); // [telemetry]
     await grpcServer.shutdown();

@@ -51,18 +51,18 @@ export async function searchKnowledge(
  * cites still exists; if one was deleted meanwhile, composes again without that document's
  * passages (decisions.md: a deleted document is never cited once its delete has returned).
  *
- * @param compose builds the result from passages.
+ * @param compose builds the result from passages (synchronously or not).
  * @param citedDocumentIds the document ids a result cites.
  */
 export async function composeWithLiveSources<R>(
   documents: DocumentsClient,
   passages: Passage[],
-  compose: (passages: Passage[]) => R,
+  compose: (passages: Passage[]) => R | Promise<R>,
   citedDocumentIds: (result: R) => string[],
 ): Promise<R> {
   let current = passages;
   for (;;) {
-    const result = compose(current);
+    const result = await compose(current);
     const cited = [...new Set(citedDocumentIds(result))];
     if (cited.length === 0) return result;
     const live = new Set((await documents.filterLiveDocuments({ documentIds: cited })).documentIds);

@@ -59,11 +59,14 @@ export function matchCredit(t: string, terms: Set<string>): number {
   return 0;
 }
 
-/** Splits every passage into analysed sentences (see {@link splitSentences}, {@link analyze}). */
-export function sentenceUnits(passages: PassageInput[]): SentenceUnit[] {
+/**
+ * Splits every passage into analysed sentences (see {@link splitSentences}, {@link analyze}).
+ * @param options.whole never cut an over-long sentence (what the answerer quotes).
+ */
+export function sentenceUnits(passages: PassageInput[], options: { whole?: boolean } = {}): SentenceUnit[] {
   const out: SentenceUnit[] = [];
   passages.forEach((passage, passageIndex) => {
-    for (const s of splitSentences(passage.text ?? '')) {
+    for (const s of splitSentences(passage.text ?? '', options)) {
       const terms = analyze(s.text);
       if (terms.length === 0) continue;
       out.push({ passage, passageIndex, start: s.start, end: s.end, text: s.text, terms: new Set(terms), bigrams: bigramsOf(terms) });

@@ -1,5 +1,9 @@
-import { composeExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
+import path from 'node:path';
+import { LocalEmbeddingModel } from '@kb/models';
+import { composeAnswer, composeExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
+import { assessAnswerability } from './answerability';
 import { passageOf } from './fixtures';
+import { splitSentences } from './sentences';
 
 const safety = passageOf([
   [3, 'Section 5 Fall protection. Guardrails shall be 42 inches high, plus or minus 3 inches. Toe boards are needed on scaffolds.'],
@@ -12,10 +16,17 @@ const noise = passageOf([[7, 'The canteen opens at 7 am. Parking is available be
   score: 0.4,
 });
 
-describe('composeExtractiveAnswer', () => {
-  it('quotes exact sentences with [n] markers that match the citations one to one', () => {
-    const a = composeExtractiveAnswer('How high must guardrails be, and are hard hats required?', [noise, safety]);
-    expect(a.citations.length).toBeGreaterThanOrEqual(2);
+/** A sentence of about 1,100 characters (longer than the splitter's 800-character cap for the judge). */
+const LONG_SENTENCE =
+  'Where scaffolds are erected next to public walkways, the contractor shall provide a covered pedestrian passage ' +
+  Array.from({ length: 12 }, (_, i) => `with lighting fixture number ${i + 1} installed at the height shown on the drawings, inspected by the site engineer`).join(', ') +
+  ', and the passage shall stay open to the public until the scaffold is removed.';
+const long = passageOf([[9, `General rules apply. ${LONG_SENTENCE} Other rules follow.`]], { chunkId: 'chunk-3' });
+
+describe('composeExtractiveAnswer (lexical variant of the answerability model)', () => {
+  it('quotes exact whole sentences with [n] markers that match the citations one to one', () => {
+    const a = composeExtractiveAnswer('How high must guardrails be?', [noise, safety]);
+    expect(a.citations.length).toBeGreaterThanOrEqual(1);
     expect(a.answer.startsWith('Based on the documents (verbatim excerpts):')).toBe(true);
     const markers = [...a.answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
     expect(markers).toEqual(a.citations.map((c) => c.index));
@@ -26,7 +37,9 @@ describe('composeExtractiveAnswer', () => {
       expect(c.score).toBeGreaterThan(0);
       expect(c.score).toBeLessThanOrEqual(1);
     }
-    expect(a.citations.some((c) => c.quote.quote.includes('Guardrails shall be 42 inches high'))).toBe(true);
+    expect(a.citations[0].quote.quote).toBe('Guardrails shall be 42 inches high, plus or minus 3 inches.');
+    expect(a.confidence).toBeGreaterThan(0);
+    expect(a.confidence).toBeLessThanOrEqual(1);
   });
 
   it('gives a quote the page it is on, from pageSpans', () => {
@@ -37,15 +50,25 @@ describe('composeExtractiveAnswer', () => {
   });
 
   it('respects maxSentences', () => {
-    const a = composeExtractiveAnswer('guardrails hard hats smoking visitors', [safety], { maxSentences: 1 });
+    const a = composeExtractiveAnswer('Are hard hats required on site?', [safety], { maxSentences: 1 });
     expect(a.citations).toHaveLength(1);
   });
 
-  it('says plainly that nothing relevant was found, with no citations', () => {
+  it('says plainly that nothing answers the question, with no citations and a confidence below 0.7', () => {
     const a = composeExtractiveAnswer('What is the fire extinguisher inspection interval?', [safety, noise]);
     expect(a.answer).toBe(NO_RELEVANT_INFORMATION);
     expect(a.citations).toEqual([]);
-    expect(composeExtractiveAnswer('anything', []).citations).toEqual([]);
+    expect(a.confidence).toBeLessThan(0.7);
+    const none = composeExtractiveAnswer('anything', []);
+    expect([none.citations, none.confidence]).toEqual([[], 0]);
+  });
+
+  it('chooses among whole sentences: one longer than 800 characters is a candidate whole, never in pieces', async () => {
+    expect(splitSentences(LONG_SENTENCE).length).toBeGreaterThan(1); // the judge's splitter caps it
+    const d = await assessAnswerability('Who inspects the lighting fixtures of the covered pedestrian passage next to scaffolds?', [long]);
+    expect(d.ranked.map((r) => r.alignment.unit.text)).toEqual(expect.arrayContaining([LONG_SENTENCE, 'General rules apply.', 'Other rules follow.']));
+    expect(d.ranked).toHaveLength(3);
+    expect(d.ranked[0].alignment.unit.text).toBe(LONG_SENTENCE);
   });
 
   it('reports token usage of the question, passages and answer', () => {
@@ -53,5 +76,44 @@ describe('composeExtractiveAnswer', () => {
     expect(a.usage.promptTokens).toBeGreaterThan(40);
     expect(a.usage.completionTokens).toBeGreaterThan(5);
     expect(a.usage.totalTokens).toBe(a.usage.promptTokens + a.usage.completionTokens);
+  });
+});
+
+describe('composeAnswer with the real embedding model (sentences chosen by meaning)', () => {
+  let model: LocalEmbeddingModel;
+  beforeAll(async () => {
+    model = await LocalEmbeddingModel.load({ modelsDir: path.resolve(__dirname, '../../../../shared/models'), model: 'all-MiniLM-L6-v2' });
+  }, 120_000);
+  const embed = (texts: string[]) => model.embed(texts, undefined, 'query');
+
+  it('cites the sentence that means the answer over one that only shares the words', async () => {
+    const forklift = passageOf([
+      [
+        2,
+        'The forklift must be driven slowly in the warehouse and someone must check the forklift every day. Only employees aged 18 or over may operate lifting trucks. Pallets are stacked three high.',
+      ],
+    ]);
+    const question = 'How old must someone be to drive the forklift?';
+    const semantic = await assessAnswerability(question, [forklift], { embed });
+    expect(semantic.variant).toBe('semantic');
+    expect(semantic.ranked[0].alignment.unit.text).toBe('Only employees aged 18 or over may operate lifting trucks.');
+    // Words alone prefer the sentence that repeats "forklift", "drive" and "someone".
+    const lexical = await assessAnswerability(question, [forklift]);
+    expect(lexical.ranked[0].alignment.unit.text).toMatch(/^The forklift must be driven/);
+  });
+
+  it('falls back to the lexical variant when the embedding call fails', async () => {
+    const failing = async () => {
+      throw new Error('model gone');
+    };
+    const a = await composeAnswer('How high must guardrails be?', [safety], { embed: failing });
+    expect(a.citations[0].quote.quote).toBe('Guardrails shall be 42 inches high, plus or minus 3 inches.');
+  });
+
+  it('abstains with no citations when the passages do not hold the answer', async () => {
+    const a = await composeAnswer('What is the fire extinguisher inspection interval?', [safety, noise], { embed });
+    expect(a.answer).toBe(NO_RELEVANT_INFORMATION);
+    expect(a.citations).toEqual([]);
+    expect(a.confidence).toBeLessThan(0.7);
   });
 });

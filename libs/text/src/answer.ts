@@ -1,4 +1,5 @@
-import { alignSentences, jaccard, sentenceUnits, type Alignment } from './align';
+import { alignSentences, jaccard, sentenceUnits } from './align';
+import { ANSWERABILITY_MODEL, assessAnswerability, decideAnswerability, type Answerability, type EmbedTexts, type ScoredSentence } from './answerability';
 import { makeQuote } from './pages';
 import { usageOf } from './tokens';
 import type { PassageInput, Quote, Usage } from './types';
@@ -8,69 +9,86 @@ export interface ExtractiveAnswer {
   answer: string;
   /** `index` is 1-based and matches exactly one "[index]" marker in `answer`. */
   citations: { index: number; quote: Quote; score: number }[];
+  /**
+   * Calibrated probability in [0, 1] that the first citation answers the question
+   * (decisions.md "Answerability": below 0.7 the sources may not answer it). With no citations, the
+   * same probability for the best sentence that was not good enough to be quoted (0 with no passages).
+   */
+  confidence: number;
   usage: Usage;
 }
 
-/** Default minimum IDF-weighted query-term coverage of a sentence for it to be quoted. */
-export const DEFAULT_MIN_RELEVANCE = 0.34;
-
-/** The answer given when no sentence is relevant enough. */
+/** The answer given when the passages do not answer the question (then `citations` is []). */
 export const NO_RELEVANT_INFORMATION = 'No relevant information was found in the documents for this question.';
 
+/** A further sentence is quoted only when the sentence model gives it at least this probability. */
+export const EXTRA_SENTENCE_MIN_PROBABILITY = 0.5;
+
 const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
+const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
- * Composes an extractive answer: the sentences of the passages that best match the question, quoted
- * verbatim and cited inline as [1], [2], …  No language model is involved and the answer says so by
- * presenting itself as excerpts ("Based on the documents (verbatim excerpts): "…" [1] …").
+ * Composes an extractive answer: whole sentences of the passages that answer the question, quoted
+ * verbatim and cited inline as [1], [2], …, or a plain "not found" with no citations when the
+ * passages do not answer it. No language model writes anything; the answer presents itself as
+ * excerpts ("Based on the documents (verbatim excerpts): "…" [1] …").
  *
- * Selection: every sentence is scored by {@link alignSentences} (IDF-weighted coverage of the
- * question's content terms, with IDF over the sentences of the given passages as in BM25; plus passage
- * coverage, bigram overlap and the retrieval score). Sentences whose coverage is below `minRelevance` are
- * ignored. The best one is taken, then greedily the next best that still adds question terms not yet
- * covered or scores at least 80 % of the best, skipping near-duplicates (term Jaccard ≥ 0.7), up to
- * `maxSentences`.
+ * Selection and the decision come from {@link assessAnswerability} (a trained, calibrated model over
+ * semantic similarity, term coverage, answer-type match and retrieval signals): when the passages
+ * answer the question, the best sentence is cited first; up to `maxSentences − 1` further sentences
+ * follow when the sentence model gives each at least {@link EXTRA_SENTENCE_MIN_PROBABILITY}, skipping
+ * near-duplicates (term Jaccard ≥ 0.7). Sentences are never cut (`splitSentences` with `whole`).
  *
- * @param question the user's question (any length; only its content terms matter).
+ * @param question the user's question (any length).
  * @param passages retrieved chunks, any order; quotes are exact substrings of their `text`.
  * @param options.maxSentences at most this many quotes (default 3, minimum 1).
- * @param options.minRelevance coverage threshold in [0, 1] (default {@link DEFAULT_MIN_RELEVANCE}).
- * @returns the answer, its citations (score = alignment score in [0, 1]) and estimated token usage
- *   (prompt = question + passages, completion = answer, see `countTokens`). When nothing is relevant:
- *   {@link NO_RELEVANT_INFORMATION} and no citations. Never throws.
+ * @param options.embed embedding function for the semantic signals (`LocalEmbeddingModel.embed`);
+ *   without it (or when it fails) the lexical variant of the model is used.
+ * @returns the answer, its citations (score = the sentence model's probability, in [0, 1]), the
+ *   calibrated `confidence` and estimated token usage (prompt = question + passages, completion =
+ *   answer, see `countTokens`). Never throws.
  */
-export function composeExtractiveAnswer(
+export async function composeAnswer(
   question: string,
   passages: PassageInput[],
-  options: { maxSentences?: number; minRelevance?: number } = {},
-): ExtractiveAnswer {
-  const maxSentences = Math.max(1, Math.floor(options.maxSentences ?? 3));
-  const minRelevance = options.minRelevance ?? DEFAULT_MIN_RELEVANCE;
+  options: { maxSentences?: number; embed?: EmbedTexts } = {},
+): Promise<ExtractiveAnswer> {
+  return answerFrom(question, passages, await assessAnswerability(question, passages, { embed: options.embed }), options.maxSentences);
+}
+
+/**
+ * {@link composeAnswer} without embeddings (the lexical variant of the answerability model),
+ * synchronous: for callers that have no embedding model (offline evaluations).
+ */
+export function composeExtractiveAnswer(question: string, passages: PassageInput[], options: { maxSentences?: number } = {}): ExtractiveAnswer {
+  const alignments = alignSentences(question, passages, sentenceUnits(passages, { whole: true }));
+  return answerFrom(question, passages, decideAnswerability(question, passages, alignments, null, ANSWERABILITY_MODEL.lexical, 'lexical'), options.maxSentences);
+}
+
+function answerFrom(question: string, passages: PassageInput[], decision: Answerability, maxSentencesOption?: number): ExtractiveAnswer {
+  const maxSentences = Math.max(1, Math.floor(maxSentencesOption ?? 3));
   const prompt = [question, ...passages.map((p) => p.text ?? '')];
-  const candidates = alignSentences(question, passages).filter((a) => a.coverage >= minRelevance && a.coverage > 0);
-  if (candidates.length === 0) {
-    return { answer: NO_RELEVANT_INFORMATION, citations: [], usage: usageOf(prompt, NO_RELEVANT_INFORMATION) };
+  const confidence = round3(decision.confidence);
+  if (!decision.answerable || decision.ranked.length === 0) {
+    return { answer: NO_RELEVANT_INFORMATION, citations: [], confidence, usage: usageOf(prompt, NO_RELEVANT_INFORMATION) };
   }
-  const chosen: Alignment[] = [candidates[0]];
-  const covered = new Set(candidates[0].matched);
-  for (const c of candidates.slice(1)) {
+  const chosen: ScoredSentence[] = [decision.ranked[0]];
+  for (const c of decision.ranked.slice(1)) {
     if (chosen.length >= maxSentences) break;
-    if (chosen.some((x) => jaccard(x.unit.terms, c.unit.terms) >= 0.7)) continue;
-    if (chosen.some((x) => x.unit.passage === c.unit.passage && x.unit.start === c.unit.start)) continue;
-    const addsTerms = c.matched.some((t) => !covered.has(t));
-    if (!addsTerms && c.score < 0.8 * chosen[0].score) continue;
+    if (sigmoid(c.logit) < EXTRA_SENTENCE_MIN_PROBABILITY) break;
+    const u = c.alignment.unit;
+    if (chosen.some((x) => x.alignment.unit.passage === u.passage && x.alignment.unit.start === u.start)) continue;
+    if (chosen.some((x) => jaccard(x.alignment.unit.terms, u.terms) >= 0.7)) continue;
     chosen.push(c);
-    c.matched.forEach((t) => covered.add(t));
   }
-  const citations = chosen.map((a, i) => ({
+  const citations = chosen.map((c, i) => ({
     index: i + 1,
-    quote: makeQuote(a.unit.passage, a.unit.start, a.unit.end),
-    score: Math.round(a.score * 1000) / 1000,
+    quote: makeQuote(c.alignment.unit.passage, c.alignment.unit.start, c.alignment.unit.end),
+    score: round3(sigmoid(c.logit)),
   }));
-  const answer = `Based on the documents (verbatim excerpts): ${citations
-    .map((c) => `"${collapse(c.quote.quote)}" [${c.index}]`)
-    .join(' ')}`;
-  return { answer, citations, usage: usageOf(prompt, answer) };
+  const answer = `Based on the documents (verbatim excerpts): ${citations.map((c) => `"${collapse(c.quote.quote)}" [${c.index}]`).join(' ')}`;
+  return { answer, citations, confidence, usage: usageOf(prompt, answer) };
 }
 
 /**

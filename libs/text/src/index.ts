@@ -8,11 +8,29 @@ export { splitSentences, type SentenceSpan } from './sentences';
 export { analyze } from './analyze';
 export { pagesOfSpan } from './pages';
 export { countTokens } from './tokens';
-export { composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, DEFAULT_MIN_RELEVANCE, NO_RELEVANT_INFORMATION } from './answer';
+export { composeAnswer, composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
 export { judgeRequirement, decideWithRules, CONFIDENT, VERBATIM_CONFIDENCE, type DecisionRule, type Judgement, type JudgeOptions, type Verdict } from './judge';
 export { semanticCandidates, statesVerbatim, unitKey, verdictSignals, SIGNAL_NAMES, MAX_SEMANTIC_SENTENCES, type SemanticInput, type VerdictSignals } from './verdict-signals';
 export { predictProba, decide, VERDICT_MODEL, VERDICT_CLASSES, type VerdictModel, type VerdictModelVariant } from './verdict-model';
-export { sentenceUnits, type SentenceUnit } from './align';
+export {
+  assessAnswerability,
+  answerType,
+  answerTypeMatch,
+  decideAnswerability,
+  plattPredict,
+  CONFIDENT_ANSWER,
+  linearDecision,
+  questionSignals,
+  questionContextSignals,
+  sentenceSignals,
+  ANSWERABILITY_MODEL,
+  SENTENCE_FEATURES,
+  QUESTION_FEATURES,
+  type Answerability,
+  type AnswerabilityParams,
+  type EmbedTexts,
+} from './answerability';
+export { alignSentences, sentenceUnits, type SentenceUnit } from './align';
 export { breakDownRequirement } from './breakdown';
 export { findVerbatim, resolveEvidence, type EvidenceResolution } from './align';
 export { makeQuote } from './pages';

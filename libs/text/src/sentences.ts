@@ -173,16 +173,17 @@ function isInitial(before: string): boolean {
  * - inside a block a sentence ends at . ! ? … (plus closing quotes/brackets) followed by whitespace and a
  *   capital, digit, quote or bracket — except after abbreviations (e.g., i.e., Sec., No. 5, et al., Inc.,
  *   initials), after a bare enumerator ("4.2.1."), and never inside decimals ("3.5");
- * - pieces longer than 800 characters are cut again at "; ", line breaks, then ", ".
+ * - pieces longer than 800 characters are cut again at "; ", line breaks, then ", " — unless
+ *   `options.whole` is set: the answerer quotes whole sentences only, however long.
  *
  * @returns sentences in order; [] for empty or whitespace-only text. Never throws.
  */
-export function splitSentences(text: string): SentenceSpan[] {
+export function splitSentences(text: string, options: { whole?: boolean } = {}): SentenceSpan[] {
   const out: SentenceSpan[] = [];
   if (!text) return out;
   for (const block of lineBlocks(text)) {
     for (const raw of splitBlock(text, block)) {
-      for (const piece of capLength(text, raw)) {
+      for (const piece of options.whole ? [raw] : capLength(text, raw)) {
         let { start, end } = piece;
         while (start < end && /\s/.test(text[start])) start++;
         while (end > start && /\s/.test(text[end - 1])) end--;

@@ -1,8 +1,8 @@
 import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
 import { composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
-import { ModelProviderError, type ChatMessage, type ChatModel, type TokenUsage } from '@kb/models';
+import { ModelProviderError, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
 import { agentV1 } from '@kb/proto';
-import { bestQuote, composeExtractiveAnswer, NO_RELEVANT_INFORMATION, type Quote } from '@kb/text';
+import { assessAnswerability, bestQuote, composeAnswer, NO_RELEVANT_INFORMATION, type EmbedTexts, type Quote } from '@kb/text';
 import { z } from 'zod';
 import { claimFor, MarkerFilter } from './markers';
 import { rewriteQuery, type ConversationMessage } from './rewrite';
@@ -44,6 +44,37 @@ export interface AnswerResult {
   model: string;
   usage: agentV1.Usage;
   finishReason: string;
+  /**
+   * Calibrated probability (0–1) that the answer's sources answer the question (decisions.md
+   * "Answerability"; below 0.7 they may not). From the answerability model over the retrieved
+   * passages (`assessAnswerability`), for the extractive and the model path alike.
+   */
+  confidence: number;
+}
+
+/** Sentence vectors kept per agent process (sentences of often retrieved chunks are embedded once). */
+const SENTENCE_CACHE_SIZE = 20_000;
+
+/**
+ * An {@link EmbedTexts} over `model` with a least-recently-used cache by text, at `query` priority
+ * (an answer is waited for). Vectors are L2-normalised by the embedding port.
+ */
+export function cachedEmbedder(model: EmbeddingModel, size = SENTENCE_CACHE_SIZE): EmbedTexts {
+  const cache = new Map<string, number[]>();
+  return async (texts) => {
+    const missing = [...new Set(texts.filter((t) => !cache.has(t)))];
+    if (missing.length > 0) {
+      const vectors = await model.embed(missing, undefined, 'query');
+      missing.forEach((t, i) => cache.set(t, vectors[i]));
+    }
+    return texts.map((t) => {
+      const v = cache.get(t)!;
+      cache.delete(t); // re-insert: Map order is the recency order
+      cache.set(t, v);
+      while (cache.size > size) cache.delete(cache.keys().next().value as string);
+      return v;
+    });
+  };
 }
 
 const ZERO: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -74,9 +105,11 @@ const ROUTE_SCHEMA = z.object({ safety: z.boolean() });
  *
  * Without a chat model (the embedded default) the router is the lexicon classifier
  * ({@link classifySafety}), the rewrite is {@link rewriteQuery} and the answer is extractive
- * (`composeExtractiveAnswer`). With a model, the model does all three; its markers are checked
- * against the passages it was given ({@link MarkerFilter}) and each citation's quote is the
- * passage sentence that best supports the sentence citing it.
+ * (`composeAnswer`: whole sentences chosen by the answerability model, with the embedding model
+ * when one is configured, or "not found" and no citations). With a model, the model does all
+ * three; its markers are checked against the passages it was given ({@link MarkerFilter}) and each
+ * citation's quote is the passage sentence that best supports the sentence citing it. Either way
+ * `confidence` comes from the answerability model over the retrieved passages.
  */
 export class AnswerService {
   constructor(
@@ -84,10 +117,16 @@ export class AnswerService {
       retrieval: RetrievalClient;
       documents: DocumentsClient;
       model: ChatModel | null;
+      /** Chooses answer sentences by meaning; null → the lexical variant of the answerability model. */
+      embeddings?: EmbeddingModel | null;
       recordUsage: UsageRecorder;
       logger: Logger;
     },
-  ) {}
+  ) {
+    this.embed = deps.embeddings ? cachedEmbedder(deps.embeddings) : undefined;
+  }
+
+  private readonly embed: EmbedTexts | undefined;
 
   /** @throws AppError NOT_FOUND when the project is not one of the caller's org. */
   async requireProject(projectId: string): Promise<void> {
@@ -126,17 +165,13 @@ export class AnswerService {
     await hooks.onMeta?.(agent, this.modelName);
 
     if (!this.deps.model) {
-      // Sentences are chosen for what the user asked now (a follow-up's own words: "how often is it
-      // inspected?"), among passages retrieved for the rewritten query; when those words alone find
-      // nothing relevant, the rewritten query is used.
-      const asked = last.content.trim();
-      const compose = (p: Passage[]) => {
-        const own = composeExtractiveAnswer(asked, p);
-        return own.citations.length > 0 || asked === query ? own : composeExtractiveAnswer(query, p);
-      };
+      // Answerability is judged on the stand-alone question used for retrieval: for a follow-up
+      // ("and how often must it be inspected?") that is the rewrite carrying the conversation's topic,
+      // whose own words alone would look unanswered.
+      const compose = (p: Passage[]) => composeAnswer(query, p, { embed: this.embed });
       const result =
         agent === 'safety'
-          ? compose(passages)
+          ? await compose(passages)
           : await composeWithLiveSources(this.deps.documents, passages, compose, (r) => r.citations.map((c) => c.quote.passage.documentId));
       await spend(result.usage);
       if (hooks.onDelta) {
@@ -153,15 +188,17 @@ export class AnswerService {
         model: EXTRACTIVE_MODEL_NAME,
         usage,
         finishReason: 'stop',
+        confidence: result.confidence,
       };
     }
-    return this.generate(req, agent, passages, spend, hooks, () => usage);
+    return this.generate(req, agent, query, passages, spend, hooks, () => usage);
   }
 
   /** Model path: stream the answer from numbered passages, checking and renumbering markers on the fly. */
   private async generate(
     req: AnswerRequest,
     agent: AgentName,
+    query: string,
     passages: Passage[],
     spend: (u: TokenUsage) => Promise<void>,
     hooks: AnswerHooks,
@@ -170,8 +207,10 @@ export class AnswerService {
     const model = this.deps.model!;
     if (passages.length === 0) {
       await hooks.onDelta?.(NO_RELEVANT_INFORMATION);
-      return { answer: NO_RELEVANT_INFORMATION, citations: [], agent, model: model.model, usage: usage(), finishReason: 'stop' };
+      return { answer: NO_RELEVANT_INFORMATION, citations: [], agent, model: model.model, usage: usage(), finishReason: 'stop', confidence: 0 };
     }
+    // Whether the passages answer the question at all: the same calibrated model as the extractive path.
+    const { confidence } = await assessAnswerability(query, passages, { embed: this.embed });
     const numbered = passages
       .map((p, i) => `[${i + 1}] ${p.fileName}${p.startPage ? ` (p. ${p.startPage}${p.endPage && p.endPage !== p.startPage ? `-${p.endPage}` : ''})` : ''}\n${p.text}`)
       .join('\n\n');
@@ -218,7 +257,7 @@ export class AnswerService {
         }
       }
     }
-    return { answer, citations, agent, model: model.model, usage: usage(), finishReason };
+    return { answer, citations, agent, model: model.model, usage: usage(), finishReason, confidence: citations.length > 0 ? round3(confidence) : Math.min(round3(confidence), 0.69) };
   }
 
   /** Is the conversation about construction/workplace safety? Model when configured, else the lexicon. */
@@ -308,6 +347,8 @@ function toCitation(index: number, quote: Quote, score: number): agentV1.Citatio
     score,
   };
 }
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Throws CANCELLED-like AppError when the caller went away. */
 export function throwIfAborted(signal?: AbortSignal): void {

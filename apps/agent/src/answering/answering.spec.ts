@@ -44,7 +44,7 @@ describe('rewriteQuery (deterministic follow-up rewrite)', () => {
   it('keeps a stand-alone question as is', () => {
     expect(rewriteQuery([{ role: 'user', content: 'How wide must a scaffold platform be at minimum?' }])).toBe('How wide must a scaffold platform be at minimum?');
   });
-  it('adds earlier user turns to a follow-up, newest first', () => {
+  it('adds the content words of earlier user turns to a follow-up, newest first, without their question wording', () => {
     const q = rewriteQuery([
       { role: 'user', content: 'Tell me about excavations.' },
       { role: 'assistant', content: 'Excavations need protective systems [1].' },
@@ -52,7 +52,14 @@ describe('rewriteQuery (deterministic follow-up rewrite)', () => {
       { role: 'assistant', content: 'Trench boxes are shields [1].' },
       { role: 'user', content: 'And how deep can they go?' },
     ]);
-    expect(q).toBe('And how deep can they go? What about trench boxes? Tell me about excavations.');
+    expect(q).toBe('And how deep can they go? trench boxes excavations');
+    expect(
+      rewriteQuery([
+        { role: 'user', content: 'How wide must a scaffold platform be?' },
+        { role: 'assistant', content: 'At least 18 inches [1].' },
+        { role: 'user', content: 'And how often must it be inspected?' },
+      ]),
+    ).toBe('And how often must it be inspected? scaffold platform');
   });
   it('detects follow-ups by opener, pronoun or brevity', () => {
     expect(isFollowUp('and the midrail?')).toBe(true);

@@ -32,6 +32,7 @@ interface QuestionRow {
   citations: agentV1.Citation[];
   agent: string | null;
   error: string | null;
+  confidence: number | null;
 }
 
 /** Codes of answering errors worth retrying (the item is redelivered); anything else fails the question. */
@@ -148,7 +149,7 @@ export class BatchesService {
       return null;
     }
     const questions: QuestionRow[] = withResults
-      ? await this.deps.db.query(`SELECT idx, question, status, answer, citations, agent, error FROM batch_questions WHERE batch_id = $1 ORDER BY idx`, [id])
+      ? await this.deps.db.query(`SELECT idx, question, status, answer, citations, agent, error, confidence FROM batch_questions WHERE batch_id = $1 ORDER BY idx`, [id])
       : [];
     return toBatch(row, questions);
   }
@@ -183,7 +184,14 @@ export class BatchesService {
         safetyAssistantEnabled: batch.safety_assistant_enabled,
         source: 'agent.batch',
       });
-      await this.record(batch.id, item.idx, { status: 'completed', answer: result.answer, citations: result.citations, agent: result.agent, error: null });
+      await this.record(batch.id, item.idx, {
+        status: 'completed',
+        answer: result.answer,
+        citations: result.citations,
+        agent: result.agent,
+        error: null,
+        confidence: result.confidence,
+      });
     } catch (err) {
       const transient =
         (err instanceof AppError && TRANSIENT.has(err.code)) || (err instanceof ModelProviderError && err.retryable) || isAbortError(err) || !(err instanceof Error);
@@ -195,20 +203,27 @@ export class BatchesService {
             ? 'The chat model could not answer this question.'
             : 'This question could not be answered because of an internal error.';
       this.deps.logger.warn({ err, batch_id: batch.id, index: item.idx }, 'batch question failed');
-      await this.record(batch.id, item.idx, { status: 'failed', answer: null, citations: [], agent: null, error: message });
+      await this.record(batch.id, item.idx, { status: 'failed', answer: null, citations: [], agent: null, error: message, confidence: null });
     }
   }
 
   private async record(
     batchId: string,
     idx: number,
-    outcome: { status: 'completed' | 'failed'; answer: string | null; citations: agentV1.Citation[]; agent: string | null; error: string | null },
+    outcome: {
+      status: 'completed' | 'failed';
+      answer: string | null;
+      citations: agentV1.Citation[];
+      agent: string | null;
+      error: string | null;
+      confidence: number | null;
+    },
   ): Promise<void> {
     await this.deps.db.transaction(async (m) => {
       const updated: unknown[] = await m.query(
-        `UPDATE batch_questions SET status = $3, answer = $4, citations = $5::jsonb, agent = $6, error = $7, updated_at = now()
+        `UPDATE batch_questions SET status = $3, answer = $4, citations = $5::jsonb, agent = $6, error = $7, confidence = $8, updated_at = now()
          WHERE batch_id = $1 AND idx = $2 AND status = 'pending' RETURNING idx`,
-        [batchId, idx, outcome.status, outcome.answer, JSON.stringify(outcome.citations), outcome.agent, outcome.error],
+        [batchId, idx, outcome.status, outcome.answer, JSON.stringify(outcome.citations), outcome.agent, outcome.error, outcome.confidence],
       );
       // pg returns [rows, count] for UPDATE … RETURNING through TypeORM.
       const rows = Array.isArray(updated[0]) ? (updated[0] as unknown[]) : updated;
@@ -246,6 +261,7 @@ function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {
       citations: q.citations ?? [],
       error: q.error ?? undefined,
       agent: q.agent ?? undefined,
+      confidence: q.confidence ?? undefined,
     })),
   };
 }

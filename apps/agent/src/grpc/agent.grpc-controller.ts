@@ -55,7 +55,7 @@ export function agentUnaryHandlers(answers: AnswerService, batches: BatchesServi
           source: 'agent.query',
         })
         .catch((e) => Promise.reject(toClientError(e)));
-      return { answer: r.answer, citations: r.citations, agent: r.agent, model: r.model, usage: r.usage };
+      return { answer: r.answer, citations: r.citations, agent: r.agent, model: r.model, usage: r.usage, confidence: r.confidence };
     },
     chat: async (req, ctx) => {
       const r = await answers.answer(ctx, chatInput(req, 'agent.chat')).catch((e) => Promise.reject(toClientError(e)));
@@ -66,6 +66,7 @@ export function agentUnaryHandlers(answers: AnswerService, batches: BatchesServi
         model: r.model,
         usage: r.usage,
         finishReason: r.finishReason,
+        confidence: r.confidence,
       };
     },
     createBatch: (req, ctx) => batches.create(ctx, req),
@@ -75,7 +76,7 @@ export function agentUnaryHandlers(answers: AnswerService, batches: BatchesServi
 }
 
 /**
- * Server-streaming ChatStream. Events: `meta`, `delta`…, `citations`, `done`; a failure after
+ * Server-streaming ChatStream. Events: `meta`, `delta`…, `citations` (with `confidence`), `done`; a failure after
  * `meta` is sent as an `error` event and the stream ends; a failure before it ends the call with
  * the usual gRPC status (so the gateway can still answer with a JSON error envelope).
  *
@@ -126,7 +127,7 @@ export function chatStreamHandler(answers: AnswerService, logger: Logger): grpc.
             },
             onDelta: (content) => write({ delta: { content } }),
           });
-          await write({ citations: { citations: r.citations } });
+          await write({ citations: { citations: r.citations, confidence: r.confidence } });
           await write({ done: { usage: r.usage, finishReason: r.finishReason } });
           call.end();
           logger.debug({ rpc: 'ChatStream', ms: Date.now() - started_at }, 'rpc ok');

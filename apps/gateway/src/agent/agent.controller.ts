@@ -8,7 +8,9 @@ import { Ctx } from '../common/http-context';
 import { OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
-import { presentCitation, presentUsage } from './presenters';
+import { presentCitation, presentConfidence, presentUsage } from './presenters';
+import { ApiEnvelope } from '../common/openapi';
+import { AnswerView } from './agent-views';
 
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
@@ -54,9 +56,10 @@ export class AgentController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Ask one question; get an answer with inline [n] markers and citations',
-    description: 'Stateless. Routed like chat when chat_type is omitted. Every citation quote is verbatim from its chunk; nothing relevant → a plain answer and no citations.',
+    description:
+      'Stateless. Routed like chat when chat_type is omitted. Every citation quote is verbatim from its chunk; when the passages do not answer the question → a plain "not found" answer and no citations. `confidence` (0–1, calibrated): below 0.7 the sources may not answer the question.',
   })
-  @ApiResponse({ status: 200, description: '`{ answer, citations, agent, model, usage }`' })
+  @ApiEnvelope(AnswerView, { description: '`{ answer, citations, agent, model, usage, confidence }`' })
   @ApiResponse({ status: 403, description: 'AGENT_NOT_ENABLED: chat_type safety while the Safety Assistant is not enabled.' })
   async query(@Ctx() ctx: CallContext, @Body() body: QueryDto) {
     const org = await this.accounts.getOrganization(ctx.orgId);
@@ -71,6 +74,13 @@ export class AgentController {
       },
       { ...ctx, timeoutMs: 5 * 60 * 1000 },
     );
-    return { answer: a.answer, citations: a.citations.map(presentCitation), agent: a.agent, model: a.model, usage: presentUsage(a.usage) };
+    return {
+      answer: a.answer,
+      citations: a.citations.map(presentCitation),
+      agent: a.agent,
+      model: a.model,
+      usage: presentUsage(a.usage),
+      confidence: presentConfidence(a.confidence),
+    };
   }
 }

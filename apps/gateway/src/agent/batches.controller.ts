@@ -13,6 +13,8 @@ import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { UuidParamPipe } from '../common/validation';
 import { CHAT_TYPES } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
+import { ApiEnvelope } from '../common/openapi';
+import { BatchDetailView, BatchView } from './agent-views';
 
 export const BATCH_STATUSES = ['pending', 'processing', 'completed', 'failed'];
 
@@ -66,7 +68,7 @@ export class BatchesController {
 
   @Post()
   @ApiOperation({ summary: 'Create a batch query (status pending; answered in the background)' })
-  @ApiResponse({ status: 201, description: 'The batch summary.' })
+  @ApiEnvelope(BatchView, { status: 201, description: 'The batch summary.' })
   async create(@Ctx() ctx: CallContext, @Body() body: CreateBatchDto) {
     const org = await this.accounts.getOrganization(ctx.orgId);
     const b = await this.agent.createBatch({
@@ -81,7 +83,7 @@ export class BatchesController {
 
   @Get()
   @ApiOperation({ summary: 'List batch queries, newest first (filter by project_id, status)' })
-  @ApiResponse({ status: 200, description: 'Batch summaries with pagination.' })
+  @ApiEnvelope(BatchView, { paginated: true, description: 'Batch summaries with pagination.' })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
     const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status, limit: q.limit, offset: q.offset }, ctx);
     return new Paginated(r.batches.map(presentBatch), { limit: q.limit, offset: q.offset, total: r.total });
@@ -89,7 +91,7 @@ export class BatchesController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Batch detail with the result of every question, in question order' })
-  @ApiResponse({ status: 200, description: 'The summary plus `results`.' })
+  @ApiEnvelope(BatchDetailView, { description: 'The summary plus `results`, each with its answer\'s `confidence`.' })
   @ApiResponse({ status: 404, description: 'Unknown batch or another organization’s.' })
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const b = await this.agent.getBatch({ id }, ctx);
@@ -99,7 +101,8 @@ export class BatchesController {
   @Get(':id/export')
   @ApiOperation({
     summary: 'Export batch results as CSV (RFC 4180)',
-    description: 'Columns `index,question,status,answer,sources,error`; `sources` = `file_name p.X-Y` joined by `; `. Works while the batch runs (unfinished rows show their status).',
+    description:
+      'Columns `index,question,status,answer,sources,error` (exactly the contract\'s header; each result\'s `confidence` is in the JSON detail only); `sources` = `file_name p.X-Y` joined by `; `. Works while the batch runs (unfinished rows show their status).',
   })
   @ApiProduces('text/csv')
   @ApiResponse({ status: 200, description: 'text/csv; charset=utf-8 attachment batch-<id>.csv' })

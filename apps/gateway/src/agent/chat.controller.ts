@@ -14,7 +14,9 @@ import { OptionalUuidList } from '../common/validation';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { CHAT_TYPES } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
-import { presentCitation, presentUsage } from './presenters';
+import { presentCitation, presentConfidence, presentUsage } from './presenters';
+import { ApiEnvelope } from '../common/openapi';
+import { ChatReplyView } from './agent-views';
 
 export class ChatMessageDto {
   @ApiProperty({ enum: ['user', 'assistant'] })
@@ -95,10 +97,10 @@ export class ChatController {
   @ApiOperation({
     summary: 'Chat with the agent',
     description:
-      'stream false: JSON `{ message, citations, agent, model, usage }`. stream true: `text/event-stream` with events `meta` `{agent, model, request_id}`, `delta` `{content}` (one or more), `citations` `{citations}`, `done` `{usage, finish_reason}`; a failure after the stream began is an `error` `{code, message}` event. Comment lines (`: heartbeat`) keep long streams open.',
+      'stream false: JSON `{ message, citations, agent, model, usage, confidence }`. stream true: `text/event-stream` with events `meta` `{agent, model, request_id}`, `delta` `{content}` (one or more), `citations` `{citations, confidence}`, `done` `{usage, finish_reason}`; a failure after the stream began is an `error` `{code, message}` event. Comment lines (`: heartbeat`) keep long streams open. `confidence` (0–1, calibrated): below 0.7 the sources may not answer the question; then the answer says nothing was found and cites nothing.',
   })
   @ApiProduces('application/json', 'text/event-stream')
-  @ApiResponse({ status: 200, description: 'Assistant reply (JSON envelope) or an SSE stream.' })
+  @ApiEnvelope(ChatReplyView, { description: 'Assistant reply (JSON envelope), or an SSE stream when `stream` is true.' })
   @ApiResponse({ status: 403, description: 'AGENT_NOT_ENABLED: chat_type safety while the Safety Assistant is not enabled.' })
   async chat(@Ctx() ctx: CallContext, @Body() body: ChatDto, @Res() reply: FastifyReply) {
     if (body.messages[body.messages.length - 1].role !== 'user') throw AppError.validation('The last message must have role user.');
@@ -120,6 +122,7 @@ export class ChatController {
         agent: r.agent,
         model: r.model,
         usage: presentUsage(r.usage),
+        confidence: presentConfidence(r.confidence),
       });
       return RAW_RESPONSE;
     }
@@ -184,7 +187,7 @@ export class ChatController {
         if (next.done) break;
         const e = next.value;
         if (e.delta) await write(sseFrame('delta', { content: e.delta.content }));
-        else if (e.citations) await write(sseFrame('citations', { citations: e.citations.citations.map(presentCitation) }));
+        else if (e.citations) await write(sseFrame('citations', { citations: e.citations.citations.map(presentCitation), confidence: presentConfidence(e.citations.confidence) }));
         else if (e.done) await write(sseFrame('done', { usage: presentUsage(e.done.usage), finish_reason: e.done.finishReason }));
         else if (e.error) await write(sseFrame('error', { code: e.error.code, message: e.error.message }));
       }

@@ -44,8 +44,14 @@ export function presentBatchResult(r: agentV1.BatchResult) {
     status: r.status,
     answer: r.answer ?? null,
     citations: r.citations.map(presentCitation),
+    confidence: r.confidence ?? null,
     error: r.error ?? null,
   };
+}
+
+/** A confidence as sent to clients: 0–1, three decimals. */
+export function presentConfidence(c: number | undefined): number {
+  return Math.round((c ?? 0) * 1000) / 1000;
 }
 
 /**

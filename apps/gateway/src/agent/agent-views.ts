@@ -1,0 +1,83 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/**
+ * Response models of the agent routes, for the OpenAPI reference only (handlers return plain
+ * objects of these shapes, built by presenters.ts; decisions.md "POST /api/v2/agent/query",
+ * "Batches" and "Answerability").
+ */
+export class CitationView {
+  @ApiProperty({ example: 1, description: '1-based; matches the [n] marker in the answer' }) index: number;
+  @ApiProperty({ format: 'uuid' }) document_id: string;
+  @ApiProperty({ example: 'site-safety-plan.pdf' }) file_name: string;
+  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) chunk_id: string;
+  @ApiProperty({ type: Number, nullable: true, example: 4 }) start_page: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: 4 }) end_page: number | null;
+  @ApiProperty({ example: 'Hard hats are required at all times on site.', description: 'verbatim from the chunk; a whole sentence in extractive answers' }) quote: string;
+  @ApiProperty({ example: 0.91, description: 'how well the quote matches the question (0–1)' }) score: number;
+}
+
+export class UsageView {
+  @ApiProperty({ example: 812 }) prompt_tokens: number;
+  @ApiProperty({ example: 41 }) completion_tokens: number;
+  @ApiProperty({ example: 853 }) total_tokens: number;
+}
+
+const CONFIDENCE = {
+  minimum: 0,
+  maximum: 1,
+  example: 0.93,
+  description:
+    'Calibrated probability that the cited sources answer the question. Below 0.7 the sources may not answer it; when the service decides they do not, the answer says nothing was found and `citations` is [].',
+};
+
+export class AnswerView {
+  @ApiProperty({ example: 'Based on the documents (verbatim excerpts): "Hard hats are required at all times on site." [1]' }) answer: string;
+  @ApiProperty({ type: [CitationView] }) citations: CitationView[];
+  @ApiProperty({ enum: ['general', 'project', 'safety'], example: 'project' }) agent: string;
+  @ApiProperty({ example: 'embedded-extractive' }) model: string;
+  @ApiProperty({ type: UsageView }) usage: UsageView;
+  @ApiProperty(CONFIDENCE) confidence: number;
+}
+
+export class ChatMessageView {
+  @ApiProperty({ enum: ['assistant'] }) role: string;
+  @ApiProperty({ example: 'Based on the documents (verbatim excerpts): "Hard hats are required at all times on site." [1]' }) content: string;
+}
+
+export class ChatReplyView {
+  @ApiProperty({ type: ChatMessageView }) message: ChatMessageView;
+  @ApiProperty({ type: [CitationView] }) citations: CitationView[];
+  @ApiProperty({ enum: ['general', 'project', 'safety'], example: 'safety' }) agent: string;
+  @ApiProperty({ example: 'embedded-extractive' }) model: string;
+  @ApiProperty({ type: UsageView }) usage: UsageView;
+  @ApiProperty(CONFIDENCE) confidence: number;
+}
+
+export class BatchResultView {
+  @ApiProperty({ example: 0, description: '0-based position of the question' }) index: number;
+  @ApiProperty({ example: 'Are hard hats required on site?' }) question: string;
+  @ApiProperty({ enum: ['pending', 'completed', 'failed'] }) status: string;
+  @ApiProperty({ type: String, nullable: true }) answer: string | null;
+  @ApiProperty({ type: [CitationView] }) citations: CitationView[];
+  @ApiProperty({ ...CONFIDENCE, type: Number, nullable: true, description: `${CONFIDENCE.description} null while pending and for a failed question.` })
+  confidence: number | null;
+  @ApiProperty({ type: String, nullable: true, example: null }) error: string | null;
+}
+
+export class BatchView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ type: String, nullable: true }) name: string | null;
+  @ApiProperty() org_id: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) project_id: string | null;
+  @ApiProperty({ type: String, nullable: true, enum: ['general', 'project', 'safety'] }) chat_type: string | null;
+  @ApiProperty({ enum: ['pending', 'processing', 'completed', 'failed'] }) status: string;
+  @ApiProperty({ example: 10 }) total_questions: number;
+  @ApiProperty({ example: 4 }) processed_questions: number;
+  @ApiProperty({ example: 0 }) failed_questions: number;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+export class BatchDetailView extends BatchView {
+  @ApiProperty({ type: [BatchResultView] }) results: BatchResultView[];
+}

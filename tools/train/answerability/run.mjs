@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// `npm run train:answerability`: retrains the answerability model of the embedded answerer and
+// rewrites answerability-model.json and test-vectors.json beside this file. Reproducible: same
+// data, same pinned library versions (requirements.txt), fixed seeds → the same parameters.
+//   1. build (the signals are computed by the service's own code in dist/);
+//   2. a Python venv outside the repository (~/.cache/kb-platform/venv-answerability, or
+//      KB_ANSWERABILITY_VENV) with scikit-learn and numpy at the pinned versions;
+//   3. dump-features.mjs: signals of every candidate sentence of every SQuAD 2.0 question (real
+//      embedding model from ../shared/models);
+//   4. train.py: logistic regressions + Platt calibration on the tune split, figures on the rest.
+// Usage: npm run train:answerability [-- --dataset FILE]
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { build, ROOT, step } from '../../lib/bootstrap.mjs';
+
+const HERE = path.join(ROOT, 'tools/train/answerability');
+const { values } = parseArgs({ options: { dataset: { type: 'string', default: path.resolve(ROOT, '../shared/datasets/squad2/dev-half-a.json') } } });
+const venv = process.env.KB_ANSWERABILITY_VENV ?? path.join(os.homedir(), '.cache/kb-platform/venv-answerability');
+const python = path.join(venv, 'bin/python');
+
+build();
+const requirements = path.join(HERE, 'requirements.txt');
+const pinned = () => {
+  try {
+    execFileSync(python, ['-c', 'import sklearn, numpy, sys; sys.exit(0 if (sklearn.__version__, numpy.__version__) == ("1.6.1", "2.2.6") else 1)']);
+    return true;
+  } catch {
+    return false;
+  }
+};
+if (!existsSync(python) || !pinned()) {
+  step(`creating the Python environment ${venv}`);
+  execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+  execFileSync(path.join(venv, 'bin/pip'), ['install', '-q', '-r', requirements], { stdio: 'inherit' });
+}
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'kb-answerability-'));
+try {
+  const features = path.join(tmp, 'features.jsonl');
+  step('computing the signals of every candidate sentence (embedding model of ../shared/models)');
+  execFileSync(process.execPath, [path.join(HERE, 'dump-features.mjs'), '--dataset', values.dataset, '--out', features], { stdio: 'inherit' });
+  step('training (scikit-learn): sentence ranker, confidence model, Platt calibration, abstention cut-off');
+  execFileSync(
+    python,
+    [path.join(HERE, 'train.py'), '--features', features, '--dataset', path.relative(ROOT, values.dataset), '--model-out', path.join(HERE, 'answerability-model.json'), '--vectors-out', path.join(HERE, 'test-vectors.json')],
+    { stdio: 'inherit', env: { ...process.env, PYTHONHASHSEED: '0' } },
+  );
+  step('wrote tools/train/answerability/answerability-model.json and test-vectors.json');
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
