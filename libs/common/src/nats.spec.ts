@@ -116,6 +116,31 @@ describe('runConsumer: ack wait and heartbeats', () => {
     expect(deliveries.map((d) => d.attempt)).toEqual([1]);
   });
 
+  it('never redelivers a message waiting for a free slot (6 slow messages, 2 slots)', async () => {
+    const { nc, stream, subject, durable } = await setup();
+    const deliveries: Array<[string, number]> = [];
+    const consumer = await runConsumer<{ id: string }>(nc, {
+      stream,
+      durable,
+      filterSubject: subject,
+      ackWaitMs: ACK_WAIT_MS,
+      maxDeliver: 5,
+      concurrency: 2,
+      logger: capturingLogger().logger,
+      handler: async (payload, delivery) => {
+        deliveries.push([payload.id, delivery.attempt]);
+        await sleep(2 * ACK_WAIT_MS);
+      },
+    });
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const id of ids) await publishEvent(nc, subject, { id }, id);
+    while (deliveries.length < ids.length) await sleep(50);
+    // Past the last one and two more ack waits: a redelivery would have come by now.
+    await sleep(2 * ACK_WAIT_MS + 2 * ACK_WAIT_MS);
+    await consumer.stop();
+    expect(deliveries.sort()).toEqual(ids.map((id) => [id, 1]));
+  });
+
   it('hands the work of a worker that died mid-job to another worker, once', async () => {
     const { nc: first, stream, subject, durable } = await setup();
     const options = { stream, durable, filterSubject: subject, ackWaitMs: ACK_WAIT_MS, maxDeliver: 5, concurrency: 1, logger: capturingLogger().logger };

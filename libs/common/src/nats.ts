@@ -83,6 +83,12 @@ export function heartbeatIntervalMs(ackWaitMs: number): number {
   return Math.max(250, Math.floor(ackWaitMs / 5));
 }
 
+/**
+ * How long one pull request of an idle worker slot waits for a message (ms): the longest a
+ * consumer's `stop()` waits for its idle slots.
+ */
+const PULL_EXPIRES_MS = 3000;
+
 /** What a handler learns about the delivery it is processing. */
 export interface Delivery {
   /** 1-based delivery attempt. */
@@ -117,7 +123,10 @@ export interface ConsumerOptions<T> {
  * must be idempotent. Each message is handled inside a CONSUMER span continuing the publisher's
  * trace (headers), and counted in the metrics of @kb/telemetry (outcome, duration, queue depth).
  *
- * @returns `stop()`, which stops pulling and waits for in-flight handlers.
+ * Each of the `concurrency` slots pulls one message when it is free, so nothing waits unheartbeated
+ * in a client buffer and an idle replica can take any pending message.
+ * @returns `stop()`, which stops pulling and waits for in-flight handlers (and at most
+ *   PULL_EXPIRES_MS for idle pulls).
  */
 export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOptions<T>): Promise<{ stop: () => Promise<void> }> {
   const jsm = await nc.jetstreamManager();
@@ -143,13 +152,12 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
     const info = await jsm.consumers.info(options.stream, options.durable);
     return { pending: info.num_pending, ackPending: info.num_ack_pending };
   });
-  const messages = await consumer.consume({ max_messages: options.concurrency });
-  const inFlight = new Set<Promise<void>>();
   let stopping = false;
 
-  // Heartbeats start when a message arrives, not when a slot frees up: `consume` keeps up to
-  // `concurrency` more messages in the client's buffer, and one waiting there past `ack_wait`
-  // without a heartbeat would be redelivered to another replica and processed twice. One timer
+  // A message is pulled only when a slot is free (one `next()` per idle slot), and heartbeated from
+  // the moment it arrives until it is acknowledged. A client-side buffer (`consume()` prefetches up
+  // to a batch) would hold messages no handler has started and none heartbeats: past `ack_wait`
+  // JetStream redelivers them while the first copy still waits, and both get processed. One timer
   // heartbeats every live delivery and watches for a blocked event loop: a late tick means every
   // delivery of this process went that long without a heartbeat.
   const live = new Set<JsMsg>();
@@ -200,22 +208,33 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
     }
   };
 
-  const loop = (async () => {
-    for await (const msg of messages) {
+  const slot = async () => {
+    while (!stopping && !nc.isClosed()) {
+      let msg: JsMsg | null;
+      try {
+        msg = await consumer.next({ expires: PULL_EXPIRES_MS });
+      } catch (error) {
+        if (stopping || nc.isClosed()) break;
+        options.logger.warn({ err: error, consumer: options.durable }, 'pulling a message failed; retrying');
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (!msg) continue;
+      if (stopping) {
+        msg.nak(); // arrived during shutdown: back to the stream at once for another worker
+        break;
+      }
       live.add(msg);
-      while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
-      const p = handle(msg).finally(() => inFlight.delete(p));
-      inFlight.add(p);
+      await handle(msg).catch((error) => options.logger.error({ err: error, consumer: options.durable }, 'message handling failed outside the handler'));
     }
-  })();
+  };
+  const slots = Array.from({ length: Math.max(1, options.concurrency) }, () => slot());
 
   return {
     stop: async () => {
       stopping = true;
       unregisterLag(); // [telemetry]
-      await messages.close();
-      await loop.catch(() => undefined);
-      await Promise.allSettled([...inFlight]);
+      await Promise.allSettled(slots);
       clearInterval(heartbeat);
     },
   };
