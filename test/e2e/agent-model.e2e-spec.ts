@@ -51,7 +51,6 @@ describe('agent with a chat model configured', () => {
       LLM_MODEL: 'scripted-model',
       LLM_MAX_RETRIES: '0',
       AGENT_BATCH_CONCURRENCY: '2',
-      AGENT_BATCH_ACK_WAIT_MS: '3000',
       CHAT_SSE_HEARTBEAT_MS: '1000',
     };
     stack = await startExtraStack(path.join(dir, 'stack'), env);
@@ -141,6 +140,9 @@ describe('agent with a chat model configured', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     const pid = pidOf();
+    const agentLog = path.join(dir, 'stack', 'logs', 'agent.log');
+    const logFrom = readFileSync(agentLog).length;
+    const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
     let done: any;
     for (let i = 0; i < 600; i++) {
@@ -157,5 +159,16 @@ describe('agent with a chat model configured', () => {
     expect(done.results.slice(0, 6).map((r: any) => [r.status, r.answer])).toEqual(Array(6).fill(['completed', 'Guardrails are 42 inches high [1].']));
     expect(done.results[6].status).toBe('failed');
     expect(done.results[6].error).toMatch(/model/i);
+    // The takeover pause (kill → a worker starts a redelivered question): printed, not asserted (no
+    // timed assertions); docs/agent.md keeps the measured figure.
+    const redelivered = readFileSync(agentLog)
+      .subarray(logFrom)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'answering batch question' && l.batch_id === b.id && l.attempt >= 2);
+    expect(redelivered.length).toBeGreaterThan(0);
+    console.log(`takeover pause (batch, worker killed mid-batch): ${Math.min(...redelivered.map((l) => Date.parse(l.time))) - killedAt} ms`);
   });
 });

@@ -335,6 +335,7 @@ describe('compliance checking through the gateway', () => {
         await new Promise((res) => setTimeout(res, 50));
       }
       const atKill = (await api(key).get(`/api/v2/check/runs/${run.id}`)).body.data.processed_requirements;
+      const killedAt = Date.now();
       process.kill(before, 'SIGKILL');
       for (let i = 0; i < 100 && checkPid() === before; i++) await new Promise((r) => setTimeout(r, 100));
       expect(checkPid()).not.toBe(before);
@@ -353,6 +354,10 @@ describe('compliance checking through the gateway', () => {
       expect(atKill).toBeLessThan(120);
       const redelivered = checkLog().filter((l) => l.msg === 'checking requirement' && l.run_id === run.id && l.attempt >= 2);
       expect(redelivered.length).toBeGreaterThan(0);
+      // The takeover pause (kill → a worker starts a redelivered item): printed, not asserted (no
+      // timed assertions); docs/check.md keeps the measured figure.
+      const takeover = Math.min(...redelivered.map((l) => Date.parse(l.time))) - killedAt;
+      console.log(`takeover pause (check run, worker killed mid-run): ${takeover} ms`);
     });
   });
 });

@@ -22,7 +22,7 @@ export default async function globalSetup() {
   }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-'));
   const { natsServer } = ensureSystemPackages();
-  const stack = await startStack({ dataDir, natsServer, quiet: true, env: { ...E2E_EMBEDDINGS, LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000', INGESTION_ACK_WAIT_MS: '5000', CHECK_RUN_ACK_WAIT_MS: '5000' } });
+  const stack = await startStack({ dataDir, natsServer, quiet: true, env: { ...E2E_EMBEDDINGS, LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000' } });
   globalThis.__KB_STACK__ = stack;
   process.env.KB_E2E_BASE_URL = stack.baseUrl;
   process.env.KB_E2E_DATABASE_URL = stack.databaseUrl;

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
 
-jest.setTimeout(300_000);
+jest.setTimeout(900_000);
 
 function ingestionLogBytes(): Buffer {
   return readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', 'ingestion.log'));
 }
 
 /** Log lines from byte `from` on (other suites fill the log: parsing all of it every poll would delay the kill). */
-function ingestionLog(from = 0): { msg: string; document_id?: string; attempt?: number }[] {
+function ingestionLog(from = 0): { msg: string; time: string; document_id?: string; attempt?: number }[] {
   return ingestionLogBytes()
     .subarray(from)
     .toString('utf8')
@@ -52,7 +52,7 @@ describe('ingestion worker crash', () => {
     // Reference run without a crash.
     const reference = await uploadFile(key, { path: file, name: 'reference.pdf' });
     await api(key).post('/api/v2/documents/process').send({ document_ids: [reference] });
-    const expected = await waitForDocument(key, reference);
+    const expected = await waitForDocument(key, reference, 300_000);
     expect(expected.status).toBe('completed');
 
     const crashed = await uploadFile(key, { path: file, name: 'crashed.pdf' });
@@ -60,15 +60,21 @@ describe('ingestion worker crash', () => {
     const logFrom = ingestionLogBytes().length;
     await api(key).post('/api/v2/documents/process').send({ document_ids: [crashed] });
     await waitForLog((l) => l.msg === 'processing document' && l.document_id === crashed, logFrom);
+    const killedAt = Date.now();
     process.kill(before, 'SIGKILL');
     await waitForNewPid(before);
 
-    const doc = await waitForDocument(key, crashed, 120_000);
+    const doc = await waitForDocument(key, crashed, 300_000);
     expect(doc.status).toBe('completed');
     expect(doc.chunk_count).toBe(expected.chunk_count);
     // It was killed mid-document: only a later delivery finished it.
     const finished = ingestionLog(logFrom).filter((l) => l.msg === 'document processed' && l.document_id === crashed);
     expect(finished.map((l) => l.attempt)).toEqual([2]);
+    // The takeover pause (kill → the restarted worker starts the redelivered document): printed, not
+    // asserted (no timed assertions); docs/ingestion.md keeps the measured figure.
+    const takenOver = ingestionLog(logFrom).find((l) => l.msg === 'processing document' && l.document_id === crashed && (l.attempt ?? 1) >= 2);
+    expect(takenOver).toBeDefined();
+    console.log(`takeover pause (ingestion, worker killed mid-document): ${Date.parse(takenOver!.time) - killedAt} ms`);
 
     // No duplicate chunks: a query cites each chunk at most once, and the crashed copy answers like the reference.
     const res = await api(key).post('/api/v2/agent/query').send({ question: 'What must the maintainer field of a package contain?', document_ids: [crashed], top_k: 20 });

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { api, corpusFile, newOrg, ROOT, uploadFile, waitForDocument, freePort } from './support/harness';
+import { api, corpusFile, newOrg, ROOT, uploadFile, waitForDocument, freePort, stopChild } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -41,7 +41,6 @@ describe('ingestion replicas', () => {
         STORAGE_SIGNING_SECRET: secrets.storageSigningSecret,
         INGESTION_WORK_DIR: path.join(dataDir, 'work-replica'),
         INGESTION_CONCURRENCY: '1',
-        INGESTION_ACK_WAIT_MS: '5000',
         OTEL_SDK_DISABLED: 'true',
       },
     });
@@ -52,11 +51,7 @@ describe('ingestion replicas', () => {
   });
 
   afterAll(async () => {
-    if (replica && replica.exitCode === null) {
-      const exited = new Promise((r) => replica.once('exit', r));
-      replica.kill('SIGTERM');
-      await exited;
-    }
+    if (replica) await stopChild(replica);
   });
 
   it('spreads documents over both replicas, each processed once', async () => {

@@ -118,6 +118,29 @@ function startNats(natsServer, dataDir, port) {
   return child;
 }
 
+/** Restart policy of the supervisor (startStack's `restart` option overrides any of them). */
+export const RESTART_DEFAULTS = {
+  /** Delay before the first restart after a crash (ms). */
+  initialDelayMs: 500,
+  /** Largest delay between restarts (ms): a service that keeps crashing is retried this often, forever. */
+  maxDelayMs: 30_000,
+  /** A service that stayed up this long (ms) before crashing starts again from initialDelayMs. */
+  stableAfterMs: 60_000,
+};
+
+/**
+ * Delay (ms) before restarting a service after its `attempt`-th crash in a row (1-based): capped
+ * exponential backoff, `initialDelayMs × 2^(attempt−1)`, at most `maxDelayMs` (the doubling
+ * schedule of e.g. systemd's `RestartSteps`/Kubernetes' CrashLoopBackOff, without jitter: one
+ * supervisor per service, nothing to de-synchronise).
+ * @param {number} attempt 1 for the first crash in a row
+ * @param {{initialDelayMs: number, maxDelayMs: number}} policy
+ * @returns {number}
+ */
+export function restartDelayMs(attempt, policy) {
+  return Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(attempt - 1, 30));
+}
+
 function canConnect(port) {
   return new Promise((resolve) => {
     const s = net.connect(port, '127.0.0.1');
@@ -138,7 +161,11 @@ function canConnect(port) {
  *   metrics: {<service>: port} for the /metrics listeners (0 or missing = free port)
  * @param {object} [o.env] extra environment for every service
  * @param {boolean} [o.quiet] do not echo service logs (they always go to dataDir/logs/)
- * Crashed services are restarted (at most 5 times a minute); their PIDs are kept in dataDir/pids.json.
+ * @param {Partial<typeof RESTART_DEFAULTS>} [o.restart] restart policy (RESTART_DEFAULTS by default)
+ * A service that exits once the stack is up is restarted, forever, after `restartDelayMs` (capped
+ * exponential backoff over its crashes in a row). Every exit and restart is reported on stderr and
+ * in dataDir/logs/stack.log (`[stack] <time> check exited (signal SIGKILL) after 4.2 s; restart
+ * attempt 3 in 2.0 s`); PIDs are kept in dataDir/pids.json.
  * @returns {Promise<{baseUrl: string, databaseUrl: string, env: object, ports: object, services: Map, stop: () => Promise<void>}>}
  */
 export async function startStack(o) {
@@ -209,7 +236,15 @@ export async function startStack(o) {
 
     let ready = false;
     let stopping = false;
-    const restarts = [];
+    const policy = { ...RESTART_DEFAULTS, ...(o.restart ?? {}) };
+    /** service → { crashes in a row, when it was last started, pending restart timer } */
+    const supervision = new Map();
+    const stackLog = createWriteStream(path.join(dataDir, 'logs', 'stack.log'), { flags: 'a' });
+    const report = (line) => {
+      const text = `[stack] ${new Date().toISOString()} ${line}\n`;
+      process.stderr.write(text);
+      stackLog.write(text);
+    };
     const writePids = () =>
       writeFileSync(path.join(dataDir, 'pids.json'), JSON.stringify(Object.fromEntries([...services].map(([n, c]) => [n, c.pid])), null, 2));
     const launch = (name) => {
@@ -222,15 +257,29 @@ export async function startStack(o) {
       closeSync(out);
       child.stderr.pipe(createWriteStream(logPath, { flags: 'a' }));
       if (!o.quiet) child.stderr.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
+      const state = supervision.get(name) ?? { crashes: 0, startedAt: 0, timer: null };
+      state.startedAt = Date.now();
+      supervision.set(name, state);
       child.on('exit', (code, signal) => {
         if (services.get(name) !== child || child.kbStopping || stopping) return;
-        process.stderr.write(`[stack] ${name} exited (${code ?? signal}); see ${path.join(dataDir, 'logs', name + '.log')}\n`);
-        if (!ready) return;
-        // Supervisor: restart a crashed service, at most 5 times a minute.
-        const now = Date.now();
-        restarts.push(now);
-        while (restarts[0] < now - 60_000) restarts.shift();
-        if (restarts.length <= 5) setTimeout(() => !stopping && (launch(name), writePids()), 500);
+        const upMs = Date.now() - state.startedAt;
+        const reason = signal ? `signal ${signal}` : `exit code ${code}`;
+        const logHint = `see ${logPath}`;
+        if (!ready) {
+          report(`${name} exited (${reason}) during start-up; ${logHint}`);
+          return;
+        }
+        // Supervisor: restart forever, with capped exponential backoff over the crashes in a row.
+        state.crashes = upMs >= policy.stableAfterMs ? 1 : state.crashes + 1;
+        const delay = restartDelayMs(state.crashes, policy);
+        report(`${name} exited (${reason}) after ${(upMs / 1000).toFixed(1)} s; restart attempt ${state.crashes} in ${(delay / 1000).toFixed(1)} s; ${logHint}`);
+        state.timer = setTimeout(() => {
+          state.timer = null;
+          if (stopping) return;
+          const next = launch(name);
+          writePids();
+          report(`${name} restarted (attempt ${state.crashes}, pid ${next.pid})`);
+        }, delay);
       });
       services.set(name, child);
       return child;
@@ -240,7 +289,8 @@ export async function startStack(o) {
     writePids();
     stoppers.push(() => {
       stopping = true;
-      return Promise.all([...services.values()].map((c) => stopChild(c)));
+      for (const s of supervision.values()) if (s.timer) clearTimeout(s.timer);
+      return Promise.all([...services.values()].map((c) => stopChild(c))).finally(() => stackLog.end());
     });
 
     await waitFor(async () => {

@@ -5,6 +5,7 @@ import {
   createLogger,
   ensureStream,
   env,
+  JETSTREAM_ACK_WAIT_MS,
   loadConfig,
   openDatabase,
   publishEvent,
@@ -43,8 +44,8 @@ runService(logger, async () => {
     AGENT_GRPC_PORT: env.port(50055),
     /** Batch questions answered at once by one agent process. */
     AGENT_BATCH_CONCURRENCY: env.int(4),
-    /** How long a batch question may go without a worker heartbeat before JetStream hands it to another worker (ms). */
-    AGENT_BATCH_ACK_WAIT_MS: env.int(60_000),
+    /** How long a batch question may go without a worker heartbeat before JetStream hands it to another worker (ms); the platform's JetStream ack wait by default. */
+    AGENT_BATCH_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
   });
   const model = chatModelFromEnv(process.env);
   // Answer sentences are chosen by meaning with the embedding model; without one the answerer's

@@ -1,5 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, UnaryHandlers } from '@kb/common';
+import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, UnaryHandlers } from '@kb/common';
 import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects } from '@kb/events';
 import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
@@ -34,8 +34,8 @@ runService(logger, async () => {
     CHECK_RUN_CONCURRENCY: env.int(4),
     /** Requirements per JetStream work item. */
     CHECK_RUN_GROUP_SIZE: env.int(5),
-    /** Redelivery delay of a work item whose worker stopped sending progress (crashed). */
-    CHECK_RUN_ACK_WAIT_MS: env.int(30_000),
+    /** Redelivery delay of a work item whose worker stopped sending progress (crashed); the platform's JetStream ack wait by default. */
+    CHECK_RUN_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
     /** Deliveries of one work item before its run is failed. */
     CHECK_RUN_MAX_ATTEMPTS: env.int(5),
   });

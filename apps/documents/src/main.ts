@@ -64,7 +64,6 @@ runService(logger, async () => {
     stream: DOCUMENTS_STREAM,
     durable: 'documents-status',
     filterSubject: Subjects.statusChanged,
-    ackWaitMs: 30_000,
     maxDeliver: 20,
     concurrency: 8,
     logger,

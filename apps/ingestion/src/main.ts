@@ -1,5 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
+import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
 import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, StatusChangedEvent, Subjects } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
@@ -46,8 +46,8 @@ runService(logger, async () => {
     /** Deliveries of one document before it is failed. */
     INGESTION_MAX_ATTEMPTS: env.int(3),
     INGESTION_WORK_DIR: env.string(path.join(os.tmpdir(), 'kb-ingestion')),
-    /** Redelivery delay of a document whose worker stopped sending progress (crashed). */
-    INGESTION_ACK_WAIT_MS: env.int(60_000),
+    /** Redelivery delay of a document whose worker stopped sending progress (crashed); the platform's JetStream ack wait by default. */
+    INGESTION_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
   });
   await mkdir(config.INGESTION_WORK_DIR, { recursive: true });
   const storage = createObjectStorage(storageConfigFromEnv(config));

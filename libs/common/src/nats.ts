@@ -60,6 +60,35 @@ export async function publishEvent(nc: NatsConnection, subject: string, payload:
   await withProducerSpan(subject, h, () => nc.jetstream().publish(subject, Buffer.from(JSON.stringify(payload)), { headers: h, msgID: msgId }));
 }
 
+/**
+ * The redelivery setting of every JetStream consumer of the platform (docs/architecture.md, "Crash
+ * recovery"): a delivery that is neither acknowledged nor heartbeated for this long (ms) is handed to
+ * another worker. While a handler runs, {@link runConsumer} heartbeats it (`msg.working()`, which
+ * restarts the server's ack timer) every {@link heartbeatIntervalMs}, so a slow but alive step is
+ * never redelivered; a killed worker's work is taken over between `ack wait - heartbeat interval`
+ * and `ack wait` after the kill. 10 s keeps that takeover pause under the 15 s of issue 15 while a
+ * worker's event loop may stall up to 8 s (the ack wait less one heartbeat interval) before a
+ * live delivery is at risk; stalls over half the ack wait are logged ("heartbeat late").
+ * Per-service variables (INGESTION_ACK_WAIT_MS, CHECK_RUN_ACK_WAIT_MS, AGENT_BATCH_ACK_WAIT_MS)
+ * default to it.
+ */
+export const JETSTREAM_ACK_WAIT_MS = 10_000;
+
+/**
+ * Heartbeat period (ms) of deliveries in progress for a consumer whose ack wait is `ackWaitMs`: a
+ * fifth of it (2 s for the default 10 s), at least 250 ms, so four heartbeats in a row may be late
+ * before JetStream redelivers.
+ */
+export function heartbeatIntervalMs(ackWaitMs: number): number {
+  return Math.max(250, Math.floor(ackWaitMs / 5));
+}
+
+/**
+ * How long one pull request of an idle worker slot waits for a message (ms): the longest a
+ * consumer's `stop()` waits for its idle slots.
+ */
+const PULL_EXPIRES_MS = 3000;
+
 /** What a handler learns about the delivery it is processing. */
 export interface Delivery {
   /** 1-based delivery attempt. */
@@ -72,8 +101,11 @@ export interface ConsumerOptions<T> {
   stream: string;
   durable: string;
   filterSubject: string;
-  /** How long JetStream waits for an ack before redelivering (ms). Heartbeats extend it while work runs. */
-  ackWaitMs: number;
+  /**
+   * How long JetStream waits for an ack or a heartbeat before redelivering (ms); heartbeats extend it
+   * while work runs. Default {@link JETSTREAM_ACK_WAIT_MS}.
+   */
+  ackWaitMs?: number;
   /** Deliveries before JetStream gives up on a message. */
   maxDeliver: number;
   /** Messages processed at once by this process. */
@@ -91,15 +123,19 @@ export interface ConsumerOptions<T> {
  * must be idempotent. Each message is handled inside a CONSUMER span continuing the publisher's
  * trace (headers), and counted in the metrics of @kb/telemetry (outcome, duration, queue depth).
  *
- * @returns `stop()`, which stops pulling and waits for in-flight handlers.
+ * Each of the `concurrency` slots pulls one message when it is free, so nothing waits unheartbeated
+ * in a client buffer and an idle replica can take any pending message.
+ * @returns `stop()`, which stops pulling and waits for in-flight handlers (and at most
+ *   PULL_EXPIRES_MS for idle pulls).
  */
 export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOptions<T>): Promise<{ stop: () => Promise<void> }> {
   const jsm = await nc.jetstreamManager();
+  const ackWaitMs = options.ackWaitMs ?? JETSTREAM_ACK_WAIT_MS;
   const config = {
     durable_name: options.durable,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    ack_wait: nanos(options.ackWaitMs),
+    ack_wait: nanos(ackWaitMs),
     max_deliver: options.maxDeliver,
     filter_subject: options.filterSubject,
     max_ack_pending: Math.max(options.concurrency * 4, 16),
@@ -116,15 +152,36 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
     const info = await jsm.consumers.info(options.stream, options.durable);
     return { pending: info.num_pending, ackPending: info.num_ack_pending };
   });
-  const messages = await consumer.consume({ max_messages: options.concurrency });
-  const inFlight = new Set<Promise<void>>();
   let stopping = false;
 
-  // Heartbeats start when a message arrives, not when a slot frees up: `consume` keeps up to
-  // `concurrency` more messages in the client's buffer, and one waiting there past `ack_wait`
-  // without a heartbeat would be redelivered to another replica and processed twice.
-  const startHeartbeat = (msg: JsMsg) => setInterval(() => msg.working(), Math.max(1000, Math.floor(options.ackWaitMs / 3)));
-  const handle = async (msg: JsMsg, heartbeat: NodeJS.Timeout) => {
+  // A message is pulled only when a slot is free (one `next()` per idle slot), and heartbeated from
+  // the moment it arrives until it is acknowledged. A client-side buffer (`consume()` prefetches up
+  // to a batch) would hold messages no handler has started and none heartbeats: past `ack_wait`
+  // JetStream redelivers them while the first copy still waits, and both get processed. One timer
+  // heartbeats every live delivery and watches for a blocked event loop: a late tick means every
+  // delivery of this process went that long without a heartbeat.
+  const live = new Set<JsMsg>();
+  const interval = heartbeatIntervalMs(ackWaitMs);
+  let lastTick = Date.now();
+  const heartbeat = setInterval(() => {
+    const now = Date.now();
+    const gap = now - lastTick;
+    lastTick = now;
+    for (const msg of live) {
+      try {
+        msg.working();
+      } catch {
+        // The connection is closed (shutdown): nothing to extend; JetStream redelivers if needed.
+      }
+    }
+    if (live.size > 0 && gap > ackWaitMs / 2) {
+      options.logger.warn(
+        { consumer: options.durable, gap_ms: gap, ack_wait_ms: ackWaitMs, in_flight: live.size },
+        'heartbeat late: the event loop was blocked; past the ack wait, JetStream hands the work to another worker',
+      );
+    }
+  }, interval);
+  const handle = async (msg: JsMsg) => {
     const attempt = msg.info.redeliveryCount;
     const requestId = msg.headers?.get(REQUEST_ID_METADATA_KEY) || randomUUID();
     const stopTimer = metrics.natsHandlerDuration.startTimer({ consumer: options.durable }); // [telemetry]
@@ -147,26 +204,38 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
       });
     } finally {
       stopTimer();
-      clearInterval(heartbeat);
+      live.delete(msg);
     }
   };
 
-  const loop = (async () => {
-    for await (const msg of messages) {
-      const heartbeat = startHeartbeat(msg);
-      while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
-      const p = handle(msg, heartbeat).finally(() => inFlight.delete(p));
-      inFlight.add(p);
+  const slot = async () => {
+    while (!stopping && !nc.isClosed()) {
+      let msg: JsMsg | null;
+      try {
+        msg = await consumer.next({ expires: PULL_EXPIRES_MS });
+      } catch (error) {
+        if (stopping || nc.isClosed()) break;
+        options.logger.warn({ err: error, consumer: options.durable }, 'pulling a message failed; retrying');
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (!msg) continue;
+      if (stopping) {
+        msg.nak(); // arrived during shutdown: back to the stream at once for another worker
+        break;
+      }
+      live.add(msg);
+      await handle(msg).catch((error) => options.logger.error({ err: error, consumer: options.durable }, 'message handling failed outside the handler'));
     }
-  })();
+  };
+  const slots = Array.from({ length: Math.max(1, options.concurrency) }, () => slot());
 
   return {
     stop: async () => {
       stopping = true;
       unregisterLag(); // [telemetry]
-      await messages.close();
-      await loop.catch(() => undefined);
-      await Promise.allSettled([...inFlight]);
+      await Promise.allSettled(slots);
+      clearInterval(heartbeat);
     },
   };
 }

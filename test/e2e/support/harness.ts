@@ -116,13 +116,14 @@ export function e2eEmbeddingsEnv(): Record<string, string> {
 /**
  * Starts a whole stack in `dataDir` with extra service environment `env` (e.g. `LLM_BASE_URL` of a
  * scripted model server, `STORAGE_DRIVER=s3`) through tools/lib/stack-cli.mjs, for suites that
- * need a configuration the shared e2e stack does not have.
+ * need a configuration the shared e2e stack does not have. `options` go to startStack as they are
+ * (e.g. `restart`, the supervisor's backoff policy).
  * @throws Error when the stack exits before it reports ready.
  */
-export async function startExtraStack(dataDir: string, env: Record<string, string>): Promise<ExtraStack> {
+export async function startExtraStack(dataDir: string, env: Record<string, string>, options: Record<string, unknown> = {}): Promise<ExtraStack> {
   const child = spawn(process.execPath, [path.join(ROOT, 'tools/lib/stack-cli.mjs')], {
     // The shared stack's embedding model (global-setup.mjs), unless the suite overrides it.
-    env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ dataDir, env: { ...e2eEmbeddingsEnv(), ...env } }) },
+    env: { ...process.env, KB_STACK_OPTIONS: JSON.stringify({ ...options, dataDir, env: { ...e2eEmbeddingsEnv(), ...env } }) },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const ready = await new Promise<string>((resolve, reject) => {
@@ -139,13 +140,19 @@ export async function startExtraStack(dataDir: string, env: Record<string, strin
     baseUrl: url,
     databaseUrl,
     process: child,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
+    stop: () => stopChild(child),
   };
+}
+
+/**
+ * Stops a child process a test started: SIGTERM, then resolves once it has exited (at once when it
+ * already has). The one way the e2e support stops a stack, a model server or a replica.
+ */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
 }
 
 const handedOutPorts = new Set<number>();

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { ROOT } from './harness';
+import { ROOT, stopChild } from './harness';
 
 /** The model id the test server serves (and the stack's `LLM_MODEL`). */
 export const REAL_MODEL_NAME = 'SmolLM2-135M-Instruct';
@@ -48,11 +48,6 @@ export async function startRealModelServer(): Promise<RealModelServer> {
   return {
     ...ready,
     process: child,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
+    stop: () => stopChild(child),
   };
 }

@@ -158,13 +158,14 @@ export class BatchesService {
    * Work-item handler: answers one question and records the outcome. Idempotent: a question that
    * is no longer pending is skipped. Transient failures throw (the item is redelivered) until the
    * last attempt, which records the question as failed; other failures are recorded at once.
+   * `delivery.attempt` (1-based) is logged with the start of the work ("answering batch question").
    */
-  async processQuestion(event: BatchQuestionEvent, delivery: { isLastAttempt: boolean }): Promise<void> {
+  async processQuestion(event: BatchQuestionEvent, delivery: { isLastAttempt: boolean; attempt?: number }): Promise<void> {
     // Outgoing calls (retrieval, documents) take the org from the request context.
     return runWithContext({ requestId: `batch:${event.batchId}:${event.index}`, orgId: event.orgId }, () => this.processInContext(event, delivery));
   }
 
-  private async processInContext(event: BatchQuestionEvent, delivery: { isLastAttempt: boolean }): Promise<void> {
+  private async processInContext(event: BatchQuestionEvent, delivery: { isLastAttempt: boolean; attempt?: number }): Promise<void> {
     const ctx: CallContext = { orgId: event.orgId, requestId: `${event.batchId}:${event.index}` };
     const [batch]: BatchRow[] = await this.deps.db.query(`SELECT * FROM batches WHERE id = $1 AND org_id = $2`, [event.batchId, event.orgId]);
     if (!batch) return;
@@ -173,6 +174,7 @@ export class BatchesService {
       event.index,
     ]);
     if (!item || item.status !== 'pending') return;
+    this.deps.logger.info({ batch_id: batch.id, index: item.idx, attempt: delivery.attempt ?? 1 }, 'answering batch question');
     await this.deps.db.query(`UPDATE batches SET status = 'processing', updated_at = now() WHERE id = $1 AND status = 'pending'`, [batch.id]);
     try {
       const result = await this.deps.answers.answer(ctx, {

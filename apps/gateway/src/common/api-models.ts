@@ -81,7 +81,7 @@ export class HealthView {
 }
 
 export class ReadinessView {
-  @ApiProperty({ enum: ['ready', 'not_ready'], example: 'ready' }) status: string;
+  @ApiProperty({ enum: ['ready'], example: 'ready' }) status: string;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string', enum: ['ok', 'unavailable'] },

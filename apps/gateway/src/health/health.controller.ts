@@ -1,8 +1,8 @@
-import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AppError, ErrorCode } from '@kb/common';
+import { Controller, Get, HttpCode, Inject } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthView, ReadinessView } from '../common/api-models';
 import { ApiEnvelope } from '../common/openapi';
-import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Public } from '../common/http-context';
 import { HEALTH_TARGETS } from '../common/tokens';
@@ -14,7 +14,10 @@ export interface HealthTargets {
   services: Record<string, string>;
 }
 
-/** Liveness (`/healthz`) and readiness (`/readyz`: database and every backing service). */
+/**
+ * Liveness (`/healthz`) and readiness (`/readyz`: database and every backing service). Not ready is
+ * a 503 SERVICE_UNAVAILABLE error envelope whose message names the unavailable dependencies.
+ */
 @ApiTags('Health')
 @Controller()
 export class HealthController {
@@ -32,9 +35,10 @@ export class HealthController {
   @Public()
   @Get('readyz')
   @ApiOperation({ summary: 'Readiness: database and every backing service reachable (no key needed)' })
-  @ApiEnvelope(ReadinessView, { description: 'Ready.' })
-  @ApiEnvelope(ReadinessView, { status: 503, description: 'Not ready: `checks` says which dependency is unavailable.' })
-  async readyz(@Res({ passthrough: true }) reply: FastifyReply) {
+  @ApiEnvelope(ReadinessView, { description: 'Ready: every dependency answered.' })
+  @ApiResponse({ status: 503, description: '`SERVICE_UNAVAILABLE`: not ready; `error.message` names every unavailable dependency.' })
+  @HttpCode(200)
+  async readyz() {
     const checks: Record<string, 'ok' | 'unavailable'> = {};
     const db = this.targets.database.query('SELECT 1').then(
       () => (checks.database = 'ok'),
@@ -44,8 +48,19 @@ export class HealthController {
       checks[name] = (await checkGrpcHealth(address, 2000)) ? 'ok' : 'unavailable';
     });
     await Promise.all([db, ...services]);
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    reply.status(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'not_ready', checks };
+    const down = ['database', ...Object.keys(this.targets.services)].filter((name) => checks[name] !== 'ok');
+    if (down.length > 0) throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, notReadyMessage(down));
+    return { status: 'ready', checks };
   }
+}
+
+/**
+ * The message of `/readyz`'s 503, naming every unavailable dependency (`database` or a service
+ * name) in the order given, e.g. ['database', 'check'] → "Not ready: the database and the check
+ * service are unavailable."
+ */
+export function notReadyMessage(down: string[]): string {
+  const names = down.map((n) => (n === 'database' ? 'the database' : `the ${n} service`));
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+  return `Not ready: ${list} ${names.length === 1 ? 'is' : 'are'} unavailable.`;
 }

@@ -156,7 +156,6 @@ export function consumeTokenUsage(nc: NatsConnection, usage: UsageService, logge
     stream: USAGE_STREAM,
     durable: USAGE_CONSUMER,
     filterSubject: UsageSubjects.tokensRecorded,
-    ackWaitMs: 30_000,
     maxDeliver: 10,
     concurrency: 4,
     logger,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { extractDocument, ExtractionError } from './index';
 import { corpus } from './testing/corpus';
+import { textToBlocks, textToBlocksYielding } from './text';
 
 describe('plain text extraction', () => {
   let tmp: string;
@@ -51,5 +52,22 @@ describe('plain text extraction', () => {
     const empty = path.join(tmp, 'empty.txt');
     writeFileSync(empty, '\n  \n');
     expect(((await extractDocument(empty, 'text/plain').catch((e: unknown) => e)) as ExtractionError).code).toBe('NO_TEXT');
+  });
+
+  it('splits a long text a slice at a time into exactly the blocks of one pass', async () => {
+    const text = readFileSync(corpus('txt/debian-policy-4.6.2.0.txt'), 'utf8').replace(/\r\n?/g, '\n');
+    const whole = textToBlocks(text, null, new Map());
+    const sliced: ReturnType<typeof textToBlocks> = [];
+    // 4 KiB slices: about 120 cuts, each at a blank line.
+    await textToBlocksYielding(text, null, new Map(), sliced, 4096);
+    expect(sliced).toEqual(whole);
+  });
+
+  it('reads a text file of over 100,000 paragraphs (a single push of them overflowed the call stack)', async () => {
+    const file = path.join(tmp, 'many.txt');
+    writeFileSync(file, Array.from({ length: 150_000 }, (_, i) => `Paragraph ${i} of a long log.`).join('\n\n'));
+    const doc = await extractDocument(file, 'text/plain');
+    expect(doc.blocks).toHaveLength(150_000);
+    expect(doc.blocks[149_999].text).toBe('Paragraph 149999 of a long log.');
   });
 });

@@ -86,6 +86,43 @@ function splitItems(lines: string[], page: number | null): ExtractedBlock[] {
   });
 }
 
+/** Characters of text split into blocks between two yields to the event loop. */
+const SLICE_CHARS = 256 * 1024;
+
+/**
+ * textToBlocks over a long text, a slice at a time (each cut at a blank line, where textToBlocks
+ * splits anyway, so the blocks are the same), appending to `out` and yielding to the event loop
+ * between slices: a 15 MiB text file blocked the ingestion worker's event loop for 7 s in one
+ * call, long enough to miss its JetStream heartbeats (README, "Crash recovery").
+ * @param sliceChars slice length (characters); a slice runs on to the next blank line.
+ */
+export async function textToBlocksYielding(
+  text: string,
+  page: number | null,
+  underlineLevels: Map<string, number>,
+  out: ExtractedBlock[],
+  sliceChars = SLICE_CHARS,
+): Promise<void> {
+  const separator = /\n[ \t]*\n/g;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.length;
+    let next = text.length;
+    if (text.length - start > sliceChars) {
+      separator.lastIndex = start + sliceChars;
+      const m = separator.exec(text);
+      if (m) {
+        end = m.index;
+        next = m.index + m[0].length;
+      }
+    }
+    // One push per block: spreading ~100k blocks into push() overflows the call stack.
+    for (const block of textToBlocks(text.slice(start, end), page, underlineLevels)) out.push(block);
+    start = next;
+    if (start < text.length) await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /**
  * Extracts a plain-text file. Without form feeds the blocks have `page: null` and `pageCount` is
  * null; with form feeds each form-feed-separated part is a page. Throws `CORRUPT_FILE` for binary
@@ -104,9 +141,9 @@ export async function extractText(ctx: ExtractionContext, filePath: string): Pro
     if (pages.length > 1 && !pages[pages.length - 1].trim()) pages.pop();
     checkPageLimit(ctx, pages.length, 'page');
     pageCount = pages.length;
-    pages.forEach((p, i) => blocks.push(...textToBlocks(p, i + 1, levels)));
+    for (const [i, p] of pages.entries()) await textToBlocksYielding(p, i + 1, levels, blocks);
   } else {
-    blocks.push(...textToBlocks(text, null, levels));
+    await textToBlocksYielding(text, null, levels, blocks);
   }
   if (blocks.length === 0) throw new ExtractionError('NO_TEXT', 'The text file is empty; upload a file with content.');
   const title = blocks.find((b) => b.kind === 'heading')?.text ?? null;
