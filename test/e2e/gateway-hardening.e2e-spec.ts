@@ -20,6 +20,31 @@ describe('gateway hardening: what an adversarial probe broke', () => {
     if (pattern) expect(res.body.error.message).toMatch(pattern);
   };
 
+  // Defect 2: names a download could never carry in Content-Disposition.
+  it('refuses blank file names and names with control characters at reservation, saying why', async () => {
+    const reserve = (file_name: string) => a.post('/api/v2/documents').send({ file_name, content_type: 'text/plain', size_bytes: 5 });
+    for (const name of [' ', '   ', '\t']) expectValidation(await reserve(name), /blank/);
+    for (const name of ['a\r\nb.txt', 'bell\u0007.txt', 'tab\there.txt', 'del\u007f.txt', 'c1\u0085.txt']) expectValidation(await reserve(name), /control character/);
+    // NUL is refused for every text field (defect 3), with a message that says so.
+    const nul = await reserve('nul\u0000.txt');
+    expectValidation(nul, /NUL/);
+    expect(nul.body.error.message).not.toMatch(/separator/);
+    expectValidation(await reserve('dir/a.txt'), /separator/);
+  });
+
+  it('downloads a document whose name mixes scripts, quotes and spaces', async () => {
+    const name = ' Prüfbericht "Q3"; 日本語 – résumé .txt';
+    const slot = (await a.post('/api/v2/documents').send({ file_name: name, content_type: 'text/plain', size_bytes: 5 })).body.data;
+    expect((await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' })).status).toBe(200);
+    const d = await a.get(`/api/v2/documents/${slot.id}/download`);
+    expect(d.status).toBe(200);
+    expect(d.body.data.file_name).toBe(name);
+    const res = await fetch(d.body.data.download_url);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('hello');
+    expect(res.headers.get('content-disposition')).toContain(encodeURIComponent('日本語'));
+  });
+
   // Defect 3: client input that reached PostgreSQL or protobuf and came back as 500.
   it('answers offset ≥ 2^31 on every list endpoint with 400, and the largest offset with an empty page', async () => {
     for (const path of ['/api/v2/documents', '/api/v2/projects', '/api/v2/check/runs', '/api/v2/agent/batches']) {

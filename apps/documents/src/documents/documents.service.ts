@@ -33,6 +33,35 @@ export interface DocumentsDependencies {
   publishDeleted: (orgId: string, documentIds: string[]) => Promise<void>;
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Why a file name cannot be accepted at reservation, or null when it can. A name must be 1 to
+ * 500 characters (service-api.md §8), not blank (only whitespace), free of path separators
+ * (`/`, `\`), and free of control characters (C0 U+0000–U+001F incl. NUL, TAB, CR, LF; DEL
+ * U+007F; C1 U+0080–U+009F): the name is sent back in the download's `Content-Disposition`
+ * header, which cannot carry them, so such a document could never be downloaded.
+ */
+export function fileNameProblem(name: string): string | null {
+  if (name.length < 1 || name.length > FILE_NAME_MAX) return `file_name must be 1 to ${FILE_NAME_MAX} characters.`;
+  if (name.trim() === '') return 'file_name must not be blank (only spaces).';
+  if (CONTROL_CHARACTERS.test(name)) return 'file_name must not contain control characters (such as NUL, tab, CR or LF).';
+  if (/[\/\\]/.test(name)) return 'file_name must not contain path separators (/ or \\).';
+  return null;
+}
+
+/**
+ * The file name served in a download's `Content-Disposition`: control characters become `_`
+ * and a blank name becomes `download`. Names accepted since {@link fileNameProblem} are
+ * unchanged; this keeps documents reserved before that rule downloadable.
+ */
+export function downloadFileName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  const cleaned = name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '_');
+  return cleaned.trim() === '' ? 'download' : cleaned;
+}
+
 /** Storage key of a document's original file. Document ids are globally unique UUIDs. */
 export function storageKeyFor(documentId: string): string {
   return `documents/${documentId}/original`;
@@ -51,12 +80,8 @@ export class DocumentsService {
     ctx: CallContext,
     input: { fileName: string; contentType: string; sizeBytes: number; projectId: string | null },
   ): Promise<{ document: DocumentEntity; upload: { url: string; method: string; recommendedContentType: string; expiresAt: Date } }> {
-    if (input.fileName.length < 1 || input.fileName.length > FILE_NAME_MAX) {
-      throw AppError.validation(`file_name must be 1 to ${FILE_NAME_MAX} characters.`);
-    }
-    if (/[\/\\\u0000]/.test(input.fileName)) {
-      throw AppError.validation('file_name must not contain path separators (/ or \\).');
-    }
+    const nameProblem = fileNameProblem(input.fileName);
+    if (nameProblem !== null) throw AppError.validation(nameProblem);
     if (!Number.isInteger(input.sizeBytes) || input.sizeBytes < 0 || input.sizeBytes > MAX_UPLOAD_BYTES) {
       throw AppError.validation(`size_bytes must be an integer from 0 to ${MAX_UPLOAD_BYTES} (500 MB).`);
     }
@@ -178,7 +203,7 @@ export class DocumentsService {
     if (!info) throw AppError.notFound(`The file of document ${id} is not in storage (it was never uploaded).`);
     const presigned = await this.deps.storage.presignGet(doc.storageKey, {
       expiresInSeconds: DOWNLOAD_URL_TTL_SECONDS,
-      fileName: doc.fileName,
+      fileName: downloadFileName(doc.fileName),
       contentType: doc.contentType,
     });
     return { document: doc, sizeBytes: info.size, url: presigned.url, expiresAt: presigned.expiresAt };
