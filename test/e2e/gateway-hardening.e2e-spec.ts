@@ -105,4 +105,20 @@ describe('gateway hardening: what an adversarial probe broke', () => {
     // The connection was closed by the server; the next request on a new one is served normally.
     expect((await a.get('/api/v2/projects?limit=1')).status).toBe(200);
   });
+
+  // Defect 6: browser uploads need a CORS preflight on the storage path.
+  it('answers a CORS preflight to an upload URL, and the upload itself carries the CORS header', async () => {
+    const slot = (await a.post('/api/v2/documents').send({ file_name: 'browser.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
+    const preflight = await fetch(slot.upload.url, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'PUT', 'Access-Control-Request-Headers': 'content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('PUT');
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+    const put = await fetch(slot.upload.url, { method: 'PUT', headers: { Origin: 'https://app.example', 'Content-Type': 'text/plain' }, body: 'hello' });
+    expect(put.status).toBe(200);
+    expect(put.headers.get('access-control-allow-origin')).toBe('*');
+  });
 });

@@ -113,6 +113,11 @@ export interface GatewayConfig {
   GATEWAY_REQUEST_TIMEOUT_MS: number;
   GATEWAY_SHUTDOWN_GRACE_MS: number;
   GATEWAY_CORS_ORIGINS: string;
+  /**
+   * Browser origins allowed to use the local driver's presigned URLs (`/storage/v1/…`):
+   * comma-separated, `*` for any (the default: the URLs carry their own authorization), empty = none.
+   */
+  STORAGE_CORS_ORIGINS?: string;
   /** Object storage settings (sharedEnv.storage). */
   storage: ReturnType<typeof storageConfigFromEnv>;
 }
@@ -228,6 +233,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     await fastify.register(cors, {
       origin: origins.includes('*') ? '*' : origins,
       methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+      // An OPTIONS request that is not a full preflight goes on to routing (404 in the envelope),
+      // instead of the plugin's plain-text 400.
+      strictPreflight: false,
       allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
       exposedHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
       maxAge: 600,
@@ -330,15 +338,21 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   if (storageConfig.driver === 'local') {
     // Presigned URLs of the local storage driver are served here, outside /api/v2, without
     // bearer auth: their signature and expiry are the authorization (service-api.md §5).
-    const storage = new LocalObjectStorage(storageConfig.local);
+    const storage = new LocalObjectStorage({
+      ...storageConfig.local,
+      corsOrigins: (config.STORAGE_CORS_ORIGINS ?? '*').split(',').map((o) => o.trim()).filter(Boolean),
+    });
     await storage.ensureReady();
     const handler = createLocalStorageHandler(storage);
     await fastify.register(async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
       scope.route({
-        method: ['GET', 'HEAD', 'PUT'],
+        // OPTIONS: CORS preflights of browser uploads, answered by the storage handler with
+        // STORAGE_CORS_ORIGINS (the API's CORS settings do not apply here).
+        method: ['GET', 'HEAD', 'PUT', 'OPTIONS'],
         url: '/storage/v1/*',
+        config: { cors: false },
         handler: async (request, reply) => {
           // The handler writes the raw response: it takes the headers set so far (request id, security headers).
           for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);

@@ -26,6 +26,12 @@ export interface LocalStorageConfig {
   maxUploadBytes: number;
   /** Path the gateway mounts {@link createLocalStorageHandler} on; default `/storage/v1`. */
   pathPrefix?: string;
+  /**
+   * Browser origins allowed to use presigned URLs cross-origin (CORS), e.g.
+   * `['https://app.example']`; `['*']` (the default) allows any origin, `[]` none. The URLs carry
+   * their own authorization and no cookies are involved, so any origin is safe by default.
+   */
+  corsOrigins?: string[];
 }
 
 /** Query parameters of local presigned URLs. All are covered by the signature. */
@@ -93,6 +99,7 @@ export class LocalObjectStorage implements ObjectStorage {
   readonly driver = 'local' as const;
   /** Normalised mount path, e.g. `/storage/v1` (leading `/`, no trailing `/`). */
   readonly pathPrefix: string;
+  private readonly corsOrigins: string[];
   /** Upload size limit in bytes. */
   readonly maxUploadBytes: number;
   private readonly rootDir: string;
@@ -131,6 +138,7 @@ export class LocalObjectStorage implements ObjectStorage {
     this.secret = Buffer.from(config.signingSecret, 'utf8');
     this.maxUploadBytes = config.maxUploadBytes;
     this.pathPrefix = prefix;
+    this.corsOrigins = (config.corsOrigins ?? ['*']).map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
   }
 
   /** Signs a PUT URL. @throws StorageError INVALID_KEY, INVALID_ARGUMENT. */
@@ -234,9 +242,17 @@ export class LocalObjectStorage implements ObjectStorage {
     const q = rawUrl.indexOf('?');
     const rawPath = q >= 0 ? rawUrl.slice(0, q) : rawUrl;
     if (rawPath !== this.pathPrefix && !rawPath.startsWith(`${this.pathPrefix}/`)) return false;
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Expose-Headers', 'ETag, Content-Length, Content-Disposition, Content-Range');
+    const origin = req.headers.origin;
+    const allowedOrigin = this.corsOrigins.includes('*') ? '*' : origin !== undefined && this.corsOrigins.includes(origin) ? origin : null;
+    if (allowedOrigin !== null) {
+      res.setHeader('Access-Control-Allow-Origin', allowedOrigin);
+      res.setHeader('Access-Control-Expose-Headers', 'ETag, Content-Length, Content-Disposition, Content-Range');
+    }
+    if (allowedOrigin !== '*') res.setHeader('Vary', 'Origin');
     try {
+      if ((req.method ?? '').toUpperCase() === 'OPTIONS' && origin !== undefined && allowedOrigin === null) {
+        throw new HttpFailure(403, 'AccessForbidden', 'CORSResponse: this origin is not allowed to use storage URLs (STORAGE_CORS_ORIGINS).');
+      }
       await this.serve(req, res, rawPath.slice(this.pathPrefix.length + 1), new URLSearchParams(q >= 0 ? rawUrl.slice(q + 1) : ''));
     } catch (err) {
       if (err instanceof ClientGone) {
