@@ -1,5 +1,7 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
-import { api, baseUrl, newOrg } from './support/harness';
+import { api, baseUrl, newOrg, waitForDocument } from './support/harness';
 
 jest.setTimeout(180_000);
 
@@ -121,4 +123,45 @@ describe('gateway hardening: what an adversarial probe broke', () => {
     expect(put.status).toBe(200);
     expect(put.headers.get('access-control-allow-origin')).toBe('*');
   });
+
+  // Defect 1: an upload URL stayed writable after its slot was used.
+  it('closes the upload URL once the document is processed: a late PUT neither replaces nor changes what was processed', async () => {
+    const slot = (await a.post('/api/v2/documents').send({ file_name: 'slot.txt', content_type: 'text/plain', size_bytes: 44 })).body.data;
+    // The slot's object key is per reservation and unguessable, not derived from the document id alone.
+    expect(new URL(slot.upload.url).pathname).toMatch(new RegExp(`/uploads/${slot.id}/[0-9a-f]{32}$`));
+    const original = 'The crane must be inspected before each shift';
+    const put = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: original.slice(0, 44) });
+    expect(put.status).toBe(200);
+    expect((await a.post('/api/v2/documents/process').send({ document_ids: [slot.id] })).body.data.processed).toEqual([slot.id]);
+    const late = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'REPLACED' });
+    expect(late.status).toBe(403);
+    const doc = await waitForDocument(org.key, slot.id);
+    expect(doc).toMatchObject({ status: 'completed', size_bytes: 44 });
+    expect((await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'REPLACED' })).status).toBe(403);
+    const d = (await a.get(`/api/v2/documents/${slot.id}/download`)).body.data;
+    expect(await (await fetch(d.download_url)).text()).toBe(original.slice(0, 44));
+    expect(d.size_bytes).toBe(44);
+  });
+
+  it('closes the upload URL of a deleted document: a late PUT recreates nothing', async () => {
+    const objects = path.join(process.env.KB_E2E_DATA_DIR!, 'objects', 'objects', 'uploads');
+    const uploaded = (await a.post('/api/v2/documents').send({ file_name: 'gone.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
+    expect((await fetch(uploaded.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' })).status).toBe(200);
+    const never = (await a.post('/api/v2/documents').send({ file_name: 'never.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
+    expect((await a.delete('/api/v2/documents').send({ document_ids: [uploaded.id, never.id] })).body.data.deleted.sort()).toEqual([uploaded.id, never.id].sort());
+    for (const slot of [uploaded, never]) {
+      const late = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' });
+      expect(late.status).toBe(403);
+      const dir = path.join(objects, slot.id);
+      expect(readdirSafe(dir)).toEqual([]);
+    }
+  });
 });
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
