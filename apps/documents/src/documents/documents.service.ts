@@ -176,7 +176,9 @@ export class DocumentsService {
           try {
             await this.closeSlotAndMove(doc, info);
           } catch (error) {
+            // The slot stays open: its bytes must not be swept as a late upload once the URL expires.
             await this.deps.storage.reopenUploads(doc.uploadKey).catch(() => undefined);
+            await this.deps.repository.forgetClosedUpload(doc.uploadKey).catch(() => undefined);
             await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
             if (!isStorageError(error, 'PRECONDITION_FAILED')) throw error;
             result.failed.push({
