@@ -14,9 +14,68 @@ interface FuzzCase {
 }
 
 const BAD_UUIDS = ['123', 'not-a-uuid', '00000000-0000-0000-0000-00000000000g', "'%3B DROP TABLE x;--", 'a'.repeat(300), '%00', '..%2F..%2Fetc', '%E0%A4%A', '{id}', '-1'];
-const BAD_INTS = ['-1', 'abc', '1e309', '99999999999999999999', '1.5', '', '0x10', 'NaN', '[]', '201'];
+const BAD_INTS = ['-1', 'abc', '1e309', '99999999999999999999', '1.5', '', '0x10', 'NaN', '[]', '201', '2147483648', '1e2', ' 5', '+5'];
 const BAD_STRINGS = ['\u0000', 'x'.repeat(5000), '%', '%ZZ'];
 const BAD_VALUES: unknown[] = [null, 123, -1, 1.5, true, [], {}, [null], [123], 'x'.repeat(100_001), '', ['not-a-uuid'], { $gt: '' }, 1e308];
+/**
+ * Hostile text for every string field (issue 15): NUL, lone surrogates (high, low, reversed),
+ * C0/C1 control characters, bidi and zero-width marks, 100k-character values (ASCII and astral),
+ * mixed scripts with combining marks, whitespace-only, and JSON/SQL/HTML metacharacters.
+ */
+const HOSTILE_STRINGS: string[] = [
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udc00y',
+  '\udc00\ud800',
+  '\r\n\t\u0007\u001b[31m\u007f\u0085\u009f',
+  '\u202e\u200b\u200d\ufeff\u2028\u2029',
+  'x'.repeat(100_000),
+  '😀'.repeat(50_000),
+  'Grüße 日本語 العربية עברית русский हिन्दी 🏗️ Z̷̢a̶l̵g̴o',
+  ' \t ',
+  '\'; DROP TABLE documents;-- <script>alert(1)</script> {"$gt":""} %00 ../../etc/passwd',
+];
+
+/**
+ * Percent-encodes text as UTF-8, and lone surrogates as their (invalid) 3-byte WTF-8 form, which
+ * `encodeURIComponent` refuses to produce: what a client with broken text would send.
+ */
+function percentEncode(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    if (cp >= 0xd800 && cp <= 0xdfff) out += [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)].map((b) => '%' + b.toString(16).toUpperCase()).join('');
+    else out += encodeURIComponent(ch);
+  }
+  return out;
+}
+
+/** Every string-typed field of a body schema, as a path into the body (`requirements.0.text`). */
+function stringFields(doc: Json, schema: Json | undefined, prefix: string[] = [], depth = 0): string[][] {
+  const s = resolveRef(doc, schema) ?? {};
+  if (depth > 4) return [];
+  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
+  if (type === 'string') return [prefix];
+  if (type === 'array') return stringFields(doc, s.items, [...prefix, '0'], depth + 1);
+  if (type === 'object' || s.properties) return Object.entries(s.properties ?? {}).flatMap(([k, v]) => stringFields(doc, v as Json, [...prefix, k], depth + 1));
+  return [];
+}
+
+/** A deep copy of `body` with the value at `path` replaced (arrays and objects created as needed). */
+function withValue(body: unknown, path: string[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [head, ...rest] = path;
+  if (/^\d+$/.test(head)) {
+    const arr = Array.isArray(body) ? [...body] : [];
+    arr[Number(head)] = withValue(arr[Number(head)], rest, value);
+    return arr;
+  }
+  const obj = body && typeof body === 'object' && !Array.isArray(body) ? { ...(body as Json) } : {};
+  obj[head] = withValue(obj[head], rest, value);
+  return obj;
+}
+
 const MALFORMED_BODIES = ['{', '{"a":', '{"a":1,}', "{'a':1}", 'null', '[]', '"text"', '123', 'true', '{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"x":1}}}', '['.repeat(5000) + ']'.repeat(5000), '\uFEFF{}', '{"a":"\\ud800"}'];
 const BAD_CONTENT_TYPES = ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/json; charset=utf-16'];
 
@@ -62,6 +121,8 @@ function generate(doc: Json): FuzzCase[] {
         const schema = resolveRef(doc, q.schema) ?? {};
         const values = schema.type === 'integer' ? BAD_INTS : schema.enum ? ['bogus', 'READY', '', 'ready,failed'] : schema.format === 'uuid' ? BAD_UUIDS : [...BAD_STRINGS, 'not-a-uuid,also-not'];
         for (const v of values) cases.push({ name: `${M} ${path} query ${q.name}=${v.slice(0, 20)}`, method: M, path: `${okPath}?${q.name}=${encodeURIComponent(v)}` });
+        // Hostile text in every query parameter (short enough to fit the URL limit; longer → 431).
+        for (const v of HOSTILE_STRINGS.map((h) => h.slice(0, 2000))) cases.push({ name: `${M} ${path} query ${q.name}=${JSON.stringify(v).slice(0, 20)}`, method: M, path: `${okPath}?${q.name}=${percentEncode(v)}` });
         cases.push({ name: `${M} ${path} query ${q.name} repeated`, method: M, path: `${okPath}?${q.name}=1&${q.name}=2` });
       }
       if (bodySchema) {
@@ -69,6 +130,11 @@ function generate(doc: Json): FuzzCase[] {
         cases.push({ name: `${M} ${path} body invalid utf-8`, method: M, path: okPath, headers: { 'Content-Type': 'application/json' }, body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) });
         for (const ct of BAD_CONTENT_TYPES) cases.push({ name: `${M} ${path} content-type ${ct}`, method: M, path: okPath, headers: { 'Content-Type': ct }, body: JSON.stringify(validBody) });
         cases.push({ name: `${M} ${path} empty object`, method: M, path: okPath, ...json({}) });
+        for (const field of stringFields(doc, bodySchema)) {
+          for (const bad of HOSTILE_STRINGS) {
+            cases.push({ name: `${M} ${path} ${field.join('.')}=${JSON.stringify(bad).slice(0, 20)}`, method: M, path: okPath, ...json(withValue(validBody, field, bad)) });
+          }
+        }
         for (const prop of Object.keys(bodySchema.properties ?? {})) {
           for (const bad of BAD_VALUES) cases.push({ name: `${M} ${path} ${prop}=${JSON.stringify(bad).slice(0, 20)}`, method: M, path: okPath, ...json({ ...validBody, [prop]: bad }) });
         }

@@ -111,7 +111,7 @@ describe('gateway: OpenAPI reference', () => {
         expect([where, success.length > 0]).toEqual([where, true]);
         for (const [status, r] of Object.entries(op.responses as Record<string, any>)) {
           expect([where, status, Boolean(r.headers?.['X-Request-Id'])]).toEqual([where, status, true]);
-          if (p.startsWith('/api/') && status !== '401') expect([where, status, Object.keys(r.headers)]).toEqual([where, status, expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])]);
+          if (p.startsWith('/api/') && status !== '401' && status !== '431') expect([where, status, Object.keys(r.headers)]).toEqual([where, status, expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])]);
           if (status === '429') expect(r.headers['Retry-After']).toBeDefined();
           if (Number(status) >= 400 && p.startsWith('/api/')) {
             const examples = Object.values(r.content['application/json'].examples) as Array<{ value: any }>;
@@ -243,6 +243,34 @@ describe('gateway: errors in the envelope', () => {
       expect(res.headers['access-control-expose-headers']).toContain('X-RateLimit-Remaining');
       const other = await api(org.key, url).get('/api/v2/organization').set('Origin', 'https://evil.example');
       expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('answers CORS preflights of presigned upload URLs with STORAGE_CORS_ORIGINS, apart from the API origins', async () => {
+    const gw = await createGateway(configFor({ GATEWAY_CORS_ORIGINS: 'https://api-client.example', STORAGE_CORS_ORIGINS: 'https://app.example' }), logger, { serveReference: false });
+    try {
+      await gw.app.listen(0, '127.0.0.1');
+      const url = await gw.app.getUrl();
+      const slot = (await a.post('/api/v2/documents').send({ file_name: 'cors.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
+      const upload = new URL(slot.upload.url);
+      const preflight = (origin: string) =>
+        request(url).options(upload.pathname + upload.search).set('Origin', origin).set('Access-Control-Request-Method', 'PUT').set('Access-Control-Request-Headers', 'content-type');
+      const allowed = await preflight('https://app.example');
+      expect(allowed.status).toBe(204);
+      expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example');
+      expect(allowed.headers['access-control-allow-methods']).toContain('PUT');
+      expect(allowed.headers['vary']).toContain('Origin');
+      for (const origin of ['https://evil.example', 'https://api-client.example']) {
+        const refused = await preflight(origin);
+        expect(refused.status).toBe(403);
+        expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+      }
+      // The API's own CORS is unchanged.
+      const api2 = await request(url).options('/api/v2/projects').set('Origin', 'https://api-client.example').set('Access-Control-Request-Method', 'POST');
+      expect(api2.status).toBe(204);
+      expect(api2.headers['access-control-allow-origin']).toBe('https://api-client.example');
     } finally {
       await gw.close();
     }

@@ -4,6 +4,7 @@ import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, Sta
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
 import { InitDocuments1732200000000 } from './database/migrations/1732200000000-InitDocuments';
+import { UploadSlots1732200000001 } from './database/migrations/1732200000001-UploadSlots';
 import { DocumentEntity } from './documents/document.entity';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
@@ -36,7 +37,7 @@ runService(logger, async () => {
     url: config.DATABASE_URL,
     schema: 'documents',
     entities: [ProjectEntity, DocumentEntity],
-    migrations: [InitDocuments1732200000000],
+    migrations: [InitDocuments1732200000000, UploadSlots1732200000001],
   });
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
@@ -71,6 +72,7 @@ runService(logger, async () => {
   });
   const sweeper = setInterval(() => {
     outcomes.sweep(config.PROCESSING_TIMEOUT_MS).catch((err) => logger.error({ err }, 'sweep failed'));
+    documents.sweepClosedUploads(new Date()).catch((err) => logger.error({ err }, 'upload sweep failed'));
   }, config.SWEEP_INTERVAL_MS);
 
   const grpc = await startGrpcServer({

@@ -6,6 +6,7 @@ import { AppError, connectNats, ensureStream, ErrorCode, Logger, storageConfigFr
 import { USAGE_STREAM, USAGE_STREAM_SUBJECTS } from '@kb/events';
 import cors from '@fastify/cors';
 import type { Pool } from 'pg';
+import { randomUUID } from 'node:crypto';
 import { createLocalStorageHandler, LocalObjectStorage } from '@kb/storage';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -23,7 +24,7 @@ import { Idempotency, IDEMPOTENCY_CLAIM } from './common/idempotency';
 import { RateLimiter } from './common/rate-limit';
 import { createRequestPolicy, isPublicPath } from './common/request-policy';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
-import { createValidationPipe } from './common/validation';
+import { createValidationPipe, invalidTextIn } from './common/validation';
 
 /** The request-timeout timer of a request (cleared when its response ends). */
 const TIMEOUT_TIMER = Symbol('timeout-timer');
@@ -70,6 +71,34 @@ function jsonDepth(value: unknown, limit: number): number {
   return max;
 }
 
+/** Largest request line + headers accepted, in bytes (Node's default `maxHeaderSize`). */
+export const MAX_HEADER_BYTES = 16_384;
+
+/**
+ * Answers an HTTP-level client error (Node's `clientError`: before any request object exists,
+ * so no hook, key or rate limit applies) with the error envelope and closes the connection:
+ * headers over {@link MAX_HEADER_BYTES} → 431, a request not received in time → 408 TIMEOUT,
+ * anything else (malformed HTTP) → 400. A reset connection gets nothing.
+ */
+function answerClientError(error: Error & { code?: string }, socket: import('node:net').Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', ErrorCode.VALIDATION_ERROR, `The request line and headers exceed ${MAX_HEADER_BYTES} bytes (16 KiB); shorten the URL (query string) or the headers.`]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', ErrorCode.TIMEOUT, 'The request was not received in time.']
+        : [400, 'Bad Request', ErrorCode.VALIDATION_ERROR, 'The request is not valid HTTP.'];
+  const id = randomUUID();
+  const body = JSON.stringify(errorEnvelope(code, message, id));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${id}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 /** Settings of the gateway (validated from the environment by main.ts; README configuration table). */
 export interface GatewayConfig {
   DATABASE_URL: string;
@@ -84,6 +113,11 @@ export interface GatewayConfig {
   GATEWAY_REQUEST_TIMEOUT_MS: number;
   GATEWAY_SHUTDOWN_GRACE_MS: number;
   GATEWAY_CORS_ORIGINS: string;
+  /**
+   * Browser origins allowed to use the local driver's presigned URLs (`/storage/v1/…`):
+   * comma-separated, `*` for any (the default: the URLs carry their own authorization), empty = none.
+   */
+  STORAGE_CORS_ORIGINS?: string;
   /** Object storage settings (sharedEnv.storage). */
   storage: ReturnType<typeof storageConfigFromEnv>;
 }
@@ -123,6 +157,12 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const policy = createRequestPolicy({ accounts, rateLimiter, usage });
   const adapter = new FastifyAdapter({
     bodyLimit: config.GATEWAY_BODY_LIMIT_BYTES,
+    // Request line + headers (the URL limit): Node's default, set explicitly so it is documented
+    // (docs/gateway.md); larger → 431 in the envelope (clientErrorHandler).
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Errors Node's HTTP parser raises before Fastify sees a request (headers over the limit,
+    // malformed HTTP, a request not received in time): the envelope, not Fastify's own body.
+    clientErrorHandler: answerClientError,
     // Path parameters longer than this → 400 (a UUID is 36 characters).
     routerOptions: { maxParamLength: 1000 },
     // Errors raised by the router before any hook runs (bad percent-encoding, over-long path
@@ -193,6 +233,9 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     await fastify.register(cors, {
       origin: origins.includes('*') ? '*' : origins,
       methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+      // An OPTIONS request that is not a full preflight goes on to routing (404 in the envelope),
+      // instead of the plugin's plain-text 400.
+      strictPreflight: false,
       allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
       exposedHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
       maxAge: 600,
@@ -245,6 +288,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     if (body !== undefined && !isPublicPath(pathOf(request.url))) {
       if (body === null || typeof body !== 'object' || Array.isArray(body)) return done(AppError.validation('The request body must be a JSON object.'));
       if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return done(AppError.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
+      const badText = invalidTextIn(body);
+      if (badText !== null) return done(AppError.validation(badText));
     }
     if (request.method !== 'POST' || request.headers['idempotency-key'] === undefined) return done();
     // A replay has been sent by the hook: the handler must not run (no `done`).
@@ -293,15 +338,21 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   if (storageConfig.driver === 'local') {
     // Presigned URLs of the local storage driver are served here, outside /api/v2, without
     // bearer auth: their signature and expiry are the authorization (service-api.md §5).
-    const storage = new LocalObjectStorage(storageConfig.local);
+    const storage = new LocalObjectStorage({
+      ...storageConfig.local,
+      corsOrigins: (config.STORAGE_CORS_ORIGINS ?? '*').split(',').map((o) => o.trim()).filter(Boolean),
+    });
     await storage.ensureReady();
     const handler = createLocalStorageHandler(storage);
     await fastify.register(async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
       scope.route({
-        method: ['GET', 'HEAD', 'PUT'],
+        // OPTIONS: CORS preflights of browser uploads, answered by the storage handler with
+        // STORAGE_CORS_ORIGINS (the API's CORS settings do not apply here).
+        method: ['GET', 'HEAD', 'PUT', 'OPTIONS'],
         url: '/storage/v1/*',
+        config: { cors: false },
         handler: async (request, reply) => {
           // The handler writes the raw response: it takes the headers set so far (request id, security headers).
           for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);

@@ -34,6 +34,8 @@ runService(logger, async () => {
     GATEWAY_SHUTDOWN_GRACE_MS: env.int(10_000),
     /** Browser origins allowed by CORS: comma-separated list, `*` for any, empty = CORS off. */
     GATEWAY_CORS_ORIGINS: z.string().default(''),
+    /** Browser origins allowed to use the local storage driver's presigned URLs: comma-separated, `*` for any, empty = none. */
+    STORAGE_CORS_ORIGINS: z.string().default('*'),
     /** Streamed chat: an SSE comment after this much silence (read by ChatController). */
     CHAT_SSE_HEARTBEAT_MS: env.int(15_000),
   });

@@ -10,6 +10,8 @@
  * - `UNAVAILABLE`: the backend cannot be reached or used (connection refused, timeout, disk error).
  * - `ACCESS_DENIED`: the backend rejected our credentials (S3 `AccessDenied`, `InvalidAccessKeyId`,
  *   `SignatureDoesNotMatch`): a configuration problem, not a client error.
+ * - `PRECONDITION_FAILED`: the object changed since it was checked ({@link ObjectStorage.move}
+ *   with `ifEtag`: another upload replaced it).
  * - `INTERNAL`: anything else the backend answered that we do not understand.
  */
 export type StorageErrorCode =
@@ -19,6 +21,7 @@ export type StorageErrorCode =
   | 'INVALID_CONFIG'
   | 'UNAVAILABLE'
   | 'ACCESS_DENIED'
+  | 'PRECONDITION_FAILED'
   | 'INTERNAL';
 
 /**

@@ -104,7 +104,7 @@ describe('LocalObjectStorage through a real HTTP server', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).toBe(`"${createHash('md5').update(pdf).digest('hex')}"`);
 
-    expect(await h.storage.stat(key)).toEqual({ size: pdf.length, contentType: 'application/pdf' });
+    expect(await h.storage.stat(key)).toEqual({ size: pdf.length, contentType: 'application/pdf', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
 
     const get = await h.storage.presignGet(key, { expiresInSeconds: 600, fileName: 'OSHA2001.pdf', contentType: 'application/pdf' });
     expect(get.method).toBe('GET');
@@ -142,7 +142,7 @@ describe('LocalObjectStorage through a real HTTP server', () => {
       duplex: 'half',
     } as RequestInit);
     expect(res.status).toBe(200);
-    expect(await h.storage.stat(k)).toEqual({ size: pdf.length, contentType: 'application/pdf' });
+    expect(await h.storage.stat(k)).toEqual({ size: pdf.length, contentType: 'application/pdf', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
   });
 
   it('download carries Content-Disposition with the (non-ASCII) file name and the signed content type; HEAD has no body', async () => {
@@ -182,16 +182,16 @@ describe('LocalObjectStorage through a real HTTP server', () => {
     const put = await h.storage.presignPut(k, { contentType: 'application/pdf', expiresInSeconds: 60 });
     let res = await fetch(put.url, { method: 'PUT', body: 'hello', headers: { 'Content-Type': 'Text/Plain; charset=UTF-8' } });
     expect(res.status).toBe(200);
-    expect(await h.storage.stat(k)).toEqual({ size: 5, contentType: 'text/plain' });
+    expect(await h.storage.stat(k)).toEqual({ size: 5, contentType: 'text/plain', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
 
     // No Content-Type at all (a Buffer body makes fetch send none) → application/octet-stream, like the s3 driver.
     res = await fetch(put.url, { method: 'PUT', body: Buffer.from('hello!') });
     expect(res.status).toBe(200);
-    expect(await h.storage.stat(k)).toEqual({ size: 6, contentType: 'application/octet-stream' });
+    expect(await h.storage.stat(k)).toEqual({ size: 6, contentType: 'application/octet-stream', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
 
     res = await fetch(put.url, { method: 'PUT', body: 'x', headers: { 'Content-Type': 'APPLICATION/PDF ; foo=bar' } });
     expect(res.status).toBe(200);
-    expect(await h.storage.stat(k)).toEqual({ size: 1, contentType: 'application/pdf' });
+    expect(await h.storage.stat(k)).toEqual({ size: 1, contentType: 'application/pdf', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
   });
 
   it('refuses an expired URL with 403 and stores nothing', async () => {
@@ -299,14 +299,14 @@ describe('LocalObjectStorage through a real HTTP server', () => {
     expect(put.url).toContain('/orgs/org%201/documents/%C3%BC%20%C3%B1/original?');
     const res = await fetch(put.url, { method: 'PUT', body: 'unicode', headers: { 'Content-Type': 'text/plain' } });
     expect(res.status).toBe(200);
-    expect(await h.storage.stat(k)).toEqual({ size: 7, contentType: 'text/plain' });
+    expect(await h.storage.stat(k)).toEqual({ size: 7, contentType: 'text/plain', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
 
     // '+' in a signed content type survives the query string round trip.
     const svg = await h.storage.presignPut('orgs/o/documents/svg/original', { contentType: 'image/svg+xml', expiresInSeconds: 60 });
     expect(svg.url).toContain('X-Kb-Content-Type=image%2Fsvg%2Bxml');
     const res2 = await fetch(svg.url, { method: 'PUT', body: '<svg/>', headers: { 'Content-Type': 'image/svg+xml' } });
     expect(res2.status).toBe(200);
-    expect(await h.storage.stat('orgs/o/documents/svg/original')).toEqual({ size: 6, contentType: 'image/svg+xml' });
+    expect(await h.storage.stat('orgs/o/documents/svg/original')).toEqual({ size: 6, contentType: 'image/svg+xml', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
   });
 
   it('answers 409 KeyConflict when a key would turn an object into a directory or vice versa', async () => {
@@ -321,7 +321,7 @@ describe('LocalObjectStorage through a real HTTP server', () => {
     const over = await upload('orgs/conflict');
     expect(over.status).toBe(409);
     expect(await errorCode(over)).toBe('KeyConflict');
-    expect(await h.storage.stat('orgs/conflict/file')).toEqual({ size: 18, contentType: 'text/plain' });
+    expect(await h.storage.stat('orgs/conflict/file')).toEqual({ size: 18, contentType: 'text/plain', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
     expect((await filesUnder(path.join(h.rootDir, 'objects', 'orgs'))).filter((f) => f.includes('.kb-tmp-'))).toEqual([]);
   });
 
@@ -478,5 +478,47 @@ describe('LocalObjectStorage configuration and readiness', () => {
     } finally {
       await fsp.rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('LocalObjectStorage upload slots: move, closed URLs, CORS origins', () => {
+  let h: Harness;
+  afterEach(() => stopHarness(h));
+
+  it('moves the checked version of an upload and refuses every later PUT to its closed URL', async () => {
+    h = await startHarness();
+    const put = await h.storage.presignPut('uploads/d1/slot', { contentType: 'text/plain', expiresInSeconds: 60 });
+    expect((await fetch(put.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'first' })).status).toBe(200);
+    const checked = (await h.storage.stat('uploads/d1/slot'))!;
+    expect(checked.etag).toBe(createHash('md5').update('first').digest('hex'));
+    // Replaced after it was checked: the move refuses the new version.
+    expect((await fetch(put.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'second' })).status).toBe(200);
+    await expect(h.storage.move('uploads/d1/slot', 'documents/d1/original', { ifEtag: checked.etag })).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
+    const current = (await h.storage.stat('uploads/d1/slot'))!;
+    await h.storage.closeUploads('uploads/d1/slot');
+    await h.storage.move('uploads/d1/slot', 'documents/d1/original', { ifEtag: current.etag });
+    expect(await h.storage.stat('uploads/d1/slot')).toBeNull();
+    expect(await h.storage.stat('documents/d1/original')).toMatchObject({ size: 6, contentType: 'text/plain' });
+    const late = await fetch(put.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'late' });
+    expect(late.status).toBe(403);
+    expect(await errorCode(late)).toBe('AccessDenied');
+    expect(await h.storage.stat('uploads/d1/slot')).toBeNull();
+    await expect(h.storage.move('uploads/d1/slot', 'documents/d1/x')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    // Reopened (the sweep after expiry, or a process call that could not finish): PUT works again.
+    await h.storage.reopenUploads('uploads/d1/slot');
+    expect((await fetch(put.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'again' })).status).toBe(200);
+  });
+
+  it('answers CORS preflights only for the configured origins', async () => {
+    h = await startHarness({ corsOrigins: ['https://app.example'] });
+    const put = await h.storage.presignPut('uploads/d2/slot', { contentType: 'text/plain', expiresInSeconds: 60 });
+    const preflight = (origin: string) => fetch(put.url, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'PUT' } });
+    const ok = await preflight('https://app.example');
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(ok.headers.get('vary')).toContain('Origin');
+    const refused = await preflight('https://evil.example');
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

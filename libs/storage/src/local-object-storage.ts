@@ -26,6 +26,12 @@ export interface LocalStorageConfig {
   maxUploadBytes: number;
   /** Path the gateway mounts {@link createLocalStorageHandler} on; default `/storage/v1`. */
   pathPrefix?: string;
+  /**
+   * Browser origins allowed to use presigned URLs cross-origin (CORS), e.g.
+   * `['https://app.example']`; `['*']` (the default) allows any origin, `[]` none. The URLs carry
+   * their own authorization and no cookies are involved, so any origin is safe by default.
+   */
+  corsOrigins?: string[];
 }
 
 /** Query parameters of local presigned URLs. All are covered by the signature. */
@@ -93,6 +99,7 @@ export class LocalObjectStorage implements ObjectStorage {
   readonly driver = 'local' as const;
   /** Normalised mount path, e.g. `/storage/v1` (leading `/`, no trailing `/`). */
   readonly pathPrefix: string;
+  private readonly corsOrigins: string[];
   /** Upload size limit in bytes. */
   readonly maxUploadBytes: number;
   private readonly rootDir: string;
@@ -131,6 +138,7 @@ export class LocalObjectStorage implements ObjectStorage {
     this.secret = Buffer.from(config.signingSecret, 'utf8');
     this.maxUploadBytes = config.maxUploadBytes;
     this.pathPrefix = prefix;
+    this.corsOrigins = (config.corsOrigins ?? ['*']).map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
   }
 
   /** Signs a PUT URL. @throws StorageError INVALID_KEY, INVALID_ARGUMENT. */
@@ -163,7 +171,7 @@ export class LocalObjectStorage implements ObjectStorage {
       throw fsError(err, `stat ${key}`);
     }
     const meta = await this.readSidecar(key);
-    return { size, contentType: meta?.contentType ?? null };
+    return { size, contentType: meta?.contentType ?? null, ...(meta?.etag ? { etag: meta.etag.replace(/"/g, '') } : {}) };
   }
 
   /** Streams a copy to `filePath` via a temp file + rename. @throws StorageError NOT_FOUND, INVALID_KEY, UNAVAILABLE. */
@@ -192,6 +200,66 @@ export class LocalObjectStorage implements ObjectStorage {
       throw fsError(err, `download ${key} to ${filePath}`);
     } finally {
       await handle.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Renames the object and its metadata from `from` to `to` (atomic per file). With `ifEtag`, the
+   * metadata of `from` must still carry that ETag (an upload that replaced it since is not moved).
+   * @throws StorageError NOT_FOUND, PRECONDITION_FAILED, INVALID_KEY, UNAVAILABLE.
+   */
+  async move(from: string, to: string, opts: { ifEtag?: string } = {}): Promise<void> {
+    assertValidKey(from);
+    assertValidKey(to);
+    if (opts.ifEtag !== undefined) {
+      const meta = await this.readSidecar(from);
+      if (meta === null) {
+        if ((await this.stat(from)) === null) throw new StorageError('NOT_FOUND', `object not found: ${from}`);
+        throw new StorageError('PRECONDITION_FAILED', `move ${from}: no metadata to compare the ETag with`);
+      }
+      if (meta.etag.replace(/"/g, '') !== opts.ifEtag) throw new StorageError('PRECONDITION_FAILED', `move ${from}: the object changed since it was checked`);
+    }
+    const target = this.objectPath(to);
+    const metaTarget = this.sidecarPath(to);
+    try {
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      await fsp.mkdir(path.dirname(metaTarget), { recursive: true });
+      await fsp.rename(this.objectPath(from), target);
+    } catch (err) {
+      if (isMissing(err)) throw new StorageError('NOT_FOUND', `object not found: ${from}`);
+      throw fsError(err, `move ${from} to ${to}`);
+    }
+    try {
+      await fsp.rename(this.sidecarPath(from), metaTarget);
+    } catch (err) {
+      if (!isMissing(err)) throw fsError(err, `move metadata of ${from} to ${to}`);
+      await fsp.rm(metaTarget, { force: true }).catch(() => undefined);
+    }
+    await pruneEmptyDirs(path.dirname(this.objectPath(from)), this.objectsDir);
+    await pruneEmptyDirs(path.dirname(this.sidecarPath(from)), this.metaDir);
+  }
+
+  /**
+   * Refuses every later PUT to the presigned URLs of `key` (403 AccessDenied): writes a marker
+   * `<rootDir>/closed/<sha256(key)>` that the PUT handler checks before and after receiving a body.
+   * @throws StorageError INVALID_KEY, UNAVAILABLE.
+   */
+  async closeUploads(key: string): Promise<void> {
+    const marker = this.closedMarkerPath(assertValidKey(key));
+    try {
+      await fsp.mkdir(path.dirname(marker), { recursive: true });
+      await fsp.writeFile(marker, key);
+    } catch (err) {
+      throw fsError(err, `close uploads of ${key}`);
+    }
+  }
+
+  /** Removes the marker of {@link closeUploads}; absent is fine. @throws StorageError INVALID_KEY, UNAVAILABLE. */
+  async reopenUploads(key: string): Promise<void> {
+    try {
+      await fsp.unlink(this.closedMarkerPath(assertValidKey(key)));
+    } catch (err) {
+      if (!isMissing(err)) throw fsError(err, `reopen uploads of ${key}`);
     }
   }
 
@@ -234,9 +302,17 @@ export class LocalObjectStorage implements ObjectStorage {
     const q = rawUrl.indexOf('?');
     const rawPath = q >= 0 ? rawUrl.slice(0, q) : rawUrl;
     if (rawPath !== this.pathPrefix && !rawPath.startsWith(`${this.pathPrefix}/`)) return false;
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Expose-Headers', 'ETag, Content-Length, Content-Disposition, Content-Range');
+    const origin = req.headers.origin;
+    const allowedOrigin = this.corsOrigins.includes('*') ? '*' : origin !== undefined && this.corsOrigins.includes(origin) ? origin : null;
+    if (allowedOrigin !== null) {
+      res.setHeader('Access-Control-Allow-Origin', allowedOrigin);
+      res.setHeader('Access-Control-Expose-Headers', 'ETag, Content-Length, Content-Disposition, Content-Range');
+    }
+    if (allowedOrigin !== '*') res.setHeader('Vary', 'Origin');
     try {
+      if ((req.method ?? '').toUpperCase() === 'OPTIONS' && origin !== undefined && allowedOrigin === null) {
+        throw new HttpFailure(403, 'AccessForbidden', 'CORSResponse: this origin is not allowed to use storage URLs (STORAGE_CORS_ORIGINS).');
+      }
       await this.serve(req, res, rawPath.slice(this.pathPrefix.length + 1), new URLSearchParams(q >= 0 ? rawUrl.slice(q + 1) : ''));
     } catch (err) {
       if (err instanceof ClientGone) {
@@ -333,6 +409,8 @@ export class LocalObjectStorage implements ObjectStorage {
     if (declared !== undefined && Number(declared) > this.maxUploadBytes) {
       throw new HttpFailure(413, 'EntityTooLarge', `The upload exceeds the maximum of ${this.maxUploadBytes} bytes.`);
     }
+    const closed = new HttpFailure(403, 'AccessDenied', 'This upload URL is closed: the document is no longer awaiting its upload.');
+    if (await this.uploadsClosed(key)) throw closed;
     const contentType = normalizeContentType(req.headers['content-type']) ?? FALLBACK_CONTENT_TYPE;
     const target = this.objectPath(key);
     const dir = path.dirname(target);
@@ -351,6 +429,11 @@ export class LocalObjectStorage implements ObjectStorage {
       throw new HttpFailure(500, 'InternalError', 'The upload could not be stored.');
     }
 
+    // Closed while the body was arriving (the slot was processed or deleted meanwhile): dropped.
+    if (await this.uploadsClosed(key)) {
+      await fsp.rm(tmp, { force: true }).catch(() => undefined);
+      throw closed;
+    }
     const etag = `"${received.md5}"`;
     const sidecar: Sidecar = { size: received.size, contentType, etag, uploadedAt: new Date().toISOString() };
     const metaFile = this.sidecarPath(key);
@@ -453,6 +536,19 @@ export class LocalObjectStorage implements ObjectStorage {
 
   private objectPath(key: string): string {
     return path.join(this.objectsDir, ...key.split('/'));
+  }
+
+  private closedMarkerPath(key: string): string {
+    return path.join(this.rootDir, 'closed', createHash('sha256').update(key, 'utf8').digest('hex'));
+  }
+
+  private async uploadsClosed(key: string): Promise<boolean> {
+    try {
+      await fsp.access(this.closedMarkerPath(key));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private sidecarPath(key: string): string {

@@ -122,7 +122,7 @@ if (skip) {
       const res = await fetch(put.url, { method: 'PUT', body: pdf, headers: { 'Content-Type': 'application/pdf' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('etag')).toBe(`"${createHash('md5').update(pdf).digest('hex')}"`);
-      expect(await storage.stat(key)).toEqual({ size: pdf.length, contentType: 'application/pdf' });
+      expect(await storage.stat(key)).toEqual({ size: pdf.length, contentType: 'application/pdf', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
     });
 
     it('serves the same bytes from the presigned GET URL with the content type and attachment file name', async () => {
@@ -167,10 +167,10 @@ if (skip) {
       const put = await storage.presignPut(k, { contentType: 'application/pdf', expiresInSeconds: 60 });
       let res = await fetch(put.url, { method: 'PUT', body: 'hello', headers: { 'Content-Type': 'Text/Plain; charset=UTF-8' } });
       expect(res.status).toBe(200);
-      expect(await storage.stat(k)).toEqual({ size: 5, contentType: 'text/plain' });
+      expect(await storage.stat(k)).toEqual({ size: 5, contentType: 'text/plain', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
       res = await fetch(put.url, { method: 'PUT', body: Buffer.from('hello!') });
       expect(res.status).toBe(200);
-      expect(await storage.stat(k)).toEqual({ size: 6, contentType: 'application/octet-stream' });
+      expect(await storage.stat(k)).toEqual({ size: 6, contentType: 'application/octet-stream', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
       await storage.delete(k);
     });
 
@@ -201,7 +201,7 @@ if (skip) {
       expect(put.url.startsWith(`http://localhost:${port}/kb-documents/`)).toBe(true);
       const res = await fetch(put.url, { method: 'PUT', body: 'via public host', headers: { 'Content-Type': 'text/plain' } });
       expect(res.status).toBe(200);
-      expect(await pub.stat(k)).toEqual({ size: 15, contentType: 'text/plain' });
+      expect(await pub.stat(k)).toEqual({ size: 15, contentType: 'text/plain', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
 
       // Presigning for an unreachable public host needs no network.
       const offline = new S3ObjectStorage({ ...config, publicEndpoint: 'files.example.invalid' });
@@ -221,6 +221,21 @@ if (skip) {
       expect(err).toMatchObject({ code: 'UNAVAILABLE' });
       await expect(down.stat(key)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
       await expect(down.downloadToFile(key, path.join(tmpDir, 'down.pdf'))).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    });
+
+    it('moves only the checked version of an upload (ETag condition), then removes the source', async () => {
+      const put = await storage.presignPut('uploads/d1/slot', { contentType: 'text/plain', expiresInSeconds: 60 });
+      expect((await fetch(put.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'first' })).status).toBe(200);
+      const checked = (await storage.stat('uploads/d1/slot'))!;
+      expect((await fetch(put.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'second' })).status).toBe(200);
+      await expect(storage.move('uploads/d1/slot', 'documents/d1/original', { ifEtag: checked.etag })).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
+      expect(await storage.stat('documents/d1/original')).toBeNull();
+      const current = (await storage.stat('uploads/d1/slot'))!;
+      await storage.closeUploads('uploads/d1/slot');
+      await storage.move('uploads/d1/slot', 'documents/d1/original', { ifEtag: current.etag });
+      expect(await storage.stat('uploads/d1/slot')).toBeNull();
+      expect(await storage.stat('documents/d1/original')).toMatchObject({ size: 6, contentType: 'text/plain', etag: current.etag });
+      await expect(storage.move('uploads/d1/slot', 'documents/d1/x')).rejects.toMatchObject({ code: 'NOT_FOUND' });
     });
 
     it('rejects unusable configuration with INVALID_CONFIG', () => {

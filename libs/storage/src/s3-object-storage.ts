@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Client, S3Error } from 'minio';
+import { Client, CopyConditions, S3Error } from 'minio';
 import { StorageError } from './errors';
 import { assertExpiry, assertHeaderText, assertValidKey, contentDisposition, normalizeContentType, TEMP_PREFIX } from './keys';
 import type { ObjectInfo, ObjectStorage, PresignedUrl, PresignGetOptions, PresignPutOptions } from './types';
@@ -160,7 +160,11 @@ export class S3ObjectStorage implements ObjectStorage {
       const st = await this.client.statObject(this.bucket, key);
       const contentType = normalizeContentType(st.metaData?.['content-type'] as string | undefined);
       // S3 and MinIO record `binary/octet-stream` when the upload had no Content-Type.
-      return { size: st.size, contentType: contentType === 'binary/octet-stream' ? 'application/octet-stream' : contentType };
+      return {
+        size: st.size,
+        contentType: contentType === 'binary/octet-stream' ? 'application/octet-stream' : contentType,
+        ...(st.etag ? { etag: st.etag.replace(/"/g, '') } : {}),
+      };
     } catch (err) {
       const mapped = mapError(err, `stat ${key}`);
       if (mapped.code === 'NOT_FOUND') return null;
@@ -188,6 +192,35 @@ export class S3ObjectStorage implements ObjectStorage {
       await fsp.rm(tmp, { force: true }).catch(() => undefined);
       throw mapError(err, `download ${key}`);
     }
+  }
+
+  /**
+   * Server-side copy `from` → `to` (conditioned on `ifEtag`: S3 answers 412 PreconditionFailed
+   * when `from` was replaced), then removal of `from`. Metadata (Content-Type) is copied.
+   * @throws StorageError NOT_FOUND, PRECONDITION_FAILED, INVALID_KEY, UNAVAILABLE, ACCESS_DENIED.
+   */
+  async move(from: string, to: string, opts: { ifEtag?: string } = {}): Promise<void> {
+    assertValidKey(from);
+    assertValidKey(to);
+    const conditions = new CopyConditions();
+    if (opts.ifEtag) conditions.setMatchETag(opts.ifEtag);
+    try {
+      await this.client.copyObject(this.bucket, to, `/${this.bucket}/${from}`, conditions);
+    } catch (err) {
+      if (s3Code(err) === 'PreconditionFailed') throw new StorageError('PRECONDITION_FAILED', `s3 storage: move ${from}: the object changed since it was checked`, { cause: err });
+      throw mapError(err, `move ${from} to ${to}`);
+    }
+    await this.delete(from);
+  }
+
+  /** No-op: S3 presigned URLs cannot be revoked (see {@link ObjectStorage.closeUploads}). */
+  async closeUploads(key: string): Promise<void> {
+    assertValidKey(key);
+  }
+
+  /** No-op (see {@link closeUploads}). */
+  async reopenUploads(key: string): Promise<void> {
+    assertValidKey(key);
   }
 
   /** Removes the object; absent is fine. @throws StorageError INVALID_KEY, UNAVAILABLE, ACCESS_DENIED. */

@@ -7,6 +7,8 @@ export interface ObjectInfo {
    * stripped), or `null` when the backend has none.
    */
   contentType: string | null;
+  /** Entity tag of this version of the object (MD5 of a single-part upload), without quotes; for {@link ObjectStorage.move}'s `ifEtag`. */
+  etag?: string;
 }
 
 /** A time-limited URL that carries its own authorization (no bearer header is sent to it). */
@@ -66,6 +68,25 @@ export interface ObjectStorage {
    * or not at all). Never buffers the whole object. Throws NOT_FOUND when absent.
    */
   downloadToFile(key: string, filePath: string): Promise<void>;
+  /**
+   * Moves the object at `from` to `to` (replacing `to`): the upload slot's object becomes the
+   * processed original. With `ifEtag`, only the version of `from` that was checked is moved.
+   * local: atomic rename of the object and its metadata; s3: server-side copy conditioned on the
+   * ETag (`x-amz-copy-source-if-match`), then delete of `from`.
+   * @throws StorageError NOT_FOUND (`from` absent), PRECONDITION_FAILED (`from` was replaced
+   *   since its ETag was read), INVALID_KEY, UNAVAILABLE.
+   */
+  move(from: string, to: string, opts?: { ifEtag?: string }): Promise<void>;
+  /**
+   * Closes the presigned PUT URLs of `key`: an upload slot that is no longer awaiting its bytes.
+   * local: every later PUT to them is refused (403 AccessDenied). s3: a presigned URL cannot be
+   * revoked before it expires, so a late PUT can still create an object at `key` until then;
+   * callers keep `key` out of what they serve (see {@link move}) and delete it once the URL has
+   * expired ({@link reopenUploads} after {@link delete}).
+   */
+  closeUploads(key: string): Promise<void>;
+  /** Undoes {@link closeUploads} (local: removes the marker; s3: nothing). Absent is fine. */
+  reopenUploads(key: string): Promise<void>;
   /** Deletes the object; an absent object is not an error. */
   delete(key: string): Promise<void>;
   /** Creates the root directory / bucket if missing; throws UNAVAILABLE (or ACCESS_DENIED) if unusable. */

@@ -18,7 +18,13 @@ export class DocumentEntity {
   @Column({ name: 'chunk_count', type: 'integer', nullable: true }) chunkCount: number | null;
   @Column({ name: 'page_count', type: 'integer', nullable: true }) pageCount: number | null;
   @Column({ name: 'error_message', type: 'text', nullable: true }) errorMessage: string | null;
+  /** Key of the processed original (what ingestion reads and downloads serve). */
   @Column({ name: 'storage_key', type: 'text' }) storageKey: string;
+  /**
+   * Key the presigned upload URL writes: `uploads/<id>/<128 random bits>`, one per reservation,
+   * moved to `storageKey` at process. Null for documents reserved before upload slots existed.
+   */
+  @Column({ name: 'upload_key', type: 'text', nullable: true }) uploadKey: string | null;
   @Column({ name: 'processing_started_at', type: 'timestamptz', nullable: true }) processingStartedAt: Date | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;

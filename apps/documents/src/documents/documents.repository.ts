@@ -114,6 +114,33 @@ export class DocumentsRepository {
       .getMany();
   }
 
+  /**
+   * Records upload keys whose presigned URLs are closed but may still be written (S3) until they
+   * expire; {@link dueClosedUploads} returns them once `deleteAfter` has passed.
+   */
+  async recordClosedUploads(keys: string[], deleteAfter: Date): Promise<void> {
+    if (keys.length === 0) return;
+    await this.dataSource.query(
+      `INSERT INTO closed_uploads (storage_key, delete_after) SELECT unnest($1::text[]), $2
+       ON CONFLICT (storage_key) DO UPDATE SET delete_after = GREATEST(closed_uploads.delete_after, EXCLUDED.delete_after)`,
+      [keys, deleteAfter],
+    );
+  }
+
+  /** Closed upload keys due for deletion at `now`, oldest first. */
+  async dueClosedUploads(now: Date, limit: number): Promise<string[]> {
+    const rows: Array<{ storage_key: string }> = await this.dataSource.query(
+      `SELECT storage_key FROM closed_uploads WHERE delete_after <= $1 ORDER BY delete_after LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map((r) => r.storage_key);
+  }
+
+  /** Forgets a closed upload key once its object is deleted. */
+  async forgetClosedUpload(key: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM closed_uploads WHERE storage_key = $1`, [key]);
+  }
+
   async deleteMany(orgId: string, ids: string[]): Promise<void> {
     if (ids.length > 0) await this.repo.delete({ orgId, id: In(ids) });
   }

@@ -1,7 +1,7 @@
 import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, isAcceptedContentType, normalizeContentType, unique } from '@kb/common';
 import { ProcessRequestedEvent } from '@kb/events';
-import type { ObjectStorage } from '@kb/storage';
-import { randomUUID } from 'node:crypto';
+import { isStorageError, type ObjectInfo, type ObjectStorage } from '@kb/storage';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { ProjectsService } from '../projects/projects.service';
 import { DocumentEntity, DocumentStatus } from './document.entity';
 import { DocumentFilter, DocumentsRepository } from './documents.repository';
@@ -33,10 +33,55 @@ export interface DocumentsDependencies {
   publishDeleted: (orgId: string, documentIds: string[]) => Promise<void>;
 }
 
-/** Storage key of a document's original file. Document ids are globally unique UUIDs. */
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Why a file name cannot be accepted at reservation, or null when it can. A name must be 1 to
+ * 500 characters (service-api.md §8), not blank (only whitespace), free of path separators
+ * (`/`, `\`), and free of control characters (C0 U+0000–U+001F incl. NUL, TAB, CR, LF; DEL
+ * U+007F; C1 U+0080–U+009F): the name is sent back in the download's `Content-Disposition`
+ * header, which cannot carry them, so such a document could never be downloaded.
+ */
+export function fileNameProblem(name: string): string | null {
+  if (name.length < 1 || name.length > FILE_NAME_MAX) return `file_name must be 1 to ${FILE_NAME_MAX} characters.`;
+  if (name.trim() === '') return 'file_name must not be blank (only spaces).';
+  if (CONTROL_CHARACTERS.test(name)) return 'file_name must not contain control characters (such as NUL, tab, CR or LF).';
+  if (/[\/\\]/.test(name)) return 'file_name must not contain path separators (/ or \\).';
+  return null;
+}
+
+/**
+ * The file name served in a download's `Content-Disposition`: control characters become `_`
+ * and a blank name becomes `download`. Names accepted since {@link fileNameProblem} are
+ * unchanged; this keeps documents reserved before that rule downloadable.
+ */
+export function downloadFileName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  const cleaned = name.replace(/[\u0000-\u001f\u007f-\u009f]/g, '_');
+  return cleaned.trim() === '' ? 'download' : cleaned;
+}
+
+/** Storage key of a document's processed original file. Document ids are globally unique UUIDs. */
 export function storageKeyFor(documentId: string): string {
   return `documents/${documentId}/original`;
 }
+
+/**
+ * A new upload key for one reservation: `uploads/<document id>/<128 random bits, hex>`. The key
+ * appears only in the presigned URL; it is never the key of the processed original, so a PUT to
+ * the URL after processing can never replace what was processed (issue 15, defect 1).
+ */
+export function uploadKeyFor(documentId: string): string {
+  return `uploads/${documentId}/${randomBytes(16).toString('hex')}`;
+}
+
+/**
+ * How long after reservation an upload key may still be written by a late PUT: the URL lifetime
+ * plus 5 minutes for clock skew between the storage and this service. After that the closed-upload
+ * sweep deletes whatever is there.
+ */
+export const UPLOAD_KEY_RETENTION_MS = (UPLOAD_URL_TTL_SECONDS + 5 * 60) * 1000;
 
 /** Use cases for documents (service-api.md "Documents", decisions.md "Documents"). */
 export class DocumentsService {
@@ -51,12 +96,8 @@ export class DocumentsService {
     ctx: CallContext,
     input: { fileName: string; contentType: string; sizeBytes: number; projectId: string | null },
   ): Promise<{ document: DocumentEntity; upload: { url: string; method: string; recommendedContentType: string; expiresAt: Date } }> {
-    if (input.fileName.length < 1 || input.fileName.length > FILE_NAME_MAX) {
-      throw AppError.validation(`file_name must be 1 to ${FILE_NAME_MAX} characters.`);
-    }
-    if (/[\/\\\u0000]/.test(input.fileName)) {
-      throw AppError.validation('file_name must not contain path separators (/ or \\).');
-    }
+    const nameProblem = fileNameProblem(input.fileName);
+    if (nameProblem !== null) throw AppError.validation(nameProblem);
     if (!Number.isInteger(input.sizeBytes) || input.sizeBytes < 0 || input.sizeBytes > MAX_UPLOAD_BYTES) {
       throw AppError.validation(`size_bytes must be an integer from 0 to ${MAX_UPLOAD_BYTES} (500 MB).`);
     }
@@ -80,11 +121,12 @@ export class DocumentsService {
       pageCount: null,
       errorMessage: null,
       storageKey: storageKeyFor(id),
+      uploadKey: uploadKeyFor(id),
       processingStartedAt: null,
       createdAt: now,
       updatedAt: now,
     };
-    const presigned = await this.deps.storage.presignPut(document.storageKey, {
+    const presigned = await this.deps.storage.presignPut(document.uploadKey!, {
       contentType,
       expiresInSeconds: UPLOAD_URL_TTL_SECONDS,
     });
@@ -111,8 +153,9 @@ export class DocumentsService {
         continue;
       }
       try {
-        const info = await this.deps.storage.stat(doc.storageKey);
-        if (!info) {
+        const located = await this.locateUpload(doc);
+        const info = located?.info;
+        if (!located || !info) {
           result.skipped.push({ documentId: id, reason: 'upload_not_found' });
           continue;
         }
@@ -128,6 +171,23 @@ export class DocumentsService {
         if (!(await this.deps.repository.startProcessing(ctx.orgId, id, info.size, now))) {
           result.skipped.push({ documentId: id, reason: 'not_awaiting_upload' });
           continue;
+        }
+        if (doc.uploadKey !== null && !located.moved) {
+          try {
+            await this.closeSlotAndMove(doc, info);
+          } catch (error) {
+            // The slot stays open: its bytes must not be swept as a late upload once the URL expires.
+            await this.deps.storage.reopenUploads(doc.uploadKey).catch(() => undefined);
+            await this.deps.repository.forgetClosedUpload(doc.uploadKey).catch(() => undefined);
+            await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
+            if (!isStorageError(error, 'PRECONDITION_FAILED')) throw error;
+            result.failed.push({
+              documentId: id,
+              error: 'CONFLICT',
+              message: 'The upload was replaced while processing was starting. The document is still awaiting processing; retry.',
+            });
+            continue;
+          }
         }
         try {
           await this.deps.publishProcessRequested({
@@ -157,6 +217,50 @@ export class DocumentsService {
     return result;
   }
 
+  /**
+   * Where a document's uploaded bytes are: at its upload key (awaiting processing), or already at
+   * its storage key (`moved`: an earlier process call moved them, then could not publish).
+   * Documents reserved before upload slots existed have only the storage key.
+   * @returns null when nothing was uploaded.
+   */
+  private async locateUpload(doc: DocumentEntity): Promise<{ info: ObjectInfo; moved: boolean } | null> {
+    if (doc.uploadKey !== null) {
+      const info = await this.deps.storage.stat(doc.uploadKey);
+      if (info) return { info, moved: false };
+    }
+    const info = await this.deps.storage.stat(doc.storageKey);
+    return info ? { info, moved: doc.uploadKey !== null } : null;
+  }
+
+  /**
+   * Ends the upload slot of a document that starts processing: its presigned URL is closed (the
+   * local driver refuses later PUTs; on S3 a late PUT can only write the upload key, deleted by
+   * {@link sweepClosedUploads} once the URL has expired) and the checked version of the upload
+   * (`ifEtag`) becomes the processed original at `storageKey`, which no URL can write.
+   * @throws StorageError PRECONDITION_FAILED when the upload was replaced after it was checked.
+   */
+  private async closeSlotAndMove(doc: DocumentEntity, checked: ObjectInfo): Promise<void> {
+    const uploadKey = doc.uploadKey!;
+    await this.deps.repository.recordClosedUploads([uploadKey], new Date(doc.createdAt.getTime() + UPLOAD_KEY_RETENTION_MS));
+    await this.deps.storage.closeUploads(uploadKey);
+    await this.deps.storage.move(uploadKey, doc.storageKey, checked.etag ? { ifEtag: checked.etag } : {});
+  }
+
+  /**
+   * Deletes what late PUTs may have written to closed upload keys once their URLs have expired
+   * (and the local driver's closed-URL markers). Runs on the documents sweeper's interval.
+   * @returns how many keys were swept (at most 100 per call).
+   */
+  async sweepClosedUploads(now: Date): Promise<number> {
+    const keys = await this.deps.repository.dueClosedUploads(now, 100);
+    for (const key of keys) {
+      await this.deps.storage.delete(key);
+      await this.deps.storage.reopenUploads(key);
+      await this.deps.repository.forgetClosedUpload(key);
+    }
+    return keys.length;
+  }
+
   list(ctx: CallContext, filter: DocumentFilter, limit: number, offset: number) {
     return this.deps.repository.list(ctx.orgId, filter, limit, offset);
   }
@@ -169,16 +273,19 @@ export class DocumentsService {
   }
 
   /**
-   * Presigned download of the original file, valid about 10 minutes.
+   * Presigned download of the original file, valid about 10 minutes: the processed original, or
+   * (while the document is still awaiting processing) the bytes uploaded to its slot so far.
    * @throws NOT_FOUND when the document is missing, another org's, or its file is not in storage.
    */
   async download(ctx: CallContext, id: string) {
     const doc = await this.get(ctx, id);
-    const info = await this.deps.storage.stat(doc.storageKey);
+    const located = doc.status === 'awaiting_upload' ? await this.locateUpload(doc) : null;
+    const key = located && !located.moved && doc.uploadKey !== null ? doc.uploadKey : doc.storageKey;
+    const info = located ? located.info : await this.deps.storage.stat(key);
     if (!info) throw AppError.notFound(`The file of document ${id} is not in storage (it was never uploaded).`);
-    const presigned = await this.deps.storage.presignGet(doc.storageKey, {
+    const presigned = await this.deps.storage.presignGet(key, {
       expiresInSeconds: DOWNLOAD_URL_TTL_SECONDS,
-      fileName: doc.fileName,
+      fileName: downloadFileName(doc.fileName),
       contentType: doc.contentType,
     });
     return { document: doc, sizeBytes: info.size, url: presigned.url, expiresAt: presigned.expiresAt };
@@ -200,7 +307,19 @@ export class DocumentsService {
     if (docs.length === 0) return [];
     const owned = docs.map((d) => d.id);
     await this.deps.deleteIndexedChunks(ctx.orgId, owned);
-    await Promise.all(docs.map((d) => this.deps.storage.delete(d.storageKey)));
+    // Upload slots close first (a late PUT must not recreate an object once the document is
+    // gone); on S3 anything a late PUT still writes is deleted by sweepClosedUploads.
+    const slots = docs.filter((d) => d.uploadKey !== null);
+    for (const d of slots) await this.deps.repository.recordClosedUploads([d.uploadKey!], new Date(d.createdAt.getTime() + UPLOAD_KEY_RETENTION_MS));
+    await Promise.all(
+      docs.map(async (d) => {
+        if (d.uploadKey !== null) {
+          await this.deps.storage.closeUploads(d.uploadKey);
+          await this.deps.storage.delete(d.uploadKey);
+        }
+        await this.deps.storage.delete(d.storageKey);
+      }),
+    );
     await this.deps.repository.deleteMany(ctx.orgId, owned);
     await this.deps.publishDeleted(ctx.orgId, owned).catch(() => undefined);
     return ids.filter((id) => owned.includes(id));

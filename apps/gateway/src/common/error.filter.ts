@@ -25,7 +25,9 @@ const CODE_BY_HTTP_STATUS: Record<number, ErrorCode> = {
  */
 export function toHttpError(error: unknown, method: string, url: string): { status: number; code: string; message: string; unexpected: boolean } {
   if (error instanceof AppError) {
-    return { status: HTTP_STATUS_BY_CODE[error.code], code: error.code, message: error.message, unexpected: false };
+    // An INTERNAL_ERROR relayed from a service is logged here too (with the request id), so every
+    // 500 the gateway sends leaves an error line in its log (the service logged its own cause).
+    return { status: HTTP_STATUS_BY_CODE[error.code], code: error.code, message: error.message, unexpected: error.code === ErrorCode.INTERNAL_ERROR };
   }
   const status =
     error instanceof HttpException

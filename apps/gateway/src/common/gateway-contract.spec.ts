@@ -21,10 +21,12 @@ describe('finalizeOpenApi', () => {
     const chat = doc().paths['/api/v2/chat'].post;
     expect(chat.security).toEqual([{ bearer: [] }]);
     expect(chat.parameters).toEqual(expect.arrayContaining([{ $ref: '#/components/parameters/IdempotencyKey' }, { $ref: '#/components/parameters/RequestId' }]));
-    expect(Object.keys(chat.responses).sort()).toEqual(['200', '400', '401', '402', '409', '413', '429', '500', '503', '504']);
+    expect(Object.keys(chat.responses).sort()).toEqual(['200', '400', '401', '402', '409', '413', '429', '431', '500', '503', '504']);
     expect(chat.responses['200'].headers['Idempotent-Replayed']).toBeDefined();
     expect(chat.responses['429'].headers['Retry-After']).toBeDefined();
     expect(chat.responses['401'].headers['X-RateLimit-Limit']).toBeUndefined();
+    // 431 is answered before the key is read: no rate-limit headers.
+    expect(chat.responses['431'].headers['X-RateLimit-Limit']).toBeUndefined();
     expect(chat.responses['413'].content['application/json'].examples.PAYLOAD_TOO_LARGE.value.error.code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
   });
 

@@ -116,6 +116,8 @@ const DESCRIPTION = `Projects, documents, compliance checks and grounded answers
 
 **Idempotency.** Any POST may carry \`Idempotency-Key\` (≤255 characters), scoped to the organization for 24 h. The same key and body replays the first response with \`Idempotent-Replayed: true\`; a different body, or a retry while the first is still running, gets 409 \`CONFLICT\`. 5xx outcomes are not stored (retry runs again); streamed responses (\`text/event-stream\`) are never replayed.
 
+**Limits.** The request line and headers together: 16 KiB (16,384 bytes), so a URL with its query string must stay below that; larger → 431 \`VALIDATION_ERROR\` (without rate-limit headers: it is refused before the key is read). JSON bodies: 10 MB, nesting 32 levels. Text fields never hold NUL (U+0000) or lone UTF-16 surrogates (400 naming the field). Query integers (\`limit\`, \`offset\`) are plain decimal digits; \`offset\` is at most 2147483647.
+
 **Errors.** ${Object.entries(ERROR_CODE_MEANING)
   .map(([c, m]) => `\`${c}\` (${HTTP_STATUS_BY_CODE[c as ErrorCode]}): ${m}.`)
   .join(' ')}`;
@@ -225,13 +227,18 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
           ...((method === 'post' ? [[409, [ErrorCode.CONFLICT]]] : []) as Array<[number, ErrorCode[]]>),
           ...((operation.requestBody ? [[413, [ErrorCode.PAYLOAD_TOO_LARGE]]] : []) as Array<[number, ErrorCode[]]>),
           [429, [ErrorCode.RATE_LIMITED]],
+          // Answered by the HTTP layer before the request is admitted: no rate-limit headers.
+          [431, [ErrorCode.VALIDATION_ERROR]],
           [500, [ErrorCode.INTERNAL_ERROR]],
           [503, [ErrorCode.SERVICE_UNAVAILABLE]],
           [504, [ErrorCode.TIMEOUT]],
         ];
         for (const [status, codes] of generic) {
           if (status === 400 && !hasInput && method !== 'post') continue;
-          operation.responses[String(status)] ??= errorResponse(codes);
+          operation.responses[String(status)] ??=
+            status === 431
+              ? { ...errorResponse(codes), description: '`VALIDATION_ERROR`: the request line and headers are over 16 KiB (16,384 bytes), e.g. a query string that long' }
+              : errorResponse(codes);
         }
       }
       for (const [status, response] of Object.entries(operation.responses as Json)) {
@@ -250,7 +257,7 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
         if (!r.content && status !== '204') {
           r.content = { 'application/json': { schema: { type: 'object', properties: { success: { type: 'boolean' }, data: {}, request_id: { type: 'string' } } } } };
         }
-        r.headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...(api && status !== '401' ? RATE_HEADERS : {}), ...(r.headers ?? {}) };
+        r.headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...(api && status !== '401' && status !== '431' ? RATE_HEADERS : {}), ...(r.headers ?? {}) };
         if (status === '429') r.headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
         if (api && method === 'post' && status.startsWith('2')) r.headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
       }

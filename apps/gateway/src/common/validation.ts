@@ -2,6 +2,7 @@ import { AppError, isUuid } from '@kb/common';
 import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsOptional, IsUUID } from 'class-validator';
+import { Transform } from 'class-transformer';
 
 function flatten(errors: ValidationError[], parent = ''): string[] {
   return errors.flatMap((e) => {
@@ -46,4 +47,57 @@ export function OptionalUuidList(field: string, description?: string): PropertyD
     ArrayMaxSize(100, { message: `${field} must have at most 100 items` }),
     IsUUID('all', { each: true, message: `${field} must contain only UUIDs` }),
   );
+}
+
+/** Largest `offset` of list endpoints: the services carry it as a 32-bit integer (proto `int32`). */
+export const MAX_OFFSET = 2_147_483_647;
+
+/**
+ * Query-string integer: only plain decimal digits (`"007"` → 7) become a number. Anything else
+ * (`"1e2"`, `"0x10"`, `" 5"`, `"+5"`, `"5.0"`, `""`) stays a string, so `@IsInt` refuses it with
+ * 400 instead of `Number()` reading it loosely.
+ */
+export function QueryInt(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^[0-9]{1,20}$/.test(value) ? Number(value) : value));
+}
+
+/**
+ * The first text in a parsed JSON body that PostgreSQL and protobuf cannot carry faithfully: a
+ * NUL character (U+0000; PostgreSQL refuses it in text and JSONB) or a lone UTF-16 surrogate (not
+ * encodable as UTF-8; it would be silently replaced by U+FFFD). Object keys are checked too.
+ * Iterative (no recursion), depth already bounded by the caller.
+ * @returns a 400 message naming the field (`requirements[0].text`), or null when every string is fine.
+ */
+export function invalidTextIn(body: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[body, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      const problem = textProblem(value);
+      if (problem) return `${path || 'body'} ${problem}`;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}[${i}]`]);
+      continue;
+    }
+    const entries = Object.entries(value as Record<string, unknown>);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i];
+      const childPath = path ? `${path}.${key}` : key;
+      const problem = textProblem(key);
+      if (problem) return `${path ? `${path}: a key` : 'a key'} ${problem}`;
+      stack.push([child, childPath]);
+    }
+  }
+  return null;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'contains a NUL character (U+0000), which text fields cannot hold.';
+  if (LONE_SURROGATE.test(text)) return 'contains a lone UTF-16 surrogate: it is not valid Unicode text.';
+  return null;
 }

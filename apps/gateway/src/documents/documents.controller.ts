@@ -31,10 +31,10 @@ export class ReserveUploadDto {
   @Max(524288000, { message: 'size_bytes must be at most 524288000 (500 MB)' })
   size_bytes: number;
 
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'omit, or null, for an organization-level document' })
   @IsOptional()
   @IsUUID('all', { message: 'project_id must be a UUID' })
-  project_id?: string;
+  project_id?: string | null;
 }
 
 export class DocumentIdsDto {
@@ -52,7 +52,7 @@ export class ListDocumentsQuery extends PaginationQuery {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ description: 'comma-separated document UUIDs' })
+  @ApiPropertyOptional({ description: 'comma-separated document UUIDs (1 or more, no empty items)', minLength: 36 })
   @IsOptional()
   @IsString()
   document_ids?: string;
@@ -92,7 +92,8 @@ export class DocumentsController {
   @ApiEnvelope(ReservedDocumentView, { status: 201 })
   async reserve(@Ctx() ctx: CallContext, @Body() body: ReserveUploadDto) {
     const res = await this.documents.reserveUpload(
-      { fileName: body.file_name, contentType: body.content_type, sizeBytes: body.size_bytes, projectId: body.project_id },
+      // `project_id: null` is the same as omitting it: an organization-level document (docs/gateway.md).
+      { fileName: body.file_name, contentType: body.content_type, sizeBytes: body.size_bytes, projectId: body.project_id ?? undefined },
       ctx,
     );
     const upload = res.upload!;
@@ -119,7 +120,10 @@ export class DocumentsController {
   @ApiOperation({ summary: 'List documents, newest first' })
   @ApiEnvelope(DocumentView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListDocumentsQuery) {
-    const ids = q.document_ids === undefined ? [] : q.document_ids.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    const ids = q.document_ids === undefined ? [] : q.document_ids.split(',').map((s) => s.trim());
+    // An empty item (`document_ids=,`, a trailing comma, an empty value) is an error: dropping it
+    // would turn a filter into "every document".
+    if (ids.some((s) => s.length === 0)) throw AppError.validation('document_ids must be comma-separated UUIDs, without empty items.');
     const bad = ids.find((id: string): boolean => !isUuid(id));
     if (bad !== undefined) throw AppError.validation(`document_ids must be comma-separated UUIDs; '${bad.slice(0, 64)}' is not one.`);
     const res = await this.documents.listDocuments(

@@ -26,9 +26,10 @@ export class CreateProjectDto {
 }
 
 export class UpdateProjectDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
-  @IsOptional()
-  @IsString({ message: 'name must be a string' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'omit to keep the name; null is refused (a project always has a name)' })
+  // Validated whenever present: `"name": null` is refused, never stored as the text "null".
+  @ValidateIf((o: UpdateProjectDto) => o.name !== undefined)
+  @IsString({ message: 'name must be a string (omit it to keep the current name)' })
   @Length(1, 200, { message: 'name must be 1 to 200 characters' })
   name?: string;
 

@@ -1,0 +1,167 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { api, baseUrl, newOrg, waitForDocument } from './support/harness';
+
+jest.setTimeout(180_000);
+
+/**
+ * Defects an outside probe found (issue 15): input that used to be accepted loosely, stored
+ * unusably, or answered 500 or outside the envelope. Each case failed before its fix.
+ */
+describe('gateway hardening: what an adversarial probe broke', () => {
+  let org: { orgId: string; key: string };
+  let a: ReturnType<typeof api>;
+  beforeAll(() => {
+    org = newOrg('Hardening Org');
+    a = api(org.key);
+  });
+
+  const expectValidation = (res: request.Response, pattern?: RegExp) => {
+    expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status: 400, code: 'VALIDATION_ERROR' });
+    if (pattern) expect(res.body.error.message).toMatch(pattern);
+  };
+
+  // Defect 2: names a download could never carry in Content-Disposition.
+  it('refuses blank file names and names with control characters at reservation, saying why', async () => {
+    const reserve = (file_name: string) => a.post('/api/v2/documents').send({ file_name, content_type: 'text/plain', size_bytes: 5 });
+    for (const name of [' ', '   ', '\t']) expectValidation(await reserve(name), /blank/);
+    for (const name of ['a\r\nb.txt', 'bell\u0007.txt', 'tab\there.txt', 'del\u007f.txt', 'c1\u0085.txt']) expectValidation(await reserve(name), /control character/);
+    // NUL is refused for every text field (defect 3), with a message that says so.
+    const nul = await reserve('nul\u0000.txt');
+    expectValidation(nul, /NUL/);
+    expect(nul.body.error.message).not.toMatch(/separator/);
+    expectValidation(await reserve('dir/a.txt'), /separator/);
+  });
+
+  it('downloads a document whose name mixes scripts, quotes and spaces', async () => {
+    const name = ' Prüfbericht "Q3"; 日本語 – résumé .txt';
+    const slot = (await a.post('/api/v2/documents').send({ file_name: name, content_type: 'text/plain', size_bytes: 5 })).body.data;
+    expect((await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' })).status).toBe(200);
+    const d = await a.get(`/api/v2/documents/${slot.id}/download`);
+    expect(d.status).toBe(200);
+    expect(d.body.data.file_name).toBe(name);
+    const res = await fetch(d.body.data.download_url);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('hello');
+    expect(res.headers.get('content-disposition')).toContain(encodeURIComponent('日本語'));
+  });
+
+  // Defect 3: client input that reached PostgreSQL or protobuf and came back as 500.
+  it('answers offset ≥ 2^31 on every list endpoint with 400, and the largest offset with an empty page', async () => {
+    for (const path of ['/api/v2/documents', '/api/v2/projects', '/api/v2/check/runs', '/api/v2/agent/batches']) {
+      for (const offset of ['2147483648', '4294967296', '9007199254740993']) expectValidation(await a.get(`${path}?offset=${offset}`), /offset/);
+      const last = await a.get(`${path}?offset=2147483647`);
+      expect({ path, status: last.status, data: last.body.data }).toEqual({ path, status: 200, data: [] });
+    }
+  });
+
+  it('refuses NUL characters and lone surrogates in text fields with 400 naming the field', async () => {
+    expectValidation(await a.post('/api/v2/projects').send({ name: 'a\u0000b' }), /name/);
+    expectValidation(await a.post('/api/v2/projects').send({ name: 'ok', description: 'x\u0000' }), /description/);
+    // A lone surrogate cannot be stored or sent as UTF-8: refused, not silently replaced.
+    expectValidation(await a.post('/api/v2/projects').send({ name: 'bad \ud800 text' }), /name/);
+    const project = (await a.post('/api/v2/projects').send({ name: 'Hardening' })).body.data;
+    expectValidation(await a.patch(`/api/v2/projects/${project.id}`).send({ name: '\u0000' }), /name/);
+    expectValidation(await a.post('/api/v2/check/verify').send({ project_id: project.id, requirement: 'must \u0000 hold' }), /requirement/);
+    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: project.id, name: 'r', requirements: [{ text: 'x\u0000' }] }), /requirements\[0\]\.text/);
+    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: project.id, name: 'r', requirements: [{ text: 'x', metadata: { 'k\u0000': 1 } }] }), /metadata/);
+    expectValidation(await a.post('/api/v2/agent/batches').send({ questions: ['fine', 'bad\u0000'] }), /questions\[1\]/);
+    expectValidation(await a.post('/api/v2/agent/query').send({ question: 'what\u0000?' }), /question/);
+  });
+
+  // Defect 4: loose parsing.
+  it('does not rename a project to "null" and reads only decimal integers as limit/offset', async () => {
+    const project = (await a.post('/api/v2/projects').send({ name: 'Keep my name' })).body.data;
+    expectValidation(await a.patch(`/api/v2/projects/${project.id}`).send({ name: null }), /name/);
+    expect((await a.get(`/api/v2/projects/${project.id}`)).body.data.name).toBe('Keep my name');
+    for (const value of ['1e2', '0x10', ' 5', '5 ', '+5', '5.0', '0b11', '']) {
+      expectValidation(await a.get(`/api/v2/projects?limit=${encodeURIComponent(value)}`), /limit/);
+      expectValidation(await a.get(`/api/v2/documents?offset=${encodeURIComponent(value)}`), /offset/);
+    }
+    const ok = await a.get('/api/v2/projects?limit=007&offset=0');
+    expect(ok.status).toBe(200);
+    expect(ok.body.pagination).toMatchObject({ limit: 7, offset: 0 });
+  });
+
+  it('refuses empty items in document_ids instead of listing every document', async () => {
+    const id = '6f1c2a9e-0000-4000-8000-000000000000';
+    for (const value of [',', '', ' ', `${id},`, `,${id}`, `${id},,${id}`]) expectValidation(await a.get(`/api/v2/documents?document_ids=${encodeURIComponent(value)}`), /document_ids/);
+    const one = await a.get(`/api/v2/documents?document_ids=${id}`);
+    expect({ status: one.status, data: one.body.data }).toEqual({ status: 200, data: [] });
+  });
+
+  it('treats project_id: null at reservation as omitted (an organization-level document)', async () => {
+    const res = await a.post('/api/v2/documents').send({ file_name: 'org-level.txt', content_type: 'text/plain', size_bytes: 5, project_id: null });
+    expect(res.status).toBe(201);
+    expect(res.body.data.project_id).toBeNull();
+  });
+
+  // Defect 5: Fastify's own 431 body.
+  it('answers a request line over the header limit with 431 in the envelope', async () => {
+    const res = await fetch(`${baseUrl()}/api/v2/projects?q=${'x'.repeat(20_000)}`, { headers: { Authorization: `Bearer ${org.key}` } });
+    expect(res.status).toBe(431);
+    const body = await res.json();
+    expect(body).toEqual({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringMatching(/16 KiB|16,384/) }, request_id: expect.any(String) });
+    expect(res.headers.get('x-request-id')).toBe(body.request_id);
+    // The connection was closed by the server; the next request on a new one is served normally.
+    expect((await a.get('/api/v2/projects?limit=1')).status).toBe(200);
+  });
+
+  // Defect 6: browser uploads need a CORS preflight on the storage path.
+  it('answers a CORS preflight to an upload URL, and the upload itself carries the CORS header', async () => {
+    const slot = (await a.post('/api/v2/documents').send({ file_name: 'browser.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
+    const preflight = await fetch(slot.upload.url, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'PUT', 'Access-Control-Request-Headers': 'content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('PUT');
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+    const put = await fetch(slot.upload.url, { method: 'PUT', headers: { Origin: 'https://app.example', 'Content-Type': 'text/plain' }, body: 'hello' });
+    expect(put.status).toBe(200);
+    expect(put.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  // Defect 1: an upload URL stayed writable after its slot was used.
+  it('closes the upload URL once the document is processed: a late PUT neither replaces nor changes what was processed', async () => {
+    const slot = (await a.post('/api/v2/documents').send({ file_name: 'slot.txt', content_type: 'text/plain', size_bytes: 44 })).body.data;
+    // The slot's object key is per reservation and unguessable, not derived from the document id alone.
+    expect(new URL(slot.upload.url).pathname).toMatch(new RegExp(`/uploads/${slot.id}/[0-9a-f]{32}$`));
+    const original = 'The crane must be inspected before each shift';
+    const put = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: original.slice(0, 44) });
+    expect(put.status).toBe(200);
+    expect((await a.post('/api/v2/documents/process').send({ document_ids: [slot.id] })).body.data.processed).toEqual([slot.id]);
+    const late = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'REPLACED' });
+    expect(late.status).toBe(403);
+    const doc = await waitForDocument(org.key, slot.id);
+    expect(doc).toMatchObject({ status: 'completed', size_bytes: 44 });
+    expect((await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'REPLACED' })).status).toBe(403);
+    const d = (await a.get(`/api/v2/documents/${slot.id}/download`)).body.data;
+    expect(await (await fetch(d.download_url)).text()).toBe(original.slice(0, 44));
+    expect(d.size_bytes).toBe(44);
+  });
+
+  it('closes the upload URL of a deleted document: a late PUT recreates nothing', async () => {
+    const objects = path.join(process.env.KB_E2E_DATA_DIR!, 'objects', 'objects', 'uploads');
+    const uploaded = (await a.post('/api/v2/documents').send({ file_name: 'gone.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
+    expect((await fetch(uploaded.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' })).status).toBe(200);
+    const never = (await a.post('/api/v2/documents').send({ file_name: 'never.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
+    expect((await a.delete('/api/v2/documents').send({ document_ids: [uploaded.id, never.id] })).body.data.deleted.sort()).toEqual([uploaded.id, never.id].sort());
+    for (const slot of [uploaded, never]) {
+      const late = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' });
+      expect(late.status).toBe(403);
+      const dir = path.join(objects, slot.id);
+      expect(readdirSafe(dir)).toEqual([]);
+    }
+  });
+});
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
