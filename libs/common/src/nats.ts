@@ -1,6 +1,7 @@
 import {
   AckPolicy,
   connect,
+  ConsumerMessages,
   DeliverPolicy,
   headers as natsHeaders,
   JsMsg,
@@ -116,13 +117,16 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
     const info = await jsm.consumers.info(options.stream, options.durable);
     return { pending: info.num_pending, ackPending: info.num_ack_pending };
   });
-  const messages = await consumer.consume({ max_messages: options.concurrency });
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
+  /** The pull request being served, closed by stop(). */
+  let pulling: ConsumerMessages | null = null;
 
-  // Heartbeats start when a message arrives, not when a slot frees up: `consume` keeps up to
-  // `concurrency` more messages in the client's buffer, and one waiting there past `ack_wait`
-  // without a heartbeat would be redelivered to another replica and processed twice.
+  // Messages are pulled only for free slots (`fetch` of `concurrency − in flight`), and each one
+  // starts its handler, with heartbeats, the moment it arrives: no message ever waits in a client
+  // buffer, where no heartbeat would extend its ack wait. (A `consume` buffer of `concurrency`
+  // messages behind `concurrency` long documents was redelivered after `ack_wait` again and
+  // again, and dead-lettered without ever being processed.)
   const startHeartbeat = (msg: JsMsg) => setInterval(() => msg.working(), Math.max(1000, Math.floor(options.ackWaitMs / 3)));
   const handle = async (msg: JsMsg, heartbeat: NodeJS.Timeout) => {
     const attempt = msg.info.redeliveryCount;
@@ -152,11 +156,22 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
   };
 
   const loop = (async () => {
-    for await (const msg of messages) {
-      const heartbeat = startHeartbeat(msg);
+    while (!stopping) {
       while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
-      const p = handle(msg, heartbeat).finally(() => inFlight.delete(p));
-      inFlight.add(p);
+      if (stopping) break;
+      try {
+        pulling = await consumer.fetch({ max_messages: options.concurrency - inFlight.size, expires: PULL_EXPIRES_MS });
+        for await (const msg of pulling) {
+          const p = handle(msg, startHeartbeat(msg)).finally(() => inFlight.delete(p));
+          inFlight.add(p);
+        }
+      } catch (error) {
+        if (stopping) break;
+        options.logger.warn({ err: error, consumer: options.durable }, 'pulling messages failed; retrying in 1 s');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      } finally {
+        pulling = null;
+      }
     }
   })();
 
@@ -164,11 +179,18 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
     stop: async () => {
       stopping = true;
       unregisterLag(); // [telemetry]
-      await messages.close();
+      await pulling?.close();
       await loop.catch(() => undefined);
       await Promise.allSettled([...inFlight]);
     },
   };
 }
+
+/**
+ * Longest wait (ms) of one pull request that is not filled; then the next one is sent. A slot that
+ * frees while a request is outstanding joins the next request, so it waits at most this long
+ * (only while fewer messages are pending than slots: a full backlog fills a request at once).
+ */
+const PULL_EXPIRES_MS = 2000;
 
 export type { NatsConnection };
