@@ -217,6 +217,27 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     }
   });
 
+  it('indexes the scope columns and the chunk id, also on a table created before the id index existed', async () => {
+    const { dir, store } = await openStore({ optimizeDelayMs: false });
+    await store.close();
+    const db = await lancedb.connect(dir);
+    const table = await db.openTable(CHUNKS_TABLE);
+    const idIndex = (await table.listIndices()).find((ix) => ix.columns.length === 1 && ix.columns[0] === 'id');
+    expect(idIndex?.indexType).toBe('BTree');
+    await table.dropIndex(idIndex!.name);
+    table.close();
+    db.close();
+    const reopened = await LanceDbChunkStore.open(dir, { optimizeDelayMs: false });
+    await reopened.close();
+    const again = await lancedb.connect(dir);
+    try {
+      const indexed = (await (await again.openTable(CHUNKS_TABLE)).listIndices()).map((ix) => `${ix.columns.join(',')}:${ix.indexType}`);
+      expect(indexed).toEqual(expect.arrayContaining(['org_id:Bitmap', 'project_id:Bitmap', 'document_id:BTree', 'id:BTree']));
+    } finally {
+      again.close();
+    }
+  });
+
   it('runs optimize beside the write queue: a write issued during an optimize commits before the optimize ends', async () => {
     const { store } = await openStore({ optimizeDelayMs: false });
     try {

@@ -1274,7 +1274,10 @@ async function checkSchema(table: lancedb.Table): Promise<void> {
  * Scalar indexes on the scope columns, so the prefilter of a scoped search reads index pages
  * instead of evaluating the predicate on every row: BITMAP for the low-cardinality `org_id` and
  * `project_id`, BTREE for `document_id` (LanceDB's guidance: bitmap below ~10k distinct values).
- * New rows are added by `optimize()`; rows not yet covered are filtered by a scan.
+ * Also a BTREE on the chunk `id`: a dense search reads its hits' chunks by id (`getChunks`), which
+ * without it scans every row of the org (measured at 100k chunks, 50 ids, load ~16 on 2 cores:
+ * p50 23 / p95 50 ms without, 7.6 / 22 ms with; built in 0.25 s). New rows are added by
+ * `optimize()`; rows not yet covered are filtered by a scan.
  */
 async function ensureScalarIndexes(table: lancedb.Table): Promise<void> {
   const existing = new Set((await table.listIndices()).flatMap((ix) => (ix.columns.length === 1 ? [ix.columns[0]] : [])));
@@ -1282,6 +1285,7 @@ async function ensureScalarIndexes(table: lancedb.Table): Promise<void> {
     ['org_id', lancedb.Index.bitmap()],
     ['project_id', lancedb.Index.bitmap()],
     ['document_id', lancedb.Index.btree()],
+    ['id', lancedb.Index.btree()],
   ] as const) {
     if (!existing.has(column)) await table.createIndex(column, { config });
   }
