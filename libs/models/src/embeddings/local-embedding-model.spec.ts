@@ -46,7 +46,8 @@ describe('LocalEmbeddingModel (all-MiniLM-L6-v2 from ../shared/models)', () => {
     expect(order).toEqual(['query', 'bulk']);
   });
 
-  it('fills a forward pass from several concurrent callers, each getting its own vectors in order', async () => {
+  it('with coalesce, fills a forward pass from several concurrent callers, each getting its own vectors in order', async () => {
+    const model = await LocalEmbeddingModel.load({ modelsDir: MODELS_DIR, model: 'all-MiniLM-L6-v2', batchSize: 2, coalesce: true });
     const texts = ['ladder inspection', 'scaffold tags', 'hearing protection above 85 dB', 'confined space entry permit', 'hot work fire watch'];
     const alone = [];
     for (const t of texts) alone.push((await model.embed([t]))[0]);

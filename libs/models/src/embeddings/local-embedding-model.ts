@@ -25,9 +25,12 @@ export interface LocalEmbeddingModelOptions {
   /** Text put before every query (not before passages), e.g. BGE's `Represent this sentence for searching relevant passages: `. Default none. */
   queryPrefix?: string;
   /**
-   * `true` (default): a forward pass is filled with texts of several waiting calls (see
-   * {@link LocalEmbeddingModel}). `false`: each pass holds texts of one call only, the scheduling
-   * before coalescing, kept as the same-run baseline of `npm run bench:index`.
+   * `true`: a forward pass is filled with texts of several waiting calls (see
+   * {@link LocalEmbeddingModel}). `false` (default): each pass holds texts of one call only.
+   * Measured on 2 shared cores, all-MiniLM-L6-v2 q8, 16 concurrent callers of one text each,
+   * alternating rounds in one process: SciFact abstracts (most near the 256-token cut) 0.85x the
+   * texts/s of one pass per call (padding to the batch's longest text costs more than the pass
+   * overhead saved); titles only 1.06x. So it is off until a length-aware batching pays.
    */
   coalesce?: boolean;
 }
@@ -56,10 +59,10 @@ interface TensorLike {
  * token vectors under the attention mask (or the CLS vector for BGE), then L2 normalisation.
  *
  * Scheduling: one forward pass at a time, at most `batchSize` texts each, on `threads` intra-op
- * threads. Texts wait in one queue per priority and a batch is filled from the queue's head, across
- * callers: twenty documents of two chunks each, embedded at once by concurrent calls, make two
- * forward passes of 32 and 8 texts rather than twenty of two (a pass costs a fixed overhead plus
- * its padded tokens, so tiny batches waste most of it). Batches never mix priorities; `query`
+ * threads. Texts wait in one queue per priority and a batch is taken from the queue's head: the
+ * texts of one call, or with `coalesce` texts of several waiting calls (twenty documents of two
+ * chunks each make two passes of 32 and 8 texts rather than twenty of two; measured NOT faster
+ * here, see {@link LocalEmbeddingModelOptions.coalesce}). Batches never mix priorities; `query`
  * texts go before every queued `bulk` text, so a search waits at most for the one batch in flight,
  * never for a whole document's embedding.
  */
@@ -115,7 +118,7 @@ export class LocalEmbeddingModel implements EmbeddingModel {
       threads: options.threads ?? 1,
       pooling: options.pooling ?? 'mean',
       queryPrefix: options.queryPrefix ?? '',
-      coalesce: options.coalesce ?? true,
+      coalesce: options.coalesce ?? false,
     } as const;
     if (!Number.isInteger(full.batchSize) || full.batchSize < 1) throw new Error('batchSize must be a positive integer');
     const { dir, present } = LocalEmbeddingModel.locate(full.modelsDir, full.model, full.dtype);
