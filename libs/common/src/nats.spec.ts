@@ -38,7 +38,11 @@ describe('runConsumer (real nats-server)', () => {
 
   afterAll(async () => {
     await nc?.close();
-    server?.kill('SIGTERM');
+    if (server && server.exitCode === null) {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited; // the server writes its store until it exits
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 
