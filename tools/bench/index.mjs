@@ -25,6 +25,8 @@
 //          --baseline-limit N --ingestion-concurrency N]
 //   --baseline-limit N: index only the first N documents on the baseline path (its cost per
 //     document grows with the table, so a smaller N flatters it; the default is the whole corpus).
+//   KB_BENCH_NODE_OPTIONS: NODE_OPTIONS for every service of (b), e.g. a CPU profile of each:
+//     KB_BENCH_NODE_OPTIONS="--require $PWD/tools/lib/cpu-profile.cjs" (see that file).
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
