@@ -25,6 +25,8 @@
 //          --baseline-limit N --ingestion-concurrency N]
 //   --baseline-limit N: index only the first N documents on the baseline path (its cost per
 //     document grows with the table, so a smaller N flatters it; the default is the whole corpus).
+//   KB_BENCH_NODE_OPTIONS: NODE_OPTIONS for every service of (b), e.g. a CPU profile of each:
+//     KB_BENCH_NODE_OPTIONS="--require $PWD/tools/lib/cpu-profile.cjs" (see that file).
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,6 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { percentile } from '../lib/measure.mjs';
 
 const require = createRequire(import.meta.url);
 const dist = (p) => require(path.join(ROOT, 'dist', p));
@@ -109,11 +112,11 @@ function indexRequests(orgId) {
  * Indexes `requests` into a fresh store opened with `lance` options; with `embed`, each document
  * is embedded after it is indexed. Returns seconds, documents/s, chunks, and embedding time.
  */
-async function indexRun(label, requests, { lance = {}, env = {}, embed = false } = {}) {
+async function indexRun(label, requests, { lance = {}, env = {}, embed = false, embeddings = {} } = {}) {
   const { retrievalGrpcHandlers } = dist('apps/retrieval/src/grpc/retrieval.grpc-controller.js');
   const { openRetrieval } = dist('apps/retrieval/src/retrieval-factory.js');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-index-'));
-  const retrieval = await openRetrieval({ ...process.env, RETRIEVAL_DATA_DIR: dataDir, ...env }, { lance });
+  const retrieval = await openRetrieval({ ...process.env, RETRIEVAL_DATA_DIR: dataDir, ...env }, { lance, embeddings });
   const orgId = requests[0]?.chunks[0]?.orgId ?? randomUUID();
   const ctx = { orgId, requestId: randomUUID() };
   // Busy time of the embedding model: the union of the intervals during which a call ran.
@@ -148,7 +151,10 @@ async function indexRun(label, requests, { lance = {}, env = {}, embed = false }
     const seconds = (now() - t0) / 1000;
     const status = typeof retrieval.store.indexStatus === 'function' ? await retrieval.store.indexStatus() : undefined;
     const out = { documents: requests.length, chunks, seconds: round(seconds), documentsPerSecond: round(requests.length / seconds, 1), index: status };
-    if (embed) out.embeddingShare = round(embedBusyMs / (seconds * 1000), 3);
+    if (embed) {
+      out.embeddingShare = round(embedBusyMs / (seconds * 1000), 3);
+      if (model.stats) out.meanTextsPerForwardPass = round(model.stats.texts / Math.max(1, model.stats.passes), 1);
+    }
     process.stderr.write(`  ${label}: ${JSON.stringify(out)}\n`);
     return out;
   } finally {
@@ -185,7 +191,7 @@ if (parts.has('api')) {
     dataDir,
     natsServer,
     quiet: true,
-    env: { LOG_LEVEL: 'warn', EMBEDDINGS_PROVIDER: 'none', ...(ingestionConcurrency ? { INGESTION_CONCURRENCY: ingestionConcurrency } : {}) },
+    env: { LOG_LEVEL: 'warn', EMBEDDINGS_PROVIDER: 'none', ...(process.env.KB_BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.KB_BENCH_NODE_OPTIONS } : {}), ...(ingestionConcurrency ? { INGESTION_CONCURRENCY: ingestionConcurrency } : {}) },
   });
   try {
     const { call, key } = newTenant(stack, 'Bench index', 10_000_000);
@@ -202,10 +208,17 @@ if (parts.has('api')) {
       uploaded = [];
       if (ids.length > 0) processCalls.push(call('POST', '/api/v2/documents/process', { document_ids: ids }));
     };
+    const reserveMs = [];
+    const putMs = [];
     await pool(corpus, concurrency, async (d) => {
       const body = Buffer.from(`# ${d.title}\n\n${abstractOf(d)}\n`);
+      let t = now();
       const slot = await call('POST', '/api/v2/documents', { file_name: `${d.doc_id}.md`, content_type: 'text/markdown', size_bytes: body.length });
+      reserveMs.push(now() - t);
+      t = now();
       const put = await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: slot.upload.method ?? 'PUT', headers: { 'Content-Type': 'text/markdown' }, body });
+      await put.arrayBuffer();
+      putMs.push(now() - t);
       if (!put.ok) throw new Error(`upload failed: ${put.status}`);
       uploaded.push(slot.id);
       if (uploaded.length >= 100) flush();
@@ -230,6 +243,10 @@ if (parts.has('api')) {
       failed,
       seconds: round(seconds, 1),
       reserveAndUploadSeconds: round(uploadSeconds, 1),
+      // Latency of each request as the client saw it, `concurrency` requests in flight.
+      reserveMs: { p50: round(percentile(reserveMs, 50), 1), p95: round(percentile(reserveMs, 95), 1) },
+      uploadMs: { p50: round(percentile(putMs, 50), 1), p95: round(percentile(putMs, 95), 1) },
+      loadAverage: os.loadavg().map((x) => round(x, 1)),
       documentsPerSecond: round(completed / seconds, 1),
       ingestionConcurrency: Number(ingestionConcurrency ?? stack.env.INGESTION_CONCURRENCY ?? 0) || 'service default',
       cpuSecondsByService: cpu,
@@ -249,7 +266,16 @@ if (parts.has('embeddings')) {
   };
   step(`(c) embeddings: ${corpus.length} documents, indexed then embedded with ${env.EMBEDDINGS_MODEL}`);
   const embedded = await indexRun('embeddings on', indexRequests(randomUUID()), { env, embed: true });
-  result.embeddings = { model: env.EMBEDDINGS_MODEL, ...embedded };
+  // Same run: the model with `coalesce: true` (forward passes filled from several waiting
+  // EmbedDocument calls) against its default (one call's texts per pass, 1-2 for an abstract).
+  const baselineRequests = values['baseline-limit'] ? indexRequests(randomUUID()).slice(0, Number(values['baseline-limit'])) : indexRequests(randomUUID());
+  const coalesced = await indexRun('embeddings on, coalesce: true', baselineRequests, { env, embed: true, embeddings: { coalesce: true } });
+  result.embeddings = {
+    model: env.EMBEDDINGS_MODEL,
+    ...embedded,
+    coalesced: { ...coalesced, path: 'LocalEmbeddingModel coalesce: true (forward passes filled across EmbedDocument calls)' },
+    'coalesced / default': round(coalesced.documentsPerSecond / embedded.documentsPerSecond, 2),
+  };
 }
 
 process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

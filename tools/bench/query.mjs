@@ -22,7 +22,10 @@
 // recall@10 of the dense index against exact search (LanceDB `bypassVectorIndex`) for the same
 // query vectors. `--lexical` measures BM25 only.
 // Reports p50/p95 per size and the 100k/10k ratio (targets: p95 <= 50 ms at 100k, ratio <= 2).
-// Usage: npm run bench:query [-- --sizes 10000,100000 --queries 300 --lexical]
+// `--profile` (hybrid): afterwards, the same queries once more per size, timing each stage of a
+// search on its own, one after the other: BM25 (top 50), query embedding, dense search (top 50,
+// chunks read by id included) and fusion; p50/p95 per stage.
+// Usage: npm run bench:query [-- --sizes 10000,100000 --queries 300 --lexical --profile]
 import { createHash, randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -36,7 +39,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const require = createRequire(import.meta.url);
 const { openRetrieval } = require(path.join(ROOT, 'dist/apps/retrieval/src/retrieval-factory.js'));
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '300' }, lexical: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '300' }, lexical: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false } } });
 const hybrid = !values.lexical;
 const denseEnv = hybrid
   ? {
@@ -196,6 +199,29 @@ try {
       entry.hits += hits.length;
     }
   }
+  if (values.profile && hybrid) {
+    const { fuse } = require(path.join(ROOT, 'dist/apps/retrieval/src/search/fusion.js'));
+    for (const entry of opened) {
+      const stage = { lexical: [], embedding: [], dense: [], fusion: [] };
+      const { service, store } = entry.retrieval;
+      for (const [i, q] of queries.entries()) {
+        const scope = i % 4 === 3 ? { orgId: entry.orgId, projectId: entry.projects[i % 3] } : { orgId: entry.orgId };
+        let t = performance.now();
+        const lexical = await store.search(q, scope, 50);
+        stage.lexical.push(performance.now() - t);
+        t = performance.now();
+        const [vector] = await service.embeddings.embed([q], undefined, 'query');
+        stage.embedding.push(performance.now() - t);
+        t = performance.now();
+        const dense = await store.searchDense(vector, scope, 50);
+        stage.dense.push(performance.now() - t);
+        t = performance.now();
+        fuse(lexical, dense, 50);
+        stage.fusion.push(performance.now() - t);
+      }
+      entry.profile = Object.fromEntries(Object.entries(stage).map(([name, ms]) => [name, { p50Ms: round(percentile(ms, 50)), p95Ms: round(percentile(ms, 95)) }]));
+    }
+  }
   for (const e of opened) {
     results[e.size] = {
       p50Ms: round(percentile(e.times, 50)),
@@ -207,6 +233,7 @@ try {
       store: e.retrieval.describe().store,
       modes: e.modes,
       ...(e.dense ? { dense: e.dense } : {}),
+      ...(e.profile ? { stages: e.profile } : {}),
     };
     process.stderr.write(`  ${e.size}: ${JSON.stringify(results[e.size])}\n`);
   }

@@ -48,11 +48,11 @@ export interface OpenedRetrieval {
  */
 export async function openRetrieval(
   settings: RetrievalSettings,
-  options: { lance?: LanceDbChunkStoreOptions; logger?: RetrievalLogger } = {},
+  options: { lance?: LanceDbChunkStoreOptions; logger?: RetrievalLogger; embeddings?: { coalesce?: boolean } } = {},
 ): Promise<OpenedRetrieval> {
   const kind = settings.VECTOR_STORE ?? 'lancedb';
   if (!(VECTOR_STORES as readonly string[]).includes(kind)) throw new Error(`VECTOR_STORE must be one of ${VECTOR_STORES.join(', ')} (got "${kind}")`);
-  const opened = await openEmbeddingModel(settings);
+  const opened = await openEmbeddingModel(settings, options.embeddings);
   const embeddings = opened.model;
   const reranker = settings.RERANK_BASE_URL
     ? new HttpReranker({

@@ -217,6 +217,81 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     }
   });
 
+  it('indexes the scope columns and the chunk id, also on a table created before the id index existed', async () => {
+    const { dir, store } = await openStore({ optimizeDelayMs: false });
+    await store.close();
+    const db = await lancedb.connect(dir);
+    const table = await db.openTable(CHUNKS_TABLE);
+    const idIndex = (await table.listIndices()).find((ix) => ix.columns.length === 1 && ix.columns[0] === 'id');
+    expect(idIndex?.indexType).toBe('BTree');
+    await table.dropIndex(idIndex!.name);
+    table.close();
+    db.close();
+    const reopened = await LanceDbChunkStore.open(dir, { optimizeDelayMs: false });
+    await reopened.close();
+    const again = await lancedb.connect(dir);
+    try {
+      const indexed = (await (await again.openTable(CHUNKS_TABLE)).listIndices()).map((ix) => `${ix.columns.join(',')}:${ix.indexType}`);
+      expect(indexed).toEqual(expect.arrayContaining(['org_id:Bitmap', 'project_id:Bitmap', 'document_id:BTree', 'id:BTree']));
+    } finally {
+      again.close();
+    }
+  });
+
+  it('runs optimize beside the write queue: a write issued during an optimize commits before the optimize ends', async () => {
+    const { store } = await openStore({ optimizeDelayMs: false });
+    try {
+      // Enough unindexed text that folding it into the FTS index takes far longer than one small write.
+      const words = 'inspection permit hazard ladder scaffold harness valve boiler torch welding respirator guard'.split(' ');
+      const body = (i: number) => Array.from({ length: 120 }, (_, k) => `${words[(i + k) % words.length]}${(i * 31 + k) % 997}`).join(' ');
+      const bulk = Array.from({ length: 40 }, () => randomUUID());
+      await Promise.all(bulk.map((d, n) => store.replaceDocumentChunks(ORG, d, chunks(d, Array.from({ length: 100 }, (_, i) => body(n * 100 + i))))));
+      let optimized = false;
+      const optimizing = store.optimize().then(() => {
+        optimized = true;
+      });
+      const d = randomUUID();
+      await store.replaceDocumentChunks(ORG, d, chunks(d, ['Hot work needs a fire watch.']));
+      expect(optimized).toBe(false);
+      const hits = await store.search('fire watch', { orgId: ORG }, 5);
+      expect(hits.map((h) => h.chunk.documentId)).toEqual([d]);
+      await optimizing;
+      expect(await store.indexStatus()).toMatchObject({ totalRows: 4001 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps replace and delete exact when they race an optimize that compacts their fragments, and the optimize still completes', async () => {
+    const warnings: string[] = [];
+    const { store } = await openStore({ optimizeDelayMs: false, logger: { warn: (_o, msg) => warnings.push(msg) } });
+    try {
+      const docs = Array.from({ length: 120 }, () => randomUUID());
+      // One commit (one small fragment) per document, so compaction rewrites the fragments the writes below touch.
+      for (const [i, d] of docs.entries()) await store.replaceDocumentChunks(ORG, d, chunks(d, [`oldterm${i} lockout tagout`, `oldterm${i} energy isolation`]));
+      const replaced = docs.slice(0, 40);
+      const deleted = docs.slice(40, 80);
+      const [, ...results] = await Promise.all([
+        store.optimize(),
+        ...replaced.map((d, i) => store.replaceDocumentChunks(ORG, d, chunks(d, [`newterm${i} lockout verified`]))),
+        ...deleted.map((d) => store.deleteDocuments(ORG, [d])),
+      ]);
+      expect(results.slice(replaced.length)).toEqual(deleted.map(() => 2));
+      await store.optimize();
+      expect(await store.indexStatus()).toEqual({ totalRows: 40 + 80, indexedRows: 120, unindexedRows: 0 });
+      for (const d of replaced) expect(await store.countChunks(ORG, d)).toBe(1);
+      for (const d of deleted) expect(await store.countChunks(ORG, d)).toBe(0);
+      for (const d of docs.slice(80)) expect(await store.countChunks(ORG, d)).toBe(2);
+      expect(await store.search('oldterm0', { orgId: ORG }, 5)).toEqual([]);
+      expect(await store.search('oldterm45', { orgId: ORG }, 5)).toEqual([]);
+      expect((await store.search('newterm3', { orgId: ORG }, 5)).map((h) => h.chunk.documentId)).toEqual([replaced[3]]);
+      expect((await store.search('oldterm100', { orgId: ORG }, 5)).map((h) => h.chunk.documentId)).toEqual([docs[100], docs[100]]);
+      expect(warnings).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('group-commits a burst of concurrent writes: one table version for many documents, same result as one by one', async () => {
     const grouped = await openStore({ optimizeDelayMs: false });
     const single = await openStore({ optimizeDelayMs: false, groupCommit: false });

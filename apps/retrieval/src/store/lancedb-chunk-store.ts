@@ -93,16 +93,16 @@ export const DEFAULT_OPTIMIZE_DELAY_MS = 1000;
  * {@link DEFAULT_OPTIMIZE_DELAY_MS}; at least the adaptive gap of {@link OPTIMIZE_COST_FACTOR}).
  * Measured with `npm run bench:index` style loads (2,000 SciFact abstracts, 8 calls in flight,
  * 2 cores): optimizing ~1 s after each write, as before, halved indexing throughput (56 vs 122
- * documents/s without any optimize), because each optimize is O(table) and holds the write queue.
+ * documents/s without any optimize), because each optimize is O(table) and then held the write
+ * queue (it now runs beside it, but still takes CPU).
  */
 export const MAX_INDEX_LAG_MS = 10_000;
 
 /**
  * The optimize delay is at least this many times the duration of the previous optimize, so
- * optimization takes at most ~1/(1+factor) of the write queue's time under continuous writes.
- * Needed because on 0.37.1 `optimize()` is O(table): compaction rewrites the table's fragments
- * while they are under Lance's 1M-row target (measured ~150-500 ms at 20k chunks), and while it
- * runs, writes wait (searches do not).
+ * optimization takes at most ~1/(1+factor) of the time under continuous writes. An optimize
+ * no longer holds the write queue (see {@link LanceDbChunkStore}), but it competes for the same
+ * CPU cores: on 0.37.1 its FTS index update is O(table) (measured ~150-500 ms at 20k chunks).
  */
 export const OPTIMIZE_COST_FACTOR = 4;
 
@@ -110,10 +110,24 @@ export const OPTIMIZE_COST_FACTOR = 4;
 export const MAX_OPTIMIZE_DELAY_MS = 60_000;
 
 /**
- * Default age (ms) of old table versions that `optimize()` deletes. Every write adds a version and
- * every optimize rewrites the table, so retained versions multiply disk use (measured: 262 MB for
- * 20k chunks with a 60 s retention during a 150 s ingest, 6 MB without). Searches read a version
- * for milliseconds; 10 s is a wide margin. LanceDB's own default (7 days) suits shared tables.
+ * An optimize runs beside writes (LanceDB's MVCC). A write that deletes or updates rows of the
+ * fragments an optimize is compacting makes the optimize's commit fail with Lance's "Retryable
+ * commit conflict" (the write wins; measured on 0.37.1: `add`, `delete` and `mergeInsert` are
+ * never blocked and retry themselves when the compaction commits first). The optimize is then
+ * retried at once; after this many preempted attempts in a row, the next attempt runs inside the
+ * write queue, so the index makes progress even under a continuous stream of replaces (writes
+ * wait for that one attempt only).
+ */
+export const MAX_OPTIMIZE_CONFLICTS = 3;
+
+/**
+ * Default time (ms) old table versions are kept after a newer version REPLACED them; `optimize()`
+ * deletes the rest. Every write adds a version and every optimize rewrites fragments, so retained
+ * versions multiply disk use (measured: 262 MB for 20k chunks with a 60 s retention during a
+ * 150 s ingest, 6 MB without). A search or write reads the version that was the latest when it
+ * started, for milliseconds to seconds; the retention is also stretched to cover the oldest call
+ * still running (see {@link LanceDbChunkStore.optimize}). LanceDB's own default (7 days) suits
+ * shared tables.
  */
 export const DEFAULT_RETAIN_VERSIONS_MS = 10_000;
 
@@ -243,9 +257,14 @@ const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !==
  *
  * - Persistence: everything lives under the directory given to {@link open}; the store survives
  *   close and reopen. One process must own the directory (LanceDB has no cross-process lock).
- * - Writes (replace, delete, vector upserts, optimize) run one at a time through an in-process
- *   promise queue, so concurrent gRPC handlers are safe and calls apply in call order. Reads run
- *   concurrently with writes and see the latest committed version.
+ * - Writes (replace, delete, vector upserts, vector space resets) run one at a time through an
+ *   in-process promise queue, so concurrent gRPC handlers are safe and calls apply in call order.
+ *   Reads run concurrently with writes and see the latest committed version.
+ * - Maintenance (`optimize`: compaction, FTS/scalar index update, version cleanup, the vector
+ *   index build) runs OUTSIDE the write queue, one job at a time, beside writes and reads: Lance
+ *   commits are optimistic, so a write is never blocked by it; an optimize preempted by a
+ *   conflicting write is retried ({@link MAX_OPTIMIZE_CONFLICTS}). Old versions are deleted only
+ *   once no running call can still read them (see {@link LanceDbChunkStore.optimize}).
  * - Group commit: `replaceDocumentChunks` and `deleteDocuments` calls that arrive while a write is
  *   running wait in one group; when the queue reaches the group, its calls (at most
  *   {@link MAX_GROUP_CALLS} calls and {@link MAX_GROUP_ROWS} rows per commit) are replayed in call
@@ -264,7 +283,7 @@ const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !==
  *   between the two leaves chunks without vectors (lexical only until re-embedded), never a
  *   vector describing text that is gone.
  * - Freshness: new rows are searchable as soon as the write returns (flat scan of unindexed rows,
- *   see {@link DEFAULT_OPTIMIZE_DELAY_MS}); a background `optimize()` folds them into the index
+ *   see {@link DEFAULT_OPTIMIZE_DELAY_MS}); a background optimize folds them into the index
  *   after a quiet period, at the latest {@link MAX_INDEX_LAG_MS} after the first of them under
  *   continuous writes (the gap adapts to the optimize cost, {@link OPTIMIZE_COST_FACTOR}).
  * - Scope filters are SQL predicates given to LanceDB's `where`, which LanceDB applies before the
@@ -277,7 +296,12 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   /** Directories held by an open store of this process (a second store would race commits). */
   private static readonly openDirs = new Set<string>();
   private writeTail: Promise<unknown> = Promise.resolve();
-  private readonly inflight = new Set<Promise<unknown>>();
+  /** Maintenance jobs (optimize, and vector space resets waiting for one) run one at a time. */
+  private maintenanceTail: Promise<unknown> = Promise.resolve();
+  /** Running and queued calls (settled promise → start time, epoch ms), for close() and version cleanup. */
+  private readonly inflight = new Map<Promise<unknown>, number>();
+  /** Running maintenance jobs, awaited by close() (not counted as readers by version cleanup). */
+  private readonly maintenance = new Set<Promise<unknown>>();
   private optimizeTimer: NodeJS.Timeout | undefined;
   /** When the armed optimize timer fires (epoch ms). */
   private optimizeDueAt = 0;
@@ -500,16 +524,18 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     if (!Number.isInteger(space.dimensions) || space.dimensions < 1 || space.dimensions > 65_536) {
       throw validation('space.dimensions must be a positive integer');
     }
-    await this.write('resetVectorSpace', async () => {
+    // Inside the maintenance queue too: no optimize may be working on the table being dropped.
+    await this.write('resetVectorSpace', () => this.maintain(async () => {
       this.vectors?.table.close();
       this.vectors = null;
       const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite' });
+      await ensureScalarIndexes(table, vectorScopeIndexes);
       const file = join(this.dir, VECTOR_SPACE_FILE);
       await writeFile(`${file}.tmp`, JSON.stringify({ model: space.model, dimensions: space.dimensions }));
       await rename(`${file}.tmp`, file);
       this.vectors = { space: { model: space.model, dimensions: space.dimensions }, table };
       this.vectorDocuments = new Set();
-    });
+    }));
   }
 
   async upsertVectors(orgId: string, documentId: string, vectors: ChunkVector[]): Promise<number> {
@@ -609,21 +635,36 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       return;
     }
     if (!(await this.db.tableNames()).includes(VECTORS_TABLE)) return;
-    this.vectors = { space, table: await this.db.openTable(VECTORS_TABLE) };
+    const table = await this.db.openTable(VECTORS_TABLE);
+    await ensureScalarIndexes(table, vectorScopeIndexes);
+    this.vectors = { space, table };
   }
 
   /**
-   * Folds every unindexed row into the FTS index now, compacts small fragments and prunes table
-   * versions older than `retainVersionsMs` (LanceDB `Table.optimize`), for the chunks table and,
-   * when group-committed vector writes happened since, the vectors table. Runs in the write queue.
+   * Folds every row written before this call into the FTS, scalar and vector indexes, compacts
+   * small fragments and deletes old table versions (LanceDB `Table.optimize`), for the chunks
+   * table and, when vector writes happened since, the vectors table; builds the vector index once
+   * the vectors table reaches {@link VECTOR_INDEX_MIN_ROWS}. Waits for the writes queued before
+   * it, then runs beside later writes and searches (they are not blocked); attempts preempted by a
+   * conflicting write are retried, the attempt after {@link MAX_OPTIMIZE_CONFLICTS} conflicts
+   * inside the write queue.
+   *
+   * Version cleanup keeps every version that was the latest within the last `retainVersionsMs`,
+   * or since the oldest call still running started if that is earlier (Lance deletes by version
+   * creation time; a version created long ago can have been the latest a moment ago, when a
+   * running search or write read it).
+   *
    * Called automatically after writes; exposed for tests, tools and shutdown hooks.
+   * @throws ChunkStoreError `Internal` when LanceDB fails (rows stay searchable by flat scan).
    */
   async optimize(): Promise<void> {
     if (this.optimizeTimer) {
       clearTimeout(this.optimizeTimer);
       this.optimizeTimer = undefined;
     }
-    await this.write('optimize', () => this.optimizeNow());
+    this.assertOpen();
+    await this.writeTail;
+    await this.runOptimize();
   }
 
   /** Row counts of the table and of its FTS index (see {@link ChunkIndexStatus}). */
@@ -650,7 +691,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       this.closing = (async () => {
         if (this.optimizeTimer) clearTimeout(this.optimizeTimer);
         this.optimizeTimer = undefined;
-        await Promise.allSettled([...this.inflight, this.writeTail]);
+        await Promise.allSettled([...this.inflight.keys(), ...this.maintenance, this.writeTail, this.maintenanceTail]);
         try {
           this.vectors?.table.close();
           this.table.close();
@@ -694,11 +735,12 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     this.optimizeTimer = setTimeout(() => {
       this.optimizeTimer = undefined;
       if (this.closing) return;
-      this.write('optimize', () => this.optimizeNow()).then(
+      this.runOptimize().then(
         () => {
           this.optimizeFailures = 0;
         },
         (err: unknown) => {
+          if (this.closing) return;
           this.optimizeFailures = Math.min(this.optimizeFailures + 1, 16);
           this.logger.warn(
             {
@@ -708,38 +750,93 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
             },
             'chunk store: background optimize failed; will retry; unindexed rows stay searchable by flat scan',
           );
-          if (!this.closing) this.scheduleOptimize();
+          this.scheduleOptimize();
         },
       );
     }, delay);
     this.optimizeTimer.unref();
   }
 
+  /**
+   * One optimize, beside the write queue; on a commit conflict with a concurrent write, again
+   * (the attempt after {@link MAX_OPTIMIZE_CONFLICTS} conflicts inside the write queue).
+   */
+  private async runOptimize(): Promise<void> {
+    for (let conflicts = 0; ; conflicts++) {
+      const exclusive = conflicts >= MAX_OPTIMIZE_CONFLICTS;
+      try {
+        if (exclusive) await this.write('optimize', () => this.maintain(() => this.optimizeNow()));
+        else await this.trackMaintenance(wrapEngineCall('LanceDB', 'optimize', () => this.maintain(() => this.optimizeNow())));
+        return;
+      } catch (err) {
+        if (exclusive || !isCommitConflict(err) || this.closing) throw err;
+      }
+    }
+  }
+
+  /** Runs `fn` after every queued maintenance job; failures do not block later jobs. */
+  private maintain<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.maintenanceTail.then(fn);
+    this.maintenanceTail = run.catch(() => undefined);
+    return run;
+  }
+
+  private trackMaintenance<T>(promise: Promise<T>): Promise<T> {
+    const settled = promise.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.maintenance.add(settled);
+    void settled.then(() => this.maintenance.delete(settled));
+    return promise;
+  }
+
   private async optimizeNow(): Promise<void> {
     const chunks = this.dirty;
     const vectors = this.vectorsDirty ? this.vectors : null;
-    this.vectorsDirty = false;
     if (!chunks && !vectors) return;
+    this.vectorsDirty = false;
     this.dirty = false;
+    const firstUnindexedAt = this.firstUnindexedAt;
     this.firstUnindexedAt = undefined;
     const started = performance.now();
-    const cleanupOlderThan = new Date(Date.now() - this.retainVersionsMs);
     try {
-      if (chunks) await this.table.optimize({ cleanupOlderThan });
+      if (chunks) await this.table.optimize({ cleanupOlderThan: await this.cleanupCutoff(this.table) });
       // The vectors table: compaction of the small fragments each upsert adds, and the vector
       // index (when one exists) brought up to date.
       if (vectors) {
-        await vectors.table.optimize({ cleanupOlderThan });
+        await vectors.table.optimize({ cleanupOlderThan: await this.cleanupCutoff(vectors.table) });
         await ensureVectorIndex(vectors.table);
       }
     } catch (err) {
       this.dirty ||= chunks;
       this.vectorsDirty ||= vectors !== null && vectors === this.vectors;
-      this.firstUnindexedAt ??= Date.now();
+      this.firstUnindexedAt = Math.min(firstUnindexedAt ?? Date.now(), this.firstUnindexedAt ?? Date.now());
       throw err;
     } finally {
       this.lastOptimizeMs = performance.now() - started;
     }
+  }
+
+  /**
+   * The `cleanupOlderThan` of an optimize of `table`: Lance deletes the versions CREATED before
+   * it (never the latest). Returned: the creation time of the oldest version that was still the
+   * latest at `now − keep`, where `keep` = max(`retainVersionsMs`, age of the oldest running call
+   * + 1 s). A version is thus deleted only once it was replaced more than `keep` ago, so no search
+   * or write still running can be reading it, including the version this optimize's own
+   * compaction replaces.
+   */
+  private async cleanupCutoff(table: lancedb.Table): Promise<Date> {
+    const now = Date.now();
+    const oldestCall = Math.min(now, ...this.inflight.values());
+    const since = now - Math.max(this.retainVersionsMs, now - oldestCall + 1000);
+    const versions = (await table.listVersions())
+      .map((v) => ({ version: v.version, at: new Date(v.timestamp).getTime() }))
+      .sort((a, b) => a.version - b.version);
+    for (let i = 0; i + 1 < versions.length; i++) {
+      if (versions[i + 1].at >= since) return new Date(Math.min(versions[i].at, since));
+    }
+    return new Date(Math.min(versions.at(-1)?.at ?? since, since));
   }
 
   /**
@@ -998,7 +1095,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       () => undefined,
       () => undefined,
     );
-    this.inflight.add(settled);
+    this.inflight.set(settled, Date.now());
     void settled.then(() => this.inflight.delete(settled));
     return promise;
   }
@@ -1106,6 +1203,18 @@ function documentsFilter(docs: { orgId: string; documentId: string }[]): string 
     .join(' OR ');
 }
 
+/**
+ * True when `err` (or its cause) is Lance's optimistic-concurrency conflict ("Retryable commit
+ * conflict for version N: This Rewrite transaction was preempted by concurrent transaction
+ * Delete …", lance 10 `conflict_resolver.rs`): the operation can simply be run again.
+ */
+function isCommitConflict(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (/commit conflict|preempted by concurrent transaction/i.test(e.message)) return true;
+  }
+  return false;
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 const stderrLogger: ChunkStoreLogger = {
@@ -1168,18 +1277,36 @@ async function checkSchema(table: lancedb.Table): Promise<void> {
  * Scalar indexes on the scope columns, so the prefilter of a scoped search reads index pages
  * instead of evaluating the predicate on every row: BITMAP for the low-cardinality `org_id` and
  * `project_id`, BTREE for `document_id` (LanceDB's guidance: bitmap below ~10k distinct values).
- * New rows are added by `optimize()`; rows not yet covered are filtered by a scan.
+ * Also a BTREE on the chunk `id`: a dense search reads its hits' chunks by id (`getChunks`), which
+ * without it scans every row of the org (measured at 100k chunks, 50 ids, load ~16 on 2 cores:
+ * p50 23 / p95 50 ms without, 7.6 / 22 ms with; built in 0.25 s). New rows are added by
+ * `optimize()`; rows not yet covered are filtered by a scan.
  */
-async function ensureScalarIndexes(table: lancedb.Table): Promise<void> {
+async function ensureScalarIndexes(table: lancedb.Table, indexes: () => readonly (readonly [string, lancedb.Index])[] = chunkIndexes): Promise<void> {
   const existing = new Set((await table.listIndices()).flatMap((ix) => (ix.columns.length === 1 ? [ix.columns[0]] : [])));
-  for (const [column, config] of [
-    ['org_id', lancedb.Index.bitmap()],
-    ['project_id', lancedb.Index.bitmap()],
-    ['document_id', lancedb.Index.btree()],
-  ] as const) {
+  for (const [column, config] of indexes()) {
     if (!existing.has(column)) await table.createIndex(column, { config });
   }
 }
+
+/** Fresh index configs each time: a LanceDB `Index` is consumed by the `createIndex` it is given to. */
+const chunkIndexes = () =>
+  [
+    ['org_id', lancedb.Index.bitmap()],
+    ['project_id', lancedb.Index.bitmap()],
+    ['document_id', lancedb.Index.btree()],
+    ['id', lancedb.Index.btree()],
+  ] as const;
+
+/**
+ * The vectors table's scope columns: a dense search prefilters on them before the nearest-neighbour
+ * search, which without an index evaluates the predicate on every vector row.
+ */
+const vectorScopeIndexes = () =>
+  [
+    ['org_id', lancedb.Index.bitmap()],
+    ['project_id', lancedb.Index.bitmap()],
+  ] as const;
 
 /**
  * Builds the IVF_FLAT cosine index on `vector` once the table holds {@link VECTOR_INDEX_MIN_ROWS}

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { env, loadConfig } from '@kb/common';
 import { z } from 'zod';
-import { LocalEmbeddingModel } from './local-embedding-model';
+import { LocalEmbeddingModel, LocalEmbeddingModelOptions } from './local-embedding-model';
 import { OpenAiEmbeddingModel, verifyEmbeddingModel } from './openai-embedding-model';
 import type { EmbeddingModel } from './types';
 
@@ -72,10 +72,15 @@ export interface OpenedEmbeddingModel {
  * - `openai`: `EMBEDDINGS_BASE_URL`, `EMBEDDINGS_MODEL` and `EMBEDDINGS_DIMENSIONS` are required.
  * - `none`: no model.
  * @param config parsed settings; raw `process.env`-like objects are parsed with {@link embeddingsEnv}.
+ * @param local options of the local model that no variable sets (`coalesce: false`, the
+ *   same-run baseline of `npm run bench:index`).
  * @throws Error naming the variable for an invalid configuration; ModelProviderError when the
  *   endpoint fails the probe or the local model's files are present but cannot be loaded.
  */
-export async function openEmbeddingModel(config: EmbeddingsConfig | NodeJS.ProcessEnv | Record<string, unknown> = process.env): Promise<OpenedEmbeddingModel> {
+export async function openEmbeddingModel(
+  config: EmbeddingsConfig | NodeJS.ProcessEnv | Record<string, unknown> = process.env,
+  local: Pick<LocalEmbeddingModelOptions, 'coalesce'> = {},
+): Promise<OpenedEmbeddingModel> {
   const c = isParsed(config) ? config : loadConfig(embeddingsEnv, config as NodeJS.ProcessEnv);
   const provider: EmbeddingProvider = c.EMBEDDINGS_PROVIDER ?? (c.EMBEDDINGS_BASE_URL ? 'openai' : 'local');
   if (provider === 'none') return { provider, model: null, reason: 'no embedding model is configured (EMBEDDINGS_PROVIDER=none)' };
@@ -99,6 +104,7 @@ export async function openEmbeddingModel(config: EmbeddingsConfig | NodeJS.Proce
       threads: c.EMBEDDINGS_THREADS,
       pooling: c.EMBEDDINGS_POOLING,
       queryPrefix: c.EMBEDDINGS_QUERY_PREFIX,
+      ...local,
     });
     if (c.EMBEDDINGS_DIMENSIONS && c.EMBEDDINGS_DIMENSIONS !== loaded.dimensions) {
       throw new Error(`Invalid configuration:\n  EMBEDDINGS_DIMENSIONS: ${c.EMBEDDINGS_DIMENSIONS}, but ${model} gives vectors of ${loaded.dimensions}`);

@@ -45,6 +45,34 @@ describe('LocalEmbeddingModel (all-MiniLM-L6-v2 from ../shared/models)', () => {
     await Promise.all([bulk, query]);
     expect(order).toEqual(['query', 'bulk']);
   });
+
+  it('with coalesce, fills a forward pass from several concurrent callers, each getting its own vectors in order', async () => {
+    const model = await LocalEmbeddingModel.load({ modelsDir: MODELS_DIR, model: 'all-MiniLM-L6-v2', batchSize: 2, coalesce: true });
+    const texts = ['ladder inspection', 'scaffold tags', 'hearing protection above 85 dB', 'confined space entry permit', 'hot work fire watch'];
+    const alone = [];
+    for (const t of texts) alone.push((await model.embed([t]))[0]);
+    const before = model.stats.passes;
+    // Five callers of one text each (as enrichment embeds small documents concurrently), batch size 2.
+    const results = await Promise.all(texts.map((t) => model.embed([t])));
+    expect(model.stats.passes - before).toBe(3);
+    results.forEach(([v], i) => expect(cosine(v, alone[i])).toBeGreaterThan(0.97));
+    // A caller with several texts gets them back in its own order, whatever batches they shared.
+    const [pair, single] = await Promise.all([model.embed([texts[3], texts[0]]), model.embed([texts[4]])]);
+    expect(cosine(pair[0], alone[3])).toBeGreaterThan(0.97);
+    expect(cosine(pair[1], alone[0])).toBeGreaterThan(0.97);
+    expect(cosine(single[0], alone[4])).toBeGreaterThan(0.97);
+  });
+
+  it('rejects a caller whose signal aborts while it waits, and still serves the others', async () => {
+    const controller = new AbortController();
+    const first = model.embed(['first caller text']);
+    const aborted = model.embed(['aborted caller text'], controller.signal);
+    const last = model.embed(['last caller text']);
+    controller.abort(new Error('client went away'));
+    await expect(aborted).rejects.toThrow('client went away');
+    expect((await first)[0]).toHaveLength(384);
+    expect((await last)[0]).toHaveLength(384);
+  });
 });
 
 describe('openEmbeddingModel', () => {
