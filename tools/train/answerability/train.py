@@ -67,7 +67,7 @@ def question_vectors(rows, variant, lr):
         ctx = r["context"]
         X.append([z[top], z[top] - second, F[:, 0].max(), F[top, 2], F[top, 8], F[top, 9], ctx[0], ctx[1], F[top, 5], F[top, 12], F[top, 13], F[top, 14]])
         y.append(r["y"][top])
-        special.append(bool(np.all(F[:, 2] == 0) and np.all(F[:, 0] <= 0)))
+        special.append(bool(np.all(F[:, 2] == 0)))  # no question term in any sentence: confidence 0 (as in TS)
     return np.array(X), np.array(y), np.array(special)
 
 
