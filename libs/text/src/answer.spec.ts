@@ -110,6 +110,18 @@ describe('composeAnswer with the real embedding model (sentences chosen by meani
     expect(a.citations[0].quote.quote).toBe('Guardrails shall be 42 inches high, plus or minus 3 inches.');
   });
 
+  it('declines a question that shares no content word with any sentence, however close the embedding finds it', async () => {
+    const question = 'What is the recipe for a chocolate soufflé?';
+    const d = await assessAnswerability(question, [safety, noise], { embed });
+    expect(d.variant).toBe('semantic');
+    expect(Math.max(...d.ranked.map((r) => r.semantic))).toBeGreaterThan(0);
+    expect(d.confidence).toBe(0);
+    expect(d.answerable).toBe(false);
+    const a = await composeAnswer(question, [safety, noise], { embed });
+    expect(a.answer).toBe(NO_RELEVANT_INFORMATION);
+    expect(a.citations).toEqual([]);
+  });
+
   it('abstains with no citations when the passages do not hold the answer', async () => {
     const a = await composeAnswer('What is the fire extinguisher inspection interval?', [safety, noise], { embed });
     expect(a.answer).toBe(NO_RELEVANT_INFORMATION);

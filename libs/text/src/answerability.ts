@@ -317,8 +317,10 @@ export function decideAnswerability(
     .map((s) => ({ ...s, logit: linearDecision(p.sentence, s.features) }))
     .sort((a, b) => b.logit - a.logit || a.alignment.unit.passageIndex - b.alignment.unit.passageIndex || a.alignment.unit.start - b.alignment.unit.start);
   const questionFeatures = questionSignals(ranked, questionContextSignals(question, passages));
-  // A question that shares no content word with any sentence is not answered by these passages.
-  if (!questionFeatures || ranked.every((r) => r.alignment.coverage === 0 && r.semantic <= 0)) {
+  // A question that shares no content word with any sentence is not answered by these passages,
+  // however close in meaning the embedding model finds them (an off-topic question still has a
+  // positive cosine): the one abstention that needs no cut-off.
+  if (!questionFeatures || ranked.every((r) => r.alignment.coverage === 0)) {
     return { ranked, confidence: 0, answerable: false, questionFeatures, variant };
   }
   const confidence = Math.min(1, Math.max(0, plattPredict(p.calibration, linearDecision(p.question, questionFeatures))));
