@@ -4,7 +4,7 @@ import { makeQuote } from './pages';
 import { antonymFlips, isRestriction, requirementSign, scopedSign } from './polarity';
 import { compareQuantities, extractQuantities, type Quantity } from './quantities';
 import { usageOf } from './tokens';
-import type { Judgement } from './judge';
+import { keywords, where, type Judgement } from './judge';
 import type { PassageInput, Quote } from './types';
 
 /**
@@ -66,24 +66,6 @@ const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
-
-function where(q: Quote): string {
-  const p = q.startPage == null ? '' : q.endPage != null && q.endPage !== q.startPage ? `, pp. ${q.startPage}-${q.endPage}` : `, p. ${q.startPage}`;
-  return `"${q.passage.fileName}"${p}`;
-}
-
-/** Content words of the requirement in their surface form, for recommendations. */
-function keywords(requirement: string, max = 6): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const t of tokenize(requirement)) {
-    if (isStopword(t.norm) || /^\d/.test(t.norm) || seen.has(t.norm)) continue;
-    seen.add(t.norm);
-    out.push(requirement.slice(t.start, t.end));
-    if (out.length >= max) break;
-  }
-  return out;
-}
 
 function findConflict(
   requirement: string,

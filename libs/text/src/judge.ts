@@ -39,13 +39,14 @@ const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const round3 = (x: number) => Math.round(Math.max(0, Math.min(1, x)) * 1000) / 1000;
 
-function where(q: Quote): string {
+/** Where a quote stands, for explanations: `"file.pdf", p. 3` or `"file.pdf", pp. 3-4` (no page part when unpaged). */
+export function where(q: Quote): string {
   const p = q.startPage == null ? '' : q.endPage != null && q.endPage !== q.startPage ? `, pp. ${q.startPage}-${q.endPage}` : `, p. ${q.startPage}`;
   return `"${q.passage.fileName}"${p}`;
 }
 
-/** Content words of the requirement in their surface form, for recommendations. */
-function keywords(requirement: string, max = 6): string[] {
+/** Content words of the requirement in their surface form (at most `max`, first occurrences, no numbers), for recommendations. */
+export function keywords(requirement: string, max = 6): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const t of tokenize(requirement)) {
