@@ -20,7 +20,8 @@ const SCRIPT = `
   }).then(() => t.tracingState().shutdown()).then(() => process.exit(0));
 `;
 
-test('spans are exported by OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set', async () => {
+/** Runs SCRIPT in a child process with `env` added, against a fresh OTLP/HTTP receiver. */
+async function probe(env: Record<string, string>) {
   const received: Array<{ url: string; type: string; body: Buffer }> = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -34,14 +35,22 @@ test('spans are exported by OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set', 
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
     const child = spawn(process.execPath, ['-e', SCRIPT], {
-      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'kb-export-probe', OTEL_SDK_DISABLED: 'false' },
+      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'kb-export-probe', OTEL_SDK_DISABLED: 'false', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const code = await new Promise((r) => child.on('exit', r));
+    return { code, printed: JSON.parse(out.trim()), received };
+  } finally {
+    server.close();
+  }
+}
+
+test('spans are exported by OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set', async () => {
+  const { code, printed, received } = await probe({ OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=probe-env' });
+  {
     expect(code).toBe(0);
-    const printed = JSON.parse(out.trim());
     expect(printed.exporting).toBe(true);
     const [, traceId, spanId, flags] = printed.traceparent.split('-');
     expect(flags).toBe('01'); // sampled: it is recorded and exported
@@ -54,7 +63,15 @@ test('spans are exported by OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set', 
     expect(body.includes(Buffer.from(spanId, 'hex'))).toBe(true);
     expect(body.includes(Buffer.from('kb-export-probe'))).toBe(true);
     expect(body.includes(Buffer.from('documents.process.requested publish'))).toBe(true);
-  } finally {
-    server.close();
+    expect(body.includes(Buffer.from('probe-env'))).toBe(true); // OTEL_RESOURCE_ATTRIBUTES
   }
+});
+
+test('OTEL_TRACES_SAMPLER is honoured: always_off records and exports nothing, ids still propagate', async () => {
+  const { code, printed, received } = await probe({ OTEL_TRACES_SAMPLER: 'always_off' });
+  expect(code).toBe(0);
+  const [, traceId, , flags] = printed.traceparent.split('-');
+  expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+  expect(flags).toBe('00');
+  expect(received).toHaveLength(0);
 });

@@ -5,10 +5,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } f
 import os from 'node:os';
 import path from 'node:path';
 
-/** The Node.js LTS line the service targets (`engines` in package.json is `>=22.12`). */
+/** The Node.js LTS line the service targets (`engines` in package.json is `>=22.15`). */
 export const NODE_LTS_VERSION = '24.21.0';
-/** The oldest Node.js the service supports: 22.12 is the first 22 release with `require(esm)` on by default. */
-export const NODE_MINIMUM = [22, 12];
+/** The oldest Node.js the service supports: 22.15, the oldest OpenTelemetry JS 3 runs on (22.12 was the first 22 release with `require(esm)` on by default). */
+export const NODE_MINIMUM = [22, 15];
 
 function cacheDir() {
   const base = process.env.KB_TOOLS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? os.tmpdir(), '.cache'), 'kb-platform');
@@ -53,7 +53,7 @@ export function fetchNodeRuntime(version) {
 }
 
 /**
- * Makes the calling script run on a supported Node.js. When the current Node is older than 22.12
+ * Makes the calling script run on a supported Node.js. When the current Node is older than 22.15
  * (or `KB_NODE_VERSION` names another exact version), it fetches that Node (default
  * {@link NODE_LTS_VERSION}) with {@link fetchNodeRuntime}, re-runs the same script on it with its
  * `bin/` first on PATH (so npm, Jest and every child process use it too), forwards SIGINT, SIGTERM

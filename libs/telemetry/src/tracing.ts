@@ -5,14 +5,70 @@ import { context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, tra
 /* eslint-disable @typescript-eslint/no-require-imports */
 function loadSdk() {
   return {
+    ...(require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks')),
     ...(require('@opentelemetry/core') as typeof import('@opentelemetry/core')),
     ...(require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')),
     ...(require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation')),
     ...(require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc')),
     ...(require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http')),
     ...(require('@opentelemetry/resources') as typeof import('@opentelemetry/resources')),
-    ...(require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node')),
+    ...(require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace')),
     ...(require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions')),
+  };
+}
+
+type Sdk = ReturnType<typeof loadSdk>;
+type SdkSampler = import('@opentelemetry/sdk-trace').Sampler;
+
+/**
+ * The sampler named by OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, as the OpenTelemetry
+ * specification defines them ("General SDK Configuration", Environment Variable Specification):
+ * `always_on`, `always_off`, `traceidratio`, `parentbased_always_on` (the default),
+ * `parentbased_always_off`, `parentbased_traceidratio`; the ratio argument is a number in [0, 1],
+ * default 1. OpenTelemetry JS 3 moved this reading out of the trace SDK into `@opentelemetry/sdk-node`,
+ * which this process does not use (it sets up tracing only), so it is done here.
+ *
+ * @throws Error naming the variable for an unknown sampler or a ratio outside [0, 1] (the process
+ *   then refuses to start, like any other invalid setting).
+ */
+export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: Pick<Sdk, 'AlwaysOffSampler' | 'AlwaysOnSampler' | 'ParentBasedSampler' | 'TraceIdRatioBasedSampler'> = loadSdk()): SdkSampler {
+  const name = (env.OTEL_TRACES_SAMPLER ?? '').trim().toLowerCase() || 'parentbased_always_on';
+  const ratio = () => {
+    const raw = (env.OTEL_TRACES_SAMPLER_ARG ?? '').trim();
+    const value = raw === '' ? 1 : Number(raw);
+    if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 for ${name}, got "${raw}"`);
+    return value;
+  };
+  switch (name) {
+    case 'always_on': return new sdk.AlwaysOnSampler();
+    case 'always_off': return new sdk.AlwaysOffSampler();
+    case 'traceidratio': return new sdk.TraceIdRatioBasedSampler(ratio());
+    case 'parentbased_always_on': return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() });
+    case 'parentbased_always_off': return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() });
+    case 'parentbased_traceidratio': return new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(ratio()) });
+    default:
+      throw new Error(`OTEL_TRACES_SAMPLER "${name}" is not supported: use always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio`);
+  }
+}
+
+/**
+ * Batch span processor options from the specification's OTEL_BSP_SCHEDULE_DELAY (ms),
+ * OTEL_BSP_EXPORT_TIMEOUT (ms), OTEL_BSP_MAX_QUEUE_SIZE and OTEL_BSP_MAX_EXPORT_BATCH_SIZE (spans);
+ * unset or non-numeric values keep the SDK's defaults (5000 ms, 30000 ms, 2048, 512). OpenTelemetry
+ * JS 3's trace SDK no longer reads them itself.
+ */
+export function batchOptionsFromEnv<E>(env: NodeJS.ProcessEnv, exporter: E): { exporter: E; scheduledDelayMillis?: number; exportTimeoutMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number } {
+  const num = (name: string) => {
+    const raw = (env[name] ?? '').trim();
+    const value = Number(raw);
+    return raw !== '' && Number.isFinite(value) && value >= 0 ? value : undefined;
+  };
+  return {
+    exporter,
+    scheduledDelayMillis: num('OTEL_BSP_SCHEDULE_DELAY'),
+    exportTimeoutMillis: num('OTEL_BSP_EXPORT_TIMEOUT'),
+    maxQueueSize: num('OTEL_BSP_MAX_QUEUE_SIZE'),
+    maxExportBatchSize: num('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
   };
 }
 
@@ -59,26 +115,33 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
     state = { serviceName, exporting: false, shutdown: async () => undefined };
     return state;
   }
+  const sdk = loadSdk();
   const {
-    ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, AlwaysOffSampler, BatchSpanProcessor, CompositePropagator, GrpcInstrumentation,
-    HttpInstrumentation, NodeTracerProvider, OTLPTraceExporter, ParentBasedSampler, registerInstrumentations,
-    resourceFromAttributes, W3CBaggagePropagator, W3CTraceContextPropagator,
-  } = loadSdk();
+    ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, AlwaysOffSampler, AsyncLocalStorageContextManager, BatchSpanProcessor,
+    CompositePropagator, defaultResource, detectResources, envDetector, GrpcInstrumentation, HttpInstrumentation,
+    OTLPTraceExporter, ParentBasedSampler, registerInstrumentations, resourceFromAttributes, TracerProvider,
+    W3CBaggagePropagator, W3CTraceContextPropagator,
+  } = sdk;
   const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({
-      [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || serviceName,
-      [ATTR_SERVICE_VERSION]: env.KB_VERSION || 'dev',
-    }),
+  const provider = new TracerProvider({
+    // SDK defaults, then OTEL_RESOURCE_ATTRIBUTES / OTEL_SERVICE_NAME, then ours (the service name
+    // still prefers OTEL_SERVICE_NAME).
+    resource: defaultResource()
+      .merge(detectResources({ detectors: [envDetector] }))
+      .merge(resourceFromAttributes({
+        [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || serviceName,
+        [ATTR_SERVICE_VERSION]: env.KB_VERSION || 'dev',
+      })),
     // Without an exporter, recording spans would only cost CPU: ids are still generated.
-    sampler: exporting ? undefined : new ParentBasedSampler({ root: new AlwaysOffSampler() }),
-    spanProcessors: exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [],
+    sampler: exporting ? samplerFromEnv(env, sdk) : new ParentBasedSampler({ root: new AlwaysOffSampler() }),
+    spanProcessors: exporting ? [new BatchSpanProcessor(batchOptionsFromEnv(env, new OTLPTraceExporter()))] : [],
   });
   const explicit = options.propagation === 'explicit';
-  provider.register({
-    ...(explicit ? { contextManager: null } : {}),
-    propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
-  });
+  // What NodeTracerProvider.register() did before OpenTelemetry JS 3: the global provider, the
+  // propagator, and (unless explicit) the AsyncLocalStorage context manager.
+  trace.setGlobalTracerProvider(provider);
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  if (!explicit) context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   if (!explicit) registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
