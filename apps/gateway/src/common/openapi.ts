@@ -226,6 +226,9 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
       const input = inputs.get(`${method} ${path}`);
       if (!input) continue;
       const operation = op as Json;
+      for (const p of (operation.parameters ?? []) as Json[]) {
+        if (p.in === 'path' && input.uuidParams.includes(p.name)) p.schema = { ...(p.schema ?? {}), type: 'string', format: 'uuid' };
+      }
       if (input.query) {
         const rules = validationRules(input.query);
         for (const p of (operation.parameters ?? []) as Json[]) {
