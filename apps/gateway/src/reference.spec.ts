@@ -121,6 +121,9 @@ describe('the API reference built without any backing service (npm run openapi)'
     expect(run.properties.handbook_ids).toMatchObject({ maxItems: 100, items: { type: 'string', format: 'uuid' } });
     const limit = doc.paths['/api/v2/projects'].get.parameters.find((p: Json) => p.name === 'limit');
     expect(limit).toMatchObject({ required: false, schema: { type: 'integer', minimum: 1, maximum: 200 } });
+    // Text fields refuse NUL (the gateway's invalidTextIn): stated as a pattern.
+    expect(new RegExp(create.properties.name.pattern).test('a\u0000b')).toBe(false);
+    expect(new RegExp(create.properties.name.pattern).test('Site safety')).toBe(true);
     // A schema that says otherwise is overwritten by the rules.
     const wrong: Json = { type: 'string', minLength: 0, maxLength: 999 };
     applyRules(wrong, validationRules(CreateProjectDto).get('name')!);

@@ -191,6 +191,18 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   return finalizeOpenApi(doc);
 }
 
+/**
+ * Text fields of request bodies never hold NUL (U+0000): the gateway refuses them (invalidTextIn,
+ * 400 naming the field). A string schema without its own pattern or enum gets `^[^\u0000]*$`
+ * (also inside arrays). Lone surrogates, refused too, cannot be stated portably in a pattern: the
+ * description of the API says so.
+ */
+function noNul(schema: Json): void {
+  const types = [schema.type].flat();
+  if (types.includes('string') && !schema.pattern && !schema.enum && !schema.format) schema.pattern = '^[^\\u0000]*$';
+  if (schema.items && !schema.items.$ref) noNul(schema.items);
+}
+
 /** Every class class-validator holds rules for, by name (the name @nestjs/swagger gives its schema). */
 function validatedClasses(): Map<string, new (...args: never[]) => unknown> {
   const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<Function, ValidationMetadata[]> };
@@ -216,6 +228,7 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
       const property = schema.properties[field];
       if (!property) continue;
       applyRules(property, rules);
+      noNul(property);
       if (!isOptionalProperty(rules)) required.push(field);
     }
     if (required.length > 0) schema.required = required;
