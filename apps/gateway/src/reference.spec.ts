@@ -124,6 +124,9 @@ describe('the API reference built without any backing service (npm run openapi)'
     // Text fields refuse NUL (the gateway's invalidTextIn): stated as a pattern.
     expect(new RegExp(create.properties.name.pattern).test('a\u0000b')).toBe(false);
     expect(new RegExp(create.properties.name.pattern).test('Site safety')).toBe(true);
+    // Rules of the services: blank names refused; an update names at least one field.
+    expect(new RegExp(create.properties.name.pattern).test('   ')).toBe(false);
+    expect(doc.components.schemas.UpdateProjectDto.anyOf).toEqual([{ required: ['name'] }, { required: ['description'] }]);
     // A schema that says otherwise is overwritten by the rules.
     const wrong: Json = { type: 'string', minLength: 0, maxLength: 999 };
     applyRules(wrong, validationRules(CreateProjectDto).get('name')!);

@@ -203,6 +203,17 @@ function noNul(schema: Json): void {
   if (schema.items && !schema.items.$ref) noNul(schema.items);
 }
 
+const SCHEMA_EXTRA = Symbol('kb:openapi-schema-extra');
+
+/**
+ * Adds JSON Schema keywords to a request DTO's schema for a rule that is about the object rather
+ * than one field, e.g. `@ApiSchemaExtra({ minProperties: 1 })` or an `anyOf` of required fields
+ * ("at least one of name or description"). Applied by applyValidationRules.
+ */
+export function ApiSchemaExtra(extra: Json): ClassDecorator {
+  return (target) => Reflect.defineMetadata(SCHEMA_EXTRA, extra, target);
+}
+
 /** Every class class-validator holds rules for, by name (the name @nestjs/swagger gives its schema). */
 function validatedClasses(): Map<string, new (...args: never[]) => unknown> {
   const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<Function, ValidationMetadata[]> };
@@ -233,6 +244,7 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
     }
     if (required.length > 0) schema.required = required;
     else delete schema.required;
+    Object.assign(schema, Reflect.getMetadata(SCHEMA_EXTRA, target) ?? {});
   }
   for (const [path, item] of Object.entries(doc.paths as Json)) {
     for (const [method, op] of Object.entries(item as Json)) {
