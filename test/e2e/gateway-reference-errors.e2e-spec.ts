@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
 import { createGateway, Gateway, GatewayConfig } from '../../apps/gateway/src/gateway';
+import { buildGatewayReference } from '../../apps/gateway/src/reference';
 import { api, baseUrl, newOrg } from './support/harness';
 
 jest.setTimeout(180_000);
@@ -97,6 +98,10 @@ describe('gateway: OpenAPI reference', () => {
     expect([...registered].filter((r) => !documented.has(r))).toEqual([]);
     expect([...documented].filter((r) => !registered.has(r))).toEqual([]);
     expect(gateway.openapi.paths).toEqual(served.paths);
+  });
+
+  it('is the document `npm run openapi` exports without any backing service', async () => {
+    expect(await buildGatewayReference()).toEqual(served);
   });
 
   it('is OpenAPI 3.1 with schemas, every error code, headers and examples on every operation', () => {

@@ -18,6 +18,22 @@ import { HealthController, HealthTargets } from './health/health.controller';
 import { OrganizationController } from './organization/organization.controller';
 import { ProjectsController } from './projects/projects.controller';
 
+/**
+ * Every controller of the gateway, in the order of the reference. A new controller is added here
+ * only: the app (AppModule) and the exported OpenAPI document (reference.ts) both read this list.
+ */
+export const GATEWAY_CONTROLLERS = [
+  HealthController,
+  OrganizationController,
+  ProjectsController,
+  DocumentsController,
+  CheckController,
+  CheckRunsController,
+  AgentController,
+  ChatController,
+  BatchesController,
+];
+
 export interface GatewayModuleOptions {
   database: DataSource;
   logger: Logger;
@@ -38,7 +54,7 @@ export class AppModule {
     const health: HealthTargets = { database: options.database, services: { ...options.addresses } };
     return {
       module: AppModule,
-      controllers: [HealthController, OrganizationController, ProjectsController, DocumentsController, CheckController, CheckRunsController, AgentController, ChatController, BatchesController],
+      controllers: GATEWAY_CONTROLLERS,
       providers: [
         { provide: ACCOUNTS, useValue: options.accounts },
         { provide: GATEWAY_DATABASE, useValue: options.database },

@@ -41,13 +41,19 @@ export class UuidParamPipe implements PipeTransform<string, string> {
  */
 export function OptionalUuidList(field: string, description?: string): PropertyDecorator {
   return applyDecorators(
-    ApiPropertyOptional({ type: [String], maxItems: 100, ...(description ? { description } : {}) }),
+    ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: 100, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'], ...(description ? { description } : {}) }),
     IsOptional(),
     IsArray({ message: `${field} must be an array of UUIDs` }),
     ArrayMaxSize(100, { message: `${field} must have at most 100 items` }),
     IsUUID('all', { each: true, message: `${field} must contain only UUIDs` }),
   );
 }
+
+/**
+ * OpenAPI pattern of a text field the service trims and refuses when blank (project and run
+ * names, requirement texts): at least one character that is not whitespace, and no NUL.
+ */
+export const NON_BLANK_PATTERN = '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$';
 
 /** Largest `offset` of list endpoints: the services carry it as a 32-bit integer (proto `int32`). */
 export const MAX_OFFSET = 2_147_483_647;

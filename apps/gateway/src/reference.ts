@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { PARAMTYPES_METADATA, SELF_DECLARED_DEPS_METADATA } from '@nestjs/common/constants';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { OpenAPIObject } from '@nestjs/swagger';
+import { GATEWAY_CONTROLLERS } from './app.module';
+import { buildOpenApiDocument } from './common/openapi';
+
+/**
+ * The injection tokens the controllers' constructors ask for (`@Inject(TOKEN)` or a class type),
+ * read from the metadata Nest itself resolves them by.
+ */
+function injectedTokens(controllers: Array<Type<unknown>>): unknown[] {
+  const tokens = new Set<unknown>();
+  for (const c of controllers) {
+    const types: unknown[] = Reflect.getMetadata(PARAMTYPES_METADATA, c) ?? [];
+    const explicit: Array<{ index: number; param: unknown }> = Reflect.getMetadata(SELF_DECLARED_DEPS_METADATA, c) ?? [];
+    types.forEach((t, i) => tokens.add(explicit.find((d) => d.index === i)?.param ?? t));
+  }
+  return [...tokens].filter((t) => t !== undefined && t !== Object);
+}
+
+/**
+ * The gateway's controllers with placeholder values for their dependencies: Nest's preview mode
+ * checks that every dependency is declared but never instantiates a controller, so the values are
+ * never read; only routes and decorators are.
+ */
+@Module({})
+class ReferenceModule {
+  static create(): DynamicModule {
+    return { module: ReferenceModule, controllers: GATEWAY_CONTROLLERS, providers: injectedTokens(GATEWAY_CONTROLLERS).map((token) => ({ provide: token as string, useValue: null })) };
+  }
+}
+
+/**
+ * Builds the OpenAPI 3.1 document the gateway serves at `/docs/openapi.json`, without any backing
+ * service: Nest's preview mode scans the module graph (routes, parameters, decorators) without
+ * instantiating controllers or providers, so no database, NATS or gRPC connection is made.
+ * `npm run openapi` writes it to `dist/openapi.json`; the e2e suite checks it equals the served one.
+ * @returns the finalized document (see finalizeOpenApi).
+ */
+export async function buildGatewayReference(): Promise<OpenAPIObject> {
+  const app = await NestFactory.create<NestFastifyApplication>(ReferenceModule.create(), new FastifyAdapter(), { preview: true, logger: false, abortOnError: false });
+  try {
+    return buildOpenApiDocument(app);
+  } finally {
+    await app.close();
+  }
+}

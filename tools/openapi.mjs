@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// `npm run openapi`: builds, then writes the OpenAPI 3.1 document the gateway serves at
+// /docs/openapi.json to dist/openapi.json (or the path given as first argument), without any
+// backing service running (apps/gateway/src/reference.ts). Generated, never committed.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+if (!process.argv.includes('--no-build')) {
+  const r = spawnSync(process.execPath, [path.join(root, 'tools/build.mjs')], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+const out = path.resolve(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? path.join(root, 'dist/openapi.json'));
+const { buildGatewayReference } = createRequire(import.meta.url)(path.join(root, 'dist/apps/gateway/src/reference.js'));
+const doc = await buildGatewayReference();
+mkdirSync(path.dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
+process.stdout.write(`${path.relative(process.cwd(), out) || out}: OpenAPI ${doc.openapi}, ${Object.keys(doc.paths).length} paths\n`);
