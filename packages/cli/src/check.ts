@@ -108,7 +108,7 @@ export async function checkCommand(kb: KbClient, file: string, options: CheckCom
   }
   if (options.json) printJson(run);
   else {
-    const t = table(['#', 'requirement', 'verdict', 'score', 'evidence'], [4, 'flex', 9, 7, 'flex']);
+    const t = table(['#', 'requirement', 'verdict', 'conf.', 'evidence'], [4, 'flex', 9, 7, 'flex']);
     for (const r of [...run.requirements].sort((a, b) => a.order_index - b.order_index)) {
       const ok = passes(r);
       const scores = r.sub_requirements.map((s) => s.score);
