@@ -61,8 +61,8 @@ leaf(docs, 'list', 'list documents, newest first', async (kb, _a, o) => {
     kb.api.GET('/api/v2/documents', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } } }),
   );
   if (o.json) return printJson(page);
-  const t = table(['document id', 'file', 'status', 'chunks', 'project', 'created'], [38, 'flex', 11, 8, 38, 26]);
-  for (const d of page.data) t.push([d.id, d.file_name, d.status, String(d.chunk_count ?? ''), d.project_id ?? '(organization)', d.created_at]);
+  const t = table(['document id', 'file', 'status', 'chunks', 'project', 'created'], [38, 'flex', 11, 8, 11, 12]);
+  for (const d of page.data) t.push([d.id, d.file_name, d.status, String(d.chunk_count ?? ''), d.project_id ? `${d.project_id.slice(0, 8)}…` : '(org)', d.created_at.slice(0, 10)]);
   process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} document(s) (offset ${page.pagination.offset})\n`);
 })
   .option('-p, --project <id>', 'only this project')
