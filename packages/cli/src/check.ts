@@ -46,6 +46,9 @@ export interface CheckCommandOptions {
   json?: boolean;
 }
 
+/** Confidence below which a verdict's evidence is insufficient (service-api.md, verify `confidence`). */
+const LOW_CONFIDENCE = 0.7;
+
 /** Pass/fail of a completed requirement (decisions.md: passes when every sub-requirement complies). */
 function passes(r: CheckRunDetail['requirements'][number]): boolean | null {
   if (r.status !== 'completed') return null;
@@ -119,11 +122,13 @@ export async function checkCommand(kb: KbClient, file: string, options: CheckCom
         String(r.order_index + 1),
         r.text,
         ok === null ? r.status : ok ? '✔ PASS' : '✘ FAIL',
-        scores.length ? Math.min(...scores).toFixed(2) : '',
+        scores.length ? `${Math.min(...scores).toFixed(2)}${Math.min(...scores) < LOW_CONFIDENCE ? '*' : ''}` : '',
         evidence ? `"${clip(evidence, 220)}"${where}` : clip(r.sub_requirements[0]?.justification, 220),
       ]);
     }
     process.stdout.write(`${t.toString()}\n`);
+    const doubtful = run.requirements.some((r) => r.sub_requirements.some((s) => s.score < LOW_CONFIDENCE));
+    if (doubtful) process.stdout.write(`* confidence below ${LOW_CONFIDENCE}: the evidence is insufficient to rely on this verdict; review it.\n`);
     process.stdout.write(
       `Run ${run.id} ${run.status}: ${run.processed_requirements}/${run.total_requirements} checked, ${run.passed_requirements} pass, ${run.failed_requirements} fail${options.out ? `; results written to ${options.out}` : ''}\n`,
     );
