@@ -20,11 +20,12 @@ run(bin('tsc-alias'), ['-p', 'tsconfig.build.json']);
 
 // Client packages. Until the root declares npm workspaces, the CLI finds the SDK through a link in
 // its own node_modules (what a workspace install would provide), so `node packages/cli/dist/main.js`
-// runs from a checkout.
+// runs from a checkout. The service's Docker image copies no packages/ (it ships no clients): skipped there.
+if (!existsSync(path.join(root, 'packages/sdk/package.json'))) process.exit(0);
 const quiet = spawnSync(process.execPath, [path.join(root, 'tools/openapi.mjs'), '--no-build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
 if (quiet.status !== 0) process.exit(quiet.status ?? 1);
 run(process.execPath, [path.join(root, 'packages/sdk/scripts/generate.mjs')]);
-run(bin('tsc'), ['-p', 'packages/sdk/tsconfig.json', '--incremental', '--tsBuildInfoFile', 'packages/sdk/dist/.tsbuildinfo']);
+run(bin('tsc'), ['-p', 'packages/sdk/tsconfig.json']);
 const link = path.join(root, 'packages/cli/node_modules/@kb-platform/sdk');
 let linked = false;
 try {
@@ -34,4 +35,4 @@ if (!linked) {
   mkdirSync(path.dirname(link), { recursive: true });
   symlinkSync(path.relative(path.dirname(link), path.join(root, 'packages/sdk')), link, 'dir');
 }
-run(bin('tsc'), ['-p', 'packages/cli/tsconfig.json', '--incremental', '--tsBuildInfoFile', 'packages/cli/dist/.tsbuildinfo']);
+run(bin('tsc'), ['-p', 'packages/cli/tsconfig.json']);
