@@ -53,6 +53,36 @@ export class ChatReplyView {
   @ApiProperty(CONFIDENCE) confidence: number;
 }
 
+/** `data` of the chat stream's `meta` event (first event). */
+export class ChatMetaEventData {
+  @ApiProperty({ enum: ['general', 'project', 'safety'], example: 'project' }) agent: string;
+  @ApiProperty({ example: 'embedded-extractive' }) model: string;
+  @ApiProperty({ example: '6c1d1a8e-4a0e-4a8f-9d1e-3f6c2b7a9e10' }) request_id: string;
+}
+
+/** `data` of a `delta` event: the next piece of the answer text. */
+export class ChatDeltaEventData {
+  @ApiProperty({ example: 'Based on the documents: ' }) content: string;
+}
+
+/** `data` of the `citations` event (after the last delta). */
+export class ChatCitationsEventData {
+  @ApiProperty({ type: [CitationView] }) citations: CitationView[];
+  @ApiProperty(CONFIDENCE) confidence: number;
+}
+
+/** `data` of the `done` event (last event of a successful stream). */
+export class ChatDoneEventData {
+  @ApiProperty({ type: UsageView }) usage: UsageView;
+  @ApiProperty({ example: 'stop' }) finish_reason: string;
+}
+
+/** `data` of the `error` event: a failure after the stream began (the stream then ends). */
+export class ChatErrorEventData {
+  @ApiProperty({ example: 'INTERNAL_ERROR' }) code: string;
+  @ApiProperty({ example: 'An internal error occurred. Retry later; if it persists, contact support with the request id.' }) message: string;
+}
+
 export class BatchResultView {
   @ApiProperty({ example: 0, description: '0-based position of the question' }) index: number;
   @ApiProperty({ example: 'Are hard hats required on site?' }) question: string;

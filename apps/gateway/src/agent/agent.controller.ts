@@ -1,6 +1,6 @@
-import { CallContext } from '@kb/common';
+import { CallContext, ErrorCode } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
@@ -9,18 +9,18 @@ import { OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
-import { ApiEnvelope } from '../common/openapi';
+import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { AnswerView } from './agent-views';
 
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
 export class QueryDto {
-  @ApiProperty({ minLength: 1, maxLength: 4000 })
+  @ApiProperty({ minLength: 1, maxLength: 4000, example: 'Are hard hats required on site?' })
   @IsString({ message: 'question must be a string' })
   @Length(1, 4000, { message: 'question must be 1 to 4000 characters' })
   question: string;
 
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
   @IsOptional()
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
@@ -28,12 +28,12 @@ export class QueryDto {
   @OptionalUuidList('document_ids')
   document_ids?: string[];
 
-  @ApiPropertyOptional({ enum: CHAT_TYPES })
+  @ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description: 'Omit to route the question (safety / project / general).' })
   @IsOptional()
   @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
   chat_type?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8 })
+  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8, example: 5 })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'top_k must be an integer' })
@@ -55,12 +55,13 @@ export class AgentController {
   @Post('query')
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'queryAgent',
     summary: 'Ask one question; get an answer with inline [n] markers and citations',
     description:
       'Stateless. Routed like chat when chat_type is omitted. Every citation quote is verbatim from its chunk; when the passages do not answer the question → a plain "not found" answer and no citations. `confidence` (0–1, calibrated): below 0.7 the sources may not answer the question.',
   })
   @ApiEnvelope(AnswerView, { description: '`{ answer, citations, agent, model, usage, confidence }`' })
-  @ApiResponse({ status: 403, description: 'AGENT_NOT_ENABLED: chat_type safety while the Safety Assistant is not enabled.' })
+  @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async query(@Ctx() ctx: CallContext, @Body() body: QueryDto) {
     const org = await this.accounts.getOrganization(ctx.orgId);
     const a = await this.agent.query(

@@ -1,6 +1,6 @@
-import { CallContext } from '@kb/common';
+import { CallContext, ErrorCode } from '@kb/common';
 import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProduces, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, MaxLength } from 'class-validator';
 import type { FastifyReply } from 'fastify';
@@ -13,13 +13,13 @@ import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { UuidParamPipe } from '../common/validation';
 import { CHAT_TYPES } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
-import { ApiEnvelope } from '../common/openapi';
+import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
 
 export const BATCH_STATUSES = ['pending', 'processing', 'completed', 'failed'];
 
 export class CreateBatchDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 500, description: 'Each 1–4000 characters.' })
+  @ApiProperty({ type: [String], minItems: 1, maxItems: 500, example: ['Are hard hats required on site?', 'How often are scaffolds inspected?'], description: 'Each 1–4000 characters.' })
   @IsArray({ message: 'questions must be an array of strings' })
   @ArrayMinSize(1, { message: 'questions must have at least 1 item' })
   @ArrayMaxSize(500, { message: 'questions must have at most 500 items' })
@@ -27,18 +27,18 @@ export class CreateBatchDto {
   @Length(1, 4000, { each: true, message: 'each question must be 1 to 4000 characters' })
   questions: string[];
 
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ maxLength: 200, example: 'Site induction FAQ' })
   @IsOptional()
   @IsString({ message: 'name must be a string' })
   @MaxLength(200, { message: 'name must be at most 200 characters' })
   name?: string;
 
-  @ApiPropertyOptional({ format: 'uuid' })
+  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
   @IsOptional()
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ enum: CHAT_TYPES, description: 'Omit to route each question (safety / project / general).' })
+  @ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description: 'Omit to route each question (safety / project / general).' })
   @IsOptional()
   @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
   chat_type?: string;
@@ -67,8 +67,9 @@ export class BatchesController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create a batch query (status pending; answered in the background)' })
+  @ApiOperation({ operationId: 'createBatch', summary: 'Create a batch query (status pending; answered in the background)' })
   @ApiEnvelope(BatchView, { status: 201, description: 'The batch summary.' })
+  @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async create(@Ctx() ctx: CallContext, @Body() body: CreateBatchDto) {
     const org = await this.accounts.getOrganization(ctx.orgId);
     const b = await this.agent.createBatch({
@@ -82,7 +83,7 @@ export class BatchesController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List batch queries, newest first (filter by project_id, status)' })
+  @ApiOperation({ operationId: 'listBatches', summary: 'List batch queries, newest first (filter by project_id, status)' })
   @ApiEnvelope(BatchView, { paginated: true, description: 'Batch summaries with pagination.' })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
     const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status, limit: q.limit, offset: q.offset }, ctx);
@@ -90,9 +91,8 @@ export class BatchesController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Batch detail with the result of every question, in question order' })
+  @ApiOperation({ operationId: 'getBatch', summary: 'Batch detail with the result of every question, in question order' })
   @ApiEnvelope(BatchDetailView, { description: 'The summary plus `results`, each with its answer\'s `confidence`.' })
-  @ApiResponse({ status: 404, description: 'Unknown batch or another organization’s.' })
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const b = await this.agent.getBatch({ id }, ctx);
     return { ...presentBatch(b), results: b.results.map(presentBatchResult) };
@@ -100,12 +100,16 @@ export class BatchesController {
 
   @Get(':id/export')
   @ApiOperation({
+    operationId: 'exportBatch',
     summary: 'Export batch results as CSV (RFC 4180)',
     description:
       'Columns `index,question,status,answer,sources,error` (exactly the contract\'s header; each result\'s `confidence` is in the JSON detail only); `sources` = `file_name p.X-Y` joined by `; `. Works while the batch runs (unfinished rows show their status).',
   })
-  @ApiProduces('text/csv')
-  @ApiResponse({ status: 200, description: 'text/csv; charset=utf-8 attachment batch-<id>.csv' })
+  @ApiFileResponse('text/csv', {
+    description: 'The results as a CSV attachment (`text/csv; charset=utf-8`), one row per question, CRLF line ends.',
+    example: 'index,question,status,answer,sources,error\r\n0,Are hard hats required on site?,completed,"Yes: ""Hard hats are required at all times on site."" [1]",site-safety-plan.pdf p.4-4,\r\n',
+    headers: { 'Content-Disposition': { description: 'attachment; filename="batch-<id>.csv"', example: 'attachment; filename="batch-3f2a9c1e-0d4b-4e8f-9a7c-6b5d4e3f2a1c.csv"' } },
+  })
   async export(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Res() reply: FastifyReply) {
     const b = await this.agent.getBatch({ id }, ctx);
     const csv = stringify(

@@ -1,7 +1,7 @@
 import { AppError, CallContext, env, ErrorCode, loadConfig } from '@kb/common';
 import { agentV1 } from '@kb/proto';
 import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProduces, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min, ValidateNested } from 'class-validator';
 import type { FastifyReply } from 'fastify';
@@ -15,15 +15,15 @@ import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { CHAT_TYPES } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
-import { ApiEnvelope } from '../common/openapi';
-import { ChatReplyView } from './agent-views';
+import { ApiEnvelope, ApiErrors, ApiEventStream } from '../common/openapi';
+import { ChatCitationsEventData, ChatDeltaEventData, ChatDoneEventData, ChatErrorEventData, ChatMetaEventData, ChatReplyView } from './agent-views';
 
 export class ChatMessageDto {
-  @ApiProperty({ enum: ['user', 'assistant'] })
+  @ApiProperty({ enum: ['user', 'assistant'], example: 'user' })
   @IsIn(['user', 'assistant'], { message: 'role must be user or assistant' })
   role: 'user' | 'assistant';
 
-  @ApiProperty({ minLength: 1, maxLength: 8000 })
+  @ApiProperty({ minLength: 1, maxLength: 8000, example: 'What must be checked before using a scaffold?' })
   @IsString({ message: 'content must be a string' })
   @Length(1, 8000, { message: 'content must be 1 to 8000 characters' })
   content: string;
@@ -38,12 +38,12 @@ export class ChatDto {
   @Type(() => ChatMessageDto)
   messages: ChatMessageDto[];
 
-  @ApiPropertyOptional({ enum: CHAT_TYPES, description: 'Omit to let the service route (safety / project / general).' })
+  @ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description: 'Omit to let the service route (safety / project / general).' })
   @IsOptional()
   @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
   chat_type?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Required for chat_type project.' })
+  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'Required for chat_type project.' })
   @IsOptional()
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
@@ -51,14 +51,14 @@ export class ChatDto {
   @OptionalUuidList('document_ids')
   document_ids?: string[];
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8 })
+  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8, example: 6 })
   @IsOptional()
   @IsInt({ message: 'top_k must be an integer' })
   @Min(1, { message: 'top_k must be at least 1' })
   @Max(20, { message: 'top_k must be at most 20' })
   top_k?: number;
 
-  @ApiPropertyOptional({ default: false, description: 'true: reply as Server-Sent Events (meta, delta…, citations, done | error).' })
+  @ApiPropertyOptional({ default: false, example: true, description: 'true: reply as Server-Sent Events (meta, delta…, citations, done | error).' })
   @IsOptional()
   @IsBoolean({ message: 'stream must be a boolean' })
   stream?: boolean;
@@ -95,13 +95,18 @@ export class ChatController {
   @Post()
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Chat with the agent',
+    operationId: 'chat',
+    summary: 'Chat with the agent (JSON, or Server-Sent Events with stream: true)',
     description:
       'stream false: JSON `{ message, citations, agent, model, usage, confidence }`. stream true: `text/event-stream` with events `meta` `{agent, model, request_id}`, `delta` `{content}` (one or more), `citations` `{citations, confidence}`, `done` `{usage, finish_reason}`; a failure after the stream began is an `error` `{code, message}` event. Comment lines (`: heartbeat`) keep long streams open. `confidence` (0–1, calibrated): below 0.7 the sources may not answer the question; then the answer says nothing was found and cites nothing.',
   })
-  @ApiProduces('application/json', 'text/event-stream')
   @ApiEnvelope(ChatReplyView, { description: 'Assistant reply (JSON envelope), or an SSE stream when `stream` is true.' })
-  @ApiResponse({ status: 403, description: 'AGENT_NOT_ENABLED: chat_type safety while the Safety Assistant is not enabled.' })
+  @ApiEventStream(
+    'ChatStreamEvent',
+    { meta: ChatMetaEventData, delta: ChatDeltaEventData, citations: ChatCitationsEventData, done: ChatDoneEventData, error: ChatErrorEventData },
+    { description: '`stream` false or omitted: the reply in the JSON envelope. `stream` true: `text/event-stream`, events `meta`, then `delta` (one or more), `citations`, `done`; or `error` once the stream has begun. Failures before the stream begins are JSON error envelopes.' },
+  )
+  @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async chat(@Ctx() ctx: CallContext, @Body() body: ChatDto, @Res() reply: FastifyReply) {
     if (body.messages[body.messages.length - 1].role !== 'user') throw AppError.validation('The last message must have role user.');
     const org = await this.accounts.getOrganization(ctx.orgId);

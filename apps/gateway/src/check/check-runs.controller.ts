@@ -1,18 +1,9 @@
 import { AsyncClient, CallContext } from '@kb/common';
 import { checkV1 } from '@kb/proto';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiBody,
-  ApiConflictResponse,
-  ApiCreatedResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProperty,
-  ApiPropertyOptional,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ErrorCode } from '@kb/common';
+import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
 import { Paginated } from '../common/envelope';
@@ -28,23 +19,23 @@ export type CheckRunsClient = AsyncClient<typeof checkV1.CheckRunsServiceService
 const RUN_CALL_TIMEOUT_MS = 60_000;
 
 export class RequirementInputDto {
-  @ApiProperty({ minLength: 1, maxLength: 5000, description: 'requirement text' })
+  @ApiProperty({ minLength: 1, maxLength: 5000, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text' })
   @IsString({ message: 'text must be a string' })
   @Length(1, 5000, { message: 'text must be 1 to 5000 characters' })
   text: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'any JSON object; returned as is with the requirement' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { clause: '4.2.1', source_row: 7 }, description: 'any JSON object; returned as is with the requirement' })
   @IsOptional()
   @IsObject({ message: 'metadata must be a JSON object' })
   metadata?: Record<string, unknown>;
 }
 
 export class CreateRunDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 500, description: 'run name' })
+  @ApiProperty({ minLength: 1, maxLength: 500, example: 'Tender 2026-14 requirements', description: 'run name' })
   @IsString({ message: 'name must be a string' })
   @Length(1, 500, { message: 'name must be 1 to 500 characters' })
   name: string;
@@ -62,12 +53,12 @@ export class CreateRunDto {
 }
 
 export class TriggerRunDto {
-  @ApiPropertyOptional({ default: false, description: 're-check requirements already completed' })
+  @ApiPropertyOptional({ default: false, example: true, description: 're-check requirements already completed' })
   @IsOptional()
   @IsBoolean({ message: 'reprocess must be a boolean' })
   reprocess?: boolean;
 
-  @ApiPropertyOptional({ default: false, description: 'one sub-requirement per requirement (its own text), for faster results' })
+  @ApiPropertyOptional({ default: false, example: false, description: 'one sub-requirement per requirement (its own text), for faster results' })
   @IsOptional()
   @IsBoolean({ message: 'skip_breakdown must be a boolean' })
   skip_breakdown?: boolean;
@@ -80,63 +71,63 @@ export class ListRunsQuery extends PaginationQuery {
   project_id?: string;
 }
 
-class SourceView {
-  @ApiProperty() handbook_id: string;
-  @ApiProperty() node_id: string;
-  @ApiProperty() title: string;
-  @ApiProperty({ type: Number, nullable: true }) start_page: number | null;
-  @ApiProperty({ type: Number, nullable: true }) end_page: number | null;
+export class SourceView {
+  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) handbook_id: string;
+  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) node_id: string;
+  @ApiProperty({ example: 'site-safety-plan.pdf' }) title: string;
+  @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
 }
 
-class SubRequirementView {
-  @ApiProperty() id: string;
-  @ApiProperty() requirement_id: string;
-  @ApiProperty() text: string;
-  @ApiProperty({ description: 'explanation and the quoted evidence' }) justification: string;
-  @ApiProperty({ minimum: 0, maximum: 1, description: 'confidence' }) score: number;
-  @ApiProperty({ enum: ['comply', 'not-comply', 'pending'] }) status: string;
-  @ApiProperty({ type: [SourceView], nullable: true }) sources: SourceView[] | null;
+export class SubRequirementView {
+  @ApiProperty({ example: 'b3c1d2e4-5f60-4a7b-8c9d-0e1f2a3b4c5d' }) id: string;
+  @ApiProperty({ example: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d' }) requirement_id: string;
+  @ApiProperty({ example: 'Scaffolds are inspected before each shift.' }) text: string;
+  @ApiProperty({ example: 'The plan requires a scaffold inspection at the start of every shift: "Scaffolds shall be inspected before each shift."', description: 'explanation and the quoted evidence' }) justification: string;
+  @ApiProperty({ minimum: 0, maximum: 1, example: 0.88, description: 'confidence' }) score: number;
+  @ApiProperty({ enum: ['comply', 'not-comply', 'pending'], example: 'comply' }) status: string;
+  @ApiProperty({ type: [SourceView], nullable: true, description: 'null until the sub-requirement is judged' }) sources: SourceView[] | null;
 }
 
-class RequirementView {
-  @ApiProperty() id: string;
-  @ApiProperty({ format: 'uuid' }) run_id: string;
-  @ApiProperty() text: string;
-  @ApiProperty() order_index: number;
-  @ApiProperty({ enum: ['pending', 'processing', 'completed'] }) status: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) metadata: Record<string, unknown> | null;
+export class RequirementView {
+  @ApiProperty({ example: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d' }) id: string;
+  @ApiProperty({ format: 'uuid', example: '7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918' }) run_id: string;
+  @ApiProperty({ example: 'Scaffolds must be inspected before each shift.' }) text: string;
+  @ApiProperty({ type: 'integer', example: 0, description: '0-based position in the run' }) order_index: number;
+  @ApiProperty({ enum: ['pending', 'processing', 'completed'], example: 'completed' }) status: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, example: { clause: '4.2.1' } }) metadata: Record<string, unknown> | null;
   @ApiProperty({ type: [SubRequirementView] }) sub_requirements: SubRequirementView[];
-  @ApiProperty() created_at: string;
-  @ApiProperty() updated_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:02:00.000Z' }) updated_at: string;
 }
 
-class RunView {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() name: string;
-  @ApiProperty() org_id: string;
-  @ApiProperty({ format: 'uuid' }) project_id: string;
-  @ApiProperty({ enum: ['pending', 'processing', 'completed', 'stopped', 'failed'] }) status: string;
-  @ApiProperty() total_requirements: number;
-  @ApiProperty() processed_requirements: number;
-  @ApiProperty() passed_requirements: number;
-  @ApiProperty() failed_requirements: number;
-  @ApiProperty({ type: [String] }) handbook_ids: string[];
-  @ApiProperty({ type: String, nullable: true, description: 'why the run failed (status failed)' }) error_message: string | null;
-  @ApiProperty({ type: String, nullable: true }) processing_started_at: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'when the run left processing (completed, stopped or failed)' })
+export class RunView {
+  @ApiProperty({ format: 'uuid', example: '7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918' }) id: string;
+  @ApiProperty({ example: 'Tender 2026-14 requirements' }) name: string;
+  @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) org_id: string;
+  @ApiProperty({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' }) project_id: string;
+  @ApiProperty({ enum: ['pending', 'processing', 'completed', 'stopped', 'failed'], example: 'completed' }) status: string;
+  @ApiProperty({ type: 'integer', example: 12 }) total_requirements: number;
+  @ApiProperty({ type: 'integer', example: 12 }) processed_requirements: number;
+  @ApiProperty({ type: 'integer', example: 10 }) passed_requirements: number;
+  @ApiProperty({ type: 'integer', example: 2 }) failed_requirements: number;
+  @ApiProperty({ type: [String], example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] }) handbook_ids: string[];
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'why the run failed (status failed)' }) error_message: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-11-22T04:01:00.000Z' }) processing_started_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-11-22T04:03:00.000Z', description: 'when the run left processing (completed, stopped or failed)' })
   processing_completed_at: string | null;
-  @ApiProperty() created_at: string;
-  @ApiProperty() updated_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T04:03:00.000Z' }) updated_at: string;
 }
 
-class RunDetailView extends RunView {
+export class RunDetailView extends RunView {
   @ApiProperty({ type: [RequirementView] }) requirements: RequirementView[];
 }
 
-class TriggerView {
-  @ApiProperty({ format: 'uuid' }) run_id: string;
-  @ApiProperty() task_id: string;
-  @ApiProperty({ enum: ['processing', 'completed'] }) status: string;
+export class TriggerView {
+  @ApiProperty({ format: 'uuid', example: '7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918' }) run_id: string;
+  @ApiProperty({ example: 'run-7e6d5c4b-1' }) task_id: string;
+  @ApiProperty({ enum: ['processing', 'completed'], example: 'processing' }) status: string;
 }
 
 export function presentRun(r: checkV1.CheckRun) {
@@ -197,9 +188,9 @@ export class CheckRunsController {
   constructor(@Inject(CHECK_RUNS_CLIENT) private readonly runs: CheckRunsClient) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create a check run (status pending; processing does not start)' })
-  @ApiCreatedResponse({ type: RunView })
-  @ApiNotFoundResponse({ description: 'project or a handbook not found' })
+  @ApiOperation({ operationId: 'createCheckRun', summary: 'Create a check run (status pending; processing does not start)' })
+  @ApiEnvelope(RunView, { status: 201, description: 'The run, status pending.' })
+  @ApiErrors(ErrorCode.NOT_FOUND)
   async create(@Ctx() ctx: CallContext, @Body() body: CreateRunDto) {
     const run = await this.runs.createRun(
       {
@@ -214,26 +205,24 @@ export class CheckRunsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List check runs, newest first' })
-  @ApiOkResponse({ type: [RunView] })
+  @ApiOperation({ operationId: 'listCheckRuns', summary: 'List check runs, newest first' })
+  @ApiEnvelope(RunView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListRunsQuery) {
     const res = await this.runs.listRuns({ projectId: q.project_id, limit: q.limit, offset: q.offset }, ctx);
     return new Paginated(res.runs.map(presentRun), { limit: q.limit, offset: q.offset, total: res.total });
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Check run detail: counters, processing timestamps and all requirements' })
-  @ApiOkResponse({ type: RunDetailView })
-  @ApiNotFoundResponse({ description: 'run not found' })
+  @ApiOperation({ operationId: 'getCheckRun', summary: 'Check run detail: counters, processing timestamps and all requirements' })
+  @ApiEnvelope(RunDetailView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const run = await this.runs.getRun({ id }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
     return { ...presentRun(run), requirements: run.requirements.map(presentRequirement) };
   }
 
   @Get(':id/requirements')
-  @ApiOperation({ summary: 'Requirements of a run with their sub-requirements and metadata' })
-  @ApiOkResponse({ type: [RequirementView] })
-  @ApiNotFoundResponse({ description: 'run not found' })
+  @ApiOperation({ operationId: 'listCheckRunRequirements', summary: 'Requirements of a run with their sub-requirements and metadata' })
+  @ApiEnvelope(RequirementView, { list: true, description: 'Every requirement of the run, in order (not paginated).' })
   async requirements(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const res = await this.runs.listRequirements({ id }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
     return res.requirements.map(presentRequirement);
@@ -241,10 +230,10 @@ export class CheckRunsController {
 
   @Post(':id/trigger')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Start processing: every requirement not completed (all with reprocess)' })
+  @ApiOperation({ operationId: 'triggerCheckRun', summary: 'Start processing: every requirement not completed (all with reprocess)' })
   @ApiBody({ type: TriggerRunDto, required: false })
-  @ApiOkResponse({ type: TriggerView })
-  @ApiConflictResponse({ description: 'the run is already being processed' })
+  @ApiEnvelope(TriggerView)
+  @ApiErrors(ErrorCode.CONFLICT)
   async trigger(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Body() body: TriggerRunDto = {}) {
     const res = await this.runs.triggerRun(
       { id, reprocess: body?.reprocess ?? false, skipBreakdown: body?.skip_breakdown ?? false },
@@ -255,9 +244,9 @@ export class CheckRunsController {
 
   @Post(':id/stop')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Stop a processing run (in-flight requirements return to pending)' })
-  @ApiOkResponse({ type: RunView })
-  @ApiConflictResponse({ description: 'the run is not processing' })
+  @ApiOperation({ operationId: 'stopCheckRun', summary: 'Stop a processing run (in-flight requirements return to pending)' })
+  @ApiEnvelope(RunView)
+  @ApiErrors(ErrorCode.CONFLICT)
   async stop(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentRun(await this.runs.stopRun({ id }, ctx));
   }

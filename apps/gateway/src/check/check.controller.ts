@@ -1,6 +1,8 @@
 import { CallContext } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ErrorCode } from '@kb/common';
+import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { IsString, IsUUID, Length } from 'class-validator';
 import { CheckClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
@@ -10,12 +12,36 @@ import { CHECK_CLIENT } from '../common/tokens';
 /** Verify is synchronous and may take up to 5 minutes (service-api.md §8). */
 export const VERIFY_TIMEOUT_MS = 5 * 60 * 1000;
 
+export class VerifySourceView {
+  @ApiProperty({ format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) handbook_id: string;
+  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) node_id: string;
+  @ApiProperty({ example: 'site-safety-plan.pdf', description: 'source document name' }) title: string;
+  @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
+}
+
+export class VerifyHandbookView {
+  @ApiProperty({ format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) id: string;
+  @ApiProperty({ example: 'site-safety-plan.pdf' }) name: string;
+}
+
+/** The single-requirement verdict (service-api.md §2 "Single-requirement verdict"). */
+export class VerdictView {
+  @ApiProperty({ enum: ['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND'], example: 'COMPLIANT' }) verdict: string;
+  @ApiProperty({ minimum: 0, maximum: 1, example: 0.86, description: '0 to 1; below 0.7 suggests insufficient evidence' }) confidence: number;
+  @ApiProperty({ example: 'Hard hats are required at all times on site.', description: 'verbatim quote from the source document supporting the verdict (empty when NOT_FOUND)' }) evidence: string;
+  @ApiProperty({ example: 'The site safety plan requires hard hats for everyone on site.' }) explanation: string;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'suggested action if not compliant; null if compliant' }) recommendation: string | null;
+  @ApiProperty({ type: [VerifySourceView] }) sources: VerifySourceView[];
+  @ApiProperty({ type: VerifyHandbookView, nullable: true, description: 'the handbook checked against; null when no single handbook' }) handbook: VerifyHandbookView | null;
+}
+
 export class VerifyDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 5000 })
+  @ApiProperty({ minLength: 1, maxLength: 5000, example: 'All workers on site must wear a hard hat.' })
   @IsString({ message: 'requirement must be a string' })
   @Length(1, 5000, { message: 'requirement must be 1 to 5000 characters' })
   requirement: string;
@@ -33,6 +59,13 @@ export class CheckController {
 
   @Post('verify')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'verifyRequirement',
+    summary: 'Check one requirement against the project documents (synchronous, up to 5 minutes)',
+    description: 'COMPLIANT: the documents satisfy the requirement; CONTRADICTS: they contradict it; NOT_FOUND: no evidence for or against.',
+  })
+  @ApiEnvelope(VerdictView, { description: 'The verdict with its evidence and sources.' })
+  @ApiErrors(ErrorCode.NOT_FOUND)
   async verify(@Ctx() ctx: CallContext, @Body() body: VerifyDto) {
     const v = await this.check.verify(
       { projectId: body.project_id, requirement: body.requirement, handbookIds: body.handbook_ids ?? [] },

@@ -36,8 +36,8 @@ export class DocumentView {
 }
 
 export class UploadSlotView {
-  @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/…?expires=…&signature=…' }) url: string;
-  @ApiProperty({ example: 'PUT' }) method: string;
+  @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f/9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d/handbook.pdf?X-Kb-Method=PUT&X-Kb-Expires=1764547260&X-Kb-Content-Type=application%2Fpdf&X-Kb-Signature=4f1c9a2e7b3d5f60a8c1e2d3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b', description: 'presigned PUT URL of the file (see reserveDocument); no Authorization header' }) url: string;
+  @ApiProperty({ enum: ['PUT'], example: 'PUT' }) method: string;
   @ApiProperty({ example: 'application/pdf' }) recommended_content_type: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T06:00:00.000Z' }) expires_at: string;
 }
@@ -72,7 +72,7 @@ export class DownloadView {
   @ApiProperty({ example: 'handbook.pdf' }) file_name: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
   @ApiProperty({ type: Number, nullable: true, example: 482113 }) size_bytes: number | null;
-  @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/…?expires=…&signature=…' }) download_url: string;
+  @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f/9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d/handbook.pdf?X-Kb-Method=GET&X-Kb-Expires=1764547860&X-Kb-Content-Type=application%2Fpdf&X-Kb-File-Name=handbook.pdf&X-Kb-Signature=b2a3f4e5d6c7b8a9f0e1d2c3b4a5968778695a4b3d2e1c8a06f5d3b7e2a9c1f4', description: 'presigned GET URL of the stored file; no Authorization header' }) download_url: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:10:00.000Z' }) expires_at: string;
 }
 

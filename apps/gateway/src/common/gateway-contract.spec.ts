@@ -36,7 +36,9 @@ describe('finalizeOpenApi', () => {
     expect(thing.responses['404']).toBeDefined();
     expect(thing.responses['409']).toBeUndefined();
     expect(thing.parameters[0].schema).toEqual({ type: ['string', 'null'] });
-    expect(d.paths['/healthz'].get.security).toBeUndefined();
+    // Public: an empty security requirement (no key), and the HTTP layer's 431.
+    expect(d.paths['/healthz'].get.security).toEqual([]);
+    expect(d.paths['/healthz'].get.responses['431']).toBeDefined();
     expect(d.paths['/healthz'].get.responses['200'].headers['X-RateLimit-Limit']).toBeUndefined();
     expect(d.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual(Object.values(ErrorCode));
   });

@@ -1,6 +1,9 @@
 import { ErrorCode, HTTP_STATUS_BY_CODE } from '@kb/common';
 import { applyDecorators, INestApplication, Type } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse, DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ApiExtension, ApiExtraModels, ApiResponse, DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { getMetadataStorage } from 'class-validator';
+import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
+import { applyRules, isOptionalProperty, operationInputs, OperationInputs, validationMessages, validationRules } from './openapi-validation';
 
 type Json = Record<string, any>;
 
@@ -72,11 +75,12 @@ export function ApiErrors(...codes: ErrorCode[]) {
 
 /**
  * Documents a success response wrapped in the envelope: `{ success, data: <model>, request_id }`,
- * with `pagination` and an array `data` when `paginated`. `model` is a class with @ApiProperty
+ * with `pagination` and an array `data` when `paginated`, an array `data` without pagination when
+ * `list`. `model` is a class with @ApiProperty
  * fields (its examples become the response example).
  */
-export function ApiEnvelope(model: Type<unknown>, options: { status?: number; paginated?: boolean; description?: string } = {}) {
-  const data = options.paginated ? { type: 'array', items: { $ref: getSchemaPath(model) } } : { $ref: getSchemaPath(model) };
+export function ApiEnvelope(model: Type<unknown>, options: { status?: number; paginated?: boolean; list?: boolean; description?: string } = {}) {
+  const data = options.paginated || options.list ? { type: 'array', items: { $ref: getSchemaPath(model) } } : { $ref: getSchemaPath(model) };
   return applyDecorators(
     ApiExtraModels(model),
     ApiResponse({
@@ -95,6 +99,39 @@ export function ApiEnvelope(model: Type<unknown>, options: { status?: number; pa
     }),
   );
 }
+
+/**
+ * Documents a `text/event-stream` success (Server-Sent Events) next to the JSON one of the same
+ * status: `events` maps each event name to the class of its `data` (JSON). The reference shows it
+ * as `oneOf` the frames `{ event, data }`, one per event, under the component `<name>`
+ * (e.g. `ChatStreamEvent`); each frame is sent as `event: <event>` + `data: <JSON>` + a blank line.
+ */
+export function ApiEventStream(name: string, events: Record<string, Type<unknown>>, options: { status?: number; description?: string } = {}) {
+  return applyDecorators(
+    ApiExtraModels(...Object.values(events)),
+    ApiExtension(EVENT_STREAM_EXTENSION, {
+      name,
+      status: options.status ?? 200,
+      description: options.description ?? '',
+      events: Object.fromEntries(Object.entries(events).map(([e, model]) => [e, getSchemaPath(model)])),
+    }),
+  );
+}
+
+/**
+ * Documents a non-JSON success body (a file): `mediaType` (e.g. `text/csv`) with a string schema,
+ * an example, and the response headers it sets (e.g. `Content-Disposition`).
+ */
+export function ApiFileResponse(mediaType: string, options: { status?: number; description: string; example: string; headers?: Record<string, { description: string; example?: string }> }) {
+  return ApiResponse({
+    status: options.status ?? 200,
+    description: options.description,
+    content: { [mediaType]: { schema: { type: 'string' }, example: options.example } },
+    headers: Object.fromEntries(Object.entries(options.headers ?? {}).map(([h, v]) => [h, { description: v.description, schema: { type: 'string', ...(v.example ? { example: v.example } : {}) } }])),
+  });
+}
+
+const EVENT_STREAM_EXTENSION = 'x-kb-event-stream';
 
 const RATE_HEADERS: Json = {
   'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
@@ -122,7 +159,19 @@ const DESCRIPTION = `Projects, documents, compliance checks and grounded answers
   .map(([c, m]) => `\`${c}\` (${HTTP_STATUS_BY_CODE[c as ErrorCode]}): ${m}.`)
   .join(' ')}`;
 
-/** Builds the OpenAPI 3.1 document of the app from its controllers and decorators, then finalizes it. */
+/**
+ * The operationId of an operation whose `@ApiOperation` names none: the method name followed by the
+ * controller's name without `Controller` (`WebhooksController.create` → `createWebhooks`). Every
+ * operation of the gateway names its own (`@ApiOperation({ operationId: 'createProject', … })`).
+ */
+export function defaultOperationId(controllerKey: string, methodKey: string): string {
+  return `${methodKey}${controllerKey.replace(/Controller$/, '')}`;
+}
+
+/**
+ * Builds the OpenAPI 3.1 document of the app from its controllers and decorators, writes the
+ * class-validator rules of every DTO into its schema (applyValidationRules), then finalizes it.
+ */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const doc = SwaggerModule.createDocument(
     app,
@@ -131,10 +180,82 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       .setTitle('Knowledge Project and Compliance Service API')
       .setVersion('2')
       .setDescription(DESCRIPTION)
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer kb_…`' }, 'bearer')
+      .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
+      // Relative: the gateway that serves this document (a local stack: http://localhost:8080).
+      .addServer('/', 'The gateway that serves this document (`/docs/openapi.json`); a local `npm start` stack is http://localhost:8080.')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer kb_…` (an opaque key created by `kbctl key create`, not a JWT).' }, 'bearer')
       .build(),
+    { operationIdFactory: defaultOperationId },
   );
+  applyValidationRules(doc, operationInputs(app));
   return finalizeOpenApi(doc);
+}
+
+/** Every class class-validator holds rules for, by name (the name @nestjs/swagger gives its schema). */
+function validatedClasses(): Map<string, new (...args: never[]) => unknown> {
+  const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<Function, ValidationMetadata[]> };
+  const out = new Map<string, new (...args: never[]) => unknown>();
+  for (const target of storage.validationMetadatas.keys()) if (target.name) out.set(target.name, target as new (...args: never[]) => unknown);
+  return out;
+}
+
+/**
+ * Makes the document state what validation enforces (one truth, the class-validator rules):
+ * each request schema whose class has rules gets its properties' constraints and `required` list
+ * from them (openapi-validation.ts applyRules), each query parameter of a DTO-validated query its
+ * constraints and `required`, and each operation's 400 response one example per validated field,
+ * with the message validation answers (`name must be 1 to 200 characters`, `limit must be at most 200`…).
+ */
+export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, OperationInputs>): void {
+  const schemas = (doc.components?.schemas ?? {}) as Json;
+  for (const [name, target] of validatedClasses()) {
+    const schema = schemas[name];
+    if (!schema?.properties) continue;
+    const required: string[] = [];
+    for (const [field, rules] of validationRules(target)) {
+      const property = schema.properties[field];
+      if (!property) continue;
+      applyRules(property, rules);
+      if (!isOptionalProperty(rules)) required.push(field);
+    }
+    if (required.length > 0) schema.required = required;
+    else delete schema.required;
+  }
+  for (const [path, item] of Object.entries(doc.paths as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      const input = inputs.get(`${method} ${path}`);
+      if (!input) continue;
+      const operation = op as Json;
+      if (input.query) {
+        const rules = validationRules(input.query);
+        for (const p of (operation.parameters ?? []) as Json[]) {
+          const r = p.in === 'query' ? rules.get(p.name) : undefined;
+          if (!r) continue;
+          p.schema ??= {};
+          applyRules(p.schema, r);
+          p.required = !isOptionalProperty(r);
+        }
+      }
+      const examples: Array<[string, string]> = [
+        ...input.uuidParams.map((name): [string, string] => [name, `${name} must be a UUID.`]),
+        ...(input.query ? validationMessages(input.query).map(({ field, message }): [string, string] => [field, message]) : []),
+        ...(input.body ? validationMessages(input.body).map(({ field, message }): [string, string] => [field, message]) : []),
+      ];
+      if (examples.length === 0) continue;
+      operation.responses ??= {};
+      operation.responses['400'] ??= {
+        description: `\`VALIDATION_ERROR\`: ${ERROR_CODE_MEANING[ErrorCode.VALIDATION_ERROR]}`,
+        content: {
+          'application/json': {
+            schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+            examples: Object.fromEntries(
+              examples.map(([field, message]) => [field, { summary: `Invalid ${field}`, value: { success: false, error: { code: ErrorCode.VALIDATION_ERROR, message }, request_id: EXAMPLE_REQUEST_ID } }]),
+            ),
+          },
+        },
+      };
+    }
+  }
 }
 
 /** JSON Schema 2020-12 (OpenAPI 3.1) has no `nullable`: `{type: T, nullable: true}` → `{type: [T, 'null']}`. */
@@ -207,6 +328,9 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
     },
   };
 
+  // The key is an opaque `kb_…` string: no bearerFormat (Nest's default would say JWT).
+  for (const scheme of Object.values((d.components.securitySchemes ?? {}) as Json)) delete (scheme as Json).bearerFormat;
+
   for (const [path, item] of Object.entries(d.paths as Json)) {
     for (const [method, op] of Object.entries(item as Json)) {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
@@ -215,6 +339,27 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
       const api = path.startsWith('/api/');
       operation.parameters ??= [];
       operation.parameters.push({ $ref: '#/components/parameters/RequestId' });
+      const stream = operation[EVENT_STREAM_EXTENSION] as { name: string; status: number; description: string; events: Record<string, string> } | undefined;
+      if (stream) {
+        delete operation[EVENT_STREAM_EXTENSION];
+        d.components.schemas[stream.name] = {
+          description: 'One Server-Sent Event: sent as `event: <event>`, then `data: <data as JSON>`, then a blank line. Comment lines (`: heartbeat`) may come between events.',
+          oneOf: Object.entries(stream.events).map(([event, ref]) => ({
+            type: 'object',
+            title: event,
+            required: ['event', 'data'],
+            properties: { event: { type: 'string', const: event }, data: { $ref: ref } },
+          })),
+        };
+        const r = (operation.responses[String(stream.status)] ??= { description: stream.description });
+        if (stream.description) r.description = stream.description;
+        r.content = { ...(r.content ?? {}), 'text/event-stream': { schema: { $ref: `#/components/schemas/${stream.name}` } } };
+      }
+      if (!api) {
+        // Public routes (health probes): no key. The HTTP layer's 431 applies to every route.
+        operation.security = [];
+        operation.responses['431'] ??= { ...errorResponse([ErrorCode.VALIDATION_ERROR]), description: '`VALIDATION_ERROR`: the request line and headers are over 16 KiB (16,384 bytes), e.g. a query string that long' };
+      }
       if (api) {
         operation.security = [{ bearer: [] }];
         if (method === 'post') operation.parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
@@ -253,9 +398,6 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
             r = { ...r, ...errorResponse(codes), ...(declared ? { description: declared } : {}) };
             operation.responses[status] = r;
           }
-        }
-        if (!r.content && status !== '204') {
-          r.content = { 'application/json': { schema: { type: 'object', properties: { success: { type: 'boolean' }, data: {}, request_id: { type: 'string' } } } } };
         }
         r.headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...(api && status !== '401' && status !== '431' ? RATE_HEADERS : {}), ...(r.headers ?? {}) };
         if (status === '429') r.headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };

@@ -41,7 +41,7 @@ export class UuidParamPipe implements PipeTransform<string, string> {
  */
 export function OptionalUuidList(field: string, description?: string): PropertyDecorator {
   return applyDecorators(
-    ApiPropertyOptional({ type: [String], maxItems: 100, ...(description ? { description } : {}) }),
+    ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: 100, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'], ...(description ? { description } : {}) }),
     IsOptional(),
     IsArray({ message: `${field} must be an array of UUIDs` }),
     ArrayMaxSize(100, { message: `${field} must have at most 100 items` }),

@@ -13,6 +13,18 @@ import { DOCUMENTS_CLIENT } from '../common/tokens';
 import { UuidParamPipe } from '../common/validation';
 
 const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
+/** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
+const UUID_PATTERN = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+
+/** The presigned upload (step 1½), described on reserveDocument: it is not an API operation of its own. */
+const UPLOAD_DESCRIPTION = [
+  'Upload the file itself with `PUT <upload.url>` (a presigned URL, valid until `upload.expires_at`), then call processDocuments.',
+  '',
+  '- **Request:** `PUT` with the file bytes as the body; no `Authorization` header (the URL carries its own signature). Headers: `Content-Type` (send `upload.recommended_content_type`; any type is accepted and the one sent is recorded, `application/octet-stream` when absent) and `Content-Length` (at most the storage limit, 500 MB by default).',
+  '- **Where:** with the `local` storage driver the URL is on this gateway, `/storage/v1/objects/<key>?X-Kb-Method=PUT&X-Kb-Expires=…&X-Kb-Content-Type=…&X-Kb-Signature=…`; with the `s3` driver it is an S3/MinIO presigned URL. Use the URL exactly as returned.',
+  '- **Responses:** `200` (empty body, `ETag` header) when stored; `403` (`AccessDenied`: expired URL, or the slot is closed because the document is no longer `awaiting_upload`; `SignatureDoesNotMatch`: altered URL); `405` another method; `413` (`EntityTooLarge`) over the size limit. Error bodies of the local driver are `{ "error": { "code", "message" } }`; S3 answers its own XML errors.',
+  '- **Browsers:** `OPTIONS` preflights are answered with the origins of `STORAGE_CORS_ORIGINS` (local driver) or the bucket\'s CORS rules (S3).',
+].join('\n');
 
 export class ReserveUploadDto {
   @ApiProperty({ minLength: 1, maxLength: 500, example: 'handbook.pdf' })
@@ -31,7 +43,7 @@ export class ReserveUploadDto {
   @Max(524288000, { message: 'size_bytes must be at most 524288000 (500 MB)' })
   size_bytes: number;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'omit, or null, for an organization-level document' })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'omit, or null, for an organization-level document' })
   @IsOptional()
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string | null;
@@ -52,7 +64,11 @@ export class ListDocumentsQuery extends PaginationQuery {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ description: 'comma-separated document UUIDs (1 or more, no empty items)', minLength: 36 })
+  @ApiPropertyOptional({
+    description: 'comma-separated document UUIDs (1 or more, no empty items)',
+    pattern: `^\\s*${UUID_PATTERN}\\s*(,\\s*${UUID_PATTERN}\\s*)*$`,
+    example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d,4e5f6a7b-8c9d-4e0f-9a1b-2c3d4e5f6a7b',
+  })
   @IsOptional()
   @IsString()
   document_ids?: string;
@@ -88,8 +104,9 @@ export class DocumentsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 
   @Post()
-  @ApiOperation({ summary: 'Reserve an upload slot (step 1): returns the document and a presigned PUT URL' })
-  @ApiEnvelope(ReservedDocumentView, { status: 201 })
+  @ApiOperation({ operationId: 'reserveDocument', summary: 'Reserve an upload slot (step 1): returns the document and a presigned PUT URL', description: UPLOAD_DESCRIPTION })
+  @ApiEnvelope(ReservedDocumentView, { status: 201, description: 'The document (`awaiting_upload`) and its upload slot `upload`.' })
+  @ApiErrors(ErrorCode.NOT_FOUND)
   async reserve(@Ctx() ctx: CallContext, @Body() body: ReserveUploadDto) {
     const res = await this.documents.reserveUpload(
       // `project_id: null` is the same as omitting it: an organization-level document (docs/gateway.md).
@@ -105,7 +122,7 @@ export class DocumentsController {
 
   @Post('process')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Start processing uploaded documents (step 2)' })
+  @ApiOperation({ operationId: 'processDocuments', summary: 'Start processing uploaded documents (step 2)', description: 'Documents not awaiting processing, or unknown, are listed in `skipped` with the reason; processing runs in the background (poll getDocument until `completed` or `failed`).' })
   @ApiEnvelope(ProcessResultView)
   async process(@Ctx() ctx: CallContext, @Body() body: DocumentIdsDto) {
     const res = await this.documents.processDocuments({ documentIds: body.document_ids }, ctx);
@@ -117,7 +134,7 @@ export class DocumentsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List documents, newest first' })
+  @ApiOperation({ operationId: 'listDocuments', summary: 'List documents, newest first' })
   @ApiEnvelope(DocumentView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListDocumentsQuery) {
     const ids = q.document_ids === undefined ? [] : q.document_ids.split(',').map((s) => s.trim());
@@ -134,14 +151,14 @@ export class DocumentsController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Get a document' })
+  @ApiOperation({ operationId: 'getDocument', summary: 'Get a document' })
   @ApiEnvelope(DocumentView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentDocument(await this.documents.getDocument({ id }, ctx));
   }
 
   @Get(':id/download')
-  @ApiOperation({ summary: 'A short-lived download URL of the stored file' })
+  @ApiOperation({ operationId: 'getDocumentDownload', summary: 'A short-lived download URL of the stored file' })
   @ApiEnvelope(DownloadView)
   async download(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const d = await this.documents.getDownload({ id }, ctx);
@@ -157,7 +174,7 @@ export class DocumentsController {
 
   @Delete()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Delete documents: metadata, stored file and every indexed chunk' })
+  @ApiOperation({ operationId: 'deleteDocuments', summary: 'Delete documents: metadata, stored file and every indexed chunk' })
   @ApiEnvelope(DeleteResultView)
   @ApiErrors(ErrorCode.FORBIDDEN)
   async remove(@Ctx() ctx: CallContext, @Body() body: DocumentIdsDto) {

@@ -25,7 +25,7 @@ export class HealthController {
 
   @Public()
   @Get('healthz')
-  @ApiOperation({ summary: 'Liveness: the process is up (no key needed)' })
+  @ApiOperation({ operationId: 'checkLiveness', summary: 'Liveness: the process is up (no key needed)' })
   @ApiEnvelope(HealthView)
   @HttpCode(200)
   healthz() {
@@ -34,7 +34,7 @@ export class HealthController {
 
   @Public()
   @Get('readyz')
-  @ApiOperation({ summary: 'Readiness: database and every backing service reachable (no key needed)' })
+  @ApiOperation({ operationId: 'checkReadiness', summary: 'Readiness: database and every backing service reachable (no key needed)' })
   @ApiEnvelope(ReadinessView, { description: 'Ready: every dependency answered.' })
   @ApiResponse({ status: 503, description: '`SERVICE_UNAVAILABLE`: not ready; `error.message` names every unavailable dependency.' })
   @HttpCode(200)

@@ -1,8 +1,8 @@
-import { AppError } from '@kb/common';
+import { AppError, ErrorCode } from '@kb/common';
 import { Controller, Get, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { OrganizationView } from '../common/api-models';
-import { ApiEnvelope } from '../common/openapi';
+import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { GatewayRequest } from '../common/http-context';
 
 /** GET /api/v2/organization: the organization of the API key. */
@@ -11,7 +11,8 @@ import { GatewayRequest } from '../common/http-context';
 @Controller('api/v2/organization')
 export class OrganizationController {
   @Get()
-  @ApiOperation({ summary: 'The organization of the API key' })
+  @ApiOperation({ operationId: 'getOrganization', summary: 'The organization of the API key' })
+  @ApiErrors(ErrorCode.NOT_FOUND)
   @ApiEnvelope(OrganizationView)
   get(@Req() req: GatewayRequest) {
     // The authenticated principal carries the organization (key lookup joined with it, cached).

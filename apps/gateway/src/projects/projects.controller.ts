@@ -18,7 +18,7 @@ export class CreateProjectDto {
   @Length(1, 200, { message: 'name must be 1 to 200 characters' })
   name: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true })
+  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'Handbooks and method statements for the north site' })
   @IsOptional()
   @IsString({ message: 'description must be a string' })
   @MaxLength(500, { message: 'description must be at most 500 characters' })
@@ -26,14 +26,14 @@ export class CreateProjectDto {
 }
 
 export class UpdateProjectDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'omit to keep the name; null is refused (a project always has a name)' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, example: 'Site safety 2027', description: 'omit to keep the name; null is refused (a project always has a name)' })
   // Validated whenever present: `"name": null` is refused, never stored as the text "null".
   @ValidateIf((o: UpdateProjectDto) => o.name !== undefined)
   @IsString({ message: 'name must be a string (omit it to keep the current name)' })
   @Length(1, 200, { message: 'name must be 1 to 200 characters' })
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true, description: 'null clears the description' })
+  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'Handbooks for the renovated warehouse', description: 'null clears the description' })
   @ValidateIf((o: UpdateProjectDto) => o.description !== null && o.description !== undefined)
   @IsString({ message: 'description must be a string or null' })
   @MaxLength(500, { message: 'description must be at most 500 characters' })
@@ -61,14 +61,14 @@ export class ProjectsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create a project' })
+  @ApiOperation({ operationId: 'createProject', summary: 'Create a project' })
   @ApiEnvelope(ProjectView, { status: 201 })
   async create(@Ctx() ctx: CallContext, @Body() body: CreateProjectDto) {
     return presentProject(await this.documents.createProject({ name: body.name, description: body.description ?? undefined }, ctx));
   }
 
   @Get()
-  @ApiOperation({ summary: 'List projects, newest first' })
+  @ApiOperation({ operationId: 'listProjects', summary: 'List projects, newest first' })
   @ApiEnvelope(ProjectView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: PaginationQuery) {
     const res = await this.documents.listProjects({ page: { limit: q.limit, offset: q.offset } }, ctx);
@@ -76,14 +76,14 @@ export class ProjectsController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Get a project' })
+  @ApiOperation({ operationId: 'getProject', summary: 'Get a project' })
   @ApiEnvelope(ProjectView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentProject(await this.documents.getProject({ id }, ctx));
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: 'Update name and/or description (null clears it)' })
+  @ApiOperation({ operationId: 'updateProject', summary: 'Update name and/or description (null clears it)' })
   @ApiEnvelope(ProjectView)
   async update(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Body() body: UpdateProjectDto) {
     return presentProject(
@@ -96,7 +96,7 @@ export class ProjectsController {
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete an empty project' })
+  @ApiOperation({ operationId: 'deleteProject', summary: 'Delete an empty project' })
   @ApiResponse({ status: 204, description: 'Deleted; empty body.' })
   @ApiErrors(ErrorCode.CONFLICT)
   async remove(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string): Promise<void> {
