@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { chatText, exportBatch, waitForBatch, waitForCheckRun, type BatchDetail, type ChatRequest, type KbClient } from '@kb-platform/sdk';
+import { chatText, exportBatch, waitForBatch, waitForCheckRun, type Batch, type BatchDetail, type ChatRequest, type CheckRun, type KbClient } from '@kb-platform/sdk';
 import { checkCommand } from './check';
 import { client, type ConnectionOptions } from './config';
 import { clip, fail, pages, printJson, table } from './output';
@@ -122,7 +122,7 @@ leaf(projects, 'update <id>', 'rename a project or change its description', asyn
   if (o.name !== undefined) body.name = o.name;
   if (o.description !== undefined) body.description = o.description;
   if (o.clearDescription) body.description = null;
-  const p = await kb.data(kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id } }, body: body as never }));
+  const p = await kb.data(kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id } }, body }));
   if (o.json) return printJson(p);
   const t = projectTable();
   t.push(projectRow(p));
@@ -165,7 +165,7 @@ scope(
           ...(o.chatType ? { chat_type: o.chatType } : {}),
           ...(o.document ? { document_ids: o.document } : {}),
           ...(o.topK ? { top_k: o.topK } : {}),
-        } as never,
+        },
       }),
     );
     if (o.json) return printJson(answer);
@@ -185,7 +185,7 @@ scope(
     const messages: ChatRequest['messages'] = [];
     const turn = async (content: string) => {
       messages.push({ role: 'user', content });
-      const reply = await chatText(kb, { ...base, messages } as never, o.json ? undefined : (text) => process.stdout.write(text));
+      const reply = await chatText(kb, { ...base, messages }, o.json ? undefined : (text) => process.stdout.write(text));
       messages.push({ role: 'assistant', content: reply.message.content });
       if (o.json) printJson(reply);
       else {
@@ -218,9 +218,9 @@ scope(
 
 // ── verify / check / runs ──
 leaf(program, 'verify <requirement>', 'check one requirement against a project (synchronous verdict with evidence)', async (kb, [requirement], o) => {
-  const v = (await kb.data(
+  const v = await kb.data(
     kb.api.POST('/api/v2/check/verify', { body: { project_id: o.project, requirement, ...(o.handbook ? { handbook_ids: o.handbook } : {}) } }),
-  )) as { verdict: string; confidence: number; evidence: string; explanation: string; recommendation: string | null; sources: Array<{ title: string; start_page: number | null; end_page: number | null }> };
+  );
   if (o.json) return printJson(v);
   process.stdout.write(`${v.verdict} (confidence ${v.confidence.toFixed(2)})\n`);
   if (v.evidence) process.stdout.write(`Evidence: "${v.evidence}"${v.sources[0] ? ` (${[v.sources[0].title, pages(v.sources[0])].filter(Boolean).join(' ')})` : ''}\n`);
@@ -239,13 +239,13 @@ leaf(program, 'check <requirements>', 'run a check of a requirements file (.csv 
   .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list);
 const runs = program.command('runs').description('check runs: list, status, requirements, wait, stop, trigger again');
 const runTable = () => table(['run id', 'name', 'status', 'checked', 'pass', 'fail', 'created'], [38, 'flex', 11, 9, 6, 6, 26]);
-type RunRow = { id: string; name: string; status: string; processed_requirements: number; total_requirements: number; passed_requirements: number; failed_requirements: number; created_at?: string };
+type RunRow = Pick<CheckRun, 'id' | 'name' | 'status' | 'processed_requirements' | 'total_requirements' | 'passed_requirements' | 'failed_requirements'> & { created_at?: string };
 const runRow = (r: RunRow) => [r.id, r.name, r.status, `${r.processed_requirements}/${r.total_requirements}`, String(r.passed_requirements), String(r.failed_requirements), r.created_at ?? ''];
 leaf(runs, 'list', 'list check runs, newest first', async (kb, _a, o) => {
   const page = await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: o.project, limit: o.limit, offset: o.offset } } }));
   if (o.json) return printJson(page);
   const t = runTable();
-  for (const r of page.data as unknown as RunRow[]) t.push(runRow(r));
+  for (const r of page.data) t.push(runRow(r));
   process.stdout.write(`${t.toString()}\n${(page.data as unknown[]).length} of ${page.pagination?.total ?? '?'} run(s)\n`);
 })
   .option('-p, --project <id>', 'only this project')
@@ -255,7 +255,7 @@ leaf(runs, 'status <id>', 'a run and its counters', async (kb, [id], o) => {
   const r = await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } } }));
   if (o.json) return printJson(r);
   const t = runTable();
-  t.push(runRow(r as unknown as RunRow));
+  t.push(runRow(r));
   process.stdout.write(`${t.toString()}\n`);
 });
 leaf(runs, 'requirements <id>', 'the requirements of a run with their sub-requirements', async (kb, [id], o) => {
@@ -276,7 +276,7 @@ leaf(runs, 'wait <id>', 'wait until a run ends (progress bar)', async (kb, [id],
   }).finally(() => bar?.stop());
   if (o.json) return printJson(r);
   const t = runTable();
-  t.push(runRow(r as unknown as RunRow));
+  t.push(runRow(r));
   process.stdout.write(`${t.toString()}\n`);
 });
 leaf(runs, 'trigger <id>', 'start (or restart) checking a run', async (kb, [id], o) => {
@@ -291,13 +291,13 @@ leaf(runs, 'trigger <id>', 'start (or restart) checking a run', async (kb, [id],
 leaf(runs, 'stop <id>', 'stop a run being processed', async (kb, [id], o) => {
   const r = await kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id } } }));
   if (o.json) return printJson(r);
-  process.stdout.write(`run ${id} ${(r as unknown as RunRow).status}\n`);
+  process.stdout.write(`run ${id} ${r.status}\n`);
 });
 
 // ── batch ──
 const batch = program.command('batch').description('batches of questions answered in the background: create, list, status, wait, export');
 const batchTable = () => table(['batch id', 'name', 'status', 'answered', 'failed', 'created'], [38, 'flex', 11, 10, 8, 26]);
-type BatchRow = { id: string; name: string | null; status: string; processed_questions: number; total_questions: number; failed_questions: number; created_at: string };
+type BatchRow = Pick<Batch, 'id' | 'name' | 'status' | 'processed_questions' | 'total_questions' | 'failed_questions' | 'created_at'>;
 const batchRow = (b: BatchRow) => [b.id, b.name ?? '', b.status, `${b.processed_questions}/${b.total_questions}`, String(b.failed_questions), b.created_at];
 async function waitWithBar(kb: KbClient, id: string, json?: boolean): Promise<BatchDetail> {
   const bar = !json && process.stderr.isTTY ? new SingleBar({ format: 'answering |{bar}| {value}/{total} questions', stream: process.stderr }, Presets.shades_classic) : null;
@@ -320,7 +320,7 @@ leaf(batch, 'create <questions>', 'create a batch from a file of questions (one 
   if (!questions.length) throw new Error(`${file} holds no question (one per line).`);
   const created = await kb.data(
     kb.api.POST('/api/v2/agent/batches', {
-      body: { questions, ...(o.name ? { name: o.name } : {}), ...(o.project ? { project_id: o.project } : {}), ...(o.chatType ? { chat_type: o.chatType } : {}) } as never,
+      body: { questions, ...(o.name ? { name: o.name } : {}), ...(o.project ? { project_id: o.project } : {}), ...(o.chatType ? { chat_type: o.chatType } : {}) },
     }),
   );
   if (!o.wait) {
@@ -341,10 +341,10 @@ leaf(batch, 'create <questions>', 'create a batch from a file of questions (one 
   .option('--wait', 'wait until every question is answered')
   .option('-o, --out <file>', 'with --wait: write the CSV export there');
 leaf(batch, 'list', 'list batches, newest first', async (kb, _a, o) => {
-  const page = await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } as never } }));
+  const page = await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } } }));
   if (o.json) return printJson(page);
   const t = batchTable();
-  for (const b of page.data as unknown as BatchRow[]) t.push(batchRow(b));
+  for (const b of page.data) t.push(batchRow(b));
   process.stdout.write(`${t.toString()}\n${(page.data as unknown[]).length} of ${page.pagination?.total ?? '?'} batch(es)\n`);
 })
   .option('-p, --project <id>', 'only this project')

@@ -1,18 +1,17 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { KbClient } from './client';
 import { KbApiError } from './errors';
+import type { paths } from './generated/openapi';
 import type { ChatReply, ChatRequest } from './types';
 
+/** One Server-Sent Event of a streamed chat reply, as the OpenAPI document declares the stream. */
+type StreamEvent = paths['/api/v2/chat']['post']['responses'][200]['content']['text/event-stream'];
+
 /**
- * One Server-Sent Event of a streamed chat reply, in the order the service sends them
- * (decisions.md "POST /api/v2/chat"): `meta`, one or more `delta`, `citations`, `done`.
- * The payloads are the streamed parts of {@link ChatReply}.
+ * The events a streamed chat yields, in the order the service sends them (decisions.md "POST
+ * /api/v2/chat"): `meta`, one or more `delta`, `citations`, `done`. (An `error` event is thrown.)
  */
-export type ChatEvent =
-  | { event: 'meta'; data: { agent: ChatReply['agent']; model: ChatReply['model']; request_id: string } }
-  | { event: 'delta'; data: { content: string } }
-  | { event: 'citations'; data: { citations: ChatReply['citations'] } }
-  | { event: 'done'; data: { usage: ChatReply['usage']; finish_reason: string } };
+export type ChatEvent = Exclude<StreamEvent, { event: 'error' }>;
 
 /**
  * Sends a conversation to POST /api/v2/chat with `stream: true` and yields its events as they

@@ -20,7 +20,7 @@ export async function runCheck(
   const requirements = run.requirements.map((r) => (typeof r === 'string' ? { text: r } : r));
   const created = await kb.data(kb.api.POST('/api/v2/check/runs', { body: { ...run, requirements }, signal: options.signal }));
   options.onProgress?.(created as CheckRun);
-  await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: created.id } }, body: { reprocess: false, skip_breakdown: false, ...options.trigger }, signal: options.signal }));
+  await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: created.id } }, body: options.trigger ?? {}, signal: options.signal }));
   return waitForCheckRun(kb, created.id, options);
 }
 
