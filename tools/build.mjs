@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Build: ts-proto code generation, then one incremental tsc over apps/ and libs/ into dist/,
-// then tsc-alias rewrites the @kb/* path aliases to relative imports.
+// then tsc-alias rewrites the @kb/* path aliases to relative imports. Then the client packages:
+// the OpenAPI document (dist/openapi.json, tools/openapi.mjs), the SDK's types generated from it
+// (openapi-typescript) and packages/sdk and packages/cli compiled into their own dist/.
 import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,3 +17,22 @@ function run(cmd, args) {
 run(process.execPath, [path.join(root, 'tools/proto-gen.mjs')]);
 run(bin('tsc'), ['-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', 'dist/.tsbuildinfo']);
 run(bin('tsc-alias'), ['-p', 'tsconfig.build.json']);
+
+// Client packages. Until the root declares npm workspaces, the CLI finds the SDK through a link in
+// its own node_modules (what a workspace install would provide), so `node packages/cli/dist/main.js`
+// runs from a checkout. The service's Docker image copies no packages/ (it ships no clients): skipped there.
+if (!existsSync(path.join(root, 'packages/sdk/package.json'))) process.exit(0);
+const quiet = spawnSync(process.execPath, [path.join(root, 'tools/openapi.mjs'), '--no-build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+if (quiet.status !== 0) process.exit(quiet.status ?? 1);
+run(process.execPath, [path.join(root, 'packages/sdk/scripts/generate.mjs')]);
+run(bin('tsc'), ['-p', 'packages/sdk/tsconfig.json']);
+const link = path.join(root, 'packages/cli/node_modules/@kb-platform/sdk');
+let linked = false;
+try {
+  linked = lstatSync(link).isSymbolicLink() || existsSync(link);
+} catch {}
+if (!linked) {
+  mkdirSync(path.dirname(link), { recursive: true });
+  symlinkSync(path.relative(path.dirname(link), path.join(root, 'packages/sdk')), link, 'dir');
+}
+run(bin('tsc'), ['-p', 'packages/cli/tsconfig.json']);

@@ -25,10 +25,13 @@ if (targets.length === 0) {
   process.exit(0);
 }
 let failed = 0;
+// One version for all: a package that depends on another of ours (the CLI on the SDK) gets it too.
+const ours = new Set(targets.map((d) => JSON.parse(readFileSync(path.join(d, 'package.json'), 'utf8')).name));
 for (const dir of targets) {
   const file = path.join(dir, 'package.json');
   const pkg = JSON.parse(readFileSync(file, 'utf8'));
   pkg.version = opts.version;
+  for (const name of Object.keys(pkg.dependencies ?? {})) if (ours.has(name)) pkg.dependencies[name] = opts.version;
   writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
   const args = ['publish', '--access', 'public', ...(opts.publish ? ['--provenance'] : ['--dry-run'])];
   console.log(`npm.mjs: ${pkg.name}@${opts.version}: npm ${args.join(' ')}`);

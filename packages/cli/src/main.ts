@@ -1,0 +1,380 @@
+#!/usr/bin/env node
+// `kb`: the command line of the service for API users (operators use `kbctl`). Configured by
+// KB_BASE_URL and KB_API_KEY; `--json` on every command prints one JSON document on stdout.
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import readline from 'node:readline/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Command, Option } from 'commander';
+import { SingleBar, Presets } from 'cli-progress';
+import { chatText, exportBatch, waitForBatch, waitForCheckRun, type Batch, type BatchDetail, type ChatRequest, type CheckRun, type KbClient } from '@kb-platform/sdk';
+import { checkCommand } from './check';
+import { client, type ConnectionOptions } from './config';
+import { clip, fail, pages, printJson, table } from './output';
+import { uploadCommand } from './upload';
+
+type Opts = ConnectionOptions & { json?: boolean } & Record<string, any>;
+
+const program = new Command('kb')
+  .description('Command line of the knowledge-base and compliance-checking service.\nConfiguration: KB_BASE_URL (default http://localhost:8080) and KB_API_KEY.')
+  .version('0.1.0')
+  .showHelpAfterError()
+  .addOption(new Option('--base-url <url>', 'service address (default: KB_BASE_URL)'))
+  .addOption(new Option('--api-key <key>', 'API key (default: KB_API_KEY)'));
+
+/** Declares a leaf command: `--json` option, and an action that gets the SDK client and reports errors. */
+function leaf(parent: Command, spec: string, description: string, action: (kb: KbClient, args: any[], opts: Opts) => Promise<void>): Command {
+  const cmd = parent.command(spec).description(description).option('--json', 'print one JSON document on stdout (for scripts)');
+  cmd.action(async (...received: unknown[]) => {
+    const command = received[received.length - 1] as Command;
+    const opts = command.optsWithGlobals() as Opts;
+    try {
+      await action(client(opts), received.slice(0, -2), opts);
+    } catch (error) {
+      fail(error, opts.json);
+    }
+  });
+  return cmd;
+}
+
+const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+const int = (value: string) => {
+  if (!/^\d+$/.test(value)) throw new Error(`not a whole number: ${value}`);
+  return Number(value);
+};
+
+// ── upload ──
+leaf(program, 'upload <paths...>', 'upload files and folders (walked), process them and wait; a progress bar per file, then a summary', (kb, [paths], o) =>
+  uploadCommand(kb, paths, { project: o.project, wait: o.wait, concurrency: o.concurrency, recursive: o.recursive, json: o.json }),
+)
+  .option('-p, --project <id>', 'project to upload into (default: organization-level documents)')
+  .option('--no-wait', 'return once processing has started')
+  .option('--no-recursive', 'do not walk subfolders')
+  .option('--concurrency <n>', 'files sent at once', '3');
+
+// ── docs ──
+const docs = program.command('docs').description('list, inspect, download and delete documents');
+leaf(docs, 'list', 'list documents, newest first', async (kb, _a, o) => {
+  const page = await kb.page(
+    kb.api.GET('/api/v2/documents', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } } }),
+  );
+  if (o.json) return printJson(page);
+  const t = table(['document id', 'file', 'status', 'chunks', 'project', 'created'], [38, 'flex', 11, 8, 11, 12]);
+  for (const d of page.data) t.push([d.id, d.file_name, d.status, String(d.chunk_count ?? ''), d.project_id ? `${d.project_id.slice(0, 8)}…` : '(org)', d.created_at.slice(0, 10)]);
+  process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} document(s) (offset ${page.pagination.offset})\n`);
+})
+  .option('-p, --project <id>', 'only this project')
+  .addOption(new Option('--status <status>', 'only this status').choices(['awaiting_upload', 'processing', 'ready', 'completed', 'failed']))
+  .option('--limit <n>', 'page size (max 200)', int, 50)
+  .option('--offset <n>', 'results to skip', int, 0);
+leaf(docs, 'status <ids...>', 'status of documents (and the error of failed ones)', async (kb, [ids], o) => {
+  const found = [];
+  for (const id of ids as string[]) found.push(await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id } } })));
+  if (o.json) return printJson({ documents: found });
+  const t = table(['document id', 'file', 'status', 'chunks', 'size', 'error'], [38, 'flex', 11, 8, 10, 'flex']);
+  for (const d of found) t.push([d.id, d.file_name, d.status, String(d.chunk_count ?? ''), String(d.size_bytes ?? ''), d.error_message ?? '']);
+  process.stdout.write(`${t.toString()}\n`);
+});
+leaf(docs, 'download <id>', 'download the original file (to --out, default its own name in the current folder)', async (kb, [id], o) => {
+  const d = await kb.data(kb.api.GET('/api/v2/documents/{id}/download', { params: { path: { id } } }));
+  const out = o.out ?? d.file_name;
+  const response = await fetch(d.download_url);
+  if (!response.ok || !response.body) throw new Error(`Storage refused the download: ${response.status}`);
+  await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), createWriteStream(out));
+  if (o.json) return printJson({ ...d, saved_to: path.resolve(out) });
+  process.stdout.write(`${d.file_name} (${d.size_bytes ?? '?'} bytes) saved to ${out}\n`);
+}).option('-o, --out <file>', 'where to save it');
+leaf(docs, 'delete <ids...>', 'delete documents (file, metadata and every indexed chunk)', async (kb, [ids], o) => {
+  const result = await kb.data(kb.api.DELETE('/api/v2/documents', { body: { document_ids: ids } }));
+  if (o.json) return printJson(result);
+  process.stdout.write(`deleted ${result.deleted.length} document(s)${result.deleted.length ? `: ${result.deleted.join(', ')}` : ''}\n`);
+});
+
+// ── projects ──
+const projects = program.command('projects').description('create, list, rename and delete projects');
+const projectRow = (p: { id: string; name: string; description?: string | null; document_count: number; created_at: string }) => [p.id, p.name, p.description ?? '', String(p.document_count), p.created_at];
+const projectTable = () => table(['project id', 'name', 'description', 'docs', 'created'], [38, 'flex', 'flex', 6, 26]);
+leaf(projects, 'list', 'list projects, newest first', async (kb, _a, o) => {
+  const page = await kb.page(kb.api.GET('/api/v2/projects', { params: { query: { limit: o.limit, offset: o.offset } } }));
+  if (o.json) return printJson(page);
+  const t = projectTable();
+  for (const p of page.data) t.push(projectRow(p));
+  process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} project(s)\n`);
+})
+  .option('--limit <n>', 'page size (max 200)', int, 50)
+  .option('--offset <n>', 'results to skip', int, 0);
+leaf(projects, 'create <name>', 'create a project; prints its id', async (kb, [name], o) => {
+  const p = await kb.data(kb.api.POST('/api/v2/projects', { body: { name, ...(o.description !== undefined ? { description: o.description } : {}) } }));
+  if (o.json) return printJson(p);
+  process.stdout.write(`${p.id}\n`);
+}).option('-d, --description <text>', 'description (max 500 characters)');
+leaf(projects, 'show <id>', 'one project', async (kb, [id], o) => {
+  const p = await kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id } } }));
+  if (o.json) return printJson(p);
+  const t = projectTable();
+  t.push(projectRow(p));
+  process.stdout.write(`${t.toString()}\n`);
+});
+leaf(projects, 'update <id>', 'rename a project or change its description', async (kb, [id], o) => {
+  const body: { name?: string; description?: string | null } = {};
+  if (o.name !== undefined) body.name = o.name;
+  if (o.description !== undefined) body.description = o.description;
+  if (o.clearDescription) body.description = null;
+  const p = await kb.data(kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id } }, body }));
+  if (o.json) return printJson(p);
+  const t = projectTable();
+  t.push(projectRow(p));
+  process.stdout.write(`${t.toString()}\n`);
+})
+  .option('-n, --name <name>', 'new name')
+  .option('-d, --description <text>', 'new description')
+  .option('--clear-description', 'remove the description');
+leaf(projects, 'delete <id>', 'delete an empty project', async (kb, [id], o) => {
+  await kb.data(kb.api.DELETE('/api/v2/projects/{id}', { params: { path: { id } } }));
+  if (o.json) return printJson({ deleted: id });
+  process.stdout.write(`deleted project ${id}\n`);
+});
+
+// ── org ──
+leaf(program, 'org', 'the organization of the API key', async (kb, _a, o) => {
+  const org = await kb.data(kb.api.GET('/api/v2/organization'));
+  if (o.json) return printJson(org);
+  process.stdout.write(`${org.name} (${org.id})\n`);
+});
+
+// ── ask / chat ──
+const scope = (cmd: Command) =>
+  cmd
+    .option('-p, --project <id>', 'project whose documents (and the organization-level ones) are searched')
+    .addOption(new Option('--chat-type <type>', 'agent (default: routed from the question)').choices(['general', 'project', 'safety']))
+    .option('--document <ids>', 'only these documents (comma-separated, repeatable)', list);
+function printSources(citations: Array<{ index: number; file_name: string; start_page: number | null; end_page: number | null; quote: string }>) {
+  if (!citations.length) return;
+  process.stdout.write('\nSources:\n');
+  for (const c of citations) process.stdout.write(`  [${c.index}] ${[c.file_name, pages(c)].filter(Boolean).join(' ')}: "${clip(c.quote, 160)}"\n`);
+}
+scope(
+  leaf(program, 'ask <question>', 'ask one question; prints the answer with its sources', async (kb, [question], o) => {
+    const answer = await kb.data(
+      kb.api.POST('/api/v2/agent/query', {
+        body: {
+          question,
+          ...(o.project ? { project_id: o.project } : {}),
+          ...(o.chatType ? { chat_type: o.chatType } : {}),
+          ...(o.document ? { document_ids: o.document } : {}),
+          ...(o.topK ? { top_k: o.topK } : {}),
+        },
+      }),
+    );
+    if (o.json) return printJson(answer);
+    process.stdout.write(`${answer.answer}\n`);
+    printSources(answer.citations);
+    const confidence = (answer as { confidence?: number }).confidence;
+    process.stdout.write(`\n(${answer.agent} agent, ${answer.model}${typeof confidence === 'number' ? `, confidence ${confidence.toFixed(2)}` : ''})\n`);
+  }),
+).option('--top-k <n>', 'passages retrieved (1-20)', int);
+scope(
+  leaf(program, 'chat [message]', 'chat with streamed answers: one turn with a message, else an interactive conversation (stdin)', async (kb, [message], o) => {
+    const base = {
+      ...(o.project ? { project_id: o.project } : {}),
+      ...(o.chatType ? { chat_type: o.chatType } : {}),
+      ...(o.document ? { document_ids: o.document } : {}),
+    };
+    const messages: ChatRequest['messages'] = [];
+    const turn = async (content: string) => {
+      messages.push({ role: 'user', content });
+      const reply = await chatText(kb, { ...base, messages }, o.json ? undefined : (text) => process.stdout.write(text));
+      messages.push({ role: 'assistant', content: reply.message.content });
+      if (o.json) printJson(reply);
+      else {
+        process.stdout.write('\n');
+        printSources(reply.citations);
+      }
+    };
+    if (message !== undefined) return turn(message);
+    if (!process.stdin.isTTY) {
+      const chunks: Buffer[] = [];
+      for await (const c of process.stdin) chunks.push(c as Buffer);
+      const text = Buffer.concat(chunks).toString('utf8').trim();
+      if (!text) throw new Error('No message: give one as an argument or on stdin.');
+      return turn(text);
+    }
+    const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+    process.stdout.write('Chat (an empty line or Ctrl-D ends it).\n');
+    try {
+      for (;;) {
+        const line = (await rl.question('\nyou> ').catch(() => '')).trim();
+        if (!line) break;
+        process.stdout.write('kb> ');
+        await turn(line);
+      }
+    } finally {
+      rl.close();
+    }
+  }),
+);
+
+// ── verify / check / runs ──
+leaf(program, 'verify <requirement>', 'check one requirement against a project (synchronous verdict with evidence)', async (kb, [requirement], o) => {
+  const v = await kb.data(
+    kb.api.POST('/api/v2/check/verify', { body: { project_id: o.project, requirement, ...(o.handbook ? { handbook_ids: o.handbook } : {}) } }),
+  );
+  if (o.json) return printJson(v);
+  process.stdout.write(`${v.verdict} (confidence ${v.confidence.toFixed(2)})\n`);
+  if (v.evidence) process.stdout.write(`Evidence: "${v.evidence}"${v.sources[0] ? ` (${[v.sources[0].title, pages(v.sources[0])].filter(Boolean).join(' ')})` : ''}\n`);
+  process.stdout.write(`${v.explanation}\n`);
+  if (v.recommendation) process.stdout.write(`Recommendation: ${v.recommendation}\n`);
+})
+  .requiredOption('-p, --project <id>', 'project to check against')
+  .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list);
+leaf(program, 'check <requirements>', 'run a check of a requirements file (.csv or one per line) with a progress bar and a table of verdicts', (kb, [file], o) =>
+  checkCommand(kb, file, { project: o.project, name: o.name, out: o.out, skipBreakdown: o.skipBreakdown, handbook: o.handbook, json: o.json }),
+)
+  .requiredOption('-p, --project <id>', 'project to check against')
+  .option('-n, --name <name>', 'run name (default: the file name)')
+  .option('-o, --out <file>', 'also write the results: .csv (one row per sub-requirement) or .json (the run)')
+  .option('--skip-breakdown', 'one sub-requirement per requirement (faster)')
+  .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list);
+const runs = program.command('runs').description('check runs: list, status, requirements, wait, stop, trigger again');
+const runTable = () => table(['run id', 'name', 'status', 'checked', 'pass', 'fail', 'created'], [38, 'flex', 11, 9, 6, 6, 26]);
+type RunRow = Pick<CheckRun, 'id' | 'name' | 'status' | 'processed_requirements' | 'total_requirements' | 'passed_requirements' | 'failed_requirements'> & { created_at?: string };
+const runRow = (r: RunRow) => [r.id, r.name, r.status, `${r.processed_requirements}/${r.total_requirements}`, String(r.passed_requirements), String(r.failed_requirements), r.created_at ?? ''];
+leaf(runs, 'list', 'list check runs, newest first', async (kb, _a, o) => {
+  const page = await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: o.project, limit: o.limit, offset: o.offset } } }));
+  if (o.json) return printJson(page);
+  const t = runTable();
+  for (const r of page.data) t.push(runRow(r));
+  process.stdout.write(`${t.toString()}\n${(page.data as unknown[]).length} of ${page.pagination?.total ?? '?'} run(s)\n`);
+})
+  .option('-p, --project <id>', 'only this project')
+  .option('--limit <n>', 'page size (max 200)', int, 50)
+  .option('--offset <n>', 'results to skip', int, 0);
+leaf(runs, 'status <id>', 'a run and its counters', async (kb, [id], o) => {
+  const r = await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } } }));
+  if (o.json) return printJson(r);
+  const t = runTable();
+  t.push(runRow(r));
+  process.stdout.write(`${t.toString()}\n`);
+});
+leaf(runs, 'requirements <id>', 'the requirements of a run with their sub-requirements', async (kb, [id], o) => {
+  const reqs = await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } } }));
+  if (o.json) return printJson({ requirements: reqs });
+  const t = table(['#', 'requirement', 'status', 'sub-requirements'], [4, 'flex', 11, 'flex']);
+  for (const r of reqs) t.push([String(r.order_index + 1), r.text, r.status, r.sub_requirements.map((s) => `${s.status} (${s.score.toFixed(2)}): ${clip(s.text, 80)}`).join('\n')]);
+  process.stdout.write(`${t.toString()}\n`);
+});
+leaf(runs, 'wait <id>', 'wait until a run ends (progress bar)', async (kb, [id], o) => {
+  const bar = !o.json && process.stderr.isTTY ? new SingleBar({ format: 'checking |{bar}| {value}/{total} requirements', stream: process.stderr }, Presets.shades_classic) : null;
+  let started = false;
+  const r = await waitForCheckRun(kb, id, {
+    onProgress: (run) => {
+      if (bar && !started) (started = true), bar.start(run.total_requirements, run.processed_requirements);
+      else bar?.update(run.processed_requirements);
+    },
+  }).finally(() => bar?.stop());
+  if (o.json) return printJson(r);
+  const t = runTable();
+  t.push(runRow(r));
+  process.stdout.write(`${t.toString()}\n`);
+});
+leaf(runs, 'trigger <id>', 'start (or restart) checking a run', async (kb, [id], o) => {
+  const r = await kb.data(
+    kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id } }, body: { reprocess: !!o.reprocess, skip_breakdown: !!o.skipBreakdown } }),
+  );
+  if (o.json) return printJson(r);
+  process.stdout.write(`run ${r.run_id} ${r.status} (task ${r.task_id})\n`);
+})
+  .option('--reprocess', 'check every requirement again')
+  .option('--skip-breakdown', 'one sub-requirement per requirement');
+leaf(runs, 'stop <id>', 'stop a run being processed', async (kb, [id], o) => {
+  const r = await kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id } } }));
+  if (o.json) return printJson(r);
+  process.stdout.write(`run ${id} ${r.status}\n`);
+});
+
+// ── batch ──
+const batch = program.command('batch').description('batches of questions answered in the background: create, list, status, wait, export');
+const batchTable = () => table(['batch id', 'name', 'status', 'answered', 'failed', 'created'], [38, 'flex', 11, 10, 8, 26]);
+type BatchRow = Pick<Batch, 'id' | 'name' | 'status' | 'processed_questions' | 'total_questions' | 'failed_questions' | 'created_at'>;
+const batchRow = (b: BatchRow) => [b.id, b.name ?? '', b.status, `${b.processed_questions}/${b.total_questions}`, String(b.failed_questions), b.created_at];
+async function waitWithBar(kb: KbClient, id: string, json?: boolean): Promise<BatchDetail> {
+  const bar = !json && process.stderr.isTTY ? new SingleBar({ format: 'answering |{bar}| {value}/{total} questions', stream: process.stderr }, Presets.shades_classic) : null;
+  let started = false;
+  return waitForBatch(kb, id, {
+    onProgress: (b) => {
+      if (bar && !started) (started = true), bar.start(b.total_questions, b.processed_questions);
+      else bar?.update(b.processed_questions);
+    },
+  }).finally(() => bar?.stop());
+}
+async function writeCsv(kb: KbClient, id: string, out: string | undefined): Promise<void> {
+  const csv = await exportBatch(kb, id);
+  if (out) await import('node:fs/promises').then((fs) => fs.writeFile(out, csv));
+  else process.stdout.write(csv);
+}
+leaf(batch, 'create <questions>', 'create a batch from a file of questions (one per line; "-" reads stdin)', async (kb, [file], o) => {
+  const text = file === '-' ? await new Promise<string>((resolve) => { const c: Buffer[] = []; process.stdin.on('data', (d) => c.push(d)).on('end', () => resolve(Buffer.concat(c).toString('utf8'))); }) : await readFile(file, 'utf8');
+  const questions = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  if (!questions.length) throw new Error(`${file} holds no question (one per line).`);
+  const created = await kb.data(
+    kb.api.POST('/api/v2/agent/batches', {
+      body: { questions, ...(o.name ? { name: o.name } : {}), ...(o.project ? { project_id: o.project } : {}), ...(o.chatType ? { chat_type: o.chatType } : {}) },
+    }),
+  );
+  if (!o.wait) {
+    if (o.json) return printJson(created);
+    process.stdout.write(`${created.id}\n`);
+    return;
+  }
+  const done = await waitWithBar(kb, created.id, o.json);
+  if (o.out) await writeCsv(kb, created.id, o.out);
+  if (o.json) return printJson(done);
+  const t = batchTable();
+  t.push(batchRow(done));
+  process.stdout.write(`${t.toString()}\n${o.out ? `results written to ${o.out}\n` : ''}`);
+})
+  .option('-n, --name <name>', 'batch name')
+  .option('-p, --project <id>', 'project whose documents answer')
+  .addOption(new Option('--chat-type <type>', 'agent (default: routed per question)').choices(['general', 'project', 'safety']))
+  .option('--wait', 'wait until every question is answered')
+  .option('-o, --out <file>', 'with --wait: write the CSV export there');
+leaf(batch, 'list', 'list batches, newest first', async (kb, _a, o) => {
+  const page = await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } } }));
+  if (o.json) return printJson(page);
+  const t = batchTable();
+  for (const b of page.data) t.push(batchRow(b));
+  process.stdout.write(`${t.toString()}\n${(page.data as unknown[]).length} of ${page.pagination?.total ?? '?'} batch(es)\n`);
+})
+  .option('-p, --project <id>', 'only this project')
+  .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'processing', 'completed', 'failed']))
+  .option('--limit <n>', 'page size (max 200)', int, 50)
+  .option('--offset <n>', 'results to skip', int, 0);
+leaf(batch, 'status <id>', 'a batch with its answers', async (kb, [id], o) => {
+  const b = await kb.data(kb.api.GET('/api/v2/agent/batches/{id}', { params: { path: { id } } }));
+  if (o.json) return printJson(b);
+  const t = batchTable();
+  t.push(batchRow(b));
+  process.stdout.write(`${t.toString()}\n`);
+  const r = table(['#', 'question', 'status', 'answer'], [4, 'flex', 11, 'flex']);
+  for (const x of b.results) r.push([String(x.index + 1), x.question, x.status, clip(x.answer ?? x.error ?? '', 300)]);
+  process.stdout.write(`${r.toString()}\n`);
+});
+leaf(batch, 'wait <id>', 'wait until a batch is answered (progress bar)', async (kb, [id], o) => {
+  const done = await waitWithBar(kb, id, o.json);
+  if (o.json) return printJson(done);
+  const t = batchTable();
+  t.push(batchRow(done));
+  process.stdout.write(`${t.toString()}\n`);
+});
+leaf(batch, 'export <id>', 'the results as CSV (stdout, or --out)', async (kb, [id], o) => {
+  if (o.wait) await waitWithBar(kb, id, o.json);
+  if (o.json) return printJson({ id, csv: await exportBatch(kb, id) });
+  await writeCsv(kb, id, o.out);
+  if (o.out) process.stderr.write(`written to ${o.out}\n`);
+})
+  .option('-o, --out <file>', 'file to write')
+  .option('--wait', 'wait for the batch to finish first');
+
+program.parseAsync(process.argv).catch((error) => fail(error, process.argv.includes('--json')));

@@ -1,0 +1,56 @@
+import Table from 'cli-table3';
+import { KbApiError, KbTimeoutError } from '@kb-platform/sdk';
+
+/** Options every command takes. */
+export interface CommonOptions {
+  json?: boolean;
+}
+
+/** Prints `value` as one JSON document on stdout (the `--json` contract: one object, exit 0). */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Terminal width for tables (120 when not a terminal). */
+export function width(): number {
+  return process.stdout.columns && process.stdout.columns > 40 ? process.stdout.columns : 120;
+}
+
+/**
+ * A table with word-wrapped columns sized to the terminal: `fixed` columns keep their width, the
+ * `flex` ones share the rest.
+ */
+export function table(head: string[], sizes: Array<number | 'flex'>): Table.Table {
+  const fixed = sizes.reduce<number>((sum, s) => sum + (s === 'flex' ? 0 : s), 0);
+  const flexCount = sizes.filter((s) => s === 'flex').length;
+  const flex = Math.max(12, Math.floor((width() - fixed - sizes.length - 1) / Math.max(1, flexCount)));
+  return new Table({ head, colWidths: sizes.map((s) => (s === 'flex' ? flex : s)), wordWrap: true, wrapOnWordBoundary: true, style: { head: [], border: [] } });
+}
+
+/** Shortens `text` to `max` characters (one line, with an ellipsis). */
+export function clip(text: string | null | undefined, max: number): string {
+  const flat = (text ?? '').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** `file p.3-4` (or the file alone when the source has no pages). */
+export function pages(source: { start_page?: number | null; end_page?: number | null }): string {
+  if (source.start_page == null) return '';
+  return source.end_page != null && source.end_page !== source.start_page ? `p.${source.start_page}-${source.end_page}` : `p.${source.start_page}`;
+}
+
+/**
+ * Reports a failure and sets exit code 1: with `--json` `{"error":{code,message,status,request_id}}`
+ * on stdout (like kbctl), else one line on stderr with the code, message and request id.
+ */
+export function fail(error: unknown, json: boolean | undefined): void {
+  const e =
+    error instanceof KbApiError
+      ? { code: error.code, message: error.message, status: error.status, request_id: error.request_id }
+      : error instanceof KbTimeoutError
+        ? { code: 'TIMEOUT', message: error.message, status: null, request_id: null }
+        : { code: 'CLIENT_ERROR', message: error instanceof Error ? error.message : String(error), status: null, request_id: null };
+  if (json) printJson({ error: e });
+  else process.stderr.write(`kb: ${e.code}${e.status ? ` (${e.status})` : ''}: ${e.message}${e.request_id ? ` [request ${e.request_id}]` : ''}\n`);
+  process.exitCode = 1;
+}

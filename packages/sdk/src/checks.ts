@@ -1,0 +1,49 @@
+import type { KbClient } from './client';
+import { KbTimeoutError } from './errors';
+import type { CheckRun, CheckRunDetail, CreateCheckRun, TriggerCheckRun } from './types';
+
+/** Run statuses after which a run does not change by itself. */
+const FINAL_RUN = ['completed', 'stopped', 'failed'];
+
+/**
+ * Creates a check run (POST /api/v2/check/runs), triggers it (POST …/trigger) and polls it
+ * (GET /api/v2/check/runs/{id}) until it is `completed`, `stopped` or `failed`; `onProgress` gets
+ * the run each time its counters change. Requirements may be given as plain strings.
+ * @returns the run's detail with every requirement and its sub-requirements.
+ * @throws KbApiError (e.g. 404 for an unknown project or handbook); KbTimeoutError after `timeoutMs` (default 1 h; the run keeps going on the service).
+ */
+export async function runCheck(
+  kb: KbClient,
+  run: Omit<CreateCheckRun, 'requirements'> & { requirements: Array<string | CreateCheckRun['requirements'][number]> },
+  options: { trigger?: Partial<TriggerCheckRun>; onProgress?: (run: CheckRun | CheckRunDetail) => void; pollIntervalMs?: number; timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<CheckRunDetail> {
+  const requirements = run.requirements.map((r) => (typeof r === 'string' ? { text: r } : r));
+  const created = await kb.data(kb.api.POST('/api/v2/check/runs', { body: { ...run, requirements }, signal: options.signal }));
+  options.onProgress?.(created as CheckRun);
+  await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: created.id } }, body: options.trigger ?? {}, signal: options.signal }));
+  return waitForCheckRun(kb, created.id, options);
+}
+
+/**
+ * Polls a check run until it is `completed`, `stopped` or `failed` (see {@link runCheck}).
+ * @throws KbApiError 404 for an unknown run; KbTimeoutError after `timeoutMs` (default 1 h).
+ */
+export async function waitForCheckRun(
+  kb: KbClient,
+  id: string,
+  options: { onProgress?: (run: CheckRunDetail) => void; pollIntervalMs?: number; timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<CheckRunDetail> {
+  const deadline = Date.now() + (options.timeoutMs ?? 3600_000);
+  let last = '';
+  for (;;) {
+    const detail = (await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } }, signal: options.signal }))) as CheckRunDetail;
+    const fingerprint = JSON.stringify([detail.status, detail.processed_requirements, detail.passed_requirements, detail.failed_requirements]);
+    if (fingerprint !== last) {
+      last = fingerprint;
+      options.onProgress?.(detail);
+    }
+    if (FINAL_RUN.includes(detail.status)) return detail;
+    if (Date.now() > deadline) throw new KbTimeoutError(`Check run ${id} still ${detail.status} after ${options.timeoutMs ?? 3600_000} ms.`);
+    await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs ?? 1000));
+  }
+}

@@ -1,0 +1,10 @@
+// @kb-platform/sdk: the typed client (generated from the service's OpenAPI document) and helpers.
+export { KbClient, type KbClientOptions, type DataOf } from './client';
+export { KbApiError, KbTimeoutError } from './errors';
+export { uploadFile, uploadFiles, uploadDirectory, waitForDocuments, filesOf, type UploadOptions, type UploadProgress, type UploadSummary } from './documents';
+export { chat, chatText, type ChatEvent } from './chat';
+export { runCheck, waitForCheckRun } from './checks';
+export { exportBatch, waitForBatch } from './batches';
+export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION } from './content-types';
+export type * from './types';
+export type { paths, components } from './generated/openapi';

@@ -1,0 +1,47 @@
+// Names for the API's resources, derived from the generated document (src/generated/openapi.ts):
+// each is the `data` of an operation's success response, or a request body, as declared there.
+import type { DataOf } from './client';
+import type { paths } from './generated/openapi';
+
+type SuccessBody<O> = O extends { responses: infer R }
+  ? { [K in keyof R]: K extends 200 | 201 ? (R[K] extends { content: { 'application/json': infer B } } ? B : never) : never }[keyof R]
+  : never;
+type RequestBody<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type Item<T> = T extends Array<infer I> ? I : T;
+
+/** A document (GET /api/v2/documents/{id}). */
+export type Document = DataOf<SuccessBody<paths['/api/v2/documents/{id}']['get']>>;
+/** A document just reserved, with its `upload` slot (POST /api/v2/documents). */
+export type ReservedDocument = DataOf<SuccessBody<paths['/api/v2/documents']['post']>>;
+/** Result of POST /api/v2/documents/process. */
+export type ProcessResult = DataOf<SuccessBody<paths['/api/v2/documents/process']['post']>>;
+/** Download descriptor (GET /api/v2/documents/{id}/download). */
+export type DownloadDescriptor = DataOf<SuccessBody<paths['/api/v2/documents/{id}/download']['get']>>;
+/** A project. */
+export type Project = DataOf<SuccessBody<paths['/api/v2/projects/{id}']['get']>>;
+/** The organization of the API key. */
+export type Organization = DataOf<SuccessBody<paths['/api/v2/organization']['get']>>;
+/** Body of POST /api/v2/check/runs. */
+export type CreateCheckRun = RequestBody<paths['/api/v2/check/runs']['post']>;
+/** Body of POST /api/v2/check/runs/{id}/trigger. */
+export type TriggerCheckRun = RequestBody<paths['/api/v2/check/runs/{id}/trigger']['post']>;
+/** A check run as created (POST /api/v2/check/runs). */
+export type CheckRun = DataOf<SuccessBody<paths['/api/v2/check/runs']['post']>>;
+/** A check run with its requirements (GET /api/v2/check/runs/{id}). */
+export type CheckRunDetail = DataOf<SuccessBody<paths['/api/v2/check/runs/{id}']['get']>>;
+/** One requirement of a run with its sub-requirements (GET /api/v2/check/runs/{id}/requirements). */
+export type CheckRequirement = Item<DataOf<SuccessBody<paths['/api/v2/check/runs/{id}/requirements']['get']>>>;
+/** Body of POST /api/v2/agent/query. */
+export type QueryRequest = RequestBody<paths['/api/v2/agent/query']['post']>;
+/** An answer with citations (POST /api/v2/agent/query). */
+export type Answer = DataOf<SuccessBody<paths['/api/v2/agent/query']['post']>>;
+/** Body of POST /api/v2/chat. */
+export type ChatRequest = RequestBody<paths['/api/v2/chat']['post']>;
+/** The reply of POST /api/v2/chat with `stream: false`. */
+export type ChatReply = DataOf<SuccessBody<paths['/api/v2/chat']['post']>>;
+/** Body of POST /api/v2/agent/batches. */
+export type CreateBatch = RequestBody<paths['/api/v2/agent/batches']['post']>;
+/** A batch summary (POST /api/v2/agent/batches). */
+export type Batch = DataOf<SuccessBody<paths['/api/v2/agent/batches']['post']>>;
+/** A batch with its results (GET /api/v2/agent/batches/{id}). */
+export type BatchDetail = DataOf<SuccessBody<paths['/api/v2/agent/batches/{id}']['get']>>;

@@ -1,0 +1,248 @@
+// @kb-platform/sdk against the live stack: every endpoint of service-api.md through the generated
+// typed client or the helpers, with what a user of the SDK sees (resources, typed errors, retries).
+import { mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import {
+  chat,
+  chatText,
+  exportBatch,
+  KbApiError,
+  KbClient,
+  runCheck,
+  uploadDirectory,
+  uploadFile,
+  waitForBatch,
+  waitForDocuments,
+  type UploadProgress,
+} from '@kb-platform/sdk';
+import { baseUrl, corpusFile, newOrg } from './support/harness';
+
+jest.setTimeout(300_000);
+
+describe('TypeScript SDK', () => {
+  const org = newOrg('E2E SDK');
+  const kb = new KbClient({ baseUrl: baseUrl(), apiKey: org.key });
+  let projectId: string;
+  let pdfId: string;
+
+  beforeAll(async () => {
+    projectId = (await kb.data(kb.api.POST('/api/v2/projects', { body: { name: 'SDK project', description: 'made by the SDK test' } }))).id;
+  });
+
+  it('reads the organization of the key', async () => {
+    expect(await kb.data(kb.api.GET('/api/v2/organization'))).toEqual({ id: org.orgId, name: 'E2E SDK' });
+  });
+
+  it('manages projects: create, get, list with pagination, patch, delete (409 while it has documents)', async () => {
+    const created = await kb.data(kb.api.POST('/api/v2/projects', { body: { name: 'Temporary' } }));
+    expect(created).toMatchObject({ name: 'Temporary', description: null, document_count: 0, org_id: org.orgId });
+    expect(await kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id: created.id } } }))).toEqual(created);
+    const page = await kb.page(kb.api.GET('/api/v2/projects', { params: { query: { limit: 1 } } }));
+    expect(page.pagination).toEqual({ limit: 1, offset: 0, total: 2 });
+    expect(page.data.map((p) => p.id)).toEqual([created.id]);
+    const renamed = await kb.data(kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id: created.id } }, body: { name: 'Renamed', description: 'now described' } }));
+    expect([renamed.name, renamed.description]).toEqual(['Renamed', 'now described']);
+    expect(await kb.data(kb.api.DELETE('/api/v2/projects/{id}', { params: { path: { id: created.id } } }))).toBeUndefined();
+    const gone = await kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id: created.id } } })).catch((e) => e);
+    expect(gone).toBeInstanceOf(KbApiError);
+    expect(gone).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+  });
+
+  it('uploadFile reserves, uploads with byte progress, processes and waits until completed', async () => {
+    const events: UploadProgress[] = [];
+    const doc = await uploadFile(kb, corpusFile('pdf/OSHA2001.pdf'), { projectId, onProgress: (p) => events.push(p) });
+    pdfId = doc.id;
+    expect(doc).toMatchObject({ file_name: 'OSHA2001.pdf', status: 'completed', project_id: projectId, size_bytes: 829059 });
+    expect(doc.chunk_count).toBeGreaterThan(10);
+    const stages = events.map((e) => e.stage);
+    expect(stages[0]).toBe('reserving');
+    expect(stages.indexOf('uploading')).toBeLessThan(stages.indexOf('processing'));
+    expect(stages[stages.length - 1]).toBe('done');
+    const sent = events.filter((e) => e.stage === 'uploading').map((e) => e.bytesSent);
+    expect(sent[sent.length - 1]).toBe(829059);
+    expect(sent.length).toBeGreaterThan(2);
+
+    const blocked = await kb.data(kb.api.DELETE('/api/v2/projects/{id}', { params: { path: { id: projectId } } })).catch((e) => e);
+    expect(blocked).toMatchObject({ status: 409, code: 'CONFLICT' });
+  });
+
+  it('uploadDirectory uploads the accepted files of a folder, reports the others, and failures per file', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-sdk-'));
+    copyFileSync(corpusFile('markdown/jupiterone_policy_ir.md'), path.join(dir, 'ir.md'));
+    copyFileSync(corpusFile('markdown/jupiterone_policy_access.md'), path.join(dir, 'access.md'));
+    writeFileSync(path.join(dir, 'notes.xyz'), 'not a supported type');
+    writeFileSync(path.join(dir, 'empty.txt'), '');
+    const summary = await uploadDirectory(kb, dir, { projectId, pollIntervalMs: 500 });
+    expect(summary.documents.map((d) => [path.basename(d.file), d.document.status])).toEqual([
+      ['access.md', 'completed'],
+      ['ir.md', 'completed'],
+    ]);
+    expect(summary.skipped).toEqual([{ file: path.join(dir, 'notes.xyz'), reason: 'unsupported file type' }]);
+    // An empty file: refused at reservation or failed in processing, either way reported for that file alone.
+    expect(summary.failed.map((f) => path.basename(f.file))).toEqual(['empty.txt']);
+    expect(summary.failed[0].error).toMatch(/\w/);
+  });
+
+  it('lists, reads, downloads and deletes documents through the typed client', async () => {
+    const page = await kb.page(kb.api.GET('/api/v2/documents', { params: { query: { project_id: projectId, status: 'completed' } } }));
+    expect(page.data.map((d) => d.file_name).sort()).toEqual(['OSHA2001.pdf', 'access.md', 'ir.md']);
+    const one = await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id: pdfId } } }));
+    expect(one.status).toBe('completed');
+    expect(await waitForDocuments(kb, [pdfId])).toEqual([one]);
+    const download = await kb.data(kb.api.GET('/api/v2/documents/{id}/download', { params: { path: { id: pdfId } } }));
+    const bytes = Buffer.from(await (await fetch(download.download_url)).arrayBuffer());
+    expect(bytes.equals(readFileSync(corpusFile('pdf/OSHA2001.pdf')))).toBe(true);
+
+    const reserved = await kb.data(kb.api.POST('/api/v2/documents', { body: { file_name: 'never-sent.pdf', content_type: 'application/pdf', size_bytes: 10 } }));
+    expect(reserved.upload.method).toBe('PUT');
+    const processed = await kb.data(kb.api.POST('/api/v2/documents/process', { body: { document_ids: [reserved.id] } }));
+    expect(processed).toEqual({ processed: [], skipped: [{ document_id: reserved.id, reason: 'upload_not_found' }], failed: [] });
+    expect(await kb.data(kb.api.DELETE('/api/v2/documents', { body: { document_ids: [reserved.id] } }))).toEqual({ deleted: [reserved.id] });
+  });
+
+  it('raises typed errors with code, status and request id', async () => {
+    const error = await kb.data(kb.api.POST('/api/v2/projects', { body: { name: '' } })).catch((e) => e);
+    expect(error).toBeInstanceOf(KbApiError);
+    expect(error).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+    expect(error.request_id).toMatch(/\S{8,}/);
+    const unauthorized = new KbClient({ baseUrl: baseUrl(), apiKey: 'kb_not_a_key' });
+    await expect(unauthorized.data(unauthorized.api.GET('/api/v2/organization'))).rejects.toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
+  });
+
+  it('answers a question about the uploaded PDF with citations (query)', async () => {
+    const answer = await kb.data(
+      kb.api.POST('/api/v2/agent/query', { body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' } }),
+    );
+    expect(answer.citations.length).toBeGreaterThan(0);
+    expect(answer.citations[0].file_name).toBe('OSHA2001.pdf');
+    expect(answer.answer).toMatch(/\[1\]/);
+  });
+
+  it('streams a chat reply as SSE events meta → delta… → citations → done, and the same reply without streaming', async () => {
+    const request = { messages: [{ role: 'user' as const, content: 'Must employers notify employees exposed to toxic materials?' }], project_id: projectId, chat_type: 'project' as const };
+    const events = [];
+    for await (const event of chat(kb, request)) events.push(event);
+    const names = events.map((e) => e.event);
+    expect(names[0]).toBe('meta');
+    expect(names.slice(-2)).toEqual(['citations', 'done']);
+    expect(names.filter((n) => n === 'delta').length).toBeGreaterThan(0);
+    const text = events.flatMap((e) => (e.event === 'delta' ? [e.data.content] : [])).join('');
+    const plain = await kb.data(kb.api.POST('/api/v2/chat', { body: { ...request, stream: false } }));
+    expect(text).toBe(plain.message.content);
+    const collected = await chatText(kb, request);
+    expect(collected.message.content).toBe(plain.message.content);
+    expect(collected.citations.map((c) => c.file_name)).toContain('OSHA2001.pdf');
+    // An error before the stream begins is the envelope's, thrown typed.
+    await expect(chat(kb, { messages: [{ role: 'user', content: 'ladder safety?' }], chat_type: 'safety' }).next()).rejects.toMatchObject({
+      status: 403,
+      code: 'AGENT_NOT_ENABLED',
+    });
+  });
+
+  it('verifies one requirement with verbatim evidence', async () => {
+    const verdict = (await kb.data(
+      kb.api.POST('/api/v2/check/verify', { body: { project_id: projectId, requirement: 'Employers must notify employees exposed to toxic materials.' } }),
+    )) as { verdict: string; evidence: string; sources: Array<{ title: string }> };
+    expect(verdict.verdict).toBe('COMPLIANT');
+    expect(verdict.sources[0].title).toBe('OSHA2001.pdf');
+  });
+
+  it('runCheck creates, triggers and waits with progress; the run is listed with its requirements', async () => {
+    const progress: number[] = [];
+    const run = await runCheck(
+      kb,
+      { project_id: projectId, name: 'SDK run', requirements: ['Employers must notify employees exposed to toxic materials.', { text: 'Backups must be encrypted with AES-256.', metadata: { ref: 'B-1' } }] },
+      { onProgress: (r) => progress.push(r.processed_requirements) },
+    );
+    expect(run.status).toBe('completed');
+    expect(run.total_requirements).toBe(2);
+    expect(run.passed_requirements + run.failed_requirements).toBe(2);
+    expect(progress[0]).toBe(0);
+    expect(progress[progress.length - 1]).toBe(2);
+    const [first, second] = [...run.requirements].sort((a, b) => a.order_index - b.order_index);
+    expect(first.sub_requirements.every((s) => s.status === 'comply')).toBe(true);
+    expect(second.sub_requirements.some((s) => s.status === 'not-comply')).toBe(true);
+
+    const listed = await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: projectId } } }));
+    expect((listed.data as Array<{ id: string }>).map((r) => r.id)).toContain(run.id);
+    const requirements = await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id: run.id } } }));
+    expect(requirements.map((r) => r.text)).toEqual(['Employers must notify employees exposed to toxic materials.', 'Backups must be encrypted with AES-256.']);
+
+    // Stop applies to a run being processed: on a completed run it is a 409, thrown typed.
+    await expect(kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id: run.id } } }))).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    // Triggering again with reprocess checks everything anew.
+    const again = await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: run.id } }, body: { reprocess: true, skip_breakdown: true } }));
+    expect(again).toMatchObject({ run_id: run.id, status: 'processing' });
+  });
+
+  it('creates a batch, waits for it and exports its CSV', async () => {
+    const created = await kb.data(
+      kb.api.POST('/api/v2/agent/batches', { body: { questions: ['Must employers notify employees exposed to toxic materials?', 'Who reviews alerts?'], name: 'SDK batch', project_id: projectId, chat_type: 'project' } }),
+    );
+    expect(created.status).toBe('pending');
+    const counts: number[] = [];
+    const done = await waitForBatch(kb, created.id, { onProgress: (b) => counts.push(b.processed_questions) });
+    expect(done.status).toBe('completed');
+    expect(counts[counts.length - 1]).toBe(2);
+    const csv = await exportBatch(kb, created.id);
+    const rows = parse(csv, { columns: true }) as Array<Record<string, string>>;
+    expect(rows.map((r) => [r.index, r.question, r.status])).toEqual([
+      ['0', 'Must employers notify employees exposed to toxic materials?', 'completed'],
+      ['1', 'Who reviews alerts?', 'completed'],
+    ]);
+    expect(rows[0].answer).toBe(done.results[0].answer);
+    const listed = await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query: { project_id: projectId } as never } }));
+    expect((listed.data as Array<{ id: string }>).map((b) => b.id)).toEqual([created.id]);
+  });
+
+  it('retries a POST whose response was lost with the same Idempotency-Key: one project, the first response replayed', async () => {
+    const keys: string[] = [];
+    let dropped = false;
+    const flaky = new KbClient({
+      baseUrl: baseUrl(),
+      apiKey: org.key,
+      fetch: async (input, init) => {
+        const request = new Request(input as Request, init);
+        keys.push(request.headers.get('idempotency-key') ?? '');
+        const response = await fetch(request);
+        if (!dropped) {
+          dropped = true;
+          throw new TypeError('fetch failed (connection reset after the server answered)');
+        }
+        return response;
+      },
+    });
+    const { data, response } = await flaky.api.POST('/api/v2/projects', { body: { name: 'Exactly once' } });
+    expect(response.headers.get('idempotent-replayed')).toBe('true');
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    const all = await kb.page(kb.api.GET('/api/v2/projects', { params: { query: { limit: 200 } } }));
+    expect(all.data.filter((p) => p.name === 'Exactly once').map((p) => p.id)).toEqual([data!.data.id]);
+  });
+
+  it('waits out a 429 for Retry-After and then succeeds', async () => {
+    const limited = newOrg('E2E SDK limited', { rateLimit: 1 });
+    const statuses: number[] = [];
+    const client = new KbClient({
+      baseUrl: baseUrl(),
+      apiKey: limited.key,
+      fetch: async (input, init) => {
+        const response = await fetch(new Request(input as Request, init));
+        statuses.push(response.status);
+        return response;
+      },
+    });
+    expect(await client.data(client.api.GET('/api/v2/organization'))).toEqual({ id: limited.orgId, name: 'E2E SDK limited' });
+    expect(await client.data(client.api.GET('/api/v2/organization'))).toEqual({ id: limited.orgId, name: 'E2E SDK limited' });
+    expect(statuses).toEqual([200, 429, 200]);
+    // With no retries left the 429 surfaces typed, with its Retry-After.
+    const impatient = new KbClient({ baseUrl: baseUrl(), apiKey: limited.key, maxRetries: 0 });
+    await impatient.data(impatient.api.GET('/api/v2/organization')).catch(() => undefined);
+    const error = await impatient.data(impatient.api.GET('/api/v2/organization')).catch((e) => e);
+    expect(error).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+    expect(error.retryAfterSeconds).toBeGreaterThan(0);
+  });
+});
