@@ -55,17 +55,18 @@ async function main() {
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
 
-  const apiKey = await demoKey(stack);
+  const { orgId, key: apiKey } = await demoKey(stack);
   loadSafetyCorpus(stack);
   const publicUrl = `http://localhost:${stack.ports.gateway}`;
   process.stdout.write(
     `\nThe service is running.\n` +
       `  Base URL:     ${publicUrl}\n` +
+      `  Demo org id:  ${orgId} (Safety Assistant on)\n` +
       `  Demo API key: ${apiKey}\n` +
       `  API docs:     ${publicUrl}/docs\n` +
       `  Search:       ${search}\n` +
       `  Try:          curl -H "Authorization: Bearer ${apiKey}" ${publicUrl}/api/v2/organization\n` +
-      `  Operator CLI: npm run --silent kbctl -- key list --org <org id> --json\n` +
+      `  Operator CLI: npm run --silent kbctl -- key list --org ${orgId} --json   (kbctl --help for every command)\n` +
       `  Logs:         ${path.join(dataDir, 'logs')}\n` +
       `Press Ctrl-C to stop. Data is kept in ${dataDir}.\n`,
   );
@@ -118,13 +119,16 @@ function loadSafetyCorpus(stack) {
   });
 }
 
-/** Creates the demo organization and key on first start; reuses them while the key still works. */
+/**
+ * Creates the demo organization (Safety Assistant on) and key on first start; reuses them while the
+ * key still works. @returns `{ orgId, key }` as kept in `.data/demo.json`.
+ */
 async function demoKey(stack) {
   const file = path.join(dataDir, 'demo.json');
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, 'utf8'));
     const res = await fetch(`${stack.baseUrl}/api/v2/organization`, { headers: { Authorization: `Bearer ${saved.key}` } });
-    if (res.status === 200) return saved.key;
+    if (res.status === 200) return { orgId: saved.org_id, key: saved.key };
   }
   const kbctl = (...args) =>
     JSON.parse(
@@ -137,7 +141,7 @@ async function demoKey(stack) {
   const key = kbctl('key', 'create', '--org', org.id, '--name', 'demo');
   // Local demo convenience only: the service itself stores just the key's hash.
   writeFileSync(file, JSON.stringify({ org_id: org.id, key: key.key }, null, 2), { mode: 0o600 });
-  return key.key;
+  return { orgId: org.id, key: key.key };
 }
 
 main().catch((e) => {

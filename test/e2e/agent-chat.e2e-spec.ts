@@ -91,6 +91,30 @@ describe('agent: safety corpus, routing, chat with SSE', () => {
     expect(await ask(plainOrg.key, 'Who leads the incident response team?', { project_id: projectId })).toBe('project');
   });
 
+  it("routes a safety-sounding question about the organization's own documents to them (routing by evidence), else to the safety corpus", async () => {
+    // The README's demo: an org with the Safety Assistant on uploads OSHA2001.pdf and asks about it.
+    const org = newOrg('E2E Agent Evidence Routing', { safety: true });
+    const o = api(org.key);
+    const id = await uploadFile(org.key, { path: corpusFile('pdf/OSHA2001.pdf') });
+    await o.post('/api/v2/documents/process').send({ document_ids: [id] });
+    expect((await waitForDocument(org.key, id)).status).toBe('completed');
+    const own = await o.post('/api/v2/agent/query').send({ question: 'Must employers notify employees exposed to toxic materials?' });
+    expect(own.status).toBe(200);
+    expect(own.body.data.agent).toBe('general');
+    expect(own.body.data.citations.length).toBeGreaterThan(0);
+    for (const c of own.body.data.citations) expect(c.file_name).toBe('OSHA2001.pdf');
+    // The same question in chat (streamed or not) follows the same rule.
+    const chat = await o.post('/api/v2/chat').send({ messages: [{ role: 'user', content: 'Must employers notify employees exposed to toxic materials?' }] });
+    expect(chat.body.data.agent).toBe('general');
+    // A safety question its documents do not answer still goes to the shared corpus.
+    const ladder = await o.post('/api/v2/agent/query').send({ question: 'How far must ladder side rails extend above the upper landing?' });
+    expect(ladder.body.data.agent).toBe('safety');
+    expect(ladder.body.data.citations[0].file_name).toMatch(/ladder/);
+    // An explicit chat_type is never overridden by evidence.
+    const forced = await o.post('/api/v2/agent/query').send({ question: 'Must employers notify employees exposed to toxic materials?', chat_type: 'safety' });
+    expect(forced.body.data.agent).toBe('safety');
+  });
+
   it('understands a follow-up from the conversation (the retrieval query is rewritten)', async () => {
     const res = await s.post('/api/v2/chat').send({
       chat_type: 'safety',

@@ -15,7 +15,10 @@
 // Both report `confidence`: precision and coverage of answers with confidence >= 0.7 (the first
 // citation holds the gold answer) and a reliability table (confidence bins against that accuracy).
 // With LLM_BASE_URL (+ LLM_MODEL, LLM_API_KEY) set, the model-configured path is evaluated.
-// Usage: npm run eval:answers [-- --dataset FILE --split tune|report|all --limit N --top-k N --concurrency N --json]
+// `--safety`: the organization has the Safety Assistant on (as npm start's demo organization), the
+// sample safety corpus is loaded and chat_type is omitted (SQuAD: only project_id is sent), so every
+// question goes through routing (docs/agent.md "Routing"); `routed` in the report counts the agents.
+// Usage: npm run eval:answers [-- --dataset FILE --split tune|report|all --limit N --top-k N --concurrency N --safety --json]
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -23,7 +26,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
-import { newTenant } from '../lib/api-client.mjs';
+import { kbctlFor, newTenant } from '../lib/api-client.mjs';
 import { articleText, isSquad, loadSquad, normalizeForMatch, splitArticles } from './squad2.mjs';
 
 const { values } = parseArgs({
@@ -34,6 +37,7 @@ const { values } = parseArgs({
     limit: { type: 'string' },
     'top-k': { type: 'string', default: '8' },
     concurrency: { type: 'string', default: '2' },
+    safety: { type: 'boolean' },
     json: { type: 'boolean' },
   },
 });
@@ -142,9 +146,18 @@ function confidenceReport(rows) {
 try {
   const { org, call } = newTenant(stack, 'Eval', 100000);
   const topK = Number(values['top-k']);
+  const routed = {};
+  if (values.safety) {
+    kbctlFor(stack, 'org', 'safety', '--org', org.id, '--on');
+    step('loading the sample safety corpus (samples/safety-corpus)');
+    process.env.DOCUMENTS_GRPC_URL = `127.0.0.1:${stack.ports.documents}`;
+    kbctlFor(stack, 'safety', 'load', path.join(ROOT, 'samples/safety-corpus'));
+  }
   const ask = async (q, projectId) => {
     const t0 = performance.now();
-    const a = await call('POST', '/api/v2/agent/query', { question: q, top_k: topK, ...(projectId ? { chat_type: 'project', project_id: projectId } : {}) });
+    const routing = projectId ? (values.safety ? { project_id: projectId } : { chat_type: 'project', project_id: projectId }) : {};
+    const a = await call('POST', '/api/v2/agent/query', { question: q, top_k: topK, ...routing });
+    routed[a.agent] = (routed[a.agent] ?? 0) + 1;
     return { a, ms: performance.now() - t0 };
   };
   let report;
@@ -218,7 +231,9 @@ try {
     /** Text of a cited chunk, read back from the index (a search for the quote within its document). */
     const chunkText = async (c) => {
       if (chunkCache.has(c.chunk_id)) return chunkCache.get(c.chunk_id);
-      const res = await retrieval.search({ query: c.quote, documentIds: [c.document_id], topK: 50, corpus: 0 }, { orgId: org.id });
+      // A citation of the shared safety corpus (--safety) is read back from that corpus.
+      const own = Object.values(docIds).includes(c.document_id);
+      const res = await retrieval.search({ query: c.quote, documentIds: [c.document_id], topK: 50, corpus: own ? 0 : 1 }, { orgId: org.id });
       for (const h of res.hits) chunkCache.set(h.chunk.id, h.chunk.text);
       return chunkCache.get(c.chunk_id) ?? null;
     };
@@ -248,6 +263,7 @@ try {
         right: goldFirst,
         markersMatch,
         quotes,
+        agent: a.agent,
         ms,
       });
     }
@@ -280,6 +296,8 @@ try {
       exitCode = 1;
     }
   }
+  report.safety_assistant = Boolean(values.safety);
+  report.routed = routed;
   if (values.json) process.stdout.write(JSON.stringify({ report, rows }, null, 2) + '\n');
   else {
     if (!squad) {

@@ -152,15 +152,34 @@ export class AnswerService {
       await this.deps.recordUsage(ctx.orgId, req.source, this.modelName, u).catch((err) => this.deps.logger.warn({ err }, 'usage record failed'));
     };
 
-    const agent = await chooseAgent(req, () => this.isSafetyConversation(req, spend));
-    if (req.projectId && agent !== 'safety') await requireProject(this.deps.documents, req.projectId);
+    let agent = await chooseAgent(req, () => this.isSafetyConversation(req, spend));
+    // Routed to safety by the classifier (chat_type omitted): the organization's own documents are
+    // searched too, and answer when they answer at least as well as the shared corpus
+    // (ownDocumentsAnswerBetter). Their scope is the one the request would have had without the
+    // Safety Assistant, so a project must be the caller's.
+    const byEvidence = agent === 'safety' && !req.chatType;
+    const orgAgent: AgentName = req.projectId ? 'project' : 'general';
+    if (req.projectId && (agent !== 'safety' || byEvidence)) await requireProject(this.deps.documents, req.projectId);
     const query = await this.retrievalQuery(req, spend);
     throwIfAborted(req.signal);
-    const scope: KnowledgeScope =
-      agent === 'safety'
-        ? { corpus: 'safety' }
-        : { corpus: 'org', projectId: agent === 'project' ? req.projectId : undefined, documentIds: req.documentIds };
-    const passages = await searchKnowledge(this.deps, query, scope, Math.min(Math.max(req.topK || 8, 1), 20));
+    const topK = Math.min(Math.max(req.topK || 8, 1), 20);
+    const orgScope = (a: AgentName): KnowledgeScope => ({ corpus: 'org', projectId: a === 'project' ? req.projectId : undefined, documentIds: req.documentIds });
+    let passages: Passage[];
+    if (byEvidence) {
+      const [own, shared] = await Promise.all([
+        searchKnowledge(this.deps, query, orgScope(orgAgent), topK),
+        searchKnowledge(this.deps, query, { corpus: 'safety' }, topK),
+      ]);
+      throwIfAborted(req.signal);
+      if (await this.ownDocumentsAnswerBetter(query, own, shared)) {
+        agent = orgAgent;
+        passages = own;
+      } else {
+        passages = shared;
+      }
+    } else {
+      passages = await searchKnowledge(this.deps, query, agent === 'safety' ? { corpus: 'safety' } : orgScope(agent), topK);
+    }
     throwIfAborted(req.signal);
     await hooks.onMeta?.(agent, this.modelName);
 
@@ -258,6 +277,23 @@ export class AnswerService {
       }
     }
     return { answer, citations, agent, model: model.model, usage: usage(), finishReason, confidence: citations.length > 0 ? round3(confidence) : Math.min(round3(confidence), 0.69) };
+  }
+
+  /**
+   * Routing by evidence (docs/agent.md "Routing"): do the organization's own passages answer `query`
+   * at least as well as the shared safety corpus? True when the answerability model (the one that
+   * decides "not found") finds their best sentence at or above its abstention cut-off AND their
+   * confidence is at least the corpus's (the corpus counts 0 when it does not answer). Passages of
+   * documents deleted meanwhile were already dropped by `searchKnowledge`.
+   */
+  private async ownDocumentsAnswerBetter(query: string, own: Passage[], shared: Passage[]): Promise<boolean> {
+    if (own.length === 0) return false;
+    const [mine, corpus] = await Promise.all([
+      assessAnswerability(query, own, { embed: this.embed }),
+      shared.length > 0 ? assessAnswerability(query, shared, { embed: this.embed }) : null,
+    ]);
+    if (!mine.answerable) return false;
+    return mine.confidence >= (corpus?.answerable ? corpus.confidence : 0);
   }
 
   /** Is the conversation about construction/workplace safety? Model when configured, else the lexicon. */

@@ -1,6 +1,6 @@
 import { AppError, openDatabase } from '@kb/common';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, IsNull, Repository } from 'typeorm';
 import { InitAccounts1732200000001 } from '../database/migrations/1732200000001-InitAccounts';
 import { GatewayLimits1732200000002 } from '../database/migrations/1732200000002-GatewayLimits';
 import { RateLimitLeases1732200000003 } from '../database/migrations/1732200000003-RateLimitLeases';
@@ -88,6 +88,20 @@ export class AccountsService {
     const org = await this.getOrganization(id);
     if (!org) throw AppError.notFound(`Organization ${id} not found.`);
     return org;
+  }
+
+  /** Every organization, oldest first, with its number of keys not revoked (`kbctl org list`). */
+  async listOrganizations(): Promise<{ organization: OrganizationEntity; activeKeys: number }[]> {
+    const orgs = await this.orgs.find({ order: { createdAt: 'ASC', id: 'ASC' } });
+    const counts = await this.keys
+      .createQueryBuilder('k')
+      .select('k.org_id', 'org_id')
+      .addSelect('COUNT(*)::int', 'n')
+      .where({ revokedAt: IsNull() })
+      .groupBy('k.org_id')
+      .getRawMany<{ org_id: string; n: number }>();
+    const byOrg = new Map(counts.map((c) => [c.org_id, Number(c.n)]));
+    return orgs.map((organization) => ({ organization, activeKeys: byOrg.get(organization.id) ?? 0 }));
   }
 
   /** Sets monthly caps; `null` = unlimited, `undefined` = unchanged. */

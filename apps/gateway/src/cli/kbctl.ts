@@ -18,6 +18,56 @@ export function usage(): string {
   return ['Usage: kbctl <command> [options] [--json]', ...kbctlCommands().map((c) => `  ${c.usage}`)].join('\n');
 }
 
+const GLOBAL_HELP_TAIL = [
+  '',
+  'Every command:',
+  '  --json     print exactly one JSON object on stdout (exit 0), or {"error":{"code","message"}} (exit 1)',
+  '  --help     this help; `kbctl <command> --help` (or `kbctl help <command>`) for one command',
+  '',
+  'Environment: DATABASE_URL (required; `npm run kbctl` reads the local stack\'s from .data/stack.json),',
+  'NATS_URL (changes to keys and organizations are announced to every gateway), DOCUMENTS_GRPC_URL',
+  '(safety load), RETRIEVAL_GRPC_URL (reindex).',
+];
+
+/**
+ * The help `argv` asks for, or null when it asks for none. Help is asked by `--help`, `-h`, a first
+ * word `help`, or no command at all. `kbctl org create --help` gives that command's usage and
+ * description; `kbctl org --help` the commands of the group; anything else the global help.
+ * Needs no database. With `--json` the help is one JSON object: `{ help, commands: [{ name, usage, help }] }`.
+ */
+export function helpFor(argv: string[]): { text: string; json: Record<string, unknown> } | null {
+  const flags = argv.filter((a) => a.startsWith('-'));
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const asked = flags.includes('--help') || flags.includes('-h') || words[0] === 'help' || words.length === 0;
+  if (!asked) return null;
+  const wanted = words[0] === 'help' ? words.slice(1) : words;
+  // Organizations and keys first, then the corpus and index commands (registration order is import order).
+  const groups = ['org', 'key', 'safety', 'reindex'];
+  const rank = (name: string) => (groups.indexOf(name.split(' ')[0]) + groups.length + 1) % (groups.length + 1);
+  const all = kbctlCommands()
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => rank(a.c.name) - rank(b.c.name) || a.i - b.i)
+    .map(({ c }) => c);
+  const exact = all.find((c) => c.name.split(' ').every((w, i) => wanted[i] === w));
+  const group = exact ? [exact] : all.filter((c) => wanted.length > 0 && c.name.split(' ')[0] === wanted[0]);
+  const shown = group.length > 0 ? group : all;
+  const describe = (c: (typeof all)[number]) => ({ name: c.name, usage: `kbctl ${c.usage}`, help: c.help ?? '' });
+  let text: string;
+  if (exact) {
+    text = [`Usage: kbctl ${exact.usage} [--json]`, '', ...(exact.help ? [exact.help] : []), ...GLOBAL_HELP_TAIL].join('\n');
+  } else {
+    text = [
+      'kbctl: the operator CLI (organizations, API keys, the shared safety corpus, reindexing).',
+      'Usage: kbctl <command> [options] [--json]',
+      '',
+      'Commands:',
+      ...shown.map((c) => `  ${c.usage}`),
+      ...GLOBAL_HELP_TAIL,
+    ].join('\n');
+  }
+  return { text, json: { help: text, commands: shown.map(describe) } };
+}
+
 export function presentOrganization(o: OrganizationEntity) {
   return {
     id: o.id,
@@ -58,14 +108,25 @@ export function required(value: string | boolean | undefined, flag: string): str
 registerKbctlCommand({
   name: 'org create',
   usage: 'org create --name NAME [--safety]',
+  help: 'Creates an organization and prints it (id, name, safety_assistant_enabled, quotas, created_at).\n  --name NAME   1 to 200 characters\n  --safety      turn the construction-safety assistant on from the start',
   options: { name: { type: 'string' }, safety: { type: 'boolean' } },
   run: async ({ values, accounts }) =>
     presentOrganization(await accounts.createOrganization({ name: required(values.name, '--name'), safetyAssistantEnabled: values.safety === true })),
 });
 
 registerKbctlCommand({
+  name: 'org list',
+  usage: 'org list',
+  help: 'Lists every organization, oldest first: { organizations: [{ id, name, safety_assistant_enabled, monthly_request_quota, monthly_token_quota, created_at, active_keys }] }.',
+  run: async ({ accounts }) => ({
+    organizations: (await accounts.listOrganizations()).map(({ organization, activeKeys }) => ({ ...presentOrganization(organization), active_keys: activeKeys })),
+  }),
+});
+
+registerKbctlCommand({
   name: 'org quota',
   usage: 'org quota --org ORG_ID [--requests N|unlimited] [--tokens N|unlimited]',
+  help: 'Sets the organization\'s monthly caps (402 QUOTA_EXCEEDED beyond them); prints the organization.\n  --requests N|unlimited   API requests per calendar month (UTC)\n  --tokens N|unlimited     model tokens per calendar month',
   options: { org: { type: 'string' }, requests: { type: 'string' }, tokens: { type: 'string' } },
   run: async ({ values, accounts, announce }) => {
     const org = await accounts.setQuotas(required(values.org, '--org'), {
@@ -80,6 +141,7 @@ registerKbctlCommand({
 registerKbctlCommand({
   name: 'org safety',
   usage: 'org safety --org ORG_ID --on|--off',
+  help: 'Turns the construction-safety assistant on or off for an organization; prints the organization.',
   options: { org: { type: 'string' }, on: { type: 'boolean' }, off: { type: 'boolean' } },
   run: async ({ values, accounts, announce }) => {
     if ((values.on === true) === (values.off === true)) throw AppError.validation('Give exactly one of --on or --off.');
@@ -92,6 +154,7 @@ registerKbctlCommand({
 registerKbctlCommand({
   name: 'key create',
   usage: 'key create --org ORG_ID [--name NAME] [--rate-limit N]   (N requests per minute, default 100)',
+  help: 'Creates an API key for an organization and prints it once (`key`: kb_ + 32 random bytes); only its\nSHA-256 hash is stored.\n  --name NAME        a label for the key\n  --rate-limit N     requests per minute for this key (default 100)',
   options: { org: { type: 'string' }, name: { type: 'string' }, 'rate-limit': { type: 'string' } },
   run: async ({ values, accounts }) => {
     const raw = values['rate-limit'];
@@ -109,6 +172,7 @@ registerKbctlCommand({
 registerKbctlCommand({
   name: 'key list',
   usage: 'key list --org ORG_ID',
+  help: 'Lists the organization\'s keys, newest first (id, name, key_prefix, rate limit, created_at, revoked_at); never the secrets.',
   options: { org: { type: 'string' } },
   run: async ({ values, accounts }) => ({ keys: (await accounts.listApiKeys(required(values.org, '--org'))).map(presentKey) }),
 });
@@ -116,6 +180,7 @@ registerKbctlCommand({
 registerKbctlCommand({
   name: 'key revoke',
   usage: 'key revoke KEY_ID',
+  help: 'Revokes a key: every gateway refuses it at once (announced on NATS). Prints the revoked key.',
   run: async ({ args, accounts, announce }) => {
     const key = await accounts.revokeApiKey(required(args[0], 'KEY_ID'));
     await announce({ keyId: key.id, orgId: key.orgId, reason: 'key.revoked' });
@@ -159,6 +224,11 @@ export async function runKbctl(
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const json = argv.includes('--json');
+  const help = helpFor(argv);
+  if (help) {
+    process.stdout.write(json ? JSON.stringify(help.json) + '\n' : help.text + '\n');
+    return 0;
+  }
   const url = process.env.DATABASE_URL;
   const log = (m: string) => process.stderr.write(`kbctl: ${m}\n`);
   const fail = (code: string, message: string) => {

@@ -28,6 +28,8 @@ export interface KbctlCommand {
   name: string;
   /** One usage line shown in help. */
   usage: string;
+  /** What the command does, its flags and its output: shown by `kbctl <command> --help`. */
+  help?: string;
   /** Extra `--flags` this command accepts (node:util parseArgs option config). */
   options?: NonNullable<ParseArgsConfig['options']>;
   run: (ctx: KbctlContext) => Promise<Record<string, unknown>>;

@@ -125,6 +125,12 @@ export async function runSafetyLoad(argv: string[]): Promise<Record<string, unkn
 registerKbctlCommand({
   name: 'safety load',
   usage: 'safety load FOLDER [--prune] [--timeout SECONDS]   (the shared construction-safety corpus; replaces by file name)',
+  help:
+    'Loads every file of FOLDER into the shared construction-safety corpus through the normal ingestion path and waits\n' +
+    'until each is completed; a file whose name is already there replaces the old document once the new one is ready.\n' +
+    '  --prune             also delete corpus documents whose names are not in FOLDER\n' +
+    '  --timeout SECONDS   how long to wait for the documents to be processed\n' +
+    'Prints { folder, loaded: [{ file_name, document_id, status, chunk_count, error_message, replaced }], removed }.',
   options: { prune: { type: 'boolean' }, timeout: { type: 'string' } },
   run: ({ args, values }) =>
     runSafetyLoad([

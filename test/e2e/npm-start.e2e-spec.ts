@@ -1,0 +1,90 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, ROOT, stopChild } from './support/harness';
+
+jest.setTimeout(600_000);
+
+const KBCTL = path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js');
+
+/**
+ * `npm start` (tools/start.mjs) as a user runs it, on its own data folder and free ports: the banner
+ * names the demo organization, and `kbctl org list` (through the npm wrapper tools/kbctl.mjs, which
+ * finds the local stack by KB_DATA_DIR) lists it with the Safety Assistant on and one active key.
+ * Lexical search (no embedding model to fetch). Also `kbctl --help`, which needs no database.
+ */
+describe('npm start banner and kbctl org list / --help', () => {
+  let dir: string;
+  let start: ChildProcess | undefined;
+  let banner = '';
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-start-'));
+    const ports: Record<string, string> = {};
+    for (const name of [
+      'GATEWAY_PORT',
+      'KB_POSTGRES_PORT',
+      'KB_NATS_PORT',
+      'DOCUMENTS_GRPC_PORT',
+      'INGESTION_GRPC_PORT',
+      'RETRIEVAL_GRPC_PORT',
+      'CHECK_GRPC_PORT',
+      'AGENT_GRPC_PORT',
+      'GATEWAY_METRICS_PORT',
+      'DOCUMENTS_METRICS_PORT',
+      'INGESTION_METRICS_PORT',
+      'RETRIEVAL_METRICS_PORT',
+      'CHECK_METRICS_PORT',
+      'AGENT_METRICS_PORT',
+    ])
+      ports[name] = String(await freePort());
+    const env: NodeJS.ProcessEnv = { ...process.env, ...ports, KB_DATA_DIR: path.join(dir, 'data'), EMBEDDINGS_PROVIDER: 'none' };
+    for (const leaked of ['DATABASE_URL', 'NATS_URL', 'DOCUMENTS_GRPC_URL', 'PUBLIC_BASE_URL']) delete env[leaked];
+    start = spawn(process.execPath, [path.join(ROOT, 'tools/start.mjs')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    start.stderr!.on('data', (d) => (stderr += d));
+    await new Promise<void>((resolve, reject) => {
+      start!.stdout!.on('data', (d) => {
+        banner += d;
+        if (/Press Ctrl-C to stop/.test(banner)) resolve();
+      });
+      start!.once('exit', (code) => reject(new Error(`npm start exited (${code}) before its banner:\n${banner}\n${stderr.slice(-3000)}`)));
+    });
+  });
+
+  afterAll(async () => {
+    if (start) await stopChild(start);
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  });
+
+  it("prints the demo organization's id, the one its demo key belongs to, and kbctl org list shows it", async () => {
+    const orgId = /Demo org id:\s+([0-9a-f-]{36})/.exec(banner)?.[1];
+    const key = /Demo API key:\s+(kb_\S+)/.exec(banner)?.[1];
+    const url = /Base URL:\s+(\S+)/.exec(banner)?.[1];
+    expect({ orgId: !!orgId, key: !!key, url: !!url }).toEqual({ orgId: true, key: true, url: true });
+    const me = await fetch(`${url}/api/v2/organization`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(((await me.json()) as any).data.id).toBe(orgId);
+    expect(banner).toContain(`key list --org ${orgId}`);
+
+    const env: NodeJS.ProcessEnv = { ...process.env, KB_DATA_DIR: path.join(dir, 'data') };
+    delete env.DATABASE_URL;
+    delete env.NATS_URL;
+    const out = execFileSync(process.execPath, [path.join(ROOT, 'tools/kbctl.mjs'), 'org', 'list', '--json'], { cwd: ROOT, env, encoding: 'utf8' });
+    const { organizations } = JSON.parse(out);
+    expect(organizations).toEqual([
+      expect.objectContaining({ id: orgId, name: 'Demo Organization', safety_assistant_enabled: true, active_keys: 1, monthly_request_quota: null }),
+    ]);
+  });
+
+  it('kbctl --help and <command> --help need no database and exit 0', () => {
+    const env = { ...process.env };
+    delete env.DATABASE_URL;
+    const all = execFileSync(process.execPath, [KBCTL, '--help'], { env, encoding: 'utf8' });
+    expect(all).toContain('org list');
+    expect(all).toContain('key revoke KEY_ID');
+    const one = JSON.parse(execFileSync(process.execPath, [KBCTL, 'org', 'quota', '--help', '--json'], { env, encoding: 'utf8' }));
+    expect(one.commands).toEqual([expect.objectContaining({ name: 'org quota' })]);
+    expect(one.help).toContain('--requests N|unlimited');
+  });
+});
