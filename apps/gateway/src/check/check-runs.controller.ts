@@ -15,6 +15,7 @@ import {
 } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import { presentSource } from './sources';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
@@ -86,6 +87,8 @@ class SourceView {
   @ApiProperty() title: string;
   @ApiProperty({ type: Number, nullable: true }) start_page: number | null;
   @ApiProperty({ type: Number, nullable: true }) end_page: number | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the chunk (outermost first), null when it is under no heading' })
+  section: string | null;
 }
 
 class SubRequirementView {
@@ -175,13 +178,7 @@ export function presentRequirement(q: checkV1.Requirement) {
       score: s.score,
       status: s.status,
       sources: s.hasSources
-        ? s.sources.map((src) => ({
-            handbook_id: src.handbookId,
-            node_id: src.nodeId,
-            title: src.title,
-            start_page: src.startPage ?? null,
-            end_page: src.endPage ?? null,
-          }))
+        ? s.sources.map(presentSource)
         : null,
     })),
     created_at: q.createdAt,
