@@ -70,8 +70,9 @@ export class DocumentsRepository {
   async startProcessing(orgId: string, id: string, sizeBytes: number, at: Date): Promise<boolean> {
     const result = await this.repo.update(
       { orgId, id, status: 'awaiting_upload' },
-      // Queued for ingestion: shown as the first stage until ingestion reports its own progress.
-      { status: 'processing', sizeBytes, processingStartedAt: at, updatedAt: at, errorMessage: null, progress: INITIAL_PROGRESS, progressAt: at },
+      // Queued for ingestion: shown as the first stage until ingestion reports its own progress
+      // (progress_at stays null so that ingestion's first event applies whatever its clock says).
+      { status: 'processing', sizeBytes, processingStartedAt: at, updatedAt: at, errorMessage: null, progress: INITIAL_PROGRESS, progressAt: null },
     );
     return (result.affected ?? 0) > 0;
   }
