@@ -122,6 +122,43 @@ describe('document progress, chunks and sections', () => {
     }
   });
 
+  it('carries section on batch citations and check-run sub-requirement sources', async () => {
+    const until = async (path: string, done: (d: any) => boolean) => {
+      const deadline = Date.now() + 300_000;
+      for (;;) {
+        const d = (await a.get(path)).body.data;
+        if (done(d)) return d;
+        if (Date.now() > deadline) throw new Error(`${path} still ${d?.status}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    };
+    const batch = (await a.post('/api/v2/agent/batches').send({ questions: ['What should be done for a worker with heat cramps?'], project_id: projectId })).body.data;
+    const finished = await until(`/api/v2/agent/batches/${batch.id}`, (d) => ['completed', 'failed'].includes(d.status));
+    const citations = finished.results[0].citations;
+    expect(citations.length).toBeGreaterThan(0);
+    for (const c of citations) {
+      expect(c.section).toBe((await a.get(`/api/v2/documents/${c.document_id}/chunks/${c.chunk_id}`)).body.data.section);
+    }
+    expect(citations.map((c: any) => c.section)).toContain('First Aid > Heat Cramps');
+
+    const run = (
+      await a.post('/api/v2/check/runs').send({
+        project_id: projectId,
+        name: 'Heat illness',
+        handbook_ids: [ids.html],
+        requirements: [{ text: 'Workers with heat cramps must rest in a shady or cool area and drink water or other liquids.' }],
+      })
+    ).body.data;
+    expect((await a.post(`/api/v2/check/runs/${run.id}/trigger`).send({ skip_breakdown: true })).status).toBe(200);
+    const checked = await until(`/api/v2/check/runs/${run.id}`, (d) => ['completed', 'failed'].includes(d.status));
+    const sources = checked.requirements[0].sub_requirements.flatMap((s: any) => s.sources ?? []);
+    expect(sources.length).toBeGreaterThan(0);
+    for (const src of sources) {
+      expect(src.section).toBe((await a.get(`/api/v2/documents/${src.handbook_id}/chunks/${src.node_id}`)).body.data.section);
+      expect(src.section).toMatch(/^First Aid > /);
+    }
+  });
+
   it("answers 404 for another org's document, an unknown chunk, or a document without chunks yet; 400 for malformed ids", async () => {
     const first = (await a.get(`/api/v2/documents/${ids.html}/chunks?limit=1`)).body.data[0];
     for (const path of [`/api/v2/documents/${ids.html}/chunks`, `/api/v2/documents/${ids.html}/chunks/${first.node_id}`]) {

@@ -1,6 +1,7 @@
 import { AppError, CallContext, isUuid, sectionOf, UnaryHandlers } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { DOCUMENT_STATUSES, DocumentEntity, DocumentStatus } from '../documents/document.entity';
+import { INITIAL_PROGRESS, READY_PROGRESS } from '../documents/documents.repository';
 import { DocumentsService, IndexedChunk } from '../documents/documents.service';
 import { ProjectWithCount } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
@@ -54,12 +55,19 @@ export function toProtoDocument(d: DocumentEntity): documentsV1.Document {
     errorMessage: d.errorMessage ?? undefined,
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
-    // Only while processing or ready (a stale value never shows on a finished document).
-    progress:
-      d.progress && (d.status === 'processing' || d.status === 'ready')
-        ? { stage: d.progress.stage, pagesDone: d.progress.pagesDone ?? undefined, pagesTotal: d.progress.pagesTotal ?? undefined }
-        : undefined,
+    progress: progressOf(d),
   };
+}
+
+/**
+ * A document's progress as shown: only while processing or ready (a stale value never shows on a
+ * finished document); rows that started before progress was recorded show the stage their
+ * status implies (`extracting` while processing, `indexing` once ready).
+ */
+function progressOf(d: DocumentEntity): documentsV1.DocumentProgress | undefined {
+  if (d.status !== 'processing' && d.status !== 'ready') return undefined;
+  const p = d.progress ?? (d.status === 'processing' ? INITIAL_PROGRESS : READY_PROGRESS);
+  return { stage: p.stage, pagesDone: p.pagesDone ?? undefined, pagesTotal: p.pagesTotal ?? undefined };
 }
 
 /** A chunk as the API shows it (decisions.md "Chunks"): `section` is the heading path joined by " > ". */
