@@ -1,10 +1,11 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
-import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, StatusChangedEvent, Subjects } from '@kb/events';
+import { AppError, ErrorCode, connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
+import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, ProgressChangedEvent, StatusChangedEvent, Subjects } from '@kb/events';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
 import { InitDocuments1732200000000 } from './database/migrations/1732200000000-InitDocuments';
 import { UploadSlots1732200000001 } from './database/migrations/1732200000001-UploadSlots';
+import { DocumentProgress1732200000005 } from './database/migrations/1732200000005-DocumentProgress';
 import { DocumentEntity } from './documents/document.entity';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
@@ -37,7 +38,7 @@ runService(logger, async () => {
     url: config.DATABASE_URL,
     schema: 'documents',
     entities: [ProjectEntity, DocumentEntity],
-    migrations: [InitDocuments1732200000000, UploadSlots1732200000001],
+    migrations: [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005],
   });
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
@@ -48,6 +49,29 @@ runService(logger, async () => {
   const deleteIndexedChunks = async (orgId: string, documentIds: string[]) => {
     await retrieval.deleteDocuments({ documentIds, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId });
   };
+  const fromIndex = (c: retrievalV1.Chunk) => ({
+    id: c.id,
+    documentId: c.documentId,
+    chunkIndex: c.chunkIndex,
+    text: c.text,
+    headingPath: c.headingPath,
+    startPage: c.startPage ?? null,
+    endPage: c.endPage ?? null,
+  });
+  const chunks = {
+    list: async (orgId: string, documentId: string, limit: number, offset: number) => {
+      const res = await retrieval.listChunks({ documentId, limit, offset }, { orgId });
+      return { chunks: res.chunks.map(fromIndex), total: res.total };
+    },
+    get: async (orgId: string, documentId: string, chunkId: string) => {
+      try {
+        return fromIndex(await retrieval.getChunk({ documentId, chunkId }, { orgId }));
+      } catch (error) {
+        if (error instanceof AppError && error.code === ErrorCode.NOT_FOUND) return null;
+        throw error;
+      }
+    },
+  };
   const repository = new DocumentsRepository(db);
   const projects = new ProjectsService(new ProjectsRepository(db));
   const documents = new DocumentsService({
@@ -56,6 +80,7 @@ runService(logger, async () => {
     storage,
     publishProcessRequested: (event) => publishEvent(nc, Subjects.processRequested, event, `process:${event.documentId}`),
     deleteIndexedChunks,
+    chunks,
     publishDeleted: (orgId, documentIds) =>
       publishEvent(nc, Subjects.deleted, { orgId, documentIds, at: new Date().toISOString() } satisfies DocumentsDeletedEvent),
   });
@@ -69,6 +94,15 @@ runService(logger, async () => {
     concurrency: 8,
     logger,
     handler: (event) => outcomes.onStatusChanged(event),
+  });
+  const progressConsumer = await runConsumer<ProgressChangedEvent>(nc, {
+    stream: DOCUMENTS_STREAM,
+    durable: 'documents-progress',
+    filterSubject: Subjects.progressChanged,
+    maxDeliver: 5,
+    concurrency: 8,
+    logger,
+    handler: (event) => outcomes.onProgressChanged(event),
   });
   const sweeper = setInterval(() => {
     outcomes.sweep(config.PROCESSING_TIMEOUT_MS).catch((err) => logger.error({ err }, 'sweep failed'));
@@ -96,6 +130,7 @@ runService(logger, async () => {
     clearInterval(sweeper);
     await grpc.shutdown();
     await consumer.stop();
+    await progressConsumer.stop();
     await nc.drain();
     retrieval.close();
     await db.destroy();

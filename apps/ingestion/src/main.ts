@@ -1,6 +1,6 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
-import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, StatusChangedEvent, Subjects } from '@kb/events';
+import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, StatusChangedEvent, Subjects, ProgressChangedEvent } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
 import { mkdir } from 'node:fs/promises';
@@ -73,6 +73,7 @@ runService(logger, async () => {
     indexChunks,
     deleteChunks,
     publishStatus,
+    publishProgress: (event: ProgressChangedEvent) => publishEvent(nc, Subjects.progressChanged, event),
     embedDocument: async (orgId, documentId) => {
       await retrieval.embedDocument({ documentId, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId, timeoutMs: 10 * 60 * 1000 });
     },

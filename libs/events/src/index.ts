@@ -10,6 +10,11 @@ export const Subjects = {
   processRequested: 'documents.process.requested',
   /** ingestion → documents: a status transition of one document. */
   statusChanged: 'documents.status.changed',
+  /**
+   * ingestion → documents: where the processing of one document is (stage, pages), published at
+   * most about once a second while a stage runs (decisions.md "Document processing progress").
+   */
+  progressChanged: 'documents.progress.changed',
   /** documents → anyone: documents were deleted (their chunks are already gone). */
   deleted: 'documents.deleted',
   /**
@@ -35,6 +40,29 @@ export interface ProcessRequestedEvent {
 /** Document statuses after processing starts. */
 export type ProcessingOutcome = 'ready' | 'completed' | 'failed';
 
+/** Processing stages, in the order a document goes through them (OCR may come before or after `ready`). */
+export const PROGRESS_STAGES = ['extracting', 'ocr', 'chunking', 'indexing', 'embedding'] as const;
+export type ProgressStage = (typeof PROGRESS_STAGES)[number];
+
+/**
+ * Where a document's processing is. `pagesDone`/`pagesTotal` count pages where the stage works
+ * page by page (extraction of paged formats; OCR, where they count the pages being OCRed), else null.
+ */
+export interface DocumentProgress {
+  stage: ProgressStage;
+  pagesDone: number | null;
+  pagesTotal: number | null;
+}
+
+/** Payload of `documents.progress.changed`. */
+export interface ProgressChangedEvent {
+  documentId: string;
+  orgId: string;
+  progress: DocumentProgress;
+  /** When the stage reached this point (ISO 8601); older events than the stored progress are ignored. */
+  at: string;
+}
+
 /** Payload of `documents.status.changed`. */
 export interface StatusChangedEvent {
   documentId: string;
@@ -44,6 +72,11 @@ export interface StatusChangedEvent {
   pageCount: number | null;
   /** Words a user can act on, when status is failed. */
   errorMessage: string | null;
+  /**
+   * With `ready`: the enrichment stage that starts now (its progress); absent or null otherwise
+   * (progress is cleared at `completed` and `failed`).
+   */
+  progress?: DocumentProgress | null;
   at: string;
 }
 

@@ -1,4 +1,4 @@
-import { AppError, AsyncClient } from '@kb/common';
+import { AppError, AsyncClient, sectionOf } from '@kb/common';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import type { PassageInput } from '@kb/text';
 
@@ -82,6 +82,7 @@ export function toPassage(hit: retrievalV1.SearchHit): Passage {
     startPage: c.startPage ?? null,
     endPage: c.endPage ?? null,
     pageSpans: c.pageSpans.map((s) => ({ page: s.page, offset: s.offset })),
+    section: sectionOf(c.headingPath),
     score: hit.score,
   };
 }

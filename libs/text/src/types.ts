@@ -10,6 +10,8 @@ export interface PassageInput {
   endPage: number | null;
   /** Where each page's text starts inside `text` (ascending offsets, may be empty). */
   pageSpans: { page: number; offset: number }[];
+  /** Heading path of the chunk joined by " > " (`sectionOf` in @kb/common); null/absent when under no heading. */
+  section?: string | null;
   /** Retrieval score, higher = better (any scale; only its order and ratio to the best are used). */
   score: number;
 }

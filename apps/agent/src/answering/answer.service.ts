@@ -381,6 +381,7 @@ function toCitation(index: number, quote: Quote, score: number): agentV1.Citatio
     endPage: quote.endPage ?? undefined,
     quote: quote.quote,
     score,
+    section: quote.passage.section ?? undefined,
   };
 }
 

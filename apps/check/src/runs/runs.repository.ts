@@ -48,6 +48,8 @@ export interface StoredSource {
   title: string;
   start_page: number | null;
   end_page: number | null;
+  /** Heading path of the chunk; absent in sources stored before it was recorded (shown as null). */
+  section?: string | null;
 }
 
 export interface SubRequirementRow {

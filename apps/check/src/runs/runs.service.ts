@@ -58,6 +58,7 @@ export function toProtoRequirement(r: RequirementRow, subs: SubRequirementRow[])
         title: src.title,
         startPage: src.start_page ?? undefined,
         endPage: src.end_page ?? undefined,
+        section: src.section ?? undefined,
       })),
     })),
   };

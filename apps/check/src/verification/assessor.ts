@@ -12,7 +12,7 @@ export interface Assessment {
   evidence: string;
   explanation: string;
   recommendation: string | null;
-  sources: { handbook_id: string; node_id: string; title: string; start_page: number | null; end_page: number | null }[];
+  sources: { handbook_id: string; node_id: string; title: string; start_page: number | null; end_page: number | null; section: string | null }[];
   handbook: { id: string; name: string } | null;
   /** Model calls made, for usage records. */
   calls: CallUsage[];
@@ -63,7 +63,7 @@ function toAssessment(j: Judgement, calls: CallUsage[]): Assessment {
     explanation: j.explanation,
     recommendation: j.verdict === 'COMPLIANT' ? null : j.recommendation ?? 'Add a document that settles this requirement.',
     sources: e
-      ? [{ handbook_id: e.passage.documentId, node_id: e.passage.chunkId, title: e.passage.fileName, start_page: e.startPage, end_page: e.endPage }]
+      ? [{ handbook_id: e.passage.documentId, node_id: e.passage.chunkId, title: e.passage.fileName, start_page: e.startPage, end_page: e.endPage, section: e.passage.section ?? null }]
       : [],
     handbook: e ? { id: e.passage.documentId, name: e.passage.fileName } : null,
     calls,

@@ -47,6 +47,7 @@ export class VerifyService {
         title: s.title,
         startPage: s.start_page ?? undefined,
         endPage: s.end_page ?? undefined,
+        section: s.section ?? undefined,
       })),
       handbook: a.handbook ?? undefined,
       usage: total,

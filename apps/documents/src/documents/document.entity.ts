@@ -1,4 +1,5 @@
 import { bigintAsNumber } from '@kb/common';
+import type { DocumentProgress } from '@kb/events';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 export type DocumentStatus = 'awaiting_upload' | 'processing' | 'ready' | 'completed' | 'failed';
@@ -25,6 +26,10 @@ export class DocumentEntity {
    * moved to `storageKey` at process. Null for documents reserved before upload slots existed.
    */
   @Column({ name: 'upload_key', type: 'text', nullable: true }) uploadKey: string | null;
+  /** Where processing is (decisions.md "Document processing progress"); null outside processing/ready. */
+  @Column({ type: 'jsonb', nullable: true }) progress: DocumentProgress | null;
+  /** Time of the event that set `progress` (progress events older than it are ignored). */
+  @Column({ name: 'progress_at', type: 'timestamptz', nullable: true }) progressAt: Date | null;
   @Column({ name: 'processing_started_at', type: 'timestamptz', nullable: true }) processingStartedAt: Date | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;

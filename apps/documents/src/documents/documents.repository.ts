@@ -1,5 +1,11 @@
+import type { DocumentProgress } from '@kb/events';
 import { DataSource, In, Repository } from 'typeorm';
 import { DocumentEntity, DocumentStatus } from './document.entity';
+
+/** Progress of a document whose processing was requested and not yet picked up by ingestion. */
+export const INITIAL_PROGRESS: DocumentProgress = { stage: 'extracting', pagesDone: null, pagesTotal: null };
+/** Progress at `ready` when the event names no enrichment stage (older ingestion versions). */
+export const READY_PROGRESS: DocumentProgress = { stage: 'indexing', pagesDone: null, pagesTotal: null };
 
 export interface DocumentFilter {
   projectId?: string;
@@ -64,7 +70,9 @@ export class DocumentsRepository {
   async startProcessing(orgId: string, id: string, sizeBytes: number, at: Date): Promise<boolean> {
     const result = await this.repo.update(
       { orgId, id, status: 'awaiting_upload' },
-      { status: 'processing', sizeBytes, processingStartedAt: at, updatedAt: at, errorMessage: null },
+      // Queued for ingestion: shown as the first stage until ingestion reports its own progress
+      // (progress_at stays null so that ingestion's first event applies whatever its clock says).
+      { status: 'processing', sizeBytes, processingStartedAt: at, updatedAt: at, errorMessage: null, progress: INITIAL_PROGRESS, progressAt: null },
     );
     return (result.affected ?? 0) > 0;
   }
@@ -73,7 +81,7 @@ export class DocumentsRepository {
   async revertToAwaitingUpload(orgId: string, id: string): Promise<void> {
     await this.repo.update(
       { orgId, id, status: 'processing' },
-      { status: 'awaiting_upload', sizeBytes: null, processingStartedAt: null, updatedAt: new Date() },
+      { status: 'awaiting_upload', sizeBytes: null, processingStartedAt: null, updatedAt: new Date(), progress: null, progressAt: null },
     );
   }
 
@@ -85,7 +93,14 @@ export class DocumentsRepository {
   async applyOutcome(
     orgId: string,
     id: string,
-    outcome: { status: 'ready' | 'completed' | 'failed'; chunkCount: number | null; pageCount: number | null; errorMessage: string | null },
+    outcome: {
+      status: 'ready' | 'completed' | 'failed';
+      chunkCount: number | null;
+      pageCount: number | null;
+      errorMessage: string | null;
+      /** With `ready`: the enrichment stage that starts (default: `indexing`, until enrichment reports). */
+      progress?: DocumentProgress | null;
+    },
     at: Date,
   ): Promise<'applied' | 'ignored' | 'missing'> {
     const from: DocumentStatus[] = outcome.status === 'ready' ? ['processing'] : ['processing', 'ready'];
@@ -96,11 +111,30 @@ export class DocumentsRepository {
         chunkCount: outcome.status === 'failed' ? null : outcome.chunkCount,
         pageCount: outcome.pageCount,
         errorMessage: outcome.status === 'failed' ? outcome.errorMessage : null,
+        // Progress is shown while processing or ready, and cleared at completed and failed.
+        progress: outcome.status === 'ready' ? (outcome.progress ?? READY_PROGRESS) : null,
+        progressAt: at,
         updatedAt: at,
       },
     );
     if ((result.affected ?? 0) > 0) return 'applied';
     return (await this.find(orgId, id)) ? 'ignored' : 'missing';
+  }
+
+  /**
+   * Records a progress report of a document that is still processing or ready, unless a newer
+   * state is already stored (`progress_at` later than `at`: events may arrive out of order).
+   * Does not touch `updated_at` (progress is not a change of the resource's state).
+   * @returns whether the progress was stored.
+   */
+  async applyProgress(orgId: string, id: string, progress: DocumentProgress, at: Date): Promise<boolean> {
+    const result = await this.repo
+      .createQueryBuilder()
+      .update()
+      .set({ progress, progressAt: at })
+      .where(`org_id = :orgId AND id = :id AND status IN ('processing', 'ready') AND (progress_at IS NULL OR progress_at <= :at)`, { orgId, id, at })
+      .execute();
+    return (result.affected ?? 0) > 0;
   }
 
   /** Documents in processing since before `cutoff` (any org), oldest first. */

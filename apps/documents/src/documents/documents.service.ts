@@ -31,6 +31,27 @@ export interface DocumentsDependencies {
   deleteIndexedChunks: (orgId: string, documentIds: string[]) => Promise<void>;
   /** Publishes documents.deleted (best effort, after the fact). */
   publishDeleted: (orgId: string, documentIds: string[]) => Promise<void>;
+  /** The indexed chunks of a document (the retrieval service). */
+  chunks: ChunkReader;
+}
+
+/** A chunk as indexed: `headingPath` outermost first; pages 1-based or null. */
+export interface IndexedChunk {
+  id: string;
+  documentId: string;
+  chunkIndex: number;
+  text: string;
+  headingPath: string[];
+  startPage: number | null;
+  endPage: number | null;
+}
+
+/** Reads a document's indexed chunks (port over the retrieval service's ListChunks / GetChunk). */
+export interface ChunkReader {
+  /** One page in document order and the document's chunk count. */
+  list(orgId: string, documentId: string, limit: number, offset: number): Promise<{ chunks: IndexedChunk[]; total: number }>;
+  /** The chunk, or null when the document has no chunk with this id. */
+  get(orgId: string, documentId: string, chunkId: string): Promise<IndexedChunk | null>;
 }
 
 // eslint-disable-next-line no-control-regex
@@ -120,6 +141,8 @@ export class DocumentsService {
       chunkCount: null,
       pageCount: null,
       errorMessage: null,
+      progress: null,
+      progressAt: null,
       storageKey: storageKeyFor(id),
       uploadKey: uploadKeyFor(id),
       processingStartedAt: null,
@@ -323,6 +346,38 @@ export class DocumentsService {
     await this.deps.repository.deleteMany(ctx.orgId, owned);
     await this.deps.publishDeleted(ctx.orgId, owned).catch(() => undefined);
     return ids.filter((id) => owned.includes(id));
+  }
+
+  /**
+   * One page of a document's chunks in document order (decisions.md "Chunks").
+   * @throws NOT_FOUND when the document is missing, another org's, or has no chunks yet (not
+   *   ready or completed, or nothing indexed).
+   */
+  async listChunks(ctx: CallContext, id: string, limit: number, offset: number): Promise<{ chunks: IndexedChunk[]; total: number }> {
+    await this.requireChunked(ctx, id);
+    const page = await this.deps.chunks.list(ctx.orgId, id, limit, offset);
+    if (page.total === 0) throw AppError.notFound(`Document ${id} has no chunks.`);
+    return page;
+  }
+
+  /**
+   * One chunk of a document (the `node_id` of a source or citation).
+   * @throws NOT_FOUND when the document is missing, another org's, has no chunks yet, or has no
+   *   chunk with this id.
+   */
+  async getChunk(ctx: CallContext, id: string, nodeId: string): Promise<IndexedChunk> {
+    await this.requireChunked(ctx, id);
+    const chunk = await this.deps.chunks.get(ctx.orgId, id, nodeId);
+    if (!chunk) throw AppError.notFound(`Chunk ${nodeId} of document ${id} not found.`);
+    return chunk;
+  }
+
+  private async requireChunked(ctx: CallContext, id: string): Promise<DocumentEntity> {
+    const doc = await this.get(ctx, id);
+    if (!isSearchable(doc.status)) {
+      throw AppError.notFound(`Document ${id} has no chunks yet: it is ${doc.status.replace('_', ' ')}. Chunks are listed once it is ready.`);
+    }
+    return doc;
   }
 
   /**

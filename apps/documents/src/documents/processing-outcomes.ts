@@ -1,5 +1,5 @@
 import { Logger } from '@kb/common';
-import { StatusChangedEvent } from '@kb/events';
+import { ProgressChangedEvent, StatusChangedEvent } from '@kb/events';
 import { DocumentsRepository } from './documents.repository';
 
 /**
@@ -19,7 +19,7 @@ export class ProcessingOutcomes {
     const result = await this.repository.applyOutcome(
       event.orgId,
       event.documentId,
-      { status: event.status, chunkCount: event.chunkCount, pageCount: event.pageCount, errorMessage: event.errorMessage },
+      { status: event.status, chunkCount: event.chunkCount, pageCount: event.pageCount, errorMessage: event.errorMessage, progress: event.progress ?? null },
       new Date(event.at),
     );
     if (result === 'missing') {
@@ -27,6 +27,14 @@ export class ProcessingOutcomes {
       await this.deleteIndexedChunks(event.orgId, [event.documentId]);
     }
     this.logger.info({ document_id: event.documentId, status: event.status, result }, 'document status event');
+  }
+
+  /**
+   * Handler of documents.progress.changed: stores the progress of a document that is processing or
+   * ready, unless a newer state is stored (late or redelivered events change nothing).
+   */
+  async onProgressChanged(event: ProgressChangedEvent): Promise<void> {
+    await this.repository.applyProgress(event.orgId, event.documentId, event.progress, new Date(event.at));
   }
 
   /**

@@ -1,7 +1,8 @@
-import { AppError, CallContext, isUuid, UnaryHandlers } from '@kb/common';
+import { AppError, CallContext, isUuid, sectionOf, UnaryHandlers } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { DOCUMENT_STATUSES, DocumentEntity, DocumentStatus } from '../documents/document.entity';
-import { DocumentsService } from '../documents/documents.service';
+import { INITIAL_PROGRESS, READY_PROGRESS } from '../documents/documents.repository';
+import { DocumentsService, IndexedChunk } from '../documents/documents.service';
 import { ProjectWithCount } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
 
@@ -54,6 +55,31 @@ export function toProtoDocument(d: DocumentEntity): documentsV1.Document {
     errorMessage: d.errorMessage ?? undefined,
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
+    progress: progressOf(d),
+  };
+}
+
+/**
+ * A document's progress as shown: only while processing or ready (a stale value never shows on a
+ * finished document); rows that started before progress was recorded show the stage their
+ * status implies (`extracting` while processing, `indexing` once ready).
+ */
+function progressOf(d: DocumentEntity): documentsV1.DocumentProgress | undefined {
+  if (d.status !== 'processing' && d.status !== 'ready') return undefined;
+  const p = d.progress ?? (d.status === 'processing' ? INITIAL_PROGRESS : READY_PROGRESS);
+  return { stage: p.stage, pagesDone: p.pagesDone ?? undefined, pagesTotal: p.pagesTotal ?? undefined };
+}
+
+/** A chunk as the API shows it (decisions.md "Chunks"): `section` is the heading path joined by " > ". */
+export function toProtoChunk(c: IndexedChunk): documentsV1.DocumentChunk {
+  return {
+    nodeId: c.id,
+    documentId: c.documentId,
+    text: c.text,
+    section: sectionOf(c.headingPath) ?? undefined,
+    startPage: c.startPage ?? undefined,
+    endPage: c.endPage ?? undefined,
+    orderIndex: c.chunkIndex,
   };
 }
 
@@ -131,5 +157,11 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
       documents: (await documents.resolveHandbooks(ctx, req.documentIds.map((id) => requireUuid(id, 'handbook_ids')))).map(toProtoDocument),
     }),
     filterLiveDocuments: async (req, ctx) => ({ documentIds: await documents.filterLive(ctx, req.documentIds.filter(isUuid)) }),
+    listChunks: async (req, ctx) => {
+      const { limit, offset } = page(req.page);
+      const result = await documents.listChunks(ctx, requireUuid(req.documentId, 'id'), limit, offset);
+      return { chunks: result.chunks.map(toProtoChunk), total: result.total };
+    },
+    getChunk: async (req, ctx) => toProtoChunk(await documents.getChunk(ctx, requireUuid(req.documentId, 'id'), requireUuid(req.nodeId, 'node_id'))),
   };
 }

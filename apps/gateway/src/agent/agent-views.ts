@@ -14,6 +14,8 @@ export class CitationView {
   @ApiProperty({ type: Number, nullable: true, example: 4 }) end_page: number | null;
   @ApiProperty({ example: 'Hard hats are required at all times on site.', description: 'verbatim from the chunk; a whole sentence in extractive answers' }) quote: string;
   @ApiProperty({ example: 0.91, description: 'how well the quote matches the question (0–1)' }) score: number;
+  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the cited chunk (outermost first), null when it is under no heading' })
+  section: string | null;
 }
 
 export class UsageView {

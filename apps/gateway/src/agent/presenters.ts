@@ -11,6 +11,8 @@ export function presentCitation(c: agentV1.Citation) {
     end_page: c.endPage ?? null,
     quote: c.quote,
     score: c.score,
+    // Batches store citations as given: results stored before `section` existed have none.
+    section: c.section ?? null,
   };
 }
 

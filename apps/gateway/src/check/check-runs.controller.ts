@@ -6,6 +6,7 @@ import { ErrorCode } from '@kb/common';
 import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import { presentSource } from './sources';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
@@ -77,6 +78,8 @@ export class SourceView {
   @ApiProperty({ example: 'site-safety-plan.pdf' }) title: string;
   @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the chunk (outermost first), null when it is under no heading' })
+  section: string | null;
 }
 
 export class SubRequirementView {
@@ -166,13 +169,7 @@ export function presentRequirement(q: checkV1.Requirement) {
       score: s.score,
       status: s.status,
       sources: s.hasSources
-        ? s.sources.map((src) => ({
-            handbook_id: src.handbookId,
-            node_id: src.nodeId,
-            title: src.title,
-            start_page: src.startPage ?? null,
-            end_page: src.endPage ?? null,
-          }))
+        ? s.sources.map(presentSource)
         : null,
     })),
     created_at: q.createdAt,

@@ -8,6 +8,7 @@ import { CheckClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { OptionalUuidList } from '../common/validation';
 import { CHECK_CLIENT } from '../common/tokens';
+import { presentSource } from './sources';
 
 /** Verify is synchronous and may take up to 5 minutes (service-api.md §8). */
 export const VERIFY_TIMEOUT_MS = 5 * 60 * 1000;
@@ -77,13 +78,7 @@ export class CheckController {
       evidence: v.evidence,
       explanation: v.explanation,
       recommendation: v.recommendation ?? null,
-      sources: v.sources.map((s) => ({
-        handbook_id: s.handbookId,
-        node_id: s.nodeId,
-        title: s.title,
-        start_page: s.startPage ?? null,
-        end_page: s.endPage ?? null,
-      })),
+      sources: v.sources.map(presentSource),
       handbook: v.handbook ? { id: v.handbook.id, name: v.handbook.name } : null,
     };
   }

@@ -21,6 +21,16 @@ export class ProjectView {
 
 const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
 
+const PROGRESS_STAGES = ['extracting', 'ocr', 'chunking', 'indexing', 'embedding'];
+
+export class DocumentProgressView {
+  @ApiProperty({ enum: PROGRESS_STAGES, example: 'ocr' }) stage: string;
+  @ApiProperty({ type: Number, nullable: true, example: 3, description: 'pages done in this stage (OCR: pages OCRed so far); null where the stage does not work by page' })
+  pages_done: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: 12, description: 'pages this stage works on (OCR: the pages to OCR); null where not counted' })
+  pages_total: number | null;
+}
+
 export class DocumentView {
   @ApiProperty({ format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) id: string;
   @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) org_id: string;
@@ -33,6 +43,24 @@ export class DocumentView {
   @ApiProperty({ type: String, nullable: true, example: null }) error_message: string | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:01:10.000Z' }) updated_at: string;
+  @ApiProperty({
+    type: DocumentProgressView,
+    nullable: true,
+    example: null,
+    description: 'where processing is, updated at least every 5 s of work; null outside `processing` and `ready`',
+  })
+  progress: DocumentProgressView | null;
+}
+
+export class DocumentChunkView {
+  @ApiProperty({ format: 'uuid', example: '3f1c9a52-7d0e-5b41-9c2a-6e8d4b7f0a13', description: 'the chunk id: a source\'s `node_id`, a citation\'s `chunk_id`' }) node_id: string;
+  @ApiProperty({ format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) document_id: string;
+  @ApiProperty({ example: 'Hard hats are required at all times on site.' }) text: string;
+  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path (outermost first, joined by " > "), null when the chunk is under no heading' })
+  section: string | null;
+  @ApiProperty({ type: Number, nullable: true, example: 4, description: '1-based; null where the format has no pages' }) start_page: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: 4 }) end_page: number | null;
+  @ApiProperty({ example: 0, description: '0-based position of the chunk in the document' }) order_index: number;
 }
 
 export class UploadSlotView {

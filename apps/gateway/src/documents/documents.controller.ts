@@ -2,7 +2,7 @@ import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid } from
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { DeleteResultView, DocumentView, DownloadView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
+import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
 import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
@@ -108,6 +108,20 @@ export function presentDocument(d: documentsV1.Document) {
     error_message: d.errorMessage ?? null,
     created_at: d.createdAt,
     updated_at: d.updatedAt,
+    progress: d.progress ? { stage: d.progress.stage, pages_done: d.progress.pagesDone ?? null, pages_total: d.progress.pagesTotal ?? null } : null,
+  };
+}
+
+/** Chunk resource as the API shows it (decisions.md "Chunks"). */
+export function presentChunk(c: documentsV1.DocumentChunk) {
+  return {
+    node_id: c.nodeId,
+    document_id: c.documentId,
+    text: c.text,
+    section: c.section ?? null,
+    start_page: c.startPage ?? null,
+    end_page: c.endPage ?? null,
+    order_index: c.orderIndex,
   };
 }
 
@@ -170,6 +184,30 @@ export class DocumentsController {
   @ApiEnvelope(DocumentView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentDocument(await this.documents.getDocument({ id }, ctx));
+  }
+
+  @Get(':id/chunks')
+  @ApiOperation({
+    summary: "List a document's chunks in document order",
+    description: 'The passages a source\'s `node_id` (or a citation\'s `chunk_id`) points at. 404 while the document has no chunks yet (not `ready` or `completed`).',
+    operationId: 'listDocumentChunks',
+  })
+  @ApiEnvelope(DocumentChunkView, { paginated: true })
+  @ApiErrors(ErrorCode.NOT_FOUND)
+  async chunks(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: PaginationQuery) {
+    const res = await this.documents.listChunks({ documentId: id, page: { limit: q.limit, offset: q.offset } }, ctx);
+    return new Paginated(res.chunks.map(presentChunk), { limit: q.limit, offset: q.offset, total: res.total });
+  }
+
+  @Get(':id/chunks/:node_id')
+  @ApiOperation({
+    summary: 'Get one chunk of a document (the passage behind a source or citation)',
+    operationId: 'getDocumentChunk',
+  })
+  @ApiEnvelope(DocumentChunkView)
+  @ApiErrors(ErrorCode.NOT_FOUND)
+  async chunk(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('node_id', UuidParamPipe) nodeId: string) {
+    return presentChunk(await this.documents.getChunk({ documentId: id, nodeId }, ctx));
   }
 
   @Get(':id/download')

@@ -1,4 +1,4 @@
-import { ExtractionError, ExtractOptions } from './types';
+import { ExtractionError, ExtractionProgressListener, ExtractOptions } from './types';
 import { DEFAULT_ZIP_LIMITS } from './zip-limits';
 
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -21,6 +21,8 @@ export interface ExtractionContext {
   readonly maxTextBytes: number;
   /** Largest declared uncompressed size of an Office (ZIP) package, in bytes. */
   readonly maxUnzippedBytes: number;
+  /** Reports progress (a no-op when the caller gave no listener). */
+  readonly progress: ExtractionProgressListener;
 }
 
 /**
@@ -56,6 +58,7 @@ export function createContext(options: ExtractOptions = {}): { ctx: ExtractionCo
       deferOcr: options.deferOcr ?? false,
       maxTextBytes: options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES,
       maxUnzippedBytes: options.maxUnzippedBytes ?? DEFAULT_ZIP_LIMITS.maxUncompressedBytes,
+      progress: options.onProgress ?? (() => undefined),
     },
     dispose: () => {
       clearTimeout(timer);

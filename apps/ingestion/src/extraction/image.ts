@@ -15,7 +15,10 @@ export async function extractImage(ctx: ExtractionContext, filePath: string): Pr
   if (!ctx.ocr) {
     throw new ExtractionError('NO_TEXT', 'The file is an image and OCR is turned off for this upload; enable OCR or upload a document with selectable text.');
   }
+  // One tesseract run reads every frame: the frame count is known only when it ends.
+  ctx.progress('ocr', 0, null);
   const pages = await ocrImage(ctx, filePath);
+  ctx.progress('ocr', pages.length, pages.length);
   checkPageLimit(ctx, pages.length, 'page');
   const blocks: ExtractedBlock[] = [];
   pages.forEach((text, i) => blocks.push(...pageTextToBlocks(text, i + 1)));

@@ -18,7 +18,7 @@ import { extractText } from './text';
 import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions } from './types';
 import { extractXlsx } from './xlsx';
 
-export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions } from './types';
+export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions, ExtractionProgressListener } from './types';
 export { ExtractionError } from './types';
 
 type Extractor = (ctx: ExtractionContext, filePath: string) => Promise<ExtractedDocument>;

@@ -138,6 +138,8 @@ export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages
   await ensureTesseract(ctx);
   const sizes = await pageSizes(ctx, pdfPath, Math.min(...pages), Math.max(...pages));
   const dir = await mkdtemp(join(tmpdir(), 'kb-ocr-'));
+  let done = 0;
+  ctx.progress('ocr', 0, pages.length);
   try {
     await mapWithConcurrency(pages, ocrConcurrency(), async (page) => {
       const prefix = join(dir, `p${page}`);
@@ -156,6 +158,7 @@ export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages
       try {
         const frames = await ocrImage(ctx, imagePath);
         texts.set(page, frames.join('\n\n'));
+        ctx.progress('ocr', ++done, pages.length);
       } finally {
         await rm(imagePath, { force: true });
       }

@@ -96,6 +96,7 @@ function countNonSpace(text: string): number {
 export async function extractPdf(ctx: ExtractionContext, filePath: string): Promise<ExtractedDocument> {
   const info = await readPdfInfo(ctx, filePath);
   checkPageLimit(ctx, info.pages, 'page');
+  ctx.progress('extracting', 0, info.pages);
 
   let r: ProcessResult;
   try {
@@ -110,6 +111,7 @@ export async function extractPdf(ctx: ExtractionContext, filePath: string): Prom
   if (r.code !== 0 && raw.trim() === '') throw failureFromStderr(r.stderr);
   checkAborted(ctx);
 
+  ctx.progress('extracting', info.pages, info.pages);
   const segments = raw.split('\f');
   const pageTexts = Array.from({ length: info.pages }, (_, i) => segments[i] ?? '');
   const texts = stripRunningLines(pageTexts);

@@ -60,6 +60,9 @@ export class ExtractionError extends Error {
   }
 }
 
+/** Progress callback of an extraction (see `ExtractOptions.onProgress`). */
+export type ExtractionProgressListener = (stage: 'extracting' | 'ocr', pagesDone: number | null, pagesTotal: number | null) => void;
+
 /**
  * Options of {@link extractDocument}.
  * - `timeoutMs`: wall-clock budget for the whole extraction in milliseconds (default 300000);
@@ -74,6 +77,11 @@ export class ExtractionError extends Error {
  *   1 GiB), else `TOO_LARGE` before anything is inflated (zip bombs; see zip-limits.ts).
  */
 export interface ExtractOptions {
+  /**
+   * Called as extraction advances: `stage` `extracting` (pages read of a paged format) or `ocr`
+   * (pages OCRed of the pages being OCRed); counts null where not known. Must not throw.
+   */
+  onProgress?: ExtractionProgressListener;
   timeoutMs?: number;
   maxPages?: number;
   signal?: AbortSignal;

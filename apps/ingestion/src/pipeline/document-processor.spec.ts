@@ -1,5 +1,5 @@
 import { createLogger } from '@kb/common';
-import { ProcessRequestedEvent, StatusChangedEvent } from '@kb/events';
+import { ProcessRequestedEvent, ProgressChangedEvent, StatusChangedEvent } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import { LocalObjectStorage } from '@kb/storage';
 import { execFileSync } from 'node:child_process';
@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { corpus, hasTool, wordOverlap } from '../extraction/testing/corpus';
 import { readFileSync } from 'node:fs';
-import { DocumentProcessor, EnrichmentStep, ocrImagePagesStep } from './document-processor';
+import { DocumentProcessor, EnrichmentStep, embeddingsStep, ocrImagePagesStep } from './document-processor';
+import { ProgressReporter } from './progress';
 
 const withOcr = hasTool('tesseract') && hasTool('pdftoppm') && hasTool('pdfunite') ? it : it.skip;
 
@@ -79,7 +80,7 @@ describe('DocumentProcessor', () => {
     const event = stored(mixed);
     const embedded: number[] = [];
     // A later step (as dense embeddings will be) sees the final, OCR-inclusive chunks.
-    const after: EnrichmentStep = { name: 'after-ocr', applies: () => true, run: async (s) => void embedded.push(s.chunks.length) };
+    const after: EnrichmentStep = { name: 'after-ocr', stage: 'embedding', applies: () => true, run: async (s) => void embedded.push(s.chunks.length) };
     await processor([ocrImagePagesStep, after]).process(event, first);
 
     expect(timeline[0]).toMatch(/^index:\d+$/);
@@ -97,6 +98,66 @@ describe('DocumentProcessor', () => {
     const page2 = chunks.filter((c) => c.startPage === 2).map((c) => c.text).join('\n');
     expect(wordOverlap(readFileSync(corpus('pdf_scanned/ocrmypdf_linn.groundtruth.txt'), 'utf8'), page2)).toBeGreaterThanOrEqual(0.85);
     expect(chunks.map((c) => c.chunkIndex)).toEqual(chunks.map((_, i) => i));
+  });
+
+  withOcr('reports each stage and OCR progress page by page on a scanned PDF, ready names the next stage, nothing after completed', async () => {
+    // A 2-page scan without a text layer: OCRed before `ready` (there is nothing to search before).
+    const event = stored(corpus('pdf_scanned/dol_ls-201_notice_of_injury_or_death_SCANNED.pdf'));
+    const progress: ProgressChangedEvent[] = [];
+    const embedded: string[] = [];
+    await processor([ocrImagePagesStep, embeddingsStep(async (_org, id) => void embedded.push(id))], {
+      // Every change is published (the default throttles to one event a second).
+      progressIntervalMs: 0,
+      publishProgress: async (e) => {
+        timeline.push(`progress:${e.progress.stage}`);
+        progress.push(e);
+      },
+    }).process(event, first);
+
+    const ocr = progress.filter((e) => e.progress.stage === 'ocr').map((e) => [e.progress.pagesDone, e.progress.pagesTotal]);
+    expect(ocr).toEqual([
+      [0, 2],
+      [1, 2],
+      [2, 2],
+    ]);
+    expect(progress.filter((e) => e.progress.stage === 'extracting').map((e) => e.progress.pagesTotal)).toContain(2);
+    expect(progress.every((e) => e.documentId === event.documentId && e.orgId === 'o1')).toBe(true);
+    expect(progress[0].progress).toEqual({ stage: 'extracting', pagesDone: null, pagesTotal: null });
+    const stages = progress.map((e) => e.progress.stage);
+    expect(stages.filter((t, i) => t !== stages[i - 1])).toEqual(['extracting', 'ocr', 'chunking', 'indexing', 'embedding']);
+    expect(statuses.map((s) => [s.status, s.progress])).toEqual([
+      ['ready', { stage: 'embedding', pagesDone: null, pagesTotal: null }],
+      ['completed', null],
+    ]);
+    // Nothing is published after `completed`, and the events are in time order.
+    expect(timeline[timeline.length - 1]).toBe('status:completed');
+    expect(progress.map((e) => e.at)).toEqual([...progress.map((e) => e.at)].sort());
+    expect(embedded).toEqual([event.documentId]);
+  }, 300_000);
+
+  it('sends no progress event for a document finished within the first interval (its status events suffice)', async () => {
+    const event = stored(corpus('markdown/datica_08-auditing_policy.md'), 'text/markdown');
+    const progress: ProgressChangedEvent[] = [];
+    await processor([], { progressIntervalMs: 3_600_000, publishProgress: async (e) => void progress.push(e) }).process(event, first);
+    expect(statuses.map((s) => s.status)).toEqual(['ready', 'completed']);
+    expect(progress).toEqual([]);
+  });
+
+  it('ProgressReporter publishes the latest state once per interval, skips repeats, and nothing once closed', async () => {
+    let clock = 0;
+    const sent: string[] = [];
+    const reporter = new ProgressReporter(async (p) => void sent.push(`${p.stage}:${p.pagesDone}/${p.pagesTotal}`), createLogger('spec'), {
+      minIntervalMs: 10,
+      now: () => clock,
+    });
+    clock = 10;
+    reporter.report('ocr', 0, 3); // due: sent at once
+    reporter.report('ocr', 1, 3); // within the interval: pending (a timer)
+    reporter.report('ocr', 2, 3); // replaces the pending state
+    await reporter.close(); // drops the pending state
+    reporter.report('indexing');
+    expect(sent).toEqual(['ocr:0/3']);
+    expect(reporter.current()).toEqual({ stage: 'ocr', pagesDone: 2, pagesTotal: 3 });
   });
 
   it('produces the same chunk ids on a re-delivery (the index replaces, never duplicates)', async () => {

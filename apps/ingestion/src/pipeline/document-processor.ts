@@ -1,6 +1,6 @@
 import { AppError, ErrorCode, Logger } from '@kb/common';
 import { Delivery } from '@kb/common';
-import { ProcessRequestedEvent, StatusChangedEvent } from '@kb/events';
+import { DocumentProgress, ProcessRequestedEvent, ProgressChangedEvent, ProgressStage, StatusChangedEvent } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import type { ObjectStorage } from '@kb/storage';
 import { createHash } from 'node:crypto';
@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Chunk, ChunkOptions, chunkDocument } from '../chunking';
 import { extractDeferredOcrPages, extractDocument, ExtractedDocument, ExtractionError } from '../extraction';
+import { ProgressReporter } from './progress';
 import { WorkLimiter } from './work-limiter';
 
 export interface DocumentProcessorDeps {
@@ -17,6 +18,10 @@ export interface DocumentProcessorDeps {
   /** Removes every chunk of the document from the index (idempotent). */
   deleteChunks: (orgId: string, documentId: string) => Promise<void>;
   publishStatus: (event: StatusChangedEvent) => Promise<void>;
+  /** Publishes the document's progress (throttled by {@link ProgressReporter}); none when absent. */
+  publishProgress?: (event: ProgressChangedEvent) => Promise<void>;
+  /** Least time between two progress events of one document (ms); default {@link PROGRESS_MIN_INTERVAL_MS}. */
+  progressIntervalMs?: number;
   /** Enrichment: embeds the document's indexed chunks (retrieval no-ops without an embedding model). */
   embedDocument?: (orgId: string, documentId: string) => Promise<void>;
   workDir: string;
@@ -64,6 +69,8 @@ export interface EnrichmentState {
   reindex(): Promise<void>;
   /** Runs CPU-bound work (OCR) in one of the service's extraction slots. */
   cpuBound<T>(fn: () => Promise<T>): Promise<T>;
+  /** The document's progress: a step reports its pages here (its stage is reported when it starts). */
+  readonly progress: ProgressReporter;
   readonly logger: Logger;
 }
 
@@ -76,6 +83,10 @@ export interface EnrichmentState {
  */
 export interface EnrichmentStep {
   readonly name: string;
+  /** The progress stage shown while the step runs. */
+  readonly stage: ProgressStage;
+  /** Its first progress (pages counted from the state), when more than the stage is known up front. */
+  initialProgress?(state: EnrichmentState): DocumentProgress;
   applies(state: EnrichmentState): boolean;
   run(state: EnrichmentState): Promise<void>;
 }
@@ -87,10 +98,14 @@ export interface EnrichmentStep {
  */
 export const ocrImagePagesStep: EnrichmentStep = {
   name: 'ocr-image-pages',
+  stage: 'ocr',
+  initialProgress: (state) => ({ stage: 'ocr', pagesDone: 0, pagesTotal: state.extracted.deferredOcrPages?.length ?? 0 }),
   applies: (state) => (state.extracted.deferredOcrPages?.length ?? 0) > 0,
   async run(state) {
     const pages = state.extracted.deferredOcrPages ?? [];
-    const ocrBlocks = await state.cpuBound(() => extractDeferredOcrPages(state.filePath, pages, { timeoutMs: state.remainingMs() }));
+    const ocrBlocks = await state.cpuBound(() =>
+      extractDeferredOcrPages(state.filePath, pages, { timeoutMs: state.remainingMs(), onProgress: (stage, done, total) => state.progress.report(stage, done, total) }),
+    );
     // Blocks are in page order; a stable sort by page puts each OCRed page in its place.
     const blocks = [...state.extracted.blocks, ...ocrBlocks].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
     state.extracted = { ...state.extracted, blocks, deferredOcrPages: [] };
@@ -114,6 +129,7 @@ export function defaultEnrichmentSteps(embedDocument?: DocumentProcessorDeps['em
 export function embeddingsStep(embedDocument: NonNullable<DocumentProcessorDeps['embedDocument']>): EnrichmentStep {
   return {
     name: 'embeddings',
+    stage: 'embedding',
     applies: () => true,
     run: (state) => embedDocument(state.event.orgId, state.event.documentId),
   };
@@ -177,6 +193,12 @@ export class DocumentProcessor {
     const remainingMs = () => Math.max(1, this.deps.timeoutMs - (Date.now() - started));
     let indexed = false;
     log.info({ content_type: event.contentType, size_bytes: event.sizeBytes }, 'processing document');
+    const publishProgress = this.deps.publishProgress;
+    const progress = new ProgressReporter(
+      (p, at) => (publishProgress ? publishProgress({ documentId: event.documentId, orgId: event.orgId, progress: p, at: at.toISOString() }) : Promise.resolve()),
+      log,
+      { minIntervalMs: this.deps.progressIntervalMs },
+    );
     try {
       const filePath = path.join(dir, 'original');
       const info = await this.deps.storage.stat(event.storageKey);
@@ -190,13 +212,16 @@ export class DocumentProcessor {
       try {
         [extracted, chunks] = await cpuBound(async () => {
           started = Date.now();
+          progress.report('extracting');
           const doc = await extractDocument(filePath, event.contentType, {
+            onProgress: (stage, done, total) => progress.report(stage, done, total),
             timeoutMs: remainingMs(),
             maxPages: this.deps.maxPages,
             maxTextBytes: this.deps.maxTextBytes,
             maxUnzippedBytes: this.deps.maxUnzippedBytes,
             deferOcr: this.steps.includes(ocrImagePagesStep),
           });
+          progress.report('chunking');
           return [doc, chunkDocument(doc, this.deps.chunkOptions)] as const;
         });
       } catch (error) {
@@ -212,6 +237,7 @@ export class DocumentProcessor {
         return;
       }
       const index = async (c: Chunk[]) => {
+        progress.report('indexing');
         await this.deps.indexChunks(event.orgId, {
           documentId: event.documentId,
           projectId: event.projectId ?? undefined,
@@ -221,7 +247,7 @@ export class DocumentProcessor {
         indexed = true;
       };
       await index(chunks);
-      const status = (s: 'ready' | 'completed', st: { chunks: Chunk[]; extracted: ExtractedDocument }) =>
+      const status = (s: 'ready' | 'completed', st: { chunks: Chunk[]; extracted: ExtractedDocument }, next: DocumentProgress | null = null) =>
         this.deps.publishStatus({
           documentId: event.documentId,
           orgId: event.orgId,
@@ -229,10 +255,9 @@ export class DocumentProcessor {
           chunkCount: st.chunks.length,
           pageCount: st.extracted.pageCount,
           errorMessage: null,
+          progress: next,
           at: new Date().toISOString(),
         });
-      await status('ready', { chunks, extracted });
-      log.info({ chunks: chunks.length, pages: extracted.pageCount, ms: Date.now() - started }, 'document ready');
 
       const state: EnrichmentState = {
         event,
@@ -242,15 +267,27 @@ export class DocumentProcessor {
         remainingMs,
         logger: log,
         cpuBound,
+        progress,
         reindex: async () => {
+          progress.report('chunking');
           const next = chunkDocument(state.extracted, this.deps.chunkOptions);
           await index(next);
           state.chunks = next;
         },
       };
+      // `ready` carries the progress of the first enrichment step, so a small document shows it
+      // without a progress event of its own.
+      const first = this.steps.find((s) => s.applies(state));
+      const firstProgress = first ? (first.initialProgress?.(state) ?? { stage: first.stage, pagesDone: null, pagesTotal: null }) : null;
+      if (firstProgress) progress.report(firstProgress.stage, firstProgress.pagesDone, firstProgress.pagesTotal);
+      await status('ready', { chunks, extracted }, firstProgress);
+      log.info({ chunks: chunks.length, pages: extracted.pageCount, ms: Date.now() - started }, 'document ready');
+
       for (const step of this.steps) {
         if (!step.applies(state)) continue;
         const stepStarted = Date.now();
+        const initial = step.initialProgress?.(state);
+        progress.report(step.stage, initial?.pagesDone ?? null, initial?.pagesTotal ?? null);
         try {
           await step.run(state);
         } catch (error) {
@@ -264,6 +301,7 @@ export class DocumentProcessor {
         log.info({ step: step.name, ms: Date.now() - stepStarted }, 'enrichment step done');
       }
       chunks = state.chunks;
+      await progress.close();
       await status('completed', state);
       log.info({ chunks: chunks.length, pages: state.extracted.pageCount, ms: Date.now() - started }, 'document processed');
     } catch (error) {
@@ -275,6 +313,7 @@ export class DocumentProcessor {
       }
       throw error;
     } finally {
+      await progress.close();
       await rm(dir, { recursive: true, force: true });
     }
   }

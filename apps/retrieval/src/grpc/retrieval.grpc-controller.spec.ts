@@ -56,6 +56,30 @@ describe('retrieval gRPC handlers', () => {
     expect(await code(h.reindex({}, ctx))).toBe(ErrorCode.VALIDATION_ERROR);
   });
 
+  it("ListChunks and GetChunk serve the caller's org only, a chunk only under its own document", async () => {
+    const service = new RetrievalService(store);
+    await service.init();
+    const h = retrievalGrpcHandlers(service);
+    const documentId = randomUUID();
+    const chunks = ['First clause.', 'Second clause.', 'Third clause.'].map((text, i) => ({ ...chunk(documentId, text), chunkIndex: i }));
+    await h.indexDocument({ documentId, chunks: [chunks[2], chunks[0], chunks[1]], corpus: 0 }, ctx);
+
+    const page = await h.listChunks({ documentId, limit: 2, offset: 1 }, ctx);
+    expect(page.total).toBe(3);
+    expect(page.chunks.map((c) => [c.chunkIndex, c.text, c.headingPath])).toEqual([
+      [1, 'Second clause.', ['Fire safety']],
+      [2, 'Third clause.', ['Fire safety']],
+    ]);
+    expect((await h.getChunk({ documentId, chunkId: chunks[1].id }, ctx)).text).toBe('Second clause.');
+
+    const other = { orgId: randomUUID(), requestId: randomUUID() };
+    expect(await h.listChunks({ documentId, limit: 10, offset: 0 }, other)).toEqual({ chunks: [], total: 0 });
+    expect(await code(h.getChunk({ documentId, chunkId: chunks[1].id }, other))).toBe(ErrorCode.NOT_FOUND);
+    expect(await code(h.getChunk({ documentId: randomUUID(), chunkId: chunks[1].id }, ctx))).toBe(ErrorCode.NOT_FOUND);
+    expect(await code(h.getChunk({ documentId, chunkId: 'x' }, ctx))).toBe(ErrorCode.VALIDATION_ERROR);
+    expect(await code(h.listChunks({ documentId, limit: 5000, offset: 0 }, ctx))).toBe(ErrorCode.VALIDATION_ERROR);
+  });
+
   it('an unreachable embeddings provider makes EmbedDocument SERVICE_UNAVAILABLE (ingestion retries)', async () => {
     const broken = new OpenAiEmbeddingModel({ baseUrl: 'http://127.0.0.1:9/v1', model: 'm', dimensions: 4, batchSize: 4, timeoutMs: 500, maxRetries: 0 });
     const service = new RetrievalService(store, { embeddings: broken });

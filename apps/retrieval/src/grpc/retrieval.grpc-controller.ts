@@ -112,6 +112,18 @@ export function retrievalGrpcHandlers(service: RetrievalService): Handlers {
       const result = await mapStoreErrors(() => mapProviderErrors(() => service.embedDocument(ownerOf(ctx, req.corpus), req.documentId)));
       return { chunksEmbedded: result.embedded, skippedReason: result.skipped ?? '' };
     },
+    listChunks: async (req, ctx) => {
+      if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
+      const result = await mapStoreErrors(() => service.listDocumentChunks(ctx.orgId, req.documentId, req.limit || 50, req.offset));
+      return { chunks: result.chunks.map(toProto), total: result.total };
+    },
+    getChunk: async (req, ctx) => {
+      if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
+      if (!isUuid(req.chunkId)) throw AppError.validation('chunk_id must be a UUID.');
+      const chunk = await mapStoreErrors(() => service.getDocumentChunk(ctx.orgId, req.documentId, req.chunkId));
+      if (!chunk) throw AppError.notFound(`Chunk ${req.chunkId} of document ${req.documentId} not found.`);
+      return toProto(chunk);
+    },
     reindex: async () => {
       const dense = service.denseState();
       if (!service.hasEmbeddings()) {

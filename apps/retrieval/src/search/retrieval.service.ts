@@ -152,6 +152,17 @@ export class RetrievalService {
     return this.store.replaceDocumentChunks(orgId, documentId, chunks);
   }
 
+  /** One page of a document's chunks in document order, with the document's chunk count (see {@link ChunkStore.listDocumentChunks}). */
+  listDocumentChunks(orgId: string, documentId: string, limit: number, offset: number): Promise<{ chunks: StoredChunk[]; total: number }> {
+    return this.store.listDocumentChunks(orgId, documentId, limit, offset);
+  }
+
+  /** The chunk `chunkId` of (orgId, documentId), or null when that document of that org has no such chunk. */
+  async getDocumentChunk(orgId: string, documentId: string, chunkId: string): Promise<StoredChunk | null> {
+    const [chunk] = await this.store.getChunks(orgId, [chunkId]);
+    return chunk && chunk.documentId === documentId ? chunk : null;
+  }
+
   /** Deletes the chunks (and vectors) of these documents of this org; returns how many chunks were deleted. */
   deleteDocuments(orgId: string, documentIds: string[]): Promise<number> {
     return this.store.deleteDocuments(orgId, documentIds);

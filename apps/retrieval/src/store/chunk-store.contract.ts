@@ -470,6 +470,40 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
       });
     });
 
+    describe('listDocumentChunks', () => {
+      it('pages through a document in chunk order, whatever order the chunks were written in, with the total', async () => {
+        const d = randomUUID();
+        const texts = Array.from({ length: 12 }, (_, i) => `Clause ${i + 1}: keep the record of inspection number ${i + 1}.`);
+        const chunks = docChunks(orgA, d, texts, { headingPath: ['Part 2', 'Scope'] });
+        // Written shuffled: the order of a page comes from chunkIndex, not from insertion.
+        const shuffled = [...chunks.slice(7), ...chunks.slice(0, 7).reverse()];
+        await store.replaceDocumentChunks(orgA, d, shuffled);
+        const other = randomUUID();
+        await store.replaceDocumentChunks(orgA, other, docChunks(orgA, other, FIRE));
+
+        expect(await store.listDocumentChunks(orgA, d, 5, 0)).toEqual({ chunks: chunks.slice(0, 5), total: 12 });
+        expect(await store.listDocumentChunks(orgA, d, 5, 5)).toEqual({ chunks: chunks.slice(5, 10), total: 12 });
+        expect(await store.listDocumentChunks(orgA, d, 5, 10)).toEqual({ chunks: chunks.slice(10), total: 12 });
+        expect(await store.listDocumentChunks(orgA, d, 5, 12)).toEqual({ chunks: [], total: 12 });
+        expect(await store.listDocumentChunks(orgA, d, 1000, 0)).toEqual({ chunks, total: 12 });
+      });
+
+      it("never lists another org's chunks of the same document id, and gives 0 for an unknown document", async () => {
+        const d = randomUUID();
+        await store.replaceDocumentChunks(orgB, d, docChunks(orgB, d, EXITS));
+        expect(await store.listDocumentChunks(orgA, d, 10, 0)).toEqual({ chunks: [], total: 0 });
+        expect(await store.listDocumentChunks(orgB, randomUUID(), 10, 0)).toEqual({ chunks: [], total: 0 });
+        expect((await store.listDocumentChunks(orgB, d, 10, 0)).total).toBe(EXITS.length);
+      });
+
+      it('rejects a limit outside 1..1000 or a negative offset', async () => {
+        const d = randomUUID();
+        for (const [limit, offset] of [[0, 0], [1001, 0], [1.5, 0], [10, -1]]) {
+          await expect(store.listDocumentChunks(orgA, d, limit, offset)).rejects.toMatchObject({ code: ChunkStoreErrorCode.Validation });
+        }
+      });
+    });
+
     describe('org ids', () => {
       it('treats the safety corpus as an ordinary, isolated org', async () => {
         const d = randomUUID();

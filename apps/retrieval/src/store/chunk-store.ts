@@ -14,6 +14,9 @@ export const SAFETY_CORPUS_ORG = '__safety__';
 /** Largest `topK` a search accepts. Larger values are a caller bug (the gateway caps far lower). */
 export const MAX_TOP_K = 1000;
 
+/** Largest page of {@link ChunkStore.listDocumentChunks}. */
+export const MAX_PAGE_CHUNKS = 1000;
+
 /**
  * Longest query (in UTF-16 code units) that is searched; the rest is ignored. Bounds the work of
  * one search: a requirement text used as a query is far shorter.
@@ -117,6 +120,13 @@ export interface ChunkStore {
    * other orgs) are skipped, duplicates returned once.
    */
   getChunks(orgId: string, chunkIds: string[]): Promise<StoredChunk[]>;
+  /**
+   * One page of the chunks of (orgId, documentId) in document order (`chunkIndex` ascending):
+   * `limit` chunks (integer in [1, {@link MAX_PAGE_CHUNKS}], else `Validation`) after skipping
+   * `offset` (integer >= 0), plus `total`, the document's chunk count. An unknown document, or one
+   * of another org, gives `{ chunks: [], total: 0 }`.
+   */
+  listDocumentChunks(orgId: string, documentId: string, limit: number, offset: number): Promise<{ chunks: StoredChunk[]; total: number }>;
   /** Waits for pending writes, releases resources. Idempotent; later calls throw `Unavailable`. */
   close(): Promise<void>;
 }
@@ -156,6 +166,18 @@ export interface DenseChunkIndex {
   documentChunks(orgId: string, documentId: string): Promise<StoredChunk[]>;
   /** Every (orgId, documentId) pair in the store (for re-indexing). */
   listDocuments(): Promise<{ orgId: string; documentId: string }[]>;
+}
+
+/**
+ * Checks the page arguments of {@link ChunkStore.listDocumentChunks}.
+ * @throws ChunkStoreError `Validation` when `limit` is not an integer in [1, MAX_PAGE_CHUNKS] or
+ *   `offset` is not an integer >= 0.
+ */
+export function requirePage(limit: number, offset: number): void {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_CHUNKS) {
+    throw new ChunkStoreError(ChunkStoreErrorCode.Validation, `limit must be an integer from 1 to ${MAX_PAGE_CHUNKS}`);
+  }
+  if (!Number.isInteger(offset) || offset < 0) throw new ChunkStoreError(ChunkStoreErrorCode.Validation, 'offset must be an integer >= 0');
 }
 
 /** True when `store` implements {@link DenseChunkIndex}. */

@@ -55,6 +55,7 @@ function contractFactory(options: LanceDbChunkStoreOptions, optimizeAfterWrites 
           countChunks: (...args) => store.countChunks(...args),
           search: (...args) => store.search(...args),
           getChunks: (...args) => store.getChunks(...args),
+          listDocumentChunks: (...args) => store.listDocumentChunks(...args),
           close: () => store.close(),
           // DenseChunkIndex, passed through (vectors live in their own table).
           vectorSpace: () => store.vectorSpace(),

@@ -4,6 +4,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { FixedSizeList, Field, Float32, Int32, Schema, Utf8 } from 'apache-arrow';
 import {
   ChunkStore,
+  requirePage,
   ChunkStoreError,
   ChunkStoreErrorCode,
   ChunkVector,
@@ -504,6 +505,31 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         for (const row of rows) byId.set(row.id, fromRow(row));
       }
       return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  async listDocumentChunks(orgId: string, documentId: string, limit: number, offset: number): Promise<{ chunks: StoredChunk[]; total: number }> {
+    requireString('orgId', orgId);
+    requireString('documentId', documentId);
+    requirePage(limit, offset);
+    return this.read('listDocumentChunks', async () => {
+      // LanceDB queries have no ORDER BY: read the (id, chunk_index) pairs of the document (two
+      // small columns, on the document_id scalar index), order them here, then fetch the page.
+      const where = `org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`;
+      const keys = (await this.table.query().where(where).select(['id', 'chunk_index']).limit(MAX_CHUNKS_PER_DOCUMENT).toArray()) as {
+        id: string;
+        chunk_index: number;
+      }[];
+      keys.sort((a, b) => a.chunk_index - b.chunk_index);
+      const ids = keys.slice(offset, offset + limit).map((k) => k.id);
+      if (ids.length === 0) return { chunks: [], total: keys.length };
+      const rows = (await this.table
+        .query()
+        .where(`${where} AND id IN (${ids.map(sqlString).join(', ')})`)
+        .select(COLUMNS)
+        .limit(ids.length)
+        .toArray()) as ChunkRow[];
+      return { chunks: rows.map(fromRow).sort((a, b) => a.chunkIndex - b.chunkIndex), total: keys.length };
     });
   }
 

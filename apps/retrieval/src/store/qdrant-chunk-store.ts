@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import {
   ChunkStore,
+  requirePage,
   ChunkStoreError,
   ChunkStoreErrorCode,
   ChunkVector,
@@ -174,6 +175,39 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
         if (payload?.org_id === orgId) byId.set(payload.chunk_id, fromPayload(payload));
       }
       return ids.flatMap((id) => byId.get(id) ?? []);
+    });
+  }
+
+  async listDocumentChunks(orgId: string, documentId: string, limit: number, offset: number): Promise<{ chunks: StoredChunk[]; total: number }> {
+    requireString('orgId', orgId);
+    requireString('documentId', documentId);
+    requirePage(limit, offset);
+    return this.read('listDocumentChunks', async () => {
+      // Scroll the (point id, chunk_index) pairs of the document without texts, order them here
+      // (chunk_index has no payload index for `order_by`), then retrieve the page's points.
+      const keys: { id: string | number; chunkIndex: number }[] = [];
+      let next: string | number | undefined | null = undefined;
+      do {
+        const page: { points: { id: string | number; payload?: unknown }[]; next_page_offset?: unknown } = await this.client.scroll(this.collection, {
+          filter: { must: docFilter(orgId, [documentId]) },
+          limit: 1000,
+          offset: next ?? undefined,
+          with_payload: ['chunk_index'],
+          with_vector: false,
+        });
+        for (const p of page.points) keys.push({ id: p.id, chunkIndex: (p.payload as { chunk_index: number }).chunk_index });
+        next = (page.next_page_offset as string | number | null | undefined) ?? null;
+      } while (next !== null);
+      keys.sort((a, b) => a.chunkIndex - b.chunkIndex);
+      const wanted = keys.slice(offset, offset + limit).map((k) => k.id);
+      if (wanted.length === 0) return { chunks: [], total: keys.length };
+      const points = await this.client.retrieve(this.collection, { ids: wanted, with_payload: true, with_vector: false });
+      const chunks = points
+        .map((p) => p.payload as unknown as ChunkPayload)
+        .filter((p) => p?.org_id === orgId && p.document_id === documentId)
+        .map(fromPayload)
+        .sort((a, b) => a.chunkIndex - b.chunkIndex);
+      return { chunks, total: keys.length };
     });
   }
 
