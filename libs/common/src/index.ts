@@ -8,3 +8,4 @@ export * from './process';
 export * from './content-types';
 export * from './ids';
 export * from './service-env';
+export * from './outbox';

@@ -141,3 +141,4 @@ export interface BatchQuestionEvent {
   orgId: string;
   index: number;
 }
+export * from './webhooks';

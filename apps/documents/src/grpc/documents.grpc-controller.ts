@@ -2,6 +2,7 @@ import { AppError, CallContext, isUuid, UnaryHandlers } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { DOCUMENT_STATUSES, DocumentEntity, DocumentStatus } from '../documents/document.entity';
 import { DocumentsService } from '../documents/documents.service';
+import { toProtoDocument } from '../documents/document-events';
 import { ProjectWithCount } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
 
@@ -41,21 +42,7 @@ export function toProtoProject({ project, documentCount }: ProjectWithCount): do
   };
 }
 
-export function toProtoDocument(d: DocumentEntity): documentsV1.Document {
-  return {
-    id: d.id,
-    orgId: d.orgId,
-    projectId: d.projectId ?? undefined,
-    fileName: d.fileName,
-    contentType: d.contentType,
-    sizeBytes: d.sizeBytes ?? undefined,
-    status: d.status,
-    chunkCount: d.chunkCount ?? undefined,
-    errorMessage: d.errorMessage ?? undefined,
-    createdAt: d.createdAt.toISOString(),
-    updatedAt: d.updatedAt.toISOString(),
-  };
-}
+export { toProtoDocument };
 
 /**
  * gRPC controller of DocumentsService: validates what the gateway may not have (services never

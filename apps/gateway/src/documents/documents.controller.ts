@@ -1,3 +1,4 @@
+import { presentDocument } from '@kb/events';
 import { AppError, CallContext, ErrorCode, isUuid } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
@@ -63,22 +64,8 @@ export class ListDocumentsQuery extends PaginationQuery {
   status?: string;
 }
 
-/** Document resource as the API shows it (service-api.md §2 "Document"). */
-export function presentDocument(d: documentsV1.Document) {
-  return {
-    id: d.id,
-    org_id: d.orgId,
-    project_id: d.projectId ?? null,
-    file_name: d.fileName,
-    content_type: d.contentType,
-    size_bytes: d.sizeBytes ?? null,
-    status: d.status,
-    chunk_count: d.chunkCount ?? null,
-    error_message: d.errorMessage ?? null,
-    created_at: d.createdAt,
-    updated_at: d.updatedAt,
-  };
-}
+/** Document resource as the API shows it: one presenter, shared with the webhook payloads (@kb/events). */
+export { presentDocument };
 
 /** /api/v2/documents: thin translation to DocumentsService over gRPC. */
 @ApiTags('Documents')
