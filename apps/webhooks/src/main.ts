@@ -23,7 +23,7 @@ runService(logger, async () => {
     ...sharedEnv.grpcHost,
     WEBHOOKS_GRPC_PORT: env.port(50056),
     /** Server key sealing endpoint secrets at rest (AES-256-GCM); at least 32 characters, e.g. `openssl rand -hex 32`. */
-    WEBHOOK_SECRET_KEY: z.string().min(32, 'WEBHOOK_SECRET_KEY is required: at least 32 characters (e.g. `openssl rand -hex 32`); it encrypts webhook secrets at rest'),
+    WEBHOOK_SECRET_KEY: z.string().min(32, 'WEBHOOK_SECRET_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)').optional(),
     /** Deliver to loopback, link-local and private addresses (the local stack sets it). */
     WEBHOOK_ALLOW_PRIVATE: env.bool(false),
     /** Accept plain http:// endpoint URLs (the local stack sets it). */
@@ -42,6 +42,10 @@ runService(logger, async () => {
     WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
   });
   const db = await openDatabase({ url: config.DATABASE_URL, schema: 'webhooks', entities: [], migrations: [InitWebhooks1764000000001] });
+  // Checked after the migrations: `webhooks --migrate-only` (the chart's migration Job) needs only DATABASE_URL.
+  if (!config.WEBHOOK_SECRET_KEY) {
+    throw new Error('Invalid configuration:\n  WEBHOOK_SECRET_KEY: required, at least 32 characters (e.g. `openssl rand -hex 32`); it encrypts webhook secrets at rest');
+  }
   const nc = await connectNats(config.NATS_URL, 'webhooks');
   await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
   const repository = new WebhooksRepository(db);
