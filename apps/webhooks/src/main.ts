@@ -2,7 +2,7 @@ import '@kb/telemetry/register'; // [telemetry] must stay the first import (inst
 import { connectNats, createLogger, env, ensureStream, loadConfig, openDatabase, runConsumer, runService, sharedEnv, startGrpcServer } from '@kb/common';
 import { WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, WebhookEventMessage, WebhookSubjects } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
-import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
+import { metrics, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 import { z } from 'zod';
 import { InitWebhooks1764000000001 } from './database/migrations/1764000000001-InitWebhooks';
 import { Dispatcher } from './delivery/dispatcher';
@@ -62,6 +62,12 @@ runService(logger, async () => {
       allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
     },
     logger,
+    // [telemetry] attempts by outcome; delay from the state change to a successful delivery
+    (d, _result, outcome) => {
+      metrics.webhookAttempts.inc({ outcome });
+      const createdAt = Date.parse(String((d.payload as { created_at?: string }).created_at));
+      if (outcome === 'succeeded' && Number.isFinite(createdAt)) metrics.webhookDeliveryDelay.observe(Math.max(0, (Date.now() - createdAt) / 1000));
+    },
   );
   const webhooks = new WebhooksService({
     repository,

@@ -18,7 +18,7 @@ export const WEBHOOK_OUTBOX_DDL = [
   `CREATE TABLE webhook_outbox (
      seq bigserial PRIMARY KEY,
      id uuid NOT NULL UNIQUE,
-     org_id uuid NOT NULL,
+     org_id text NOT NULL,
      type text NOT NULL,
      resource_key text NOT NULL,
      payload jsonb NOT NULL,
@@ -57,7 +57,7 @@ export async function enqueueWebhookEvents(m: EntityManager | DataSource, events
   await m.query(
     `INSERT INTO webhook_outbox (id, org_id, type, resource_key, payload, created_at)
      SELECT x.id, x.org_id, x.type, x.resource_key, x.payload, x.created_at
-     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[]) WITH ORDINALITY
+     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[]) WITH ORDINALITY
        AS x(id, org_id, type, resource_key, payload, created_at, ord)
      ORDER BY x.ord`,
     [
