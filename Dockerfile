@@ -4,7 +4,7 @@
 #   docker build -t kb-platform:dev .                                   # every service, no OCR tools
 #   docker build --build-arg WITH_OCR=true -t kb-platform-ingestion:dev .   # + poppler-utils, tesseract (for ingestion)
 #
-#   docker run kb-platform:dev gateway          # or documents | ingestion | retrieval | check | agent
+#   docker run kb-platform:dev gateway          # or documents | ingestion | retrieval | check | agent | webhooks
 #   docker run kb-platform:dev kbctl org list   # the operator CLI (DATABASE_URL must be set)
 #
 # Plain Dockerfile syntax (no BuildKit-only features such as RUN --mount or heredocs), so the
@@ -101,7 +101,7 @@ ARG CREATED=unknown
 ARG SOURCE=unknown
 
 LABEL org.opencontainers.image.title="kb-platform" \
-      org.opencontainers.image.description="Knowledge base and compliance-checking service (gateway, documents, ingestion, retrieval, check, agent)" \
+      org.opencontainers.image.description="Knowledge base and compliance-checking service (gateway, documents, ingestion, retrieval, check, agent, webhooks)" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}" \

@@ -34,6 +34,7 @@ async function main() {
       retrieval: port('RETRIEVAL_GRPC_PORT', 50053),
       check: port('CHECK_GRPC_PORT', 50054),
       agent: port('AGENT_GRPC_PORT', 50055),
+      webhooks: port('WEBHOOKS_GRPC_PORT', 50056),
       metrics: {
         gateway: port('GATEWAY_METRICS_PORT', 9460),
         documents: port('DOCUMENTS_METRICS_PORT', 9461),
@@ -41,6 +42,7 @@ async function main() {
         retrieval: port('RETRIEVAL_METRICS_PORT', 9463),
         check: port('CHECK_METRICS_PORT', 9464),
         agent: port('AGENT_METRICS_PORT', 9465),
+        webhooks: port('WEBHOOKS_METRICS_PORT', 9466),
       },
     },
   });

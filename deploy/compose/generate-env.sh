@@ -29,5 +29,7 @@ S3_ACCESS_KEY=kb-app
 S3_SECRET_KEY=$(rand 32)
 # Used only with STORAGE_DRIVER=local (the gateway then serves the presigned URLs itself).
 STORAGE_SIGNING_SECRET=$(rand 32)
+# Encrypts webhook endpoint secrets at rest (docs/webhooks.md).
+WEBHOOK_SECRET_KEY=$(rand 32)
 EOF
 echo "generate-env: wrote $file"

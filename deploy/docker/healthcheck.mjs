@@ -4,7 +4,7 @@
 //   node /app/deploy/docker/healthcheck.mjs [SERVICE] [--ready]
 //
 // gateway: HTTP GET /healthz (process up), or /readyz with --ready (database and every backing
-// service reachable). The five gRPC services: the standard grpc.health.v1.Health/Check, overall
+// service reachable). The six gRPC services: the standard grpc.health.v1.Health/Check, overall
 // status (service ""), must answer SERVING. Ports come from the same variables the services read
 // (GATEWAY_PORT, DOCUMENTS_GRPC_PORT, ...), with the same defaults.
 //
@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 
-const GRPC_PORTS = { documents: 50051, ingestion: 50052, retrieval: 50053, check: 50054, agent: 50055 };
+const GRPC_PORTS = { documents: 50051, ingestion: 50052, retrieval: 50053, check: 50054, agent: 50055, webhooks: 50056 };
 const SERVICES = ['gateway', ...Object.keys(GRPC_PORTS)];
 const TIMEOUT_MS = Number(process.env.KB_HEALTHCHECK_TIMEOUT_MS ?? 4000);
 

@@ -26,12 +26,12 @@ jest.setTimeout(60_000);
 
 const ROOT = process.env.KB_DEPLOY_ROOT ? path.resolve(process.env.KB_DEPLOY_ROOT) : path.resolve(__dirname, '../..');
 const CHART = path.join(ROOT, 'helm/kb-platform');
-const SERVICES = ['gateway', 'documents', 'ingestion', 'retrieval', 'check', 'agent'] as const;
+const SERVICES = ['gateway', 'documents', 'ingestion', 'retrieval', 'check', 'agent', 'webhooks'] as const;
 type Service = (typeof SERVICES)[number];
-const GRPC_SERVICES = ['documents', 'ingestion', 'retrieval', 'check', 'agent'] as const;
+const GRPC_SERVICES = ['documents', 'ingestion', 'retrieval', 'check', 'agent', 'webhooks'] as const;
 const INFRA = ['postgres', 'nats', 'minio', 'minio-init', 'qdrant'];
 /** Secrets: never a literal in docker-compose.yml, always a Secret reference in the chart. */
-const SECRET_VARS = ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'STORAGE_SIGNING_SECRET'];
+const SECRET_VARS = ['DATABASE_URL', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'STORAGE_SIGNING_SECRET', 'WEBHOOK_SECRET_KEY'];
 /** API keys of model providers and Qdrant: Secret only (optional references), never the ConfigMap. */
 const PROVIDER_KEY_VARS = ['LLM_API_KEY', 'EMBEDDINGS_API_KEY', 'RERANK_API_KEY', 'QDRANT_API_KEY'];
 
@@ -504,7 +504,7 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(services).length).toBeGreaterThan(0);
   });
 
-  test('services are exactly the six apps plus PostgreSQL, NATS, MinIO and the bucket init', () => {
+  test('services are exactly the seven apps plus PostgreSQL, NATS, MinIO and the bucket init', () => {
     expect(sorted(Object.keys(services))).toEqual(sorted([...SERVICES, ...INFRA]));
   });
 
@@ -579,7 +579,7 @@ describe('docker-compose.yml', () => {
     expect(read('deploy/compose/minio-init.sh')).toMatch(/mc mb --ignore-existing "kb\/\$S3_BUCKET"/);
   });
 
-  test('start order: conditions on health (or on the init job completing), gateway waits for all five services', () => {
+  test('start order: conditions on health (or on the init job completing), gateway waits for all six services', () => {
     const problems: string[] = [];
     for (const [name, svc] of Object.entries(services)) {
       const deps = svc.depends_on ?? {};
@@ -663,6 +663,7 @@ const composeEnv = {
   MINIO_ROOT_PASSWORD: 'test-only-minio-root',
   S3_SECRET_KEY: 'test-only-s3-secret',
   STORAGE_SIGNING_SECRET: 'test-only-signing-secret-0123456789',
+  WEBHOOK_SECRET_KEY: 'test-only-webhook-secret-key-0123456789abcdef',
 };
 
 describe(`docker compose config [${composeLabel}]`, () => {
@@ -820,6 +821,8 @@ describe('helm chart (render-free)', () => {
         ...(text.includes('include "kb.databaseEnv"') ? helperEnv('kb.databaseEnv') : []),
         ...(text.includes('include "kb.storageEnv"') ? helperEnv('kb.storageEnv') : []),
         ...providerKeys,
+        // A secret referenced directly by the service's template (WEBHOOK_SECRET_KEY).
+        ...[...text.matchAll(/- name: ([A-Z][A-Z0-9_]+)\n\s+valueFrom:\n\s+secretKeyRef:/g)].map((m) => m[1]),
       ];
       for (const v of requiredVars()[s]) {
         if (SECRET_VARS.includes(v) || PROVIDER_KEY_VARS.includes(v)) {
@@ -853,7 +856,7 @@ describe('helm chart (render-free)', () => {
     expect(r).toMatch(/if not \$stateless \}\}\n  replicas: 1\n  strategy:\n    type: Recreate/);
     expect(r).toMatch(/kind: PersistentVolumeClaim/);
     expect(r).toMatch(/mountPath: \{\{ \.Values\.retrieval\.dataDir \}\}/);
-    expect(chartFile('templates/hpa.yaml')).toMatch(/range \$component := list "gateway" "documents" "ingestion" "check" "agent" "retrieval"/);
+    expect(chartFile('templates/hpa.yaml')).toMatch(/range \$component := list "gateway" "documents" "ingestion" "check" "agent" "webhooks" "retrieval"/);
     for (const t of ['templates/hpa.yaml', 'templates/pdb.yaml']) {
       expect(chartFile(t)).toMatch(/\(or \(ne \$component "retrieval"\) \(eq \$\.Values\.retrieval\.vectorStore "qdrant"\)\)/);
     }
@@ -977,7 +980,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
     });
 
     maybe('every secretKeyRef resolves to a rendered Secret key or a configured existing Secret', () => {
-      const existing = [merged.database.existingSecret, merged.storage.s3.existingSecret, merged.storage.local.existingSecret].filter(Boolean);
+      const existing = [merged.database.existingSecret, merged.storage.s3.existingSecret, merged.storage.local.existingSecret, merged.webhooks.existingSecret].filter(Boolean);
       for (const d of byKind('Deployment')) {
         for (const e of d.spec.template.spec.containers[0].env ?? []) {
           const ref = e.valueFrom?.secretKeyRef;
@@ -1031,7 +1034,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       expect(volume.persistentVolumeClaim.claimName).toBeTruthy();
       expect(merged.retrieval.vectorStore).toBe('lancedb');
       const hpas = byKind('HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name.replace(/^.*-/, ''));
-      const expected = ['gateway', 'documents', 'ingestion', 'check', 'agent'].filter((s) => merged[s].autoscaling.enabled && !merged[s].keda?.enabled);
+      const expected = ['gateway', 'documents', 'ingestion', 'check', 'agent', 'webhooks'].filter((s) => merged[s].autoscaling.enabled && !merged[s].keda?.enabled);
       expect(sorted(hpas)).toEqual(sorted(expected));
       for (const s of expected) expect(deployment(s).spec.replicas).toBeUndefined();
       expect(byKind('PodDisruptionBudget').some((p) => p.metadata.name.endsWith('-retrieval'))).toBe(false);
@@ -1194,7 +1197,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
     });
 
     maybe('bundled quick start: PostgreSQL, NATS and MinIO in the release, wired into every service', () => {
-      const sets = ['bundled.postgresql.enabled=true', 'bundled.postgresql.password=pg-pass-1', 'bundled.nats.enabled=true', 'bundled.minio.enabled=true', 'bundled.minio.rootPassword=minio-pass-1'];
+      const sets = ['bundled.postgresql.enabled=true', 'bundled.postgresql.password=pg-pass-1', 'bundled.nats.enabled=true', 'bundled.minio.enabled=true', 'bundled.minio.rootPassword=minio-pass-1', 'webhooks.secretKey=webhook-key-0123456789abcdef0123456789'];
       const lint = spawnSync(helm!, ['lint', '--strict', CHART, '--kube-version', KUBE_VERSION, ...sets.flatMap((x) => ['--set', x])], { encoding: 'utf8' });
       expect([lint.status, lint.status === 0 ? '' : lint.stdout + lint.stderr]).toEqual([0, '']);
       const r = render(null, sets.flatMap((x) => ['--set', x]));
@@ -1217,7 +1220,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       // pre-install hooks would run before the bundled database exists: the services migrate at start
       expect(objects.some((o) => o.kind === 'Job')).toBe(false);
       const pgPolicy = named('NetworkPolicy', 'postgresql');
-      expect(pgPolicy.spec.ingress[0].from[0].podSelector.matchExpressions[1].values).toEqual(['gateway', 'documents', 'migrations']);
+      expect(pgPolicy.spec.ingress[0].from[0].podSelector.matchExpressions[1].values).toEqual(['gateway', 'documents', 'webhooks', 'migrations']);
     });
 
     maybe('bundled dependencies refuse a half configuration', () => {

@@ -29,6 +29,7 @@ async function startSecondGateway(): Promise<{ url: string; child: ChildProcess 
       RETRIEVAL_GRPC_URL: `127.0.0.1:${stack.ports.retrieval}`,
       CHECK_GRPC_URL: `127.0.0.1:${stack.ports.check}`,
       AGENT_GRPC_URL: `127.0.0.1:${stack.ports.agent}`,
+      WEBHOOKS_GRPC_URL: `127.0.0.1:${stack.ports.webhooks}`,
       STORAGE_DRIVER: 'local',
       STORAGE_LOCAL_DIR: path.join(dataDir, 'objects'),
       STORAGE_SIGNING_SECRET: secrets.storageSigningSecret,

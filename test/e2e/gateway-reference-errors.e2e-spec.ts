@@ -23,6 +23,7 @@ function configFor(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
     RETRIEVAL_GRPC_URL: `127.0.0.1:${s.ports.retrieval}`,
     CHECK_GRPC_URL: `127.0.0.1:${s.ports.check}`,
     AGENT_GRPC_URL: `127.0.0.1:${s.ports.agent}`,
+    WEBHOOKS_GRPC_URL: `127.0.0.1:${s.ports.webhooks}`,
     GATEWAY_BODY_LIMIT_BYTES: 1024 * 1024,
     GATEWAY_KEY_CACHE_TTL_MS: 60_000,
     GATEWAY_REQUEST_TIMEOUT_MS: 330_000,

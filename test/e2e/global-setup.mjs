@@ -7,6 +7,9 @@ import { ensureSystemPackages, ROOT } from '../../tools/lib/bootstrap.mjs';
 import { ensureLlmServer } from '../../tools/lib/llm-server.mjs';
 import { startStack } from '../../tools/lib/stack.mjs';
 
+/** Webhooks (webhooks.e2e-spec.ts): quick retries and a short attempt timeout, so retries and crash takeovers take seconds. */
+const WEBHOOK_E2E_ENV = { WEBHOOK_RETRY_BASE_MS: '300', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_POLL_INTERVAL_MS: '100' };
+
 /**
  * The embedding model every service that embeds loads in the e2e stack: the real MiniLM of
  * ../shared/models (no download), so searches, answers and checks run hybrid for real.
@@ -22,7 +25,7 @@ export default async function globalSetup() {
   }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-'));
   const { natsServer } = ensureSystemPackages();
-  const stack = await startStack({ dataDir, natsServer, quiet: true, env: { ...E2E_EMBEDDINGS, LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000' } });
+  const stack = await startStack({ dataDir, natsServer, quiet: true, env: { ...E2E_EMBEDDINGS, LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000', ...WEBHOOK_E2E_ENV } });
   globalThis.__KB_STACK__ = stack;
   process.env.KB_E2E_BASE_URL = stack.baseUrl;
   process.env.KB_E2E_DATABASE_URL = stack.databaseUrl;

@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { ROOT, step } from './bootstrap.mjs';
 
-export const SERVICES = ['retrieval', 'documents', 'ingestion', 'check', 'agent', 'gateway'];
+export const SERVICES = ['retrieval', 'documents', 'ingestion', 'check', 'agent', 'webhooks', 'gateway'];
 
 /** A free TCP port on 127.0.0.1. */
 /**
@@ -61,9 +61,14 @@ async function waitFor(check, timeoutMs, what) {
 
 function loadSecrets(dataDir) {
   const file = path.join(dataDir, 'secrets.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  const secrets = { postgresPassword: randomBytes(12).toString('hex'), storageSigningSecret: randomBytes(32).toString('hex') };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  const secrets = existsSync(file)
+    ? JSON.parse(readFileSync(file, 'utf8'))
+    : { postgresPassword: randomBytes(12).toString('hex'), storageSigningSecret: randomBytes(32).toString('hex') };
+  // Added with webhooks: a data folder made before them gets its key on the next start.
+  if (!secrets.webhookSecretKey) {
+    secrets.webhookSecretKey = randomBytes(32).toString('hex');
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
   return secrets;
 }
 
@@ -157,7 +162,7 @@ function canConnect(port) {
  * @param {object} o
  * @param {string} o.dataDir folder for every piece of state (deleting it resets the service)
  * @param {string} o.natsServer path of the nats-server binary
- * @param {object} [o.ports] gateway, postgres, nats, documents, ingestion, retrieval, check, agent, and
+ * @param {object} [o.ports] gateway, postgres, nats, documents, ingestion, retrieval, check, agent, webhooks, and
  *   metrics: {<service>: port} for the /metrics listeners (0 or missing = free port)
  * @param {object} [o.env] extra environment for every service
  * @param {boolean} [o.quiet] do not echo service logs (they always go to dataDir/logs/)
@@ -173,7 +178,7 @@ export async function startStack(o) {
   mkdirSync(path.join(dataDir, 'logs'), { recursive: true });
   const secrets = loadSecrets(dataDir);
   const ports = {};
-  for (const name of ['gateway', 'postgres', 'nats', 'documents', 'ingestion', 'retrieval', 'check', 'agent']) {
+  for (const name of ['gateway', 'postgres', 'nats', 'documents', 'ingestion', 'retrieval', 'check', 'agent', 'webhooks']) {
     ports[name] = o.ports?.[name] || (await freePort());
   }
   // Prometheus /metrics listener of each service (ports.metrics.<service>).
@@ -223,6 +228,12 @@ export async function startStack(o) {
       RETRIEVAL_GRPC_URL: `127.0.0.1:${ports.retrieval}`,
       CHECK_GRPC_URL: `127.0.0.1:${ports.check}`,
       AGENT_GRPC_URL: `127.0.0.1:${ports.agent}`,
+      WEBHOOKS_GRPC_PORT: String(ports.webhooks),
+      WEBHOOKS_GRPC_URL: `127.0.0.1:${ports.webhooks}`,
+      WEBHOOK_SECRET_KEY: secrets.webhookSecretKey,
+      // One machine: receivers on this host or the local network are what a developer tests with.
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_ALLOW_HTTP: 'true',
       STORAGE_DRIVER: 'local',
       STORAGE_LOCAL_DIR: path.join(dataDir, 'objects'),
       STORAGE_SIGNING_SECRET: secrets.storageSigningSecret,

@@ -13,8 +13,9 @@ import {
   runService,
   sharedEnv,
   startGrpcServer,
+  startOutboxRelay,
 } from '@kb/common';
-import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects } from '@kb/events';
+import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS } from '@kb/events';
 import { chatModelFromEnv, embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
 import * as grpc from '@grpc/grpc-js';
@@ -23,6 +24,7 @@ import { AnswerService } from './answering/answer.service';
 import { BatchesService } from './batches/batches.service';
 import { InitBatches1732300000000 } from './database/migrations/1732300000000-InitBatches';
 import { BatchConfidence1763900000000 } from './database/migrations/1763900000000-BatchConfidence';
+import { WebhookOutbox1764000000000 } from './database/migrations/1764000000000-WebhookOutbox';
 import { AgentUnaryDefinition, agentUnaryHandlers, chatStreamHandler } from './grpc/agent.grpc-controller';
 import { recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
@@ -46,16 +48,20 @@ runService(logger, async () => {
     AGENT_BATCH_CONCURRENCY: env.int(4),
     /** How long a batch question may go without a worker heartbeat before JetStream hands it to another worker (ms); the platform's JetStream ack wait by default. */
     AGENT_BATCH_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
+    ...sharedEnv.webhookOutbox,
   });
   const model = chatModelFromEnv(process.env);
   // Answer sentences are chosen by meaning with the embedding model; without one the answerer's
   // lexical variant is used (said once here).
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'answer sentences are chosen lexically');
-  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'agent', entities: [], migrations: [InitBatches1732300000000, BatchConfidence1763900000000] });
+  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'agent', entities: [], migrations: [InitBatches1732300000000, BatchConfidence1763900000000, WebhookOutbox1764000000000] });
   const nc = await connectNats(config.NATS_URL, 'agent');
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
   await ensureStream(nc, AGENT_STREAM, AGENT_STREAM_SUBJECTS);
+  await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
+  // Webhook events written with batch state changes (docs/webhooks.md) go out from here.
+  const outbox = startOutboxRelay({ db, nc, logger, name: 'agent', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS });
   const documents = createAsyncClient(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
 
@@ -104,6 +110,7 @@ runService(logger, async () => {
     await metricsServer.close(); // [telemetry]
     await grpcServer.shutdown();
     await consumer.stop();
+    await outbox.stop();
     await nc.drain();
     await db.destroy();
     documents.close();

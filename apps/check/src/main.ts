@@ -1,9 +1,10 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, UnaryHandlers } from '@kb/common';
-import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects } from '@kb/events';
+import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, UnaryHandlers } from '@kb/common';
+import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS } from '@kb/events';
 import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
 import { InitCheckRuns1732300000000 } from './database/migrations/1732300000000-InitCheckRuns';
+import { WebhookOutbox1764000000000 } from './database/migrations/1764000000000-WebhookOutbox';
 import { RunWorker } from './runs/run-worker';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
@@ -38,11 +39,15 @@ runService(logger, async () => {
     CHECK_RUN_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
     /** Deliveries of one work item before its run is failed. */
     CHECK_RUN_MAX_ATTEMPTS: env.int(5),
+    ...sharedEnv.webhookOutbox,
   });
-  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'check', entities: [], migrations: [InitCheckRuns1732300000000] });
+  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'check', entities: [], migrations: [InitCheckRuns1732300000000, WebhookOutbox1764000000000] });
   const nc = await connectNats(config.NATS_URL, 'check');
   await ensureStream(nc, CHECK_STREAM, CHECK_STREAM_SUBJECTS);
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
+  await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
+  // Webhook events written with check-run state changes (docs/webhooks.md) go out from here.
+  const outbox = startOutboxRelay({ db, nc, logger, name: 'check', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS });
   const documents = createAsyncClient(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
   const embeddings = await openEmbeddingModel(config);
@@ -117,6 +122,7 @@ runService(logger, async () => {
     await metricsServer.close(); // [telemetry]
     await grpc.shutdown();
     await consumer.stop();
+    await outbox.stop();
     await nc.drain();
     documents.close();
     retrieval.close();

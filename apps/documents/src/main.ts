@@ -1,11 +1,12 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { AppError, ErrorCode, connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
-import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, ProgressChangedEvent, StatusChangedEvent, Subjects } from '@kb/events';
+import { AppError, ErrorCode, connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, storageConfigFromEnv } from '@kb/common';
+import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, ProgressChangedEvent, StatusChangedEvent, Subjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS } from '@kb/events';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
 import { InitDocuments1732200000000 } from './database/migrations/1732200000000-InitDocuments';
 import { UploadSlots1732200000001 } from './database/migrations/1732200000001-UploadSlots';
 import { DocumentProgress1732200000005 } from './database/migrations/1732200000005-DocumentProgress';
+import { WebhookOutbox1764000000000 } from './database/migrations/1764000000000-WebhookOutbox';
 import { DocumentEntity } from './documents/document.entity';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
@@ -32,18 +33,22 @@ runService(logger, async () => {
     /** A document still processing after this long is failed by the sweeper. */
     PROCESSING_TIMEOUT_MS: env.int(30 * 60 * 1000),
     SWEEP_INTERVAL_MS: env.int(60 * 1000),
+    ...sharedEnv.webhookOutbox,
   });
 
   const db = await openDatabase({
     url: config.DATABASE_URL,
     schema: 'documents',
     entities: [ProjectEntity, DocumentEntity],
-    migrations: [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005],
+    migrations: [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005, WebhookOutbox1764000000000],
   });
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
   const nc = await connectNats(config.NATS_URL, 'documents');
   await ensureStream(nc, DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS);
+  await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
+  // Webhook events written with document state changes (docs/webhooks.md) go out from here.
+  const outbox = startOutboxRelay({ db, nc, logger, name: 'documents', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS });
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
 
   const deleteIndexedChunks = async (orgId: string, documentIds: string[]) => {
@@ -131,6 +136,7 @@ runService(logger, async () => {
     await grpc.shutdown();
     await consumer.stop();
     await progressConsumer.stop();
+    await outbox.stop();
     await nc.drain();
     retrieval.close();
     await db.destroy();

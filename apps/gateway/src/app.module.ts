@@ -1,5 +1,5 @@
 import { createAsyncClient, Logger } from '@kb/common';
-import { agentV1, checkV1, documentsV1 } from '@kb/proto';
+import { agentV1, checkV1, documentsV1, webhooksV1 } from '@kb/proto';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { DataSource } from 'typeorm';
@@ -12,7 +12,8 @@ import { AGENT_STREAM_CLIENT, AgentStreamClient } from './agent/chat-stream.clie
 import { CheckController } from './check/check.controller';
 import { ApiKeyGuard } from './common/api-key.guard';
 import { ErrorEnvelopeFilter } from './common/error.filter';
-import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_DATABASE, HEALTH_TARGETS, LOGGER } from './common/tokens';
+import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_DATABASE, HEALTH_TARGETS, LOGGER, WEBHOOKS_CLIENT } from './common/tokens';
+import { WebhooksController } from './webhooks/webhooks.controller';
 import { DocumentsController } from './documents/documents.controller';
 import { HealthController, HealthTargets } from './health/health.controller';
 import { OrganizationController } from './organization/organization.controller';
@@ -32,6 +33,7 @@ export const GATEWAY_CONTROLLERS = [
   AgentController,
   ChatController,
   BatchesController,
+  WebhooksController,
 ];
 
 export interface GatewayModuleOptions {
@@ -39,7 +41,7 @@ export interface GatewayModuleOptions {
   logger: Logger;
   /** The gateway's key lookup (shared with the admission hook and the cache invalidation). */
   accounts: AccountsService;
-  addresses: { documents: string; check: string; agent: string; retrieval: string; ingestion: string };
+  addresses: { documents: string; check: string; agent: string; retrieval: string; ingestion: string; webhooks: string };
 }
 
 /**
@@ -63,6 +65,7 @@ export class AppModule {
         { provide: CHECK_CLIENT, useValue: createAsyncClient(checkV1.CheckServiceService, options.addresses.check) },
         { provide: CHECK_RUNS_CLIENT, useValue: createAsyncClient(checkV1.CheckRunsServiceService, options.addresses.check) },
         { provide: AGENT_CLIENT, useValue: createAsyncClient(agentV1.AgentServiceService, options.addresses.agent) },
+        { provide: WEBHOOKS_CLIENT, useValue: createAsyncClient(webhooksV1.WebhooksServiceService, options.addresses.webhooks) },
         { provide: AGENT_STREAM_CLIENT, useValue: new AgentStreamClient(options.addresses.agent) },
         { provide: HEALTH_TARGETS, useValue: health },
         { provide: APP_GUARD, useClass: ApiKeyGuard },

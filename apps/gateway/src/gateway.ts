@@ -108,6 +108,7 @@ export interface GatewayConfig {
   RETRIEVAL_GRPC_URL: string;
   CHECK_GRPC_URL: string;
   AGENT_GRPC_URL: string;
+  WEBHOOKS_GRPC_URL: string;
   GATEWAY_BODY_LIMIT_BYTES: number;
   GATEWAY_KEY_CACHE_TTL_MS: number;
   GATEWAY_REQUEST_TIMEOUT_MS: number;
@@ -200,6 +201,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
         retrieval: config.RETRIEVAL_GRPC_URL,
         check: config.CHECK_GRPC_URL,
         agent: config.AGENT_GRPC_URL,
+        webhooks: config.WEBHOOKS_GRPC_URL,
       },
     }),
     adapter,

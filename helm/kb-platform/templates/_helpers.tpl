@@ -155,8 +155,9 @@ labels:
   {{- toYaml . | nindent 2 }}
   {{- end }}
 annotations:
-  checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .root | sha256sum }}
+  {{- /* The Secret first: with missing values its error (no database) is the one reported. */}}
   checksum/secret: {{ include (print .root.Template.BasePath "/secret.yaml") .root | sha256sum }}
+  checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .root | sha256sum }}
   {{- if and .root.Values.metrics.enabled .root.Values.metrics.podAnnotations }}
   prometheus.io/scrape: "true"
   prometheus.io/port: {{ (index .root.Values .component).metricsPort | quote }}

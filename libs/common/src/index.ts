@@ -9,3 +9,4 @@ export * from './content-types';
 export * from './ids';
 export * from './service-env';
 export * from './section';
+export * from './outbox';

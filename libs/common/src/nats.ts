@@ -110,6 +110,12 @@ export interface ConsumerOptions<T> {
   maxDeliver: number;
   /** Messages processed at once by this process. */
   concurrency: number;
+  /**
+   * Messages delivered and not yet acknowledged across EVERY process of this durable consumer
+   * (JetStream `max_ack_pending`); default max(concurrency × 4, 16). 1 makes the consumer strictly
+   * ordered over all replicas (the webhooks fan-out).
+   */
+  maxAckPending?: number;
   /** Delay before a failed message is redelivered (ms), multiplied by the attempt number. */
   retryDelayMs?: number;
   logger: Logger;
@@ -138,7 +144,7 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
     ack_wait: nanos(ackWaitMs),
     max_deliver: options.maxDeliver,
     filter_subject: options.filterSubject,
-    max_ack_pending: Math.max(options.concurrency * 4, 16),
+    max_ack_pending: options.maxAckPending ?? Math.max(options.concurrency * 4, 16),
   };
   try {
     await jsm.consumers.info(options.stream, options.durable);

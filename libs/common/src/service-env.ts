@@ -20,11 +20,17 @@ export const sharedEnv = {
     OTEL_EXPORTER_OTLP_ENDPOINT: z.union([z.literal(''), z.string().url('OTEL_EXPORTER_OTLP_ENDPOINT must be a URL such as http://otel-collector:4318')]).optional(),
     OTEL_SDK_DISABLED: env.bool(false),
   },
+  /** The webhook outbox relay of documents, check and agent (docs/webhooks.md). */
+  webhookOutbox: {
+    /** How often the relay looks for committed webhook events to publish (ms). */
+    WEBHOOK_OUTBOX_INTERVAL_MS: env.int(250),
+  },
   clients: {
     DOCUMENTS_GRPC_URL: env.string('127.0.0.1:50051'),
     RETRIEVAL_GRPC_URL: env.string('127.0.0.1:50053'),
     CHECK_GRPC_URL: env.string('127.0.0.1:50054'),
     AGENT_GRPC_URL: env.string('127.0.0.1:50055'),
+    WEBHOOKS_GRPC_URL: env.string('127.0.0.1:50056'),
   },
   /**
    * Chat model (used by check and agent through `@kb/models`). Unset `LLM_BASE_URL` = the embedded

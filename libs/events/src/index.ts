@@ -174,3 +174,4 @@ export interface BatchQuestionEvent {
   orgId: string;
   index: number;
 }
+export * from './webhooks';

@@ -6,3 +6,4 @@ export * as documentsV1 from './gen/kb/documents/v1/documents';
 export * as retrievalV1 from './gen/kb/retrieval/v1/retrieval';
 export * as checkV1 from './gen/kb/check/v1/check';
 export * as agentV1 from './gen/kb/agent/v1/agent';
+export * as webhooksV1 from './gen/kb/webhooks/v1/webhooks';

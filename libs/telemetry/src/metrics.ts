@@ -81,6 +81,10 @@ export const metrics = {
   checkRuns: new Counter({ name: 'kb_check_runs_total', help: 'Check runs finished, by final status.', labelNames: ['status'] as const, registers: [registry] }),
   /** Model tokens by model and kind (`prompt`, `completion`); `embedded` = the built-in extractive model. */
   modelTokens: new Counter({ name: 'kb_model_tokens_total', help: 'Tokens read (prompt) and written (completion) by chat and embedding models.', labelNames: ['model', 'kind'] as const, registers: [registry] }),
+  /** Webhook delivery attempts by outcome (`succeeded`, `retry`, `failed`: the last after the retry window). */
+  webhookAttempts: new Counter({ name: 'kb_webhook_attempts_total', help: 'Webhook delivery attempts, by outcome.', labelNames: ['outcome'] as const, registers: [registry] }),
+  /** Seconds from a state change (the event's created_at) to its successful delivery. */
+  webhookDeliveryDelay: new Histogram({ name: 'kb_webhook_delivery_delay_seconds', help: 'Time from a state change to its successful webhook delivery (seconds).', buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400], registers: [registry] }),
 };
 
 /**

@@ -1,5 +1,5 @@
-import { AppError, CallContext, ErrorCode, Logger, runWithContext } from '@kb/common';
-import { BatchQuestionEvent } from '@kb/events';
+import { AppError, CallContext, enqueueWebhookEvent, ErrorCode, Logger, OutboxEventInput, runWithContext } from '@kb/common';
+import { BatchQuestionEvent, presentBatch, WebhookEventType } from '@kb/events';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
@@ -91,7 +91,7 @@ export class BatchesService {
       }
     } catch (err) {
       this.deps.logger.error({ err, batch_id: id }, 'could not queue batch questions');
-      await this.deps.db.query(`UPDATE batches SET status = 'failed', updated_at = now() WHERE id = $1`, [id]);
+      await markBatchFailed(this.deps.db, id);
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The batch could not be queued. Retry shortly.');
     }
     // Built from what was inserted: a worker may already have picked the first question up.
@@ -230,14 +230,18 @@ export class BatchesService {
       // pg returns [rows, count] for UPDATE … RETURNING through TypeORM.
       const rows = Array.isArray(updated[0]) ? (updated[0] as unknown[]) : updated;
       if (rows.length === 0) return;
-      await m.query(
-        `UPDATE batches SET processed_questions = processed_questions + 1,
-           failed_questions = failed_questions + $2,
-           status = CASE WHEN processed_questions + 1 >= total_questions THEN 'completed' ELSE 'processing' END,
-           updated_at = now()
-         WHERE id = $1`,
-        [batchId, outcome.status === 'failed' ? 1 : 0],
+      const [batch]: BatchRow[] = rowsOf(
+        await m.query(
+          `UPDATE batches SET processed_questions = processed_questions + 1,
+             failed_questions = failed_questions + $2,
+             status = CASE WHEN processed_questions + 1 >= total_questions THEN 'completed' ELSE 'processing' END,
+             updated_at = now()
+           WHERE id = $1 RETURNING *`,
+          [batchId, outcome.status === 'failed' ? 1 : 0],
+        ),
       );
+      // The last question finished (exactly once, under the question row's compare-and-set above).
+      if (batch?.status === 'completed') await enqueueWebhookEvent(m, batchEvent('batch.completed', batch));
     });
   }
 }
@@ -266,4 +270,29 @@ function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {
       confidence: q.confidence ?? undefined,
     })),
   };
+}
+
+/** Rows of a statement: TypeORM answers UPDATE … RETURNING with `[rows, affectedCount]`. */
+function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return (result as T[]) ?? [];
+}
+
+/** The webhook event of a batch's state change, `data` being the batch as GET shows it (without results). */
+export function batchEvent(type: Extract<WebhookEventType, `batch.${string}`>, r: BatchRow): OutboxEventInput {
+  const at = new Date(r.updated_at);
+  return { type, orgId: r.org_id, resourceKey: `batch:${r.id}`, data: presentBatch(toBatch(r, [])), at };
+}
+
+/**
+ * Marks a batch `failed` (its questions could not be queued) and writes `batch.failed` to the
+ * webhook outbox in the same transaction. Idempotent: an already failed batch changes nothing.
+ * @returns whether this call failed it.
+ */
+export async function markBatchFailed(db: DataSource, id: string): Promise<boolean> {
+  return db.transaction(async (m) => {
+    const [failed]: BatchRow[] = rowsOf(await m.query(`UPDATE batches SET status = 'failed', updated_at = now() WHERE id = $1 AND status <> 'failed' RETURNING *`, [id]));
+    if (failed) await enqueueWebhookEvent(m, batchEvent('batch.failed', failed));
+    return Boolean(failed);
+  });
 }

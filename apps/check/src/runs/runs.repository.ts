@@ -1,4 +1,5 @@
-import { AppError } from '@kb/common';
+import { AppError, enqueueWebhookEvent } from '@kb/common';
+import { runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 
@@ -228,7 +229,10 @@ export class RunsRepository {
         [orgId, id, status, randomUUID(), opts.skipBreakdown, now, status === 'completed' ? now : null],
       );
       await m.query(RECOUNT_SQL, [id, now]);
-      return { run: (await this.findRun(orgId, id, m))!, requirementIds: pending.map((p) => p.id) };
+      const after = (await this.findRun(orgId, id, m))!;
+      // Nothing left to check: the run completes in this very transaction, and says so.
+      if (after.status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', after, now));
+      return { run: after, requirementIds: pending.map((p) => p.id) };
     });
   }
 
@@ -248,7 +252,9 @@ export class RunsRepository {
         `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,
         [orgId, id, now],
       );
-      return (await this.findRun(orgId, id, m))!;
+      const stopped = (await this.findRun(orgId, id, m))!;
+      await enqueueWebhookEvent(m, runEvent('check_run.stopped', stopped, now));
+      return stopped;
     });
   }
 
@@ -323,6 +329,8 @@ export class RunsRepository {
         );
       }
       const [{ status }] = rowsOf<{ status: RunStatus }>(await m.query(RECOUNT_SQL, [runId, now]));
+      // The run was processing (checked above under the row lock): `completed` now is this transaction's transition.
+      if (status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', (await this.findRun(orgId, runId, m))!, now));
       return { outcome: 'stored' as const, runStatus: status as RunStatus };
     });
   }
@@ -341,6 +349,7 @@ export class RunsRepository {
         [orgId, runId, generation, message, now],
       ));
       if (rows.length === 0) return false;
+      await enqueueWebhookEvent(m, runEvent('check_run.failed', (await this.findRun(orgId, runId, m))!, now));
       await m.query(
         `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,
         [orgId, runId, now],

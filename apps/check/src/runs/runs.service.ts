@@ -3,6 +3,7 @@ import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
 import { checkV1 } from '@kb/proto';
 import { RequirementRow, RunRow, RunsRepository, SubRequirementRow } from './runs.repository';
+import { toProtoRun } from './run-events';
 
 /** Limits of service-api.md §8. */
 export const MAX_REQUIREMENTS_PER_RUN = 1000;
@@ -13,26 +14,7 @@ export const MAX_PAGE_SIZE = 200;
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
 
-export function toProtoRun(r: RunRow, requirements: checkV1.Requirement[] = []): checkV1.CheckRun {
-  return {
-    id: r.id,
-    name: r.name,
-    orgId: r.org_id,
-    projectId: r.project_id,
-    status: r.status,
-    totalRequirements: r.total_requirements,
-    processedRequirements: r.processed_requirements,
-    passedRequirements: r.passed_requirements,
-    failedRequirements: r.failed_requirements,
-    processingStartedAt: iso(r.processing_started_at),
-    processingCompletedAt: iso(r.processing_completed_at),
-    createdAt: iso(r.created_at)!,
-    updatedAt: iso(r.updated_at)!,
-    handbookIds: r.handbook_ids ?? [],
-    errorMessage: r.error_message ?? undefined,
-    requirements,
-  };
-}
+export { toProtoRun };
 
 export function toProtoRequirement(r: RequirementRow, subs: SubRequirementRow[]): checkV1.Requirement {
   return {

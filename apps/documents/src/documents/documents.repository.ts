@@ -1,5 +1,7 @@
 import type { DocumentProgress } from '@kb/events';
+import { enqueueWebhookEvent, enqueueWebhookEvents } from '@kb/common';
 import { DataSource, In, Repository } from 'typeorm';
+import { documentEvent } from './document-events';
 import { DocumentEntity, DocumentStatus } from './document.entity';
 
 /** Progress of a document whose processing was requested and not yet picked up by ingestion. */
@@ -88,6 +90,8 @@ export class DocumentsRepository {
   /**
    * Applies a processing outcome if the transition is allowed from the current status
    * (processing → ready|completed|failed, ready → completed|failed). Idempotent under redelivery.
+   * An applied transition writes its webhook event (`document.<status>`) to the outbox in the
+   * same transaction.
    * @returns 'applied', 'ignored' (stale or repeated event) or 'missing' (document deleted).
    */
   async applyOutcome(
@@ -104,21 +108,28 @@ export class DocumentsRepository {
     at: Date,
   ): Promise<'applied' | 'ignored' | 'missing'> {
     const from: DocumentStatus[] = outcome.status === 'ready' ? ['processing'] : ['processing', 'ready'];
-    const result = await this.repo.update(
-      { orgId, id, status: In(from) },
-      {
-        status: outcome.status,
-        chunkCount: outcome.status === 'failed' ? null : outcome.chunkCount,
-        pageCount: outcome.pageCount,
-        errorMessage: outcome.status === 'failed' ? outcome.errorMessage : null,
-        // Progress is shown while processing or ready, and cleared at completed and failed.
-        progress: outcome.status === 'ready' ? (outcome.progress ?? READY_PROGRESS) : null,
-        progressAt: at,
-        updatedAt: at,
-      },
-    );
-    if ((result.affected ?? 0) > 0) return 'applied';
-    return (await this.find(orgId, id)) ? 'ignored' : 'missing';
+    return this.dataSource.transaction(async (m) => {
+      const repo = m.getRepository(DocumentEntity);
+      const result = await repo.update(
+        { orgId, id, status: In(from) },
+        {
+          status: outcome.status,
+          chunkCount: outcome.status === 'failed' ? null : outcome.chunkCount,
+          pageCount: outcome.pageCount,
+          errorMessage: outcome.status === 'failed' ? outcome.errorMessage : null,
+          // Progress is shown while processing or ready, and cleared at completed and failed.
+          progress: outcome.status === 'ready' ? (outcome.progress ?? READY_PROGRESS) : null,
+          progressAt: at,
+          updatedAt: at,
+        },
+      );
+      if ((result.affected ?? 0) > 0) {
+        const doc = (await repo.findOne({ where: { orgId, id } }))!;
+        await enqueueWebhookEvent(m, documentEvent(`document.${outcome.status}`, doc, at));
+        return 'applied';
+      }
+      return (await repo.findOne({ where: { orgId, id } })) ? 'ignored' : 'missing';
+    });
   }
 
   /**
@@ -175,7 +186,19 @@ export class DocumentsRepository {
     await this.dataSource.query(`DELETE FROM closed_uploads WHERE storage_key = $1`, [key]);
   }
 
+  /**
+   * Deletes documents' rows and writes one `document.deleted` webhook event per row actually
+   * deleted (its data: the document as it was), in one transaction.
+   */
   async deleteMany(orgId: string, ids: string[]): Promise<void> {
-    if (ids.length > 0) await this.repo.delete({ orgId, id: In(ids) });
+    if (ids.length === 0) return;
+    await this.dataSource.transaction(async (m) => {
+      const repo = m.getRepository(DocumentEntity);
+      const docs = await repo.find({ where: { orgId, id: In(ids) }, lock: { mode: 'pessimistic_write' } });
+      if (docs.length === 0) return;
+      await repo.delete({ orgId, id: In(docs.map((d) => d.id)) });
+      const at = new Date();
+      await enqueueWebhookEvents(m, docs.map((d) => documentEvent('document.deleted', d, at)));
+    });
   }
 }

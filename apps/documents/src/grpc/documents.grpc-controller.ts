@@ -3,6 +3,7 @@ import { documentsV1 } from '@kb/proto';
 import { DOCUMENT_STATUSES, DocumentEntity, DocumentStatus } from '../documents/document.entity';
 import { INITIAL_PROGRESS, READY_PROGRESS } from '../documents/documents.repository';
 import { DocumentsService, IndexedChunk } from '../documents/documents.service';
+import { toProtoDocument } from '../documents/document-events';
 import { ProjectWithCount } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
 
@@ -42,33 +43,7 @@ export function toProtoProject({ project, documentCount }: ProjectWithCount): do
   };
 }
 
-export function toProtoDocument(d: DocumentEntity): documentsV1.Document {
-  return {
-    id: d.id,
-    orgId: d.orgId,
-    projectId: d.projectId ?? undefined,
-    fileName: d.fileName,
-    contentType: d.contentType,
-    sizeBytes: d.sizeBytes ?? undefined,
-    status: d.status,
-    chunkCount: d.chunkCount ?? undefined,
-    errorMessage: d.errorMessage ?? undefined,
-    createdAt: d.createdAt.toISOString(),
-    updatedAt: d.updatedAt.toISOString(),
-    progress: progressOf(d),
-  };
-}
-
-/**
- * A document's progress as shown: only while processing or ready (a stale value never shows on a
- * finished document); rows that started before progress was recorded show the stage their
- * status implies (`extracting` while processing, `indexing` once ready).
- */
-function progressOf(d: DocumentEntity): documentsV1.DocumentProgress | undefined {
-  if (d.status !== 'processing' && d.status !== 'ready') return undefined;
-  const p = d.progress ?? (d.status === 'processing' ? INITIAL_PROGRESS : READY_PROGRESS);
-  return { stage: p.stage, pagesDone: p.pagesDone ?? undefined, pagesTotal: p.pagesTotal ?? undefined };
-}
+export { toProtoDocument };
 
 /** A chunk as the API shows it (decisions.md "Chunks"): `section` is the heading path joined by " > ". */
 export function toProtoChunk(c: IndexedChunk): documentsV1.DocumentChunk {

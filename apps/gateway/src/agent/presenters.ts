@@ -1,3 +1,4 @@
+import { presentBatch } from '@kb/events';
 import { agentV1 } from '@kb/proto';
 
 /** Citation as returned by query, chat and batches (decisions.md "POST /api/v2/agent/query"). */
@@ -21,22 +22,8 @@ export function presentUsage(u: agentV1.Usage | undefined) {
   return { prompt_tokens: u?.promptTokens ?? 0, completion_tokens: u?.completionTokens ?? 0, total_tokens: u?.totalTokens ?? 0 };
 }
 
-/** Batch summary (decisions.md "Batches"). */
-export function presentBatch(b: agentV1.Batch) {
-  return {
-    id: b.id,
-    name: b.name ?? null,
-    org_id: b.orgId,
-    project_id: b.projectId ?? null,
-    chat_type: b.chatType ?? null,
-    status: b.status,
-    total_questions: b.totalQuestions,
-    processed_questions: b.processedQuestions,
-    failed_questions: b.failedQuestions,
-    created_at: b.createdAt,
-    updated_at: b.updatedAt,
-  };
-}
+/** Batch summary (decisions.md "Batches"): one presenter, shared with the webhook payloads (@kb/events). */
+export { presentBatch };
 
 /** One question's result in batch detail. */
 export function presentBatchResult(r: agentV1.BatchResult) {

@@ -1,3 +1,4 @@
+import { presentRun } from '@kb/events';
 import { AsyncClient, CallContext } from '@kb/common';
 import { checkV1 } from '@kb/proto';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
@@ -133,25 +134,8 @@ export class TriggerView {
   @ApiProperty({ enum: ['processing', 'completed'], example: 'processing' }) status: string;
 }
 
-export function presentRun(r: checkV1.CheckRun) {
-  return {
-    id: r.id,
-    name: r.name,
-    org_id: r.orgId,
-    project_id: r.projectId,
-    status: r.status,
-    total_requirements: r.totalRequirements,
-    processed_requirements: r.processedRequirements,
-    passed_requirements: r.passedRequirements,
-    failed_requirements: r.failedRequirements,
-    handbook_ids: r.handbookIds,
-    error_message: r.errorMessage ?? null,
-    processing_started_at: r.processingStartedAt ?? null,
-    processing_completed_at: r.processingCompletedAt ?? null,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-  };
-}
+/** Check run summary as the API shows it: one presenter, shared with the webhook payloads (@kb/events). */
+export { presentRun };
 
 export function presentRequirement(q: checkV1.Requirement) {
   return {

@@ -1,3 +1,4 @@
+import { presentDocument } from '@kb/events';
 import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
@@ -94,23 +95,8 @@ export class ListDocumentsQuery extends PaginationQuery {
   status?: string;
 }
 
-/** Document resource as the API shows it (service-api.md §2 "Document"). */
-export function presentDocument(d: documentsV1.Document) {
-  return {
-    id: d.id,
-    org_id: d.orgId,
-    project_id: d.projectId ?? null,
-    file_name: d.fileName,
-    content_type: d.contentType,
-    size_bytes: d.sizeBytes ?? null,
-    status: d.status,
-    chunk_count: d.chunkCount ?? null,
-    error_message: d.errorMessage ?? null,
-    created_at: d.createdAt,
-    updated_at: d.updatedAt,
-    progress: d.progress ? { stage: d.progress.stage, pages_done: d.progress.pagesDone ?? null, pages_total: d.progress.pagesTotal ?? null } : null,
-  };
-}
+/** Document resource as the API shows it: one presenter, shared with the webhook payloads (@kb/events). */
+export { presentDocument };
 
 /** Chunk resource as the API shows it (decisions.md "Chunks"). */
 export function presentChunk(c: documentsV1.DocumentChunk) {

@@ -1,0 +1,202 @@
+import { CallContext, ErrorCode } from '@kb/common';
+import { WEBHOOK_EVENT_TYPES } from '@kb/events';
+import { webhooksV1 } from '@kb/proto';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { WebhooksClient } from '../common/clients';
+import { Paginated } from '../common/envelope';
+import { Ctx } from '../common/http-context';
+import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { PaginationQuery } from '../common/pagination.dto';
+import { WEBHOOKS_CLIENT } from '../common/tokens';
+import { UuidParamPipe } from '../common/validation';
+
+const EVENTS = [...WEBHOOK_EVENT_TYPES, '*'];
+const EVENTS_DESCRIPTION = `1 or more of ${WEBHOOK_EVENT_TYPES.join(', ')}; or ["*"] for every event`;
+
+export class CreateWebhookDto {
+  @ApiProperty({
+    maxLength: 2048,
+    example: 'https://example.com/hooks/kb',
+    description: 'https (http only where the operator allows it); never a loopback, link-local or private address unless the operator allows them',
+  })
+  @IsString({ message: 'url must be a string' })
+  @Length(1, 2048, { message: 'url must be 1 to 2048 characters' })
+  url: string;
+
+  @ApiProperty({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, example: ['document.completed', 'document.failed'], description: EVENTS_DESCRIPTION })
+  @IsArray({ message: 'events must be an array of event types' })
+  @ArrayMinSize(1, { message: 'events must have at least 1 item' })
+  @ArrayMaxSize(EVENTS.length, { message: `events must have at most ${EVENTS.length} items` })
+  @IsString({ each: true, message: 'events must contain only event type strings' })
+  events: string[];
+
+  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'ERP import' })
+  @IsOptional()
+  @IsString({ message: 'description must be a string' })
+  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  description?: string | null;
+}
+
+export class UpdateWebhookDto {
+  @ApiPropertyOptional({ maxLength: 2048, description: 'omit to keep the URL' })
+  @ValidateIf((o: UpdateWebhookDto) => o.url !== undefined)
+  @IsString({ message: 'url must be a string' })
+  @Length(1, 2048, { message: 'url must be 1 to 2048 characters' })
+  url?: string;
+
+  @ApiPropertyOptional({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, description: `omit to keep them; ${EVENTS_DESCRIPTION}` })
+  @ValidateIf((o: UpdateWebhookDto) => o.events !== undefined)
+  @IsArray({ message: 'events must be an array of event types' })
+  @ArrayMinSize(1, { message: 'events must have at least 1 item' })
+  @ArrayMaxSize(EVENTS.length, { message: `events must have at most ${EVENTS.length} items` })
+  @IsString({ each: true, message: 'events must contain only event type strings' })
+  events?: string[];
+
+  @ApiPropertyOptional({ maxLength: 500, nullable: true, description: 'null clears the description' })
+  @ValidateIf((o: UpdateWebhookDto) => o.description !== null && o.description !== undefined)
+  @IsString({ message: 'description must be a string or null' })
+  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  description?: string | null;
+
+  @ApiPropertyOptional({ description: 'false pauses deliveries (they wait, and are retried once re-enabled)' })
+  @ValidateIf((o: UpdateWebhookDto) => o.enabled !== undefined)
+  @IsBoolean({ message: 'enabled must be true or false' })
+  enabled?: boolean;
+}
+
+class WebhookView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() org_id: string;
+  @ApiProperty({ example: 'https://example.com/hooks/kb' }) url: string;
+  @ApiProperty({ type: [String], enum: EVENTS, example: ['document.completed', 'document.failed'] }) events: string[];
+  @ApiProperty({ type: String, nullable: true }) description: string | null;
+  @ApiProperty() enabled: boolean;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+class CreatedWebhookView extends WebhookView {
+  @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Tzs0DzNRHo=', description: 'Signing secret (Standard Webhooks format), shown this once.' })
+  secret: string;
+}
+
+class DeliveryView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES }) event: string;
+  @ApiProperty({ format: 'uuid', description: 'The event id (webhook-id header; the same on every attempt).' }) event_id: string;
+  @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] }) status: string;
+  @ApiProperty({ example: 1 }) attempts: number;
+  @ApiProperty({ type: Number, nullable: true, example: 200, description: 'HTTP status of the last answer; null when there was none' }) response_status: number | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_attempt_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a pending delivery is tried next' }) next_attempt_at: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Why the last attempt failed' }) last_error: string | null;
+}
+
+/** Webhook endpoint as the API shows it (decisions.md "Webhooks"); `secret` only at creation. */
+export function presentWebhook(e: webhooksV1.Endpoint) {
+  return {
+    id: e.id,
+    org_id: e.orgId,
+    url: e.url,
+    events: e.events,
+    description: e.description ?? null,
+    enabled: e.enabled,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+    ...(e.secret !== undefined ? { secret: e.secret } : {}),
+  };
+}
+
+/** One delivery of the log. */
+export function presentDelivery(d: webhooksV1.Delivery) {
+  return {
+    id: d.id,
+    event: d.event,
+    event_id: d.eventId,
+    status: d.status,
+    attempts: d.attempts,
+    response_status: d.responseStatus ?? null,
+    created_at: d.createdAt,
+    last_attempt_at: d.lastAttemptAt ?? null,
+    next_attempt_at: d.nextAttemptAt ?? null,
+    last_error: d.lastError ?? null,
+  };
+}
+
+/** /api/v2/webhooks: thin translation to WebhooksService over gRPC. */
+@ApiTags('Webhooks')
+@ApiBearerAuth()
+@Controller('api/v2/webhooks')
+export class WebhooksController {
+  constructor(@Inject(WEBHOOKS_CLIENT) private readonly webhooks: WebhooksClient) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create a webhook endpoint; the signing secret is in this answer only', operationId: 'createWebhook' })
+  @ApiEnvelope(CreatedWebhookView, { status: 201 })
+  async create(@Ctx() ctx: CallContext, @Body() body: CreateWebhookDto) {
+    return presentWebhook(await this.webhooks.createEndpoint({ url: body.url, events: body.events, description: body.description ?? undefined }, ctx));
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List webhook endpoints, newest first', operationId: 'listWebhooks' })
+  @ApiEnvelope(WebhookView, { paginated: true })
+  async list(@Ctx() ctx: CallContext, @Query() q: PaginationQuery) {
+    const res = await this.webhooks.listEndpoints({ page: { limit: q.limit, offset: q.offset } }, ctx);
+    return new Paginated(res.endpoints.map(presentWebhook), { limit: q.limit, offset: q.offset, total: res.total });
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Get a webhook endpoint (without its secret)', operationId: 'getWebhook' })
+  @ApiEnvelope(WebhookView)
+  async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
+    return presentWebhook(await this.webhooks.getEndpoint({ id }, ctx));
+  }
+
+  @Patch(':id')
+  @ApiOperation({ summary: 'Update url, events, description and/or enabled', operationId: 'updateWebhook' })
+  @ApiEnvelope(WebhookView)
+  async update(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Body() body: UpdateWebhookDto) {
+    return presentWebhook(
+      await this.webhooks.updateEndpoint(
+        {
+          id,
+          url: body.url,
+          hasEvents: body.events !== undefined,
+          events: body.events ?? [],
+          hasDescription: body.description !== undefined,
+          description: body.description ?? undefined,
+          enabled: body.enabled,
+        },
+        ctx,
+      ),
+    );
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a webhook endpoint and its delivery log', operationId: 'deleteWebhook' })
+  @ApiResponse({ status: 204, description: 'Deleted; empty body.' })
+  async remove(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string): Promise<void> {
+    await this.webhooks.deleteEndpoint({ id }, ctx);
+  }
+
+  @Get(':id/deliveries')
+  @ApiOperation({ summary: "The endpoint's deliveries, newest first", operationId: 'listWebhookDeliveries' })
+  @ApiEnvelope(DeliveryView, { paginated: true })
+  async deliveries(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: PaginationQuery) {
+    const res = await this.webhooks.listDeliveries({ endpointId: id, page: { limit: q.limit, offset: q.offset } }, ctx);
+    return new Paginated(res.deliveries.map(presentDelivery), { limit: q.limit, offset: q.offset, total: res.total });
+  }
+
+  @Post(':id/deliveries/:delivery_id/retry')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Send a delivery again (any status): it becomes pending and is attempted at once', operationId: 'retryWebhookDelivery' })
+  @ApiEnvelope(DeliveryView)
+  @ApiErrors(ErrorCode.NOT_FOUND)
+  async retry(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('delivery_id', UuidParamPipe) deliveryId: string) {
+    return presentDelivery(await this.webhooks.retryDelivery({ endpointId: id, deliveryId }, ctx));
+  }
+}

@@ -1,0 +1,113 @@
+import { agentV1, checkV1, documentsV1 } from '@kb/proto';
+
+/**
+ * Webhook events (decisions.md "Webhooks"). A service that changes a resource's state writes the
+ * event to its own `webhook_outbox` table in the same transaction as the change (see
+ * `enqueueWebhookEvent` / `startOutboxRelay` of `@kb/common`); the relay publishes it to the
+ * `KB_WEBHOOKS` stream; the webhooks service fans it out to the organization's endpoints and
+ * delivers it.
+ */
+export const WEBHOOKS_STREAM = 'KB_WEBHOOKS';
+export const WEBHOOKS_STREAM_SUBJECTS = ['webhooks.>'];
+export const WebhookSubjects = {
+  /** outbox relays → webhooks service: one event (subject `webhooks.events.<type>`). */
+  eventPrefix: 'webhooks.events',
+} as const;
+
+/** The nine event types of decisions.md, in the order it lists them. */
+export const WEBHOOK_EVENT_TYPES = [
+  'document.ready',
+  'document.completed',
+  'document.failed',
+  'document.deleted',
+  'check_run.completed',
+  'check_run.failed',
+  'check_run.stopped',
+  'batch.completed',
+  'batch.failed',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** The payload delivered to an endpoint (the request body), as decisions.md states it. */
+export interface WebhookEvent {
+  /** UUID of the event; also the `webhook-id` header (the same on every attempt). */
+  id: string;
+  type: WebhookEventType;
+  /** ISO 8601 UTC time of the state change. */
+  created_at: string;
+  org_id: string;
+  /** The resource as its GET returns it (without `requirements` or `results`). */
+  data: Record<string, unknown>;
+}
+
+/**
+ * What the relay publishes on `webhooks.events.<type>`: the event, the resource it is about
+ * (`document:<id>`, `check_run:<id>`, `batch:<id>`: events of one resource are delivered in
+ * order) and the outbox sequence number (ordering within one resource, which lives in one
+ * service's outbox).
+ */
+export interface WebhookEventMessage {
+  event: WebhookEvent;
+  resourceKey: string;
+  sequence: number;
+}
+
+/** Subject of one event type on the KB_WEBHOOKS stream. */
+export function webhookEventSubject(type: WebhookEventType): string {
+  return `${WebhookSubjects.eventPrefix}.${type}`;
+}
+
+/** Document resource as the API shows it (service-api.md §2 "Document"): GET /api/v2/documents/{id}. */
+export function presentDocument(d: documentsV1.Document) {
+  return {
+    id: d.id,
+    org_id: d.orgId,
+    project_id: d.projectId ?? null,
+    file_name: d.fileName,
+    content_type: d.contentType,
+    size_bytes: d.sizeBytes ?? null,
+    status: d.status,
+    chunk_count: d.chunkCount ?? null,
+    error_message: d.errorMessage ?? null,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+  };
+}
+
+/** Check run as GET /api/v2/check-runs/{id} shows it, without `requirements`. */
+export function presentRun(r: checkV1.CheckRun) {
+  return {
+    id: r.id,
+    name: r.name,
+    org_id: r.orgId,
+    project_id: r.projectId,
+    status: r.status,
+    total_requirements: r.totalRequirements,
+    processed_requirements: r.processedRequirements,
+    passed_requirements: r.passedRequirements,
+    failed_requirements: r.failedRequirements,
+    handbook_ids: r.handbookIds,
+    error_message: r.errorMessage ?? null,
+    processing_started_at: r.processingStartedAt ?? null,
+    processing_completed_at: r.processingCompletedAt ?? null,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
+}
+
+/** Batch summary as GET /api/v2/agent/batches/{id} shows it, without `results` (decisions.md "Batches"). */
+export function presentBatch(b: agentV1.Batch) {
+  return {
+    id: b.id,
+    name: b.name ?? null,
+    org_id: b.orgId,
+    project_id: b.projectId ?? null,
+    chat_type: b.chatType ?? null,
+    status: b.status,
+    total_questions: b.totalQuestions,
+    processed_questions: b.processedQuestions,
+    failed_questions: b.failedQuestions,
+    created_at: b.createdAt,
+    updated_at: b.updatedAt,
+  };
+}
