@@ -45,6 +45,16 @@ describe('agent: answers that know when they do not know', () => {
     expect(res.body.data.confidence).toBeLessThan(0.7);
   });
 
+  it('query: a question that shares only a common word with the documents is declined by the coverage floor', async () => {
+    // "site" is in three sentences of the rules; what the question is about (boiling point, liquid
+    // nitrogen) is in none: no passage covers 0.34 of its content (MIN_ANSWER_COVERAGE, docs/agent.md).
+    const res = await a.post('/api/v2/agent/query').send({ question: 'What is the boiling point of liquid nitrogen on site?', project_id: projectId, chat_type: 'project' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.answer).toBe(NOT_FOUND);
+    expect(res.body.data.citations).toEqual([]);
+    expect(res.body.data.confidence).toBeLessThan(0.7);
+  });
+
   it('query: an answerable question cites the whole sentence holding the answer first, with its confidence', async () => {
     const res = await a.post('/api/v2/agent/query').send({ question: ANSWERABLE, project_id: projectId, chat_type: 'project' });
     expect(res.status).toBe(200);

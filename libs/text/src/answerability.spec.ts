@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ANSWERABILITY_MODEL, answerType, answerTypeMatch, linearDecision, plattPredict } from './answerability';
+import { alignSentences, sentenceUnits } from './align';
+import { ANSWERABILITY_MODEL, answerType, answerTypeMatch, CONFIDENT_ANSWER, decideAnswerability, linearDecision, MIN_ANSWER_COVERAGE, plattPredict } from './answerability';
+import type { PassageInput } from './types';
 
 const VECTORS = path.resolve(__dirname, '../../../tools/train/answerability/test-vectors.json');
 
@@ -26,6 +28,11 @@ describe('answerability model (parameters trained with scikit-learn, evaluated i
       expect(p.threshold).toBeLessThan(1);
     });
   }
+
+  it('was trained with the coverage floor the service applies', () => {
+    expect(ANSWERABILITY_MODEL.semantic.min_answer_coverage).toBe(MIN_ANSWER_COVERAGE);
+    expect(ANSWERABILITY_MODEL.lexical.min_answer_coverage).toBe(MIN_ANSWER_COVERAGE);
+  });
 
   it('calibrates by Platt scaling: monotone in the decision value, 0.5 where a·v + b = 0', () => {
     const cal = { a: 2, b: -1 };
@@ -57,5 +64,34 @@ describe('answer types', () => {
     expect(answerTypeMatch('other', 'Why was it built?', 'It was built in 1936 by Kaufmann.')).toBe(0);
     expect(answerTypeMatch('frequency', 'How often is it inspected?', 'It is inspected before each work shift.')).toBe(1);
     expect(answerTypeMatch('frequency', 'How often is it inspected?', 'A competent person inspects it.')).toBe(0);
+  });
+});
+
+describe('coverage floor', () => {
+  const passage = (text: string): PassageInput => ({ chunkId: 'c1', documentId: 'd1', fileName: 'heat.html', text, startPage: null, endPage: null, pageSpans: [], score: 1 });
+  const HEAT = passage(
+    'Stay Well Hydrated. Water should be clean, less than 15°C (59°F), and made accessible near the work area. ' +
+      'Individual, not communal, drinking cups should be provided. Generally, fluid intake should not exceed 6 cups per hour.',
+  );
+  const decide = (question: string) => {
+    const alignments = alignSentences(question, [HEAT], sentenceUnits([HEAT], { whole: true }));
+    return decideAnswerability(question, [HEAT], alignments, null, ANSWERABILITY_MODEL.lexical, 'lexical');
+  };
+
+  it('declines a question whose content the passages barely hold, though they share a word with it', () => {
+    // "water" is in the passage; "tire", "pressure", "mountain", "bike", "recommended" are not.
+    const d = decide('What is the recommended water pressure for a mountain bike tire?');
+    expect(d.ranked.some((r) => r.alignment.coverage > 0)).toBe(true);
+    expect(Math.max(...d.ranked.map((r) => r.alignment.passageCoverage))).toBeLessThan(MIN_ANSWER_COVERAGE);
+    expect(d.answerable).toBe(false);
+    expect(d.floor).toBe(true);
+    expect(d.confidence).toBeLessThan(CONFIDENT_ANSWER);
+  });
+
+  it('answers a question the passage covers', () => {
+    const d = decide('What is the maximum fluid intake per hour?');
+    expect(d.floor).toBeUndefined();
+    expect(d.answerable).toBe(true);
+    expect(d.ranked[0].alignment.unit.text).toBe('Generally, fluid intake should not exceed 6 cups per hour.');
   });
 });

@@ -137,6 +137,8 @@ export interface Answerability {
   questionFeatures: number[] | null;
   /** Which trained parameters were used. */
   variant: 'semantic' | 'lexical';
+  /** True when the coverage floor ({@link MIN_ANSWER_COVERAGE}) declined the question. */
+  floor?: boolean;
 }
 
 /** Logistic regression (scikit-learn `LogisticRegression`): `coef · x + intercept`. */
@@ -159,10 +161,25 @@ export interface AnswerabilityParams {
   question: Linear;
   calibration: Platt;
   threshold: number;
+  /** The coverage floor the cut-off was chosen with (train.py `MIN_ANSWER_COVERAGE`; equals {@link MIN_ANSWER_COVERAGE}). */
+  min_answer_coverage?: number;
 }
 
 /** From this confidence on an answer is confident (decisions.md "Answerability": below 0.7 the sources may not answer the question). */
 export const CONFIDENT_ANSWER = 0.7;
+
+/**
+ * The coverage floor: when no retrieved passage covers at least this share of the question's
+ * IDF-weighted content terms (`passageCoverage` of {@link alignSentences}, in [0, 1]), the question is
+ * not answered by these passages, whatever the model says. 0.34 is the relevance floor of the
+ * extractive answerer before the trained model (`DEFAULT_MIN_RELEVANCE`, main until 3cf2a83),
+ * restored under it; train.py counts the questions it declines in every figure and chooses the
+ * cut-off with it (docs/agent.md "Answerability and confidence").
+ */
+export const MIN_ANSWER_COVERAGE = 0.34;
+
+/** Confidence of an answer declined by the coverage floor is capped just below {@link CONFIDENT_ANSWER}: it cites nothing. */
+const DECLINED_CONFIDENCE_CAP = 0.699;
 
 /** The committed parameters (tools/train/answerability/answerability-model.json, `npm run train:answerability`). */
 export const ANSWERABILITY_MODEL = trained as unknown as { semantic: AnswerabilityParams; lexical: AnswerabilityParams; trained: Record<string, unknown> };
@@ -272,8 +289,9 @@ export function questionSignals(ranked: ScoredSentence[], context: number[]): nu
  * the sentences (trained to find the sentence holding the gold answer of SQuAD 2.0 questions); a
  * second logistic regression over the best sentence's logit, its margin over the runner-up, the best
  * semantic similarity, the best coverage and the answer-type match gives a score that Platt scaling
- * calibrates into the probability that the best sentence holds the answer. Below the trained
- * abstention cut-off the question is treated as not answered by the passages; between it and
+ * calibrates into the probability that the best sentence holds the answer. When no passage covers
+ * {@link MIN_ANSWER_COVERAGE} of the question's IDF-weighted content terms (the coverage floor), or
+ * below the trained abstention cut-off, the question is treated as not answered by the passages; between it and
  * {@link CONFIDENT_ANSWER} it is answered, with a confidence that says the sources may not answer it.
  * With `embed` the `semantic` parameters are used, else the `lexical` ones (trained without the
  * similarity signals).
@@ -281,7 +299,9 @@ export function questionSignals(ranked: ScoredSentence[], context: number[]): nu
  * @param passages retrieved chunks (their `score` is the retrieval score, higher = better).
  * @param options.embed embedding function; when it throws, the lexical variant is used.
  * @param options.sentences precomputed alignments (e.g. to reuse them), default {@link alignSentences}.
- * @returns the decision; confidence 0 and `answerable: false` when no sentence shares a term with the question.
+ * @returns the decision; confidence 0 and `answerable: false` when no sentence shares a term with the
+ *   question; `answerable: false`, `floor: true` and a confidence capped below {@link CONFIDENT_ANSWER}
+ *   when the coverage floor declines it.
  */
 export async function assessAnswerability(
   question: string,
@@ -324,5 +344,9 @@ export function decideAnswerability(
     return { ranked, confidence: 0, answerable: false, questionFeatures, variant };
   }
   const confidence = Math.min(1, Math.max(0, plattPredict(p.calibration, linearDecision(p.question, questionFeatures))));
+  // The coverage floor: no passage holds enough of what the question asks about.
+  if (Math.max(...ranked.map((r) => r.alignment.passageCoverage)) < MIN_ANSWER_COVERAGE) {
+    return { ranked, confidence: Math.min(confidence, DECLINED_CONFIDENCE_CAP), answerable: false, questionFeatures, variant, floor: true };
+  }
   return { ranked, confidence, answerable: confidence >= p.threshold, questionFeatures, variant };
 }

@@ -19,6 +19,7 @@ export {
   decideAnswerability,
   plattPredict,
   CONFIDENT_ANSWER,
+  MIN_ANSWER_COVERAGE,
   linearDecision,
   questionSignals,
   questionContextSignals,

@@ -5,9 +5,12 @@
 //   1. build (the signals are computed by the service's own code in dist/);
 //   2. a Python venv outside the repository (~/.cache/kb-platform/venv-answerability, or
 //      KB_ANSWERABILITY_VENV) with scikit-learn and numpy at the pinned versions;
-//   3. dump-features.mjs: signals of every candidate sentence of every SQuAD 2.0 question (real
-//      embedding model from ../shared/models);
-//   4. train.py: logistic regressions + Platt calibration on the tune split, figures on the rest.
+//   3. product-set.mjs checks the product question set (product-questions.json: gold phrases in
+//      their documents, absent words in none, tune/report halves);
+//   4. dump-features.mjs: signals of every candidate sentence of every SQuAD 2.0 question and every
+//      product question (real embedding model from ../shared/models);
+//   5. train.py: logistic regressions + Platt calibration and the abstention cut-off (with the
+//      coverage floor) on the tune splits, figures on the rest.
 // Usage: npm run train:answerability [-- --dataset FILE]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -39,8 +42,11 @@ if (!existsSync(python) || !pinned()) {
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kb-answerability-'));
 try {
   const features = path.join(tmp, 'features.jsonl');
+  const product = path.join(HERE, 'product-questions.json');
+  step('checking the product question set (gold phrases, absent words, splits)');
+  execFileSync(process.execPath, [path.join(HERE, 'product-set.mjs')], { stdio: 'inherit' });
   step('computing the signals of every candidate sentence (embedding model of ../shared/models)');
-  execFileSync(process.execPath, [path.join(HERE, 'dump-features.mjs'), '--dataset', values.dataset, '--out', features], { stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(HERE, 'dump-features.mjs'), '--dataset', values.dataset, '--product', product, '--out', features], { stdio: 'inherit' });
   step('training (scikit-learn): sentence ranker, confidence model, Platt calibration, abstention cut-off');
   execFileSync(
     python,

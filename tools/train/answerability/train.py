@@ -1,8 +1,10 @@
 """Trains the answerability model of the embedded answerer (libs/text/src/answerability.ts).
 
-Input: the JSON lines of dump-features.mjs (one SQuAD 2.0 question each: the signal vector of every
-candidate sentence, `y` = 1 where the sentence holds a gold answer, the article and its split).
-Only the `tune` split is used for fitting; `report` figures are printed for information.
+Input: the JSON lines of dump-features.mjs (one question each -- SQuAD 2.0, and the product question
+set over ../shared/corpus (`source: product`) -- with the signal vector of every candidate sentence,
+`y` = 1 where the sentence holds a gold answer, the article (leave-one-out group) and its split).
+Only the `tune` split of both is used for fitting and for the cut-off; `report` figures (per source,
+with the Brier score and a reliability table of the answers that cite) are printed for information.
 
 For each variant (`semantic`: with the embedding model's similarity; `lexical`: without it):
 1. Sentence ranker: LogisticRegression over the sentence signals, label = the sentence holds a gold answer.
@@ -16,14 +18,17 @@ For each variant (`semantic`: with the embedding model's similarity; `lexical`: 
    values of step 2. Strictly monotone and smooth, so questions do not pile up on the plateaus of an
    isotonic step function and a cut-off between two probabilities moves few questions at a time.
 4. Abstention cut-off (choose_threshold): on the final models' calibrated probabilities for the tune
-   split (what the service computes). The product answers what the documents answer and expresses
-   doubt through confidence < 0.7, so abstention is kept for questions it is very sure are
-   unanswerable: the HIGHEST cut-off at which the gold answer is still in the top sentence for
-   >= 75 % of the answerable tune questions (the issue's first target), which declines as many
-   unanswerable questions as that allows; when even a cut-off of 0 (answer everything) gives
-   < 75 %, the highest cut-off that loses at most 2 points of that figure against answering
-   everything. Between the cut-off and 0.7 (decisions.md) the service answers, flagged as unsure;
-   below it, it abstains.
+   split (what the service computes). Two rules decline before the cut-off and are counted as
+   declined in every figure here, exactly as the service declines them (decideAnswerability): no
+   question term in any sentence, and the coverage floor (the best retrieved passage covers less than
+   MIN_ANSWER_COVERAGE of the question's IDF-weighted content terms). The cut-off is the HIGHEST at
+   which, on each tune source (SQuAD 2.0 tune articles; the product question set's tune half,
+   product-set.mjs), the gold answer is in the top sentence of >= 75 % of the answerable questions
+   and <= 5 % of them are declined -- or, where the two rules alone already miss a bound on that
+   source, the cut-off may cost at most 1 more point of it. Every bound falls monotonically with the
+   cut-off, so the highest feasible one declines the most unanswerable questions under them.
+   Between the cut-off and 0.7 (decisions.md) the service answers, flagged as unsure; below it, it
+   abstains.
 Writes the parameters (answerability-model.json) and test vectors (test-vectors.json) with
 scikit-learn's own outputs, which the TypeScript test reproduces.
 """
@@ -38,14 +43,27 @@ from sklearn.linear_model import LogisticRegression
 SEED = 0
 C = 1.0
 GOLD_FIRST_TARGET = 0.75
-# fallback when even answering everything misses GOLD_FIRST_TARGET: the most gold-first (absolute,
-# answerable questions) the cut-off may give up against a cut-off of 0
-GOLD_FIRST_MAX_LOSS = 0.02
+# at most this share of the answerable questions may be declined (the brief of issue 13's third round)
+DECLINED_MAX = 0.05
+# where the no-shared-term rule and the coverage floor alone already miss a bound on a source, the
+# cut-off may cost at most this much more of it (absolute share of the answerable questions)
+EXTRA_LOSS = 0.01
+# the coverage floor: MIN_ANSWER_COVERAGE of libs/text/src/answerability.ts (0.34, the floor of the
+# extractive answerer before the trained model; feature 5 of a sentence is its passage's coverage)
+MIN_ANSWER_COVERAGE = 0.34
+PASSAGE_COVERAGE = 5
 
 
 def load(path):
+    """Rows of dump-features.mjs, each with `source` (default squad) and `_declined`: declined whatever
+    the model says (no question term in any sentence, or the best passage below the coverage floor)."""
     with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+        rows = [json.loads(line) for line in f if line.strip()]
+    for r in rows:
+        r.setdefault("source", "squad")
+        F = np.array(r["semantic"], dtype=float)
+        r["_declined"] = bool(np.all(F[:, 2] == 0) or F[:, PASSAGE_COVERAGE].max() < MIN_ANSWER_COVERAGE)
+    return rows
 
 
 def sentence_lr(rows, variant):
@@ -87,40 +105,78 @@ def out_of_fold(rows, variant):
     return np.vstack(X), np.concatenate(y), np.concatenate(sp), np.array(grp)
 
 
+def _masks(p, rows, threshold):
+    ans = np.array([r["answerable"] for r in rows], dtype=bool)
+    right = np.array([bool(r["_right"]) for r in rows], dtype=bool)
+    declined = np.array([r["_declined"] for r in rows], dtype=bool)
+    answered = (~declined) & (p >= threshold)
+    return ans, right, answered
+
+
 def figures(p, rows, threshold):
-    ans = np.array([r["answerable"] for r in rows])
-    right = np.array([bool(r["_right"]) for r in rows])
-    answered = p >= threshold
-    gf = float(np.mean((answered & right)[ans])) if ans.any() else 0.0
-    ab = float(np.mean((~answered)[~ans])) if (~ans).any() else 0.0
-    conf = p >= 0.7
+    """Figures of one set of questions at a cut-off, counting the rule-declined ones as declined:
+    gold_first (answerable answered with the gold in the top sentence), declined_answerable,
+    abstained_unanswerable (shares 0-1), confident precision/coverage (p >= 0.7), and the Brier
+    score and reliability bins (0.1 wide: n, mean p, share right) of the answers that cite."""
+    ans, right, answered = _masks(p, rows, threshold)
+    conf = answered & (p >= 0.7)
+    bins = []
+    for b in range(10):
+        m = answered & (np.minimum(9, np.floor(p * 10)) == b)
+        if m.any():
+            bins.append({"bin": f"{b / 10:.1f}-{(b + 1) / 10:.1f}", "n": int(m.sum()), "mean_p": round(float(p[m].mean()), 3), "right": round(float(right[m].mean()), 3)})
     return {
-        "gold_first": round(gf, 4),
-        "abstained_unanswerable": round(ab, 4),
+        "questions": len(rows),
+        "gold_first": round(float(np.mean((answered & right)[ans])), 4) if ans.any() else None,
+        "declined_answerable": round(float(np.mean((~answered)[ans])), 4) if ans.any() else None,
+        "abstained_unanswerable": round(float(np.mean((~answered)[~ans])), 4) if (~ans).any() else None,
         "confident_precision": round(float(np.mean(right[conf])), 4) if conf.any() else None,
         "confident_coverage": round(float(np.mean(conf)), 4),
-        "top_sentence_right_answerable": round(float(np.mean(right[ans])), 4),
+        "brier_of_answers": round(float(np.mean((p[answered] - right[answered]) ** 2)), 4) if answered.any() else None,
+        "reliability_of_answers": bins,
     }
 
 
-def gold_first_at(p, rows, threshold):
-    """Share (0-1, unrounded) of answerable questions answered (p >= threshold) with the gold answer in the top sentence."""
-    ans = np.array([r["answerable"] for r in rows])
-    right = np.array([bool(r["_right"]) for r in rows])
-    return float(np.mean(((p >= threshold) & right)[ans])) if ans.any() else 0.0
+def by_source(p, rows, threshold):
+    """figures() per source (squad, product)."""
+    out = {}
+    for src in sorted({r["source"] for r in rows}):
+        m = np.array([r["source"] == src for r in rows])
+        out[src] = figures(p[m], [r for r, k in zip(rows, m) if k], threshold)
+    return out
+
+
+def bounds_at(p, rows, threshold):
+    """(gold-first, declined) shares of the answerable questions of `rows` at a cut-off (unrounded)."""
+    ans, right, answered = _masks(p, rows, threshold)
+    if not ans.any():
+        return 1.0, 0.0
+    return float(np.mean((answered & right)[ans])), float(np.mean((~answered)[ans]))
 
 
 def choose_threshold(p, rows):
-    """Abstention cut-off (a calibrated probability in [0, 1]) from the tune split's probabilities `p`
-    and rows (with `_right`, `answerable`): the highest candidate (0 or a value of `p`) whose
-    gold-first share stays >= GOLD_FIRST_TARGET; when a cut-off of 0 already misses it, the highest
-    whose gold-first share is >= gold-first at 0 minus GOLD_FIRST_MAX_LOSS. Gold-first only falls as
-    the cut-off rises, so the highest candidate meeting the floor maximises abstention under it."""
-    at_zero = gold_first_at(p, rows, 0.0)
-    floor = GOLD_FIRST_TARGET if at_zero >= GOLD_FIRST_TARGET else at_zero - GOLD_FIRST_MAX_LOSS
+    """Abstention cut-off (a calibrated probability in [0, 1]) from the tune probabilities `p` and
+    rows (with `_right`, `_declined`, `answerable`, `source`): the highest candidate (0 or a value of
+    `p`) at which every source keeps gold-first >= GOLD_FIRST_TARGET and declined <= DECLINED_MAX,
+    where a bound the rules alone (cut-off 0) already miss on a source is relaxed to its value at 0
+    plus EXTRA_LOSS. Gold-first only falls and declined only rises as the cut-off rises."""
+    limits = []
+    for src in sorted({r["source"] for r in rows}):
+        m = np.array([r["source"] == src for r in rows])
+        sub = [r for r, k in zip(rows, m) if k]
+        gf0, dec0 = bounds_at(p[m], sub, 0.0)
+        gf_min = GOLD_FIRST_TARGET if gf0 >= GOLD_FIRST_TARGET else gf0 - EXTRA_LOSS
+        dec_max = DECLINED_MAX if dec0 <= DECLINED_MAX else dec0 + EXTRA_LOSS
+        limits.append((m, sub, gf_min, dec_max))
     best_t = 0.0
     for t in np.unique(np.concatenate([[0.0], p])):
-        if gold_first_at(p, rows, t) >= floor - 1e-12:
+        ok = True
+        for m, sub, gf_min, dec_max in limits:
+            gf, dec = bounds_at(p[m], sub, t)
+            if gf < gf_min - 1e-12 or dec > dec_max + 1e-12:
+                ok = False
+                break
+        if ok:
             best_t = max(best_t, float(t))
     return best_t
 
@@ -151,21 +207,22 @@ def train_variant(rows, report_rows, variant):
         r["_right"] = int(right)
     p_tune = np.where(spt, 0.0, cal(qlr.decision_function(Xt)))
     best_t = choose_threshold(p_tune, rows)
-    tune_final = figures(p_tune, rows, best_t)
+    tune_final = by_source(p_tune, rows, best_t)
     for r, right in zip(order, yq):
         r["_right"] = int(right)
-    tune_fig = figures(p_oof, order, best_t)
+    tune_fig = by_source(p_oof, order, best_t)
     # report split with the final models
     Xr, yr, spr = question_vectors(report_rows, variant, sent)
     for r, right in zip(report_rows, yr):
         r["_right"] = int(right)
     p_rep = np.where(spr, 0.0, cal(qlr.decision_function(Xr)))
-    rep_fig = figures(p_rep, report_rows, best_t)
+    rep_fig = by_source(p_rep, report_rows, best_t)
     params = {
         "sentence": {"coef": sent.coef_[0].tolist(), "intercept": float(sent.intercept_[0])},
         "question": {"coef": qlr.coef_[0].tolist(), "intercept": float(qlr.intercept_[0])},
         "calibration": {"a": float(platt.coef_[0][0]), "b": float(platt.intercept_[0])},
         "threshold": best_t,
+        "min_answer_coverage": MIN_ANSWER_COVERAGE,
     }
     # test vectors: a spread of real sentence and question vectors of the report split
     rng = np.random.default_rng(SEED)
@@ -179,7 +236,7 @@ def train_variant(rows, report_rows, variant):
             for i in pick_q
         ],
     }
-    return params, vectors, {"tune_out_of_fold": tune_fig, "tune_final_model": tune_final, "report": rep_fig, "threshold": best_t}
+    return params, vectors, {"tune_out_of_fold": tune_fig, "tune_final_model": tune_final, "report": rep_fig, "threshold": best_t, "min_answer_coverage": MIN_ANSWER_COVERAGE}
 
 
 def main():
@@ -188,11 +245,12 @@ def main():
     ap.add_argument("--model-out", required=True)
     ap.add_argument("--vectors-out", required=True)
     ap.add_argument("--dataset", required=True)
+    ap.add_argument("--product", default=None, help="the product question set the features include (recorded in the model file)")
     a = ap.parse_args()
     rows = load(a.features)
     tune = [r for r in rows if r["split"] == "tune"]
     report = [r for r in rows if r["split"] == "report"]
-    out = {"trained": {"dataset": a.dataset, "tune_articles": sorted({r["article"] for r in tune}), "tune_questions": len(tune),
+    out = {"trained": {"dataset": a.dataset, "product_set": a.product, "tune_articles": sorted({r["article"] for r in tune}), "tune_questions": len(tune),
                        "scikit_learn": sklearn.__version__, "numpy": np.__version__, "C": C, "figures": {}}}
     vectors = {}
     for variant in ("semantic", "lexical"):

@@ -53,8 +53,10 @@ describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () =
     const pick = () => (mode === 'semantic' ? judge : lexical);
 
     it(`${mode}: a paraphrased obligation with the same threshold is COMPLIANT ("above 85 decibels" / "exceeds 85 decibels")`, async () => {
-      const { judgement } = await pick().judge('Hearing protection must be worn where noise is above 85 decibels.', [NOISE_PLAN]);
+      const { judgement, calls } = await pick().judge('Hearing protection must be worn where noise is above 85 decibels.', [NOISE_PLAN]);
       expect(judgement.verdict).toBe('COMPLIANT');
+      // The usage record names the trained judge (docs/check.md, Verify step 5), not the old heuristic.
+      expect(calls).toEqual([{ model: 'embedded-trained-judge', usage: judgement.usage }]);
       expect(judgement.evidence!.quote).toBe('Hearing protection is required wherever noise exceeds 85 decibels.');
       expect(judgement.recommendation).toBeNull();
     });

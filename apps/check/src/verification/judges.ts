@@ -13,8 +13,12 @@ import {
   type Usage,
 } from '@kb/text';
 
-/** Name reported for the embedded judge in usage records. */
-export const EMBEDDED_JUDGE_MODEL = 'embedded-heuristic-judge';
+/**
+ * Name reported for the embedded judge in usage records: the trained, calibrated verdict model of
+ * `libs/text/src/verdict-model.ts` (until issue 13 it was a hand-tuned heuristic reported as
+ * `embedded-heuristic-judge`).
+ */
+export const EMBEDDED_JUDGE_MODEL = 'embedded-trained-judge';
 
 /** One model (or heuristic) call's token usage, for quota records. */
 export interface CallUsage {
