@@ -61,6 +61,8 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
         '--suppress-health-check',
         'all',
         '--no-color',
+        // Extra options for a focused run, e.g. `--include-operation-id createCheckRun --report har --report-dir /tmp/st`.
+        ...(process.env.SCHEMATHESIS_ARGS ?? '').split(' ').filter(Boolean),
       ],
       // Its working folder is a temporary one: schemathesis keeps a cache (`.schemathesis/`) there.
       { cwd: mkdtempSync(path.join(os.tmpdir(), 'kb-schemathesis-')), encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', PYTHONUNBUFFERED: '1' }, maxBuffer: 64 * 1024 * 1024 },
