@@ -49,7 +49,7 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
         '--checks',
         CHECKS.join(','),
         '--phases',
-        'examples,coverage,fuzzing',
+        'examples,coverage,fuzzing,stateful',
         '--max-examples',
         process.env.SCHEMATHESIS_MAX_EXAMPLES ?? '15',
         '--seed',
