@@ -7,7 +7,7 @@ import { api, baseUrl, newOrg, ROOT } from './support/harness';
 // The conformance run of issue 15 (checks that keep the hardening fixed) over the API reference of
 // issue 16: schemathesis (PyPI, pinned, cached venv: tools/lib/schemathesis.mjs) generates requests
 // for every operation of the served document — its examples, the coverage phase's boundary and
-// invalid values, then property-based fuzzing — and checks every response against the document.
+// invalid values, property-based fuzzing, then stateful sequences along the document's links — and checks every response against the document.
 // Bounded: SCHEMATHESIS_MAX_EXAMPLES per operation and phase (default 15), a fixed seed unless
 // SCHEMATHESIS_SEED is set, so a CI run is repeatable and takes a few minutes.
 jest.setTimeout(900_000);
@@ -17,7 +17,8 @@ jest.setTimeout(900_000);
  * the document declares for that operation. Left out: `negative_data_rejection` /
  * `positive_data_acceptance` (they assume a generated "valid" request is accepted, but valid ids of
  * resources that do not exist are a 404 by contract), `ignored_auth` (covered by the gateway's own
- * 401 tests with a real key), and the stateful checks (no links in the document).
+ * 401 tests with a real key). The stateful phase follows the document's links (creation → the
+ * operations on the new id) and applies the same checks.
  */
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_headers_conformance', 'response_schema_conformance'];
 
