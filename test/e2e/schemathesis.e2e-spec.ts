@@ -7,7 +7,7 @@ import { api, baseUrl, newOrg, ROOT } from './support/harness';
 // The conformance run of issue 15 (checks that keep the hardening fixed) over the API reference of
 // issue 16: schemathesis (PyPI, pinned, cached venv: tools/lib/schemathesis.mjs) generates requests
 // for every operation of the served document — its examples, the coverage phase's boundary and
-// invalid values, then property-based fuzzing — and checks every response against the document.
+// invalid values, property-based fuzzing, then stateful sequences along the document's links — and checks every response against the document.
 // Bounded: SCHEMATHESIS_MAX_EXAMPLES per operation and phase (default 15), a fixed seed unless
 // SCHEMATHESIS_SEED is set, so a CI run is repeatable and takes a few minutes.
 jest.setTimeout(900_000);
@@ -17,7 +17,8 @@ jest.setTimeout(900_000);
  * the document declares for that operation. Left out: `negative_data_rejection` /
  * `positive_data_acceptance` (they assume a generated "valid" request is accepted, but valid ids of
  * resources that do not exist are a 404 by contract), `ignored_auth` (covered by the gateway's own
- * 401 tests with a real key), and the stateful checks (no links in the document).
+ * 401 tests with a real key). The stateful phase follows the document's links (creation → the
+ * operations on the new id) and applies the same checks.
  */
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_headers_conformance', 'response_schema_conformance'];
 
@@ -49,7 +50,7 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
         '--checks',
         CHECKS.join(','),
         '--phases',
-        'examples,coverage,fuzzing',
+        'examples,coverage,fuzzing,stateful',
         '--max-examples',
         process.env.SCHEMATHESIS_MAX_EXAMPLES ?? '15',
         '--seed',
@@ -61,6 +62,8 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
         '--suppress-health-check',
         'all',
         '--no-color',
+        // Extra options for a focused run, e.g. `--include-operation-id createCheckRun --report har --report-dir /tmp/st`.
+        ...(process.env.SCHEMATHESIS_ARGS ?? '').split(' ').filter(Boolean),
       ],
       // Its working folder is a temporary one: schemathesis keeps a cache (`.schemathesis/`) there.
       { cwd: mkdtempSync(path.join(os.tmpdir(), 'kb-schemathesis-')), encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', PYTHONUNBUFFERED: '1' }, maxBuffer: 64 * 1024 * 1024 },

@@ -143,6 +143,14 @@ describe('the API reference built without any backing service (npm run openapi)'
     }
   });
 
+  it('links each creation to the operations on the new id', () => {
+    const links = doc.paths['/api/v2/projects'].post.responses['201'].links;
+    expect(Object.keys(links).sort()).toEqual(['deleteProject', 'getProject', 'updateProject']);
+    expect(links.getProject).toEqual({ operationId: 'getProject', parameters: { id: '$response.body#/data/id' } });
+    expect(Object.keys(doc.paths['/api/v2/check/runs'].post.responses['201'].links).sort()).toEqual(['getCheckRun', 'listCheckRunRequirements', 'stopCheckRun', 'triggerCheckRun']);
+    expect(Object.keys(doc.paths['/api/v2/documents'].post.responses['201'].links).sort()).toEqual(['getDocument', 'getDocumentDownload']);
+  });
+
   it('has a bearer scheme for the opaque kb_ key (no JWT format), a server, and the presigned upload', () => {
     expect(doc.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer', description: expect.stringContaining('kb_') });
     expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);

@@ -286,6 +286,28 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
   }
 }
 
+/**
+ * OpenAPI links from each creation (a POST answering 201 whose `data` has an `id`) to the
+ * operations on `<same path>/{id}…`: `{ operationId, parameters: { id: '$response.body#/data/id' } }`,
+ * so clients and stateful testers (schemathesis) know where the new id goes.
+ */
+function addCreationLinks(d: Json): void {
+  for (const [path, item] of Object.entries(d.paths as Json)) {
+    const created = (item as Json).post?.responses?.['201'];
+    const ref = created?.content?.['application/json']?.schema?.properties?.data?.$ref as string | undefined;
+    if (!ref || !d.components.schemas[ref.replace('#/components/schemas/', '')]?.properties?.id) continue;
+    const links: Json = {};
+    for (const [other, otherItem] of Object.entries(d.paths as Json)) {
+      if (!other.startsWith(`${path}/{id}`)) continue;
+      for (const [method, op] of Object.entries(otherItem as Json)) {
+        if (!['get', 'post', 'put', 'patch', 'delete'].includes(method) || !(op as Json).operationId) continue;
+        links[(op as Json).operationId] = { operationId: (op as Json).operationId, parameters: { id: '$response.body#/data/id' } };
+      }
+    }
+    if (Object.keys(links).length > 0) created.links = links;
+  }
+}
+
 /** JSON Schema 2020-12 (OpenAPI 3.1) has no `nullable`: `{type: T, nullable: true}` → `{type: [T, 'null']}`. */
 function toJsonSchema2020(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(toJsonSchema2020);
@@ -433,6 +455,7 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
       }
     }
   }
+  addCreationLinks(d);
   toJsonSchema2020(d.components.schemas);
   toJsonSchema2020(d.paths);
   return doc;
