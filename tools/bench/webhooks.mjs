@@ -14,12 +14,16 @@
 //   load      `--documents N` (1,000) small Markdown documents reserved, uploaded and processed
 //             (100 ids per call, `--concurrency` uploads in flight): every document gives
 //             document.ready and document.completed. Delay of those 2,000 deliveries under load.
-//   burst     the N documents deleted (100 per call) at once: N document.deleted events committed
-//             within a second or two; deliveries/s = N / (last arrival - first delete sent).
+//   burst     the N documents deleted (100 per call) as fast as the API takes it: N document.deleted
+//             events; deliveries/s = N / (last arrival - first delete sent), bounded by how fast
+//             the deletions are made (deletes_sent_in_ms says how long that took).
+//   drain     the N delivered burst events put back to `pending`, due now, in one statement (what N
+//             manual retries at once do): a backlog of N deliveries; deliveries/s = N / (last
+//             arrival - the statement): the dispatcher and the HTTP path alone.
 //   raw       the same receiver, signed POSTs sent directly from this process with
 //             WEBHOOK_CONCURRENCY (16) in flight: the same-run baseline of deliveries/s (what the
 //             HTTP path alone allows on this machine).
-// Prints one JSON object; ratios: burst deliveries/s over raw POSTs/s, load delay over idle delay.
+// Prints one JSON object; ratios: drain deliveries/s over raw POSTs/s, load delay over idle delay.
 //
 // Usage: npm run bench:webhooks [-- --documents N --idle N --concurrency N]
 import { randomUUID } from 'node:crypto';
@@ -101,7 +105,7 @@ const waitUntil = (pred, timeoutMs, what) =>
 const { natsServer } = ensureSystemPackages();
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-webhooks-'));
 step(`starting the stack in ${dataDir}`);
-const stack = await startStack({ dataDir, natsServer, quiet: true, env: { LOG_LEVEL: 'warn', EMBEDDINGS_PROVIDER: 'none' } });
+const stack = await startStack({ dataDir, natsServer, quiet: true, env: { LOG_LEVEL: 'warn', EMBEDDINGS_PROVIDER: 'none', WEBHOOK_POLL_INTERVAL_MS: '100' } });
 const result = { documents: N, machine: { cpus: os.cpus().length, node: process.version } };
 try {
   const tenant = newTenant(stack, 'Webhooks bench');
@@ -175,11 +179,11 @@ try {
   const burstSeconds = (Math.max(...burst.map((a) => a.at)) - burstStart) / 1000;
   const burstPerSecond = N / burstSeconds;
 
-  const duplicates = arrivals.filter((a) => a.id).length - new Set(arrivals.filter((a) => a.id).map((a) => a.id)).size;
   // Where the delay goes, from the delivery log (webhooks schema): state change → fan-out (outbox
   // relay, JetStream, fan-out insert), fan-out → attempt (dispatcher), attempt → arrival (HTTP).
   const pg = new (require('pg').Client)({ connectionString: stack.databaseUrl });
   await pg.connect();
+  const burstIds = new Set(burst.map((a) => a.id));
   const rows = (
     await pg.query(
       `SELECT event_id::text AS id, (payload->>'created_at')::timestamptz AS changed, created_at AS fanned, last_attempt_at AS attempted
@@ -187,8 +191,18 @@ try {
       [endpoint.id],
     )
   ).rows;
+  // drain: the N burst deliveries due again at once.
+  step(`drain: ${N} deliveries due at once`);
+  const before = arrivals.length;
+  const drainStart = Date.now();
+  await pg.query(`UPDATE webhooks.webhook_deliveries SET status = 'pending', next_attempt_at = now() WHERE endpoint_id = $1 AND event_id = ANY($2::uuid[])`, [endpoint.id, [...burstIds]]);
+  await waitUntil(() => arrivals.length - before >= N, 900_000, `${N} drained deliveries`);
+  const drained = arrivals.slice(before);
+  const drainSeconds = (Math.max(...drained.map((a) => a.at)) - drainStart) / 1000;
   await pg.end();
-  const arrivalOf = new Map(arrivals.filter((a) => a.id).map((a) => [a.id, a.at]));
+  // First arrival of each event (the drain sends the burst events again).
+  const arrivalOf = new Map();
+  for (const a of arrivals) if (a.id && !arrivalOf.has(a.id)) arrivalOf.set(a.id, a.at);
   const part = (xs) => ({ p50_ms: round(percentile(xs, 50)), p95_ms: round(percentile(xs, 95)) });
   const breakdown = (ids) => {
     const rs = rows.filter((r) => ids.has(r.id) && arrivalOf.has(r.id));
@@ -203,14 +217,17 @@ try {
   const burstStats = stats(burst.map((a) => a.at - a.createdAt));
   Object.assign(result, {
     raw_posts_per_second: round(rawPerSecond),
-    burst: { deliveries: N, deletes_sent_in_ms: deletesSentMs, seconds: round(burstSeconds, 2), deliveries_per_second: round(burstPerSecond), delay: burstStats, breakdown: breakdown(new Set(burst.map((a) => a.id))) },
+    burst: { deliveries: N, deletes_sent_in_ms: deletesSentMs, seconds: round(burstSeconds, 2), deliveries_per_second: round(burstPerSecond), delay: burstStats, breakdown: breakdown(burstIds) },
+    drain: { deliveries: N, seconds: round(drainSeconds, 2), deliveries_per_second: round(N / drainSeconds) },
+    ratio_drain_to_raw: round(N / drainSeconds / rawPerSecond, 3),
     ratio_burst_to_raw: round(burstPerSecond / rawPerSecond, 3),
     idle_delay: idleStats,
     load: { documents: N, seconds: round(loadSeconds, 1), deliveries: loadEvents.length, delay: loadStats, breakdown: breakdown(new Set(loadEvents.map((a) => a.id))) },
     ratio_load_to_idle_p50: round(loadStats.p50_ms / idleStats.p50_ms, 2),
     ratio_load_to_idle_p95: round(loadStats.p95_ms / idleStats.p95_ms, 2),
-    duplicate_deliveries: duplicates,
-    settings: { WEBHOOK_OUTBOX_INTERVAL_MS: 250, WEBHOOK_CONCURRENCY: WEBHOOK_CONCURRENCY, EMBEDDINGS_PROVIDER: 'none' },
+    // Every event arrived exactly once before the drain (at least once allows more; none expected without failures).
+    duplicate_deliveries: arrivals.slice(0, before).filter((a) => a.id).length - new Set(arrivals.slice(0, before).filter((a) => a.id).map((a) => a.id)).size,
+    settings: { WEBHOOK_OUTBOX_INTERVAL_MS: 250, WEBHOOK_CONCURRENCY: WEBHOOK_CONCURRENCY, WEBHOOK_POLL_INTERVAL_MS: 100, EMBEDDINGS_PROVIDER: 'none' },
   });
 } finally {
   await stack.stop();
