@@ -1143,6 +1143,19 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       expect(deployment.spec.replicas).toBeUndefined();
     });
 
+    maybe('KEDA: the webhooks ScaledObject has one trigger per fan-out partition consumer, as the code names them', () => {
+      const objects = objectsWith('webhooks.keda.enabled=true');
+      const scaled = objects.filter((o) => o.kind === 'ScaledObject');
+      expect(scaled).toHaveLength(1);
+      const triggers = scaled[0].spec.triggers.filter((t: { type: string }) => t.type === 'nats-jetstream');
+      const events = read('libs/events/src/webhooks.ts');
+      const stream = events.match(/WEBHOOKS_STREAM = '([^']+)'/)?.[1];
+      const partitions = Number(events.match(/WEBHOOK_FANOUT_PARTITIONS = (\d+)/)?.[1]);
+      expect(read('apps/webhooks/src/main.ts')).toContain('durable: `webhooks-fanout-${partition}`');
+      expect(triggers.map((t: any) => [t.metadata.stream, t.metadata.consumer])).toEqual(Array.from({ length: partitions }, (_, p) => [stream, `webhooks-fanout-${p}`]));
+      expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name.endsWith('-webhooks'))).toBe(false);
+    });
+
     maybe('retrieval on Qdrant: stateless, autoscaled, rolling updates, a PDB and no PVC', () => {
       const objects = objectsWith('retrieval.vectorStore=qdrant', 'retrieval.qdrant.url=http://qdrant:6333');
       const named = (kind: string) => objects.filter((o) => o.kind === kind && o.metadata.name.endsWith('-retrieval'));

@@ -8,7 +8,8 @@ import { ROOT } from './support/harness';
  * runs next to the live stack). A second run is a no-op (migrations are recorded).
  */
 describe('--migrate-only (the chart migration Job)', () => {
-  test.each(['gateway', 'documents'])('%s migrates its schema and exits 0', (service) => {
+  // webhooks: without WEBHOOK_SECRET_KEY (the Job gets only DATABASE_URL).
+  test.each(['gateway', 'documents', 'webhooks'])('%s migrates its schema and exits 0', (service) => {
     const run = spawnSync(process.execPath, [path.join(ROOT, 'dist/apps', service, 'src/main.js'), '--migrate-only'], {
       env: { ...process.env, DATABASE_URL: process.env.KB_E2E_DATABASE_URL, STORAGE_SIGNING_SECRET: 'x'.repeat(32), OTEL_SDK_DISABLED: 'true', METRICS_ENABLED: 'false' },
       encoding: 'utf8',

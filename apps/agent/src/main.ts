@@ -15,7 +15,7 @@ import {
   startGrpcServer,
   startOutboxRelay,
 } from '@kb/common';
-import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS } from '@kb/events';
+import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
 import { chatModelFromEnv, embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
 import * as grpc from '@grpc/grpc-js';
@@ -61,7 +61,7 @@ runService(logger, async () => {
   await ensureStream(nc, AGENT_STREAM, AGENT_STREAM_SUBJECTS);
   await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
   // Webhook events written with batch state changes (docs/webhooks.md) go out from here.
-  const outbox = startOutboxRelay({ db, nc, logger, name: 'agent', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS });
+  const outbox = startOutboxRelay({ db, nc, logger, name: 'agent', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
   const documents = createAsyncClient(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
 

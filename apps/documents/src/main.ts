@@ -1,6 +1,6 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { AppError, ErrorCode, connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, storageConfigFromEnv } from '@kb/common';
-import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, ProgressChangedEvent, StatusChangedEvent, Subjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS } from '@kb/events';
+import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, ProgressChangedEvent, StatusChangedEvent, Subjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
 import { InitDocuments1732200000000 } from './database/migrations/1732200000000-InitDocuments';
@@ -48,7 +48,7 @@ runService(logger, async () => {
   await ensureStream(nc, DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS);
   await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
   // Webhook events written with document state changes (docs/webhooks.md) go out from here.
-  const outbox = startOutboxRelay({ db, nc, logger, name: 'documents', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS });
+  const outbox = startOutboxRelay({ db, nc, logger, name: 'documents', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
 
   const deleteIndexedChunks = async (orgId: string, documentIds: string[]) => {

@@ -1,6 +1,6 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { connectNats, createLogger, env, ensureStream, loadConfig, openDatabase, runConsumer, runService, sharedEnv, startGrpcServer } from '@kb/common';
-import { WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, WebhookEventMessage, WebhookSubjects } from '@kb/events';
+import { WEBHOOK_FANOUT_PARTITIONS, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, WebhookEventMessage, WebhookSubjects } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
 import { metrics, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 import { z } from 'zod';
@@ -78,27 +78,32 @@ runService(logger, async () => {
   });
 
   // Fan-out: every event published by the outbox relays becomes one pending delivery per
-  // subscribed endpoint. One message in flight across all replicas (max_ack_pending 1) keeps the
-  // deliveries of a resource in the order its events were committed; the inserts are cheap, the
-  // sending is the dispatcher's.
-  const fanout = await runConsumer<WebhookEventMessage>(nc, {
-    stream: WEBHOOKS_STREAM,
-    durable: 'webhooks-fanout',
-    filterSubject: `${WebhookSubjects.eventPrefix}.>`,
-    maxDeliver: 1000,
-    concurrency: 1,
-    maxAckPending: 1,
-    retryDelayMs: 500,
-    logger,
-    handler: async (message) => {
-      const e = message.event;
-      const created = await repository.fanOut(
-        { id: e.id, type: e.type, orgId: e.org_id, resourceKey: message.resourceKey, payload: e },
-        config.WEBHOOK_RETRY_WINDOW_MS,
-      );
-      if (created > 0) dispatcher.wake();
-    },
-  });
+  // subscribed endpoint. Events are partitioned by resource; each partition's consumer has one
+  // message in flight across all replicas (max_ack_pending 1), which keeps a resource's deliveries
+  // in the order its events were committed while partitions run in parallel. The inserts are
+  // cheap; the sending is the dispatcher's.
+  const fanouts = await Promise.all(
+    Array.from({ length: WEBHOOK_FANOUT_PARTITIONS }, (_, partition) =>
+      runConsumer<WebhookEventMessage>(nc, {
+        stream: WEBHOOKS_STREAM,
+        durable: `webhooks-fanout-${partition}`,
+        filterSubject: `${WebhookSubjects.eventPrefix}.${partition}.>`,
+        maxDeliver: 1000,
+        concurrency: 1,
+        maxAckPending: 1,
+        retryDelayMs: 500,
+        logger,
+        handler: async (message) => {
+          const e = message.event;
+          const created = await repository.fanOut(
+            { id: e.id, type: e.type, orgId: e.org_id, resourceKey: message.resourceKey, payload: e },
+            config.WEBHOOK_RETRY_WINDOW_MS,
+          );
+          if (created > 0) dispatcher.wake();
+        },
+      }),
+    ),
+  );
   dispatcher.start();
 
   const grpc = await startGrpcServer({
@@ -113,7 +118,7 @@ runService(logger, async () => {
   return async () => {
     await metricsServer.close(); // [telemetry]
     await grpc.shutdown();
-    await fanout.stop();
+    await Promise.all(fanouts.map((f) => f.stop()));
     await dispatcher.stop();
     await nc.drain();
     await db.destroy();

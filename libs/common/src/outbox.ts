@@ -88,7 +88,7 @@ interface OutboxRow {
 /**
  * Publishes the outbox to JetStream: every `intervalMs` (and at once after {@link wake}), the
  * oldest rows (batches of `batchSize`) are published in sequence order on
- * `webhooks.events.<type>` with the event id as JetStream msgID (a row published twice after a
+ * the subject `subjectFor` names (`webhooks.events.<partition>.<type>`) with the event id as JetStream msgID (a row published twice after a
  * crash is de-duplicated by the stream within its window; the webhooks service also ignores an
  * event it already fanned out), then deleted. A transaction-level advisory lock per schema lets one
  * replica relay at a time, which keeps the published order equal to the commit order of a
@@ -101,6 +101,8 @@ export function startOutboxRelay(options: {
   logger: Logger;
   /** Lock name; the service's schema, e.g. `documents`. */
   name: string;
+  /** Subject of an event (`webhookEventSubject` of @kb/events). */
+  subjectFor: (type: string, resourceKey: string) => string;
   intervalMs?: number;
   batchSize?: number;
 }): { wake: () => void; stop: () => Promise<void> } {
@@ -121,7 +123,7 @@ export function startOutboxRelay(options: {
       for (const row of rows) {
         await publishEvent(
           options.nc,
-          `webhooks.events.${row.type}`,
+          options.subjectFor(row.type, row.resource_key),
           { event: row.payload, resourceKey: row.resource_key, sequence: Number(row.seq) },
           row.id,
         );

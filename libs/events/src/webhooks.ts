@@ -10,7 +10,7 @@ import { agentV1, checkV1, documentsV1 } from '@kb/proto';
 export const WEBHOOKS_STREAM = 'KB_WEBHOOKS';
 export const WEBHOOKS_STREAM_SUBJECTS = ['webhooks.>'];
 export const WebhookSubjects = {
-  /** outbox relays → webhooks service: one event (subject `webhooks.events.<type>`). */
+  /** outbox relays → webhooks service: one event (subject `webhooks.events.<partition>.<type>`). */
   eventPrefix: 'webhooks.events',
 } as const;
 
@@ -52,9 +52,29 @@ export interface WebhookEventMessage {
   sequence: number;
 }
 
-/** Subject of one event type on the KB_WEBHOOKS stream. */
-export function webhookEventSubject(type: WebhookEventType): string {
-  return `${WebhookSubjects.eventPrefix}.${type}`;
+/**
+ * Fan-out partitions: events are spread over this many subjects by resource
+ * (`webhooks.events.<partition>.<type>`), each fanned out by its own strictly ordered durable
+ * consumer (`webhooks-fanout-<partition>`), so one resource's events keep their order while
+ * different resources are fanned out in parallel. Fixed: changing it would let a resource's
+ * events be split across partitions while old ones are still queued (the Helm chart's KEDA
+ * triggers name the same eight consumers).
+ */
+export const WEBHOOK_FANOUT_PARTITIONS = 8;
+
+/** Partition of a resource: 32-bit FNV-1a of its key (`document:<id>` …) modulo {@link WEBHOOK_FANOUT_PARTITIONS}. */
+export function webhookPartition(resourceKey: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < resourceKey.length; i++) {
+    hash ^= resourceKey.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % WEBHOOK_FANOUT_PARTITIONS;
+}
+
+/** Subject of one event on the KB_WEBHOOKS stream: `webhooks.events.<partition>.<type>`. */
+export function webhookEventSubject(type: string, resourceKey: string): string {
+  return `${WebhookSubjects.eventPrefix}.${webhookPartition(resourceKey)}.${type}`;
 }
 
 /** Document resource as the API shows it (service-api.md §2 "Document"): GET /api/v2/documents/{id}. */

@@ -110,6 +110,7 @@ export class DocumentsRepository {
     const from: DocumentStatus[] = outcome.status === 'ready' ? ['processing'] : ['processing', 'ready'];
     return this.dataSource.transaction(async (m) => {
       const repo = m.getRepository(DocumentEntity);
+      const [current]: { status: DocumentStatus }[] = await m.query(`SELECT status FROM documents WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
       const result = await repo.update(
         { orgId, id, status: In(from) },
         {
@@ -125,6 +126,10 @@ export class DocumentsRepository {
       );
       if ((result.affected ?? 0) > 0) {
         const doc = (await repo.findOne({ where: { orgId, id } }))!;
+        // `completed` straight from `processing` (its `ready` status event was handled after it,
+        // and ignored): the document became searchable all the same, so `document.ready` still
+        // goes out, first.
+        if (outcome.status === 'completed' && current?.status === 'processing') await enqueueWebhookEvent(m, documentEvent('document.ready', doc, at));
         await enqueueWebhookEvent(m, documentEvent(`document.${outcome.status}`, doc, at));
         return 'applied';
       }
