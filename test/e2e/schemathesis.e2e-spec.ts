@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { api, baseUrl, newOrg, ROOT } from './support/harness';
 
@@ -59,8 +61,11 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
         '--suppress-health-check',
         'all',
         '--no-color',
+        // Extra options for a focused run, e.g. `--include-operation-id createCheckRun --report har --report-dir /tmp/st`.
+        ...(process.env.SCHEMATHESIS_ARGS ?? '').split(' ').filter(Boolean),
       ],
-      { encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', PYTHONUNBUFFERED: '1' }, maxBuffer: 64 * 1024 * 1024 },
+      // Its working folder is a temporary one: schemathesis keeps a cache (`.schemathesis/`) there.
+      { cwd: mkdtempSync(path.join(os.tmpdir(), 'kb-schemathesis-')), encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', PYTHONUNBUFFERED: '1' }, maxBuffer: 64 * 1024 * 1024 },
     );
     const output = `${run.stdout}${run.stderr}`;
     // The summary (operations, test cases, failures) in the test log, for the closing notes.

@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { applyRules, validationRules } from './common/openapi-validation';
 import { CreateProjectDto } from './projects/projects.controller';
+import { FILE_NAME_PATTERN } from './documents/documents.controller';
+import { fileNameProblem } from '../../documents/src/documents/documents.service';
 import { buildGatewayReference } from './reference';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -119,10 +121,26 @@ describe('the API reference built without any backing service (npm run openapi)'
     expect(run.properties.handbook_ids).toMatchObject({ maxItems: 100, items: { type: 'string', format: 'uuid' } });
     const limit = doc.paths['/api/v2/projects'].get.parameters.find((p: Json) => p.name === 'limit');
     expect(limit).toMatchObject({ required: false, schema: { type: 'integer', minimum: 1, maximum: 200 } });
+    // Text fields refuse NUL (the gateway's invalidTextIn): stated as a pattern.
+    expect(new RegExp(create.properties.name.pattern).test('a\u0000b')).toBe(false);
+    expect(new RegExp(create.properties.name.pattern).test('Site safety')).toBe(true);
+    // Rules of the services: blank names refused; an update names at least one field.
+    expect(new RegExp(create.properties.name.pattern).test('   ')).toBe(false);
+    expect(doc.components.schemas.UpdateProjectDto.anyOf).toEqual([{ required: ['name'] }, { required: ['description'] }]);
     // A schema that says otherwise is overwritten by the rules.
     const wrong: Json = { type: 'string', minLength: 0, maxLength: 999 };
     applyRules(wrong, validationRules(CreateProjectDto).get('name')!);
     expect(wrong).toEqual({ type: 'string', minLength: 1, maxLength: 200 });
+  });
+
+  it('states the rules the services check beyond class-validator (file names, path ids)', () => {
+    const pattern = new RegExp(FILE_NAME_PATTERN);
+    const names = ['handbook.pdf', ' ', '', '   x ', 'a\u0000b', 'line\nbreak', 'tab\there', 'dir/x.pdf', 'dir\\x.pdf', 'del\u007f', 'c1\u0085', 'Ünïcödé 名前.pdf', '\u00a0'];
+    for (const name of names) expect([name, pattern.test(name) && name.length <= 500]).toEqual([name, fileNameProblem(name) === null]);
+    expect(doc.components.schemas.ReserveUploadDto.properties.file_name.pattern).toBe(FILE_NAME_PATTERN);
+    for (const { where, op } of operations()) {
+      for (const p of (op.parameters ?? []).filter((x: Json) => x.in === 'path')) expect([where, p.schema]).toEqual([where, { type: 'string', format: 'uuid' }]);
+    }
   });
 
   it('has a bearer scheme for the opaque kb_ key (no JWT format), a server, and the presigned upload', () => {

@@ -9,7 +9,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, I
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
-import { OptionalUuidList, UuidParamPipe } from '../common/validation';
+import { NON_BLANK_PATTERN, OptionalUuidList, UuidParamPipe } from '../common/validation';
 
 /** Nest injection token of the CheckRunsService gRPC client. */
 export const CHECK_RUNS_CLIENT = Symbol('CheckRunsClient');
@@ -19,7 +19,7 @@ export type CheckRunsClient = AsyncClient<typeof checkV1.CheckRunsServiceService
 const RUN_CALL_TIMEOUT_MS = 60_000;
 
 export class RequirementInputDto {
-  @ApiProperty({ minLength: 1, maxLength: 5000, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text' })
+  @ApiProperty({ minLength: 1, maxLength: 5000, pattern: NON_BLANK_PATTERN, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text (not blank)' })
   @IsString({ message: 'text must be a string' })
   @Length(1, 5000, { message: 'text must be 1 to 5000 characters' })
   text: string;
@@ -35,7 +35,7 @@ export class CreateRunDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 500, example: 'Tender 2026-14 requirements', description: 'run name' })
+  @ApiProperty({ minLength: 1, maxLength: 500, pattern: NON_BLANK_PATTERN, example: 'Tender 2026-14 requirements', description: 'run name (not blank)' })
   @IsString({ message: 'name must be a string' })
   @Length(1, 500, { message: 'name must be 1 to 500 characters' })
   name: string;

@@ -191,6 +191,29 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   return finalizeOpenApi(doc);
 }
 
+/**
+ * Text fields of request bodies never hold NUL (U+0000): the gateway refuses them (invalidTextIn,
+ * 400 naming the field). A string schema without its own pattern or enum gets `^[^\u0000]*$`
+ * (also inside arrays). Lone surrogates, refused too, cannot be stated portably in a pattern: the
+ * description of the API says so.
+ */
+function noNul(schema: Json): void {
+  const types = [schema.type].flat();
+  if (types.includes('string') && !schema.pattern && !schema.enum && !schema.format) schema.pattern = '^[^\\u0000]*$';
+  if (schema.items && !schema.items.$ref) noNul(schema.items);
+}
+
+const SCHEMA_EXTRA = Symbol('kb:openapi-schema-extra');
+
+/**
+ * Adds JSON Schema keywords to a request DTO's schema for a rule that is about the object rather
+ * than one field, e.g. `@ApiSchemaExtra({ minProperties: 1 })` or an `anyOf` of required fields
+ * ("at least one of name or description"). Applied by applyValidationRules.
+ */
+export function ApiSchemaExtra(extra: Json): ClassDecorator {
+  return (target) => Reflect.defineMetadata(SCHEMA_EXTRA, extra, target);
+}
+
 /** Every class class-validator holds rules for, by name (the name @nestjs/swagger gives its schema). */
 function validatedClasses(): Map<string, new (...args: never[]) => unknown> {
   const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<Function, ValidationMetadata[]> };
@@ -216,16 +239,21 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
       const property = schema.properties[field];
       if (!property) continue;
       applyRules(property, rules);
+      noNul(property);
       if (!isOptionalProperty(rules)) required.push(field);
     }
     if (required.length > 0) schema.required = required;
     else delete schema.required;
+    Object.assign(schema, Reflect.getMetadata(SCHEMA_EXTRA, target) ?? {});
   }
   for (const [path, item] of Object.entries(doc.paths as Json)) {
     for (const [method, op] of Object.entries(item as Json)) {
       const input = inputs.get(`${method} ${path}`);
       if (!input) continue;
       const operation = op as Json;
+      for (const p of (operation.parameters ?? []) as Json[]) {
+        if (p.in === 'path' && input.uuidParams.includes(p.name)) p.schema = { ...(p.schema ?? {}), type: 'string', format: 'uuid' };
+      }
       if (input.query) {
         const rules = validationRules(input.query);
         for (const p of (operation.parameters ?? []) as Json[]) {

@@ -49,6 +49,12 @@ export function OptionalUuidList(field: string, description?: string): PropertyD
   );
 }
 
+/**
+ * OpenAPI pattern of a text field the service trims and refuses when blank (project and run
+ * names, requirement texts): at least one character that is not whitespace, and no NUL.
+ */
+export const NON_BLANK_PATTERN = '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$';
+
 /** Largest `offset` of list endpoints: the services carry it as a 32-bit integer (proto `int32`). */
 export const MAX_OFFSET = 2_147_483_647;
 

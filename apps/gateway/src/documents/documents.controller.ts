@@ -1,4 +1,4 @@
-import { AppError, CallContext, ErrorCode, isUuid } from '@kb/common';
+import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -14,6 +14,11 @@ import { UuidParamPipe } from '../common/validation';
 
 const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
+/**
+ * A file name the documents service accepts (fileNameProblem): at least one character that is not
+ * whitespace, no path separator, no C0/DEL/C1 control character.
+ */
+export const FILE_NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f/\\\\]*[^\\s\\u0000-\\u001f\\u007f-\\u009f/\\\\][^\\u0000-\\u001f\\u007f-\\u009f/\\\\]*$';
 const UUID_PATTERN = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
 /** The presigned upload (step 1½), described on reserveDocument: it is not an API operation of its own. */
@@ -27,12 +32,22 @@ const UPLOAD_DESCRIPTION = [
 ].join('\n');
 
 export class ReserveUploadDto {
-  @ApiProperty({ minLength: 1, maxLength: 500, example: 'handbook.pdf' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 500,
+    pattern: FILE_NAME_PATTERN,
+    example: 'handbook.pdf',
+    description: 'not blank, without path separators (`/`, `\\`) or control characters (checked by the documents service, fileNameProblem)',
+  })
   @IsString({ message: 'file_name must be a string' })
   @Length(1, 500, { message: 'file_name must be 1 to 500 characters' })
   file_name: string;
 
-  @ApiProperty({ example: 'application/pdf' })
+  @ApiProperty({
+    enum: ACCEPTED_CONTENT_TYPES,
+    example: 'application/pdf',
+    description: 'an accepted type (canonical spelling shown; any case, parameters such as `; charset=utf-8` and common aliases are accepted too)',
+  })
   @IsString({ message: 'content_type must be a string' })
   @Length(1, 255, { message: 'content_type must be 1 to 255 characters' })
   content_type: string;

@@ -3,17 +3,17 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Qu
 import { CallContext, ErrorCode } from '@kb/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ProjectView } from '../common/api-models';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
 import { IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { UuidParamPipe } from '../common/validation';
+import { NON_BLANK_PATTERN, UuidParamPipe } from '../common/validation';
 
 export class CreateProjectDto {
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Site safety 2026' })
+  @ApiProperty({ minLength: 1, maxLength: 200, pattern: NON_BLANK_PATTERN, example: 'Site safety 2026', description: 'not blank' })
   @IsString({ message: 'name must be a string' })
   @Length(1, 200, { message: 'name must be 1 to 200 characters' })
   name: string;
@@ -25,8 +25,10 @@ export class CreateProjectDto {
   description?: string | null;
 }
 
+/** At least one of name and description (the documents service refuses an empty update). */
+@ApiSchemaExtra({ anyOf: [{ required: ['name'] }, { required: ['description'] }] })
 export class UpdateProjectDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, example: 'Site safety 2027', description: 'omit to keep the name; null is refused (a project always has a name)' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, pattern: NON_BLANK_PATTERN, example: 'Site safety 2027', description: 'omit to keep the name; null is refused (a project always has a name)' })
   // Validated whenever present: `"name": null` is refused, never stored as the text "null".
   @ValidateIf((o: UpdateProjectDto) => o.name !== undefined)
   @IsString({ message: 'name must be a string (omit it to keep the current name)' })

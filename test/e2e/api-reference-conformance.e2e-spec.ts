@@ -1,0 +1,140 @@
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import request from 'supertest';
+import { api, baseUrl, corpusFile, newOrg, streamChat, uploadFile, waitForDocument } from './support/harness';
+
+// Every operation of the served OpenAPI document, driven through a real flow (upload, process,
+// query, chat, verify, a check run, a batch and its CSV): each response must have a status the
+// operation declares, a declared content type, and a body valid against its schema (ajv, JSON
+// Schema 2020-12, formats checked). schemathesis (schemathesis.e2e-spec.ts) covers the random
+// inputs; this covers the successes a real client sees, with real resources.
+jest.setTimeout(600_000);
+
+type Json = Record<string, any>;
+type Res = { status: number; headers: Record<string, string | string[] | undefined>; body?: unknown; text?: string };
+
+describe('gateway: every response of a real flow conforms to the OpenAPI document', () => {
+  const org = newOrg('Conformance Org');
+  const a = api(org.key);
+  let doc: Json;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const exercised = new Map<string, Set<string>>();
+
+  /** `res` of `METHOD /template` conforms: declared status, content type and schema. */
+  function conform(method: string, template: string, res: Res): void {
+    const where = `${method} ${template} → ${res.status}`;
+    const op = doc.paths[template]?.[method.toLowerCase()];
+    expect([where, Boolean(op)]).toEqual([where, true]);
+    const declared = op.responses[String(res.status)];
+    expect([where, Boolean(declared), res.status >= 400 ? JSON.stringify(res.body).slice(0, 300) : '']).toEqual([where, true, expect.any(String)]);
+    const type = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+    if (res.status === 204) expect([where, declared.content]).toEqual([where, undefined]);
+    else {
+      expect([where, Object.keys(declared.content ?? {})]).toEqual([where, expect.arrayContaining([type])]);
+      if (type === 'application/json') {
+        const validate = ajv.compile({ ...declared.content[type].schema, components: doc.components });
+        const ok = validate(res.body);
+        expect([where, ok ? [] : validate.errors]).toEqual([where, []]);
+      }
+    }
+    const key = `${method.toUpperCase()} ${template}`;
+    exercised.set(key, (exercised.get(key) ?? new Set()).add(String(res.status)));
+  }
+
+  beforeAll(async () => {
+    doc = (await request(baseUrl()).get('/docs/openapi.json')).body;
+  });
+
+  it('documents, projects, answers, checks and batches: every success and the common errors', async () => {
+    conform('GET', '/healthz', await request(baseUrl()).get('/healthz'));
+    conform('GET', '/readyz', await request(baseUrl()).get('/readyz'));
+    conform('GET', '/api/v2/organization', await a.get('/api/v2/organization'));
+
+    const created = await a.post('/api/v2/projects').send({ name: 'Conformance', description: 'every operation' });
+    conform('POST', '/api/v2/projects', created);
+    const projectId = created.body.data.id;
+    conform('GET', '/api/v2/projects', await a.get('/api/v2/projects?limit=5'));
+    conform('GET', '/api/v2/projects/{id}', await a.get(`/api/v2/projects/${projectId}`));
+    conform('PATCH', '/api/v2/projects/{id}', await a.patch(`/api/v2/projects/${projectId}`).send({ description: null }));
+    conform('GET', '/api/v2/projects/{id}', await a.get('/api/v2/projects/6f1c2a9e-0000-4000-8000-000000000000'));
+    conform('GET', '/api/v2/projects/{id}', await a.get('/api/v2/projects/not-a-uuid'));
+    conform('POST', '/api/v2/projects', await a.post('/api/v2/projects').send({ name: '' }));
+
+    const reserved = await a.post('/api/v2/documents').send({ file_name: 'spare.txt', content_type: 'text/plain', size_bytes: 12, project_id: projectId });
+    conform('POST', '/api/v2/documents', reserved);
+    const documentId = await uploadFile(org.key, { path: corpusFile('markdown/datica_11-incident_response_policy.md') }, projectId);
+    const processed = await a.post('/api/v2/documents/process').send({ document_ids: [documentId, reserved.body.data.id] });
+    conform('POST', '/api/v2/documents/process', processed);
+    expect((await waitForDocument(org.key, documentId)).status).toBe('completed');
+    conform('GET', '/api/v2/documents/{id}', await a.get(`/api/v2/documents/${documentId}`));
+    conform('GET', '/api/v2/documents', await a.get(`/api/v2/documents?project_id=${projectId}&document_ids=${documentId}`));
+    conform('GET', '/api/v2/documents/{id}/download', await a.get(`/api/v2/documents/${documentId}/download`));
+
+    conform('POST', '/api/v2/check/verify', await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'Security incidents must be reported to the security officer.' }));
+    const run = await a.post('/api/v2/check/runs').send({
+      project_id: projectId,
+      name: 'Conformance run',
+      requirements: [{ text: 'Incidents are reported promptly.', metadata: { row: 1 } }, { text: 'Employees receive incident response training.' }],
+    });
+    conform('POST', '/api/v2/check/runs', run);
+    const runId = run.body.data.id;
+    conform('POST', '/api/v2/check/runs/{id}/stop', await a.post(`/api/v2/check/runs/${runId}/stop`));
+    conform('POST', '/api/v2/check/runs/{id}/trigger', await a.post(`/api/v2/check/runs/${runId}/trigger`).send({ skip_breakdown: true }));
+    conform('GET', '/api/v2/check/runs', await a.get(`/api/v2/check/runs?project_id=${projectId}`));
+    for (let i = 0; i < 400; i++) {
+      const r = await a.get(`/api/v2/check/runs/${runId}`);
+      if (['completed', 'failed', 'stopped'].includes(r.body.data.status) || i === 399) {
+        conform('GET', '/api/v2/check/runs/{id}', r);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    conform('GET', '/api/v2/check/runs/{id}/requirements', await a.get(`/api/v2/check/runs/${runId}/requirements`));
+    // A run stopped while processing (a long run, stopped right after its trigger).
+    const long = await a.post('/api/v2/check/runs').send({
+      project_id: projectId,
+      name: 'Conformance run to stop',
+      requirements: Array.from({ length: 40 }, (_, i) => ({ text: `Requirement ${i + 1}: incidents of class ${i + 1} are reported within ${i + 2} hours.` })),
+    });
+    expect((await a.post(`/api/v2/check/runs/${long.body.data.id}/trigger`).send({})).status).toBe(200);
+    const stopped = await a.post(`/api/v2/check/runs/${long.body.data.id}/stop`);
+    conform('POST', '/api/v2/check/runs/{id}/stop', stopped);
+    expect(stopped.status).toBe(200);
+
+    const question = 'Who must security incidents be reported to?';
+    conform('POST', '/api/v2/agent/query', await a.post('/api/v2/agent/query').send({ question, project_id: projectId, chat_type: 'project' }));
+    conform('POST', '/api/v2/chat', await a.post('/api/v2/chat').send({ messages: [{ role: 'user', content: question }], project_id: projectId, chat_type: 'project' }));
+    conform('POST', '/api/v2/chat', await a.post('/api/v2/chat').send({ messages: [{ role: 'user', content: question }], chat_type: 'safety' }));
+    const streamed = await streamChat(org.key, { messages: [{ role: 'user', content: question }], project_id: projectId, chat_type: 'project' });
+    conform('POST', '/api/v2/chat', { status: streamed.res.status, headers: Object.fromEntries(streamed.res.headers) });
+    const eventSchema = ajv.compile({ $ref: '#/components/schemas/ChatStreamEvent', components: doc.components });
+    expect(streamed.events.map((e) => e.event)).toEqual(expect.arrayContaining(['meta', 'delta', 'citations', 'done']));
+    for (const e of streamed.events) expect([e.event, eventSchema({ event: e.event, data: JSON.parse(e.data) }) ? [] : eventSchema.errors]).toEqual([e.event, []]);
+
+    const batch = await a.post('/api/v2/agent/batches').send({ questions: [question, 'How fast must incidents be reported?'], name: 'Conformance batch', project_id: projectId, chat_type: 'project' });
+    conform('POST', '/api/v2/agent/batches', batch);
+    const batchId = batch.body.data.id;
+    conform('GET', '/api/v2/agent/batches', await a.get(`/api/v2/agent/batches?project_id=${projectId}`));
+    for (let i = 0; i < 400; i++) {
+      const r = await a.get(`/api/v2/agent/batches/${batchId}`);
+      if (['completed', 'failed'].includes(r.body.data.status) || i === 399) {
+        conform('GET', '/api/v2/agent/batches/{id}', r);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    const csv = await a.get(`/api/v2/agent/batches/${batchId}/export`);
+    conform('GET', '/api/v2/agent/batches/{id}/export', csv);
+    expect(csv.text.split('\r\n')[0]).toBe('index,question,status,answer,sources,error');
+
+    conform('DELETE', '/api/v2/projects/{id}', await a.delete(`/api/v2/projects/${projectId}`));
+    conform('DELETE', '/api/v2/documents', await a.delete('/api/v2/documents').send({ document_ids: [documentId, reserved.body.data.id] }));
+    conform('DELETE', '/api/v2/projects/{id}', await a.delete(`/api/v2/projects/${projectId}`));
+
+    // Every operation of the document was driven to a success at least once.
+    const operations = Object.entries(doc.paths as Json).flatMap(([p, item]) => Object.keys(item as Json).map((m) => `${m.toUpperCase()} ${p}`));
+    const withoutSuccess = operations.filter((o) => ![...(exercised.get(o) ?? [])].some((s) => s.startsWith('2')));
+    expect(withoutSuccess).toEqual([]);
+  });
+});
