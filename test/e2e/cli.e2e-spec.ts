@@ -136,11 +136,16 @@ describe('kb command line', () => {
   it('uploads with --json and exits 1 when a file fails', async () => {
     const empty = path.join(tmp, 'empty.txt');
     writeFileSync(empty, '');
-    const r = await kb(key, ['upload', empty, '--json']);
+    const odd = path.join(tmp, 'notes.xyz');
+    writeFileSync(odd, 'a type the service does not take');
+    const r = await kb(key, ['upload', empty, odd, '--json']);
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
     expect(out.documents).toEqual([]);
-    expect(out.failed).toEqual([{ file: empty, error: expect.stringMatching(/\w/), document_id: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
+    expect(out.failed).toEqual([
+      { file: odd, error: expect.stringMatching(/^unsupported file type \(the service takes \.pdf .*\)$/), document_id: null },
+      { file: empty, error: expect.stringMatching(/\w/), document_id: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+    ]);
   });
 
   it('lists, shows, downloads and deletes documents', async () => {
