@@ -3,6 +3,7 @@
 // exit codes, `--help` on every command.
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -97,6 +98,14 @@ describe('kb command line', () => {
     const asJson = await kb(null, ['org', '--json']);
     expect(asJson.code).toBe(1);
     expect(JSON.parse(asJson.stdout).error).toMatchObject({ code: 'CLIENT_ERROR', message: expect.stringMatching(/KB_API_KEY/) });
+    // A service that cannot be reached (a port just freed): named, after the retries.
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    await new Promise((resolve) => server.close(resolve));
+    const down = await kb(key, ['--base-url', `http://127.0.0.1:${port}`, 'org']);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toBe(`kb: CLIENT_ERROR: Cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n`);
   });
 
   it('manages projects and shows the organization', async () => {
