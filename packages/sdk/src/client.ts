@@ -46,7 +46,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  */
 export class KbClient {
   readonly baseUrl: string;
-  readonly api: Client<paths>;
+  readonly api: Client<paths, 'application/json'>;
   readonly maxRetries: number;
   readonly maxRetryDelaySeconds: number;
   private readonly apiKey: string;
@@ -60,7 +60,7 @@ export class KbClient {
     this.maxRetries = options.maxRetries ?? 3;
     this.maxRetryDelaySeconds = options.maxRetryDelaySeconds ?? 60;
     this.baseFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.api = createClient<paths>({
+    this.api = createClient<paths, 'application/json'>({
       baseUrl: this.baseUrl,
       headers: { Authorization: `Bearer ${this.apiKey}` },
       fetch: (request: Request) => this.send(request),
