@@ -3,6 +3,7 @@
 // exit codes, `--help` on every command.
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -97,6 +98,14 @@ describe('kb command line', () => {
     const asJson = await kb(null, ['org', '--json']);
     expect(asJson.code).toBe(1);
     expect(JSON.parse(asJson.stdout).error).toMatchObject({ code: 'CLIENT_ERROR', message: expect.stringMatching(/KB_API_KEY/) });
+    // A service that cannot be reached (a port just freed): named, after the retries.
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    await new Promise((resolve) => server.close(resolve));
+    const down = await kb(key, ['--base-url', `http://127.0.0.1:${port}`, 'org']);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toBe(`kb: CLIENT_ERROR: Cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n`);
   });
 
   it('manages projects and shows the organization', async () => {
@@ -136,11 +145,16 @@ describe('kb command line', () => {
   it('uploads with --json and exits 1 when a file fails', async () => {
     const empty = path.join(tmp, 'empty.txt');
     writeFileSync(empty, '');
-    const r = await kb(key, ['upload', empty, '--json']);
+    const odd = path.join(tmp, 'notes.xyz');
+    writeFileSync(odd, 'a type the service does not take');
+    const r = await kb(key, ['upload', empty, odd, '--json']);
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
     expect(out.documents).toEqual([]);
-    expect(out.failed).toEqual([{ file: empty, error: expect.stringMatching(/\w/), document_id: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
+    expect(out.failed).toEqual([
+      { file: odd, error: expect.stringMatching(/^unsupported file type \(the service takes \.pdf .*\)$/), document_id: null },
+      { file: empty, error: expect.stringMatching(/\w/), document_id: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+    ]);
   });
 
   it('lists, shows, downloads and deletes documents', async () => {

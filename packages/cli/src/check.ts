@@ -93,7 +93,8 @@ export async function checkCommand(kb: KbClient, file: string, options: CheckCom
     {
       trigger: { skip_breakdown: !!options.skipBreakdown },
       onProgress: (r) => {
-        const payload = { passed: r.passed_requirements, failed: r.failed_requirements, status: r.status };
+        // Padded: the bar is redrawn in place, a shorter status must cover a longer one.
+        const payload = { passed: r.passed_requirements, failed: r.failed_requirements, status: r.status.padEnd(10) };
         if (bar && !started) {
           started = true;
           bar.start(r.total_requirements, r.processed_requirements, payload);

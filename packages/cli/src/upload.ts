@@ -55,7 +55,7 @@ export async function uploadCommand(kb: KbClient, paths: string[], options: Uplo
   const onProgress = (p: UploadProgress) => {
     if (bars) {
       let bar = byFile.get(p.file);
-      const payload = { file: clip(path.basename(p.file), nameWidth).padEnd(nameWidth), stage: stageLabel(p) };
+      const payload = { file: clip(path.basename(p.file), nameWidth).padEnd(nameWidth), stage: stageLabel(p).padEnd(15) };
       if (!bar) byFile.set(p.file, (bar = bars.create(100, barValue(p), payload)));
       else bar.update(barValue(p), payload);
     } else if (!options.json && (p.stage === 'done' || p.stage === 'failed') && !finished.has(p.file)) {

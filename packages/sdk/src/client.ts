@@ -46,7 +46,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  */
 export class KbClient {
   readonly baseUrl: string;
-  readonly api: Client<paths>;
+  readonly api: Client<paths, 'application/json'>;
   readonly maxRetries: number;
   readonly maxRetryDelaySeconds: number;
   private readonly apiKey: string;
@@ -60,7 +60,7 @@ export class KbClient {
     this.maxRetries = options.maxRetries ?? 3;
     this.maxRetryDelaySeconds = options.maxRetryDelaySeconds ?? 60;
     this.baseFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.api = createClient<paths>({
+    this.api = createClient<paths, 'application/json'>({
       baseUrl: this.baseUrl,
       headers: { Authorization: `Bearer ${this.apiKey}` },
       fetch: (request: Request) => this.send(request),
@@ -71,6 +71,7 @@ export class KbClient {
    * Sends one request with the retry policy of the class (used by `api`, and by `raw` for the
    * operations whose body is not JSON: the chat stream and the CSV export).
    * @returns the response of the last attempt, whatever its status.
+   * @throws Error "Cannot reach <origin>: <cause>" when the service cannot be reached after the retries.
    */
   async send(request: Request): Promise<Response> {
     if (!request.headers.has('authorization')) request.headers.set('Authorization', `Bearer ${this.apiKey}`);
@@ -80,7 +81,11 @@ export class KbClient {
       try {
         response = await this.baseFetch(request.clone());
       } catch (error) {
-        if (attempt >= this.maxRetries || request.signal.aborted) throw error;
+        if (request.signal.aborted) throw error;
+        if (attempt >= this.maxRetries) {
+          const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+          throw new Error(`Cannot reach ${new URL(request.url).origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, { cause: error });
+        }
         await sleep(500 * 2 ** attempt, request.signal);
         continue;
       }

@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import type { KbClient } from './client';
-import { contentTypeFor } from './content-types';
+import { CONTENT_TYPE_BY_EXTENSION, contentTypeFor } from './content-types';
 import { KbApiError, KbTimeoutError } from './errors';
 import type { Document } from './types';
 
@@ -82,7 +82,13 @@ export async function uploadFiles(kb: KbClient, files: string[], options: Upload
       progress.set(file, { file, stage: 'reserving', bytesSent: 0, bytesTotal: size });
       options.onProgress?.(progress.get(file)!);
       const fileName = path.basename(file);
-      const contentType = contentTypeFor(fileName) ?? 'application/octet-stream';
+      const contentType = contentTypeFor(fileName);
+      if (!contentType) {
+        const error = `unsupported file type (the service takes ${[...new Set(Object.keys(CONTENT_TYPE_BY_EXTENSION))].join(' ')})`;
+        report(file, { stage: 'failed', error });
+        summary.failed.push({ file, error });
+        continue;
+      }
       try {
         const document = await kb.data(
           kb.api.POST('/api/v2/documents', {

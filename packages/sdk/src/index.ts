@@ -5,6 +5,6 @@ export { uploadFile, uploadFiles, uploadDirectory, waitForDocuments, filesOf, ty
 export { chat, chatText, type ChatEvent } from './chat';
 export { runCheck, waitForCheckRun } from './checks';
 export { exportBatch, waitForBatch } from './batches';
-export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION } from './content-types';
+export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION, type UploadContentType } from './content-types';
 export type * from './types';
 export type { paths, components } from './generated/openapi';
