@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(600_000);
@@ -174,6 +174,13 @@ describe('document progress, chunks and sections', () => {
     const res = await a.get(`/api/v2/documents/${pending}/chunks`);
     expect(res.status).toBe(404);
     expect(res.body.error.message).toMatch(/no chunks yet/);
+
+    const corrupt = await uploadFile(orgA.key, { bytes: randomBytes(4096), name: 'broken.pdf', contentType: 'application/pdf' });
+    await a.post('/api/v2/documents/process').send({ document_ids: [corrupt] });
+    expect(await waitForDocument(orgA.key, corrupt)).toMatchObject({ status: 'failed', progress: null });
+    const failed = await a.get(`/api/v2/documents/${corrupt}/chunks`);
+    expect([failed.status, failed.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    expect(failed.body.error.message).toMatch(/processing failed/);
 
     expect((await a.get(`/api/v2/documents/${ids.html}/chunks/not-a-uuid`)).status).toBe(400);
     expect((await a.get(`/api/v2/documents/${ids.html}/chunks?limit=0`)).status).toBe(400);

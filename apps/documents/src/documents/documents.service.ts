@@ -374,6 +374,7 @@ export class DocumentsService {
 
   private async requireChunked(ctx: CallContext, id: string): Promise<DocumentEntity> {
     const doc = await this.get(ctx, id);
+    if (doc.status === 'failed') throw AppError.notFound(`Document ${id} has no chunks: its processing failed (see the document's error_message).`);
     if (!isSearchable(doc.status)) {
       throw AppError.notFound(`Document ${id} has no chunks yet: it is ${doc.status.replace('_', ' ')}. Chunks are listed once it is ready.`);
     }
