@@ -148,7 +148,7 @@ describe('the API reference built without any backing service (npm run openapi)'
     expect(Object.keys(links).sort()).toEqual(['deleteProject', 'getProject', 'updateProject']);
     expect(links.getProject).toEqual({ operationId: 'getProject', parameters: { id: '$response.body#/data/id' } });
     expect(Object.keys(doc.paths['/api/v2/check/runs'].post.responses['201'].links).sort()).toEqual(['getCheckRun', 'listCheckRunRequirements', 'stopCheckRun', 'triggerCheckRun']);
-    expect(Object.keys(doc.paths['/api/v2/documents'].post.responses['201'].links).sort()).toEqual(['getDocument', 'getDocumentDownload']);
+    expect(Object.keys(doc.paths['/api/v2/documents'].post.responses['201'].links).sort()).toEqual(['getDocument', 'getDocumentDownload', 'listDocumentChunks']);
   });
 
   it('has a bearer scheme for the opaque kb_ key (no JWT format), a server, and the presigned upload', () => {

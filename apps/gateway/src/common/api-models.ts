@@ -46,7 +46,6 @@ export class DocumentView {
   @ApiProperty({
     type: DocumentProgressView,
     nullable: true,
-    example: null,
     description: 'where processing is, updated at least every 5 s of work; null outside `processing` and `ready`',
   })
   progress: DocumentProgressView | null;

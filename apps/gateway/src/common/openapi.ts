@@ -298,7 +298,8 @@ function addCreationLinks(d: Json): void {
     if (!ref || !d.components.schemas[ref.replace('#/components/schemas/', '')]?.properties?.id) continue;
     const links: Json = {};
     for (const [other, otherItem] of Object.entries(d.paths as Json)) {
-      if (!other.startsWith(`${path}/{id}`)) continue;
+      // Only operations whose one path parameter is the new id (not `…/{id}/chunks/{node_id}`).
+      if (!other.startsWith(`${path}/{id}`) || other.slice(`${path}/{id}`.length).includes('{')) continue;
       for (const [method, op] of Object.entries(otherItem as Json)) {
         if (!['get', 'post', 'put', 'patch', 'delete'].includes(method) || !(op as Json).operationId) continue;
         links[(op as Json).operationId] = { operationId: (op as Json).operationId, parameters: { id: '$response.body#/data/id' } };

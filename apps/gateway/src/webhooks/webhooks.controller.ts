@@ -40,13 +40,13 @@ export class CreateWebhookDto {
 }
 
 export class UpdateWebhookDto {
-  @ApiPropertyOptional({ maxLength: 2048, description: 'omit to keep the URL' })
+  @ApiPropertyOptional({ maxLength: 2048, example: 'https://hooks.example.org/kb-events', description: 'omit to keep the URL' })
   @ValidateIf((o: UpdateWebhookDto) => o.url !== undefined)
   @IsString({ message: 'url must be a string' })
   @Length(1, 2048, { message: 'url must be 1 to 2048 characters' })
   url?: string;
 
-  @ApiPropertyOptional({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, description: `omit to keep them; ${EVENTS_DESCRIPTION}` })
+  @ApiPropertyOptional({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, example: ['check_run.completed', 'batch.completed'], description: `omit to keep them; ${EVENTS_DESCRIPTION}` })
   @ValidateIf((o: UpdateWebhookDto) => o.events !== undefined)
   @IsArray({ message: 'events must be an array of event types' })
   @ArrayMinSize(1, { message: 'events must have at least 1 item' })
@@ -54,13 +54,13 @@ export class UpdateWebhookDto {
   @IsString({ each: true, message: 'events must contain only event type strings' })
   events?: string[];
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true, description: 'null clears the description' })
+  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'Nightly sync to the ERP', description: 'null clears the description' })
   @ValidateIf((o: UpdateWebhookDto) => o.description !== null && o.description !== undefined)
   @IsString({ message: 'description must be a string or null' })
   @MaxLength(500, { message: 'description must be at most 500 characters' })
   description?: string | null;
 
-  @ApiPropertyOptional({ description: 'false pauses deliveries (they wait, and are retried once re-enabled)' })
+  @ApiPropertyOptional({ example: false, description: 'false pauses deliveries (they wait, and are retried once re-enabled)' })
   @ValidateIf((o: UpdateWebhookDto) => o.enabled !== undefined)
   @IsBoolean({ message: 'enabled must be true or false' })
   enabled?: boolean;
