@@ -91,6 +91,7 @@ export function presentDocument(d: documentsV1.Document) {
     error_message: d.errorMessage ?? null,
     created_at: d.createdAt,
     updated_at: d.updatedAt,
+    progress: d.progress ? { stage: d.progress.stage, pages_done: d.progress.pagesDone ?? null, pages_total: d.progress.pagesTotal ?? null } : null,
   };
 }
 

@@ -1,13 +1,9 @@
 import type { DocumentProgress } from '@kb/events';
 import { enqueueWebhookEvent, enqueueWebhookEvents } from '@kb/common';
 import { DataSource, In, Repository } from 'typeorm';
-import { documentEvent } from './document-events';
+import { documentEvent, INITIAL_PROGRESS, READY_PROGRESS } from './document-events';
 import { DocumentEntity, DocumentStatus } from './document.entity';
 
-/** Progress of a document whose processing was requested and not yet picked up by ingestion. */
-export const INITIAL_PROGRESS: DocumentProgress = { stage: 'extracting', pagesDone: null, pagesTotal: null };
-/** Progress at `ready` when the event names no enrichment stage (older ingestion versions). */
-export const READY_PROGRESS: DocumentProgress = { stage: 'indexing', pagesDone: null, pagesTotal: null };
 
 export interface DocumentFilter {
   projectId?: string;

@@ -1,7 +1,6 @@
 import { AppError, CallContext, isUuid, sectionOf, UnaryHandlers } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { DOCUMENT_STATUSES, DocumentEntity, DocumentStatus } from '../documents/document.entity';
-import { INITIAL_PROGRESS, READY_PROGRESS } from '../documents/documents.repository';
 import { DocumentsService, IndexedChunk } from '../documents/documents.service';
 import { toProtoDocument } from '../documents/document-events';
 import { ProjectWithCount } from '../projects/projects.repository';
