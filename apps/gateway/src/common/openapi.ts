@@ -316,12 +316,17 @@ function toJsonSchema2020(node: unknown): void {
   const o = node as Json;
   if (o.nullable === true) {
     delete o.nullable;
-    if (typeof o.type === 'string') o.type = [o.type, 'null'];
-    else if (o.$ref || o.allOf) {
-      const copy = { ...o };
+    if (o.$ref || o.allOf) {
+      // A nullable reference (`{type: 'object', allOf: [{$ref}]}` from @nestjs/swagger): null must
+      // not be checked against the referenced object schema, so `anyOf: [schema, {type: 'null'}]`,
+      // with the annotations kept beside it.
+      const { description, example, type: _type, ...schema } = o;
       for (const k of Object.keys(o)) delete o[k];
-      o.anyOf = [copy, { type: 'null' }];
-    }
+      if (description !== undefined) o.description = description;
+      if (example !== undefined) o.example = example;
+      const single = Array.isArray(schema.allOf) && schema.allOf.length === 1 && Object.keys(schema).length === 1 ? schema.allOf[0] : schema;
+      o.anyOf = [single, { type: 'null' }];
+    } else if (typeof o.type === 'string') o.type = [o.type, 'null'];
   } else if (o.nullable === false) delete o.nullable;
   for (const v of Object.values(o)) toJsonSchema2020(v);
 }
