@@ -50,7 +50,7 @@ try {
   step('training (scikit-learn): sentence ranker, confidence model, Platt calibration, abstention cut-off');
   execFileSync(
     python,
-    [path.join(HERE, 'train.py'), '--features', features, '--dataset', path.relative(ROOT, values.dataset), '--model-out', path.join(HERE, 'answerability-model.json'), '--vectors-out', path.join(HERE, 'test-vectors.json')],
+    [path.join(HERE, 'train.py'), '--features', features, '--dataset', path.relative(ROOT, values.dataset), '--product', path.relative(ROOT, product), '--model-out', path.join(HERE, 'answerability-model.json'), '--vectors-out', path.join(HERE, 'test-vectors.json')],
     { stdio: 'inherit', env: { ...process.env, PYTHONHASHSEED: '0' } },
   );
   step('wrote tools/train/answerability/answerability-model.json and test-vectors.json');
