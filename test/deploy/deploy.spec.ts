@@ -871,6 +871,14 @@ describe('helm chart (render-free)', () => {
       expect([target, sorted(allowed[target] ?? [])]).toEqual([target, sorted(callers)]);
     }
     expect(np).toMatch(/default-deny-ingress[\s\S]*policyTypes:\s+- Ingress/);
+    // The bundled PostgreSQL, NATS and MinIO admit exactly the services whose configuration reads
+    // their address (plus the migrations Job for PostgreSQL).
+    const deps: Record<string, string[]> = {};
+    for (const m of np.matchAll(/"component" "([a-z]+)" "port" \d+ "clients" \(list ((?:"[a-z]+"\s*)+)\)/g)) deps[m[1]] = [...m[2].matchAll(/"([a-z]+)"/g)].map((x) => x[1]);
+    const readers = (v: string) => SERVICES.filter((s) => codeVars(s).includes(v));
+    expect(sorted(deps.postgresql)).toEqual(sorted([...readers('DATABASE_URL'), 'migrations']));
+    expect(sorted(deps.nats)).toEqual(sorted(readers('NATS_URL')));
+    expect(sorted(deps.minio)).toEqual(sorted(readers('S3_ENDPOINT')));
   });
 
   test('the Grafana dashboard only queries metrics the services export', () => {
@@ -1233,7 +1241,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       // pre-install hooks would run before the bundled database exists: the services migrate at start
       expect(objects.some((o) => o.kind === 'Job')).toBe(false);
       const pgPolicy = named('NetworkPolicy', 'postgresql');
-      expect(pgPolicy.spec.ingress[0].from[0].podSelector.matchExpressions[1].values).toEqual(['gateway', 'documents', 'webhooks', 'migrations']);
+      expect(pgPolicy.spec.ingress[0].from[0].podSelector.matchExpressions[1].values).toEqual(['gateway', 'documents', 'check', 'agent', 'webhooks', 'migrations']);
     });
 
     maybe('bundled dependencies refuse a half configuration', () => {
