@@ -46,7 +46,7 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     doc = (await request(baseUrl()).get('/docs/openapi.json')).body;
   });
 
-  it('documents, projects, answers, checks and batches: every success and the common errors', async () => {
+  it('documents, chunks, projects, webhooks, answers, checks and batches: every success and the common errors', async () => {
     conform('GET', '/healthz', await request(baseUrl()).get('/healthz'));
     conform('GET', '/readyz', await request(baseUrl()).get('/readyz'));
     conform('GET', '/api/v2/organization', await a.get('/api/v2/organization'));
@@ -61,6 +61,16 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     conform('GET', '/api/v2/projects/{id}', await a.get('/api/v2/projects/not-a-uuid'));
     conform('POST', '/api/v2/projects', await a.post('/api/v2/projects').send({ name: '' }));
 
+    // A webhook endpoint that nobody answers (port 9, discard): its deliveries fail and can be retried.
+    const hook = await a.post('/api/v2/webhooks').send({ url: 'http://127.0.0.1:9/kb-events', events: ['document.completed'], description: 'conformance' });
+    conform('POST', '/api/v2/webhooks', hook);
+    const hookId = hook.body.data.id;
+    conform('GET', '/api/v2/webhooks', await a.get('/api/v2/webhooks?limit=5'));
+    conform('GET', '/api/v2/webhooks/{id}', await a.get(`/api/v2/webhooks/${hookId}`));
+    conform('PATCH', '/api/v2/webhooks/{id}', await a.patch(`/api/v2/webhooks/${hookId}`).send({ description: 'conformance (renamed)' }));
+    conform('GET', '/api/v2/webhooks/{id}', await a.get('/api/v2/webhooks/6f1c2a9e-0000-4000-8000-000000000000'));
+    conform('POST', '/api/v2/webhooks', await a.post('/api/v2/webhooks').send({ url: 'ftp://example.com/x', events: ['document.completed'] }));
+
     const reserved = await a.post('/api/v2/documents').send({ file_name: 'spare.txt', content_type: 'text/plain', size_bytes: 12, project_id: projectId });
     conform('POST', '/api/v2/documents', reserved);
     const documentId = await uploadFile(org.key, { path: corpusFile('markdown/datica_11-incident_response_policy.md') }, projectId);
@@ -70,6 +80,23 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     conform('GET', '/api/v2/documents/{id}', await a.get(`/api/v2/documents/${documentId}`));
     conform('GET', '/api/v2/documents', await a.get(`/api/v2/documents?project_id=${projectId}&document_ids=${documentId}`));
     conform('GET', '/api/v2/documents/{id}/download', await a.get(`/api/v2/documents/${documentId}/download`));
+    const chunkList = await a.get(`/api/v2/documents/${documentId}/chunks?limit=3`);
+    conform('GET', '/api/v2/documents/{id}/chunks', chunkList);
+    conform('GET', '/api/v2/documents/{id}/chunks/{node_id}', await a.get(`/api/v2/documents/${documentId}/chunks/${chunkList.body.data[0].node_id}`));
+    conform('GET', '/api/v2/documents/{id}/chunks/{node_id}', await a.get(`/api/v2/documents/${documentId}/chunks/6f1c2a9e-0000-4000-8000-000000000000`));
+    conform('GET', '/api/v2/documents/{id}/chunks', await a.get(`/api/v2/documents/${reserved.body.data.id}/chunks`));
+
+    // The document.completed event reached the endpoint's delivery log; retry it.
+    let deliveries = await a.get(`/api/v2/webhooks/${hookId}/deliveries`);
+    for (let i = 0; i < 100 && deliveries.body.data.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      deliveries = await a.get(`/api/v2/webhooks/${hookId}/deliveries`);
+    }
+    conform('GET', '/api/v2/webhooks/{id}/deliveries', deliveries);
+    expect(deliveries.body.data[0].event).toBe('document.completed');
+    conform('POST', '/api/v2/webhooks/{id}/deliveries/{delivery_id}/retry', await a.post(`/api/v2/webhooks/${hookId}/deliveries/${deliveries.body.data[0].id}/retry`));
+    conform('DELETE', '/api/v2/webhooks/{id}', await a.delete(`/api/v2/webhooks/${hookId}`));
+    conform('DELETE', '/api/v2/webhooks/{id}', await a.delete(`/api/v2/webhooks/${hookId}`));
 
     conform('POST', '/api/v2/check/verify', await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'Security incidents must be reported to the security officer.' }));
     const run = await a.post('/api/v2/check/runs').send({
