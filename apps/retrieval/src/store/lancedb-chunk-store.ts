@@ -686,7 +686,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     const table = await this.db.openTable(VECTORS_TABLE);
     await ensureScalarIndexes(table, vectorScopeIndexes);
     this.vectors = { space, table };
-    this.vectorNprobes = vectorIndexNprobes(await vectorIndexedRows(table));
+    this.vectorNprobes = vectorIndexNprobes((await vectorIndexedRows(table)) ?? 0);
   }
 
   /**
@@ -1365,20 +1365,20 @@ const vectorScopeIndexes = () =>
  * @returns rows the vector index covers (0 while there is none)
  */
 async function ensureVectorIndex(table: lancedb.Table): Promise<number> {
-  if (!(await table.listIndices()).some((ix) => ix.columns.includes('vector'))) {
-    const rows = await table.countRows();
-    if (rows < VECTOR_INDEX_MIN_ROWS) return 0;
-    await table.createIndex('vector', {
-      config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.round(Math.sqrt(rows)) }),
-    });
-  }
-  return vectorIndexedRows(table);
+  const existing = await vectorIndexedRows(table);
+  if (existing !== null) return existing;
+  const rows = await table.countRows();
+  if (rows < VECTOR_INDEX_MIN_ROWS) return 0;
+  await table.createIndex('vector', {
+    config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.round(Math.sqrt(rows)) }),
+  });
+  return rows;
 }
 
-/** Rows the vector index of `table` covers; 0 when it has none. */
-async function vectorIndexedRows(table: lancedb.Table): Promise<number> {
+/** Rows the vector index of `table` covers; null when it has no vector index. */
+async function vectorIndexedRows(table: lancedb.Table): Promise<number | null> {
   const index = (await table.listIndices()).find((ix) => ix.columns.includes('vector'));
-  if (!index) return 0;
+  if (!index) return null;
   return (await table.indexStats(index.name))?.numIndexedRows ?? 0;
 }
 
