@@ -41,7 +41,7 @@ import { extractDocument } from '../../apps/ingestion/src/extraction';
 import { LanceDbChunkStore } from '../../apps/retrieval/src/store/lancedb-chunk-store';
 import type { StoredChunk } from '../../apps/retrieval/src/store/chunk-store';
 import { VERIFY_TOP_K } from '../../apps/check/src/verification/assessor';
-import { createJudge } from '../../apps/check/src/verification/create-judge';
+import { createJudge, openNliModel } from '../../apps/check/src/verification/create-judge';
 import { EmbeddedJudge, SentenceVectorCache, type RequirementJudge } from '../../apps/check/src/verification/judges';
 import { DEFAULT_JUDGE_PARAMS, judgeRequirementWith } from '../../libs/text/src/heuristic-judge';
 
@@ -311,18 +311,21 @@ async function main() {
   const logger = pino({ base: { service: 'eval' } }, pino.destination({ dest: 2, sync: true }));
   const embeddings = await openEmbeddingModel(process.env);
   const vectors = loadVectorCache(a.vectorCache);
+  // The entailment cross-encoder as the check service opens it (JUDGE_NLI_MODEL_DIR; `none` = the judge without it).
+  const nli = a.baseline ? { model: null, reason: '--baseline' } : await openNliModel(process.env.JUDGE_NLI_MODEL_DIR ?? '', embeddings.model);
   const judge: RequirementJudge = a.baseline
     ? baselineJudge()
     : process.env.LLM_BASE_URL
-      ? createJudge(process.env, logger, embeddings.model)
-      : new EmbeddedJudge(embeddings.model, vectors, logger);
+      ? createJudge(process.env, logger, embeddings.model, nli.model)
+      : new EmbeddedJudge(embeddings.model, vectors, logger, nli.model);
   if (a.dumpFeatures && !(judge instanceof EmbeddedJudge)) throw new Error('--dump-features needs the embedded judge (unset LLM_BASE_URL)');
   const { store, chunks, ingestMs } = await openIndex(full, a.indexDir, work);
   const dump: string[] = [];
   try {
     process.stderr.write(
       `${full.name}: ${full.docs.length} documents → ${chunks} chunks (${ingestMs} ms); judging ${examples.length} requirements (split ${a.split}) with ${judge.model}` +
-        `${embeddings.model ? ' + embeddings' : ` (no embedding model: ${embeddings.reason})`}\n`,
+        `${embeddings.model ? ' + embeddings' : ` (no embedding model: ${embeddings.reason})`}` +
+        `${nli.model ? ` + entailment model ${nli.model.name}${judge instanceof EmbeddedJudge && !judge.entailment && !a.dumpFeatures ? ' (the committed judge has no nli variant: not used)' : ''}` : ` (no entailment model: ${nli.reason})`}\n`,
     );
     const rows: Row[] = [];
     let invalidOutputs = 0;
@@ -341,7 +344,7 @@ async function main() {
       }));
       if (a.dumpFeatures && judge instanceof EmbeddedJudge) {
         const signals = await judge.signals(ex.requirement, passages);
-        dump.push(JSON.stringify({ id: ex.id, dataset: full.key, split: ex.split, group: ex.group, gold: ex.gold, lexical: signals.lexical, semantic: signals.semantic }));
+        dump.push(JSON.stringify({ id: ex.id, dataset: full.key, split: ex.split, group: ex.group, gold: ex.gold, lexical: signals.lexical, semantic: signals.semantic, nli: signals.nli }));
         if ((i + 1) % 100 === 0) process.stderr.write(`signals ${i + 1}/${examples.length}\n`);
         continue;
       }
@@ -372,6 +375,7 @@ async function main() {
       split: a.split,
       judge: judge.model,
       embeddings: embeddings.model ? (embeddings.model as { model?: string }).model ?? embeddings.provider : null,
+      entailment_model: judge instanceof EmbeddedJudge && judge.entailment ? nli.model?.name ?? null : null,
       top_k: a.topK,
       documents: full.docs.length,
       chunks,

@@ -2,6 +2,7 @@ import '@kb/telemetry/register'; // [telemetry] must stay the first import (inst
 import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, UnaryHandlers } from '@kb/common';
 import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
 import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
+import { z } from 'zod';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
 import { InitCheckRuns1732300000000 } from './database/migrations/1732300000000-InitCheckRuns';
 import { WebhookOutbox1764000000000 } from './database/migrations/1764000000000-WebhookOutbox';
@@ -9,7 +10,7 @@ import { RunWorker } from './runs/run-worker';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
 import { Assessor } from './verification/assessor';
-import { createJudge } from './verification/create-judge';
+import { createJudge, openNliModel } from './verification/create-judge';
 import { UsageRecorder } from './verification/usage';
 import { VerifyService } from './verification/verify.service';
 import { metrics, recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
@@ -39,6 +40,8 @@ runService(logger, async () => {
     CHECK_RUN_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
     /** Deliveries of one work item before its run is failed. */
     CHECK_RUN_MAX_ATTEMPTS: env.int(5),
+    /** The embedded judge's entailment cross-encoder: a model folder; empty = the committed libs/text/models/judge-nli-minilm; `none` = off. */
+    JUDGE_NLI_MODEL_DIR: z.string().default(''),
     ...sharedEnv.webhookOutbox,
   });
   const db = await openDatabase({ url: config.DATABASE_URL, schema: 'check', entities: [], migrations: [InitCheckRuns1732300000000, WebhookOutbox1764000000000] });
@@ -52,7 +55,9 @@ runService(logger, async () => {
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'no embedding model: the embedded judge aligns evidence by words only');
-  const judge = createJudge(process.env, logger, embeddings.model);
+  const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model);
+  if (!nli.model) logger.warn({ reason: nli.reason }, 'no entailment model: the embedded judge runs without it');
+  const judge = createJudge(process.env, logger, embeddings.model, nli.model);
   const assessor = new Assessor({ documents, retrieval }, judge);
   const usage = new UsageRecorder(async (event) => {
     recordModelTokens(event.model, event); // [telemetry]

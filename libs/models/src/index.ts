@@ -3,3 +3,4 @@ export * from './errors';
 export * from './openai-chat-model';
 export * from './config';
 export * from './embeddings';
+export * from './nli';

@@ -10,7 +10,7 @@ export { pagesOfSpan } from './pages';
 export { countTokens } from './tokens';
 export { composeAnswer, composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
 export { judgeRequirement, decideWithRules, CONFIDENT, VERBATIM_CONFIDENCE, type DecisionRule, type Judgement, type JudgeOptions, type Verdict } from './judge';
-export { semanticCandidates, statesVerbatim, unitKey, verdictSignals, SIGNAL_NAMES, MAX_SEMANTIC_SENTENCES, type SemanticInput, type VerdictSignals } from './verdict-signals';
+export { semanticCandidates, statesVerbatim, unitKey, verdictSignals, rankEvidence, SIGNAL_NAMES, NLI_SIGNAL_NAMES, NLI_CANDIDATES, MAX_SEMANTIC_SENTENCES, type SemanticInput, type VerdictSignals } from './verdict-signals';
 export { predictProba, decide, VERDICT_MODEL, VERDICT_CLASSES, type VerdictModel, type VerdictModelVariant } from './verdict-model';
 export {
   assessAnswerability,
@@ -35,3 +35,4 @@ export { alignSentences, sentenceUnits, type SentenceUnit } from './align';
 export { breakDownRequirement } from './breakdown';
 export { findVerbatim, resolveEvidence, type EvidenceResolution } from './align';
 export { makeQuote } from './pages';
+export { defaultNliModelDir, NLI_MODEL_NAME } from './nli-model';

@@ -161,9 +161,12 @@ export function decideWithRules(signals: VerdictSignals, variant: VerdictModelVa
  *    when `options.semantic` is given) and by words (IDF-weighted coverage, bigrams, passage coverage,
  *    retrieval rank); then coverage, similarity, quantities with direction and units, times of day,
  *    negation in scope, antonyms, modality (must / may / optional / prohibited) and scope words are measured.
- * 2. A multinomial logistic regression over these signals, calibrated per class (isotonic or Platt), gives
+ *    With entailment scores (`options.semantic.nli`, the check service's cross-encoder), P(entailment) and
+ *    P(contradiction) of the chosen sentence and the highest over the scored candidates join them.
+ * 2. The trained model over these signals, calibrated per class (isotonic or Platt), gives
  *    P(COMPLIANT), P(CONTRADICTS), P(NOT_FOUND) (`verdict-model.ts`; trained by `npm run train:judge` on
- *    SciFact, ContractNLI and written policy cases; one variant with embeddings, one without).
+ *    SciFact, ContractNLI and written policy cases; variants with embeddings and entailment scores, with
+ *    embeddings only, and lexical only).
  * 3. The verdict is the most probable class after the trained per-class weights (`decide`); `confidence`
  *    maps its probability through the verdict's trained monotone map, which makes confidence ≥ 0.7 right
  *    at least 9 times in 10 on out-of-fold training data. Then the rules of {@link decideWithRules}
@@ -179,8 +182,9 @@ export function decideWithRules(signals: VerdictSignals, variant: VerdictModelVa
 export function judgeRequirement(requirement: string, passages: PassageInput[], options: JudgeOptions = {}): Judgement {
   const signals = verdictSignals(requirement, passages, options.semantic);
   const model = options.model ?? VERDICT_MODEL;
-  const variant = signals.semantic ? model.variants.semantic : model.variants.lexical;
-  const p = predictProba(variant, signals.vector);
+  const withNli = !!signals.nli && !!model.variants.nli;
+  const variant = withNli ? model.variants.nli! : signals.semantic ? model.variants.semantic : model.variants.lexical;
+  const p = predictProba(variant, withNli ? [...signals.vector, ...signals.nli!] : signals.vector);
   const probs = Object.fromEntries(VERDICT_CLASSES.map((c, i) => [c, p[i]])) as Record<Verdict, number>;
   const decided = decideWithRules(signals, variant, p);
   const best = signals.best;
@@ -219,9 +223,11 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
     });
   }
   if (verdict === 'CONTRADICTS') {
-    const a = signals.conflict?.alignment ?? best;
+    // The sentence carrying an explicit cue, else the one the entailment model reads as contradicting it.
+    const byModel = !signals.conflict && withNli && signals.nliContradiction && signals.nliContradiction.probability >= 0.5 ? signals.nliContradiction : null;
+    const a = signals.conflict?.alignment ?? byModel?.alignment ?? best;
     const quote = makeQuote(a.unit.passage, a.unit.start, a.unit.end);
-    const detail = signals.conflict ? ` — ${signals.conflict.detail}` : '';
+    const detail = signals.conflict ? ` — ${signals.conflict.detail}` : byModel ? ` — the entailment model reads it as contradicting the requirement (${pct(byModel.probability)})` : '';
     return finish({
       verdict,
       confidence,

@@ -26,7 +26,7 @@ export type VerdictEstimator =
   | { kind: 'logistic'; mean: number[]; scale: number[]; coef: number[][]; intercept: number[] };
 
 /**
- * One trained variant (with or without sentence embeddings), as written by `libs/text/train/train_judge.py`:
+ * One trained variant (with or without sentence embeddings and entailment scores), as written by `libs/text/train/train_judge.py`:
  * the base estimator (`HistGradientBoostingClassifier` or `LogisticRegression`, whichever had the lower
  * cross-validated log-loss), one calibrator per class on its decision value (`CalibratedClassifierCV`:
  * isotonic regression as knots, or Platt's sigmoid 1 / (1 + exp(a·d + b))), and the confidence map from the
@@ -62,7 +62,11 @@ export function decisionValues(e: VerdictEstimator, x: number[]): number[] {
 
 export interface VerdictModel {
   classes: string[];
-  variants: { semantic: VerdictModelVariant; lexical: VerdictModelVariant };
+  /**
+   * `nli`: signals of the embeddings and of the entailment cross-encoder (`NLI_SIGNAL_NAMES` appended);
+   * `semantic`: with embeddings, without the cross-encoder; `lexical`: neither. Each is calibrated for its case.
+   */
+  variants: { nli?: VerdictModelVariant; semantic: VerdictModelVariant; lexical: VerdictModelVariant };
 }
 
 /** numpy.interp: linear between knots, clamped to the first/last y outside. */

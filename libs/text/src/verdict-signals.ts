@@ -13,7 +13,23 @@ import type { PassageInput } from './types';
 export interface SemanticInput {
   query: number[];
   sentences: Map<string, number[]>;
+  /**
+   * Entailment-model scores of (some of) the candidate sentences as premise against the requirement as
+   * hypothesis, keyed by {@link unitKey}: [P(entailment), P(contradiction), P(neutral)] (the check service's
+   * `LocalNliModel`, scored on the first {@link NLI_CANDIDATES} of {@link rankEvidence}). Absent: no model.
+   */
+  nli?: Map<string, [number, number, number]>;
 }
+
+/** Candidate sentences (best first by {@link rankEvidence}) that the entailment model scores per requirement. */
+export const NLI_CANDIDATES = 8;
+
+/**
+ * Names of the entailment-model signals, appended to {@link SIGNAL_NAMES} in the `nli` variant of the
+ * trained judge: P(entailment) and P(contradiction) of the chosen evidence sentence, and the highest of
+ * each over the scored candidates.
+ */
+export const NLI_SIGNAL_NAMES = ['nli_entail_best', 'nli_contradict_best', 'nli_entail_max', 'nli_contradict_max'] as const;
 
 /** Key of a sentence unit in {@link SemanticInput.sentences}: passage index and character offsets. */
 export const unitKey = (u: SentenceUnit): string => `${u.passageIndex}:${u.start}:${u.end}`;
@@ -116,6 +132,10 @@ export interface VerdictSignals {
    * signals). Not a model signal: the judge's decision rules use it.
    */
   conflictOnBest: boolean;
+  /** Values in {@link NLI_SIGNAL_NAMES} order when entailment scores took part (`semantic.nli`), else null. */
+  nli: number[] | null;
+  /** The scored candidate with the highest P(contradiction), and that probability (null without scores). */
+  nliContradiction: { alignment: Alignment; probability: number } | null;
 }
 
 /** Lower-case words and digits of a text joined by single spaces (punctuation and case ignored). */
@@ -176,6 +196,29 @@ function polarityOf(requirement: string, sentence: string, idf: Map<string, numb
 }
 
 /**
+ * Every sentence of `passages` as evidence for `requirement`, best first: by lexical alignment
+ * (`alignSentences`), or with `semantic` by {@link LEXICAL_SELECTION_WEIGHT} × lexical score + (1 − it) ×
+ * cosine similarity. `ranked[0]` is the evidence sentence {@link verdictSignals} chooses; the check service
+ * scores the first {@link NLI_CANDIDATES} with its entailment model.
+ *
+ * @returns the units, their alignments (in unit order and ranked), the cosine of each embedded one, and
+ *   whether embeddings took part. Never throws.
+ */
+export function rankEvidence(requirement: string, passages: PassageInput[], semantic?: SemanticInput) {
+  const units = sentenceUnits(passages);
+  const aligned = alignSentences(requirement, passages, units);
+  const useSemantic = !!semantic && semantic.query.length > 0 && semantic.sentences.size > 0;
+  const sims = new Map<Alignment, number>();
+  if (useSemantic) for (const a of aligned) {
+    const v = semantic!.sentences.get(unitKey(a.unit));
+    if (v) sims.set(a, dot(semantic!.query, v));
+  }
+  const selection = (a: Alignment) => (useSemantic ? LEXICAL_SELECTION_WEIGHT * a.score + (1 - LEXICAL_SELECTION_WEIGHT) * (sims.get(a) ?? 0) : a.score);
+  const ranked = [...aligned].sort((a, b) => selection(b) - selection(a));
+  return { units, aligned, ranked, sims, useSemantic };
+}
+
+/**
  * Computes the judge's signals for one requirement against retrieved passages.
  *
  * Evidence selection: every sentence is aligned lexically (`alignSentences`: IDF-weighted coverage,
@@ -191,16 +234,7 @@ function polarityOf(requirement: string, sentence: string, idf: Map<string, numb
  * @returns the signal vector in {@link SIGNAL_NAMES} order plus what the explanation needs. Never throws.
  */
 export function verdictSignals(requirement: string, passages: PassageInput[], semantic?: SemanticInput): VerdictSignals {
-  const units = sentenceUnits(passages);
-  const aligned = alignSentences(requirement, passages, units);
-  const useSemantic = !!semantic && semantic.query.length > 0 && semantic.sentences.size > 0;
-  const sims = new Map<Alignment, number>();
-  if (useSemantic) for (const a of aligned) {
-    const v = semantic!.sentences.get(unitKey(a.unit));
-    if (v) sims.set(a, dot(semantic!.query, v));
-  }
-  const selection = (a: Alignment) => (useSemantic ? LEXICAL_SELECTION_WEIGHT * a.score + (1 - LEXICAL_SELECTION_WEIGHT) * (sims.get(a) ?? 0) : a.score);
-  const ranked = [...aligned].sort((a, b) => selection(b) - selection(a));
+  const { units, aligned, ranked, sims, useSemantic } = rankEvidence(requirement, passages, semantic);
   const best = ranked[0] ?? null;
   const reqTerms = [...new Set(analyze(requirement))];
   const idf = idfWeights(reqTerms, units);
@@ -300,7 +334,22 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
   v.coverage_x_mismatch = v.coverage_best * v.polarity_mismatch_any;
   v.similarity_x_negated = v.similarity_best * v.evidence_negated_best;
   v.coverage_x_similarity = v.coverage_best * v.similarity_best;
-  return { vector: SIGNAL_NAMES.map((n) => v[n]), semantic: useSemantic, best, bestSimilarity: bestSim, conflict, missing, verbatim, conflictOnBest };
+  // Entailment-model signals: the chosen sentence's scores and the best over the scored candidates.
+  let nli: number[] | null = null;
+  let nliContradiction: VerdictSignals['nliContradiction'] = null;
+  if (useSemantic && semantic!.nli && semantic!.nli.size > 0 && best) {
+    const scores = semantic!.nli;
+    const ofBest = scores.get(unitKey(best.unit)) ?? [0, 0, 1];
+    let entailMax = 0;
+    for (const a of ranked) {
+      const s = scores.get(unitKey(a.unit));
+      if (!s) continue;
+      entailMax = Math.max(entailMax, s[0]);
+      if (!nliContradiction || s[1] > nliContradiction.probability) nliContradiction = { alignment: a, probability: s[1] };
+    }
+    nli = [ofBest[0], ofBest[1], entailMax, nliContradiction?.probability ?? 0];
+  }
+  return { vector: SIGNAL_NAMES.map((n) => v[n]), semantic: useSemantic, best, bestSimilarity: bestSim, conflict, missing, verbatim, conflictOnBest, nli, nliContradiction };
 }
 
 const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();

@@ -4,7 +4,9 @@
 //    ($KB_CACHE_DIR or ~/.cache/kb-platform/venv); created and filled with pip on first use.
 // 2. Build, then the judge's signals of every example of SciFact train (whole corpus as the project),
 //    ContractNLI dev and libs/text/train/policy-cases.json, computed by our TypeScript signal code through
-//    the real extractor, chunker, index and embedding model (`tools/eval/verdicts.ts --dump-features`).
+//    the real extractor, chunker, index and embedding model, and with the entailment cross-encoder
+//    (libs/text/models/judge-nli-minilm, `npm run train:nli`; JUDGE_NLI_MODEL_DIR) for the `nli` variant
+//    (`tools/eval/verdicts.ts --dump-features`).
 // 3. train_judge.py fits on the `train` split only and writes judge-model.json (+ judge-model.check.json,
 //    the vectors the unit test reproduces in TypeScript). Datasets: ../shared/datasets or $KB_DATASETS.
 import { spawnSync } from 'node:child_process';
@@ -46,8 +48,9 @@ if (!probe || probe.status !== 0 || probe.stdout.trim() !== PINS.map((p) => p.sp
 run(process.execPath, ['tools/build.mjs']);
 const work = path.join(cache, 'judge-train');
 mkdirSync(work, { recursive: true });
-const { SIGNAL_NAMES } = await import(path.join(root, 'dist/libs/text/src/verdict-signals.js'));
+const { SIGNAL_NAMES, NLI_SIGNAL_NAMES } = await import(path.join(root, 'dist/libs/text/src/verdict-signals.js'));
 writeFileSync(path.join(work, 'signal-names.json'), JSON.stringify(SIGNAL_NAMES));
+writeFileSync(path.join(work, 'nli-signal-names.json'), JSON.stringify(NLI_SIGNAL_NAMES));
 const sets = [
   ['scifact', path.join(datasets, 'scifact')],
   ['contractnli', path.join(datasets, 'contractnli/dev.json')],
@@ -63,6 +66,8 @@ run(python, [
   path.join(here, 'train_judge.py'),
   '--names', path.join(work, 'signal-names.json'),
   '--embedding-model', env.EMBEDDINGS_MODEL,
+  '--nli-names', path.join(work, 'nli-signal-names.json'),
+  '--nli-model', 'judge-nli-minilm',
   '--out', path.join(here, 'judge-model.json'),
   '--check', path.join(here, 'judge-model.check.json'),
   ...dumps,

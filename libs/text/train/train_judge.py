@@ -6,7 +6,8 @@ Input: JSON-lines signal dumps written by `tools/eval/verdicts.ts --dump-feature
 id, dataset, split, gold, lexical: [...], semantic: [...] | null). Only `split == "train"` rows are used
 for fitting; the held-out rows are scored at the end for the report, never for choices.
 
-Model, per variant (semantic = with sentence-embedding signals, lexical = without):
+Model, per variant (nli = with sentence-embedding and entailment cross-encoder signals, semantic = with
+sentence-embedding signals only, lexical = neither):
 1. HistGradientBoostingClassifier (scikit-learn; multinomial log-loss, 100 rounds, learning rate 0.05,
    8 leaves per tree, L2 1.0, class_weight="balanced"). Chosen over a multinomial LogisticRegression on
    the training rows' grouped 5-fold log-loss (both are fitted and compared every run; the better one is
@@ -257,14 +258,18 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--check", required=True)
     ap.add_argument("--embedding-model", required=True)
+    ap.add_argument("--nli-names", default=None, help="JSON file with NLI_SIGNAL_NAMES (the nli variant's extra signals)")
+    ap.add_argument("--nli-model", default=None, help="name of the entailment model the nli variant was trained with")
     ap.add_argument("dumps", nargs="+")
     a = ap.parse_args()
     np.random.seed(SEED)
     names = json.load(open(a.names))
     rows = load(a.dumps)
     variants, info, checks = {}, {}, []
-    for variant in ["semantic", "lexical"]:
-        model, params, meta = fit_variant(rows, names, variant)
+    nli_names = json.load(open(a.nli_names)) if a.nli_names else []
+    has_nli = bool(nli_names) and any(r.get("nli") is not None and r["split"] == "train" for r in rows)
+    for variant in (["nli"] if has_nli else []) + ["semantic", "lexical"]:
+        model, params, meta = fit_variant(rows, names + nli_names if variant == "nli" else names, variant)
         meta["heldout"] = report(model, params, rows, variant)
         variants[variant] = params
         info[variant] = meta
@@ -278,6 +283,7 @@ def main():
     out = {
         "classes": CLASSES,
         "embedding_model": a.embedding_model,
+        **({"nli_model": a.nli_model} if has_nli else {}),
         "trained_with": {"scikit-learn": sklearn.__version__, "numpy": np.__version__, "target_precision_out_of_fold": TARGET_PRECISION},
         "training": info,
         "variants": variants,

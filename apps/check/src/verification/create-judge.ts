@@ -1,5 +1,6 @@
 import { Logger } from '@kb/common';
-import { chatModelFromEnv, type EmbeddingModel } from '@kb/models';
+import { chatModelFromEnv, LocalNliModel, type EmbeddingModel } from '@kb/models';
+import { defaultNliModelDir } from '@kb/text';
 import { EmbeddedJudge, RequirementJudge } from './judges';
 import { ModelJudge } from './model-judge';
 
@@ -11,13 +12,34 @@ import { ModelJudge } from './model-judge';
  *   judge then aligns evidence by words only (its lexical variant, calibrated for that case).
  * @throws Error naming the variable when the `LLM_*` configuration is invalid (fail fast at boot).
  */
-export function createJudge(env: NodeJS.ProcessEnv, logger: Logger, embeddings: EmbeddingModel | null = null): RequirementJudge {
-  const embedded = new EmbeddedJudge(embeddings, undefined, logger);
+export function createJudge(env: NodeJS.ProcessEnv, logger: Logger, embeddings: EmbeddingModel | null = null, nli: LocalNliModel | null = null): RequirementJudge {
+  const embedded = new EmbeddedJudge(embeddings, undefined, logger, nli);
   const chat = chatModelFromEnv(env);
   if (!chat) {
-    logger.info({ semantic: embedded.semantic }, 'no chat model configured (LLM_BASE_URL unset): using the embedded judge');
+    logger.info({ semantic: embedded.semantic, entailment: embedded.entailment }, 'no chat model configured (LLM_BASE_URL unset): using the embedded judge');
     return embedded;
   }
   logger.info({ model: chat.model }, 'judging with the configured chat model');
   return new ModelJudge(chat, embedded);
+}
+
+/** What {@link openNliModel} found: the model, or null and why (logged once at boot). */
+export interface OpenedNliModel {
+  model: LocalNliModel | null;
+  reason?: string;
+}
+
+/**
+ * Opens the embedded judge's entailment cross-encoder (`JUDGE_NLI_MODEL_DIR`; empty = the committed
+ * `libs/text/models/judge-nli-minilm`, `none` = off). Missing files give `model: null` with a reason (the
+ * judge then runs its embeddings-only variant), never a failed boot; so does an embedding model that is
+ * off, since the cross-encoder's variant needs the embeddings' signals too.
+ * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
+ */
+export async function openNliModel(setting: string, embeddings: EmbeddingModel | null): Promise<OpenedNliModel> {
+  if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_NLI_MODEL_DIR=none' };
+  if (!embeddings) return { model: null, reason: 'no embedding model: the entailment variant of the judge needs it' };
+  const dir = setting.trim() || defaultNliModelDir();
+  if (!LocalNliModel.present(dir)) return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)` };
+  return { model: await LocalNliModel.load({ dir }) };
 }

@@ -1,8 +1,10 @@
 import type { Logger } from '@kb/common';
-import type { EmbeddingModel } from '@kb/models';
+import type { EmbeddingModel, LocalNliModel } from '@kb/models';
 import {
   breakDownRequirement,
   judgeRequirement,
+  NLI_CANDIDATES,
+  rankEvidence,
   semanticCandidates,
   unitKey,
   VERDICT_MODEL,
@@ -121,14 +123,22 @@ export function matchesTrainedEmbedding(model: EmbeddingModel): boolean {
 export class EmbeddedJudge implements RequirementJudge {
   readonly model = EMBEDDED_JUDGE_MODEL;
   private readonly embeddings: EmbeddingModel | null;
+  private readonly nli: LocalNliModel | null;
 
+  /**
+   * @param nli the entailment cross-encoder (`LocalNliModel` of `libs/text/models/judge-nli-minilm`), or null;
+   *   used only together with embeddings, and for verdicts only when the committed judge has its `nli`
+   *   variant (`signals` dumps its scores for `train:judge` regardless).
+   */
   constructor(
     embeddings: EmbeddingModel | null = null,
     private readonly cache = new SentenceVectorCache(),
     private readonly logger?: Logger,
+    nli: LocalNliModel | null = null,
   ) {
     this.embeddings = embeddings && matchesTrainedEmbedding(embeddings) ? embeddings : null;
     if (embeddings && !this.embeddings) logger?.warn({ embeddings: embeddings.model }, 'the embedded judge was trained with another embedding model: judging lexically');
+    this.nli = nli && this.embeddings ? nli : null;
   }
 
   /** Whether verdicts use sentence embeddings. */
@@ -136,20 +146,51 @@ export class EmbeddedJudge implements RequirementJudge {
     return this.embeddings !== null;
   }
 
+  /** Whether verdicts use the entailment cross-encoder too. */
+  get entailment(): boolean {
+    return this.nli !== null && !!VERDICT_MODEL.variants.nli;
+  }
+
   async judge(requirement: string, passages: PassageInput[], signal?: AbortSignal) {
     const semantic = await this.semanticInput(requirement, passages, signal);
+    if (semantic && this.entailment) await this.entailmentScores(requirement, passages, semantic, signal);
     const judgement = judgeRequirement(requirement, passages, { semantic });
     return { judgement, calls: [{ model: this.model, usage: judgement.usage }] };
+  }
+
+  /**
+   * Scores the first {@link NLI_CANDIDATES} candidate sentences (by `rankEvidence`, the judge's evidence
+   * order) as premises against the requirement and puts the scores into `semantic.nli`. A failure leaves
+   * them out (the judge then runs its embeddings-only variant) and is logged.
+   */
+  private async entailmentScores(requirement: string, passages: PassageInput[], semantic: SemanticInput, signal?: AbortSignal): Promise<void> {
+    if (!this.nli) return;
+    const units = rankEvidence(requirement, passages, semantic).ranked.slice(0, NLI_CANDIDATES).map((a) => a.unit);
+    if (units.length === 0) return;
+    try {
+      const scores = await this.nli.score(units.map((u) => ({ premise: u.text, hypothesis: requirement })), signal);
+      semantic.nli = new Map(units.map((u, i) => [unitKey(u), [scores[i].entailment, scores[i].contradiction, scores[i].neutral] as [number, number, number]]));
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      this.logger?.warn({ err: error }, 'entailment scoring failed: judging this requirement with embeddings only');
+    }
   }
 
   async breakDown(requirement: string) {
     return { parts: breakDownRequirement(requirement), calls: [] };
   }
 
-  /** Both signal vectors of one example (lexical, and semantic when embeddings are on), for `train:judge`. */
-  async signals(requirement: string, passages: PassageInput[]): Promise<{ lexical: number[]; semantic: number[] | null }> {
+  /**
+   * The signal vectors of one example, for `train:judge`: lexical; semantic when embeddings are on; nli
+   * (semantic + `NLI_SIGNAL_NAMES`) when the entailment model is on too.
+   */
+  async signals(requirement: string, passages: PassageInput[]): Promise<{ lexical: number[]; semantic: number[] | null; nli: number[] | null }> {
     const semantic = await this.semanticInput(requirement, passages);
-    return { lexical: verdictSignals(requirement, passages).vector, semantic: semantic ? verdictSignals(requirement, passages, semantic).vector : null };
+    if (!semantic) return { lexical: verdictSignals(requirement, passages).vector, semantic: null, nli: null };
+    const plain = verdictSignals(requirement, passages, semantic).vector;
+    await this.entailmentScores(requirement, passages, semantic);
+    const withNli = semantic.nli ? verdictSignals(requirement, passages, semantic) : null;
+    return { lexical: verdictSignals(requirement, passages).vector, semantic: plain, nli: withNli?.nli ? [...withNli.vector, ...withNli.nli] : null };
   }
 
   /** Embeds the requirement and the candidate sentences (cached ones are not embedded again). */

@@ -1,0 +1,144 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ModelProviderError } from '../errors';
+
+/** One premise/hypothesis pair: premise = a document sentence, hypothesis = a requirement. */
+export interface NliPair {
+  premise: string;
+  hypothesis: string;
+}
+
+/** Softmax probabilities of the three relations of a pair (they sum to 1). */
+export interface NliScores {
+  entailment: number;
+  contradiction: number;
+  neutral: number;
+}
+
+/** Settings of {@link LocalNliModel.load}. */
+export interface LocalNliModelOptions {
+  /** The model's folder: `config.json` (with `id2label`), `tokenizer.json` and `onnx/model_quantized.onnx`. */
+  dir: string;
+  /** Pairs per forward pass. Default 8 (pairs of one verify are few; padding grows with the batch's longest pair). */
+  batchSize?: number;
+  /** Word pieces kept per pair, the longer text truncated first. Default 128, the training length (train_nli.py MAX_LEN). */
+  maxTokens?: number;
+  /** onnxruntime intra-op threads per forward pass. Default 1 (the embedding model's default too). */
+  threads?: number;
+}
+
+interface TensorLike {
+  dims: number[];
+  data: Float32Array | number[];
+}
+
+/**
+ * The embedded judge's entailment cross-encoder run in process: a `BertForSequenceClassification`
+ * ONNX model (int8 quantized) executed by `@huggingface/transformers` on `onnxruntime-node`, read only
+ * from a local folder. Given (premise, hypothesis) pairs it returns P(entailment), P(contradiction),
+ * P(neutral) (softmax of the logits; label order from the folder's `config.json` `id2label`).
+ * The committed model is `libs/text/models/judge-nli-minilm` (trained by `npm run train:nli`, see
+ * docs/check.md "The embedded judge"). Forward passes run one at a time, in call order.
+ */
+export class LocalNliModel {
+  private tail: Promise<unknown> = Promise.resolve();
+  private constructor(
+    readonly dir: string,
+    private readonly tokenizer: (a: string[], o: Record<string, unknown>) => Record<string, unknown>,
+    private readonly model: (inputs: Record<string, unknown>) => Promise<{ logits: TensorLike }>,
+    private readonly order: { entailment: number; contradiction: number; neutral: number },
+    private readonly options: Required<Omit<LocalNliModelOptions, 'dir'>>,
+  ) {}
+
+  /** Model name for logs: the folder's base name (e.g. `judge-nli-minilm`). */
+  get name(): string {
+    return path.basename(this.dir);
+  }
+
+  /** Whether `dir` holds a loadable model (tokenizer, config and the int8 ONNX file). */
+  static present(dir: string): boolean {
+    return ['tokenizer.json', 'config.json', 'onnx/model_quantized.onnx'].every((f) => existsSync(path.join(dir, f)));
+  }
+
+  /**
+   * Loads the model from `options.dir` (no network access).
+   * @throws ModelProviderError (`invalid_output`) naming the folder when files are missing, the
+   *   labels are not entailment/contradiction/neutral, or the model cannot be loaded.
+   */
+  static async load(options: LocalNliModelOptions): Promise<LocalNliModel> {
+    const dir = path.resolve(options.dir);
+    const fail = (why: string) => new ModelProviderError(`entailment model could not be loaded from ${dir}: ${why}`, false, null, 'invalid_output');
+    if (!LocalNliModel.present(dir)) throw fail('tokenizer.json, config.json and onnx/model_quantized.onnx expected');
+    let order: { entailment: number; contradiction: number; neutral: number };
+    try {
+      const id2label = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8')).id2label as Record<string, string>;
+      const index = (name: string) => Number(Object.entries(id2label).find(([, l]) => l.toLowerCase() === name)?.[0] ?? NaN);
+      order = { entailment: index('entailment'), contradiction: index('contradiction'), neutral: index('neutral') };
+    } catch (error) {
+      throw fail(error instanceof Error ? error.message : String(error));
+    }
+    if (Object.values(order).some((i) => !Number.isInteger(i))) throw fail('config.json id2label must name entailment, contradiction and neutral');
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const hf = require('@huggingface/transformers') as typeof import('@huggingface/transformers');
+      hf.env.allowRemoteModels = false;
+      hf.env.allowLocalModels = true;
+      hf.env.localModelPath = path.dirname(dir) + path.sep;
+      const name = path.basename(dir);
+      const threads = options.threads ?? 1;
+      const tokenizer = await hf.AutoTokenizer.from_pretrained(name, { local_files_only: true });
+      const model = await hf.AutoModelForSequenceClassification.from_pretrained(name, {
+        dtype: 'q8',
+        device: 'cpu',
+        local_files_only: true,
+        session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
+      });
+      const instance = new LocalNliModel(
+        dir,
+        tokenizer as unknown as (a: string[], o: Record<string, unknown>) => Record<string, unknown>,
+        model as unknown as (inputs: Record<string, unknown>) => Promise<{ logits: TensorLike }>,
+        order,
+        { batchSize: options.batchSize ?? 8, maxTokens: options.maxTokens ?? 128, threads },
+      );
+      await instance.score([{ premise: 'probe', hypothesis: 'probe' }]);
+      return instance;
+    } catch (error) {
+      if (error instanceof ModelProviderError) throw error;
+      throw fail(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /**
+   * Scores each pair, in input order; pairs run `batchSize` at a time, sorted by length so a batch pads
+   * little. @throws the abort reason when `signal` aborts before a batch starts.
+   */
+  async score(pairs: NliPair[], signal?: AbortSignal): Promise<NliScores[]> {
+    if (pairs.length === 0) return [];
+    const run = this.tail.then(() => this.scoreNow(pairs, signal));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async scoreNow(pairs: NliPair[], signal?: AbortSignal): Promise<NliScores[]> {
+    const order = pairs.map((p, i) => ({ p, i, n: p.premise.length + p.hypothesis.length })).sort((a, b) => a.n - b.n || a.i - b.i);
+    const out: NliScores[] = new Array(pairs.length);
+    for (let k = 0; k < order.length; k += this.options.batchSize) {
+      if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+      const group = order.slice(k, k + this.options.batchSize);
+      const inputs = this.tokenizer(
+        group.map((g) => g.p.premise.trim() || ' '),
+        { text_pair: group.map((g) => g.p.hypothesis.trim() || ' '), padding: true, truncation: true, max_length: this.options.maxTokens },
+      );
+      const { logits } = await this.model(inputs);
+      const width = logits.dims[1];
+      group.forEach((g, r) => {
+        const row = Array.from(logits.data.slice(r * width, (r + 1) * width) as ArrayLike<number>);
+        const max = Math.max(...row);
+        const e = row.map((x) => Math.exp(x - max));
+        const sum = e.reduce((s, x) => s + x, 0);
+        out[g.i] = { entailment: e[this.order.entailment] / sum, contradiction: e[this.order.contradiction] / sum, neutral: e[this.order.neutral] / sum };
+      });
+    }
+    return out;
+  }
+}
