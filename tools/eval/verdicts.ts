@@ -312,7 +312,7 @@ async function main() {
   const embeddings = await openEmbeddingModel(process.env);
   const vectors = loadVectorCache(a.vectorCache);
   // The entailment cross-encoder as the check service opens it (JUDGE_NLI_MODEL_DIR; `none` = the judge without it).
-  const nli = a.baseline ? { model: null, reason: '--baseline' } : await openNliModel(process.env.JUDGE_NLI_MODEL_DIR ?? '', embeddings.model);
+  const nli = a.baseline ? { model: null, reason: '--baseline' } : await openNliModel(process.env.JUDGE_NLI_MODEL_DIR ?? '', embeddings.model, !!a.dumpFeatures);
   const judge: RequirementJudge = a.baseline
     ? baselineJudge()
     : process.env.LLM_BASE_URL

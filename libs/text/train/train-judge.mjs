@@ -6,6 +6,7 @@
 //    ContractNLI dev and libs/text/train/policy-cases.json, computed by our TypeScript signal code through
 //    the real extractor, chunker, index and embedding model, and with the entailment cross-encoder
 //    (libs/text/models/judge-nli-minilm, `npm run train:nli`; JUDGE_NLI_MODEL_DIR) for the `nli` variant
+//    with `npm run train:judge -- --with-nli`
 //    (`tools/eval/verdicts.ts --dump-features`).
 // 3. train_judge.py fits on the `train` split only and writes judge-model.json (+ judge-model.check.json,
 //    the vectors the unit test reproduces in TypeScript). Datasets: ../shared/datasets or $KB_DATASETS.
@@ -28,6 +29,11 @@ const env = {
   EMBEDDINGS_MODEL: process.env.EMBEDDINGS_MODEL ?? 'all-MiniLM-L6-v2',
 };
 delete env.LLM_BASE_URL;
+// --with-nli: also fit the `nli` variant on the entailment cross-encoder's scores. Off by default: the
+// variant measured worse on held-out ContractNLI (docs/check.md "Entailment cross-encoder: figures"),
+// and a judge-model.json with it switches the check service to it.
+const withNli = process.argv.includes('--with-nli');
+if (!withNli) env.JUDGE_NLI_MODEL_DIR = 'none';
 // One OpenMP thread: scikit-learn's gradient boosting spins its threads on a shared 2-core machine (10x slower).
 env.OMP_NUM_THREADS = process.env.OMP_NUM_THREADS ?? '1';
 
@@ -66,8 +72,7 @@ run(python, [
   path.join(here, 'train_judge.py'),
   '--names', path.join(work, 'signal-names.json'),
   '--embedding-model', env.EMBEDDINGS_MODEL,
-  '--nli-names', path.join(work, 'nli-signal-names.json'),
-  '--nli-model', 'judge-nli-minilm',
+  ...(withNli ? ['--nli-names', path.join(work, 'nli-signal-names.json'), '--nli-model', 'judge-nli-minilm'] : []),
   '--out', path.join(here, 'judge-model.json'),
   '--check', path.join(here, 'judge-model.check.json'),
   ...dumps,

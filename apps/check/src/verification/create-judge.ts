@@ -1,6 +1,6 @@
 import { Logger } from '@kb/common';
 import { chatModelFromEnv, LocalNliModel, type EmbeddingModel } from '@kb/models';
-import { defaultNliModelDir } from '@kb/text';
+import { defaultNliModelDir, VERDICT_MODEL } from '@kb/text';
 import { EmbeddedJudge, RequirementJudge } from './judges';
 import { ModelJudge } from './model-judge';
 
@@ -33,11 +33,13 @@ export interface OpenedNliModel {
  * Opens the embedded judge's entailment cross-encoder (`JUDGE_NLI_MODEL_DIR`; empty = the committed
  * `libs/text/models/judge-nli-minilm`, `none` = off). Missing files give `model: null` with a reason (the
  * judge then runs its embeddings-only variant), never a failed boot; so does an embedding model that is
- * off, since the cross-encoder's variant needs the embeddings' signals too.
+ * off, since the cross-encoder's variant needs the embeddings' signals too, and so does a committed judge
+ * without an `nli` variant (nothing would use the scores), unless `forTraining` (`train:judge` dumps them).
  * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
  */
-export async function openNliModel(setting: string, embeddings: EmbeddingModel | null): Promise<OpenedNliModel> {
+export async function openNliModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false): Promise<OpenedNliModel> {
   if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_NLI_MODEL_DIR=none' };
+  if (!VERDICT_MODEL.variants.nli && !forTraining) return { model: null, reason: 'the committed judge (libs/text/train/judge-model.json) has no nli variant' };
   if (!embeddings) return { model: null, reason: 'no embedding model: the entailment variant of the judge needs it' };
   const dir = setting.trim() || defaultNliModelDir();
   if (!LocalNliModel.present(dir)) return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)` };

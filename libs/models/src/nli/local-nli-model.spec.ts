@@ -1,0 +1,68 @@
+// The committed entailment cross-encoder (libs/text/models/judge-nli-minilm, `npm run train:nli`), real model.
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, copyFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ModelProviderError } from '../errors';
+import { LocalNliModel } from './local-nli-model';
+
+const MODEL_DIR = path.resolve(__dirname, '../../../text/models/judge-nli-minilm');
+
+describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
+  let model: LocalNliModel;
+  beforeAll(async () => {
+    model = await LocalNliModel.load({ dir: MODEL_DIR });
+  });
+
+  // KNOWN SHORTFALL of the committed model (docs/check.md "Entailment cross-encoder: figures"): trained on
+  // SciFact and ContractNLI pairs only, it reads most policy sentences as contradiction (paraphrase:
+  // 0.33 / 0.59 / 0.08). `it.failing` keeps the expected behaviour written down and turns red the day a
+  // retrained model gets it right, so that this marker is removed then.
+  it.failing('reads a paraphrase as entailment and its negation as contradiction', async () => {
+    const premise = 'All workers on site must wear hard hats at all times.';
+    const [para, negated] = await model.score([
+      { premise, hypothesis: 'Hard hats are required for every worker on the site.' },
+      { premise, hypothesis: 'Workers on site do not have to wear hard hats.' },
+    ]);
+    expect(para.entailment).toBeGreaterThan(para.contradiction);
+    expect(para.entailment).toBeGreaterThan(para.neutral);
+    expect(negated.contradiction).toBeGreaterThan(negated.entailment);
+    expect(negated.contradiction).toBeGreaterThan(negated.neutral);
+    for (const s of [para, negated]) expect(s.entailment + s.contradiction + s.neutral).toBeCloseTo(1, 5);
+  });
+
+  it.failing('reads an unrelated sentence as neither entailing nor contradicting (known shortfall, see above)', async () => {
+    const [unrelated] = await model.score([{ premise: 'The first-aid kit is kept in the site office and checked weekly.', hypothesis: 'Passwords must be at least 12 characters long.' }]);
+    expect(unrelated.neutral).toBeGreaterThan(unrelated.entailment);
+    expect(unrelated.neutral).toBeGreaterThan(unrelated.contradiction);
+  });
+
+  it('returns the scores in input order whatever the batching', async () => {
+    const pairs = [
+      { premise: 'Smoking is prohibited everywhere on site.', hypothesis: 'Smoking is allowed on site.' },
+      { premise: 'Visitors must sign in at the reception desk before entering the site.', hypothesis: 'Visitors are required to sign in at reception.' },
+      { premise: 'x', hypothesis: 'y' },
+    ];
+    const together = await model.score(pairs);
+    for (const [i, p] of pairs.entries()) {
+      const [alone] = await model.score([p]);
+      expect(alone.entailment).toBeCloseTo(together[i].entailment, 1);
+      expect(alone.contradiction).toBeCloseTo(together[i].contradiction, 1);
+    }
+  });
+
+  it('refuses a folder without the model, naming it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nli-missing-'));
+    try {
+      expect(LocalNliModel.present(dir)).toBe(false);
+      await expect(LocalNliModel.load({ dir })).rejects.toThrow(ModelProviderError);
+      await expect(LocalNliModel.load({ dir })).rejects.toThrow(dir);
+      // labels other than entailment / contradiction / neutral are refused too
+      mkdirSync(path.join(dir, 'onnx'));
+      for (const f of ['tokenizer.json', 'onnx/model_quantized.onnx']) copyFileSync(path.join(MODEL_DIR, f), path.join(dir, f));
+      writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ id2label: { 0: 'positive', 1: 'negative' } }));
+      await expect(LocalNliModel.load({ dir })).rejects.toThrow(/id2label/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
