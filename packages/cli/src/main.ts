@@ -70,12 +70,20 @@ leaf(docs, 'list', 'list documents, newest first', async (kb, _a, o) => {
   .addOption(new Option('--status <status>', 'only this status').choices(['awaiting_upload', 'processing', 'ready', 'completed', 'failed']))
   .option('--limit <n>', 'page size (max 200)', int, 50)
   .option('--offset <n>', 'results to skip', int, 0);
-leaf(docs, 'status <ids...>', 'status of documents, where processing is (stage, pages done/total) and the error of failed ones', async (kb, [ids], o) => {
+leaf(docs, 'status <ids...>', 'status of documents, where processing is (a progress column while some are processed: stage, pages done/total) and the error of failed ones', async (kb, [ids], o) => {
   const found = [];
   for (const id of ids as string[]) found.push(await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id } } })));
   if (o.json) return printJson({ documents: found });
-  const t = table(['document id', 'file', 'status', 'progress', 'chunks', 'size', 'error'], [38, 'flex', 11, 18, 8, 10, 'flex']);
-  for (const d of found) t.push([d.id, d.file_name, d.status, progressText(d.progress), String(d.chunk_count ?? ''), String(d.size_bytes ?? ''), d.error_message ?? '']);
+  // The progress column only while some document is being processed.
+  const withProgress = found.some((d) => d.progress);
+  const t = withProgress
+    ? table(['document id', 'file', 'status', 'progress', 'chunks', 'size', 'error'], [38, 'flex', 11, 18, 8, 10, 'flex'])
+    : table(['document id', 'file', 'status', 'chunks', 'size', 'error'], [38, 'flex', 11, 8, 10, 'flex']);
+  for (const d of found) {
+    const row = [d.id, d.file_name, d.status, String(d.chunk_count ?? ''), String(d.size_bytes ?? ''), d.error_message ?? ''];
+    if (withProgress) row.splice(3, 0, progressText(d.progress));
+    t.push(row);
+  }
   process.stdout.write(`${t.toString()}\n`);
 });
 leaf(docs, 'download <id>', 'download the original file (to --out, default its own name in the current folder)', async (kb, [id], o) => {

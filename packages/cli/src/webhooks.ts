@@ -28,16 +28,17 @@ const list = (value: string, previous: string[] = []) => [...previous, ...value.
 
 const endpointTable = () => table(['webhook id', 'url', 'events', 'enabled', 'description', 'created'], [38, 'flex', 'flex', 9, 'flex', 26]);
 const endpointRow = (w: WebhookEndpoint) => [w.id, w.url, w.events.join(', '), w.enabled ? 'yes' : 'paused', w.description ?? '', w.created_at];
-const deliveryTable = () => table(['delivery id', 'event', 'status', 'tries', 'http', 'last attempt', 'next attempt', 'last error'], [38, 20, 10, 7, 6, 26, 26, 'flex']);
+const deliveryTable = () => table(['delivery id', 'event', 'status', 'tries', 'http', 'last attempt (UTC)', 'last error / next attempt'], [38, 21, 11, 7, 6, 21, 'flex']);
+/** `2026-11-24 04:29:08` of an ISO time (UTC), or empty. */
+const when = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').slice(0, 19) : '');
 const deliveryRow = (d: WebhookDelivery) => [
   d.id,
   d.event,
   d.status,
   String(d.attempts),
   d.response_status == null ? '' : String(d.response_status),
-  d.last_attempt_at ?? '',
-  d.next_attempt_at ?? '',
-  clip(d.last_error ?? '', 200),
+  when(d.last_attempt_at),
+  [clip(d.last_error ?? '', 200), d.status === 'pending' && d.next_attempt_at ? `next: ${when(d.next_attempt_at)}` : ''].filter(Boolean).join('\n'),
 ];
 
 /** Reads a file, or stdin for "-", as raw bytes (a payload must be verified byte for byte). */
@@ -61,7 +62,8 @@ export function parseHeaderFile(text: string): Record<string, string> {
     return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(' ') : String(v)]));
   }
   const headers: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\s+$/, '');
     if (line.trim() === '') {
       if (Object.keys(headers).length) break;
       continue;
