@@ -2,7 +2,7 @@ import { endHttpServerSpan, observeHttpRequest, startHttpServerSpan } from '@kb/
 import { trace } from '@opentelemetry/api';
 import 'reflect-metadata';
 import { OpenAPIObject } from '@nestjs/swagger';
-import { AppError, connectNats, ensureStream, ErrorCode, Logger, storageConfigFromEnv } from '@kb/common';
+import { AppError, connectNats, ensureStream, ErrorCode, Logger, SecretBox, storageConfigFromEnv } from '@kb/common';
 import { USAGE_STREAM, USAGE_STREAM_SUBJECTS } from '@kb/events';
 import cors from '@fastify/cors';
 import type { Pool } from 'pg';
@@ -119,6 +119,12 @@ export interface GatewayConfig {
    * comma-separated, `*` for any (the default: the URLs carry their own authorization), empty = none.
    */
   STORAGE_CORS_ORIGINS?: string;
+  /**
+   * Server key of the webhook secrets (the webhooks service's WEBHOOK_SECRET_KEY): seals the stored
+   * idempotent answer of `POST /api/v2/webhooks`, which holds the endpoint's signing secret. Unset:
+   * that answer is not stored (a retry with the same Idempotency-Key creates another endpoint).
+   */
+  WEBHOOK_SECRET_KEY?: string;
   /** Object storage settings (sharedEnv.storage). */
   storage: ReturnType<typeof storageConfigFromEnv>;
 }
@@ -284,7 +290,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   // - JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would
   //   otherwise reach validation (and its recursion) as if they were DTOs;
   // - idempotency keys of POST requests are claimed, or their stored response replayed.
-  const idempotency = new Idempotency(database, logger);
+  const idempotency = new Idempotency(database, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
+  if (!config.WEBHOOK_SECRET_KEY) logger.warn('WEBHOOK_SECRET_KEY is not set: answers of POST /api/v2/webhooks (they hold a signing secret) are not kept for Idempotency-Key replays');
   fastify.addHook('preHandler', (request, reply, done) => {
     const body = request.body;
     if (body !== undefined && !isPublicPath(pathOf(request.url))) {
