@@ -56,7 +56,9 @@ export type WorkerMessage =
 
 /**
  * Running from TypeScript sources (Jest's ts-jest; a build runs worker.js): the worker compiles
- * the extraction modules as it loads them with the TypeScript compiler (a dev dependency).
+ * the extraction modules as it loads them with the TypeScript compiler (a dev dependency). The
+ * compiler then lives in the thread's heap too: a cap of a few tens of MB that a built worker
+ * meets fails from sources even for a small file.
  */
 function sourceBootstrap(workerTs: string): string {
   return `
