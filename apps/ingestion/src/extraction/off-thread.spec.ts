@@ -124,7 +124,7 @@ describe('off-thread extraction: limits, failures, progress and cancellation', (
     await stillWorks();
   });
 
-  it('cancellation (the document deleted mid-way) rejects with the caller\'s reason', async () => {
+  it('cancellation (ExtractOptions.signal) terminates the parse and rejects with the caller\'s reason', async () => {
     const controller = new AbortController();
     const reason = new Error('document deleted');
     const work = extractDocument(bigDocx, DOCX, { signal: controller.signal });
