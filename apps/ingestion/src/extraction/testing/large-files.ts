@@ -32,23 +32,26 @@ const ROOT_RELS =
   '</Relationships>';
 const W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
 
-/** WordprocessingML body of `paragraphs` paragraphs, a "Heading1" paragraph every 50. */
-function documentXml(paragraphs: number): string {
+/** WordprocessingML body of `paragraphs` paragraphs of `words` words, a "Heading1" paragraph every 50. */
+function documentXml(paragraphs: number, words: number): string {
   const parts: string[] = [`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ${W_NS}><w:body>`];
   for (let i = 0; i < paragraphs; i++) {
     if (i % 50 === 0) parts.push(`<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Section ${i / 50 + 1}</w:t></w:r></w:p>`);
-    parts.push(`<w:p><w:r><w:t>${sentence(i)}</w:t></w:r></w:p>`);
+    parts.push(`<w:p><w:r><w:t>${sentence(i, words)}</w:t></w:r></w:p>`);
   }
   parts.push('</w:body></w:document>');
   return parts.join('');
 }
 
-/** Writes a DOCX of `paragraphs` body paragraphs (plus a heading every 50) to `file`. */
-export async function writeLargeDocx(file: string, paragraphs: number): Promise<void> {
+/**
+ * Writes a DOCX of `paragraphs` body paragraphs of `words` words each (plus a heading every 50) to
+ * `file`. Parsing cost grows with the paragraphs, the indexing cost (chunks to embed) with the text.
+ */
+export async function writeLargeDocx(file: string, paragraphs: number, words = 14): Promise<void> {
   const zip = new JSZip();
   zip.file('[Content_Types].xml', CONTENT_TYPES);
   zip.file('_rels/.rels', ROOT_RELS);
-  zip.file('word/document.xml', documentXml(paragraphs));
+  zip.file('word/document.xml', documentXml(paragraphs, words));
   await writeFile(file, await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
 }
 
