@@ -24,6 +24,10 @@ function ingestionLog(from: number): { msg: string; document_id?: string; attemp
  * JetStream handed the document to a second worker after the 10 s ack wait, and a zip bomb could
  * exhaust the process. Through the whole stack: the big DOCX is processed once (no redelivery, no
  * `heartbeat late`), a zip bomb ends `failed` with its message, and the worker goes on.
+ * Before the fix the bomb was inflated whole (300 MB) and failed as "could not be read"; the big
+ * DOCX is sized for the suite's time (its parse held the loop about 2.5 s on the loop, under the
+ * 5 s `heartbeat late` threshold), so the loop itself is measured where it is cheap: the
+ * extraction spec (apps/ingestion/src/extraction/off-thread.spec.ts, 8-30 s stalls before).
  */
 describe('ingestion: large and hostile Office files through the stack', () => {
   let dir: string;
