@@ -1,23 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { writeLargeDocx, writeLyingZipBomb } from '../../apps/ingestion/src/extraction/testing/large-files';
-import { api, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, newOrg, serviceLog, serviceLogSize, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(900_000);
-
-function ingestionLogBytes(): Buffer {
-  return readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', 'ingestion.log'));
-}
-
-function ingestionLog(from: number): { msg: string; document_id?: string; attempt?: number; gap_ms?: number }[] {
-  return ingestionLogBytes()
-    .subarray(from)
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l));
-}
 
 /**
  * Issue 15: a huge DOCX parsed on the ingestion worker's event loop stopped its heartbeats, so
@@ -45,7 +32,7 @@ describe('ingestion: large and hostile Office files through the stack', () => {
     await writeLyingZipBomb(bomb, 300 * 1024 * 1024);
     const bigId = await uploadFile(key, { path: big });
     const bombId = await uploadFile(key, { path: bomb });
-    const logFrom = ingestionLogBytes().length;
+    const logFrom = serviceLogSize('ingestion');
     expect((await api(key).post('/api/v2/documents/process').send({ document_ids: [bigId, bombId] })).status).toBeLessThan(300);
 
     const failed = await waitForDocument(key, bombId, 300_000);
@@ -58,7 +45,7 @@ describe('ingestion: large and hostile Office files through the stack', () => {
     expect(done.status).toBe('completed');
     expect(done.chunk_count).toBeGreaterThan(100);
 
-    const log = ingestionLog(logFrom);
+    const log = serviceLog('ingestion', logFrom);
     // One delivery did all the work: no redelivery, and the loop never stalled past half the ack wait.
     expect(log.filter((l) => l.msg === 'processing document' && l.document_id === bigId).map((l) => l.attempt ?? 1)).toEqual([1]);
     expect(log.filter((l) => l.msg.startsWith('heartbeat late'))).toEqual([]);
