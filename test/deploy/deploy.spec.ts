@@ -14,7 +14,7 @@
  *  - helm: HELM_BIN, else `helm` on PATH (lint, template, checks on the rendered manifests).
  * KB_DEPLOY_ROOT points the tests at another checkout (used to prove they fail on broken copies).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -1275,10 +1275,15 @@ describe(`GitHub Actions workflows [${actionlint ?? 'SKIPPED: no actionlint bina
 
   maybe('actionlint is live: a broken copy of the release workflow fails it', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kb-actionlint-'));
-    fs.mkdirSync(path.join(dir, '.github/workflows'), { recursive: true });
-    const broken = read('.github/workflows/release.yml').replace('needs: images', 'needs: image').replace('${{ github.sha }}', '${{ github.shaa }}');
-    fs.writeFileSync(path.join(dir, '.github/workflows/release.yml'), broken);
-    const r = spawnSync(actionlint!, ['-no-color', '.github/workflows/release.yml'], { cwd: dir, encoding: 'utf8' });
+    let r: SpawnSyncReturns<string>;
+    try {
+      fs.mkdirSync(path.join(dir, '.github/workflows'), { recursive: true });
+      const broken = read('.github/workflows/release.yml').replace('needs: images', 'needs: image').replace('${{ github.sha }}', '${{ github.shaa }}');
+      fs.writeFileSync(path.join(dir, '.github/workflows/release.yml'), broken);
+      r = spawnSync(actionlint!, ['-no-color', '.github/workflows/release.yml'], { cwd: dir, encoding: 'utf8' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/"image".*does not exist|job "image"/i);
     expect(r.stdout).toMatch(/shaa/);

@@ -7,7 +7,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { baseUrl, corpusFile, newOrg, ROOT } from './support/harness';
+import { api, baseUrl, corpusFile, newOrg, ROOT } from './support/harness';
+import { startReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(300_000);
 
@@ -48,6 +49,8 @@ const COMMANDS = [
   'docs status',
   'docs download',
   'docs delete',
+  'docs chunks',
+  'docs chunk',
   'projects list',
   'projects create',
   'projects show',
@@ -69,6 +72,14 @@ const COMMANDS = [
   'batch status',
   'batch wait',
   'batch export',
+  'webhooks create',
+  'webhooks list',
+  'webhooks get',
+  'webhooks update',
+  'webhooks delete',
+  'webhooks deliveries',
+  'webhooks retry',
+  'webhooks verify',
 ];
 
 describe('kb command line', () => {
@@ -175,6 +186,96 @@ describe('kb command line', () => {
     expect(extra).toMatchObject({ status: 'completed', project_id: null });
     expect(await json(key, ['docs', 'delete', extra.id])).toEqual({ deleted: [extra.id] });
     expect((await kb(key, ['docs', 'status', extra.id])).code).toBe(1);
+  });
+
+  it("lists a document's chunks (a page, --all, a table) and shows one in full", async () => {
+    const pdf = (await json(key, ['docs', 'list', '--project', projectId, '--status', 'completed'])).data.find((d: any) => d.file_name === 'OSHA2001.pdf');
+    expect(pdf.chunk_count).toBeGreaterThan(3);
+    const page = await json(key, ['docs', 'chunks', pdf.id, '--limit', '2', '--offset', '1']);
+    expect(page.pagination).toEqual({ limit: 2, offset: 1, total: pdf.chunk_count });
+    expect(page.data).toHaveLength(2);
+    const all = await json(key, ['docs', 'chunks', pdf.id, '--all']);
+    expect(all.data).toHaveLength(pdf.chunk_count);
+    expect(all.data.slice(1, 3)).toEqual(page.data);
+    expect(new Set(all.data.map((c: any) => c.node_id)).size).toBe(pdf.chunk_count);
+    const shown = await kb(key, ['docs', 'chunks', pdf.id, '--limit', '2']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/│ 1\s+│ [0-9a-f-]{36} │ p\.\d+/);
+    expect(shown.stdout).toContain(`2 of ${pdf.chunk_count} chunk(s) (offset 0)`);
+    const one = await kb(key, ['docs', 'chunk', pdf.id, page.data[0].node_id]);
+    expect(one.code).toBe(0);
+    expect(one.stdout.startsWith(page.data[0].node_id)).toBe(true);
+    expect(one.stdout.endsWith(`\n\n${page.data[0].text}\n`)).toBe(true);
+    expect(await json(key, ['docs', 'chunk', pdf.id, page.data[0].node_id])).toEqual(page.data[0]);
+    const missing = await kb(key, ['docs', 'chunk', pdf.id, '00000000-0000-4000-8000-000000000000']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^kb: NOT_FOUND \(404\): /);
+  });
+
+  it('manages webhooks, reads the delivery log, retries, and verifies a captured delivery offline', async () => {
+    const receiver = await startReceiver();
+    try {
+      const created = await kb(key, ['webhooks', 'create', receiver.url('/cli'), '--events', 'document.deleted', '--description', 'CLI hook']);
+      expect(created.code).toBe(0);
+      const secret = /secret \(shown this once; keep it to verify deliveries\): (whsec_\S+)\n/.exec(created.stdout)![1];
+      const id = /│ ([0-9a-f-]{36})\s*│/.exec(created.stdout)![1];
+      const refused = await kb(key, ['webhooks', 'create', receiver.url('/x'), '--events', 'document.exploded', '--json']);
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, message: expect.stringContaining('document.exploded') });
+      expect((await json(key, ['webhooks', 'list'])).data.map((h: any) => h.id)).toEqual([id]);
+      const got = await json(key, ['webhooks', 'get', id]);
+      expect(got).toMatchObject({ id, url: receiver.url('/cli'), events: ['document.deleted'], description: 'CLI hook', enabled: true });
+      expect(got.secret).toBeUndefined();
+
+      // An event: a reserved document deleted.
+      const reserved = (await api(key).post('/api/v2/documents').send({ file_name: 'hook.txt', content_type: 'text/plain', size_bytes: 4 })).body.data;
+      expect(await json(key, ['docs', 'delete', reserved.id])).toEqual({ deleted: [reserved.id] });
+      await receiver.waitFor((all) => all.some((r) => r.path === '/cli'), 60_000, 'the CLI endpoint delivery');
+      const delivery = receiver.at('/cli')[0];
+      let log: any;
+      do log = await json(key, ['webhooks', 'deliveries', id]);
+      while (log.data[0]?.status !== 'succeeded' && (await new Promise((r) => setTimeout(r, 200)), true));
+      expect(log.data[0]).toMatchObject({ event: 'document.deleted', event_id: delivery.headers['webhook-id'], attempts: 1, response_status: 200 });
+      const table = await kb(key, ['webhooks', 'deliveries', id]);
+      expect(table.stdout).toMatch(/document\.deleted\s+│ succeeded\s+│ 1\s+│ 200/);
+
+      // verify: no API key needed; body file + headers file (JSON, or a raw HTTP dump), stdin + -H.
+      const bodyFile = path.join(tmp, 'delivery.body');
+      writeFileSync(bodyFile, delivery.body);
+      const headersFile = path.join(tmp, 'delivery.headers');
+      writeFileSync(headersFile, JSON.stringify(delivery.headers));
+      const ok = await kb(null, ['webhooks', 'verify', bodyFile, '--headers', headersFile, '--secret', secret]);
+      expect(ok).toMatchObject({ code: 0, stdout: `✔ valid document.deleted (event ${delivery.event.id}, ${delivery.event.created_at}): ${reserved.id} awaiting_upload\n` });
+      const dump = path.join(tmp, 'delivery.http');
+      writeFileSync(dump, `POST /cli HTTP/1.1\r\n${Object.entries(delivery.headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${delivery.body}`);
+      expect((await kb(null, ['webhooks', 'verify', bodyFile, '--headers', dump, '--secret', secret])).code).toBe(0);
+      const piped = await kb(
+        null,
+        ['webhooks', 'verify', '-', '--secret', secret, '--json', ...['webhook-id', 'webhook-timestamp', 'webhook-signature'].flatMap((h) => ['-H', `${h}:${delivery.headers[h]}`])],
+        delivery.body,
+      );
+      expect(JSON.parse(piped.stdout)).toEqual({ valid: true, event: delivery.event });
+      writeFileSync(bodyFile, delivery.body.replace('hook.txt', 'hook.exe'));
+      const tampered = await kb(null, ['webhooks', 'verify', bodyFile, '--headers', headersFile, '--secret', secret]);
+      expect(tampered.code).toBe(1);
+      expect(tampered.stderr).toMatch(/^kb: webhook does not verify \(bad_signature\): /);
+      const noSecret = await kb(null, ['webhooks', 'verify', bodyFile, '--headers', headersFile, '--json']);
+      expect(JSON.parse(noSecret.stdout).error).toMatchObject({ code: 'CLIENT_ERROR', message: expect.stringContaining('KB_WEBHOOK_SECRET') });
+
+      // Retry: sent again, the same event id.
+      expect(await json(key, ['webhooks', 'retry', id, log.data[0].id])).toMatchObject({ id: log.data[0].id, status: 'pending' });
+      await receiver.waitFor((all) => all.filter((r) => r.path === '/cli').length === 2, 60_000, 'the retried delivery');
+      expect(receiver.at('/cli')[1].headers['webhook-id']).toBe(delivery.headers['webhook-id']);
+
+      expect(await json(key, ['webhooks', 'update', id, '--disable', '--clear-description'])).toMatchObject({ id, enabled: false, description: null });
+      const nothing = await kb(key, ['webhooks', 'update', id]);
+      expect(nothing.code).toBe(1);
+      expect(nothing.stderr).toMatch(/nothing to change/);
+      expect(await json(key, ['webhooks', 'delete', id])).toEqual({ deleted: id });
+      expect((await kb(key, ['webhooks', 'get', id])).code).toBe(1);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('asks a question and prints the answer with its sources', async () => {

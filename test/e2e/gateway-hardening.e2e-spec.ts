@@ -101,7 +101,7 @@ describe('gateway hardening: what an adversarial probe broke', () => {
   it('answers a request line over the header limit with 431 in the envelope', async () => {
     const res = await fetch(`${baseUrl()}/api/v2/projects?q=${'x'.repeat(20_000)}`, { headers: { Authorization: `Bearer ${org.key}` } });
     expect(res.status).toBe(431);
-    const body = await res.json();
+    const body = (await res.json()) as { request_id: string };
     expect(body).toEqual({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringMatching(/16 KiB|16,384/) }, request_id: expect.any(String) });
     expect(res.headers.get('x-request-id')).toBe(body.request_id);
     // The connection was closed by the server; the next request on a new one is served normally.

@@ -1,5 +1,6 @@
 import { createLogger, ErrorCode, storageConfigFromEnv } from '@kb/common';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
@@ -177,6 +178,69 @@ describe('gateway: errors in the envelope', () => {
       expect([name, INTERNALS.test(res.body.error.message)]).toEqual([name, false]);
       expect(res.headers['x-request-id']).toBe(res.body.request_id);
       if (res.status !== 401) expect([name, res.headers['x-ratelimit-limit']]).toEqual([name, '6000']);
+    }
+  });
+
+  /**
+   * POSTs `body` to the stack's gateway with a raw `http.request` on `agent`, resolving with the
+   * answer, the socket it came on, and whether `100 Continue` came / the body was sent. With
+   * `expectContinue`, the body is written only on `100 Continue` (what curl and browsers do).
+   */
+  function rawPost(body: Buffer, agent: http.Agent, expectContinue = false) {
+    const url = new URL('/api/v2/projects', baseUrl());
+    return new Promise<{ status: number; json: any; socket: unknown; continued: boolean; bodySent: boolean }>((resolve, reject) => {
+      let continued = false;
+      let bodySent = false;
+      const req = http.request(url, {
+        method: 'POST',
+        agent,
+        headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json', 'Content-Length': body.length, ...(expectContinue ? { Expect: '100-continue' } : {}) },
+      });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(Buffer.concat(chunks).toString('utf8')), socket: req.socket, continued, bodySent }));
+      });
+      req.on('error', reject);
+      if (expectContinue) {
+        req.on('continue', () => {
+          continued = true;
+          bodySent = true;
+          req.end(body);
+        });
+      } else {
+        bodySent = true;
+        req.end(body);
+      }
+    });
+  }
+  const oversized = Buffer.from(JSON.stringify({ name: 'x', description: 'y'.repeat(11 * 1024 * 1024) }));
+
+  it('answers an oversized body with the 413 envelope, not a reset, and keeps the connection for the next request', async () => {
+    // The gateway reads and drops the rest of a refused body (REFUSED_BODY_DRAIN_BYTES) instead of
+    // closing while the client still writes: closing made the client's write fail with EPIPE.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const first = await rawPost(oversized, agent);
+      expect([first.status, first.json]).toEqual([413, { ...ENVELOPE_ERROR, error: { code: 'PAYLOAD_TOO_LARGE', message: expect.any(String) } }]);
+      const next = await rawPost(Buffer.from(JSON.stringify({ name: 'after-413' })), agent);
+      expect(next.status).toBe(201);
+      expect(next.socket).toBe(first.socket);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('answers 413 before the body with Expect: 100-continue, and lets a body within the limit continue', async () => {
+    const agent = new http.Agent({ keepAlive: false });
+    try {
+      const refused = await rawPost(oversized, agent, true);
+      expect([refused.status, refused.continued, refused.bodySent]).toEqual([413, false, false]);
+      expect(refused.json).toEqual({ ...ENVELOPE_ERROR, error: { code: 'PAYLOAD_TOO_LARGE', message: expect.any(String) } });
+      const accepted = await rawPost(Buffer.from(JSON.stringify({ name: 'continued' })), agent, true);
+      expect([accepted.status, accepted.continued]).toEqual([201, true]);
+    } finally {
+      agent.destroy();
     }
   });
 

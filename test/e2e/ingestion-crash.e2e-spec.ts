@@ -1,26 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, serviceLog, serviceLogSize, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(900_000);
 
-function ingestionLogBytes(): Buffer {
-  return readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', 'ingestion.log'));
-}
-
-/** Log lines from byte `from` on (other suites fill the log: parsing all of it every poll would delay the kill). */
-function ingestionLog(from = 0): { msg: string; time: string; document_id?: string; attempt?: number }[] {
-  return ingestionLogBytes()
-    .subarray(from)
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l));
-}
-
 async function waitForLog(pred: (l: { msg: string; document_id?: string; attempt?: number }) => boolean, from: number): Promise<void> {
   for (let i = 0; i < 600; i++) {
-    if (ingestionLog(from).some(pred)) return;
+    if (serviceLog('ingestion', from).some(pred)) return;
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error('log line not seen');
@@ -57,7 +43,7 @@ describe('ingestion worker crash', () => {
 
     const crashed = await uploadFile(key, { path: file, name: 'crashed.pdf' });
     const before = ingestionPid();
-    const logFrom = ingestionLogBytes().length;
+    const logFrom = serviceLogSize('ingestion');
     await api(key).post('/api/v2/documents/process').send({ document_ids: [crashed] });
     await waitForLog((l) => l.msg === 'processing document' && l.document_id === crashed, logFrom);
     const killedAt = Date.now();
@@ -68,13 +54,13 @@ describe('ingestion worker crash', () => {
     expect(doc.status).toBe('completed');
     expect(doc.chunk_count).toBe(expected.chunk_count);
     // It was killed mid-document: only a later delivery finished it.
-    const finished = ingestionLog(logFrom).filter((l) => l.msg === 'document processed' && l.document_id === crashed);
+    const finished = serviceLog('ingestion', logFrom).filter((l) => l.msg === 'document processed' && l.document_id === crashed);
     expect(finished.map((l) => l.attempt)).toEqual([2]);
     // The takeover pause (kill → the restarted worker starts the redelivered document): printed, not
     // asserted (no timed assertions); docs/ingestion.md keeps the measured figure.
-    const takenOver = ingestionLog(logFrom).find((l) => l.msg === 'processing document' && l.document_id === crashed && (l.attempt ?? 1) >= 2);
+    const takenOver = serviceLog('ingestion', logFrom).find((l) => l.msg === 'processing document' && l.document_id === crashed && (l.attempt ?? 1) >= 2);
     expect(takenOver).toBeDefined();
-    console.log(`takeover pause (ingestion, worker killed mid-document): ${Date.parse(takenOver!.time) - killedAt} ms`);
+    console.log(`takeover pause (ingestion, worker killed mid-document): ${Date.parse(takenOver!.time!) - killedAt} ms`);
 
     // No duplicate chunks: a query cites each chunk at most once, and the crashed copy answers like the reference.
     const res = await api(key).post('/api/v2/agent/query').send({ question: 'What must the maintainer field of a package contain?', document_ids: [crashed], top_k: 20 });

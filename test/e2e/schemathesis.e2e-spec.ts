@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { api, baseUrl, newOrg, ROOT } from './support/harness';
@@ -38,6 +38,10 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
     // Some real resources, so that list and get operations also answer 200 with data.
     const project = await api(org.key).post('/api/v2/projects').send({ name: 'Conformance project', description: 'schemathesis' });
     expect(project.status).toBe(201);
+    const workDir = mkdtempSync(path.join(os.tmpdir(), 'kb-schemathesis-'));
+    // Every request it sends is recorded (HAR): the closing note gives their number, which its
+    // summary does not (a "test case" of the stateful phase is a sequence of requests).
+    const har = path.join(workDir, 'requests.har');
     const run = spawnSync(
       tool.bin!,
       [
@@ -62,15 +66,24 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
         '--suppress-health-check',
         'all',
         '--no-color',
-        // Extra options for a focused run, e.g. `--include-operation-id createCheckRun --report har --report-dir /tmp/st`.
+        '--report',
+        'har',
+        '--report-har-path',
+        har,
+        // Extra options for a focused run, e.g. `--include-operation-id createCheckRun --report junit --report-dir /tmp/st`.
         ...(process.env.SCHEMATHESIS_ARGS ?? '').split(' ').filter(Boolean),
       ],
       // Its working folder is a temporary one: schemathesis keeps a cache (`.schemathesis/`) there.
-      { cwd: mkdtempSync(path.join(os.tmpdir(), 'kb-schemathesis-')), encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', PYTHONUNBUFFERED: '1' }, maxBuffer: 64 * 1024 * 1024 },
+      { cwd: workDir, encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', PYTHONUNBUFFERED: '1' }, maxBuffer: 64 * 1024 * 1024 },
     );
     const output = `${run.stdout}${run.stderr}`;
     // The summary (operations, test cases, failures) in the test log, for the closing notes.
     process.stdout.write(`${output.split('\n').slice(-40).join('\n')}\n`);
+    const entries: { response?: { status: number } }[] = existsSync(har) ? JSON.parse(readFileSync(har, 'utf8')).log.entries : [];
+    const serverErrors = entries.filter((e) => (e.response?.status ?? 0) >= 500).length;
+    process.stdout.write(`schemathesis sent ${entries.length} HTTP requests (recorded in its HAR report); ${serverErrors} answered 5xx\n`);
+    expect(entries.length).toBeGreaterThan(0);
+    expect(serverErrors).toBe(0);
     expect([run.status, output.slice(-20_000)]).toEqual([0, expect.any(String)]);
   });
 });

@@ -7,8 +7,20 @@ import { parse } from 'csv-parse/sync';
 import {
   chat,
   chatText,
+  createWebhook,
+  deleteWebhook,
   exportBatch,
+  getChunk,
+  getWebhook,
+  iterateChunks,
   KbApiError,
+  KbWebhookVerificationError,
+  listChunks,
+  listWebhookDeliveries,
+  listWebhooks,
+  retryWebhookDelivery,
+  updateWebhook,
+  verifyWebhook,
   KbClient,
   runCheck,
   uploadDirectory,
@@ -18,6 +30,7 @@ import {
   type UploadProgress,
 } from '@kb-platform/sdk';
 import { baseUrl, corpusFile, newOrg } from './support/harness';
+import { startReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(300_000);
 
@@ -118,6 +131,60 @@ describe('TypeScript SDK', () => {
     expect(answer.citations.length).toBeGreaterThan(0);
     expect(answer.citations[0].file_name).toBe('OSHA2001.pdf');
     expect(answer.answer).toMatch(/\[1\]/);
+  });
+
+  it('reads the chunks of a document: a page, every page by the iterator, the one behind a citation', async () => {
+    const doc = await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id: pdfId } } }));
+    const page = await listChunks(kb, pdfId, { limit: 3, offset: 2 });
+    expect(page.pagination).toEqual({ limit: 3, offset: 2, total: doc.chunk_count });
+    const all = [];
+    for await (const chunk of iterateChunks(kb, pdfId, { pageSize: 7 })) all.push(chunk);
+    expect(all).toHaveLength(doc.chunk_count!);
+    expect(all.slice(2, 5)).toEqual(page.data);
+    expect(all.every((c) => c.document_id === pdfId && typeof c.text === 'string')).toBe(true);
+    const answer = await kb.data(kb.api.POST('/api/v2/agent/query', { body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' } }));
+    const citation = answer.citations[0];
+    const chunk = await getChunk(kb, citation.document_id, citation.chunk_id);
+    expect(chunk.text.replace(/\s+/g, ' ')).toContain(citation.quote.replace(/\s+/g, ' '));
+    const missing = await getChunk(kb, pdfId, '00000000-0000-4000-8000-000000000000').catch((e) => e);
+    expect(missing).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+  });
+
+  it('manages a webhook endpoint, and verifies what the service delivers to it with verifyWebhook', async () => {
+    const receiver = await startReceiver();
+    try {
+      const hook = await createWebhook(kb, { url: receiver.url('/sdk'), events: ['document.deleted'], description: 'SDK hook' });
+      expect(hook.secret).toMatch(/^whsec_/);
+      expect((await listWebhooks(kb, { limit: 10 })).data.map((h) => h.id)).toEqual([hook.id]);
+      expect(await getWebhook(kb, hook.id)).toEqual({ ...hook, secret: undefined });
+      const refused = await createWebhook(kb, { url: 'ftp://example.com/x', events: ['*'] }).catch((e) => e);
+      expect(refused).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+
+      const reserved = await kb.data(kb.api.POST('/api/v2/documents', { body: { file_name: 'sdk-hook.txt', content_type: 'text/plain', size_bytes: 4 } }));
+      await kb.data(kb.api.DELETE('/api/v2/documents', { body: { document_ids: [reserved.id] } }));
+      await receiver.waitFor((all) => all.some((r) => r.path === '/sdk'), 60_000, 'the SDK endpoint delivery');
+      const received = receiver.at('/sdk')[0];
+      const event = verifyWebhook(received.body, received.headers, hook.secret);
+      expect(event).toMatchObject({ type: 'document.deleted', org_id: org.orgId, data: { id: reserved.id, file_name: 'sdk-hook.txt' } });
+      expect(() => verifyWebhook(received.body, received.headers, 'whsec_' + Buffer.alloc(32, 1).toString('base64'))).toThrow(KbWebhookVerificationError);
+
+      let log = await listWebhookDeliveries(kb, hook.id);
+      while (log.data[0]?.status !== 'succeeded') {
+        await new Promise((r) => setTimeout(r, 200));
+        log = await listWebhookDeliveries(kb, hook.id);
+      }
+      expect(log.pagination.total).toBe(1);
+      expect(log.data[0]).toMatchObject({ event: 'document.deleted', event_id: event.id, attempts: 1, response_status: 200 });
+      expect(await retryWebhookDelivery(kb, hook.id, log.data[0].id)).toMatchObject({ id: log.data[0].id, status: 'pending' });
+      await receiver.waitFor((all) => all.filter((r) => r.path === '/sdk').length === 2, 60_000, 'the retried delivery');
+      expect(verifyWebhook(receiver.at('/sdk')[1].body, receiver.at('/sdk')[1].headers, hook.secret).id).toBe(event.id);
+
+      expect(await updateWebhook(kb, hook.id, { enabled: false, description: null })).toMatchObject({ enabled: false, description: null });
+      expect(await deleteWebhook(kb, hook.id)).toBeUndefined();
+      expect(await getWebhook(kb, hook.id).catch((e) => e)).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('streams a chat reply as SSE events meta → delta… → citations → done, and the same reply without streaming', async () => {

@@ -174,14 +174,19 @@ try {
       const db = await lancedb.connect(entry.dataDir);
       const table = await db.openTable('chunk_vectors');
       const indexed = (await table.listIndices()).filter((ix) => ix.columns.includes('vector')).map((ix) => ix.indexType);
+      // Probe as many partitions as the store does for this index (vectorIndexNprobes), so the
+      // figure is the recall the service's dense searches actually get.
+      const { vectorIndexNprobes, vectorIndexPartitions } = require(path.join(ROOT, 'dist/apps/retrieval/src/store/lancedb-chunk-store.js'));
+      const partitions = await vectorIndexPartitions(table);
+      const nprobes = vectorIndexNprobes(partitions);
       let recall = 0;
       for (const v of qv) {
         const search = () => table.vectorSearch(Array.from(v)).distanceType('cosine').where(`org_id = '${entry.orgId}'`).select(['id', '_distance']).limit(10);
         const exact = new Set((await search().bypassVectorIndex().toArray()).map((r) => r.id));
-        const approx = await search().nprobes(20).toArray();
+        const approx = await search().nprobes(nprobes).toArray();
         recall += approx.filter((r) => exact.has(r.id)).length / Math.max(1, exact.size);
       }
-      entry.dense = { vectorIndex: indexed.join(',') || 'none (exact search)', 'recall@10 vs exact': round(recall / qv.length), queries: qv.length };
+      entry.dense = { vectorIndex: indexed.join(',') || 'none (exact search)', partitions, nprobes, 'recall@10 vs exact': round(recall / qv.length), queries: qv.length };
       table.close();
       db.close();
     }

@@ -2,7 +2,7 @@ import { endHttpServerSpan, observeHttpRequest, startHttpServerSpan } from '@kb/
 import { trace } from '@opentelemetry/api';
 import 'reflect-metadata';
 import { OpenAPIObject } from '@nestjs/swagger';
-import { AppError, connectNats, ensureStream, ErrorCode, Logger, storageConfigFromEnv } from '@kb/common';
+import { AppError, connectNats, ensureStream, ErrorCode, Logger, SecretBox, storageConfigFromEnv } from '@kb/common';
 import { USAGE_STREAM, USAGE_STREAM_SUBJECTS } from '@kb/events';
 import cors from '@fastify/cors';
 import type { Pool } from 'pg';
@@ -99,6 +99,78 @@ function answerClientError(error: Error & { code?: string }, socket: import('nod
   socket.destroy();
 }
 
+/**
+ * Largest request body the gateway keeps reading (and discards) after refusing it (413, or any
+ * answer sent before the body arrived), in bytes. Closing the connection while the client is still
+ * sending makes its TCP stack reset the connection, and the client then sees `EPIPE`/`ECONNRESET`
+ * instead of the 413 envelope (RFC 9112 section 9.6: a server closing early should keep reading,
+ * "lingering close"). Bodies declared larger, or that keep coming past this, are cut off: such a
+ * client should send `Expect: 100-continue`, which gets the 413 before any byte of the body.
+ */
+export const REFUSED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/** Requests answered without `100 Continue` (their body never comes): their connection closes after the answer. */
+const refusedBeforeContinue = new WeakSet<import('node:http').IncomingMessage>();
+
+/** Longest wait (ms) for a refused body to finish arriving on a connection that closes after the answer. */
+export const REFUSED_BODY_LINGER_MS = 10_000;
+
+/**
+ * "Lingering close" of `socket` (RFC 9112 section 9.6): when Node closes the connection after the
+ * answer (the client sent `Connection: close`), it half-closes instead (our FIN goes out after the
+ * answer) and keeps reading what the client still sends, then closes once the client has closed its
+ * side or after {@link REFUSED_BODY_LINGER_MS}. Closing at once with unread bytes makes the kernel
+ * reset the connection, which can destroy the answer before the client reads it. Node's HTTP
+ * server ends a connection with `socket.destroySoon()`; this replaces it for this socket until the
+ * request's body has been read (`bodyRead` resolved), after which a plain close is clean again.
+ */
+function lingerOnClose(socket: import('node:net').Socket, bodyRead: import('node:http').IncomingMessage): void {
+  const original = socket.destroySoon;
+  let closing = false;
+  socket.destroySoon = () => {
+    closing = true;
+    socket.destroySoon = original;
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), REFUSED_BODY_LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', () => socket.destroy());
+    socket.resume();
+  };
+  bodyRead.once('end', () => {
+    if (!closing) socket.destroySoon = original;
+  });
+}
+
+/**
+ * onSend step of every response: a request whose body has not been fully received has the rest of
+ * its body read and dropped (up to {@link REFUSED_BODY_DRAIN_BYTES}) instead of the connection being
+ * closed under the client while it still sends, so the client reads the answer (typically the 413
+ * envelope) instead of `EPIPE`/`ECONNRESET`. Fastify asks to close the connection after a
+ * body-parser error: the connection is kept instead; when it closes anyway (the client asked for
+ * `Connection: close`) it lingers ({@link lingerOnClose}). A request refused before `100 Continue`
+ * sent no body: its connection is closed after the answer.
+ */
+function settleUnreadBody(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (refusedBeforeContinue.has(raw)) {
+    reply.header('connection', 'close');
+    return;
+  }
+  if (raw.complete || raw.destroyed || !raw.socket) return;
+  const declared = Number(raw.headers['content-length']);
+  if (declared > REFUSED_BODY_DRAIN_BYTES) return;
+  reply.removeHeader('connection');
+  const socket = raw.socket;
+  let received = 0;
+  raw.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > REFUSED_BODY_DRAIN_BYTES) socket.destroy();
+  });
+  raw.resume();
+  lingerOnClose(socket, raw);
+}
+
 /** Settings of the gateway (validated from the environment by main.ts; README configuration table). */
 export interface GatewayConfig {
   DATABASE_URL: string;
@@ -119,6 +191,12 @@ export interface GatewayConfig {
    * comma-separated, `*` for any (the default: the URLs carry their own authorization), empty = none.
    */
   STORAGE_CORS_ORIGINS?: string;
+  /**
+   * Server key of the webhook secrets (the webhooks service's WEBHOOK_SECRET_KEY): seals the stored
+   * idempotent answer of `POST /api/v2/webhooks`, which holds the endpoint's signing secret. Unset:
+   * that answer is not stored (a retry with the same Idempotency-Key creates another endpoint).
+   */
+  WEBHOOK_SECRET_KEY?: string;
   /** Object storage settings (sharedEnv.storage). */
   storage: ReturnType<typeof storageConfigFromEnv>;
 }
@@ -284,7 +362,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   // - JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would
   //   otherwise reach validation (and its recursion) as if they were DTOs;
   // - idempotency keys of POST requests are claimed, or their stored response replayed.
-  const idempotency = new Idempotency(database, logger);
+  const idempotency = new Idempotency(database, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
+  if (!config.WEBHOOK_SECRET_KEY) logger.warn('WEBHOOK_SECRET_KEY is not set: answers of POST /api/v2/webhooks (they hold a signing secret) are not kept for Idempotency-Key replays');
   fastify.addHook('preHandler', (request, reply, done) => {
     const body = request.body;
     if (body !== undefined && !isPublicPath(pathOf(request.url))) {
@@ -299,6 +378,18 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   });
   // The success envelope around every handler result that is not already one.
   fastify.addHook('preSerialization', (request, _reply, payload, done) => done(null, envelopeOf(payload, String(request.id))));
+  fastify.addHook('onSend', (request, reply, _payload, done) => {
+    settleUnreadBody(request, reply);
+    done();
+  });
+  // `Expect: 100-continue` (RFC 9110 section 10.1.1): an API request whose declared body is over
+  // the limit is answered 413 at once, before the client sends the body; others get `100 Continue`.
+  // Presigned storage uploads (larger than the API limit) always continue: their handler decides.
+  fastify.server.on('checkContinue', (req, res) => {
+    if (!(req.url ?? '').startsWith('/storage/') && Number(req.headers['content-length']) > config.GATEWAY_BODY_LIMIT_BYTES) refusedBeforeContinue.add(req);
+    else res.writeContinue();
+    fastify.server.emit('request', req, res);
+  });
   // The response of a claimed idempotency key is stored.
   fastify.addHook('onSend', (request, reply, payload, done) => {
     if (!idempotency.claimed(request)) return done();

@@ -38,6 +38,8 @@ runService(logger, async () => {
     INGESTION_MAX_TEXT_BYTES: env.int(32 * 1024 * 1024),
     /** Largest declared uncompressed size of a DOCX/XLSX/PPTX package, bytes (zip-bomb guard). */
     INGESTION_MAX_UNZIPPED_BYTES: env.int(1024 * 1024 * 1024),
+    /** Heap cap (MB) of the worker thread that parses one DOCX/XLSX/PPTX/HTML file; beyond it the document fails. */
+    INGESTION_EXTRACTION_HEAP_MB: env.int(1024),
     /** Chunk size target and overlap, characters. */
     INGESTION_CHUNK_CHARS: env.int(1200),
     INGESTION_CHUNK_OVERLAP_CHARS: env.int(150),
@@ -85,6 +87,7 @@ runService(logger, async () => {
     maxPages: config.INGESTION_MAX_PAGES,
     maxTextBytes: config.INGESTION_MAX_TEXT_BYTES,
     maxUnzippedBytes: config.INGESTION_MAX_UNZIPPED_BYTES,
+    maxHeapMb: config.INGESTION_EXTRACTION_HEAP_MB,
     chunkOptions: {
       targetChars: config.INGESTION_CHUNK_CHARS,
       maxChars: Math.max(config.INGESTION_CHUNK_CHARS, Math.round(config.INGESTION_CHUNK_CHARS * 5 / 3)),

@@ -10,3 +10,4 @@ export * from './ids';
 export * from './service-env';
 export * from './section';
 export * from './outbox';
+export * from './secret-box';

@@ -9,11 +9,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { chatText, exportBatch, waitForBatch, waitForCheckRun, type Batch, type BatchDetail, type ChatRequest, type CheckRun, type KbClient } from '@kb-platform/sdk';
+import { chatText, exportBatch, getChunk, iterateChunks, listChunks, waitForBatch, waitForCheckRun, type Batch, type BatchDetail, type ChatRequest, type CheckRun, type KbClient } from '@kb-platform/sdk';
 import { checkCommand } from './check';
 import { client, type ConnectionOptions } from './config';
 import { clip, fail, pages, printJson, table } from './output';
 import { uploadCommand } from './upload';
+import { webhooksCommands } from './webhooks';
 
 type Opts = ConnectionOptions & { json?: boolean } & Record<string, any>;
 
@@ -69,12 +70,20 @@ leaf(docs, 'list', 'list documents, newest first', async (kb, _a, o) => {
   .addOption(new Option('--status <status>', 'only this status').choices(['awaiting_upload', 'processing', 'ready', 'completed', 'failed']))
   .option('--limit <n>', 'page size (max 200)', int, 50)
   .option('--offset <n>', 'results to skip', int, 0);
-leaf(docs, 'status <ids...>', 'status of documents (and the error of failed ones)', async (kb, [ids], o) => {
+leaf(docs, 'status <ids...>', 'status of documents, where processing is (a progress column while some are processed: stage, pages done/total) and the error of failed ones', async (kb, [ids], o) => {
   const found = [];
   for (const id of ids as string[]) found.push(await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id } } })));
   if (o.json) return printJson({ documents: found });
-  const t = table(['document id', 'file', 'status', 'chunks', 'size', 'error'], [38, 'flex', 11, 8, 10, 'flex']);
-  for (const d of found) t.push([d.id, d.file_name, d.status, String(d.chunk_count ?? ''), String(d.size_bytes ?? ''), d.error_message ?? '']);
+  // The progress column only while some document is being processed.
+  const withProgress = found.some((d) => d.progress);
+  const t = withProgress
+    ? table(['document id', 'file', 'status', 'progress', 'chunks', 'size', 'error'], [38, 'flex', 11, 18, 8, 10, 'flex'])
+    : table(['document id', 'file', 'status', 'chunks', 'size', 'error'], [38, 'flex', 11, 8, 10, 'flex']);
+  for (const d of found) {
+    const row = [d.id, d.file_name, d.status, String(d.chunk_count ?? ''), String(d.size_bytes ?? ''), d.error_message ?? ''];
+    if (withProgress) row.splice(3, 0, progressText(d.progress));
+    t.push(row);
+  }
   process.stdout.write(`${t.toString()}\n`);
 });
 leaf(docs, 'download <id>', 'download the original file (to --out, default its own name in the current folder)', async (kb, [id], o) => {
@@ -90,6 +99,39 @@ leaf(docs, 'delete <ids...>', 'delete documents (file, metadata and every indexe
   const result = await kb.data(kb.api.DELETE('/api/v2/documents', { body: { document_ids: ids } }));
   if (o.json) return printJson(result);
   process.stdout.write(`deleted ${result.deleted.length} document(s)${result.deleted.length ? `: ${result.deleted.join(', ')}` : ''}\n`);
+});
+
+/** `ocr 3/12 pages`, `chunking`… for a document being processed; empty otherwise. */
+function progressText(progress: { stage: string; pages_done?: number | null; pages_total?: number | null } | null | undefined): string {
+  if (!progress) return '';
+  if (progress.pages_total) return `${progress.stage} ${progress.pages_done ?? 0}/${progress.pages_total} pages`;
+  return progress.stage;
+}
+const chunkTable = () => table(['#', 'node id', 'pages', 'section', 'text'], [6, 38, 9, 'flex', 'flex']);
+leaf(docs, 'chunks <document-id>', "a document's chunks in document order (the passages sources and citations point at)", async (kb, [id], o) => {
+  if (o.all) {
+    const all = [];
+    for await (const chunk of iterateChunks(kb, id)) all.push(chunk);
+    if (o.json) return printJson({ data: all, pagination: { limit: all.length, offset: 0, total: all.length } });
+    const t = chunkTable();
+    all.forEach((c, i) => t.push([String(i + 1), c.node_id, pages(c), c.section ?? '', clip(c.text, 200)]));
+    process.stdout.write(`${t.toString()}\n${all.length} chunk(s)\n`);
+    return;
+  }
+  const page = await listChunks(kb, id, { limit: o.limit, offset: o.offset });
+  if (o.json) return printJson(page);
+  const t = chunkTable();
+  page.data.forEach((c, i) => t.push([String(page.pagination.offset + i + 1), c.node_id, pages(c), c.section ?? '', clip(c.text, 200)]));
+  process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} chunk(s) (offset ${page.pagination.offset})\n`);
+})
+  .option('--limit <n>', 'page size (max 200)', int, 50)
+  .option('--offset <n>', 'chunks to skip', int, 0)
+  .option('--all', 'every chunk (fetched 200 at a time)');
+leaf(docs, 'chunk <document-id> <node-id>', "one chunk in full: the passage behind a source's node_id or a citation's chunk_id", async (kb, [id, nodeId], o) => {
+  const c = await getChunk(kb, id, nodeId);
+  if (o.json) return printJson(c);
+  const where = [c.section, pages(c)].filter(Boolean).join(', ');
+  process.stdout.write(`${c.node_id}${where ? ` (${where})` : ''}\n\n${c.text}\n`);
 });
 
 // ── projects ──
@@ -376,5 +418,7 @@ leaf(batch, 'export <id>', 'the results as CSV (stdout, or --out)', async (kb, [
 })
   .option('-o, --out <file>', 'file to write')
   .option('--wait', 'wait for the batch to finish first');
+
+webhooksCommands(program, leaf, fail);
 
 program.parseAsync(process.argv).catch((error) => fail(error, process.argv.includes('--json')));

@@ -2,9 +2,27 @@
 export { KbClient, type KbClientOptions, type DataOf } from './client';
 export { KbApiError, KbTimeoutError } from './errors';
 export { uploadFile, uploadFiles, uploadDirectory, waitForDocuments, filesOf, type UploadOptions, type UploadProgress, type UploadSummary } from './documents';
+export { listChunks, iterateChunks, getChunk } from './chunks';
 export { chat, chatText, type ChatEvent } from './chat';
 export { runCheck, waitForCheckRun } from './checks';
 export { exportBatch, waitForBatch } from './batches';
+export {
+  createWebhook,
+  listWebhooks,
+  getWebhook,
+  updateWebhook,
+  deleteWebhook,
+  listWebhookDeliveries,
+  retryWebhookDelivery,
+  verifyWebhook,
+  KbWebhookVerificationError,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHeaders,
+  type WebhookVerificationReason,
+  type Page,
+  type PageOptions,
+} from './webhooks';
 export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION, type UploadContentType } from './content-types';
 export type * from './types';
 export type { paths, components } from './generated/openapi';

@@ -45,3 +45,15 @@ export type CreateBatch = RequestBody<paths['/api/v2/agent/batches']['post']>;
 export type Batch = DataOf<SuccessBody<paths['/api/v2/agent/batches']['post']>>;
 /** A batch with its results (GET /api/v2/agent/batches/{id}). */
 export type BatchDetail = DataOf<SuccessBody<paths['/api/v2/agent/batches/{id}']['get']>>;
+/** A chunk of a document: the passage behind a source's `node_id` (GET /api/v2/documents/{id}/chunks/{node_id}). */
+export type DocumentChunk = DataOf<SuccessBody<paths['/api/v2/documents/{id}/chunks/{node_id}']['get']>>;
+/** Body of POST /api/v2/webhooks. */
+export type CreateWebhook = RequestBody<paths['/api/v2/webhooks']['post']>;
+/** Body of PATCH /api/v2/webhooks/{id}. */
+export type UpdateWebhook = RequestBody<paths['/api/v2/webhooks/{id}']['patch']>;
+/** An endpoint just created, with its signing `secret` shown this once (POST /api/v2/webhooks). */
+export type CreatedWebhook = DataOf<SuccessBody<paths['/api/v2/webhooks']['post']>>;
+/** A webhook endpoint, without its secret (GET /api/v2/webhooks/{id}). */
+export type WebhookEndpoint = DataOf<SuccessBody<paths['/api/v2/webhooks/{id}']['get']>>;
+/** One delivery of the log (GET /api/v2/webhooks/{id}/deliveries). */
+export type WebhookDelivery = Item<DataOf<SuccessBody<paths['/api/v2/webhooks/{id}/deliveries']['get']>>>;

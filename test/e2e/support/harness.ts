@@ -92,6 +92,27 @@ export async function waitForDocument(key: string, id: string, timeoutMs = 120_0
   }
 }
 
+/** One JSON line of a service's log (pino): `msg` plus whatever fields the line carries. */
+export type LogLine = { msg: string; time?: string; document_id?: string; attempt?: number; gap_ms?: number; [field: string]: unknown };
+
+/** Size in bytes of the shared stack's log of `service` (`<KB_E2E_DATA_DIR>/logs/<service>.log`): pass it to {@link serviceLog} to read only what follows. */
+export function serviceLogSize(service: string): number {
+  return statSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', `${service}.log`)).size;
+}
+
+/**
+ * The JSON lines of the shared stack's log of `service` from byte `from` on (other suites fill the
+ * log: reading only the tail keeps polling cheap). Non-JSON lines are skipped.
+ */
+export function serviceLog(service: string, from = 0): LogLine[] {
+  return readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', `${service}.log`))
+    .subarray(from)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
 export function corpusFile(rel: string): string {
   const p = path.join(CORPUS, rel);
   statSync(p);

@@ -2,6 +2,7 @@ import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, isAcceptedContentType, n
 import { ProcessRequestedEvent } from '@kb/events';
 import { isStorageError, type ObjectInfo, type ObjectStorage } from '@kb/storage';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { from, lastValueFrom, mergeMap, toArray } from 'rxjs';
 import { ProjectsService } from '../projects/projects.service';
 import { DocumentEntity, DocumentStatus } from './document.entity';
 import { DocumentFilter, DocumentsRepository } from './documents.repository';
@@ -19,6 +20,19 @@ export interface ProcessResult {
   skipped: { documentId: string; reason: SkipReason }[];
   failed: { documentId: string; error: string; message: string }[];
 }
+
+/** What starting one document of a process call came to. */
+type ProcessOutcome =
+  | { kind: 'processed'; documentId: string }
+  | { kind: 'skipped'; documentId: string; reason: SkipReason }
+  | { kind: 'failed'; documentId: string; error: string; message: string };
+
+/**
+ * Documents of one process call started at once. A call takes up to 100 ids (service-api.md, limits);
+ * one at a time, 100 of them took more than the gateway's 30 s gRPC deadline while ingestion was
+ * busy (`npm run bench:index -- --parts api`). 8 stays below the service's PostgreSQL pool (10).
+ */
+export const PROCESS_CONCURRENCY = 8;
 
 /** Ports the documents use cases need besides their tables. */
 export interface DocumentsDependencies {
@@ -159,85 +173,82 @@ export class DocumentsService {
 
   /**
    * Starts processing of uploaded documents. Per-document problems are reported, not thrown.
-   * Duplicate ids are processed once.
+   * Duplicate ids are processed once. Up to {@link PROCESS_CONCURRENCY} documents are started at
+   * once (each is a storage stat, a conditional status update, the upload slot's move and a NATS
+   * publish); the lists of the result keep the order of `documentIds`.
    */
   async process(ctx: CallContext, documentIds: string[]): Promise<ProcessResult> {
     const ids = unique(documentIds);
-    const result: ProcessResult = { processed: [], skipped: [], failed: [] };
     const docs = new Map((await this.deps.repository.findMany(ctx.orgId, ids)).map((d) => [d.id, d]));
-    for (const id of ids) {
-      const doc = docs.get(id);
-      if (!doc) {
-        result.skipped.push({ documentId: id, reason: 'not_found' });
-        continue;
-      }
-      if (doc.status !== 'awaiting_upload') {
-        result.skipped.push({ documentId: id, reason: 'not_awaiting_upload' });
-        continue;
-      }
-      try {
-        const located = await this.locateUpload(doc);
-        const info = located?.info;
-        if (!located || !info) {
-          result.skipped.push({ documentId: id, reason: 'upload_not_found' });
-          continue;
-        }
-        if (info.size !== doc.declaredSizeBytes) {
-          result.skipped.push({ documentId: id, reason: 'size_mismatch' });
-          continue;
-        }
-        if (info.contentType !== null && normalizeContentType(info.contentType) !== doc.contentType) {
-          result.skipped.push({ documentId: id, reason: 'content_type_mismatch' });
-          continue;
-        }
-        const now = new Date();
-        if (!(await this.deps.repository.startProcessing(ctx.orgId, id, info.size, now))) {
-          result.skipped.push({ documentId: id, reason: 'not_awaiting_upload' });
-          continue;
-        }
-        if (doc.uploadKey !== null && !located.moved) {
-          try {
-            await this.closeSlotAndMove(doc, info);
-          } catch (error) {
-            // The slot stays open: its bytes must not be swept as a late upload once the URL expires.
-            await this.deps.storage.reopenUploads(doc.uploadKey).catch(() => undefined);
-            await this.deps.repository.forgetClosedUpload(doc.uploadKey).catch(() => undefined);
-            await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
-            if (!isStorageError(error, 'PRECONDITION_FAILED')) throw error;
-            result.failed.push({
-              documentId: id,
-              error: 'CONFLICT',
-              message: 'The upload was replaced while processing was starting. The document is still awaiting processing; retry.',
-            });
-            continue;
-          }
-        }
-        try {
-          await this.deps.publishProcessRequested({
-            documentId: id,
-            orgId: ctx.orgId,
-            projectId: doc.projectId,
-            fileName: doc.fileName,
-            contentType: doc.contentType,
-            sizeBytes: info.size,
-            storageKey: doc.storageKey,
-            requestedAt: now.toISOString(),
-          });
-        } catch (error) {
-          await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
-          throw error;
-        }
-        result.processed.push(id);
-      } catch (error) {
-        const code = error instanceof AppError ? error.code : 'SERVICE_UNAVAILABLE';
-        result.failed.push({
-          documentId: id,
-          error: code,
-          message: 'Processing could not be started because a backing service is unavailable. The document is still awaiting processing; retry.',
-        });
-      }
+    const outcomes = await lastValueFrom(
+      from(ids).pipe(
+        mergeMap(async (id, index) => ({ index, outcome: await this.startProcessing(ctx, id, docs.get(id)) }), PROCESS_CONCURRENCY),
+        toArray(),
+      ),
+    );
+    const result: ProcessResult = { processed: [], skipped: [], failed: [] };
+    for (const { outcome } of outcomes.sort((a, b) => a.index - b.index)) {
+      if (outcome.kind === 'processed') result.processed.push(outcome.documentId);
+      else if (outcome.kind === 'skipped') result.skipped.push({ documentId: outcome.documentId, reason: outcome.reason });
+      else result.failed.push({ documentId: outcome.documentId, error: outcome.error, message: outcome.message });
     }
     return result;
+  }
+
+  /** Starts processing of one document of {@link process}; `doc` is undefined when it was not found. */
+  private async startProcessing(ctx: CallContext, id: string, doc: DocumentEntity | undefined): Promise<ProcessOutcome> {
+    const skipped = (reason: SkipReason): ProcessOutcome => ({ kind: 'skipped', documentId: id, reason });
+    if (!doc) return skipped('not_found');
+    if (doc.status !== 'awaiting_upload') return skipped('not_awaiting_upload');
+    try {
+      const located = await this.locateUpload(doc);
+      const info = located?.info;
+      if (!located || !info) return skipped('upload_not_found');
+      if (info.size !== doc.declaredSizeBytes) return skipped('size_mismatch');
+      if (info.contentType !== null && normalizeContentType(info.contentType) !== doc.contentType) return skipped('content_type_mismatch');
+      const now = new Date();
+      if (!(await this.deps.repository.startProcessing(ctx.orgId, id, info.size, now))) return skipped('not_awaiting_upload');
+      if (doc.uploadKey !== null && !located.moved) {
+        try {
+          await this.closeSlotAndMove(doc, info);
+        } catch (error) {
+          // The slot stays open: its bytes must not be swept as a late upload once the URL expires.
+          await this.deps.storage.reopenUploads(doc.uploadKey).catch(() => undefined);
+          await this.deps.repository.forgetClosedUpload(doc.uploadKey).catch(() => undefined);
+          await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
+          if (!isStorageError(error, 'PRECONDITION_FAILED')) throw error;
+          return {
+            kind: 'failed',
+            documentId: id,
+            error: 'CONFLICT',
+            message: 'The upload was replaced while processing was starting. The document is still awaiting processing; retry.',
+          };
+        }
+      }
+      try {
+        await this.deps.publishProcessRequested({
+          documentId: id,
+          orgId: ctx.orgId,
+          projectId: doc.projectId,
+          fileName: doc.fileName,
+          contentType: doc.contentType,
+          sizeBytes: info.size,
+          storageKey: doc.storageKey,
+          requestedAt: now.toISOString(),
+        });
+      } catch (error) {
+        await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
+        throw error;
+      }
+      return { kind: 'processed', documentId: id };
+    } catch (error) {
+      return {
+        kind: 'failed',
+        documentId: id,
+        error: error instanceof AppError ? error.code : 'SERVICE_UNAVAILABLE',
+        message: 'Processing could not be started because a backing service is unavailable. The document is still awaiting processing; retry.',
+      };
+    }
   }
 
   /**

@@ -1,4 +1,4 @@
-import { AppError, Logger } from '@kb/common';
+import { AppError, Logger, SecretBox } from '@kb/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -32,6 +32,16 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
   return createHash('sha256').update(`${method}\n${url}\n${canonicalJson(body ?? null)}`).digest('hex');
 }
 
+/**
+ * Routes (method and Fastify route template) whose answer holds a secret in clear: `POST
+ * /api/v2/webhooks` returns the endpoint's signing secret. Their stored answer is sealed with
+ * AES-256-GCM ({@link SecretBox}, WEBHOOK_SECRET_KEY) so the 24 h idempotency table never holds it
+ * in clear, and opened again to be replayed.
+ */
+export const SEALED_ROUTES = new Set(['POST /api/v2/webhooks']);
+/** Key of the stored JSON `{ "kb_sealed_v1": "<SecretBox text of the response body>" }`. */
+const SEALED = 'kb_sealed_v1';
+
 /** State of a request that claimed an idempotency key (set by `preHandler`). */
 interface Claimed {
   orgId: string;
@@ -52,16 +62,21 @@ type ClaimingRequest = FastifyRequest & { [IDEMPOTENCY_CLAIM]?: Claimed | null }
  *   response is replayed with `Idempotent-Replayed: true` (its `request_id` is the replaying
  *   request's id) and the handler does not run; a different method, path or body → 409 CONFLICT;
  *   the first request still running → 409 CONFLICT.
- * - `onSend`: the final status and JSON envelope are stored. Client errors (4xx) are stored and
+ * - `onSend`: the final status and JSON envelope are stored (sealed for {@link SEALED_ROUTES}). Client errors (4xx) are stored and
  *   replayed like successes; server-side failures (5xx: unavailable, timeout, internal) release
  *   the key, so a retry runs again.
  * - `onResponse`: a key whose response was not a JSON body (chat with `stream: true` as
  *   text/event-stream) is released when the response ends: a retry runs again.
  */
 export class Idempotency {
+  /**
+   * @param sealer seals the stored answers of {@link SEALED_ROUTES}; null: those answers are not
+   *   stored at all (the key is released, so a retry runs the request again).
+   */
   constructor(
     private readonly db: DataSource,
     private readonly logger: Logger,
+    private readonly sealer: SecretBox | null = null,
   ) {}
 
   /**
@@ -103,12 +118,20 @@ export class Idempotency {
       await this.release(claim);
       return;
     }
+    let stored = payload;
+    if (SEALED_ROUTES.has(`${request.method} ${request.routeOptions.url}`)) {
+      if (!this.sealer) {
+        await this.release(claim);
+        return;
+      }
+      stored = JSON.stringify({ [SEALED]: this.sealer.seal(payload) });
+    }
     await this.db
       .query(`UPDATE idempotency_keys SET state = 'completed', response_status = $3, response_body = $4 WHERE org_id = $1 AND key = $2`, [
         claim.orgId,
         claim.key,
         reply.statusCode,
-        payload,
+        stored,
       ])
       .catch(async (err) => {
         this.logger.warn({ err }, 'could not store an idempotent response; releasing the key');
@@ -149,7 +172,20 @@ export class Idempotency {
     if (row.state !== 'completed' || row.response_status === null) {
       throw AppError.conflict('A request with this Idempotency-Key is still being processed. Retry after it completes.');
     }
-    return { kind: 'replay', status: row.response_status, body: row.response_body };
+    return { kind: 'replay', status: row.response_status, body: this.unseal(row.response_body) };
+  }
+
+  /** A stored body as it was sent: sealed ones opened ({@link SEALED_ROUTES}). @throws AppError CONFLICT when it cannot be opened (WEBHOOK_SECRET_KEY changed). */
+  private unseal(body: unknown): unknown {
+    const sealed = body && typeof body === 'object' ? (body as Record<string, unknown>)[SEALED] : undefined;
+    if (typeof sealed !== 'string') return body;
+    try {
+      if (!this.sealer) throw new Error('WEBHOOK_SECRET_KEY is not set');
+      return JSON.parse(this.sealer.open(sealed));
+    } catch (err) {
+      this.logger.warn({ err }, 'a sealed idempotent response cannot be opened');
+      throw AppError.conflict('The response of the first request with this Idempotency-Key cannot be replayed (the server key changed). Use a new key; list the endpoints to find the one the first request created.');
+    }
   }
 
   private async release(claim: Claimed): Promise<void> {

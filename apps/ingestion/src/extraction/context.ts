@@ -5,6 +5,11 @@ export const DEFAULT_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_PAGES = 2000;
 /** Default text budget: 32 MiB keeps one document's chunks inside the 64 MiB gRPC message limit of the index. */
 export const DEFAULT_MAX_TEXT_BYTES = 32 * 1024 * 1024;
+/**
+ * Default heap cap of one off-thread extraction (MB): the 50k-paragraph DOCX and 30 MB HTML of
+ * off-thread.spec.ts need well under half of it.
+ */
+export const DEFAULT_MAX_HEAP_MB = 1024;
 
 /**
  * Per-call state shared by the format extractors: one abort signal that fires on the caller's
@@ -21,6 +26,8 @@ export interface ExtractionContext {
   readonly maxTextBytes: number;
   /** Largest declared uncompressed size of an Office (ZIP) package, in bytes. */
   readonly maxUnzippedBytes: number;
+  /** Old-generation heap cap (MB) of the worker thread that extracts a DOCX/XLSX/PPTX/HTML file. */
+  readonly maxHeapMb: number;
   /** Reports progress (a no-op when the caller gave no listener). */
   readonly progress: ExtractionProgressListener;
 }
@@ -58,6 +65,7 @@ export function createContext(options: ExtractOptions = {}): { ctx: ExtractionCo
       deferOcr: options.deferOcr ?? false,
       maxTextBytes: options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES,
       maxUnzippedBytes: options.maxUnzippedBytes ?? DEFAULT_ZIP_LIMITS.maxUncompressedBytes,
+      maxHeapMb: options.maxHeapMb ?? DEFAULT_MAX_HEAP_MB,
       progress: options.onProgress ?? (() => undefined),
     },
     dispose: () => {

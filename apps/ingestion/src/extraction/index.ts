@@ -12,6 +12,7 @@ import { extractHtml } from './html';
 import { extractImage } from './image';
 import { extractJson } from './json';
 import { extractMarkdown } from './markdown';
+import { extractInWorker, OFF_THREAD_TYPES } from './off-thread';
 import { extractPdf, extractPdfOcrPages } from './pdf';
 import { extractPptx } from './pptx';
 import { extractText } from './text';
@@ -58,7 +59,9 @@ export { normalizeContentType };
  * `CORRUPT_FILE`, `ENCRYPTED` (password needed to open), `NO_TEXT`, `TIMEOUT`
  * (`options.timeoutMs`, default 300000 ms, exceeded; child processes are killed),
  * `TOO_LARGE` (more than `options.maxPages`, default 2000, pages/sheets/slides),
- * `OCR_UNAVAILABLE` (scanned content but tesseract/pdftoppm missing).
+ * `OCR_UNAVAILABLE` (scanned content but tesseract/pdftoppm missing); DOCX, XLSX, PPTX and HTML
+ * are parsed in a worker thread (off-thread.ts) and give `TOO_LARGE` when it needs more than
+ * `options.maxHeapMb` of heap.
  * When `options.signal` aborts, the signal's reason is thrown. File-system errors reading
  * `filePath` (e.g. ENOENT) are passed through unchanged.
  */
@@ -79,6 +82,8 @@ export async function extractDocument(filePath: string, contentType: string, opt
       const { size } = await stat(filePath);
       if (size > ctx.maxTextBytes) throw textTooLarge(ctx, size);
     }
+    // Library parsers that would hold the event loop for seconds on a large file run in a worker thread.
+    if (OFF_THREAD_TYPES.has(type)) return await extractInWorker(ctx, type, filePath);
     return await raceAbort(ctx, extractor(ctx, filePath));
   } finally {
     dispose();

@@ -1,7 +1,7 @@
 /** Checks shared by the Office Open XML formats (DOCX, XLSX, PPTX), which are ZIP packages. */
 import { readFile } from 'node:fs/promises';
 import { ExtractionError } from './types';
-import { checkZipLimits, DEFAULT_ZIP_LIMITS, ZipLimits } from './zip-limits';
+import { checkZipLimits, DEFAULT_ZIP_LIMITS, verifyInflatedSizes, ZipLimits } from './zip-limits';
 
 const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 
@@ -11,12 +11,14 @@ const OLE_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
  * `UNSUPPORTED_TYPE` for legacy binary Office files (.doc/.xls/.ppt) and `CORRUPT_FILE` for
  * anything else that is not a ZIP. `label` names the format in messages ("Word document").
  * Before anything is inflated, the declared sizes are checked against `limits` (zip bombs ->
- * `TOO_LARGE`, see {@link checkZipLimits}).
+ * `TOO_LARGE`, see {@link checkZipLimits}), then each part is inflated as a counting stream to
+ * verify it holds no more than declared ({@link verifyInflatedSizes}: headers that lie -> `TOO_LARGE`).
  */
 export async function readOfficePackage(filePath: string, label: string, extension: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<Buffer> {
   const bytes = await readFile(filePath);
   if (bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) {
-    checkZipLimits(bytes, label, extension, limits);
+    const entries = checkZipLimits(bytes, label, extension, limits);
+    await verifyInflatedSizes(bytes, entries, label, extension);
     return bytes;
   }
   if (bytes.length >= 8 && OLE_MAGIC.every((b, i) => bytes[i] === b)) {

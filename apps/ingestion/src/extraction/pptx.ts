@@ -133,12 +133,14 @@ export async function extractPptx(ctx: ExtractionContext, filePath: string): Pro
   const blocks: ExtractedBlock[] = [];
   for (let i = 0; i < slides.length; i++) {
     checkAborted(ctx);
+    ctx.progress('extracting', i, slides.length);
     const xml = await zip.file(slides[i])?.async('string');
     if (!xml) throw new ExtractionError('CORRUPT_FILE', CORRUPT);
     blocks.push(...slideToBlocks(xml, i + 1));
     const notes = await notesText(zip, slides[i]);
     if (notes) blocks.push({ kind: 'paragraph', text: `Speaker notes: ${notes}`, page: i + 1 });
   }
+  ctx.progress('extracting', slides.length, slides.length);
   if (blocks.length === 0) {
     throw new ExtractionError('NO_TEXT', 'The presentation contains no text; upload a file with text on its slides.');
   }

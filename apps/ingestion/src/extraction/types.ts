@@ -75,6 +75,8 @@ export type ExtractionProgressListener = (stage: 'extracting' | 'ocr', pagesDone
  * - `maxTextBytes`: largest extracted text in bytes (default 32 MiB), else `TOO_LARGE`.
  * - `maxUnzippedBytes`: largest declared uncompressed size of a DOCX/XLSX/PPTX package (default
  *   1 GiB), else `TOO_LARGE` before anything is inflated (zip bombs; see zip-limits.ts).
+ * - `maxHeapMb`: heap cap in MB of the worker thread that parses a DOCX/XLSX/PPTX/HTML file
+ *   (default 1024), else `TOO_LARGE` ("needs more than N MB of memory"); see off-thread.ts.
  */
 export interface ExtractOptions {
   /**
@@ -89,4 +91,5 @@ export interface ExtractOptions {
   deferOcr?: boolean;
   maxTextBytes?: number;
   maxUnzippedBytes?: number;
+  maxHeapMb?: number;
 }

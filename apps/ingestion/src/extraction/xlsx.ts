@@ -83,9 +83,12 @@ export async function extractXlsx(ctx: ExtractionContext, filePath: string): Pro
   checkPageLimit(ctx, wb.worksheets.length, 'sheet');
   const blocks: ExtractedBlock[] = [];
   let hasCells = false;
+  const sheets = wb.worksheets.length;
+  ctx.progress('extracting', 0, sheets);
   wb.worksheets.forEach((ws, i) => {
     checkAborted(ctx);
     const page = i + 1;
+    if (i > 0) ctx.progress('extracting', i, sheets);
     const rows = sheetRows(ws);
     blocks.push({ kind: 'heading', text: ws.name, page, level: 1 });
     if (rows.length === 0) return;
@@ -95,6 +98,7 @@ export async function extractXlsx(ctx: ExtractionContext, filePath: string): Pro
     for (const note of notes) blocks.push({ kind: 'paragraph', text: note.filter(Boolean).join(' '), page });
     if (headerIndex !== -1) blocks.push(...tableBlocks(rows[headerIndex], rows.slice(headerIndex + 1), page));
   });
+  ctx.progress('extracting', sheets, sheets);
   if (!hasCells) throw new ExtractionError('NO_TEXT', 'The Excel workbook has no filled cells; upload a workbook with content.');
   return { blocks, pageCount: wb.worksheets.length, title: readTitle(wb) };
 }

@@ -7,13 +7,19 @@
  * 0x06054b50), central directory file headers (4.3.12, signature 0x02014b50), Zip64 end of central
  * directory locator/record (4.3.15/4.3.14) and Zip64 extended information extra field (4.5.3, id 0x0001).
  */
+import { createInflateRaw } from 'node:zlib';
 import { ExtractionError } from './types';
 
-/** One entry as declared in the central directory. */
+/**
+ * One entry as declared in the central directory: sizes in bytes, `method` the compression method
+ * (0 stored, 8 deflate; APPNOTE 4.4.5) and `localHeaderOffset` where its local file header starts.
+ */
 export interface ZipEntryInfo {
   name: string;
   compressedSize: number;
   uncompressedSize: number;
+  method: number;
+  localHeaderOffset: number;
 }
 
 /** Limits: `maxUncompressedBytes` for the whole package; `maxRatio` for an entry bigger than `ratioFloorBytes`. */
@@ -66,14 +72,16 @@ export function readZipDirectory(bytes: Buffer): ZipEntryInfo[] | null {
   let p = offset;
   for (let n = 0; n < count; n++) {
     if (p + 46 > bytes.length || bytes.readUInt32LE(p) !== CDH_SIG) return null;
+    const method = bytes.readUInt16LE(p + 10);
     let compressedSize = bytes.readUInt32LE(p + 20);
     let uncompressedSize = bytes.readUInt32LE(p + 24);
+    let localHeaderOffset = bytes.readUInt32LE(p + 42);
     const nameLen = bytes.readUInt16LE(p + 28);
     const extraLen = bytes.readUInt16LE(p + 30);
     const commentLen = bytes.readUInt16LE(p + 32);
     if (p + 46 + nameLen + extraLen > bytes.length) return null;
     const name = bytes.toString('utf8', p + 46, p + 46 + nameLen);
-    if (uncompressedSize === 0xffffffff || compressedSize === 0xffffffff) {
+    if (uncompressedSize === 0xffffffff || compressedSize === 0xffffffff || localHeaderOffset === 0xffffffff) {
       // Zip64 extra field: the 8-byte sizes present are those whose 32-bit field is 0xFFFFFFFF, uncompressed first.
       let q = p + 46 + nameLen;
       const end = q + extraLen;
@@ -86,13 +94,17 @@ export function readZipDirectory(bytes: Buffer): ZipEntryInfo[] | null {
             uncompressedSize = Number(bytes.readBigUInt64LE(f));
             f += 8;
           }
-          if (compressedSize === 0xffffffff && f + 8 <= q + 4 + size) compressedSize = Number(bytes.readBigUInt64LE(f));
+          if (compressedSize === 0xffffffff && f + 8 <= q + 4 + size) {
+            compressedSize = Number(bytes.readBigUInt64LE(f));
+            f += 8;
+          }
+          if (localHeaderOffset === 0xffffffff && f + 8 <= q + 4 + size) localHeaderOffset = Number(bytes.readBigUInt64LE(f));
           break;
         }
         q += 4 + size;
       }
     }
-    entries.push({ name, compressedSize, uncompressedSize });
+    entries.push({ name, compressedSize, uncompressedSize, method, localHeaderOffset });
     p += 46 + nameLen + extraLen + commentLen;
   }
   return entries;
@@ -102,7 +114,7 @@ export function readZipDirectory(bytes: Buffer): ZipEntryInfo[] | null {
  * Throws `TOO_LARGE` when the package would expand beyond `limits` (a zip bomb), `CORRUPT_FILE`
  * when its central directory cannot be read. `label`/`extension` name the format in messages.
  */
-export function checkZipLimits(bytes: Buffer, label: string, extension: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): void {
+export function checkZipLimits(bytes: Buffer, label: string, extension: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): ZipEntryInfo[] {
   const entries = readZipDirectory(bytes);
   if (!entries) throw corrupt(label, extension);
   let total = 0;
@@ -123,5 +135,56 @@ export function checkZipLimits(bytes: Buffer, label: string, extension: string, 
       `The ${label} was rejected: it would expand to ${Math.round(total / (1024 * 1024))} MB, more than the limit of ` +
         `${Math.round(limits.maxUncompressedBytes / (1024 * 1024))} MB. Split it into smaller files and upload them separately.`,
     );
+  }
+  return entries;
+}
+
+/** Inflated size of one deflated entry, counted while streaming; stops (and returns `cap + 1`) past `cap` bytes. */
+function inflatedSize(data: Buffer, cap: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const inflate = createInflateRaw({ chunkSize: 64 * 1024 });
+    let total = 0;
+    inflate.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > cap) {
+        inflate.destroy();
+        resolve(cap + 1);
+      }
+    });
+    inflate.on('end', () => resolve(total));
+    inflate.on('error', reject);
+    inflate.end(data);
+  });
+}
+
+/**
+ * Verifies that every deflated entry of the package in `bytes` inflates to no more than the
+ * size its central directory declares (the sizes {@link checkZipLimits} budgeted), by inflating
+ * it as a stream and counting, holding one 64 KiB chunk at a time. A package that lies about its
+ * sizes (a "zip bomb" whose headers declare kilobytes for gigabytes) is rejected with `TOO_LARGE`
+ * before any parser (JSZip inside mammoth/exceljs) inflates it into memory; a deflate stream that
+ * does not decode gives `CORRUPT_FILE`. Costs one extra inflate pass (zlib runs at hundreds of
+ * MB/s, small next to XML parsing).
+ */
+export async function verifyInflatedSizes(bytes: Buffer, entries: readonly ZipEntryInfo[], label: string, extension: string): Promise<void> {
+  for (const e of entries) {
+    if (e.method !== 8) continue; // stored (0): its size is its compressed size; others JSZip refuses (CORRUPT_FILE)
+    const local = e.localHeaderOffset;
+    if (local + 30 > bytes.length || bytes.readUInt32LE(local) !== 0x04034b50) throw corrupt(label, extension);
+    const start = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
+    if (start + e.compressedSize > bytes.length) throw corrupt(label, extension);
+    let size: number;
+    try {
+      size = await inflatedSize(bytes.subarray(start, start + e.compressedSize), e.uncompressedSize);
+    } catch {
+      throw corrupt(label, extension);
+    }
+    if (size > e.uncompressedSize) {
+      throw new ExtractionError(
+        'TOO_LARGE',
+        `The ${label} was rejected as a possible zip bomb: its part "${e.name}" inflates to more than the ${e.uncompressedSize} bytes ` +
+          'its header declares. Save a new copy from your office application and upload that.',
+      );
+    }
   }
 }

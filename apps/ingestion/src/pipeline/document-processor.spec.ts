@@ -8,6 +8,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { corpus, hasTool, wordOverlap } from '../extraction/testing/corpus';
+import { writeLargeDocx, writeLyingZipBomb } from '../extraction/testing/large-files';
 import { readFileSync } from 'node:fs';
 import { DocumentProcessor, EnrichmentStep, embeddingsStep, ocrImagePagesStep } from './document-processor';
 import { ProgressReporter } from './progress';
@@ -207,5 +208,26 @@ describe('DocumentProcessor', () => {
   it('fails a document that exceeds the time limit, saying so', async () => {
     await processor(undefined, { timeoutMs: 1 }).process(stored(corpus('pdf/debian-policy-4.6.2.0.pdf')), first);
     expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/took longer than .* and was stopped/) });
+  });
+
+  const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+  it('fails a zip-bomb DOCX and one that needs more than the heap cap, with their messages, then processes the next document', async () => {
+    const bomb = path.join(root, 'bomb.docx');
+    await writeLyingZipBomb(bomb, 100 * 1024 * 1024);
+    const big = path.join(root, 'big.docx');
+    await writeLargeDocx(big, 20_000);
+    const p = processor();
+    await p.process(stored(bomb, DOCX), first);
+    await processor(undefined, { maxHeapMb: 24 }).process(stored(big, DOCX), first);
+    const next = stored(corpus('docx/fedramp_oscal_Overview.docx'), DOCX);
+    await p.process(next, first);
+    expect(statuses.map((e) => [e.status, e.errorMessage ?? null])).toEqual([
+      ['failed', expect.stringMatching(/^The Word document was rejected as a possible zip bomb: its part "word\/document.xml" inflates to more than the 4096 bytes its header declares/)],
+      ['failed', 'The Word document needs more than 24 MB of memory to read, more than the limit per document; split it into smaller files and upload them separately.'],
+      ['ready', null],
+      ['completed', null],
+    ]);
+    expect(index.get(next.documentId)!.length).toBeGreaterThan(0);
   });
 });

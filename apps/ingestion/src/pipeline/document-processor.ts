@@ -33,6 +33,8 @@ export interface DocumentProcessorDeps {
   maxTextBytes?: number;
   /** Largest declared uncompressed size of an Office package in bytes (see ExtractOptions.maxUnzippedBytes). */
   maxUnzippedBytes?: number;
+  /** Heap cap (MB) of the thread that parses a DOCX/XLSX/PPTX/HTML file (see ExtractOptions.maxHeapMb). */
+  maxHeapMb?: number;
   chunkOptions?: ChunkOptions;
   /**
    * Enrichment steps run in this order after `ready` and before `completed`
@@ -219,6 +221,7 @@ export class DocumentProcessor {
             maxPages: this.deps.maxPages,
             maxTextBytes: this.deps.maxTextBytes,
             maxUnzippedBytes: this.deps.maxUnzippedBytes,
+            maxHeapMb: this.deps.maxHeapMb,
             deferOcr: this.steps.includes(ocrImagePagesStep),
           });
           progress.report('chunking');

@@ -148,20 +148,34 @@ export const VECTOR_INDEX_MIN_NPROBES = 20;
 export const VECTOR_INDEX_PROBE_SHARE = 0.2;
 
 /**
- * Partitions an IVF search probes (LanceDB `nprobes`) for an index over `indexedRows` vectors:
- * {@link VECTOR_INDEX_PROBE_SHARE} of its partitions, at least {@link VECTOR_INDEX_MIN_NPROBES}.
- * The partitions are counted as √rows, the count {@link ensureVectorIndex} trains with (rows added
- * later by `optimize()` join the trained partitions, so this may overestimate them: more probes,
- * never fewer). Measured on the bench:query chunk vectors (all-MiniLM-L6-v2, 100k rows, 316
- * partitions, 200 SciFact claims, recall@10 against exact search): 20 probes 0.847, 40 0.929,
- * 60 0.948, 80 0.961, with p50 latency 8–10 ms throughout (docs/retrieval.md).
- * @param indexedRows rows the vector index covers (LanceDB `indexStats().numIndexedRows`)
+ * Partitions an IVF search probes (LanceDB `nprobes`) for an index trained with `partitions`
+ * partitions: {@link VECTOR_INDEX_PROBE_SHARE} of them, at least {@link VECTOR_INDEX_MIN_NPROBES}.
+ * Measured on the bench:query chunk vectors (all-MiniLM-L6-v2, 100k rows, 316 partitions, 200
+ * SciFact claims, recall@10 against exact search): 20 probes 0.847, 40 0.929, 60 0.948, 80 0.961,
+ * with p50 latency 8–10 ms throughout (docs/retrieval.md).
+ * @param partitions IVF partitions of the vector index (0 when there is none)
  * @returns an integer ≥ VECTOR_INDEX_MIN_NPROBES
  */
-export function vectorIndexNprobes(indexedRows: number): number {
-  const partitions = Math.round(Math.sqrt(Math.max(0, indexedRows)));
-  return Math.max(VECTOR_INDEX_MIN_NPROBES, Math.ceil(VECTOR_INDEX_PROBE_SHARE * partitions));
+export function vectorIndexNprobes(partitions: number): number {
+  return Math.max(VECTOR_INDEX_MIN_NPROBES, Math.ceil(VECTOR_INDEX_PROBE_SHARE * Math.max(0, partitions)));
 }
+
+/**
+ * The vector index is retrained (new partitions, √rows) once the table holds this many times the rows
+ * it was trained on. Rows that `optimize()` adds later are assigned to the partitions trained on the
+ * first rows, and those partitions fit the table worse as it grows: trained at 10k rows and grown
+ * incrementally to 100k, recall@10 at 64 probes measured 0.81 on the bench:query vectors, against
+ * about 0.95 for an index trained on all 100k (docs/retrieval.md). Doubling keeps the total
+ * training work proportional to the rows written (each retrain costs about as much as all before it).
+ */
+export const VECTOR_INDEX_RETRAIN_GROWTH = 2;
+
+/** Name of the vector index trained with `partitions` IVF partitions (the name records the count). */
+export function vectorIndexName(partitions: number): string {
+  return `${VECTOR_INDEX_NAME_PREFIX}${partitions}`;
+}
+
+const VECTOR_INDEX_NAME_PREFIX = 'vector_ivf_p';
 
 /** Table of dense chunk vectors (one vector space at a time, see `vector-space.json`). */
 export const VECTORS_TABLE = 'chunk_vectors';
@@ -686,14 +700,15 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     const table = await this.db.openTable(VECTORS_TABLE);
     await ensureScalarIndexes(table, vectorScopeIndexes);
     this.vectors = { space, table };
-    this.vectorNprobes = vectorIndexNprobes((await vectorIndexedRows(table)) ?? 0);
+    this.vectorNprobes = vectorIndexNprobes(await vectorIndexPartitions(table));
   }
 
   /**
    * Folds every row written before this call into the FTS, scalar and vector indexes, compacts
    * small fragments and deletes old table versions (LanceDB `Table.optimize`), for the chunks
    * table and, when vector writes happened since, the vectors table; builds the vector index once
-   * the vectors table reaches {@link VECTOR_INDEX_MIN_ROWS}. Waits for the writes queued before
+   * the vectors table reaches {@link VECTOR_INDEX_MIN_ROWS} and trains it again each time the table
+   * has grown {@link VECTOR_INDEX_RETRAIN_GROWTH}-fold. Waits for the writes queued before
    * it, then runs beside later writes and searches (they are not blocked); attempts preempted by a
    * conflicting write are retried, the attempt after {@link MAX_OPTIMIZE_CONFLICTS} conflicts
    * inside the write queue.
@@ -855,8 +870,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       // index (when one exists) brought up to date.
       if (vectors) {
         await vectors.table.optimize({ cleanupOlderThan: await this.cleanupCutoff(vectors.table) });
-        const indexed = await ensureVectorIndex(vectors.table);
-        if (vectors === this.vectors) this.vectorNprobes = vectorIndexNprobes(indexed);
+        const partitions = await ensureVectorIndex(vectors.table);
+        if (vectors === this.vectors) this.vectorNprobes = vectorIndexNprobes(partitions);
       }
     } catch (err) {
       this.dirty ||= chunks;
@@ -1360,26 +1375,46 @@ const vectorScopeIndexes = () =>
 
 /**
  * Builds the IVF_FLAT cosine index on `vector` once the table holds {@link VECTOR_INDEX_MIN_ROWS}
- * rows (partitions: √rows, LanceDB's guidance). Later optimizes add new rows to the existing
- * partitions; the index is not retrained (the vector space is fixed per table).
- * @returns rows the vector index covers (0 while there is none)
+ * rows (partitions: √rows, LanceDB's guidance), and trains it again with √rows partitions once the
+ * table has grown to {@link VECTOR_INDEX_RETRAIN_GROWTH} times the rows it was trained on (the new
+ * index is built beside the old one, which is dropped after: searches keep an index meanwhile).
+ * Between retrains, `optimize()` adds new rows to the trained partitions.
+ * @returns the partitions of the vector index (0 while there is none)
  */
 async function ensureVectorIndex(table: lancedb.Table): Promise<number> {
-  const existing = await vectorIndexedRows(table);
-  if (existing !== null) return existing;
+  const index = (await table.listIndices()).find((ix) => ix.columns.includes('vector'));
+  const trained = index ? trainedPartitions(index.name) : 0;
   const rows = await table.countRows();
-  if (rows < VECTOR_INDEX_MIN_ROWS) return 0;
+  if (!index && rows < VECTOR_INDEX_MIN_ROWS) return 0;
+  if (index && trained !== null && rows < VECTOR_INDEX_RETRAIN_GROWTH * trained * trained) return trained;
+  const partitions = Math.round(Math.sqrt(rows));
+  if (index?.name === vectorIndexName(partitions)) return partitions;
   await table.createIndex('vector', {
-    config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: Math.round(Math.sqrt(rows)) }),
+    config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: partitions }),
+    name: vectorIndexName(partitions),
   });
-  return rows;
+  if (index) await table.dropIndex(index.name);
+  return partitions;
 }
 
-/** Rows the vector index of `table` covers; null when it has no vector index. */
-async function vectorIndexedRows(table: lancedb.Table): Promise<number | null> {
+/**
+ * IVF partitions of the vector index of `table`: read from its name ({@link vectorIndexName}); for an
+ * index built before the name recorded them, √(rows it covers), the count it was built with at best.
+ * @returns 0 when the table has no vector index
+ */
+export async function vectorIndexPartitions(table: lancedb.Table): Promise<number> {
   const index = (await table.listIndices()).find((ix) => ix.columns.includes('vector'));
-  if (!index) return null;
-  return (await table.indexStats(index.name))?.numIndexedRows ?? 0;
+  if (!index) return 0;
+  const partitions = trainedPartitions(index.name);
+  if (partitions !== null) return partitions;
+  return Math.round(Math.sqrt((await table.indexStats(index.name))?.numIndexedRows ?? 0));
+}
+
+/** Partition count recorded in a vector index name, or null for a name that does not record it. */
+function trainedPartitions(name: string): number | null {
+  if (!name.startsWith(VECTOR_INDEX_NAME_PREFIX)) return null;
+  const n = Number(name.slice(VECTOR_INDEX_NAME_PREFIX.length));
+  return Number.isInteger(n) && n > 0 ? n : null;
 }
 
 /**

@@ -100,6 +100,14 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
           field_schema: field === 'org_id' ? { type: 'keyword', is_tenant: true } : 'keyword',
         });
       }
+      // `order_by` of a scroll needs a payload index that supports ranges on its key (Qdrant
+      // "Order points by payload key"): an integer index with `range` on chunk_index, for
+      // listDocumentChunks. Idempotent, so an existing collection gets it at the next start.
+      await client.createPayloadIndex(options.collection, {
+        wait: true,
+        field_name: 'chunk_index',
+        field_schema: { type: 'integer', lookup: false, range: true },
+      });
       const [meta] = await client.retrieve(options.collection, { ids: [META_POINT_ID], with_payload: true });
       const p = meta?.payload as { model?: string; dimensions?: number } | undefined;
       store.space = p?.model && p.dimensions ? { model: p.model, dimensions: p.dimensions } : null;
@@ -183,31 +191,29 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
     requireString('documentId', documentId);
     requirePage(limit, offset);
     return this.read('listDocumentChunks', async () => {
-      // Scroll the (point id, chunk_index) pairs of the document without texts, order them here
-      // (chunk_index has no payload index for `order_by`), then retrieve the page's points.
-      const keys: { id: string | number; chunkIndex: number }[] = [];
-      let next: string | number | undefined | null = undefined;
-      do {
-        const page: { points: { id: string | number; payload?: unknown }[]; next_page_offset?: unknown } = await this.client.scroll(this.collection, {
-          filter: { must: docFilter(orgId, [documentId]) },
-          limit: 1000,
-          offset: next ?? undefined,
-          with_payload: ['chunk_index'],
-          with_vector: false,
-        });
-        for (const p of page.points) keys.push({ id: p.id, chunkIndex: (p.payload as { chunk_index: number }).chunk_index });
-        next = (page.next_page_offset as string | number | null | undefined) ?? null;
-      } while (next !== null);
-      keys.sort((a, b) => a.chunkIndex - b.chunkIndex);
-      const wanted = keys.slice(offset, offset + limit).map((k) => k.id);
-      if (wanted.length === 0) return { chunks: [], total: keys.length };
+      // Qdrant orders the document's points by chunk_index (`order_by` on the range index created
+      // by open()) and returns the ids of the first offset + limit, without texts; only the page's
+      // points are then retrieved. `order_by` disables offset-by-id pagination, so one scroll
+      // request reads all the ids up to the page's end; the total is an exact count on the same filter.
+      const filter = { must: docFilter(orgId, [documentId]) };
+      const { count: total } = await this.client.count(this.collection, { filter, exact: true });
+      if (offset >= total) return { chunks: [], total };
+      const ordered = await this.client.scroll(this.collection, {
+        filter,
+        limit: Math.min(offset + limit, total),
+        order_by: { key: 'chunk_index', direction: 'asc' },
+        with_payload: false,
+        with_vector: false,
+      });
+      const wanted = ordered.points.slice(offset, offset + limit).map((p) => p.id);
+      if (wanted.length === 0) return { chunks: [], total };
       const points = await this.client.retrieve(this.collection, { ids: wanted, with_payload: true, with_vector: false });
       const chunks = points
         .map((p) => p.payload as unknown as ChunkPayload)
         .filter((p) => p?.org_id === orgId && p.document_id === documentId)
         .map(fromPayload)
         .sort((a, b) => a.chunkIndex - b.chunkIndex);
-      return { chunks, total: keys.length };
+      return { chunks, total };
     });
   }
 

@@ -49,7 +49,7 @@ describe('LocalEmbeddingModel (all-MiniLM-L6-v2 from ../shared/models)', () => {
   it('with coalesce, fills a forward pass from several concurrent callers, each getting its own vectors in order', async () => {
     const model = await LocalEmbeddingModel.load({ modelsDir: MODELS_DIR, model: 'all-MiniLM-L6-v2', batchSize: 2, coalesce: true });
     const texts = ['ladder inspection', 'scaffold tags', 'hearing protection above 85 dB', 'confined space entry permit', 'hot work fire watch'];
-    const alone = [];
+    const alone: number[][] = [];
     for (const t of texts) alone.push((await model.embed([t]))[0]);
     const before = model.stats.passes;
     // Five callers of one text each (as enrichment embeds small documents concurrently), batch size 2.

@@ -1,0 +1,39 @@
+import type { KbClient } from './client';
+import type { DocumentChunk } from './types';
+import type { Page, PageOptions } from './webhooks';
+
+/**
+ * One page of a document's chunks, in document order (GET /api/v2/documents/{id}/chunks):
+ * each `{ node_id, document_id, text, section, start_page, end_page }`; `pagination.total` is the
+ * document's chunk count. `limit` 1–200 (default 50).
+ * @throws KbApiError 404 for an unknown document, or one without chunks yet (not `ready` or `completed`).
+ */
+export async function listChunks(kb: KbClient, documentId: string, options: PageOptions = {}): Promise<Page<DocumentChunk>> {
+  return (await kb.page(
+    kb.api.GET('/api/v2/documents/{id}/chunks', { params: { path: { id: documentId }, query: { limit: options.limit, offset: options.offset } }, signal: options.signal }),
+  )) as Page<DocumentChunk>;
+}
+
+/**
+ * Every chunk of a document, in document order, fetched a page at a time (`pageSize`, default
+ * 200, the largest page) as the iteration goes.
+ * @throws KbApiError as {@link listChunks}.
+ */
+export async function* iterateChunks(kb: KbClient, documentId: string, options: { pageSize?: number; signal?: AbortSignal } = {}): AsyncGenerator<DocumentChunk> {
+  const limit = options.pageSize ?? 200;
+  for (let offset = 0; ; ) {
+    const page = await listChunks(kb, documentId, { limit, offset, signal: options.signal });
+    yield* page.data;
+    offset += page.data.length;
+    if (page.data.length === 0 || offset >= page.pagination.total) return;
+  }
+}
+
+/**
+ * The chunk a source's `node_id` (or a citation's `chunk_id`) points at
+ * (GET /api/v2/documents/{id}/chunks/{node_id}).
+ * @throws KbApiError 404 for an unknown document or chunk.
+ */
+export async function getChunk(kb: KbClient, documentId: string, nodeId: string, options: { signal?: AbortSignal } = {}): Promise<DocumentChunk> {
+  return (await kb.data(kb.api.GET('/api/v2/documents/{id}/chunks/{node_id}', { params: { path: { id: documentId, node_id: nodeId } }, signal: options.signal }))) as DocumentChunk;
+}
