@@ -8,7 +8,12 @@
 //  (2) wall time of a 1,000-requirement check run with skip_breakdown on the Debian Policy PDF alone,
 //      from trigger to completed, with requirements per second and the ratio to 1,000 × verify p50
 //      (what calling verify one by one would take).
-// Usage: npm run bench:check [-- --verifies N --requirements N]
+// With --entailment-ratio the whole measurement runs twice, on a fresh stack each: first with the
+// entailment cross-encoder off (JUDGE_NLI_MODEL_DIR=none: the judge's embeddings-only variant), then as
+// configured; it prints both and the ratio of verify p50 and of the run's wall time (issue 13: the
+// cross-encoder must cost < 3x). The judge uses the cross-encoder only when judge-model.json has its
+// `nli` variant (without it both runs judge alike and the ratio is about 1).
+// Usage: npm run bench:check [-- --verifies N --requirements N --entailment-ratio]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +23,7 @@ import { pdfPages, percentile, timed } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
 import { newTenant } from '../lib/api-client.mjs';
 
-const { values } = parseArgs({ options: { verifies: { type: 'string', default: '60' }, requirements: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({ options: { verifies: { type: 'string', default: '60' }, requirements: { type: 'string', default: '1000' }, 'entailment-ratio': { type: 'boolean', default: false } } });
 const CORPUS = path.join(ROOT, '../shared/corpus/pdf');
 const POLICY = path.join(CORPUS, 'debian-policy-4.6.2.0.pdf');
 const FHS = path.join(CORPUS, 'debian-fhs-3.0.pdf');
@@ -46,9 +51,12 @@ const REQUIREMENTS = [
 ];
 
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-check-'));
 const { natsServer } = ensureSystemPackages();
-const stack = await startStack({ dataDir, natsServer, quiet: true });
+
+/** One measurement on a fresh stack (extra service environment `env`); returns the result object. */
+async function measure(env) {
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-check-'));
+const stack = await startStack({ dataDir, natsServer, quiet: true, env });
 try {
   const { org, call } = newTenant(stack, 'Bench check', 1000000);
   const upload = async (file, projectId) => {
@@ -122,8 +130,24 @@ try {
       check_run_concurrency: Number(process.env.CHECK_RUN_CONCURRENCY ?? 4),
     },
   };
-  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  return result;
 } finally {
   await stack.stop();
   rmSync(dataDir, { recursive: true, force: true });
+}
+}
+
+if (values['entailment-ratio']) {
+  step('without the entailment cross-encoder (JUDGE_NLI_MODEL_DIR=none)');
+  const without = await measure({ JUDGE_NLI_MODEL_DIR: 'none' });
+  step('with the judge as configured');
+  const configured = await measure({});
+  const ratio = {
+    verify_p50: +(configured.verify_ms.p50 / without.verify_ms.p50).toFixed(2),
+    run_trigger_to_completed: +(configured.run_1000.trigger_to_completed_ms / without.run_1000.trigger_to_completed_ms).toFixed(2),
+    note: 'configured judge / JUDGE_NLI_MODEL_DIR=none, same machine, one after the other',
+  };
+  process.stdout.write(JSON.stringify({ without_entailment: without, configured, ratio }, null, 2) + '\n');
+} else {
+  process.stdout.write(JSON.stringify(await measure({}), null, 2) + '\n');
 }

@@ -344,7 +344,7 @@ async function main() {
       }));
       if (a.dumpFeatures && judge instanceof EmbeddedJudge) {
         const signals = await judge.signals(ex.requirement, passages);
-        dump.push(JSON.stringify({ id: ex.id, dataset: full.key, split: ex.split, group: ex.group, gold: ex.gold, lexical: signals.lexical, semantic: signals.semantic, nli: signals.nli }));
+        dump.push(JSON.stringify({ id: ex.id, dataset: full.key, split: ex.split, group: ex.group, gold: ex.gold, lexical: signals.lexical, semantic: signals.semantic, nli: signals.nli, nli_scores: signals.nliScores }));
         if ((i + 1) % 100 === 0) process.stderr.write(`signals ${i + 1}/${examples.length}\n`);
         continue;
       }

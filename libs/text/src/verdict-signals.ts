@@ -22,7 +22,7 @@ export interface SemanticInput {
 }
 
 /** Candidate sentences (best first by {@link rankEvidence}) that the entailment model scores per requirement. */
-export const NLI_CANDIDATES = 8;
+export const NLI_CANDIDATES = 3;
 
 /**
  * Names of the entailment-model signals, appended to {@link SIGNAL_NAMES} in the `nli` variant of the

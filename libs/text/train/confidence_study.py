@@ -34,7 +34,7 @@ train = [r for r in rows if r["split"] == "train" and r.get("semantic") is not N
 X, y = T.matrix(train, "semantic")
 groups = np.array([r.get("group") or T.group_of(r) for r in train])
 weight = np.array([T.POLICY_WEIGHT if r["dataset"] == "policy" else 1.0 for r in train])
-model, params, info = T.fit_variant(rows, names, "semantic")
+model, params, info, _ = T.fit_variant(rows, names, "semantic")
 cal = CalibratedClassifierCV(T.make_gb(), method=info["calibration"], cv=3, ensemble=False)
 oof = cross_val_predict(cal, X, y, cv=GroupKFold(n_splits=5), groups=groups, method="predict_proba", params={"sample_weight": weight})
 pred = (oof * np.array(params["decision_weights"])).argmax(axis=1)
@@ -50,6 +50,6 @@ order = np.argsort(-q)
 print("correctness model: precision of the k highest:", {k: round(float(right[order[:k]].mean()), 2) for k in (10, 20, 50, 100)})
 for target in (0.92, 0.90, 0.88):
     T.TARGET_PRECISION = target
-    m, p, meta = T.fit_variant(rows, names, "semantic")
+    m, p, meta, _ = T.fit_variant(rows, names, "semantic")
     held = T.report(m, p, rows, "semantic")
     print("target", target, "thresholds", meta["confident_threshold_per_class"], {d: {k: v[k] for k in ("macro_f1", "confident_precision", "confident_coverage")} for d, v in held.items()})

@@ -54,7 +54,7 @@ if (!probe || probe.status !== 0 || probe.stdout.trim() !== PINS.map((p) => p.sp
 run(process.execPath, ['tools/build.mjs']);
 const work = path.join(cache, 'judge-train');
 mkdirSync(work, { recursive: true });
-const { SIGNAL_NAMES, NLI_SIGNAL_NAMES } = await import(path.join(root, 'dist/libs/text/src/verdict-signals.js'));
+const { SIGNAL_NAMES, NLI_SIGNAL_NAMES, NLI_CANDIDATES } = await import(path.join(root, 'dist/libs/text/src/verdict-signals.js'));
 writeFileSync(path.join(work, 'signal-names.json'), JSON.stringify(SIGNAL_NAMES));
 writeFileSync(path.join(work, 'nli-signal-names.json'), JSON.stringify(NLI_SIGNAL_NAMES));
 const sets = [
@@ -72,7 +72,7 @@ run(python, [
   path.join(here, 'train_judge.py'),
   '--names', path.join(work, 'signal-names.json'),
   '--embedding-model', env.EMBEDDINGS_MODEL,
-  ...(withNli ? ['--nli-names', path.join(work, 'nli-signal-names.json'), '--nli-model', 'judge-nli-minilm'] : []),
+  ...(withNli ? ['--nli-names', path.join(work, 'nli-signal-names.json'), '--nli-model', 'judge-nli-minilm', '--nli-candidates', String(NLI_CANDIDATES)] : []),
   '--out', path.join(here, 'judge-model.json'),
   '--check', path.join(here, 'judge-model.check.json'),
   ...dumps,

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { LocalEmbeddingModel } from '@kb/models';
-import type { PassageInput } from '@kb/text';
+import { NLI_CANDIDATES, type PassageInput } from '@kb/text';
+import { openNliModel } from './create-judge';
 import { EmbeddedJudge, embedByLength, SentenceVectorCache } from './judges';
 
 const ROOT = path.resolve(__dirname, '../../../..');
@@ -118,6 +119,24 @@ describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () =
     if (judgement.confidence < 0.7) expect(judgement.explanation).toMatch(/insufficient/);
     expect(judgement.verdict === 'COMPLIANT' && judgement.confidence >= 0.7).toBe(false);
   });
+});
+
+describe('EmbeddedJudge.signals with the committed entailment cross-encoder (train:judge dumps)', () => {
+  it('scores the first NLI_CANDIDATES evidence candidates and dumps their scores, from which the nli signals follow', async () => {
+    const model = await LocalEmbeddingModel.load({ modelsDir: path.resolve(ROOT, '../shared/models'), model: 'all-MiniLM-L6-v2' });
+    const nli = (await openNliModel('', model, true)).model;
+    expect(nli).not.toBeNull();
+    const judge = new EmbeddedJudge(model, new SentenceVectorCache(), undefined, nli);
+    const requirement = 'Visitors must wear a visitor badge at all times.';
+    const s = await judge.signals(requirement, [ACCESS_POLICY, NOISE_PLAN, IT_POLICY]);
+    // the passages have more sentences than NLI_CANDIDATES: exactly that many are scored, best first
+    expect(s.nliScores).toHaveLength(NLI_CANDIDATES);
+    for (const p of s.nliScores!) expect(p[0] + p[1] + p[2]).toBeCloseTo(1, 5);
+    // train_judge.py's nli_vector derives the nli signals from these scores: keep the two in step
+    const [first] = s.nliScores!;
+    expect(s.nli!.slice(-4)).toEqual([first[0], first[1], Math.max(...s.nliScores!.map((p) => p[0])), Math.max(...s.nliScores!.map((p) => p[1]))]);
+    expect(s.nli!.slice(0, -4)).toEqual(s.semantic);
+  }, 120_000);
 });
 
 describe('SentenceVectorCache', () => {

@@ -182,15 +182,26 @@ export class EmbeddedJudge implements RequirementJudge {
 
   /**
    * The signal vectors of one example, for `train:judge`: lexical; semantic when embeddings are on; nli
-   * (semantic + `NLI_SIGNAL_NAMES`) when the entailment model is on too.
+   * (semantic + `NLI_SIGNAL_NAMES`) when the entailment model is on too, with `nliScores`, the
+   * entailment model's [P(entailment), P(contradiction), P(neutral)] of the scored candidates, best first.
    */
-  async signals(requirement: string, passages: PassageInput[]): Promise<{ lexical: number[]; semantic: number[] | null; nli: number[] | null }> {
+  async signals(
+    requirement: string,
+    passages: PassageInput[],
+  ): Promise<{ lexical: number[]; semantic: number[] | null; nli: number[] | null; nliScores: Array<[number, number, number]> | null }> {
     const semantic = await this.semanticInput(requirement, passages);
-    if (!semantic) return { lexical: verdictSignals(requirement, passages).vector, semantic: null, nli: null };
+    if (!semantic) return { lexical: verdictSignals(requirement, passages).vector, semantic: null, nli: null, nliScores: null };
     const plain = verdictSignals(requirement, passages, semantic).vector;
     await this.entailmentScores(requirement, passages, semantic);
     const withNli = semantic.nli ? verdictSignals(requirement, passages, semantic) : null;
-    return { lexical: verdictSignals(requirement, passages).vector, semantic: plain, nli: withNli?.nli ? [...withNli.vector, ...withNli.nli] : null };
+    return {
+      lexical: verdictSignals(requirement, passages).vector,
+      semantic: plain,
+      nli: withNli?.nli ? [...withNli.vector, ...withNli.nli] : null,
+      // [P(entailment), P(contradiction), P(neutral)] of each scored candidate in the judge's evidence order
+      // (`rankEvidence`), so `train:judge` can study fewer candidates without scoring again.
+      nliScores: semantic.nli ? [...semantic.nli.values()] : null,
+    };
   }
 
   /** Embeds the requirement and the candidate sentences (cached ones are not embedded again). */

@@ -48,6 +48,7 @@ import torch
 LABELS = ["entailment", "contradiction", "neutral"]
 MAX_LEN = 128
 SEED = 13
+SCIFACT_SENTENCE_PAIRS = True  # --no-scifact-sentence-pairs: the pairs of the first model (before issue 13's round 4)
 HELDOUT_SHARE = 0.3
 
 
@@ -132,6 +133,12 @@ def scifact_pairs(folder, rng):
                     pairs.append((abstract[i], claim, label, "scifact"))
                 if len(s["sentences"]) > 1:
                     pairs.append((" ".join(abstract[i] for i in s["sentences"]), claim, label, "scifact"))
+                if len(s["sentences"]) > 2 and SCIFACT_SENTENCE_PAIRS:
+                    # each two consecutive sentences of a longer rationale, joined: a claim is often
+                    # supported by a finding and the sentence that qualifies or completes it
+                    ordered = sorted(s["sentences"])
+                    for a, b in zip(ordered, ordered[1:]):
+                        pairs.append((abstract[a] + " " + abstract[b], claim, label, "scifact"))
         # neutral: closest non-rationale sentences of the cited abstracts
         for doc in c["cited_doc_ids"]:
             if doc not in corpus:
@@ -266,8 +273,12 @@ def main():
     ap.add_argument("--written-weight", type=int, default=3, help="each written pair is repeated this often")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--freeze-layers", type=int, default=1, help="the embeddings and this many lower encoder layers keep the base weights (less compute per step, less forgetting)")
+    ap.add_argument("--class-weight", choices=["sqrt", "inverse"], default="inverse", help="cross-entropy class weights: the inverse label frequency, or its square root (the first model)")
+    ap.add_argument("--no-scifact-sentence-pairs", action="store_true")
     ap.add_argument("--dump-pairs", default=None)
     args = ap.parse_args()
+    global SCIFACT_SENTENCE_PAIRS
+    SCIFACT_SENTENCE_PAIRS = not args.no_scifact_sentence_pairs
 
     torch.set_num_threads(args.threads)
     set_seed(SEED)
@@ -326,7 +337,8 @@ def main():
     if args.max_steps:
         total = min(total, args.max_steps)
     freq = np.array([max(1, counts[l]) for l in LABELS], dtype=float)
-    weight = torch.tensor(np.sqrt(freq.sum() / (3 * freq)), dtype=torch.float32)
+    inverse = freq.sum() / (3 * freq)
+    weight = torch.tensor(inverse if args.class_weight == "inverse" else np.sqrt(inverse), dtype=torch.float32)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr, weight_decay=0.01)
     warm = max(1, int(0.1 * total))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
@@ -423,6 +435,9 @@ def main():
         "batch": args.batch,
         "lr": args.lr,
         "freeze_layers": args.freeze_layers,
+        "class_weight": args.class_weight,
+        "scifact_sentence_pairs": SCIFACT_SENTENCE_PAIRS,
+        "neutral_share": args.neutral_share,
         "steps": step,
         "train_seconds": round(train_seconds),
         "train_pairs": dict(counts) | {"total": len(train)},
