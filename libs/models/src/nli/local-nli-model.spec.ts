@@ -15,8 +15,9 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
 
   // KNOWN SHORTFALL of the committed model (docs/check.md "Entailment cross-encoder: figures"): trained on
   // SciFact and ContractNLI pairs only, it reads most policy sentences as contradiction (paraphrase:
-  // 0.33 / 0.59 / 0.08). `it.failing` keeps the expected behaviour written down and turns red the day a
-  // retrained model gets it right, so that this marker is removed then.
+  // 0.28 / 0.69 / 0.04 with issue 13's fourth-round model, 0.33 / 0.59 / 0.08 with the third).
+  // `it.failing` keeps the expected behaviour written down and turns red the day a retrained model gets
+  // it right, so that this marker is removed then.
   it.failing('reads a paraphrase as entailment and its negation as contradiction', async () => {
     const premise = 'All workers on site must wear hard hats at all times.';
     const [para, negated] = await model.score([
