@@ -25,7 +25,7 @@ Held-out pairs are built the same way from the `heldout` split and only scored a
 
 Training: AdamW (lr 5e-5, weight decay 0.01, linear warm-up 10 % then decay), batch 16, 3 epochs, every
 layer trainable, neutral pairs capped at 40 % of the set, cross-entropy weighted by the inverse label
-frequency (sized for ~35 min on one core of a shared 2-core machine: `--threads 1`); seeds fixed (torch,
+frequency (sized for ~25 min on one core of a shared 2-core machine: `--threads 1`); seeds fixed (torch,
 numpy, random). The first committed model (issue 13, third round) used 2.5 epochs, the embeddings and
 the lowest layer frozen, 50 % neutral, square-root weights and no sentence pairs (`--epochs 2.5
 --freeze-layers 1 --neutral-share 0.5 --class-weight sqrt --no-scifact-sentence-pairs`). Export: torch.onnx.export (opset 17; inputs input_ids,
