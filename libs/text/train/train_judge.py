@@ -213,10 +213,12 @@ def macro_f1(y, pred):
 NEVER = 1.0 + 1e-9  # a threshold no probability reaches: the class's model verdicts stay below 0.7
 
 
-def confident_threshold(p, right, source=None, target=TARGET_PRECISION):
+def confident_threshold(p, right, source=None, target=None):
     """Smallest probability t of one predicted class from which its verdicts (p: probabilities, right: 0/1)
-    are right >= target of the time, with at least 10 of them; with `source` (the dataset of each), on
-    every source separately. NEVER when no t qualifies."""
+    are right >= target (default: the module's TARGET_PRECISION, read at call time) of the time, with at
+    least 10 of them; with `source` (the dataset of each), on every source separately. NEVER when no t
+    qualifies."""
+    target = TARGET_PRECISION if target is None else target
     if len(p) < 10:
         return NEVER
     order = np.argsort(-p)
