@@ -2,7 +2,7 @@
 // Plain Node (no npm dependencies): it runs before `npm ci`.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,6 +35,26 @@ export function ensureNodeModules() {
   step('installing npm dependencies (npm install, honouring package-lock.json)');
   run('npm', ['install', '--no-audit', '--no-fund']);
   writeFileSync(stamp, want);
+}
+
+/**
+ * A Python virtualenv for the training scripts (`train:judge`, `train:nli`, `train:answerability`),
+ * kept outside the repository at `venv` and filled by pip from the pinned `requirements` file. It is
+ * created when missing and installed again when the file's content differs from the stamp
+ * (`requirements.installed` in the venv) left by the last install. Returns the venv's `bin/python`.
+ * Throws when `python3 -m venv` or pip fails.
+ */
+export function ensurePythonVenv(venv, requirements) {
+  const python = path.join(venv, 'bin/python');
+  const pins = readFileSync(requirements, 'utf8').trim();
+  const stamp = path.join(venv, 'requirements.installed');
+  if (existsSync(python) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === pins) return python;
+  step(`installing ${path.relative(ROOT, requirements)} into the Python environment ${venv}`);
+  mkdirSync(path.dirname(venv), { recursive: true });
+  if (!existsSync(python)) run('python3', ['-m', 'venv', venv]);
+  run(python, ['-m', 'pip', 'install', '--quiet', '-r', requirements]);
+  writeFileSync(stamp, `${pins}\n`);
+  return python;
 }
 
 function which(cmd) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run train:judge — reproducible training of the embedded judge's verdict model.
-// 1. A Python virtualenv with pinned scikit-learn/numpy, cached outside the repository
+// 1. A Python virtualenv with scikit-learn/numpy pinned in requirements.txt beside this file, cached outside the repository
 //    ($KB_CACHE_DIR or ~/.cache/kb-platform/venv); created and filled with pip on first use.
 // 2. Build, then the judge's signals of every example of SciFact train (whole corpus as the project),
 //    ContractNLI dev and libs/text/train/policy-cases.json, computed by our TypeScript signal code through
@@ -11,17 +11,15 @@
 // 3. train_judge.py fits on the `train` split only and writes judge-model.json (+ judge-model.check.json,
 //    the vectors the unit test reproduces in TypeScript). Datasets: ../shared/datasets or $KB_DATASETS.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensurePythonVenv } from '../../../tools/lib/bootstrap.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const cache = process.env.KB_CACHE_DIR ?? path.join(os.homedir(), '.cache/kb-platform');
-const venv = path.join(cache, 'venv');
-const python = path.join(venv, 'bin/python');
-const PINS = ['scikit-learn==1.6.1', 'numpy==2.4.6'];
 const datasets = process.env.KB_DATASETS ?? path.resolve(root, '../shared/datasets');
 const env = {
   ...process.env,
@@ -44,12 +42,7 @@ function run(cmd, args, opts = {}) {
   return r;
 }
 
-mkdirSync(cache, { recursive: true });
-const probe = existsSync(python) ? spawnSync(python, ['-c', 'import sklearn, numpy; print(sklearn.__version__, numpy.__version__)'], { encoding: 'utf8' }) : null;
-if (!probe || probe.status !== 0 || probe.stdout.trim() !== PINS.map((p) => p.split('==')[1]).join(' ')) {
-  if (!existsSync(python)) run('python3', ['-m', 'venv', venv]);
-  run(python, ['-m', 'pip', 'install', '--quiet', ...PINS]);
-}
+const python = ensurePythonVenv(path.join(cache, 'venv'), path.join(here, 'requirements.txt'));
 
 run(process.execPath, ['tools/build.mjs']);
 const work = path.join(cache, 'judge-train');

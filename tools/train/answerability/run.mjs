@@ -13,32 +13,18 @@
 //      coverage floor) on the tune splits, figures on the rest.
 // Usage: npm run train:answerability [-- --dataset FILE]
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { build, ROOT, step } from '../../lib/bootstrap.mjs';
+import { build, ensurePythonVenv, ROOT, step } from '../../lib/bootstrap.mjs';
 
 const HERE = path.join(ROOT, 'tools/train/answerability');
 const { values } = parseArgs({ options: { dataset: { type: 'string', default: path.resolve(ROOT, '../shared/datasets/squad2/dev-half-a.json') } } });
 const venv = process.env.KB_ANSWERABILITY_VENV ?? path.join(os.homedir(), '.cache/kb-platform/venv-answerability');
-const python = path.join(venv, 'bin/python');
 
 build();
-const requirements = path.join(HERE, 'requirements.txt');
-const pinned = () => {
-  try {
-    execFileSync(python, ['-c', 'import sklearn, numpy, sys; sys.exit(0 if (sklearn.__version__, numpy.__version__) == ("1.6.1", "2.2.6") else 1)']);
-    return true;
-  } catch {
-    return false;
-  }
-};
-if (!existsSync(python) || !pinned()) {
-  step(`creating the Python environment ${venv}`);
-  execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
-  execFileSync(path.join(venv, 'bin/pip'), ['install', '-q', '-r', requirements], { stdio: 'inherit' });
-}
+const python = ensurePythonVenv(venv, path.join(HERE, 'requirements.txt'));
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kb-answerability-'));
 try {
   const features = path.join(tmp, 'features.jsonl');

@@ -8,17 +8,14 @@
 //    eval:verdicts stay unseen), then trains at nice 10 and writes the model folder + metrics.json.
 // Datasets: ../shared/datasets or $KB_DATASETS; tokenizer files: $KB_MODELS_DIR/all-MiniLM-L6-v2.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensurePythonVenv } from '../../../../tools/lib/bootstrap.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../../..');
 const cache = process.env.KB_CACHE_DIR ?? path.join(os.homedir(), '.cache/kb-platform');
-const venv = path.join(cache, 'venv-nli');
-const python = path.join(venv, 'bin/python');
-const requirements = path.join(here, 'requirements.txt');
 const datasets = process.env.KB_DATASETS ?? path.resolve(root, '../shared/datasets');
 const models = process.env.KB_MODELS_DIR ?? path.resolve(root, '../shared/models');
 const out = path.resolve(root, 'libs/text/models/judge-nli-minilm');
@@ -30,14 +27,7 @@ function run(cmd, args, opts = {}) {
   return r;
 }
 
-mkdirSync(cache, { recursive: true });
-const pins = readFileSync(requirements, 'utf8').trim();
-const stamp = path.join(venv, 'requirements.installed');
-if (!existsSync(python) || !existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== pins) {
-  if (!existsSync(python)) run('python3', ['-m', 'venv', venv]);
-  run(python, ['-m', 'pip', 'install', '--quiet', '-r', requirements]);
-  run(python, ['-c', `open(${JSON.stringify(stamp)}, "w").write(${JSON.stringify(pins + '\n')})`]);
-}
+const python = ensurePythonVenv(path.join(cache, 'venv-nli'), path.join(here, 'requirements.txt'));
 
 // The split must be the one eval:verdicts reports on: compare Python's split_of with splitOf over every group.
 run(process.execPath, ['tools/build.mjs']);
