@@ -20,6 +20,7 @@ import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { AnswerService } from './answering/answer.service';
+import { BatchesRepository } from './batches/batches.repository';
 import { BatchesService } from './batches/batches.service';
 import { openAgentDatabase } from './database/database';
 import { AgentUnaryDefinition, agentUnaryHandlers, chatStreamHandler } from './grpc/agent.grpc-controller';
@@ -75,7 +76,7 @@ runService(logger, async () => {
     },
   });
   const batches = new BatchesService({
-    db,
+    repository: new BatchesRepository(db),
     answers,
     logger,
     publish: (event, msgId) => publishEvent(nc, AgentSubjects.batchQuestion, event, msgId),

@@ -6,7 +6,8 @@ import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
 import type { AnswerService } from '../answering/answer.service';
 import { openAgentDatabase } from '../database/database';
-import { BatchesService, markBatchFailed } from './batches.service';
+import { BatchesRepository } from './batches.repository';
+import { BatchesService } from './batches.service';
 
 // Batches on a real PostgreSQL: creation, work items answered (also twice, also concurrently),
 // counters, completion with its webhook event, failures, listing and org scope. The answering
@@ -50,7 +51,7 @@ describe('BatchesService on PostgreSQL', () => {
     published = [];
     queueDown = false;
     batches = new BatchesService({
-      db,
+      repository: new BatchesRepository(db),
       answers,
       logger,
       publish: async (event) => {
@@ -118,7 +119,7 @@ describe('BatchesService on PostgreSQL', () => {
     await expect(create(ORG, ['q'])).rejects.toMatchObject({ code: ErrorCode.SERVICE_UNAVAILABLE });
     const [row] = await db.query(`SELECT id, status FROM batches WHERE org_id = $1 ORDER BY created_at DESC LIMIT 1`, [ORG.orgId]);
     expect(row.status).toBe('failed');
-    expect(await markBatchFailed(db, row.id)).toBe(false); // already failed: nothing changes
+    expect(await new BatchesRepository(db).markFailed(row.id)).toBe(false); // already failed: nothing changes
     expect(await outboxTypes(row.id)).toEqual(['batch.failed']);
   });
 

@@ -43,7 +43,7 @@ describe('Idempotency on PostgreSQL', () => {
     app.setErrorHandler((error, request, reply) => {
       const code = error instanceof AppError ? error.code : ErrorCode.INTERNAL_ERROR;
       const status = code === ErrorCode.CONFLICT ? 409 : code === ErrorCode.VALIDATION_ERROR ? 400 : 503;
-      void reply.status(status).send({ success: false, error: { code, message: error.message }, request_id: request.id });
+      void reply.status(status).send({ success: false, error: { code, message: (error as Error).message }, request_id: request.id });
     });
     app.post('/api/v2/things', async (request) => {
       runs++;
