@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import { openAccountsDatabase } from '../../apps/gateway/src/accounts/accounts.service';
 import { UsageService } from '../../apps/gateway/src/usage/usage.service';
+import { UsageRepository } from '../../apps/gateway/src/usage/usage.repository';
 import { api, newOrg, ROOT, streamChat, uploadFile, waitForDocument, type ExtraStack, startExtraStack } from './support/harness';
 import { REAL_MODEL_NAME, realModelUnavailable, startRealModelServer, type RealModelServer } from './support/real-model';
 
@@ -84,7 +85,7 @@ describeReal('the model-provider path against a real small model', () => {
   });
 
   /** The org's token counter of this month (what the monthly token quota is checked against). */
-  const tokensUsed = async (orgId: string) => (await new UsageService(accounts!).usage(orgId)).tokens;
+  const tokensUsed = async (orgId: string) => (await new UsageService(new UsageRepository(accounts!)).usage(orgId)).tokens;
 
   /** Waits until the org's token counter reaches `atLeast` (usage events are consumed asynchronously). */
   async function tokensReach(orgId: string, atLeast: number): Promise<number> {

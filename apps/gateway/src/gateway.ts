@@ -23,6 +23,7 @@ import { securityHeaders } from './common/security-headers';
 import { Idempotency, IDEMPOTENCY_CLAIM } from './common/idempotency';
 import { RateLimiter } from './common/rate-limit';
 import { createRequestPolicy, isPublicPath } from './common/request-policy';
+import { UsageRepository } from './usage/usage.repository';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
 import { createValidationPipe, invalidTextIn } from './common/validation';
 
@@ -220,7 +221,7 @@ export interface Gateway {
 export async function createGateway(config: GatewayConfig, logger: Logger, options: { serveReference?: boolean } = {}): Promise<Gateway> {
   const database = await openAccountsDatabase(config.DATABASE_URL, 20);
   const accounts = new AccountsService(database, config.GATEWAY_KEY_CACHE_TTL_MS);
-  const usage = new UsageService(database);
+  const usage = new UsageService(new UsageRepository(database));
   const nc = await connectNats(config.NATS_URL, 'gateway');
   const rateLimiter = new RateLimiter((database.driver as unknown as { master: Pool }).master, nc, logger);
   rateLimiter.start();

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
 import { openAccountsDatabase } from '../accounts/accounts.service';
+import { UsageRepository } from './usage.repository';
 import { UsageService } from './usage.service';
 
 // Monthly quotas on a real PostgreSQL (`gateway.usage_monthly`, `gateway.usage_events`): request
@@ -15,7 +16,7 @@ describe('UsageService on PostgreSQL', () => {
 
   beforeAll(async () => {
     db = await openAccountsDatabase(await createTestDatabase('usage'));
-    usage = new UsageService(db, () => clock.now, 60_000);
+    usage = new UsageService(new UsageRepository(db), () => clock.now, 60_000);
   });
   afterAll(async () => {
     await usage?.flush();
@@ -54,13 +55,14 @@ describe('UsageService on PostgreSQL', () => {
     expect((await usage.usage(org)).requests).toBe(1);
   });
 
-  it('counts requests of uncapped organizations in memory and writes them on flush', async () => {
+  it('counts requests of uncapped organizations in memory and writes them on flush, so a cap set mid-month applies to the whole month', async () => {
     clock.now = new Date('2026-06-02T08:00:00Z');
     const free = principal('org-usage-free', null, null);
-    for (let i = 0; i < 3; i++) await usage.admitRequest(free);
+    await Promise.all(Array.from({ length: 3 }, () => usage.admitRequest(free)));
     expect((await usage.usage('org-usage-free')).requests).toBe(0);
     await usage.flush();
     expect((await usage.usage('org-usage-free')).requests).toBe(3);
+    await expect(usage.admitRequest({ ...free, monthlyRequestQuota: 3 })).rejects.toMatchObject({ code: ErrorCode.QUOTA_EXCEEDED });
   });
 
   it('forgets de-duplication records after 8 days', async () => {
