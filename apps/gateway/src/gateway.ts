@@ -20,7 +20,8 @@ import { envelopeOf, errorEnvelope } from './common/envelope';
 import { toHttpError } from './common/error.filter';
 import { GatewayRequest, requestIdFor } from './common/http-context';
 import { securityHeaders } from './common/security-headers';
-import { Idempotency, IDEMPOTENCY_CLAIM } from './common/idempotency';
+import { Idempotency, IDEMPOTENCY_CLAIM, IDEMPOTENCY_TTL_HOURS } from './common/idempotency';
+import { IdempotencyKeysRepository } from './common/idempotency.repository';
 import { RateLimiter } from './common/rate-limit';
 import { createRequestPolicy, isPublicPath } from './common/request-policy';
 import { UsageRepository } from './usage/usage.repository';
@@ -222,6 +223,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   const database = await openAccountsDatabase(config.DATABASE_URL, 20);
   const accounts = new AccountsService(database, config.GATEWAY_KEY_CACHE_TTL_MS);
   const usage = new UsageService(new UsageRepository(database));
+  const idempotencyKeys = new IdempotencyKeysRepository(database);
   const nc = await connectNats(config.NATS_URL, 'gateway');
   const rateLimiter = new RateLimiter((database.driver as unknown as { master: Pool }).master, nc, logger);
   rateLimiter.start();
@@ -229,7 +231,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
   const usageConsumer = await consumeTokenUsage(nc, usage, logger);
   const purge = setInterval(() => {
-    void Idempotency.purge(database).catch(() => undefined);
+    void idempotencyKeys.purgeOlderThan(IDEMPOTENCY_TTL_HOURS).catch(() => undefined);
     void usage.purgeOldEvents().catch(() => undefined);
   }, 3600_000);
   purge.unref();
@@ -363,7 +365,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   // - JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would
   //   otherwise reach validation (and its recursion) as if they were DTOs;
   // - idempotency keys of POST requests are claimed, or their stored response replayed.
-  const idempotency = new Idempotency(database, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
+  const idempotency = new Idempotency(idempotencyKeys, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
   if (!config.WEBHOOK_SECRET_KEY) logger.warn('WEBHOOK_SECRET_KEY is not set: answers of POST /api/v2/webhooks (they hold a signing secret) are not kept for Idempotency-Key replays');
   fastify.addHook('preHandler', (request, reply, done) => {
     const body = request.body;

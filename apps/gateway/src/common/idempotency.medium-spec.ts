@@ -5,7 +5,8 @@ import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
 import { openAccountsDatabase } from '../accounts/accounts.service';
 import type { GatewayRequest } from './http-context';
-import { Idempotency } from './idempotency';
+import { Idempotency, IDEMPOTENCY_TTL_HOURS } from './idempotency';
+import { IdempotencyKeysRepository } from './idempotency.repository';
 
 // The idempotency store on a real PostgreSQL, driven through Fastify hooks installed the way
 // createGateway installs them: replay, conflicts, in-flight keys, release on 5xx, expiry, sealing,
@@ -23,7 +24,7 @@ describe('Idempotency on PostgreSQL', () => {
     db = await openAccountsDatabase(await createTestDatabase('idempotency'));
     const logger = createLogger('gateway-medium');
     logger.level = 'silent';
-    const idempotency = new Idempotency(db, logger, new SecretBox(SERVER_KEY));
+    const idempotency = new Idempotency(new IdempotencyKeysRepository(db), logger, new SecretBox(SERVER_KEY));
     app = new FastifyAdapter().getInstance() as unknown as FastifyInstance;
     app.addHook('onRequest', (request, _reply, done) => {
       (request as GatewayRequest).kb = { principal: { orgId: String(request.headers['x-org']) } as never };
@@ -140,7 +141,7 @@ describe('Idempotency on PostgreSQL', () => {
     expect(runs).toBe(3);
 
     await db.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'k-abandoned'`);
-    await Idempotency.purge(db);
+    await new IdempotencyKeysRepository(db).purgeOlderThan(IDEMPOTENCY_TTL_HOURS);
     expect((await db.query(`SELECT key FROM idempotency_keys WHERE key IN ('k-old', 'k-abandoned')`)).map((r: { key: string }) => r.key)).toEqual(['k-old']);
   });
 
