@@ -1,10 +1,10 @@
 import { connectNats, createLogger, NatsConnection } from '@kb/common';
-import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
 import { startNatsServer } from '../../../../test/support/nats-server';
 import { openAccountsDatabase } from '../accounts/accounts.service';
 import { RateLimiter, RateLimiterOptions, WINDOW_SECONDS } from './rate-limit';
+import { RateLimitWindowsRepository } from './rate-limit.repository';
 
 jest.setTimeout(60_000);
 
@@ -14,7 +14,6 @@ jest.setTimeout(60_000);
 
 describe('RateLimiter on PostgreSQL', () => {
   let db: DataSource;
-  let pool: Pool;
   let nats: { url: string; stop: () => Promise<void> };
   const connections: NatsConnection[] = [];
   const limiters: RateLimiter[] = [];
@@ -25,9 +24,7 @@ describe('RateLimiter on PostgreSQL', () => {
   const clock = { now: minute };
 
   beforeAll(async () => {
-    const url = await createTestDatabase('ratelimit');
-    db = await openAccountsDatabase(url);
-    pool = new Pool({ connectionString: url, options: '-c search_path="gateway"' });
+    db = await openAccountsDatabase(await createTestDatabase('ratelimit'));
     nats = await startNatsServer();
   });
   beforeEach(() => {
@@ -38,7 +35,6 @@ describe('RateLimiter on PostgreSQL', () => {
     for (const l of limiters) l.stop();
     for (const c of connections) await c.close();
     await nats?.stop();
-    await pool?.end();
     await db?.destroy();
   });
 
@@ -49,7 +45,7 @@ describe('RateLimiter on PostgreSQL', () => {
       nc = await connectNats(nats.url, 'gateway-medium');
       connections.push(nc);
     }
-    const limiter = new RateLimiter(pool, nc, logger, { now: () => clock.now, ...options });
+    const limiter = new RateLimiter(new RateLimitWindowsRepository(db), nc, logger, { now: () => clock.now, ...options });
     if (withNats) limiter.start();
     limiters.push(limiter);
     return limiter;
