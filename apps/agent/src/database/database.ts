@@ -1,8 +1,7 @@
-import { openDatabase } from '@kb/common';
+import { openDatabase, WebhookOutbox1764000000000 } from '@kb/common';
 import { DataSource } from 'typeorm';
 import { InitBatches1732300000000 } from './migrations/1732300000000-InitBatches';
 import { BatchConfidence1763900000000 } from './migrations/1763900000000-BatchConfidence';
-import { WebhookOutbox1764000000000 } from './migrations/1764000000000-WebhookOutbox';
 
 /** Migrations of the schema `agent`, oldest first. */
 export const AGENT_MIGRATIONS = [InitBatches1732300000000, BatchConfidence1763900000000, WebhookOutbox1764000000000];

@@ -1,7 +1,6 @@
-import { openDatabase } from '@kb/common';
+import { openDatabase, WebhookOutbox1764000000000 } from '@kb/common';
 import { DataSource } from 'typeorm';
 import { InitCheckRuns1732300000000 } from './migrations/1732300000000-InitCheckRuns';
-import { WebhookOutbox1764000000000 } from './migrations/1764000000000-WebhookOutbox';
 
 /** Migrations of the schema `check`, oldest first. */
 export const CHECK_MIGRATIONS = [InitCheckRuns1732300000000, WebhookOutbox1764000000000];

@@ -1,11 +1,10 @@
-import { openDatabase } from '@kb/common';
+import { openDatabase, WebhookOutbox1764000000000 } from '@kb/common';
 import { DataSource } from 'typeorm';
 import { DocumentEntity } from '../documents/document.entity';
 import { ProjectEntity } from '../projects/project.entity';
 import { InitDocuments1732200000000 } from './migrations/1732200000000-InitDocuments';
 import { UploadSlots1732200000001 } from './migrations/1732200000001-UploadSlots';
 import { DocumentProgress1732200000005 } from './migrations/1732200000005-DocumentProgress';
-import { WebhookOutbox1764000000000 } from './migrations/1764000000000-WebhookOutbox';
 
 /** Migrations of the schema `documents`, oldest first. */
 export const DOCUMENTS_MIGRATIONS = [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005, WebhookOutbox1764000000000];
