@@ -2,7 +2,7 @@ import { connectNats, publishEvent } from '@kb/common';
 import { TokensRecordedEvent, UsageSubjects } from '@kb/events';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { openAccountsDatabase } from '../../apps/gateway/src/accounts/accounts.service';
+import { openGatewayDatabase } from '../../apps/gateway/src/database/database';
 import { UsageRepository } from '../../apps/gateway/src/usage/usage.repository';
 import { UsageService } from '../../apps/gateway/src/usage/usage.service';
 import { api, kbctl, newOrg } from './support/harness';
@@ -12,7 +12,7 @@ jest.setTimeout(120_000);
 describe('gateway: monthly quotas', () => {
   let db: DataSource;
   beforeAll(async () => {
-    db = await openAccountsDatabase(process.env.KB_E2E_DATABASE_URL!);
+    db = await openGatewayDatabase(process.env.KB_E2E_DATABASE_URL!);
   });
   afterAll(async () => {
     await db?.destroy();
@@ -105,7 +105,7 @@ describe('gateway: idempotency keys', () => {
 
   it('409 while the first request with the key is still in flight', async () => {
     const key = `inflight-${randomUUID()}`;
-    const db = await openAccountsDatabase(process.env.KB_E2E_DATABASE_URL!);
+    const db = await openGatewayDatabase(process.env.KB_E2E_DATABASE_URL!);
     try {
       const results = await Promise.all(Array.from({ length: 6 }, () => a.post('/api/v2/projects').set('Idempotency-Key', key).send({ name: 'Race' })));
       const fresh = results.filter((r) => r.status === 201 && !r.headers['idempotent-replayed']);

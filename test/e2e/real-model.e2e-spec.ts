@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import { openAccountsDatabase } from '../../apps/gateway/src/accounts/accounts.service';
+import { openGatewayDatabase } from '../../apps/gateway/src/database/database';
 import { UsageService } from '../../apps/gateway/src/usage/usage.service';
 import { UsageRepository } from '../../apps/gateway/src/usage/usage.repository';
 import { api, newOrg, ROOT, streamChat, uploadFile, waitForDocument, type ExtraStack, startExtraStack } from './support/harness';
@@ -64,7 +64,7 @@ describeReal('the model-provider path against a real small model', () => {
     };
     stack = await startExtraStack(path.join(dir, 'stack'), env);
     ({ baseUrl, databaseUrl } = stack);
-    accounts = await openAccountsDatabase(databaseUrl);
+    accounts = await openGatewayDatabase(databaseUrl);
     org = newOrg('Real Model Org', { safety: true, databaseUrl });
     execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'safety', 'load', SAMPLES, '--json'], {
       env: { ...process.env, DATABASE_URL: databaseUrl, KB_DATA_DIR: path.join(dir, 'stack') },

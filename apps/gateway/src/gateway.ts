@@ -13,7 +13,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { buildOpenApiDocument } from './common/openapi';
 import { subscribeAccountChanges } from './accounts/account-events';
-import { AccountsService, openAccountsDatabase } from './accounts/accounts.service';
+import { AccountsRepository } from './accounts/accounts.repository';
+import { AccountsService } from './accounts/accounts.service';
+import { openGatewayDatabase } from './database/database';
 import { AppModule } from './app.module';
 import { envelopeOf, errorEnvelope } from './common/envelope';
 import { toHttpError } from './common/error.filter';
@@ -220,8 +222,8 @@ export interface Gateway {
  * @throws when PostgreSQL or NATS cannot be reached.
  */
 export async function createGateway(config: GatewayConfig, logger: Logger, options: { serveReference?: boolean } = {}): Promise<Gateway> {
-  const database = await openAccountsDatabase(config.DATABASE_URL, 20);
-  const accounts = new AccountsService(database, config.GATEWAY_KEY_CACHE_TTL_MS);
+  const database = await openGatewayDatabase(config.DATABASE_URL, 20);
+  const accounts = new AccountsService(new AccountsRepository(database), config.GATEWAY_KEY_CACHE_TTL_MS);
   const usage = new UsageService(new UsageRepository(database));
   const idempotencyKeys = new IdempotencyKeysRepository(database);
   const nc = await connectNats(config.NATS_URL, 'gateway');

@@ -3,7 +3,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
-import { openAccountsDatabase } from '../accounts/accounts.service';
+import { openGatewayDatabase } from '../database/database';
 import type { GatewayRequest } from './http-context';
 import { Idempotency, IDEMPOTENCY_TTL_HOURS } from './idempotency';
 import { IdempotencyKeysRepository } from './idempotency.repository';
@@ -21,7 +21,7 @@ describe('Idempotency on PostgreSQL', () => {
   let gate: Promise<void> | null;
 
   beforeAll(async () => {
-    db = await openAccountsDatabase(await createTestDatabase('idempotency'));
+    db = await openGatewayDatabase(await createTestDatabase('idempotency'));
     const logger = createLogger('gateway-medium');
     logger.level = 'silent';
     const idempotency = new Idempotency(new IdempotencyKeysRepository(db), logger, new SecretBox(SERVER_KEY));

@@ -2,7 +2,7 @@ import { connectNats, createLogger, NatsConnection } from '@kb/common';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
 import { startNatsServer } from '../../../../test/support/nats-server';
-import { openAccountsDatabase } from '../accounts/accounts.service';
+import { openGatewayDatabase } from '../database/database';
 import { RateLimiter, RateLimiterOptions, WINDOW_SECONDS } from './rate-limit';
 import { RateLimitWindowsRepository } from './rate-limit.repository';
 
@@ -24,7 +24,7 @@ describe('RateLimiter on PostgreSQL', () => {
   const clock = { now: minute };
 
   beforeAll(async () => {
-    db = await openAccountsDatabase(await createTestDatabase('ratelimit'));
+    db = await openGatewayDatabase(await createTestDatabase('ratelimit'));
     nats = await startNatsServer();
   });
   beforeEach(() => {

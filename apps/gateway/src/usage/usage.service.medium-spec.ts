@@ -2,7 +2,7 @@ import { ErrorCode } from '@kb/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
-import { openAccountsDatabase } from '../accounts/accounts.service';
+import { openGatewayDatabase } from '../database/database';
 import { UsageRepository } from './usage.repository';
 import { UsageService } from './usage.service';
 
@@ -15,7 +15,7 @@ describe('UsageService on PostgreSQL', () => {
   let usage: UsageService;
 
   beforeAll(async () => {
-    db = await openAccountsDatabase(await createTestDatabase('usage'));
+    db = await openGatewayDatabase(await createTestDatabase('usage'));
     usage = new UsageService(new UsageRepository(db), () => clock.now, 60_000);
   });
   afterAll(async () => {
