@@ -1,5 +1,7 @@
-// Two Jest projects: `unit` (specs next to the code, real components where they run in-process)
-// and `e2e` (the whole stack as separate processes, driven over HTTP). See README "Tests".
+// Three Jest projects: `unit` (specs next to the code, real components where they run in-process),
+// `medium` (repositories and use cases against a real PostgreSQL: one embedded server per run, one
+// database per test file) and `e2e` (the whole stack as separate processes, driven over HTTP).
+// See README "Tests".
 const { pathsToModuleNameMapper } = require('ts-jest');
 const { compilerOptions } = require('./tsconfig.base.json');
 
@@ -16,6 +18,15 @@ module.exports = {
       transform,
       moduleNameMapper,
       testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/packages/*/src/**/*.spec.ts', '<rootDir>/test/deploy/**/*.spec.ts', '<rootDir>/test/tools/**/*.spec.ts'],
+    },
+    {
+      displayName: 'medium',
+      testEnvironment: '<rootDir>/test/node-environment.js',
+      transform,
+      moduleNameMapper,
+      testMatch: ['<rootDir>/apps/**/*.medium-spec.ts', '<rootDir>/libs/**/*.medium-spec.ts'],
+      globalSetup: '<rootDir>/test/medium/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/medium/global-teardown.mjs',
     },
     {
       displayName: 'e2e',

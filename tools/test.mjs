@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: sets up what is missing (npm dependencies, system packages, MinIO for the S3 driver
-// tests), builds, then runs the unit suite and the end-to-end suite (the whole stack as separate
-// processes, driven over HTTP with documents from ../shared/corpus; the model-provider path against
-// a real small model served by tools/llm-server). Extra arguments go to Jest.
+// tests), builds, then runs the unit suite, the medium suite (repositories and use cases against
+// one embedded PostgreSQL) and the end-to-end suite (the whole stack as separate processes, driven
+// over HTTP with documents from ../shared/corpus; the model-provider path against a real small
+// model served by tools/llm-server). Extra arguments go to Jest.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -49,7 +50,7 @@ const jest = path.join(ROOT, 'node_modules/.bin/jest');
 const extra = process.argv.slice(2);
 const totals = { passed: 0, failed: 0, skipped: 0 };
 let status = 0;
-for (const project of ['unit', 'e2e']) {
+for (const project of ['unit', 'medium', 'e2e']) {
   step(`running the ${project} tests`);
   const report = path.join(mkdtempSync(path.join(os.tmpdir(), 'kb-jest-')), 'report.json');
   const args = ['--selectProjects', project, '--json', '--outputFile', report, ...(project === 'e2e' ? ['--runInBand'] : []), ...extra];

@@ -355,7 +355,7 @@ describe('Dockerfile', () => {
       expect([src, exists(src)]).toEqual([src, true]);
       // A file must pass; a directory must send its files (tests, generated code and local installs
       // such as tools/llm-server/node_modules aside: `**/node_modules` never reaches the daemon).
-      const files = filesUnder(src).filter((f) => !/\.spec\.ts$|\/gen\/|\/node_modules\//.test(f));
+      const files = filesUnder(src).filter((f) => !/\.(medium-)?spec\.ts$|\/gen\/|\/node_modules\//.test(f));
       expect([src, files.filter((f) => !dockerignoreIncludes(f))]).toEqual([src, []]);
     }
     for (const excluded of ['node_modules', 'dist', '.data', '.git', '.env', 'libs/proto/src/gen', 'apps/gateway/src/app.module.spec.ts', 'helm', 'test']) {

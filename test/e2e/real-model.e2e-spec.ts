@@ -4,8 +4,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import { openAccountsDatabase } from '../../apps/gateway/src/accounts/accounts.service';
+import { openGatewayDatabase } from '../../apps/gateway/src/database/database';
 import { UsageService } from '../../apps/gateway/src/usage/usage.service';
+import { UsageRepository } from '../../apps/gateway/src/usage/usage.repository';
 import { api, newOrg, ROOT, streamChat, uploadFile, waitForDocument, type ExtraStack, startExtraStack } from './support/harness';
 import { REAL_MODEL_NAME, realModelUnavailable, startRealModelServer, type RealModelServer } from './support/real-model';
 
@@ -63,7 +64,7 @@ describeReal('the model-provider path against a real small model', () => {
     };
     stack = await startExtraStack(path.join(dir, 'stack'), env);
     ({ baseUrl, databaseUrl } = stack);
-    accounts = await openAccountsDatabase(databaseUrl);
+    accounts = await openGatewayDatabase(databaseUrl);
     org = newOrg('Real Model Org', { safety: true, databaseUrl });
     execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'safety', 'load', SAMPLES, '--json'], {
       env: { ...process.env, DATABASE_URL: databaseUrl, KB_DATA_DIR: path.join(dir, 'stack') },
@@ -84,7 +85,7 @@ describeReal('the model-provider path against a real small model', () => {
   });
 
   /** The org's token counter of this month (what the monthly token quota is checked against). */
-  const tokensUsed = async (orgId: string) => (await new UsageService(accounts!).usage(orgId)).tokens;
+  const tokensUsed = async (orgId: string) => (await new UsageService(new UsageRepository(accounts!)).usage(orgId)).tokens;
 
   /** Waits until the org's token counter reaches `atLeast` (usage events are consumed asynchronously). */
   async function tokensReach(orgId: string, atLeast: number): Promise<number> {

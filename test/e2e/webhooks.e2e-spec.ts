@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
-import { markBatchFailed } from '../../apps/agent/src/batches/batches.service';
+import { BatchesRepository } from '../../apps/agent/src/batches/batches.repository';
 import { RunsRepository } from '../../apps/check/src/runs/runs.repository';
 import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
 import { ReceivedWebhook, startReceiver } from './support/webhook-receiver';
@@ -142,7 +142,7 @@ describe('webhooks', () => {
     const failedBatch = (await a.post('/api/v2/agent/batches').send({ questions: Array.from({ length: 30 }, (_, i) => `Question ${i}?`) })).body.data;
     const agentDb = await schemaDb('agent');
     try {
-      expect(await markBatchFailed(agentDb, failedBatch.id)).toBe(true);
+      expect(await new BatchesRepository(agentDb).markFailed(failedBatch.id)).toBe(true);
     } finally {
       await agentDb.destroy();
     }

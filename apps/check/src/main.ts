@@ -1,11 +1,10 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, UnaryHandlers } from '@kb/common';
+import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, UnaryHandlers } from '@kb/common';
 import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
 import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { z } from 'zod';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
-import { InitCheckRuns1732300000000 } from './database/migrations/1732300000000-InitCheckRuns';
-import { WebhookOutbox1764000000000 } from './database/migrations/1764000000000-WebhookOutbox';
+import { openCheckDatabase } from './database/database';
 import { RunWorker } from './runs/run-worker';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
@@ -44,7 +43,7 @@ runService(logger, async () => {
     JUDGE_NLI_MODEL_DIR: z.string().default(''),
     ...sharedEnv.webhookOutbox,
   });
-  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'check', entities: [], migrations: [InitCheckRuns1732300000000, WebhookOutbox1764000000000] });
+  const db = await openCheckDatabase(config.DATABASE_URL);
   const nc = await connectNats(config.NATS_URL, 'check');
   await ensureStream(nc, CHECK_STREAM, CHECK_STREAM_SUBJECTS);
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);

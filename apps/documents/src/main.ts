@@ -1,18 +1,13 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { AppError, ErrorCode, connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, openDatabase, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, storageConfigFromEnv } from '@kb/common';
+import { AppError, ErrorCode, connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, storageConfigFromEnv } from '@kb/common';
 import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, ProgressChangedEvent, StatusChangedEvent, Subjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
-import { InitDocuments1732200000000 } from './database/migrations/1732200000000-InitDocuments';
-import { UploadSlots1732200000001 } from './database/migrations/1732200000001-UploadSlots';
-import { DocumentProgress1732200000005 } from './database/migrations/1732200000005-DocumentProgress';
-import { WebhookOutbox1764000000000 } from './database/migrations/1764000000000-WebhookOutbox';
-import { DocumentEntity } from './documents/document.entity';
+import { openDocumentsDatabase } from './database/database';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
 import { ProcessingOutcomes } from './documents/processing-outcomes';
 import { documentsGrpcHandlers } from './grpc/documents.grpc-controller';
-import { ProjectEntity } from './projects/project.entity';
 import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
 import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
@@ -36,12 +31,7 @@ runService(logger, async () => {
     ...sharedEnv.webhookOutbox,
   });
 
-  const db = await openDatabase({
-    url: config.DATABASE_URL,
-    schema: 'documents',
-    entities: [ProjectEntity, DocumentEntity],
-    migrations: [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005, WebhookOutbox1764000000000],
-  });
+  const db = await openDocumentsDatabase(config.DATABASE_URL);
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
   const nc = await connectNats(config.NATS_URL, 'documents');

@@ -5,7 +5,6 @@ import { OpenAPIObject } from '@nestjs/swagger';
 import { AppError, connectNats, ensureStream, ErrorCode, Logger, SecretBox, storageConfigFromEnv } from '@kb/common';
 import { USAGE_STREAM, USAGE_STREAM_SUBJECTS } from '@kb/events';
 import cors from '@fastify/cors';
-import type { Pool } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { createLocalStorageHandler, LocalObjectStorage } from '@kb/storage';
 import { NestFactory } from '@nestjs/core';
@@ -14,15 +13,20 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { buildOpenApiDocument } from './common/openapi';
 import { subscribeAccountChanges } from './accounts/account-events';
-import { AccountsService, openAccountsDatabase } from './accounts/accounts.service';
+import { AccountsRepository } from './accounts/accounts.repository';
+import { AccountsService } from './accounts/accounts.service';
+import { openGatewayDatabase } from './database/database';
 import { AppModule } from './app.module';
 import { envelopeOf, errorEnvelope } from './common/envelope';
 import { toHttpError } from './common/error.filter';
 import { GatewayRequest, requestIdFor } from './common/http-context';
 import { securityHeaders } from './common/security-headers';
-import { Idempotency, IDEMPOTENCY_CLAIM } from './common/idempotency';
+import { Idempotency, IDEMPOTENCY_CLAIM, IDEMPOTENCY_TTL_HOURS } from './common/idempotency';
+import { IdempotencyKeysRepository } from './common/idempotency.repository';
 import { RateLimiter } from './common/rate-limit';
+import { RateLimitWindowsRepository } from './common/rate-limit.repository';
 import { createRequestPolicy, isPublicPath } from './common/request-policy';
+import { UsageRepository } from './usage/usage.repository';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
 import { createValidationPipe, invalidTextIn } from './common/validation';
 
@@ -218,17 +222,18 @@ export interface Gateway {
  * @throws when PostgreSQL or NATS cannot be reached.
  */
 export async function createGateway(config: GatewayConfig, logger: Logger, options: { serveReference?: boolean } = {}): Promise<Gateway> {
-  const database = await openAccountsDatabase(config.DATABASE_URL, 20);
-  const accounts = new AccountsService(database, config.GATEWAY_KEY_CACHE_TTL_MS);
-  const usage = new UsageService(database);
+  const database = await openGatewayDatabase(config.DATABASE_URL, 20);
+  const accounts = new AccountsService(new AccountsRepository(database), config.GATEWAY_KEY_CACHE_TTL_MS);
+  const usage = new UsageService(new UsageRepository(database));
+  const idempotencyKeys = new IdempotencyKeysRepository(database);
   const nc = await connectNats(config.NATS_URL, 'gateway');
-  const rateLimiter = new RateLimiter((database.driver as unknown as { master: Pool }).master, nc, logger);
+  const rateLimiter = new RateLimiter(new RateLimitWindowsRepository(database), nc, logger);
   rateLimiter.start();
   subscribeAccountChanges(nc, accounts, logger);
   await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
   const usageConsumer = await consumeTokenUsage(nc, usage, logger);
   const purge = setInterval(() => {
-    void Idempotency.purge(database).catch(() => undefined);
+    void idempotencyKeys.purgeOlderThan(IDEMPOTENCY_TTL_HOURS).catch(() => undefined);
     void usage.purgeOldEvents().catch(() => undefined);
   }, 3600_000);
   purge.unref();
@@ -362,7 +367,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   // - JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would
   //   otherwise reach validation (and its recursion) as if they were DTOs;
   // - idempotency keys of POST requests are claimed, or their stored response replayed.
-  const idempotency = new Idempotency(database, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
+  const idempotency = new Idempotency(idempotencyKeys, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
   if (!config.WEBHOOK_SECRET_KEY) logger.warn('WEBHOOK_SECRET_KEY is not set: answers of POST /api/v2/webhooks (they hold a signing secret) are not kept for Idempotency-Key replays');
   fastify.addHook('preHandler', (request, reply, done) => {
     const body = request.body;

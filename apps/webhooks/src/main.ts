@@ -1,10 +1,10 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createLogger, env, ensureStream, loadConfig, openDatabase, runConsumer, runService, sharedEnv, startGrpcServer } from '@kb/common';
+import { connectNats, createLogger, env, ensureStream, loadConfig, runConsumer, runService, sharedEnv, startGrpcServer } from '@kb/common';
 import { WEBHOOK_FANOUT_PARTITIONS, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, WebhookEventMessage, WebhookSubjects } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
 import { metrics, startMetricsServer } from '@kb/telemetry'; // [telemetry]
 import { z } from 'zod';
-import { InitWebhooks1764000000001 } from './database/migrations/1764000000001-InitWebhooks';
+import { openWebhooksDatabase } from './database/database';
 import { Dispatcher } from './delivery/dispatcher';
 import { SecretBox } from './endpoints/secrets';
 import { WebhooksRepository } from './endpoints/webhooks.repository';
@@ -41,7 +41,7 @@ runService(logger, async () => {
     /** How often due retries are looked for (ms) when nothing else wakes the dispatcher. */
     WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
   });
-  const db = await openDatabase({ url: config.DATABASE_URL, schema: 'webhooks', entities: [], migrations: [InitWebhooks1764000000001] });
+  const db = await openWebhooksDatabase(config.DATABASE_URL);
   // Checked after the migrations: `webhooks --migrate-only` (the chart's migration Job) needs only DATABASE_URL.
   if (!config.WEBHOOK_SECRET_KEY) {
     throw new Error('Invalid configuration:\n  WEBHOOK_SECRET_KEY: required, at least 32 characters (e.g. `openssl rand -hex 32`); it encrypts webhook secrets at rest');

@@ -67,3 +67,14 @@ export const bigintAsNumber = {
   to: (v: number | null) => v,
   from: (v: string | null) => (v === null ? null : Number(v)),
 };
+
+/**
+ * Rows returned by a raw statement (`DataSource.query` / `EntityManager.query`): TypeORM's
+ * PostgreSQL driver answers UPDATE/DELETE … RETURNING with `[rows, affectedCount]` and
+ * SELECT/INSERT with the rows themselves. Every repository reads RETURNING rows through this.
+ * @returns the rows (an empty array for a statement that returned none).
+ */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return (result as T[]) ?? [];
+}

@@ -3,6 +3,7 @@ export * from './config';
 export * from './logger';
 export * from './grpc';
 export * from './db';
+export * from './migrations';
 export * from './nats';
 export * from './process';
 export * from './content-types';

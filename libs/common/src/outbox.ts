@@ -2,6 +2,7 @@ import type { NatsConnection } from 'nats';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Logger } from './logger';
+import { sqlMigration } from './migrations';
 import { publishEvent } from './nats';
 
 /**
@@ -13,7 +14,7 @@ import { publishEvent } from './nats';
  * outbox", C. Richardson, microservices.io/patterns/data/transactional-outbox.html.
  */
 
-/** DDL of the outbox table, run by each owning service's migration (unqualified: the service's schema). */
+/** DDL of the outbox table, run by {@link WebhookOutbox1764000000000} (unqualified: the service's schema). */
 export const WEBHOOK_OUTBOX_DDL = [
   `CREATE TABLE webhook_outbox (
      seq bigserial PRIMARY KEY,
@@ -25,6 +26,14 @@ export const WEBHOOK_OUTBOX_DDL = [
      created_at timestamptz NOT NULL
    )`,
 ];
+
+/**
+ * The migration creating the outbox table, listed by every service that produces webhook events
+ * (agent: batch.completed/failed; check: check_run.completed/failed/stopped; documents:
+ * document.ready/completed/failed/deleted; docs/webhooks.md), each in its own schema under this
+ * one name.
+ */
+export const WebhookOutbox1764000000000 = sqlMigration('WebhookOutbox1764000000000', { up: WEBHOOK_OUTBOX_DDL, down: [`DROP TABLE webhook_outbox`] });
 
 /** An event as the producing service knows it (the payload decisions.md fixes, without its id). */
 export interface OutboxEventInput {

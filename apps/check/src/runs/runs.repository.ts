@@ -1,4 +1,4 @@
-import { AppError, enqueueWebhookEvent } from '@kb/common';
+import { AppError, enqueueWebhookEvent, rowsOf } from '@kb/common';
 import { runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -87,15 +87,6 @@ export interface TriggerOutcome {
 const RUN_COLUMNS = `id, org_id, project_id, name, status, handbook_ids::text[] AS handbook_ids, total_requirements, processed_requirements,
   passed_requirements, failed_requirements, generation, task_id, skip_breakdown, error_message, processing_started_at,
   processing_completed_at, created_at, updated_at`;
-
-/**
- * Rows returned by a statement: TypeORM's PostgreSQL driver answers UPDATE/DELETE … RETURNING with
- * `[rows, affectedCount]` and SELECT/INSERT with the rows themselves.
- */
-export function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return (result as T[]) ?? [];
-}
 
 /** Recomputes a run's counters from its requirement rows and completes it when every requirement is completed. */
 const RECOUNT_SQL = `

@@ -1,10 +1,7 @@
-import { AppError, openDatabase } from '@kb/common';
+import { AppError } from '@kb/common';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { DataSource, IsNull, Repository } from 'typeorm';
-import { InitAccounts1732200000001 } from '../database/migrations/1732200000001-InitAccounts';
-import { GatewayLimits1732200000002 } from '../database/migrations/1732200000002-GatewayLimits';
-import { RateLimitLeases1732200000003 } from '../database/migrations/1732200000003-RateLimitLeases';
 import { ApiKeyEntity, OrganizationEntity } from './account.entities';
+import { AccountsRepository } from './accounts.repository';
 
 /** Default per-key rate limit (service-api.md §8: 100 requests per minute). */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 100;
@@ -13,17 +10,6 @@ const KEY_PREFIX = 'kb_';
 /** SHA-256 (hex) of an API key secret: the only form in which keys are stored. */
 export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
-}
-
-/** Opens the gateway schema (organizations, API keys), running its migrations. */
-export function openAccountsDatabase(url: string, poolSize = 5): Promise<DataSource> {
-  return openDatabase({
-    url,
-    schema: 'gateway',
-    entities: [OrganizationEntity, ApiKeyEntity],
-    migrations: [InitAccounts1732200000001, GatewayLimits1732200000002, RateLimitLeases1732200000003],
-    poolSize,
-  });
 }
 
 /** An authenticated key with its organization. */
@@ -46,9 +32,6 @@ export const DEFAULT_KEY_CACHE_TTL_MS = 60_000;
  * Key secrets are `kb_` + 32 random bytes (CSPRNG, base64url): shown once, stored as SHA-256.
  */
 export class AccountsService {
-  private readonly orgs: Repository<OrganizationEntity>;
-  private readonly keys: Repository<ApiKeyEntity>;
-
   /** key hash → principal (null = known unknown/revoked) and the time the entry expires (epoch ms). */
   private readonly cache = new Map<string, { principal: Principal; expiresAt: number }>();
 
@@ -56,12 +39,9 @@ export class AccountsService {
    * @param cacheTtlMs lifetime of a cached key lookup; 0 disables the cache (the CLI).
    */
   constructor(
-    dataSource: DataSource,
+    private readonly accounts: AccountsRepository,
     private readonly cacheTtlMs = 0,
-  ) {
-    this.orgs = dataSource.getRepository(OrganizationEntity);
-    this.keys = dataSource.getRepository(ApiKeyEntity);
-  }
+  ) {}
 
   async createOrganization(input: { name: string; safetyAssistantEnabled?: boolean }): Promise<OrganizationEntity> {
     const name = input.name.trim();
@@ -76,12 +56,12 @@ export class AccountsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.orgs.insert(org);
+    await this.accounts.insertOrganization(org);
     return org;
   }
 
   async getOrganization(id: string): Promise<OrganizationEntity | null> {
-    return this.orgs.findOne({ where: { id } });
+    return this.accounts.findOrganization(id);
   }
 
   private async requireOrganization(id: string): Promise<OrganizationEntity> {
@@ -92,16 +72,7 @@ export class AccountsService {
 
   /** Every organization, oldest first, with its number of keys not revoked (`kbctl org list`). */
   async listOrganizations(): Promise<{ organization: OrganizationEntity; activeKeys: number }[]> {
-    const orgs = await this.orgs.find({ order: { createdAt: 'ASC', id: 'ASC' } });
-    const counts = await this.keys
-      .createQueryBuilder('k')
-      .select('k.org_id', 'org_id')
-      .addSelect('COUNT(*)::int', 'n')
-      .where({ revokedAt: IsNull() })
-      .groupBy('k.org_id')
-      .getRawMany<{ org_id: string; n: number }>();
-    const byOrg = new Map(counts.map((c) => [c.org_id, Number(c.n)]));
-    return orgs.map((organization) => ({ organization, activeKeys: byOrg.get(organization.id) ?? 0 }));
+    return this.accounts.listOrganizationsWithActiveKeys();
   }
 
   /** Sets monthly caps; `null` = unlimited, `undefined` = unchanged. */
@@ -113,7 +84,7 @@ export class AccountsService {
     if (quotas.requests !== undefined) org.monthlyRequestQuota = quotas.requests;
     if (quotas.tokens !== undefined) org.monthlyTokenQuota = quotas.tokens;
     org.updatedAt = new Date();
-    await this.orgs.save(org);
+    await this.accounts.saveOrganization(org);
     return org;
   }
 
@@ -121,7 +92,7 @@ export class AccountsService {
     const org = await this.requireOrganization(orgId);
     org.safetyAssistantEnabled = enabled;
     org.updatedAt = new Date();
-    await this.orgs.save(org);
+    await this.accounts.saveOrganization(org);
     return org;
   }
 
@@ -141,20 +112,20 @@ export class AccountsService {
       createdAt: new Date(),
       revokedAt: null,
     };
-    await this.keys.insert(key);
+    await this.accounts.insertKey(key);
     return { key, secret };
   }
 
   listApiKeys(orgId: string): Promise<ApiKeyEntity[]> {
-    return this.keys.find({ where: { orgId }, order: { createdAt: 'DESC' } });
+    return this.accounts.listKeys(orgId);
   }
 
   async revokeApiKey(keyId: string): Promise<ApiKeyEntity> {
-    const key = await this.keys.findOne({ where: { id: keyId } });
+    const key = await this.accounts.findKey(keyId);
     if (!key) throw AppError.notFound(`API key ${keyId} not found.`);
     if (!key.revokedAt) {
       key.revokedAt = new Date();
-      await this.keys.save(key);
+      await this.accounts.saveKey(key);
     }
     return key;
   }
@@ -172,14 +143,7 @@ export class AccountsService {
     const now = Date.now();
     const hit = this.cache.get(hash);
     if (hit && hit.expiresAt > now) return hit.principal;
-    const rows: Array<{ id: string; org_id: string; org_name: string; rate_limit_per_minute: number; monthly_request_quota: string | null; monthly_token_quota: string | null }> =
-      await this.keys.query(
-        `SELECT k.id, k.org_id, o.name AS org_name, k.rate_limit_per_minute, o.monthly_request_quota, o.monthly_token_quota
-           FROM api_keys k JOIN organizations o ON o.id = k.org_id
-          WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-        [hash],
-      );
-    const row = rows[0];
+    const row = await this.accounts.findActiveKeyByHash(hash);
     if (!row) {
       this.cache.delete(hash);
       return null;

@@ -2,7 +2,9 @@ import { AppError, createLogger } from '@kb/common';
 import { parseArgs } from 'node:util';
 import { ApiKeyEntity, OrganizationEntity } from '../accounts/account.entities';
 import { AccountChange, publishAccountChange } from '../accounts/account-events';
-import { AccountsService, openAccountsDatabase } from '../accounts/accounts.service';
+import { AccountsRepository } from '../accounts/accounts.repository';
+import { AccountsService } from '../accounts/accounts.service';
+import { openGatewayDatabase } from '../database/database';
 import { KbctlContext, kbctlCommands, registerKbctlCommand } from './registry';
 // Commands defined in other files register themselves on import: add one line per file here.
 import './safety-load';
@@ -239,7 +241,7 @@ async function main(): Promise<number> {
   if (!url) return fail('CONFIGURATION_ERROR', 'DATABASE_URL is not set and no local stack is running (start it with `npm start`).');
   let db;
   try {
-    db = await openAccountsDatabase(url);
+    db = await openGatewayDatabase(url);
   } catch (e) {
     return fail('SERVICE_UNAVAILABLE', `Cannot reach the database: ${(e as Error).message}`);
   }
@@ -252,7 +254,7 @@ async function main(): Promise<number> {
     }
   };
   try {
-    const result = await runKbctl(argv, new AccountsService(db), { announce, log });
+    const result = await runKbctl(argv, new AccountsService(new AccountsRepository(db)), { announce, log });
     process.stdout.write(json ? JSON.stringify(result) + '\n' : JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (e) {

@@ -1,9 +1,9 @@
 import { AppError, Logger, SecretBox } from '@kb/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { finalEnvelope } from './envelope';
 import { GatewayRequest } from './http-context';
+import { IdempotencyKeysRepository } from './idempotency.repository';
 
 /** Longest accepted `Idempotency-Key` (decisions.md "Idempotency"). */
 export const IDEMPOTENCY_KEY_MAX = 255;
@@ -55,7 +55,8 @@ type ClaimingRequest = FastifyRequest & { [IDEMPOTENCY_CLAIM]?: Claimed | null }
 
 /**
  * Idempotency keys on every POST (decisions.md "Idempotency"): `Idempotency-Key` (1–255 printable
- * characters), scoped per organization, kept 24 h in `gateway.idempotency_keys`. Runs as Fastify
+ * characters), scoped per organization, kept 24 h in `gateway.idempotency_keys` (through
+ * {@link IdempotencyKeysRepository}; older keys are purged periodically). Runs as Fastify
  * hooks (installed by createGateway), so requests without a key pay one header lookup:
  * - `preHandler` (after body parsing and validation of the JSON shape): the key is claimed
  *   atomically (`INSERT … ON CONFLICT`); same key, same method/path/body, completed → the stored
@@ -74,7 +75,7 @@ export class Idempotency {
    *   stored at all (the key is released, so a retry runs the request again).
    */
   constructor(
-    private readonly db: DataSource,
+    private readonly keys: IdempotencyKeysRepository,
     private readonly logger: Logger,
     private readonly sealer: SecretBox | null = null,
   ) {}
@@ -126,13 +127,8 @@ export class Idempotency {
       }
       stored = JSON.stringify({ [SEALED]: this.sealer.seal(payload) });
     }
-    await this.db
-      .query(`UPDATE idempotency_keys SET state = 'completed', response_status = $3, response_body = $4 WHERE org_id = $1 AND key = $2`, [
-        claim.orgId,
-        claim.key,
-        reply.statusCode,
-        stored,
-      ])
+    await this.keys
+      .complete(claim.orgId, claim.key, reply.statusCode, stored)
       .catch(async (err) => {
         this.logger.warn({ err }, 'could not store an idempotent response; releasing the key');
         await this.release(claim);
@@ -148,23 +144,14 @@ export class Idempotency {
   }
 
   private async claim(orgId: string, key: string, method: string, path: string, fingerprint: string): Promise<{ kind: 'run' } | { kind: 'replay'; status: number; body: unknown }> {
-    const claimed: unknown[] = await this.db.query(
-      `INSERT INTO idempotency_keys (org_id, key, method, path, request_hash, state, created_at)
-       VALUES ($1, $2, $3, $4, $5, 'in_flight', now())
-       ON CONFLICT (org_id, key) DO UPDATE
-         SET method = EXCLUDED.method, path = EXCLUDED.path, request_hash = EXCLUDED.request_hash,
-             state = 'in_flight', response_status = NULL, response_body = NULL, created_at = now()
-         WHERE idempotency_keys.created_at < now() - make_interval(hours => $6)
-            OR (idempotency_keys.state = 'in_flight' AND idempotency_keys.created_at < now() - make_interval(mins => $7))
-       RETURNING key`,
-      [orgId, key, method, path.slice(0, 2000), fingerprint, IDEMPOTENCY_TTL_HOURS, IDEMPOTENCY_ABANDONED_MINUTES],
+    const claimed = await this.keys.claim(
+      orgId,
+      key,
+      { method, path: path.slice(0, 2000), hash: fingerprint },
+      { ttlHours: IDEMPOTENCY_TTL_HOURS, abandonedMinutes: IDEMPOTENCY_ABANDONED_MINUTES },
     );
-    if (claimed.length > 0) return { kind: 'run' };
-    const rows: Array<{ request_hash: string; state: string; response_status: number | null; response_body: unknown }> = await this.db.query(
-      `SELECT request_hash, state, response_status, response_body FROM idempotency_keys WHERE org_id = $1 AND key = $2`,
-      [orgId, key],
-    );
-    const row = rows[0];
+    if (claimed) return { kind: 'run' };
+    const row = await this.keys.find(orgId, key);
     if (!row) return this.claim(orgId, key, method, path, fingerprint); // released in between: try again
     if (row.request_hash !== fingerprint) {
       throw AppError.conflict('This Idempotency-Key was already used with a different request (method, path or body). Use a new key for a new request.');
@@ -189,11 +176,7 @@ export class Idempotency {
   }
 
   private async release(claim: Claimed): Promise<void> {
-    await this.db.query(`DELETE FROM idempotency_keys WHERE org_id = $1 AND key = $2`, [claim.orgId, claim.key]).catch(() => undefined);
+    await this.keys.release(claim.orgId, claim.key).catch(() => undefined);
   }
 
-  /** Deletes records older than the 24 h window (called periodically). */
-  static async purge(db: DataSource): Promise<void> {
-    await db.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [IDEMPOTENCY_TTL_HOURS]);
-  }
 }

@@ -1,7 +1,7 @@
 import { AppError, ErrorCode, Logger } from '@kb/common';
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from 'nats';
-import type { Pool } from 'pg';
+import { RateLimitWindowsRepository, WindowGrant } from './rate-limit.repository';
 
 /** Length of a rate-limit window (decisions.md: fixed one-minute window). */
 export const WINDOW_SECONDS = 60;
@@ -47,15 +47,10 @@ interface KeyWindow {
   reclaiming?: Promise<boolean>;
 }
 
-interface Grant {
-  granted: number;
-  total: number;
-  contended: boolean;
-}
-
 /**
  * Per-key fixed one-minute windows (`floor(now / 60 s)`, the same `X-RateLimit-Reset` on every
- * replica), shared by every gateway replica through the UNLOGGED table `gateway.rate_limit_windows`,
+ * replica), shared by every gateway replica through the UNLOGGED table `gateway.rate_limit_windows`
+ * ({@link RateLimitWindowsRepository}),
  * and exact: no window ever admits more than the limit, and a refusal happens only when the limit
  * has been used (see the one exception below).
  *
@@ -89,11 +84,11 @@ export class RateLimiter {
   private sweeper?: NodeJS.Timeout;
 
   /**
-   * @param pool the gateway's PostgreSQL pool (search_path = gateway schema).
+   * @param windows the shared table of windows (the gateway's database).
    * @param nats connection for the reclaim protocol; without it leases are never reclaimed.
    */
   constructor(
-    private readonly pool: Pool,
+    private readonly windowsTable: RateLimitWindowsRepository,
     private readonly nats: NatsConnection | undefined,
     private readonly logger: Logger,
     options: RateLimiterOptions = {},
@@ -194,21 +189,8 @@ export class RateLimiter {
   }
 
   /** One atomic grant of up to `want` tokens (one token once the window is contended). */
-  private async grant(keyId: string, window: number, limit: number, want: number): Promise<Grant> {
-    const { rows } = await this.pool.query<{ last_grant: number; granted: number; contended: boolean }>(
-      `INSERT INTO rate_limit_windows AS w (key_id, window_start, granted, last_grant, holders)
-       VALUES ($1, $2, LEAST($3::int, $4::int), LEAST($3::int, $4::int),
-               CASE WHEN LEAST($3::int, $4::int) > 1 THEN ARRAY[$5::text] ELSE '{}'::text[] END)
-       ON CONFLICT (key_id, window_start) DO UPDATE SET
-         last_grant = LEAST(CASE WHEN w.contended THEN 1 ELSE $3::int END, GREATEST(0, $4::int - w.granted)),
-         granted = w.granted + LEAST(CASE WHEN w.contended THEN 1 ELSE $3::int END, GREATEST(0, $4::int - w.granted)),
-         holders = CASE WHEN LEAST(CASE WHEN w.contended THEN 1 ELSE $3::int END, GREATEST(0, $4::int - w.granted)) > 1
-                         AND NOT ($5::text = ANY (w.holders))
-                        THEN array_append(w.holders, $5::text) ELSE w.holders END
-       RETURNING last_grant, granted, contended`,
-      [keyId, window, want, limit, this.replicaId],
-    );
-    return { granted: rows[0].last_grant, total: rows[0].granted, contended: rows[0].contended };
+  private grant(keyId: string, window: number, limit: number, want: number): Promise<WindowGrant> {
+    return this.windowsTable.grant(keyId, window, want, limit, this.replicaId);
   }
 
   /**
@@ -216,12 +198,7 @@ export class RateLimiter {
    * @returns true when every holder answered (the pool can then only shrink in this window).
    */
   private async reclaim(keyId: string, window: number): Promise<boolean> {
-    const { rows } = await this.pool.query<{ holders: string[] }>(
-      `UPDATE rate_limit_windows SET contended = true, holders = array_remove(holders, $3::text)
-       WHERE key_id = $1 AND window_start = $2 RETURNING holders`,
-      [keyId, window, this.replicaId],
-    );
-    const holders = rows[0]?.holders ?? [];
+    const holders = await this.windowsTable.contend(keyId, window, this.replicaId);
     if (holders.length === 0) return true;
     if (!this.nats) return false;
     const payload = Buffer.from(JSON.stringify({ keyId, window }));
@@ -244,11 +221,7 @@ export class RateLimiter {
       s.unused = 0;
       s.granted -= returned;
     }
-    await this.pool.query(
-      `UPDATE rate_limit_windows SET granted = granted - $3, holders = array_remove(holders, $4::text)
-       WHERE key_id = $1 AND window_start = $2`,
-      [keyId, window, returned, this.replicaId],
-    );
+    await this.windowsTable.giveBack(keyId, window, returned, this.replicaId);
     return returned;
   }
 
@@ -256,7 +229,7 @@ export class RateLimiter {
   private async sweep(): Promise<void> {
     const window = Math.floor(this.now() / (WINDOW_SECONDS * 1000));
     for (const [k, s] of this.windows) if (s.window < window) this.windows.delete(k);
-    await this.pool.query(`DELETE FROM rate_limit_windows WHERE window_start < $1`, [window - 1]);
+    await this.windowsTable.deleteBefore(window - 1);
   }
 
   /** The 429 error for a refused request: wait in seconds in the message (service-api.md §8). */

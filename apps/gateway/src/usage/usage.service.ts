@@ -1,7 +1,7 @@
 import { AppError, ErrorCode, Logger, NatsConnection, runConsumer } from '@kb/common';
 import { TokensRecordedEvent, USAGE_STREAM, UsageSubjects } from '@kb/events';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../accounts/accounts.service';
+import { UsageRepository } from './usage.repository';
 
 /** Source of the current time (injected so tests can cross a month boundary). */
 export type Clock = () => Date;
@@ -27,8 +27,8 @@ export interface MonthlyUsage {
 /**
  * Monthly quotas per organization (decisions.md "Quotas"): a request cap and a token cap, counted
  * in `gateway.usage_monthly` (one row per org and month, so the reset on the 1st at 00:00 UTC is a
- * new row, nothing to clear). Every counter change is one atomic SQL statement, so replicas and
- * concurrent requests never over- or under-count.
+ * new row, nothing to clear) through {@link UsageRepository}, whose every counter change is one
+ * atomic SQL statement, so replicas and concurrent requests never over- or under-count.
  */
 export class UsageService {
   /** Requests of organizations without any cap, counted in memory: `org|month` → count. */
@@ -40,7 +40,7 @@ export class UsageService {
    *   informational (it becomes binding when a cap is set), so it is batched off the hot path.
    */
   constructor(
-    private readonly db: DataSource,
+    private readonly repository: UsageRepository,
     private readonly clock: Clock = systemClock,
     private readonly flushMs = 1000,
   ) {}
@@ -53,13 +53,7 @@ export class UsageService {
     this.pending.clear();
     for (const [k, n] of batch) {
       const [orgId, month] = k.split('|');
-      await this.db
-        .query(
-          `INSERT INTO usage_monthly (org_id, month, requests, tokens) VALUES ($1, $2, $3, 0)
-           ON CONFLICT (org_id, month) DO UPDATE SET requests = usage_monthly.requests + EXCLUDED.requests`,
-          [orgId, month, n],
-        )
-        .catch(() => this.pending.set(k, (this.pending.get(k) ?? 0) + n));
+      await this.repository.addRequests(orgId, month, n).catch(() => this.pending.set(k, (this.pending.get(k) ?? 0) + n));
     }
   }
 
@@ -82,17 +76,7 @@ export class UsageService {
       this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
       return;
     }
-    if (reqCap !== 0 && tokCap !== 0) {
-      const rows: unknown[] = await this.db.query(
-        `INSERT INTO usage_monthly (org_id, month, requests, tokens) VALUES ($1, $2, 1, 0)
-         ON CONFLICT (org_id, month) DO UPDATE SET requests = usage_monthly.requests + 1
-           WHERE ($3::bigint IS NULL OR usage_monthly.requests < $3::bigint)
-             AND ($4::bigint IS NULL OR usage_monthly.tokens < $4::bigint)
-         RETURNING requests`,
-        [principal.orgId, month, reqCap, tokCap],
-      );
-      if (rows.length > 0) return;
-    }
+    if (reqCap !== 0 && tokCap !== 0 && (await this.repository.countRequestWithin(principal.orgId, month, reqCap, tokCap))) return;
     const usage = await this.usage(principal.orgId, now);
     const reset = new Date(nextQuotaReset(now) * 1000).toISOString();
     if (reqCap !== null && usage.requests >= reqCap) {
@@ -104,11 +88,7 @@ export class UsageService {
   /** Requests and tokens counted for the organization in the month containing `at` (default now). */
   async usage(orgId: string, at: Date = this.clock()): Promise<MonthlyUsage> {
     const month = quotaMonth(at);
-    const rows: Array<{ requests: string; tokens: string }> = await this.db.query(
-      `SELECT requests, tokens FROM usage_monthly WHERE org_id = $1 AND month = $2`,
-      [orgId, month],
-    );
-    return { month, requests: Number(rows[0]?.requests ?? 0), tokens: Number(rows[0]?.tokens ?? 0) };
+    return { month, ...(await this.repository.find(orgId, month)) };
   }
 
   /**
@@ -121,25 +101,12 @@ export class UsageService {
     const at = new Date(event.at);
     const when = Number.isNaN(at.getTime()) ? this.clock() : at;
     const tokens = Math.max(0, Math.floor(Number(event.totalTokens) || 0));
-    return this.db.transaction(async (m) => {
-      const inserted: unknown[] = await m.query(
-        `INSERT INTO usage_events (id, org_id, total_tokens, recorded_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (id) DO NOTHING RETURNING id`,
-        [event.id, event.orgId, tokens, when.toISOString()],
-      );
-      if (inserted.length === 0) return false;
-      await m.query(
-        `INSERT INTO usage_monthly (org_id, month, requests, tokens) VALUES ($1, $2, 0, $3)
-         ON CONFLICT (org_id, month) DO UPDATE SET tokens = usage_monthly.tokens + EXCLUDED.tokens`,
-        [event.orgId, quotaMonth(when), tokens],
-      );
-      return true;
-    });
+    return this.repository.addTokensOnce({ id: event.id, orgId: event.orgId, tokens, at: when }, quotaMonth(when));
   }
 
   /** Deletes de-duplication records older than 7 days (the usage stream's retention). */
   async purgeOldEvents(): Promise<void> {
-    await this.db.query(`DELETE FROM usage_events WHERE recorded_at < now() - interval '8 days'`);
+    await this.repository.purgeOldEvents();
   }
 }
 

@@ -1,3 +1,4 @@
+import { rowsOf } from '@kb/common';
 import { DataSource } from 'typeorm';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -48,12 +49,6 @@ const DELIVERY_COLUMNS = `id, seq::text AS seq, endpoint_id, org_id, event_id, e
 
 const CLAIMED_COLUMNS = `d.id, d.seq::text AS seq, d.endpoint_id, d.org_id, d.event_id, d.event_type, d.resource_key, d.payload, d.status, d.attempts,
   d.response_status, d.last_error, d.created_at, d.last_attempt_at, d.next_attempt_at, d.give_up_at, d.lease_until, e.url, e.secret_ciphertext`;
-
-/** Rows of a statement: TypeORM answers UPDATE … RETURNING with `[rows, affectedCount]`. */
-function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return (result as T[]) ?? [];
-}
 
 /**
  * Data access of the webhooks service (schema `webhooks`). Every endpoint read and write filters

@@ -1,11 +1,9 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@kb/common';
 
 /** Batch queries and their questions (schema `agent`). */
-export class InitBatches1732300000000 implements MigrationInterface {
-  name = 'InitBatches1732300000000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`
+export const InitBatches1732300000000 = sqlMigration('InitBatches1732300000000', {
+  up: [
+    `
       CREATE TABLE batches (
         id uuid PRIMARY KEY,
         org_id text NOT NULL,
@@ -20,9 +18,9 @@ export class InitBatches1732300000000 implements MigrationInterface {
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL,
         CONSTRAINT batches_status_chk CHECK (status IN ('pending','processing','completed','failed'))
-      )`);
-    await q.query(`CREATE INDEX batches_org_created_idx ON batches (org_id, created_at DESC, id DESC)`);
-    await q.query(`
+      )`,
+    `CREATE INDEX batches_org_created_idx ON batches (org_id, created_at DESC, id DESC)`,
+    `
       CREATE TABLE batch_questions (
         batch_id uuid NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
         idx integer NOT NULL,
@@ -35,11 +33,10 @@ export class InitBatches1732300000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL,
         PRIMARY KEY (batch_id, idx),
         CONSTRAINT batch_questions_status_chk CHECK (status IN ('pending','completed','failed'))
-      )`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP TABLE batch_questions');
-    await q.query('DROP TABLE batches');
-  }
-}
+      )`,
+  ],
+  down: [
+    'DROP TABLE batch_questions',
+    'DROP TABLE batches',
+  ],
+});

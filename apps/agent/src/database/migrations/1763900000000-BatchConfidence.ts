@@ -1,14 +1,11 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@kb/common';
 
 /** Each answered batch question keeps the answer's calibrated confidence (decisions.md "Answerability"). */
-export class BatchConfidence1763900000000 implements MigrationInterface {
-  name = 'BatchConfidence1763900000000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE batch_questions ADD COLUMN confidence double precision NULL`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE batch_questions DROP COLUMN confidence`);
-  }
-}
+export const BatchConfidence1763900000000 = sqlMigration('BatchConfidence1763900000000', {
+  up: [
+    `ALTER TABLE batch_questions ADD COLUMN confidence double precision NULL`,
+  ],
+  down: [
+    `ALTER TABLE batch_questions DROP COLUMN confidence`,
+  ],
+});

@@ -1,15 +1,13 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@kb/common';
 
 /**
  * Check runs, their requirements and sub-requirements (schema `check`). Every table carries
  * `org_id` and every query filters by it. Run counters are derived from the requirement rows
  * inside the transaction that completes a requirement (see RunsRepository.completeRequirement).
  */
-export class InitCheckRuns1732300000000 implements MigrationInterface {
-  name = 'InitCheckRuns1732300000000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`
+export const InitCheckRuns1732300000000 = sqlMigration('InitCheckRuns1732300000000', {
+  up: [
+    `
       CREATE TABLE check_runs (
         id uuid PRIMARY KEY,
         org_id text NOT NULL,
@@ -30,10 +28,10 @@ export class InitCheckRuns1732300000000 implements MigrationInterface {
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL,
         CONSTRAINT check_runs_status_chk CHECK (status IN ('pending','processing','completed','stopped','failed'))
-      )`);
-    await q.query(`CREATE INDEX check_runs_org_created_idx ON check_runs (org_id, created_at DESC, id DESC)`);
-    await q.query(`CREATE INDEX check_runs_org_project_idx ON check_runs (org_id, project_id, created_at DESC)`);
-    await q.query(`
+      )`,
+    `CREATE INDEX check_runs_org_created_idx ON check_runs (org_id, created_at DESC, id DESC)`,
+    `CREATE INDEX check_runs_org_project_idx ON check_runs (org_id, project_id, created_at DESC)`,
+    `
       CREATE TABLE check_requirements (
         id uuid PRIMARY KEY,
         run_id uuid NOT NULL REFERENCES check_runs(id) ON DELETE CASCADE,
@@ -47,9 +45,9 @@ export class InitCheckRuns1732300000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL,
         CONSTRAINT check_requirements_status_chk CHECK (status IN ('pending','processing','completed')),
         CONSTRAINT check_requirements_order_uq UNIQUE (run_id, order_index)
-      )`);
-    await q.query(`CREATE INDEX check_requirements_run_status_idx ON check_requirements (run_id, status)`);
-    await q.query(`
+      )`,
+    `CREATE INDEX check_requirements_run_status_idx ON check_requirements (run_id, status)`,
+    `
       CREATE TABLE check_sub_requirements (
         id uuid PRIMARY KEY,
         requirement_id uuid NOT NULL REFERENCES check_requirements(id) ON DELETE CASCADE,
@@ -65,14 +63,13 @@ export class InitCheckRuns1732300000000 implements MigrationInterface {
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL,
         CONSTRAINT check_sub_requirements_status_chk CHECK (status IN ('comply','not-comply','pending'))
-      )`);
-    await q.query(`CREATE INDEX check_sub_requirements_req_idx ON check_sub_requirements (requirement_id, order_index)`);
-    await q.query(`CREATE INDEX check_sub_requirements_run_idx ON check_sub_requirements (run_id)`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TABLE check_sub_requirements`);
-    await q.query(`DROP TABLE check_requirements`);
-    await q.query(`DROP TABLE check_runs`);
-  }
-}
+      )`,
+    `CREATE INDEX check_sub_requirements_req_idx ON check_sub_requirements (requirement_id, order_index)`,
+    `CREATE INDEX check_sub_requirements_run_idx ON check_sub_requirements (run_id)`,
+  ],
+  down: [
+    `DROP TABLE check_sub_requirements`,
+    `DROP TABLE check_requirements`,
+    `DROP TABLE check_runs`,
+  ],
+});

@@ -1,11 +1,9 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@kb/common';
 
 /** Projects and documents tables of the documents service (schema `documents`). */
-export class InitDocuments1732200000000 implements MigrationInterface {
-  name = 'InitDocuments1732200000000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`
+export const InitDocuments1732200000000 = sqlMigration('InitDocuments1732200000000', {
+  up: [
+    `
       CREATE TABLE projects (
         id uuid PRIMARY KEY,
         org_id text NOT NULL,
@@ -13,9 +11,9 @@ export class InitDocuments1732200000000 implements MigrationInterface {
         description text NULL,
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL
-      )`);
-    await q.query(`CREATE INDEX projects_org_created_idx ON projects (org_id, created_at DESC, id DESC)`);
-    await q.query(`
+      )`,
+    `CREATE INDEX projects_org_created_idx ON projects (org_id, created_at DESC, id DESC)`,
+    `
       CREATE TABLE documents (
         id uuid PRIMARY KEY,
         org_id text NOT NULL,
@@ -33,14 +31,13 @@ export class InitDocuments1732200000000 implements MigrationInterface {
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL,
         CONSTRAINT documents_status_chk CHECK (status IN ('awaiting_upload','processing','ready','completed','failed'))
-      )`);
-    await q.query(`CREATE INDEX documents_org_created_idx ON documents (org_id, created_at DESC, id DESC)`);
-    await q.query(`CREATE INDEX documents_project_idx ON documents (project_id)`);
-    await q.query(`CREATE INDEX documents_processing_idx ON documents (processing_started_at) WHERE status = 'processing'`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TABLE documents`);
-    await q.query(`DROP TABLE projects`);
-  }
-}
+      )`,
+    `CREATE INDEX documents_org_created_idx ON documents (org_id, created_at DESC, id DESC)`,
+    `CREATE INDEX documents_project_idx ON documents (project_id)`,
+    `CREATE INDEX documents_processing_idx ON documents (processing_started_at) WHERE status = 'processing'`,
+  ],
+  down: [
+    `DROP TABLE documents`,
+    `DROP TABLE projects`,
+  ],
+});

@@ -1,4 +1,4 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@kb/common';
 
 /**
  * Processing progress of documents (issue 17, decisions.md "Document processing progress"):
@@ -6,14 +6,11 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * otherwise; `progress_at` is the time of the event that set it, so a late event never overwrites
  * a newer state.
  */
-export class DocumentProgress1732200000005 implements MigrationInterface {
-  name = 'DocumentProgress1732200000005';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE documents ADD COLUMN progress jsonb NULL, ADD COLUMN progress_at timestamptz NULL`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE documents DROP COLUMN progress, DROP COLUMN progress_at`);
-  }
-}
+export const DocumentProgress1732200000005 = sqlMigration('DocumentProgress1732200000005', {
+  up: [
+    `ALTER TABLE documents ADD COLUMN progress jsonb NULL, ADD COLUMN progress_at timestamptz NULL`,
+  ],
+  down: [
+    `ALTER TABLE documents DROP COLUMN progress, DROP COLUMN progress_at`,
+  ],
+});

@@ -1,11 +1,9 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@kb/common';
 
 /** Organizations and API keys (schema `gateway`). Keys are stored only as SHA-256 hashes. */
-export class InitAccounts1732200000001 implements MigrationInterface {
-  name = 'InitAccounts1732200000001';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`
+export const InitAccounts1732200000001 = sqlMigration('InitAccounts1732200000001', {
+  up: [
+    `
       CREATE TABLE organizations (
         id text PRIMARY KEY,
         name varchar(200) NOT NULL,
@@ -14,8 +12,8 @@ export class InitAccounts1732200000001 implements MigrationInterface {
         monthly_token_quota bigint NULL,
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL
-      )`);
-    await q.query(`
+      )`,
+    `
       CREATE TABLE api_keys (
         id uuid PRIMARY KEY,
         org_id text NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
@@ -25,12 +23,11 @@ export class InitAccounts1732200000001 implements MigrationInterface {
         rate_limit_per_minute integer NOT NULL,
         created_at timestamptz NOT NULL,
         revoked_at timestamptz NULL
-      )`);
-    await q.query(`CREATE INDEX api_keys_org_idx ON api_keys (org_id, created_at DESC)`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TABLE api_keys`);
-    await q.query(`DROP TABLE organizations`);
-  }
-}
+      )`,
+    `CREATE INDEX api_keys_org_idx ON api_keys (org_id, created_at DESC)`,
+  ],
+  down: [
+    `DROP TABLE api_keys`,
+    `DROP TABLE organizations`,
+  ],
+});

@@ -1,4 +1,4 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@kb/common';
 
 /**
  * Rate-limit windows with leases (common/rate-limit.ts): one row per API key and one-minute
@@ -7,12 +7,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * counters of a one-minute window need no crash durability, and without WAL a grant commits
  * without an fsync.
  */
-export class RateLimitLeases1732200000003 implements MigrationInterface {
-  name = 'RateLimitLeases1732200000003';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TABLE IF EXISTS rate_limits`);
-    await q.query(`
+export const RateLimitLeases1732200000003 = sqlMigration('RateLimitLeases1732200000003', {
+  up: [
+    `DROP TABLE IF EXISTS rate_limits`,
+    `
       CREATE UNLOGGED TABLE rate_limit_windows (
         key_id text NOT NULL,
         window_start bigint NOT NULL,
@@ -21,16 +19,15 @@ export class RateLimitLeases1732200000003 implements MigrationInterface {
         contended boolean NOT NULL DEFAULT false,
         holders text[] NOT NULL DEFAULT '{}',
         PRIMARY KEY (key_id, window_start)
-      )`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TABLE rate_limit_windows`);
-    await q.query(`
+      )`,
+  ],
+  down: [
+    `DROP TABLE rate_limit_windows`,
+    `
       CREATE UNLOGGED TABLE rate_limits (
         key varchar(255) PRIMARY KEY,
         points integer NOT NULL DEFAULT 0,
         expire bigint
-      )`);
-  }
-}
+      )`,
+  ],
+});

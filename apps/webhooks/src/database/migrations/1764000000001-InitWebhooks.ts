@@ -1,4 +1,4 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlMigration } from '@kb/common';
 
 /**
  * Webhook endpoints of organizations and their delivery log (decisions.md "Webhooks",
@@ -7,11 +7,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * orders the deliveries of one resource (`resource_key`), `lease_until` marks an attempt in flight
  * (another worker takes it over once the lease has passed).
  */
-export class InitWebhooks1764000000001 implements MigrationInterface {
-  name = 'InitWebhooks1764000000001';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`
+export const InitWebhooks1764000000001 = sqlMigration('InitWebhooks1764000000001', {
+  up: [
+    `
       CREATE TABLE webhook_endpoints (
         id uuid PRIMARY KEY,
         org_id text NOT NULL,
@@ -22,9 +20,9 @@ export class InitWebhooks1764000000001 implements MigrationInterface {
         secret_ciphertext text NOT NULL,
         created_at timestamptz NOT NULL,
         updated_at timestamptz NOT NULL
-      )`);
-    await q.query(`CREATE INDEX webhook_endpoints_org_idx ON webhook_endpoints (org_id, created_at DESC, id DESC)`);
-    await q.query(`
+      )`,
+    `CREATE INDEX webhook_endpoints_org_idx ON webhook_endpoints (org_id, created_at DESC, id DESC)`,
+    `
       CREATE TABLE webhook_deliveries (
         id uuid PRIMARY KEY,
         seq bigserial NOT NULL UNIQUE,
@@ -45,13 +43,12 @@ export class InitWebhooks1764000000001 implements MigrationInterface {
         lease_until timestamptz NULL,
         CONSTRAINT webhook_deliveries_status_chk CHECK (status IN ('pending', 'succeeded', 'failed')),
         CONSTRAINT webhook_deliveries_event_uq UNIQUE (endpoint_id, event_id)
-      )`);
-    await q.query(`CREATE INDEX webhook_deliveries_log_idx ON webhook_deliveries (endpoint_id, created_at DESC, seq DESC)`);
-    await q.query(`CREATE INDEX webhook_deliveries_pending_idx ON webhook_deliveries (endpoint_id, resource_key, seq) WHERE status = 'pending'`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TABLE webhook_deliveries`);
-    await q.query(`DROP TABLE webhook_endpoints`);
-  }
-}
+      )`,
+    `CREATE INDEX webhook_deliveries_log_idx ON webhook_deliveries (endpoint_id, created_at DESC, seq DESC)`,
+    `CREATE INDEX webhook_deliveries_pending_idx ON webhook_deliveries (endpoint_id, resource_key, seq) WHERE status = 'pending'`,
+  ],
+  down: [
+    `DROP TABLE webhook_deliveries`,
+    `DROP TABLE webhook_endpoints`,
+  ],
+});

@@ -1,0 +1,37 @@
+import { OutboxEventInput } from '@kb/common';
+import { presentBatch, WebhookEventType } from '@kb/events';
+import { agentV1 } from '@kb/proto';
+import type { BatchRow, QuestionRow } from './batches.repository';
+
+/** A batch row (and its questions, in order) as its gRPC message. */
+export function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {
+  return {
+    id: r.id,
+    name: r.name ?? undefined,
+    orgId: r.org_id,
+    projectId: r.project_id ?? undefined,
+    chatType: r.chat_type ?? undefined,
+    status: r.status,
+    totalQuestions: r.total_questions,
+    processedQuestions: r.processed_questions,
+    failedQuestions: r.failed_questions,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    results: questions.map((q) => ({
+      index: q.idx,
+      question: q.question,
+      status: q.status,
+      answer: q.answer ?? undefined,
+      citations: q.citations ?? [],
+      error: q.error ?? undefined,
+      agent: q.agent ?? undefined,
+      confidence: q.confidence ?? undefined,
+    })),
+  };
+}
+
+/** The webhook event of a batch's state change, `data` being the batch as GET shows it (without results). */
+export function batchEvent(type: Extract<WebhookEventType, `batch.${string}`>, r: BatchRow): OutboxEventInput {
+  const at = new Date(r.updated_at);
+  return { type, orgId: r.org_id, resourceKey: `batch:${r.id}`, data: presentBatch(toBatch(r, [])), at };
+}

@@ -1,0 +1,176 @@
+import { enqueueWebhookEvent, rowsOf } from '@kb/common';
+import type { agentV1 } from '@kb/proto';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { batchEvent } from './batch-events';
+
+export type BatchStatus = 'pending' | 'processing' | 'completed' | 'failed';
+
+/** A row of `batches`. Timestamps are Date; counters are integers. */
+export interface BatchRow {
+  id: string;
+  org_id: string;
+  name: string | null;
+  project_id: string | null;
+  chat_type: string | null;
+  safety_assistant_enabled: boolean;
+  status: BatchStatus;
+  total_questions: number;
+  processed_questions: number;
+  failed_questions: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A row of `batch_questions` (the columns a batch's GET shows). */
+export interface QuestionRow {
+  idx: number;
+  question: string;
+  status: 'pending' | 'completed' | 'failed';
+  answer: string | null;
+  citations: agentV1.Citation[];
+  agent: string | null;
+  error: string | null;
+  confidence: number | null;
+}
+
+/** The outcome of one question, to be recorded. */
+export interface QuestionOutcome {
+  status: 'completed' | 'failed';
+  answer: string | null;
+  citations: agentV1.Citation[];
+  agent: string | null;
+  error: string | null;
+  confidence: number | null;
+}
+
+/**
+ * Data access for batch queries (schema `agent`: `batches`, `batch_questions`, the webhook outbox).
+ * Reads by id filter by the caller's org id; the work-item statements (by batch id) run for a batch
+ * already read with its org. Every value is a bound parameter (`$n`), LIMIT and OFFSET included.
+ *
+ * Counters: recording a question's outcome and bumping the batch's counters happen in one
+ * transaction guarded by the question still being `pending`, so a redelivered work item is never
+ * counted twice; the transition to `completed` or `failed` writes its webhook event to the outbox
+ * in the same transaction.
+ */
+export class BatchesRepository {
+  constructor(private readonly db: DataSource) {}
+
+  /**
+   * Inserts a pending batch and its questions (`idx` 0… in the given order) in one transaction.
+   * @returns the row as inserted (not read back: a worker may already be changing it).
+   */
+  async create(
+    orgId: string,
+    input: { name: string | null; projectId: string | null; chatType: string | null; safetyAssistantEnabled: boolean; questions: string[] },
+  ): Promise<BatchRow> {
+    const now = new Date();
+    const row: BatchRow = {
+      id: randomUUID(),
+      org_id: orgId,
+      name: input.name,
+      project_id: input.projectId,
+      chat_type: input.chatType,
+      safety_assistant_enabled: input.safetyAssistantEnabled,
+      status: 'pending',
+      total_questions: input.questions.length,
+      processed_questions: 0,
+      failed_questions: 0,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction(async (m) => {
+      await m.query(
+        `INSERT INTO batches (id, org_id, name, project_id, chat_type, safety_assistant_enabled, status, total_questions, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $8)`,
+        [row.id, orgId, row.name, row.project_id, row.chat_type, row.safety_assistant_enabled, row.total_questions, row.created_at],
+      );
+      await m.query(
+        `INSERT INTO batch_questions (batch_id, idx, question, status, updated_at)
+         SELECT $1, q.ord - 1, q.question, 'pending', $2 FROM unnest($3::text[]) WITH ORDINALITY AS q(question, ord)`,
+        [row.id, row.created_at, input.questions],
+      );
+    });
+    return row;
+  }
+
+  /** Batches of the org, newest first, optionally of one project and/or in one status. */
+  async list(orgId: string, filter: { projectId: string | null; status: BatchStatus | null }, limit: number, offset: number): Promise<{ rows: BatchRow[]; total: number }> {
+    const where = `org_id = $1 AND ($2::uuid IS NULL OR project_id = $2::uuid) AND ($3::text IS NULL OR status = $3::text)`;
+    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM batches WHERE ${where}`, [orgId, filter.projectId, filter.status]);
+    const rows: BatchRow[] = await this.db.query(`SELECT * FROM batches WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [
+      orgId,
+      filter.projectId,
+      filter.status,
+      limit,
+      offset,
+    ]);
+    return { rows, total };
+  }
+
+  /** The batch, or null when it does not exist or is another org's. */
+  async find(orgId: string, id: string): Promise<BatchRow | null> {
+    const [row]: BatchRow[] = await this.db.query(`SELECT * FROM batches WHERE id = $1 AND org_id = $2`, [id, orgId]);
+    return row ?? null;
+  }
+
+  /** Every question of a batch (read with its org first), in order. */
+  listQuestions(batchId: string): Promise<QuestionRow[]> {
+    return this.db.query(`SELECT idx, question, status, answer, citations, agent, error, confidence FROM batch_questions WHERE batch_id = $1 ORDER BY idx`, [batchId]);
+  }
+
+  /** One question of a batch (read with its org first), or null. */
+  async findQuestion(batchId: string, idx: number): Promise<Pick<QuestionRow, 'idx' | 'question' | 'status'> | null> {
+    const [row] = await this.db.query(`SELECT idx, question, status FROM batch_questions WHERE batch_id = $1 AND idx = $2`, [batchId, idx]);
+    return row ?? null;
+  }
+
+  /** A pending batch becomes `processing` (its first question is being answered); otherwise nothing changes. */
+  async markProcessing(batchId: string): Promise<void> {
+    await this.db.query(`UPDATE batches SET status = 'processing', updated_at = now() WHERE id = $1 AND status = 'pending'`, [batchId]);
+  }
+
+  /**
+   * Records a question's outcome and counts it, if the question is still pending (compare-and-set:
+   * a redelivered work item changes nothing). The batch becomes `completed` with its last question,
+   * and `batch.completed` goes to the outbox in the same transaction.
+   */
+  async recordOutcome(batchId: string, idx: number, outcome: QuestionOutcome): Promise<void> {
+    await this.db.transaction(async (m) => {
+      const updated = rowsOf(
+        await m.query(
+          `UPDATE batch_questions SET status = $3, answer = $4, citations = $5::jsonb, agent = $6, error = $7, confidence = $8, updated_at = now()
+           WHERE batch_id = $1 AND idx = $2 AND status = 'pending' RETURNING idx`,
+          [batchId, idx, outcome.status, outcome.answer, JSON.stringify(outcome.citations), outcome.agent, outcome.error, outcome.confidence],
+        ),
+      );
+      if (updated.length === 0) return;
+      const [batch] = rowsOf<BatchRow>(
+        await m.query(
+          `UPDATE batches SET processed_questions = processed_questions + 1,
+             failed_questions = failed_questions + $2,
+             status = CASE WHEN processed_questions + 1 >= total_questions THEN 'completed' ELSE 'processing' END,
+             updated_at = now()
+           WHERE id = $1 RETURNING *`,
+          [batchId, outcome.status === 'failed' ? 1 : 0],
+        ),
+      );
+      // The last question finished (exactly once, under the question row's compare-and-set above).
+      if (batch?.status === 'completed') await enqueueWebhookEvent(m, batchEvent('batch.completed', batch));
+    });
+  }
+
+  /**
+   * Marks a batch `failed` (its questions could not be queued) and writes `batch.failed` to the
+   * webhook outbox in the same transaction. Idempotent: an already failed batch changes nothing.
+   * @returns whether this call failed it.
+   */
+  async markFailed(id: string): Promise<boolean> {
+    return this.db.transaction(async (m) => {
+      const [failed] = rowsOf<BatchRow>(await m.query(`UPDATE batches SET status = 'failed', updated_at = now() WHERE id = $1 AND status <> 'failed' RETURNING *`, [id]));
+      if (failed) await enqueueWebhookEvent(m, batchEvent('batch.failed', failed));
+      return Boolean(failed);
+    });
+  }
+}

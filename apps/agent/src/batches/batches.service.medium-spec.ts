@@ -1,0 +1,159 @@
+import { AppError, CallContext, createLogger, ErrorCode } from '@kb/common';
+import type { BatchQuestionEvent } from '@kb/events';
+import { agentV1 } from '@kb/proto';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { createTestDatabase } from '../../../../test/medium/database';
+import type { AnswerService } from '../answering/answer.service';
+import { openAgentDatabase } from '../database/database';
+import { BatchesRepository } from './batches.repository';
+import { BatchesService } from './batches.service';
+
+// Batches on a real PostgreSQL: creation, work items answered (also twice, also concurrently),
+// counters, completion with its webhook event, failures, listing and org scope. The answering
+// itself (retrieval + model) is outside this test: a scripted answerer stands in for it.
+
+const ORG: CallContext = { orgId: 'org-batch-a', requestId: 'r1' };
+const OTHER: CallContext = { orgId: 'org-batch-b', requestId: 'r2' };
+
+/** Answers "q…" questions; a question containing "fail:<code>" throws that AppError. */
+function scriptedAnswers(): AnswerService & { calls: number } {
+  const answerer = {
+    calls: 0,
+    async requireProject(projectId: string) {
+      if (projectId === '00000000-0000-4000-8000-000000000000') throw AppError.notFound('Project not found.');
+    },
+    async answer(_ctx: CallContext, req: { messages: { content: string }[] }) {
+      answerer.calls++;
+      const question = req.messages[0].content;
+      const failure = /fail:(\w+)/.exec(question);
+      if (failure) throw new AppError(failure[1] as ErrorCode, `cannot answer ${question}`);
+      return { answer: `answer to ${question}`, citations: [] as agentV1.Citation[], agent: 'general', model: 'extractive', usage: {}, finishReason: 'stop', confidence: 0.8 };
+    },
+  };
+  return answerer as unknown as AnswerService & { calls: number };
+}
+
+describe('BatchesService on PostgreSQL', () => {
+  let db: DataSource;
+  let answers: ReturnType<typeof scriptedAnswers>;
+  let published: BatchQuestionEvent[];
+  let queueDown: boolean;
+  let batches: BatchesService;
+  const logger = createLogger('agent-medium');
+  logger.level = 'silent';
+
+  beforeAll(async () => {
+    db = await openAgentDatabase(await createTestDatabase('batches'));
+  });
+  beforeEach(() => {
+    answers = scriptedAnswers();
+    published = [];
+    queueDown = false;
+    batches = new BatchesService({
+      repository: new BatchesRepository(db),
+      answers,
+      logger,
+      publish: async (event) => {
+        if (queueDown) throw new Error('nats down');
+        published.push(event);
+      },
+    });
+  });
+  afterAll(async () => {
+    await db?.destroy();
+  });
+
+  const create = (ctx: CallContext, questions: string[], extra: Partial<agentV1.CreateBatchRequest> = {}) =>
+    batches.create(ctx, { questions, safetyAssistantEnabled: false, ...extra } as agentV1.CreateBatchRequest);
+  const outboxTypes = async (batchId: string): Promise<string[]> =>
+    (await db.query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`batch:${batchId}`])).map((r: { type: string }) => r.type);
+
+  it('creates a pending batch and queues one work item per question', async () => {
+    const batch = await create(ORG, ['q1', 'q2', 'q3'], { name: 'My batch' });
+    expect(batch).toMatchObject({ name: 'My batch', orgId: ORG.orgId, status: 'pending', totalQuestions: 3, processedQuestions: 0 });
+    expect(published).toEqual([0, 1, 2].map((index) => ({ batchId: batch.id, orgId: ORG.orgId, index })));
+    const stored = await batches.get(ORG, batch.id);
+    expect(stored!.results.map((r) => [r.index, r.question, r.status])).toEqual([
+      [0, 'q1', 'pending'],
+      [1, 'q2', 'pending'],
+      [2, 'q3', 'pending'],
+    ]);
+  });
+
+  it('records every question once, even when a work item is delivered twice at the same time, then completes with one event', async () => {
+    const batch = await create(ORG, ['q1', 'q2']);
+    await Promise.all(published.flatMap((e) => [batches.processQuestion(e, { isLastAttempt: false }), batches.processQuestion(e, { isLastAttempt: false })]));
+    const done = await batches.get(ORG, batch.id);
+    expect(done).toMatchObject({ status: 'completed', processedQuestions: 2, failedQuestions: 0 });
+    expect(done!.results.map((r) => [r.status, r.answer, r.confidence])).toEqual([
+      ['completed', 'answer to q1', 0.8],
+      ['completed', 'answer to q2', 0.8],
+    ]);
+    // A redelivery after the outcome is recorded does not answer again.
+    const before = answers.calls;
+    await batches.processQuestion(published[0], { isLastAttempt: true });
+    expect(answers.calls).toBe(before);
+    expect(await outboxTypes(batch.id)).toEqual(['batch.completed']);
+  });
+
+  it('retries a transient failure until the last attempt, then records the question as failed', async () => {
+    const batch = await create(ORG, ['ok', `fail:${ErrorCode.SERVICE_UNAVAILABLE}`]);
+    await batches.processQuestion(published[0], { isLastAttempt: false });
+    await expect(batches.processQuestion(published[1], { isLastAttempt: false })).rejects.toMatchObject({ code: ErrorCode.SERVICE_UNAVAILABLE });
+    expect(await batches.get(ORG, batch.id)).toMatchObject({ status: 'processing', processedQuestions: 1 });
+    await batches.processQuestion(published[1], { isLastAttempt: true });
+    const done = await batches.get(ORG, batch.id);
+    expect(done).toMatchObject({ status: 'completed', processedQuestions: 2, failedQuestions: 1 });
+    expect(done!.results[1]).toMatchObject({ status: 'failed', error: `cannot answer fail:${ErrorCode.SERVICE_UNAVAILABLE}` });
+  });
+
+  it('records a permanent failure at once', async () => {
+    const batch = await create(ORG, [`fail:${ErrorCode.VALIDATION_ERROR}`]);
+    await batches.processQuestion(published[0], { isLastAttempt: false });
+    expect(await batches.get(ORG, batch.id)).toMatchObject({ status: 'completed', processedQuestions: 1, failedQuestions: 1 });
+  });
+
+  it('marks the batch failed, with its event, when its questions cannot be queued', async () => {
+    queueDown = true;
+    await expect(create(ORG, ['q'])).rejects.toMatchObject({ code: ErrorCode.SERVICE_UNAVAILABLE });
+    const [row] = await db.query(`SELECT id, status FROM batches WHERE org_id = $1 ORDER BY created_at DESC LIMIT 1`, [ORG.orgId]);
+    expect(row.status).toBe('failed');
+    expect(await new BatchesRepository(db).markFailed(row.id)).toBe(false); // already failed: nothing changes
+    expect(await outboxTypes(row.id)).toEqual(['batch.failed']);
+  });
+
+  it('refuses bad input before writing anything', async () => {
+    const count = async () => (await db.query(`SELECT count(*)::int AS n FROM batches`))[0].n;
+    const before = await count();
+    await expect(create(ORG, [])).rejects.toMatchObject({ code: ErrorCode.VALIDATION_ERROR });
+    await expect(create(ORG, ['q'], { chatType: 'project' })).rejects.toMatchObject({ code: ErrorCode.VALIDATION_ERROR });
+    await expect(create(ORG, ['q'], { chatType: 'safety' })).rejects.toMatchObject({ code: ErrorCode.AGENT_NOT_ENABLED });
+    await expect(create(ORG, ['q'], { projectId: '00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+    expect(await count()).toBe(before);
+  });
+
+  it('lists and shows only the caller\'s batches, newest first, filtered by project and status', async () => {
+    const projectId = randomUUID();
+    const a = await create(OTHER, ['x'], { projectId, name: 'a' });
+    const b = await create(OTHER, ['y'], { projectId, name: 'b' });
+    await create(OTHER, ['z'], { name: 'c' });
+    await batches.processQuestion(published.find((e) => e.batchId === b.id)!, { isLastAttempt: false });
+    const all = await batches.list(OTHER, { limit: 10, offset: 0 } as agentV1.ListBatchesRequest);
+    expect(all.total).toBe(3);
+    expect(all.batches.map((x) => x.name)).toEqual(['c', 'b', 'a']);
+    expect(all.batches.every((x) => x.results.length === 0)).toBe(true);
+    const inProject = await batches.list(OTHER, { projectId, limit: 1, offset: 1 } as agentV1.ListBatchesRequest);
+    expect([inProject.total, inProject.batches.map((x) => x.name)]).toEqual([2, ['a']]);
+    const completed = await batches.list(OTHER, { status: 'completed', limit: 10, offset: 0 } as agentV1.ListBatchesRequest);
+    expect(completed.batches.map((x) => x.id)).toEqual([b.id]);
+    await expect(batches.list(OTHER, { status: 'done' } as agentV1.ListBatchesRequest)).rejects.toMatchObject({ code: ErrorCode.VALIDATION_ERROR });
+    // Another org sees none of them, by list or by id.
+    expect((await batches.list(ORG, { projectId, limit: 10, offset: 0 } as agentV1.ListBatchesRequest)).total).toBe(0);
+    await expect(batches.get(ORG, a.id)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+    expect(await batches.get(ORG, a.id, false, false)).toBeNull();
+    // A work item carrying another org's id does nothing.
+    await batches.processQuestion({ batchId: a.id, orgId: ORG.orgId, index: 0 }, { isLastAttempt: true });
+    expect(await batches.get(OTHER, a.id)).toMatchObject({ status: 'pending', processedQuestions: 0 });
+  });
+});

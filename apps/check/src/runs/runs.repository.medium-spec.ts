@@ -1,0 +1,186 @@
+import { AppError, ErrorCode } from '@kb/common';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { createTestDatabase } from '../../../../test/medium/database';
+import { openCheckDatabase } from '../database/database';
+import { RunsRepository, SubRequirementResult } from './runs.repository';
+
+// The run repository's hand-written SQL on a real PostgreSQL: trigger/stop/claim/complete under
+// concurrency (several workers, a crashed worker, a re-trigger), counters, webhook outbox, org scope.
+
+const ORG = 'org-runs-a';
+const OTHER_ORG = 'org-runs-b';
+
+const compliant = (text: string): SubRequirementResult => ({
+  text,
+  justification: 'stated in the handbook',
+  score: 0.9,
+  verdict: 'COMPLIANT',
+  sources: [{ handbook_id: randomUUID(), node_id: 'n1', title: 'Handbook', start_page: 1, end_page: 2, section: 'Safety' }],
+});
+const missing = (text: string): SubRequirementResult => ({ text, justification: 'not found', score: 0.1, verdict: 'NOT_FOUND', sources: [] });
+
+describe('RunsRepository on PostgreSQL', () => {
+  let db: DataSource;
+  let runs: RunsRepository;
+
+  beforeAll(async () => {
+    db = await openCheckDatabase(await createTestDatabase('runs'));
+    runs = new RunsRepository(db);
+  });
+  afterAll(async () => {
+    await db?.destroy();
+  });
+
+  const newRun = (orgId = ORG, texts = ['R1', 'R2', 'R3']) =>
+    runs.create(orgId, { projectId: randomUUID(), name: 'Run', handbookIds: [randomUUID()], requirements: texts.map((text) => ({ text, metadata: { ref: text } })) });
+  const outboxTypes = async (runId: string): Promise<string[]> =>
+    (await db.query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`check_run:${runId}`])).map((r: { type: string }) => r.type);
+
+  it('creates a pending run with its requirements in order, visible only to its org', async () => {
+    const run = await newRun();
+    expect(run).toMatchObject({ org_id: ORG, status: 'pending', total_requirements: 3, processed_requirements: 0, generation: 0 });
+    const reqs = await runs.listRequirements(ORG, run.id);
+    expect(reqs.map((r) => [r.requirement.order_index, r.requirement.text, r.requirement.metadata])).toEqual([
+      [0, 'R1', { ref: 'R1' }],
+      [1, 'R2', { ref: 'R2' }],
+      [2, 'R3', { ref: 'R3' }],
+    ]);
+    expect(await runs.findRun(OTHER_ORG, run.id)).toBeNull();
+    expect(await runs.listRequirements(OTHER_ORG, run.id)).toEqual([]);
+    await expect(runs.trigger(OTHER_ORG, run.id, { reprocess: false, skipBreakdown: false })).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+    await expect(runs.stop(OTHER_ORG, run.id)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+  });
+
+  it('lists an org\'s runs newest first with the total, filtered by project, never another org\'s', async () => {
+    const projectId = randomUUID();
+    const mine = [];
+    for (const name of ['first', 'second', 'third']) {
+      mine.push(await runs.create(ORG, { projectId, name, handbookIds: [], requirements: [{ text: 'x', metadata: null }] }));
+    }
+    await runs.create(OTHER_ORG, { projectId, name: 'foreign', handbookIds: [], requirements: [{ text: 'x', metadata: null }] });
+    const page = await runs.listRuns(ORG, projectId, 2, 0);
+    expect(page.total).toBe(3);
+    expect(page.rows.map((r) => r.name)).toEqual(['third', 'second']);
+    expect((await runs.listRuns(ORG, projectId, 2, 2)).rows.map((r) => r.name)).toEqual(['first']);
+    expect((await runs.listRuns(OTHER_ORG, projectId, 10, 0)).rows.map((r) => r.name)).toEqual(['foreign']);
+  });
+
+  it('a trigger moves the run to processing once; a second trigger conflicts', async () => {
+    const run = await newRun();
+    const { run: after, requirementIds } = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: true });
+    expect(after).toMatchObject({ status: 'processing', generation: 1, skip_breakdown: true });
+    expect(requirementIds).toHaveLength(3);
+    await expect(runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false })).rejects.toMatchObject({ code: ErrorCode.CONFLICT });
+    // Two concurrent triggers of a pending run: exactly one wins.
+    const other = await newRun();
+    const results = await Promise.allSettled([
+      runs.trigger(ORG, other.id, { reprocess: false, skipBreakdown: false }),
+      runs.trigger(ORG, other.id, { reprocess: false, skipBreakdown: false }),
+    ]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(AppError);
+    expect((rejected.reason as AppError).code).toBe(ErrorCode.CONFLICT);
+  });
+
+  it('counts a requirement completed by two workers at once exactly once, and completes the run with one webhook event', async () => {
+    const run = await newRun();
+    const { run: t, requirementIds } = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
+    // Every requirement is delivered to two workers (a JetStream redelivery while the first still works).
+    for (const id of requirementIds) {
+      const claims = await Promise.all([runs.claim(ORG, run.id, t.generation, id), runs.claim(ORG, run.id, t.generation, id)]);
+      expect(claims.every((c) => c?.status === 'processing')).toBe(true);
+      const outcomes = await Promise.all([
+        runs.complete(ORG, run.id, t.generation, id, [compliant('a'), compliant('b')]),
+        runs.complete(ORG, run.id, t.generation, id, [missing('c')]),
+      ]);
+      expect(outcomes.map((o) => o.outcome).sort()).toEqual(['discarded', 'stored']);
+    }
+    const done = (await runs.findRun(ORG, run.id))!;
+    expect(done).toMatchObject({ status: 'completed', processed_requirements: 3 });
+    expect(done.passed_requirements + done.failed_requirements).toBe(3);
+    expect(done.processing_completed_at).not.toBeNull();
+    // A requirement keeps the sub-requirements of the worker that stored it, not a mix of both.
+    for (const { requirement, subs } of await runs.listRequirements(ORG, run.id)) {
+      expect(requirement.status).toBe('completed');
+      expect([['a', 'b'], ['c']]).toContainEqual(subs.map((s) => s.text));
+      expect(requirement.passed).toBe(subs.length === 2);
+    }
+    expect(await outboxTypes(run.id)).toEqual(['check_run.completed']);
+    // A late redelivery after completion finds nothing to claim and changes nothing.
+    expect(await runs.claim(ORG, run.id, t.generation, requirementIds[0])).toBeNull();
+    expect(await runs.complete(ORG, run.id, t.generation, requirementIds[0], [missing('late')])).toEqual({ outcome: 'discarded', runStatus: 'completed' });
+  });
+
+  it('a requirement left processing by a crashed worker is taken over by the next claim', async () => {
+    const run = await newRun(ORG, ['only']);
+    const { run: t, requirementIds } = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
+    expect(await runs.claim(ORG, run.id, t.generation, requirementIds[0])).not.toBeNull(); // the worker that dies
+    const takeover = await runs.claim(ORG, run.id, t.generation, requirementIds[0]);
+    expect(takeover).toMatchObject({ id: requirementIds[0], status: 'processing' });
+    expect((await runs.complete(ORG, run.id, t.generation, requirementIds[0], [compliant('ok')])).outcome).toBe('stored');
+    expect(await runs.findRun(ORG, run.id)).toMatchObject({ status: 'completed', passed_requirements: 1 });
+  });
+
+  it('a stop returns work in flight to pending and discards results that arrive after it', async () => {
+    const run = await newRun(ORG, ['one', 'two']);
+    const { run: t, requirementIds } = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
+    await runs.claim(ORG, run.id, t.generation, requirementIds[0]);
+    const stopped = await runs.stop(ORG, run.id);
+    expect(stopped.status).toBe('stopped');
+    expect((await runs.listRequirements(ORG, run.id)).map((r) => r.requirement.status)).toEqual(['pending', 'pending']);
+    expect(await runs.claim(ORG, run.id, t.generation, requirementIds[1])).toBeNull();
+    expect((await runs.complete(ORG, run.id, t.generation, requirementIds[0], [compliant('late')])).outcome).toBe('discarded');
+    expect(await runs.findRun(ORG, run.id)).toMatchObject({ status: 'stopped', processed_requirements: 0 });
+    await expect(runs.stop(ORG, run.id)).rejects.toMatchObject({ code: ErrorCode.CONFLICT });
+    expect(await outboxTypes(run.id)).toEqual(['check_run.stopped']);
+  });
+
+  it('a re-trigger keeps finished requirements, starts a new generation and ignores the old one\'s workers', async () => {
+    const run = await newRun(ORG, ['one', 'two']);
+    const first = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
+    await runs.claim(ORG, run.id, first.run.generation, first.requirementIds[0]);
+    await runs.complete(ORG, run.id, first.run.generation, first.requirementIds[0], [compliant('kept')]);
+    await runs.stop(ORG, run.id);
+    const second = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
+    expect(second.run.generation).toBe(first.run.generation + 1);
+    expect(second.requirementIds).toEqual([first.requirementIds[1]]);
+    expect(second.run.processed_requirements).toBe(1);
+    // A worker of the first generation cannot claim or store anything any more.
+    expect(await runs.claim(ORG, run.id, first.run.generation, first.requirementIds[1])).toBeNull();
+    expect((await runs.complete(ORG, run.id, first.run.generation, first.requirementIds[1], [missing('old')])).outcome).toBe('discarded');
+    // Reprocess: everything is checked again from scratch.
+    await runs.stop(ORG, run.id);
+    const third = await runs.trigger(ORG, run.id, { reprocess: true, skipBreakdown: false });
+    expect(third.requirementIds).toHaveLength(2);
+    expect(third.run.processed_requirements).toBe(0);
+    expect((await runs.listRequirements(ORG, run.id)).every((r) => r.subs.length === 0 && r.requirement.passed === null)).toBe(true);
+  });
+
+  it('a run with nothing left to check completes at trigger, with its webhook event', async () => {
+    const run = await newRun(ORG, ['one']);
+    const t = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
+    await runs.claim(ORG, run.id, t.run.generation, t.requirementIds[0]);
+    await runs.complete(ORG, run.id, t.run.generation, t.requirementIds[0], [compliant('x')]);
+    const again = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
+    expect(again.run.status).toBe('completed');
+    expect(again.requirementIds).toEqual([]);
+    expect(await outboxTypes(run.id)).toEqual(['check_run.completed', 'check_run.completed']);
+  });
+
+  it('fails only the given generation of a processing run, keeping finished requirements', async () => {
+    const run = await newRun(ORG, ['one', 'two']);
+    const t = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
+    await runs.claim(ORG, run.id, t.run.generation, t.requirementIds[0]);
+    await runs.complete(ORG, run.id, t.run.generation, t.requirementIds[0], [compliant('x')]);
+    await runs.claim(ORG, run.id, t.run.generation, t.requirementIds[1]);
+    expect(await runs.fail(ORG, run.id, t.run.generation + 1, 'wrong generation')).toBe(false);
+    expect(await runs.fail(OTHER_ORG, run.id, t.run.generation, 'wrong org')).toBe(false);
+    expect(await runs.fail(ORG, run.id, t.run.generation, 'model provider unreachable')).toBe(true);
+    expect(await runs.findRun(ORG, run.id)).toMatchObject({ status: 'failed', error_message: 'model provider unreachable', processed_requirements: 1 });
+    expect((await runs.listRequirements(ORG, run.id)).map((r) => r.requirement.status)).toEqual(['completed', 'pending']);
+    expect(await runs.fail(ORG, run.id, t.run.generation, 'again')).toBe(false);
+    expect(await outboxTypes(run.id)).toEqual(['check_run.failed']);
+  });
+});
