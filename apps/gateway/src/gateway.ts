@@ -186,6 +186,8 @@ export interface GatewayConfig {
   GATEWAY_REQUEST_TIMEOUT_MS: number;
   GATEWAY_SHUTDOWN_GRACE_MS: number;
   GATEWAY_CORS_ORIGINS: string;
+  /** Streamed chat: an SSE comment after this much silence (ms). */
+  CHAT_SSE_HEARTBEAT_MS: number;
   /**
    * Browser origins allowed to use the local driver's presigned URLs (`/storage/v1/…`):
    * comma-separated, `*` for any (the default: the URLs carry their own authorization), empty = none.
@@ -339,6 +341,7 @@ async function createNestApp(config: GatewayConfig, logger: Logger, backends: Ba
         agent: config.AGENT_GRPC_URL,
         webhooks: config.WEBHOOKS_GRPC_URL,
       },
+      chatHeartbeatMs: config.CHAT_SSE_HEARTBEAT_MS,
     }),
     adapter,
     { logger: false, abortOnError: false },
