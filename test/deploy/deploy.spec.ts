@@ -5,7 +5,8 @@
  * What a variable "needs" to be set for a service comes from two sources, both read here:
  *  - the README's configuration table (variable -> services column), and
  *  - the service's own config schema (apps/<service>/src/main.ts loadConfig keys and the
- *    sharedEnv groups of libs/common/src/service-env.ts it spreads), plus LOG_LEVEL (logger).
+ *    sharedEnv groups of libs/common/src/service-env.ts, embeddingsEnv and retrievalEnv it
+ *    spreads), plus LOG_LEVEL (logger).
  * So a new variable in the README or in a service's config fails these tests until compose and
  * the chart wire it.
  *
@@ -114,6 +115,17 @@ function embeddingsEnvVars(): string[] {
   return vars;
 }
 
+/** Variables of `retrievalEnv` (apps/retrieval/src/retrieval-factory.ts; it spreads `embeddingsEnv`), which the retrieval service spreads into its config. */
+function retrievalEnvVars(): string[] {
+  const text = read('apps/retrieval/src/retrieval-factory.ts');
+  const start = text.indexOf('export const retrievalEnv = {');
+  if (start < 0) throw new Error('apps/retrieval/src/retrieval-factory.ts: no `export const retrievalEnv = {` found');
+  const body = text.slice(start, text.indexOf('\n};', start));
+  const vars = [...body.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
+  if (!vars.includes('VECTOR_STORE') || !vars.includes('RETRIEVAL_DATA_DIR')) throw new Error(`could not read retrievalEnv (found ${vars})`);
+  return /\.\.\.embeddingsEnv\b/.test(body) ? [...vars, ...embeddingsEnvVars()] : vars;
+}
+
 /** Variables a service's code declares: its loadConfig schema plus variables read by the logger. */
 function codeVars(service: Service): string[] {
   const main = read(`apps/${service}/src/main.ts`);
@@ -129,6 +141,7 @@ function codeVars(service: Service): string[] {
   }
   for (const m of block.matchAll(/^\s*([A-Z][A-Z0-9_]+):/gm)) vars.add(m[1]);
   if (/\.\.\.embeddingsEnv\b/.test(block)) embeddingsEnvVars().forEach((v) => vars.add(v));
+  if (/\.\.\.retrievalEnv\b/.test(block)) retrievalEnvVars().forEach((v) => vars.add(v));
   for (const m of read('libs/common/src/logger.ts').matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) vars.add(m[1]);
   if (vars.size < 3) throw new Error(`apps/${service}/src/main.ts: only ${[...vars]} found; parsing failed?`);
   return sorted(vars);
