@@ -5,7 +5,8 @@
  * What a variable "needs" to be set for a service comes from two sources, both read here:
  *  - the README's configuration table (variable -> services column), and
  *  - the service's own config schema (apps/<service>/src/main.ts loadConfig keys and the
- *    sharedEnv groups of libs/common/src/service-env.ts it spreads), plus LOG_LEVEL (logger).
+ *    sharedEnv groups of libs/common/src/service-env.ts, embeddingsEnv and retrievalEnv it
+ *    spreads), plus LOG_LEVEL (logger).
  * So a new variable in the README or in a service's config fails these tests until compose and
  * the chart wire it.
  *
@@ -103,15 +104,20 @@ function sharedEnvGroups(): Record<string, string[]> {
   return groups;
 }
 
-/** Variables of `embeddingsEnv` (libs/models/src/embeddings/config.ts), which services spread into their config. */
-function embeddingsEnvVars(): string[] {
-  const text = read('libs/models/src/embeddings/config.ts');
-  const start = text.indexOf('export const embeddingsEnv = {');
-  if (start < 0) throw new Error('libs/models/src/embeddings/config.ts: no `export const embeddingsEnv = {` found');
+/**
+ * Variables of a config group that services spread into their schema: `export const <name> = {…}`
+ * in `file`, its keys at two spaces' indent, plus those of `embeddingsEnv` when it spreads that.
+ * `embeddingsEnv` (libs/models/src/embeddings/config.ts) and `retrievalEnv` (apps/retrieval/src/retrieval-factory.ts).
+ */
+function spreadGroupVars(name: 'embeddingsEnv' | 'retrievalEnv'): string[] {
+  const [file, expected] = name === 'embeddingsEnv' ? ['libs/models/src/embeddings/config.ts', ['EMBEDDINGS_MODEL', 'KB_MODELS_DIR']] : ['apps/retrieval/src/retrieval-factory.ts', ['VECTOR_STORE', 'RETRIEVAL_DATA_DIR']];
+  const text = read(file);
+  const start = text.indexOf(`export const ${name} = {`);
+  if (start < 0) throw new Error(`${file}: no \`export const ${name} = {\` found`);
   const body = text.slice(start, text.indexOf('\n};', start));
   const vars = [...body.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
-  if (!vars.includes('EMBEDDINGS_MODEL') || !vars.includes('KB_MODELS_DIR')) throw new Error(`could not read embeddingsEnv (found ${vars})`);
-  return vars;
+  if (!expected.every((v) => vars.includes(v))) throw new Error(`could not read ${name} (found ${vars})`);
+  return name !== 'embeddingsEnv' && /\.\.\.embeddingsEnv\b/.test(body) ? [...vars, ...spreadGroupVars('embeddingsEnv')] : vars;
 }
 
 /** Variables a service's code declares: its loadConfig schema plus variables read by the logger. */
@@ -128,7 +134,7 @@ function codeVars(service: Service): string[] {
     groups[m[1]].forEach((v) => vars.add(v));
   }
   for (const m of block.matchAll(/^\s*([A-Z][A-Z0-9_]+):/gm)) vars.add(m[1]);
-  if (/\.\.\.embeddingsEnv\b/.test(block)) embeddingsEnvVars().forEach((v) => vars.add(v));
+  for (const name of ['embeddingsEnv', 'retrievalEnv'] as const) if (new RegExp(`\\.\\.\\.${name}\\b`).test(block)) spreadGroupVars(name).forEach((v) => vars.add(v));
   for (const m of read('libs/common/src/logger.ts').matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) vars.add(m[1]);
   if (vars.size < 3) throw new Error(`apps/${service}/src/main.ts: only ${[...vars]} found; parsing failed?`);
   return sorted(vars);

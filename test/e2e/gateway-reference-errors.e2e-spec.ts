@@ -30,6 +30,7 @@ function configFor(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
     GATEWAY_REQUEST_TIMEOUT_MS: 330_000,
     GATEWAY_SHUTDOWN_GRACE_MS: 5_000,
     GATEWAY_CORS_ORIGINS: '',
+    CHAT_SSE_HEARTBEAT_MS: 15_000,
     storage: storageConfigFromEnv({
       STORAGE_DRIVER: 'local',
       STORAGE_LOCAL_DIR: path.join(process.env.KB_E2E_DATA_DIR!, 'objects'),

@@ -114,9 +114,9 @@ function indexRequests(orgId) {
  */
 async function indexRun(label, requests, { lance = {}, env = {}, embed = false, embeddings = {} } = {}) {
   const { retrievalGrpcHandlers } = dist('apps/retrieval/src/grpc/retrieval.grpc-controller.js');
-  const { openRetrieval } = dist('apps/retrieval/src/retrieval-factory.js');
+  const { openRetrieval, retrievalConfigFromEnv } = dist('apps/retrieval/src/retrieval-factory.js');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-index-'));
-  const retrieval = await openRetrieval({ ...process.env, RETRIEVAL_DATA_DIR: dataDir, ...env }, { lance, embeddings });
+  const retrieval = await openRetrieval(retrievalConfigFromEnv({ ...process.env, RETRIEVAL_DATA_DIR: dataDir, ...env }), { lance, embeddings });
   const orgId = requests[0]?.chunks[0]?.orgId ?? randomUUID();
   const ctx = { orgId, requestId: randomUUID() };
   // Busy time of the embedding model: the union of the intervals during which a call ran.

@@ -37,7 +37,7 @@ import { percentile } from '../lib/measure.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
-const { openRetrieval } = require(path.join(ROOT, 'dist/apps/retrieval/src/retrieval-factory.js'));
+const { openRetrieval, retrievalConfigFromEnv } = require(path.join(ROOT, 'dist/apps/retrieval/src/retrieval-factory.js'));
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '300' }, lexical: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false } } });
 const hybrid = !values.lexical;
@@ -144,7 +144,7 @@ try {
   // that load from other processes on the machine hits every size alike and the ratio holds.
   for (const size of sizes) {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-query-'));
-    const retrieval = await openRetrieval({ ...process.env, ...denseEnv, RETRIEVAL_DATA_DIR: dataDir });
+    const retrieval = await openRetrieval(retrievalConfigFromEnv({ ...process.env, ...denseEnv, RETRIEVAL_DATA_DIR: dataDir }));
     if (hybrid && retrieval.service.denseState().state !== 'ready') throw new Error(`hybrid search is off: ${JSON.stringify(retrieval.describe())}`);
     if (hybrid && !vectors) vectors = await passageVectors(retrieval.service.embeddings);
     const entry = { size, dataDir, retrieval, orgId: randomUUID(), projects: [randomUUID(), randomUUID(), randomUUID()], times: [], byKind: { org: [], project: [] }, hits: 0 };

@@ -68,7 +68,7 @@ if (!values.corpus || !values.claims || !['all', 'tune', 'report'].includes(valu
 const { chunkDocument } = dist('apps/ingestion/src/chunking/index.js');
 const { toIndexChunks } = dist('apps/ingestion/src/pipeline/document-processor.js');
 const { retrievalGrpcHandlers } = dist('apps/retrieval/src/grpc/retrieval.grpc-controller.js');
-const { openRetrieval } = dist('apps/retrieval/src/retrieval-factory.js');
+const { openRetrieval, retrievalConfigFromEnv } = dist('apps/retrieval/src/retrieval-factory.js');
 const { fuse } = dist('apps/retrieval/src/search/fusion.js');
 
 const readJsonl = (file) =>
@@ -95,7 +95,7 @@ const ctx = { orgId, requestId: randomUUID() };
 const keep = values['index-dir'] ? path.resolve(values['index-dir']) : null;
 const dataDir = keep ?? mkdtempSync(path.join(os.tmpdir(), 'kb-eval-retrieval-'));
 if (keep) mkdirSync(keep, { recursive: true });
-const { service, store, close, describe } = await openRetrieval({ ...process.env, RETRIEVAL_DATA_DIR: dataDir });
+const { service, store, close, describe } = await openRetrieval(retrievalConfigFromEnv({ ...process.env, RETRIEVAL_DATA_DIR: dataDir }));
 const dense = service.denseState();
 const marker = path.join(dataDir, 'eval-index.json');
 const fingerprint = JSON.stringify({ corpus: path.resolve(values.corpus), documents: corpus.length, space: dense.state === 'ready' ? dense.space : null });

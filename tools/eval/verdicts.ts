@@ -35,7 +35,8 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, re
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { ModelProviderError, openEmbeddingModel } from '@kb/models';
+import { loadConfig } from '@kb/common';
+import { chatModelEnv, embeddingsConfigFromEnv, ModelProviderError, openEmbeddingModel } from '@kb/models';
 import { chunkDocument } from '../../apps/ingestion/src/chunking';
 import { extractDocument } from '../../apps/ingestion/src/extraction';
 import { LanceDbChunkStore } from '../../apps/retrieval/src/store/lancedb-chunk-store';
@@ -309,14 +310,14 @@ async function main() {
   const examples = full.examples.filter((e) => a.split === 'all' || e.split === a.split).slice(0, a.limit);
   const work = mkdtempSync(path.join(os.tmpdir(), 'kb-eval-'));
   const logger = pino({ base: { service: 'eval' } }, pino.destination({ dest: 2, sync: true }));
-  const embeddings = await openEmbeddingModel(process.env);
+  const embeddings = await openEmbeddingModel(embeddingsConfigFromEnv(process.env));
   const vectors = loadVectorCache(a.vectorCache);
   // The entailment cross-encoder as the check service opens it (JUDGE_NLI_MODEL_DIR; `none` = the judge without it).
   const nli = a.baseline ? { model: null, reason: '--baseline' } : await openNliModel(process.env.JUDGE_NLI_MODEL_DIR ?? '', embeddings.model, !!a.dumpFeatures);
   const judge: RequirementJudge = a.baseline
     ? baselineJudge()
     : process.env.LLM_BASE_URL
-      ? createJudge(process.env, logger, embeddings.model, nli.model)
+      ? createJudge(loadConfig(chatModelEnv, process.env), logger, embeddings.model, nli.model)
       : new EmbeddedJudge(embeddings.model, vectors, logger, nli.model);
   if (a.dumpFeatures && !(judge instanceof EmbeddedJudge)) throw new Error('--dump-features needs the embedded judge (unset LLM_BASE_URL)');
   const { store, chunks, ingestMs } = await openIndex(full, a.indexDir, work);

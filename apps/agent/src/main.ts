@@ -15,7 +15,7 @@ import {
   startOutboxRelay,
 } from '@kb/common';
 import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
-import { chatModelFromEnv, embeddingsEnv, openEmbeddingModel } from '@kb/models';
+import { chatModelFromConfig, embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
@@ -48,7 +48,7 @@ runService(logger, async () => {
     AGENT_BATCH_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
     ...sharedEnv.webhookOutbox,
   });
-  const model = chatModelFromEnv(process.env);
+  const model = chatModelFromConfig(config);
   // Answer sentences are chosen by meaning with the embedding model; without one the answerer's
   // lexical variant is used (said once here).
   const embeddings = await openEmbeddingModel(config);

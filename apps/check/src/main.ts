@@ -24,7 +24,7 @@ runService(logger, async () => {
     /** Port of the Prometheus /metrics listener (never the public port). */
     CHECK_METRICS_PORT: env.port(9464), // [telemetry]
     ...sharedEnv.grpcHost,
-    // Validated here at boot; read by chatModelFromEnv (unset LLM_BASE_URL = embedded judge).
+    // The judge's chat model (createJudge; unset LLM_BASE_URL = embedded judge).
     ...sharedEnv.chatModel,
     // The embedded judge chooses evidence sentences by meaning with the same embedding model as retrieval.
     ...embeddingsEnv,
@@ -56,7 +56,7 @@ runService(logger, async () => {
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'no embedding model: the embedded judge aligns evidence by words only');
   const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model);
   if (!nli.model) logger.warn({ reason: nli.reason }, 'no entailment model: the embedded judge runs without it');
-  const judge = createJudge(process.env, logger, embeddings.model, nli.model);
+  const judge = createJudge(config, logger, embeddings.model, nli.model);
   const assessor = new Assessor({ documents, retrieval }, judge);
   const usage = new UsageRecorder(async (event) => {
     recordModelTokens(event.model, event); // [telemetry]

@@ -12,7 +12,7 @@ import { AGENT_STREAM_CLIENT, AgentStreamClient } from './agent/chat-stream.clie
 import { CheckController } from './check/check.controller';
 import { ApiKeyGuard } from './common/api-key.guard';
 import { ErrorEnvelopeFilter } from './common/error.filter';
-import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_DATABASE, HEALTH_TARGETS, LOGGER, WEBHOOKS_CLIENT } from './common/tokens';
+import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_DATABASE, HEALTH_TARGETS, CHAT_SSE_HEARTBEAT_MS, LOGGER, WEBHOOKS_CLIENT } from './common/tokens';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { DocumentsController } from './documents/documents.controller';
 import { HealthController, HealthTargets } from './health/health.controller';
@@ -42,6 +42,8 @@ export interface GatewayModuleOptions {
   /** The gateway's key lookup (shared with the admission hook and the cache invalidation). */
   accounts: AccountsService;
   addresses: { documents: string; check: string; agent: string; retrieval: string; ingestion: string; webhooks: string };
+  /** Streamed chat: an SSE comment after this much silence (ms; CHAT_SSE_HEARTBEAT_MS). */
+  chatHeartbeatMs: number;
 }
 
 /**
@@ -68,6 +70,7 @@ export class AppModule {
         { provide: WEBHOOKS_CLIENT, useValue: createAsyncClient(webhooksV1.WebhooksServiceService, options.addresses.webhooks) },
         { provide: AGENT_STREAM_CLIENT, useValue: new AgentStreamClient(options.addresses.agent) },
         { provide: HEALTH_TARGETS, useValue: health },
+        { provide: CHAT_SSE_HEARTBEAT_MS, useValue: options.chatHeartbeatMs },
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useValue: new ErrorEnvelopeFilter(options.logger) },
       ],

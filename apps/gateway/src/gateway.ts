@@ -25,7 +25,7 @@ import { Idempotency, IDEMPOTENCY_CLAIM, IDEMPOTENCY_TTL_HOURS } from './common/
 import { IdempotencyKeysRepository } from './common/idempotency.repository';
 import { RateLimiter } from './common/rate-limit';
 import { RateLimitWindowsRepository } from './common/rate-limit.repository';
-import { createRequestPolicy, isPublicPath } from './common/request-policy';
+import { createRequestPolicy, isPublicPath, publicRouteOf } from './common/request-policy';
 import { UsageRepository } from './usage/usage.repository';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
 import { createValidationPipe, invalidTextIn } from './common/validation';
@@ -190,6 +190,8 @@ export interface GatewayConfig {
   GATEWAY_REQUEST_TIMEOUT_MS: number;
   GATEWAY_SHUTDOWN_GRACE_MS: number;
   GATEWAY_CORS_ORIGINS: string;
+  /** Streamed chat: an SSE comment after this much silence (ms). */
+  CHAT_SSE_HEARTBEAT_MS: number;
   /**
    * Browser origins allowed to use the local driver's presigned URLs (`/storage/v1/…`):
    * comma-separated, `*` for any (the default: the URLs carry their own authorization), empty = none.
@@ -215,13 +217,62 @@ export interface Gateway {
   close: () => Promise<void>;
 }
 
+/** The gateway's connections and long-lived services (opened by {@link openBackends}). */
+interface Backends {
+  /** The accounts database (TypeORM, migrations run). */
+  database: Awaited<ReturnType<typeof openGatewayDatabase>>;
+  /** The idempotency-key table (replays of POST answers). */
+  idempotencyKeys: IdempotencyKeysRepository;
+  accounts: AccountsService;
+  usage: UsageService;
+  nc: Awaited<ReturnType<typeof connectNats>>;
+  rateLimiter: RateLimiter;
+  /** The token-usage consumer (USAGE_STREAM). */
+  usageConsumer: Awaited<ReturnType<typeof consumeTokenUsage>>;
+  /** The hourly purge timer (idempotency records, old usage events). */
+  purge: NodeJS.Timeout;
+}
+
+/** Draining state shared by the admission hook and `close` (true once shutdown starts). */
+interface Lifecycle {
+  draining: boolean;
+}
+
 /**
  * Builds the gateway: database (migrations), key cache and its NATS invalidation, usage consumer,
  * Nest app on Fastify with the admission hook, security headers, CORS, error envelope and the
  * OpenAPI reference at /docs (unless `options.serveReference` is false). The caller listens (`app.listen`) and calls `close` on shutdown.
+ * Each step below is a function of this file, in the order it runs.
  * @throws when PostgreSQL or NATS cannot be reached.
  */
 export async function createGateway(config: GatewayConfig, logger: Logger, options: { serveReference?: boolean } = {}): Promise<Gateway> {
+  const backends = await openBackends(config, logger);
+  const policy = createRequestPolicy({ accounts: backends.accounts, rateLimiter: backends.rateLimiter, usage: backends.usage });
+  const app = await createNestApp(config, logger, backends, createFastifyAdapter(config, policy));
+  const fastify = app.getHttpAdapter().getInstance();
+  const routes = recordRoutes(fastify);
+  declareRequestState(fastify);
+  await registerCors(fastify, config);
+  const lifecycle: Lifecycle = { draining: false };
+  addAdmissionHook(fastify, config, logger, policy, lifecycle);
+  addBodyAndResponseHooks(fastify, config, logger, createIdempotency(config, logger, backends));
+  await mountLocalStorage(fastify, config);
+  const openapi = mountReference(app, options);
+  await app.init();
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= shutdown(app, config, backends, lifecycle));
+  return { app, routes, openapi, close };
+}
+
+type FastifyInstance = ReturnType<NestFastifyApplication['getHttpAdapter']>['getInstance'] extends () => infer F ? F : never;
+
+/**
+ * Opens what the gateway keeps for its lifetime: the accounts database (pool of 20, migrations),
+ * the API-key cache and its NATS invalidation, the rate limiter, the usage stream and its
+ * consumer, and the hourly purge of idempotency records and old usage events.
+ * @throws when PostgreSQL or NATS cannot be reached.
+ */
+async function openBackends(config: GatewayConfig, logger: Logger): Promise<Backends> {
   const database = await openGatewayDatabase(config.DATABASE_URL, 20);
   const accounts = new AccountsService(new AccountsRepository(database), config.GATEWAY_KEY_CACHE_TTL_MS);
   const usage = new UsageService(new UsageRepository(database));
@@ -237,9 +288,16 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     void usage.purgeOldEvents().catch(() => undefined);
   }, 3600_000);
   purge.unref();
+  return { database, idempotencyKeys, accounts, usage, nc, rateLimiter, usageConsumer, purge };
+}
 
-  const policy = createRequestPolicy({ accounts, rateLimiter, usage });
-  const adapter = new FastifyAdapter({
+/**
+ * The Fastify adapter with the gateway's HTTP limits (body, header size, path parameter length),
+ * request ids, and the envelope for errors raised before any hook runs (Node's client errors,
+ * router errors — the latter after the same admission `policy` as any request).
+ */
+function createFastifyAdapter(config: GatewayConfig, policy: ReturnType<typeof createRequestPolicy>): FastifyAdapter {
+  return new FastifyAdapter({
     bodyLimit: config.GATEWAY_BODY_LIMIT_BYTES,
     // Request line + headers (the URL limit): Node's default, set explicitly so it is documented
     // (docs/gateway.md); larger → 431 in the envelope (clientErrorHandler).
@@ -269,15 +327,19 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     },
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
-    // Our own hook answers 503 in the envelope while draining (below).
+    // Our own hook answers 503 in the envelope while draining (addAdmissionHook).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
   });
+}
+
+/** The Nest application (AppModule with the backing-service addresses) on `adapter`, with the global validation pipe; not yet initialised. */
+async function createNestApp(config: GatewayConfig, logger: Logger, backends: Backends, adapter: FastifyAdapter): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.create({
-      database,
+      database: backends.database,
       logger,
-      accounts,
+      accounts: backends.accounts,
       addresses: {
         documents: config.DOCUMENTS_GRPC_URL,
         ingestion: config.INGESTION_GRPC_URL,
@@ -286,54 +348,74 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
         agent: config.AGENT_GRPC_URL,
         webhooks: config.WEBHOOKS_GRPC_URL,
       },
+      chatHeartbeatMs: config.CHAT_SSE_HEARTBEAT_MS,
     }),
     adapter,
     { logger: false, abortOnError: false },
   );
   app.useGlobalPipes(createValidationPipe());
-  // Shutdown is driven by runService (SIGTERM/SIGINT → the stop function returned below).
+  // Shutdown is driven by runService (SIGTERM/SIGINT → the stop function returned by createGateway).
+  return app;
+}
 
-  const fastify = app.getHttpAdapter().getInstance();
-  // Every route Fastify registers (Nest controllers at init, plugins): the OpenAPI coverage test
-  // compares this list with the published document.
+/**
+ * Every route Fastify registers from now on (Nest controllers at init, plugins), as method and URL
+ * pattern: the OpenAPI coverage test compares this list with the published document.
+ */
+function recordRoutes(fastify: FastifyInstance): Array<{ method: string; url: string }> {
   const routes: Array<{ method: string; url: string }> = [];
   fastify.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) routes.push({ method: String(method), url: r.url });
   });
-  let draining = false;
-  // Per-request state lives in properties declared up front: properties added to Fastify's
-  // request objects on the fly change their hidden class, and every property access in Fastify's
-  // own code becomes megamorphic (Fastify's "decorators" guidance).
+  return routes;
+}
+
+/**
+ * Declares the per-request state up front: properties added to Fastify's request objects on the
+ * fly change their hidden class, and every property access in Fastify's own code becomes
+ * megamorphic (Fastify's "decorators" guidance).
+ */
+function declareRequestState(fastify: FastifyInstance): void {
   fastify.decorateRequest('kb', null);
   fastify.decorateRequest(TIMEOUT_TIMER, null);
   fastify.decorateRequest(ROUTE, null);
   fastify.decorateRequest(IDEMPOTENCY_CLAIM, null);
+}
+
+/** CORS for the API when GATEWAY_CORS_ORIGINS lists origins (comma-separated, `*` for any; empty = off). */
+async function registerCors(fastify: FastifyInstance, config: GatewayConfig): Promise<void> {
+  const origins = config.GATEWAY_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
+  if (origins.length === 0) return;
+  await fastify.register(cors, {
+    origin: origins.includes('*') ? '*' : origins,
+    methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+    // An OPTIONS request that is not a full preflight goes on to routing (404 in the envelope),
+    // instead of the plugin's plain-text 400.
+    strictPreflight: false,
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+    exposedHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
+    maxAge: 600,
+  });
+}
+
+/**
+ * The `onRequest` hook, admission of every request: timeout timer, request id, security headers,
+ * tracing span, 503 while draining, then — outside the public routes (`PUBLIC_ROUTES`) — API key,
+ * rate limit and quotas (`policy`, request-policy.ts) and the JSON-only body rule.
+ *
+ * A request not answered after GATEWAY_REQUEST_TIMEOUT_MS gets 504 TIMEOUT, whatever stage it is
+ * in; a response already started (SSE, CSV) is never cut, and the abandoned handler's late result
+ * is dropped by Fastify (the reply is sent). Fastify's own `handlerTimeout` is not used: its timer
+ * is cleared once a request body has been read, so it never fires for a POST.
+ */
+function addAdmissionHook(fastify: FastifyInstance, config: GatewayConfig, logger: Logger, policy: ReturnType<typeof createRequestPolicy>, lifecycle: Lifecycle): void {
   // Security headers: helmet's defaults (nosniff, frame denial, HSTS, no referrer…), computed once
   // since they do not depend on the request. The API returns JSON only, so its CSP forbids
   // everything and nothing is cached; /docs has no CSP (the reference UI loads its own scripts).
   const helmetHeaders = securityHeaders({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
   const apiHeaders = { ...helmetHeaders, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'", 'cache-control': 'no-store' };
-  const origins = config.GATEWAY_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
-  if (origins.length > 0) {
-    await fastify.register(cors, {
-      origin: origins.includes('*') ? '*' : origins,
-      methods: ['GET', 'POST', 'PATCH', 'DELETE'],
-      // An OPTIONS request that is not a full preflight goes on to routing (404 in the envelope),
-      // instead of the plugin's plain-text 400.
-      strictPreflight: false,
-      allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
-      exposedHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
-      maxAge: 600,
-    });
-  }
-  // A request not answered after GATEWAY_REQUEST_TIMEOUT_MS gets 504 TIMEOUT, whatever stage it is
-  // in; a response already started (SSE, CSV) is never cut, and the abandoned handler's late result
-  // is dropped by Fastify (the reply is sent). Fastify's own `handlerTimeout` is not used: its
-  // timer is cleared once a request body has been read, so it never fires for a POST.
   const timeoutMessage = `The request did not complete within ${Math.round(config.GATEWAY_REQUEST_TIMEOUT_MS / 1000)} seconds. Retry later.`;
   const timeoutMs = config.GATEWAY_REQUEST_TIMEOUT_MS;
-  // Admission of every request: timeout, request id, security headers, tracing span, draining,
-  // then API key, rate limit and quotas (request-policy.ts) and the JSON-only body rule.
   fastify.addHook('onRequest', async (request, reply) => {
     const state = request as HookedRequest;
     state[TIMEOUT_TIMER] = setTimeout(() => {
@@ -341,19 +423,19 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
       void reply.status(504).send(errorEnvelope(ErrorCode.TIMEOUT, timeoutMessage, String(request.id)));
     }, timeoutMs);
     const path = pathOf(request.url);
-    const isPublic = isPublicPath(path);
-    const probe = path === '/healthz' || path === '/readyz';
+    const publicRoute = publicRouteOf(path);
+    const probe = publicRoute?.kind === 'probe';
     reply.header('x-request-id', request.id);
-    reply.headers(isPublic && !probe ? helmetHeaders : apiHeaders);
+    reply.headers(publicRoute && !probe ? helmetHeaders : apiHeaders);
     const route = request.routeOptions.url;
     state[ROUTE] = route;
     // [telemetry] the SERVER span; the route template names it (bounded cardinality).
     state.kb = { principal: undefined, span: probe ? undefined : startHttpServerSpan(request.method, route ?? 'unmatched', path, request.headers) };
-    if (draining) {
+    if (lifecycle.draining) {
       reply.header('Connection', 'close');
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway is shutting down. Retry; another replica will answer.');
     }
-    if (isPublic) return;
+    if (publicRoute) return;
     try {
       await policy(request, reply);
     } catch (e) {
@@ -363,15 +445,32 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     }
     requireJsonBody(request);
   });
+}
+
+/**
+ * The idempotency store of POST requests. With WEBHOOK_SECRET_KEY its stored answers of
+ * `POST /api/v2/webhooks` are sealed; without it those answers are not kept (warned once).
+ */
+function createIdempotency(config: GatewayConfig, logger: Logger, backends: Backends): Idempotency {
+  const idempotency = new Idempotency(backends.idempotencyKeys, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
+  if (!config.WEBHOOK_SECRET_KEY) logger.warn('WEBHOOK_SECRET_KEY is not set: answers of POST /api/v2/webhooks (they hold a signing secret) are not kept for Idempotency-Key replays');
+  return idempotency;
+}
+
+/**
+ * The hooks after admission, in the order Fastify runs them: body checks and idempotency claims
+ * (`preHandler`), the success envelope (`preSerialization`), unread-body settling and storing a
+ * claimed key's response (`onSend`), the `Expect: 100-continue` answer, the access log, metrics and
+ * span end (`onResponse`), and the error envelope for Fastify's own errors.
+ */
+function addBodyAndResponseHooks(fastify: FastifyInstance, config: GatewayConfig, logger: Logger, idempotency: Idempotency): void {
   // Once the body is parsed, before the handler (and Nest's validation pipe) runs:
   // - JSON bodies must be objects of bounded nesting: arrays, scalars or 1000-deep nesting would
   //   otherwise reach validation (and its recursion) as if they were DTOs;
   // - idempotency keys of POST requests are claimed, or their stored response replayed.
-  const idempotency = new Idempotency(idempotencyKeys, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
-  if (!config.WEBHOOK_SECRET_KEY) logger.warn('WEBHOOK_SECRET_KEY is not set: answers of POST /api/v2/webhooks (they hold a signing secret) are not kept for Idempotency-Key replays');
   fastify.addHook('preHandler', (request, reply, done) => {
     const body = request.body;
-    if (body !== undefined && !isPublicPath(pathOf(request.url))) {
+    if (body !== undefined && !isPublicPath(request.url)) {
       if (body === null || typeof body !== 'object' || Array.isArray(body)) return done(AppError.validation('The request body must be a JSON object.'));
       if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return done(AppError.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
       const badText = invalidTextIn(body);
@@ -391,7 +490,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   // the limit is answered 413 at once, before the client sends the body; others get `100 Continue`.
   // Presigned storage uploads (larger than the API limit) always continue: their handler decides.
   fastify.server.on('checkContinue', (req, res) => {
-    if (!(req.url ?? '').startsWith('/storage/') && Number(req.headers['content-length']) > config.GATEWAY_BODY_LIMIT_BYTES) refusedBeforeContinue.add(req);
+    if (publicRouteOf(req.url ?? '')?.kind !== 'storage' && Number(req.headers['content-length']) > config.GATEWAY_BODY_LIMIT_BYTES) refusedBeforeContinue.add(req);
     else res.writeContinue();
     fastify.server.emit('request', req, res);
   });
@@ -431,61 +530,71 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
     if (mapped.unexpected) logger.error({ err: error, request_id: request.id }, 'unexpected error');
     void reply.status(mapped.status).send(errorEnvelope(mapped.code, mapped.message, String(request.id)));
   });
+}
 
+/**
+ * With the local storage driver, serves its presigned URLs at `/storage/v1/*`, outside /api/v2,
+ * without bearer auth: their signature and expiry are the authorization (service-api.md §5; a
+ * public route of `PUBLIC_ROUTES`). Browser CORS there follows STORAGE_CORS_ORIGINS (default `*`).
+ */
+async function mountLocalStorage(fastify: FastifyInstance, config: GatewayConfig): Promise<void> {
   const storageConfig = config.storage;
-  if (storageConfig.driver === 'local') {
-    // Presigned URLs of the local storage driver are served here, outside /api/v2, without
-    // bearer auth: their signature and expiry are the authorization (service-api.md §5).
-    const storage = new LocalObjectStorage({
-      ...storageConfig.local,
-      corsOrigins: (config.STORAGE_CORS_ORIGINS ?? '*').split(',').map((o) => o.trim()).filter(Boolean),
+  if (storageConfig.driver !== 'local') return;
+  const storage = new LocalObjectStorage({
+    ...storageConfig.local,
+    corsOrigins: (config.STORAGE_CORS_ORIGINS ?? '*').split(',').map((o) => o.trim()).filter(Boolean),
+  });
+  await storage.ensureReady();
+  const handler = createLocalStorageHandler(storage);
+  await fastify.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
+    scope.route({
+      // OPTIONS: CORS preflights of browser uploads, answered by the storage handler with
+      // STORAGE_CORS_ORIGINS (the API's CORS settings do not apply here).
+      method: ['GET', 'HEAD', 'PUT', 'OPTIONS'],
+      url: '/storage/v1/*',
+      config: { cors: false },
+      handler: async (request, reply) => {
+        // The handler writes the raw response: it takes the headers set so far (request id, security headers).
+        for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+        reply.hijack();
+        const handled = await handler(request.raw, reply.raw);
+        if (!handled) {
+          reply.raw.statusCode = 404;
+          reply.raw.setHeader('Content-Type', 'application/json');
+          reply.raw.end(JSON.stringify(errorEnvelope('NOT_FOUND', 'Not found.', String(request.id))));
+        }
+      },
     });
-    await storage.ensureReady();
-    const handler = createLocalStorageHandler(storage);
-    await fastify.register(async (scope) => {
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
-      scope.route({
-        // OPTIONS: CORS preflights of browser uploads, answered by the storage handler with
-        // STORAGE_CORS_ORIGINS (the API's CORS settings do not apply here).
-        method: ['GET', 'HEAD', 'PUT', 'OPTIONS'],
-        url: '/storage/v1/*',
-        config: { cors: false },
-        handler: async (request, reply) => {
-          // The handler writes the raw response: it takes the headers set so far (request id, security headers).
-          for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
-          reply.hijack();
-          const handled = await handler(request.raw, reply.raw);
-          if (!handled) {
-            reply.raw.statusCode = 404;
-            reply.raw.setHeader('Content-Type', 'application/json');
-            reply.raw.end(JSON.stringify(errorEnvelope('NOT_FOUND', 'Not found.', String(request.id))));
-          }
-        },
-      });
-    });
-  }
+  });
+}
 
+/**
+ * Builds the OpenAPI document of the app's controllers and, unless `options.serveReference` is
+ * false, serves the browsable reference at `/docs` and the document at `/docs/openapi.json`. The
+ * reference needs @fastify/static (ESM); tests that run the gateway in-process inside Jest's
+ * CommonJS loader skip it.
+ */
+function mountReference(app: NestFastifyApplication, options: { serveReference?: boolean }): OpenAPIObject {
   const openapi = buildOpenApiDocument(app);
-  // The browsable reference needs @fastify/static (ESM); tests that run the gateway in-process
-  // inside Jest's CommonJS loader skip it (`serveReference: false`).
   if (options.serveReference !== false) SwaggerModule.setup('docs', app, openapi, { jsonDocumentUrl: 'docs/openapi.json' });
+  return openapi;
+}
 
-  await app.init();
-  let closing: Promise<void> | undefined;
-  const close = () => (closing ??= shutdown());
-  const shutdown = async () => {
-    // Drain: stop accepting, answer new requests on open connections with 503, let in-flight
-    // requests finish (bounded by GATEWAY_SHUTDOWN_GRACE_MS), then close the rest.
-    draining = true;
-    clearInterval(purge);
-    rateLimiter.stop();
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, config.GATEWAY_SHUTDOWN_GRACE_MS).unref());
-    await Promise.race([app.close(), grace]);
-    await usageConsumer.stop().catch(() => undefined);
-    await usage.flush().catch(() => undefined);
-    await nc.drain().catch(() => undefined);
-    await database.destroy();
-  };
-  return { app, routes, openapi, close };
+/**
+ * Graceful stop: stop accepting, answer new requests on open connections with 503 (draining), let
+ * in-flight requests finish (bounded by GATEWAY_SHUTDOWN_GRACE_MS), then stop the usage consumer,
+ * flush usage, drain NATS and close the database.
+ */
+async function shutdown(app: NestFastifyApplication, config: GatewayConfig, backends: Backends, lifecycle: Lifecycle): Promise<void> {
+  lifecycle.draining = true;
+  clearInterval(backends.purge);
+  backends.rateLimiter.stop();
+  const grace = new Promise<void>((resolve) => setTimeout(resolve, config.GATEWAY_SHUTDOWN_GRACE_MS).unref());
+  await Promise.race([app.close(), grace]);
+  await backends.usageConsumer.stop().catch(() => undefined);
+  await backends.usage.flush().catch(() => undefined);
+  await backends.nc.drain().catch(() => undefined);
+  await backends.database.destroy();
 }

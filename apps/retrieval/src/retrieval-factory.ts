@@ -1,31 +1,60 @@
-import { openEmbeddingModel } from '@kb/models';
+import { env, loadConfig } from '@kb/common';
+import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
+import { z } from 'zod';
 import { ChunkStore } from './store/chunk-store';
 import { LanceDbChunkStore, LanceDbChunkStoreOptions } from './store/lancedb-chunk-store';
 import { QdrantChunkStore } from './store/qdrant-chunk-store';
 import { HttpReranker } from './search/reranker';
-import { DEFAULT_FUSION, FUSION_METHODS, FusionSettings, SCORE_NORMALIZATIONS, ScoreNormalization } from './search/fusion';
+import { DEFAULT_FUSION, FUSION_METHODS, FusionSettings, SCORE_NORMALIZATIONS } from './search/fusion';
 import { RetrievalLogger, RetrievalService } from './search/retrieval.service';
 
 /** Vector store adapters selectable with `VECTOR_STORE`. */
 export const VECTOR_STORES = ['lancedb', 'qdrant'] as const;
 
-/** Settings read by {@link openRetrieval}: the retrieval service's env (validated config, or raw env in tools). */
-export interface RetrievalSettings {
-  RETRIEVAL_DATA_DIR?: string;
-  VECTOR_STORE?: string;
-  QDRANT_URL?: string;
-  QDRANT_API_KEY?: string;
-  QDRANT_COLLECTION?: string;
-  RERANK_BASE_URL?: string;
-  RERANK_API_KEY?: string;
-  RERANK_MODEL?: string;
-  RERANK_PROTOCOL?: string;
-  RERANK_CANDIDATES?: number | string;
-  RETRIEVAL_FUSION?: string;
-  RETRIEVAL_FUSION_ALPHA?: number | string;
-  RETRIEVAL_FUSION_NORMALIZATION?: string;
-  RETRIEVAL_RRF_K?: number | string;
-  [key: string]: unknown;
+/** Treats an empty variable as unset (compose and Helm pass `""` for unset optional values). */
+const unsetIfEmpty = <T extends z.ZodTypeAny>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+
+/**
+ * The variables read by {@link openRetrieval} (README configuration table): the store, the
+ * embedding model (`embeddingsEnv`), the reranker and the fusion. The retrieval service spreads
+ * this into its config schema; tools parse it with {@link retrievalConfigFromEnv}.
+ */
+export const retrievalEnv = {
+  /** Folder of the embedded vector store (LanceDB). */
+  RETRIEVAL_DATA_DIR: env.string('.data/lancedb'),
+  /** Vector store adapter: the embedded LanceDB (default) or Qdrant. */
+  VECTOR_STORE: z.enum(VECTOR_STORES).default('lancedb'),
+  QDRANT_URL: unsetIfEmpty(z.string().url('QDRANT_URL must be a URL such as http://qdrant:6333').optional()),
+  QDRANT_API_KEY: unsetIfEmpty(z.string().optional()),
+  QDRANT_COLLECTION: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/).default('kb_chunks'),
+  ...embeddingsEnv,
+  /** Optional cross-encoder rerank endpoint (`…/rerank`), Cohere/Jina-style or TEI. */
+  RERANK_BASE_URL: unsetIfEmpty(z.string().url('RERANK_BASE_URL must be a URL such as http://localhost:8082/v1').optional()),
+  RERANK_API_KEY: unsetIfEmpty(z.string().optional()),
+  RERANK_MODEL: unsetIfEmpty(z.string().optional()),
+  RERANK_PROTOCOL: z.enum(['cohere', 'tei']).default('cohere'),
+  /** Candidates per list fed to fusion and reranking. */
+  RERANK_CANDIDATES: z.coerce.number().int().min(1).max(1000).default(50),
+  /** Fusion of lexical and dense lists: `convex` (normalised convex combination), `rrf` or `dbsf`; unset = the measured default (fusion.ts). */
+  RETRIEVAL_FUSION: unsetIfEmpty(z.enum(FUSION_METHODS).optional()),
+  /** `convex`: weight of the dense list in [0, 1]. */
+  RETRIEVAL_FUSION_ALPHA: unsetIfEmpty(z.coerce.number().min(0).max(1).optional()),
+  /** `convex`: score normalisation, `tmm` (theoretical min-max) or `minmax`. */
+  RETRIEVAL_FUSION_NORMALIZATION: unsetIfEmpty(z.enum(SCORE_NORMALIZATIONS).optional()),
+  /** `rrf`: the constant k of 1/(k + rank). */
+  RETRIEVAL_RRF_K: unsetIfEmpty(z.coerce.number().min(0).max(10_000).optional()),
+};
+
+/** Validated settings of {@link openRetrieval} (the fields of {@link retrievalEnv}). */
+export type RetrievalConfig = z.infer<z.ZodObject<typeof retrievalEnv>>;
+
+/**
+ * Parses {@link retrievalEnv} from a raw environment, for tools and tests that have no service
+ * config (the service validates it with the rest of its schema at boot).
+ * @throws Error naming each invalid variable.
+ */
+export function retrievalConfigFromEnv(raw: NodeJS.ProcessEnv | Record<string, string | undefined> = process.env): RetrievalConfig {
+  return loadConfig(retrievalEnv, raw as NodeJS.ProcessEnv);
 }
 
 /** What {@link openRetrieval} returns. */
@@ -47,11 +76,10 @@ export interface OpenedRetrieval {
  *   embeddings endpoint fails the start-up check.
  */
 export async function openRetrieval(
-  settings: RetrievalSettings,
+  settings: RetrievalConfig,
   options: { lance?: LanceDbChunkStoreOptions; logger?: RetrievalLogger; embeddings?: { coalesce?: boolean } } = {},
 ): Promise<OpenedRetrieval> {
-  const kind = settings.VECTOR_STORE ?? 'lancedb';
-  if (!(VECTOR_STORES as readonly string[]).includes(kind)) throw new Error(`VECTOR_STORE must be one of ${VECTOR_STORES.join(', ')} (got "${kind}")`);
+  const kind = settings.VECTOR_STORE;
   const opened = await openEmbeddingModel(settings, options.embeddings);
   const embeddings = opened.model;
   const reranker = settings.RERANK_BASE_URL
@@ -59,7 +87,7 @@ export async function openRetrieval(
         baseUrl: settings.RERANK_BASE_URL,
         apiKey: settings.RERANK_API_KEY,
         model: settings.RERANK_MODEL ?? '',
-        protocol: settings.RERANK_PROTOCOL === 'tei' ? 'tei' : 'cohere',
+        protocol: settings.RERANK_PROTOCOL,
         timeoutMs: 10_000,
         maxRetries: 2,
       })
@@ -70,10 +98,10 @@ export async function openRetrieval(
     store = await QdrantChunkStore.open({
       url: settings.QDRANT_URL,
       apiKey: settings.QDRANT_API_KEY,
-      collection: settings.QDRANT_COLLECTION ?? 'kb_chunks',
+      collection: settings.QDRANT_COLLECTION,
     });
   } else {
-    store = await LanceDbChunkStore.open(settings.RETRIEVAL_DATA_DIR ?? '.data/lancedb', options.lance);
+    store = await LanceDbChunkStore.open(settings.RETRIEVAL_DATA_DIR, options.lance);
   }
   const service = new RetrievalService(store, {
     embeddings,
@@ -81,7 +109,7 @@ export async function openRetrieval(
     embeddingsUnavailable: opened.provider !== 'none' && !embeddings,
     fusion: fusionSettings(settings),
     reranker,
-    candidates: settings.RERANK_CANDIDATES ? Number(settings.RERANK_CANDIDATES) : undefined,
+    candidates: settings.RERANK_CANDIDATES,
     logger: options.logger,
   });
   try {
@@ -107,28 +135,13 @@ export async function openRetrieval(
 /**
  * The fusion of lexical and dense lists from `RETRIEVAL_FUSION` (`convex`, `rrf` or `dbsf`),
  * `RETRIEVAL_FUSION_ALPHA` (dense weight of `convex`, [0, 1]), `RETRIEVAL_FUSION_NORMALIZATION`
- * (`tmm` or `minmax`) and `RETRIEVAL_RRF_K` (`rrf`'s constant); unset values take
- * {@link DEFAULT_FUSION}'s (and k = 60 for `rrf`).
- * @throws Error naming the variable for an invalid value.
+ * (`tmm` or `minmax`) and `RETRIEVAL_RRF_K` (`rrf`'s constant), validated by {@link retrievalEnv};
+ * unset values take {@link DEFAULT_FUSION}'s (and k = 60 for `rrf`).
  */
-export function fusionSettings(settings: RetrievalSettings): FusionSettings {
-  const unset = (v: unknown) => v === undefined || v === null || v === '';
-  const method = unset(settings.RETRIEVAL_FUSION) ? DEFAULT_FUSION.method : String(settings.RETRIEVAL_FUSION);
-  if (!(FUSION_METHODS as readonly string[]).includes(method)) {
-    throw new Error(`Invalid configuration:\n  RETRIEVAL_FUSION: must be one of ${FUSION_METHODS.join(', ')} (got "${method}")`);
-  }
+export function fusionSettings(settings: Pick<RetrievalConfig, 'RETRIEVAL_FUSION' | 'RETRIEVAL_FUSION_ALPHA' | 'RETRIEVAL_FUSION_NORMALIZATION' | 'RETRIEVAL_RRF_K'>): FusionSettings {
+  const method = settings.RETRIEVAL_FUSION ?? DEFAULT_FUSION.method;
   if (method === 'dbsf') return { method: 'dbsf' };
-  if (method === 'rrf') {
-    const k = unset(settings.RETRIEVAL_RRF_K) ? (DEFAULT_FUSION.method === 'rrf' ? DEFAULT_FUSION.k : 60) : Number(settings.RETRIEVAL_RRF_K);
-    if (!Number.isFinite(k) || k < 0 || k > 10_000) throw new Error(`Invalid configuration:\n  RETRIEVAL_RRF_K: must be a number in [0, 10000] (got "${settings.RETRIEVAL_RRF_K}")`);
-    return { method: 'rrf', k };
-  }
+  if (method === 'rrf') return { method: 'rrf', k: settings.RETRIEVAL_RRF_K ?? (DEFAULT_FUSION.method === 'rrf' ? DEFAULT_FUSION.k : 60) };
   const defaults = DEFAULT_FUSION.method === 'convex' ? DEFAULT_FUSION : { alpha: 0.5, normalization: 'tmm' as const };
-  const alpha = unset(settings.RETRIEVAL_FUSION_ALPHA) ? defaults.alpha : Number(settings.RETRIEVAL_FUSION_ALPHA);
-  if (!(alpha >= 0 && alpha <= 1)) throw new Error(`Invalid configuration:\n  RETRIEVAL_FUSION_ALPHA: must be a number in [0, 1] (got "${settings.RETRIEVAL_FUSION_ALPHA}")`);
-  const normalization = unset(settings.RETRIEVAL_FUSION_NORMALIZATION) ? defaults.normalization : String(settings.RETRIEVAL_FUSION_NORMALIZATION);
-  if (!(SCORE_NORMALIZATIONS as readonly string[]).includes(normalization)) {
-    throw new Error(`Invalid configuration:\n  RETRIEVAL_FUSION_NORMALIZATION: must be one of ${SCORE_NORMALIZATIONS.join(', ')} (got "${normalization}")`);
-  }
-  return { method: 'convex', alpha, normalization: normalization as ScoreNormalization };
+  return { method: 'convex', alpha: settings.RETRIEVAL_FUSION_ALPHA ?? defaults.alpha, normalization: settings.RETRIEVAL_FUSION_NORMALIZATION ?? defaults.normalization };
 }

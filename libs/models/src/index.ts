@@ -1,5 +1,6 @@
 export * from './types';
 export * from './errors';
+export * from './usage';
 export * from './openai-chat-model';
 export * from './config';
 export * from './embeddings';

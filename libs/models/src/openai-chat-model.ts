@@ -1,6 +1,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from 'openai';
 import type { ZodType } from 'zod';
 import { ModelProviderError } from './errors';
+import { addUsage } from './usage';
 import type { ChatMessage, ChatModel, ChatRequest, ChatResult, ChatStreamEvent, TokenUsage } from './types';
 
 /** How structured output is requested: OpenAI `json_schema`, the older `json_object`, or only by the prompt. */
@@ -174,15 +175,6 @@ function toUsage(usage: OpenAI.CompletionUsage | undefined | null, messages: Cha
 /** Rough token count: ceil(characters / 4), OpenAI's rule of thumb for English. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
-}
-
-/** Sum of two usages (e.g. a completion and its repair). */
-export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
-    promptTokens: a.promptTokens + b.promptTokens,
-    completionTokens: a.completionTokens + b.completionTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
-  };
 }
 
 /** Maps the client's errors to {@link ModelProviderError}; an abort by the caller is rethrown unchanged. */

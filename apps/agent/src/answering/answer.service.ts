@@ -1,6 +1,6 @@
 import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
 import { composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
-import { ModelProviderError, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
+import { addUsage, ModelProviderError, NO_USAGE, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { assessAnswerability, bestQuote, composeAnswer, NO_RELEVANT_INFORMATION, type EmbedTexts, type Quote } from '@kb/text';
 import { z } from 'zod';
@@ -77,12 +77,6 @@ export function cachedEmbedder(model: EmbeddingModel, size = SENTENCE_CACHE_SIZE
   };
 }
 
-const ZERO: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-const add = (a: TokenUsage, b: TokenUsage): TokenUsage => ({
-  promptTokens: a.promptTokens + b.promptTokens,
-  completionTokens: a.completionTokens + b.completionTokens,
-  totalTokens: a.totalTokens + b.totalTokens,
-});
 
 /** Extractive answers are streamed in pieces of this many words (real pieces of the final answer). */
 const DELTA_WORDS = 6;
@@ -146,9 +140,9 @@ export class AnswerService {
   async answer(ctx: CallContext, req: AnswerRequest, hooks: AnswerHooks = {}): Promise<AnswerResult> {
     const last = req.messages[req.messages.length - 1];
     if (!last || last.role !== 'user' || !last.content.trim()) throw AppError.validation('The last message must be a non-empty user message.');
-    let usage = ZERO;
+    let usage = NO_USAGE;
     const spend = async (u: TokenUsage) => {
-      usage = add(usage, u);
+      usage = addUsage(usage, u);
       await this.deps.recordUsage(ctx.orgId, req.source, this.modelName, u).catch((err) => this.deps.logger.warn({ err }, 'usage record failed'));
     };
 

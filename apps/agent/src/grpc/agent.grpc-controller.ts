@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { AppError, CallContext, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers } from '@kb/common';
-import { isAbortError, ModelProviderError } from '@kb/models';
+import { isAbortError, providerAppError, type ProviderErrorMessages } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
 import { AnswerRequest, AnswerService } from '../answering/answer.service';
@@ -10,16 +10,16 @@ import { BatchesService } from '../batches/batches.service';
 /** The unary methods of the agent service (ChatStream is registered separately, see {@link chatStreamHandler}). */
 export type AgentUnaryDefinition = Omit<typeof agentV1.AgentServiceService, 'chatStream'>;
 
-/** Maps any answering failure to the AppError a client sees (model failures → SERVICE_UNAVAILABLE). */
+/** What the agent's clients are told when the chat model fails (providerAppError). */
+const CHAT_MODEL_FAILURE: ProviderErrorMessages = {
+  unavailable: 'The chat model is unavailable or returned an error. Retry later.',
+  timeout: 'The chat model is unavailable or returned an error. Retry later.',
+};
+
+/** Maps any answering failure to the AppError a client sees (model failures → SERVICE_UNAVAILABLE, or TIMEOUT). */
 export function toClientError(error: unknown): AppError {
-  if (error instanceof AppError) return error;
-  if (error instanceof ModelProviderError) {
-    return new AppError(
-      error.code === 'timeout' ? ErrorCode.TIMEOUT : ErrorCode.SERVICE_UNAVAILABLE,
-      'The chat model is unavailable or returned an error. Retry later.',
-    );
-  }
-  return AppError.internal();
+  const mapped = providerAppError(error, CHAT_MODEL_FAILURE);
+  return mapped instanceof AppError ? mapped : AppError.internal();
 }
 
 function chatInput(req: agentV1.ChatRequest, source: AnswerRequest['source'], signal?: AbortSignal): AnswerRequest {

@@ -1,5 +1,6 @@
 import { currentContext, Delivery, Logger, runWithContext } from '@kb/common';
 import { CheckRequirementsRequestedEvent } from '@kb/events';
+import { ModelProviderError } from '@kb/models';
 import { randomUUID } from 'node:crypto';
 import { Assessor } from '../verification/assessor';
 import type { CallUsage, RequirementJudge } from '../verification/judges';
@@ -11,7 +12,7 @@ const MAX_JUSTIFICATION = 4000;
 
 /** True for errors after which a run cannot continue: the model provider is unreachable after its retries. */
 export function isProviderFailure(err: unknown): boolean {
-  return !!err && typeof err === 'object' && (err as { name?: string }).name === 'ModelProviderError';
+  return err instanceof ModelProviderError;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Logger } from '@kb/common';
-import { chatModelFromEnv, LocalNliModel, type EmbeddingModel } from '@kb/models';
+import { chatModelFromConfig, LocalNliModel, type ChatModelConfig, type EmbeddingModel } from '@kb/models';
 import { defaultNliModelDir, VERDICT_MODEL } from '@kb/text';
 import { EmbeddedJudge, RequirementJudge } from './judges';
 import { ModelJudge } from './model-judge';
@@ -8,13 +8,14 @@ import { ModelJudge } from './model-judge';
  * The judge this process uses: the configured chat model when `LLM_BASE_URL` is set (`@kb/models`,
  * see model-judge.ts; its verdicts are checked by the embedded judge), else the embedded judge.
  *
+ * @param config the `LLM_*` settings of the service's validated config (`chatModelEnv`).
  * @param embeddings the service's sentence-embedding model (`openEmbeddingModel`), or null: the embedded
  *   judge then aligns evidence by words only (its lexical variant, calibrated for that case).
- * @throws Error naming the variable when the `LLM_*` configuration is invalid (fail fast at boot).
+ * @throws Error naming the variable when `LLM_MODEL` is missing while `LLM_BASE_URL` is set (fail fast at boot).
  */
-export function createJudge(env: NodeJS.ProcessEnv, logger: Logger, embeddings: EmbeddingModel | null = null, nli: LocalNliModel | null = null): RequirementJudge {
+export function createJudge(config: ChatModelConfig, logger: Logger, embeddings: EmbeddingModel | null = null, nli: LocalNliModel | null = null): RequirementJudge {
   const embedded = new EmbeddedJudge(embeddings, undefined, logger, nli);
-  const chat = chatModelFromEnv(env);
+  const chat = chatModelFromConfig(config);
   if (!chat) {
     logger.info({ semantic: embedded.semantic, entailment: embedded.entailment }, 'no chat model configured (LLM_BASE_URL unset): using the embedded judge');
     return embedded;

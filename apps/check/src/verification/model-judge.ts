@@ -1,4 +1,4 @@
-import { ModelProviderError, type ChatModel } from '@kb/models';
+import { ModelProviderError, NO_USAGE, type ChatModel } from '@kb/models';
 import { breakDownRequirement, makeQuote, resolveEvidence, type Judgement, type PassageInput } from '@kb/text';
 import { z } from 'zod';
 import type { CallUsage, EmbeddedJudge, RequirementJudge } from './judges';
@@ -240,8 +240,6 @@ export class ModelJudge implements RequirementJudge {
     };
   }
 }
-
-const NO_USAGE = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
 /** A structured answer that stayed invalid after the repair (`invalid_output`), as opposed to an unreachable provider. */
 function isUnusableOutput(err: unknown): err is ModelProviderError {

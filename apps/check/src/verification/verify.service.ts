@@ -1,5 +1,5 @@
-import { AppError, CallContext, ErrorCode } from '@kb/common';
-import { ModelProviderError } from '@kb/models';
+import { CallContext } from '@kb/common';
+import { providerAppError, sumUsage } from '@kb/models';
 import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
 import { checkV1 } from '@kb/proto';
 import { Assessor } from './assessor';
@@ -27,14 +27,7 @@ export class VerifyService {
         throw providerError(err);
       });
     await this.deps.usage.record(ctx.orgId, 'check.verify', a.calls);
-    const total = a.calls.reduce(
-      (s, c) => ({
-        promptTokens: s.promptTokens + c.usage.promptTokens,
-        completionTokens: s.completionTokens + c.usage.completionTokens,
-        totalTokens: s.totalTokens + c.usage.totalTokens,
-      }),
-      { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    );
+    const total = sumUsage(a.calls.map((c) => c.usage));
     return {
       verdict: a.verdict,
       confidence: a.confidence,
@@ -60,7 +53,8 @@ export class VerifyService {
  * 503 SERVICE_UNAVAILABLE. Other errors pass through unchanged.
  */
 export function providerError(err: unknown): unknown {
-  if (!(err instanceof ModelProviderError)) return err;
-  if (err.code === 'timeout') return new AppError(ErrorCode.TIMEOUT, 'The configured model provider did not answer in time. Retry later.');
-  return new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The configured model provider is unavailable. Retry shortly.');
+  return providerAppError(err, {
+    unavailable: 'The configured model provider is unavailable. Retry shortly.',
+    timeout: 'The configured model provider did not answer in time. Retry later.',
+  });
 }

@@ -1,4 +1,4 @@
-import { AppError, CallContext, env, ErrorCode, loadConfig } from '@kb/common';
+import { AppError, CallContext, ErrorCode } from '@kb/common';
 import { agentV1 } from '@kb/proto';
 import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -11,7 +11,7 @@ import { AgentClient } from '../common/clients';
 import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { OptionalUuidList } from '../common/validation';
-import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
+import { ACCOUNTS, AGENT_CLIENT, CHAT_SSE_HEARTBEAT_MS } from '../common/tokens';
 import { CHAT_TYPES } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
@@ -64,9 +64,6 @@ export class ChatDto {
   stream?: boolean;
 }
 
-/** Heartbeat setting (validated when the controller is built, at boot). */
-const chatConfigSchema = { CHAT_SSE_HEARTBEAT_MS: env.int(15_000) };
-
 /** One SSE frame (WHATWG HTML "Server-sent events": `event:` + one `data:` line per line + blank line). */
 export function sseFrame(event: string, data: unknown): string {
   const json = JSON.stringify(data);
@@ -88,8 +85,9 @@ export class ChatController {
     @Inject(AGENT_CLIENT) private readonly agent: AgentClient,
     @Inject(AGENT_STREAM_CLIENT) private readonly streams: AgentStreamClient,
     @Inject(ACCOUNTS) private readonly accounts: AccountsService,
+    @Inject(CHAT_SSE_HEARTBEAT_MS) heartbeatMs: number,
   ) {
-    this.heartbeatMs = loadConfig(chatConfigSchema).CHAT_SSE_HEARTBEAT_MS;
+    this.heartbeatMs = heartbeatMs;
   }
 
   @Post()

@@ -9,7 +9,7 @@ import { startScriptedEmbeddingsServer } from '../../../../libs/models/src/testi
 import { retrievalGrpcHandlers } from '../../../retrieval/src/grpc/retrieval.grpc-controller';
 import { RetrievalService } from '../../../retrieval/src/search/retrieval.service';
 import { LanceDbChunkStore } from '../../../retrieval/src/store/lancedb-chunk-store';
-import { openRetrieval } from '../../../retrieval/src/retrieval-factory';
+import { openRetrieval, retrievalConfigFromEnv } from '../../../retrieval/src/retrieval-factory';
 import { runReindex } from './reindex';
 
 jest.setTimeout(30_000);
@@ -72,7 +72,7 @@ it('kbctl reindex with the local model: refuses while it is missing, embeds lexi
   const orgId = randomUUID();
   const documentId = randomUUID();
   const chunk = { id: randomUUID(), orgId, projectId: null, documentId, fileName: 'a.txt', chunkIndex: 0, text: 'Hard hats are worn on site.', headingPath: [], startPage: null, endPage: null, pageSpans: [] };
-  let opened = await openRetrieval({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: emptyModels });
+  let opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: emptyModels }));
   let grpc = await serve(opened.service);
   try {
     await opened.service.indexDocument(orgId, documentId, [chunk]);
@@ -84,7 +84,7 @@ it('kbctl reindex with the local model: refuses while it is missing, embeds lexi
     await grpc.shutdown();
     await opened.close();
   }
-  opened = await openRetrieval({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: join(__dirname, '../../../../../shared/models'), EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' });
+  opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: join(__dirname, '../../../../../shared/models'), EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }));
   grpc = await serve(opened.service);
   try {
     expect((await opened.service.search('protective headgear', { orgId }, 3)).hits).toEqual([]); // no vectors yet

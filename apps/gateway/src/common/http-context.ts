@@ -1,7 +1,7 @@
 import { CallContext } from '@kb/common';
 import { traceHeaders } from '@kb/telemetry';
 import type { Span } from '@opentelemetry/api';
-import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/accounts.service';
@@ -25,10 +25,6 @@ export function requestIdFor(headerValue: string | string[] | undefined): string
   const v = Array.isArray(headerValue) ? headerValue[0] : headerValue;
   return v && v.length <= REQUEST_ID_MAX && REQUEST_ID_RE.test(v) ? v : randomUUID();
 }
-
-/** Marks a route as reachable without an API key (health, docs). */
-export const IS_PUBLIC = 'kb:isPublic';
-export const Public = () => SetMetadata(IS_PUBLIC, true);
 
 /** Injects the CallContext (org of the API key, request id) of the current request. */
 export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext): CallContext => {

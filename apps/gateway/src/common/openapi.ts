@@ -3,6 +3,7 @@ import { applyDecorators, INestApplication, Type } from '@nestjs/common';
 import { ApiExtension, ApiExtraModels, ApiResponse, DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { getMetadataStorage } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
+import { isPublicPath } from './request-policy';
 import { applyRules, isOptionalProperty, operationInputs, OperationInputs, validationMessages, validationRules } from './openapi-validation';
 
 type Json = Record<string, any>;
@@ -392,7 +393,8 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
       const operation = op as Json;
       operation.responses ??= {};
-      const api = path.startsWith('/api/');
+      // Keyed operations; the public routes (PUBLIC_ROUTES: the health probes here) need no key.
+      const api = !isPublicPath(path);
       operation.parameters ??= [];
       operation.parameters.push({ $ref: '#/components/parameters/RequestId' });
       const stream = operation[EVENT_STREAM_EXTENSION] as { name: string; status: number; description: string; events: Record<string, string> } | undefined;
@@ -412,7 +414,7 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
         r.content = { ...(r.content ?? {}), 'text/event-stream': { schema: { $ref: `#/components/schemas/${stream.name}` } } };
       }
       if (!api) {
-        // Public routes (health probes): no key. The HTTP layer's 431 applies to every route.
+        // Public routes: no key. The HTTP layer's 431 applies to every route.
         operation.security = [];
         operation.responses['431'] ??= { ...errorResponse([ErrorCode.VALIDATION_ERROR]), description: '`VALIDATION_ERROR`: the request line and headers are over 16 KiB (16,384 bytes), e.g. a query string that long' };
       }

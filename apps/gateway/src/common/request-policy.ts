@@ -5,18 +5,58 @@ import type { UsageService } from '../usage/usage.service';
 import type { GatewayRequest } from './http-context';
 import { RateLimiter } from './rate-limit';
 
-/** Paths served without an API key: health, the API reference, presigned storage URLs. */
-export function isPublicPath(url: string): boolean {
+/**
+ * What a public route serves (it decides its headers and body handling in gateway.ts):
+ * - `probe`: health probes, answered like the API (its security headers, no tracing span);
+ * - `reference`: the browsable API reference and its OpenAPI document (no CSP: the UI loads scripts);
+ * - `storage`: presigned URLs of the local storage driver, whose signature is the authorization.
+ */
+export type PublicRouteKind = 'probe' | 'reference' | 'storage';
+
+/** One entry of {@link PUBLIC_ROUTES}: an exact path, or (`prefix`) every path starting with it. */
+export interface PublicRoute {
+  path: string;
+  prefix: boolean;
+  kind: PublicRouteKind;
+}
+
+/**
+ * The one definition of the routes served without an API key (service-api.md §5): the admission
+ * hook, the body checks, the `Expect: 100-continue` answer and the API-key guard of Nest handlers
+ * all ask {@link publicRouteOf}; everything else (including unknown paths) needs a key.
+ */
+export const PUBLIC_ROUTES: readonly PublicRoute[] = [
+  { path: '/healthz', prefix: false, kind: 'probe' },
+  { path: '/readyz', prefix: false, kind: 'probe' },
+  { path: '/docs', prefix: false, kind: 'reference' },
+  { path: '/docs/', prefix: true, kind: 'reference' },
+  { path: '/storage/', prefix: true, kind: 'storage' },
+];
+
+/**
+ * The public route a request URL (path, with or without its query string) falls under, or
+ * `undefined` when the request needs an API key (`/docs` and `/docs/openapi.json` are public,
+ * `/docs-x` is not).
+ */
+export function publicRouteOf(url: string): PublicRoute | undefined {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  return path === '/healthz' || path === '/readyz' || path === '/docs' || path.startsWith('/docs/') || path.startsWith('/storage/');
+  for (const route of PUBLIC_ROUTES) {
+    if (route.prefix ? path.startsWith(route.path) : path === route.path) return route;
+  }
+  return undefined;
+}
+
+/** Whether a request URL is served without an API key ({@link PUBLIC_ROUTES}). */
+export function isPublicPath(url: string): boolean {
+  return publicRouteOf(url) !== undefined;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * The gateway's admission policy, run as a Fastify `onRequest` hook before routing, body parsing
- * and validation for every request outside the public paths (`isPublicPath`, checked by the
+ * and validation for every request outside the public routes (`PUBLIC_ROUTES`, checked by the
  * caller), including unknown routes and bodies that turn out malformed or too large:
  * 1. API key (service-api.md §5) → 401 UNAUTHORIZED when missing, unknown or revoked.
  * 2. Per-key rate limit (fixed one-minute window) → `X-RateLimit-Limit/Remaining/Reset` on the

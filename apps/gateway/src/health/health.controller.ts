@@ -4,7 +4,6 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthView, ReadinessView } from '../common/api-models';
 import { ApiEnvelope } from '../common/openapi';
 import { DataSource } from 'typeorm';
-import { Public } from '../common/http-context';
 import { HEALTH_TARGETS } from '../common/tokens';
 import { checkGrpcHealth } from './grpc-health';
 
@@ -17,13 +16,13 @@ export interface HealthTargets {
 /**
  * Liveness (`/healthz`) and readiness (`/readyz`: database and every backing service). Not ready is
  * a 503 SERVICE_UNAVAILABLE error envelope whose message names the unavailable dependencies.
+ * Both are public routes (no API key): listed in `PUBLIC_ROUTES` (common/request-policy.ts).
  */
 @ApiTags('Health')
 @Controller()
 export class HealthController {
   constructor(@Inject(HEALTH_TARGETS) private readonly targets: HealthTargets) {}
 
-  @Public()
   @Get('healthz')
   @ApiOperation({ operationId: 'checkLiveness', summary: 'Liveness: the process is up (no key needed)' })
   @ApiEnvelope(HealthView)
@@ -32,7 +31,6 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  @Public()
   @Get('readyz')
   @ApiOperation({ operationId: 'checkReadiness', summary: 'Readiness: database and every backing service reachable (no key needed)' })
   @ApiEnvelope(ReadinessView, { description: 'Ready: every dependency answered.' })

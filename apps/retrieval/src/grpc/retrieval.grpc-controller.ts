@@ -1,5 +1,5 @@
 import { AppError, CallContext, ErrorCode, isUuid, UnaryHandlers } from '@kb/common';
-import { ModelProviderError } from '@kb/models';
+import { providerAppError, type ProviderErrorMessages } from '@kb/models';
 import { retrievalV1 } from '@kb/proto';
 import { ChunkStoreError, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
 import { RetrievalService } from '../search/retrieval.service';
@@ -57,15 +57,15 @@ async function mapStoreErrors<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** What callers are told when the embedding model fails: always SERVICE_UNAVAILABLE (a timeout too), so ingestion retries later. */
+const EMBEDDING_MODEL_FAILURE: ProviderErrorMessages = { unavailable: (error) => `The embedding model is not available: ${error.message}` };
+
 /** Maps an embeddings provider failure to SERVICE_UNAVAILABLE, so callers (ingestion) retry later. */
 async function mapProviderErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof ModelProviderError) {
-      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, `The embedding model is not available: ${error.message}`);
-    }
-    throw error;
+    throw providerAppError(error, EMBEDDING_MODEL_FAILURE);
   }
 }
 

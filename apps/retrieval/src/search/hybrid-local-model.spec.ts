@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LocalEmbeddingModel, openEmbeddingModel } from '@kb/models';
+import { embeddingsConfigFromEnv, LocalEmbeddingModel, openEmbeddingModel } from '@kb/models';
 import { makeChunk } from '../store/chunk-store.contract';
 import { LanceDbChunkStore } from '../store/lancedb-chunk-store';
 import { RetrievalService } from './retrieval.service';
-import { openRetrieval } from '../retrieval-factory';
+import { openRetrieval, retrievalConfigFromEnv } from '../retrieval-factory';
 
 jest.setTimeout(120_000);
 
@@ -75,7 +75,7 @@ describe('hybrid search with the local MiniLM model', () => {
   });
 
   it('a configured but missing model: lexical search that says why on every search', async () => {
-    const opened = await openRetrieval({ RETRIEVAL_DATA_DIR: await tempDir(), KB_MODELS_DIR: await tempDir() });
+    const opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: await tempDir(), KB_MODELS_DIR: await tempDir() }));
     try {
       expect(opened.describe()).toMatchObject({ embeddings: { provider: 'local', off: expect.stringMatching(/Xenova\/all-MiniLM-L6-v2 is not in/) } });
       const doc = randomUUID();
@@ -93,7 +93,7 @@ describe('hybrid search with the local MiniLM model', () => {
   });
 
   it('EMBEDDINGS_PROVIDER=none is lexical by choice: no degraded reason', async () => {
-    const opened = await openRetrieval({ RETRIEVAL_DATA_DIR: await tempDir(), EMBEDDINGS_PROVIDER: 'none' });
+    const opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: await tempDir(), EMBEDDINGS_PROVIDER: 'none' }));
     try {
       const doc = randomUUID();
       await opened.service.indexDocument(ORG, doc, [makeChunk({ orgId: ORG, documentId: doc, text: DOCS.hardHats })]);
@@ -104,8 +104,8 @@ describe('hybrid search with the local MiniLM model', () => {
   });
 
   it('works offline from a local copy: the factory loads the shared model and searches hybrid', async () => {
-    expect((await openEmbeddingModel({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' })).model?.dimensions).toBe(384);
-    const opened = await openRetrieval({ RETRIEVAL_DATA_DIR: await tempDir(), KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' });
+    expect((await openEmbeddingModel(embeddingsConfigFromEnv({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }))).model?.dimensions).toBe(384);
+    const opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: await tempDir(), KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }));
     try {
       expect(opened.describe()).toMatchObject({ dense: { state: 'ready', space: { model: 'all-MiniLM-L6-v2', dimensions: 384 } } });
       const ids = await seeded(opened.service);

@@ -71,17 +71,18 @@ export interface OpenedEmbeddingModel {
  *   service starts lexical only), because the model is an optional download (`npm start` fetches it).
  * - `openai`: `EMBEDDINGS_BASE_URL`, `EMBEDDINGS_MODEL` and `EMBEDDINGS_DIMENSIONS` are required.
  * - `none`: no model.
- * @param config parsed settings; raw `process.env`-like objects are parsed with {@link embeddingsEnv}.
+ * @param config the `EMBEDDINGS_*`/`KB_MODELS_DIR` settings of a validated config (a schema that
+ *   spreads {@link embeddingsEnv}); tools and tests parse a raw environment with {@link embeddingsConfigFromEnv}.
  * @param local options of the local model that no variable sets (`coalesce: false`, the
  *   same-run baseline of `npm run bench:index`).
  * @throws Error naming the variable for an invalid configuration; ModelProviderError when the
  *   endpoint fails the probe or the local model's files are present but cannot be loaded.
  */
 export async function openEmbeddingModel(
-  config: EmbeddingsConfig | NodeJS.ProcessEnv | Record<string, unknown> = process.env,
+  config: EmbeddingsConfig,
   local: Pick<LocalEmbeddingModelOptions, 'coalesce'> = {},
 ): Promise<OpenedEmbeddingModel> {
-  const c = isParsed(config) ? config : loadConfig(embeddingsEnv, config as NodeJS.ProcessEnv);
+  const c = config;
   const provider: EmbeddingProvider = c.EMBEDDINGS_PROVIDER ?? (c.EMBEDDINGS_BASE_URL ? 'openai' : 'local');
   if (provider === 'none') return { provider, model: null, reason: 'no embedding model is configured (EMBEDDINGS_PROVIDER=none)' };
   if (provider === 'local') {
@@ -132,8 +133,11 @@ export async function openEmbeddingModel(
   return { provider, model };
 }
 
-/** A parsed config has its defaults filled in (raw environments hold strings or nothing). */
-function isParsed(config: object): config is EmbeddingsConfig {
-  const c = config as Record<string, unknown>;
-  return typeof c.EMBEDDINGS_THREADS === 'number' && typeof c.EMBEDDINGS_BATCH_SIZE === 'number';
+/**
+ * Parses {@link embeddingsEnv} from a raw environment, for tools and tests that have no service
+ * config (services validate it with the rest of their schema at boot).
+ * @throws Error naming each invalid variable.
+ */
+export function embeddingsConfigFromEnv(raw: NodeJS.ProcessEnv | Record<string, string | undefined> = process.env): EmbeddingsConfig {
+  return loadConfig(embeddingsEnv, raw as NodeJS.ProcessEnv);
 }

@@ -1,7 +1,7 @@
 // ../shared/models holds the model as all-MiniLM-L6-v2/ (its Xenova/ alias is not a real link on every checkout).
 import path from 'node:path';
 import { ModelProviderError } from '../errors';
-import { openEmbeddingModel } from './config';
+import { embeddingsConfigFromEnv, openEmbeddingModel } from './config';
 import { LocalEmbeddingModel } from './local-embedding-model';
 
 /** The shared test models (../shared/models beside the repository; see its README). */
@@ -77,25 +77,25 @@ describe('LocalEmbeddingModel (all-MiniLM-L6-v2 from ../shared/models)', () => {
 
 describe('openEmbeddingModel', () => {
   it('defaults to the local provider and reports a missing model instead of failing', async () => {
-    const opened = await openEmbeddingModel({ KB_MODELS_DIR: '/nonexistent-models' });
+    const opened = await openEmbeddingModel(embeddingsConfigFromEnv({ KB_MODELS_DIR: '/nonexistent-models' }));
     expect(opened.provider).toBe('local');
     expect(opened.model).toBeNull();
     expect(opened.reason).toMatch(/Xenova\/all-MiniLM-L6-v2 is not in \/nonexistent-models.*lexical only/);
   });
 
   it('loads a model from KB_MODELS_DIR', async () => {
-    const opened = await openEmbeddingModel({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' });
+    const opened = await openEmbeddingModel(embeddingsConfigFromEnv({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }));
     expect(opened.model?.model).toBe('all-MiniLM-L6-v2');
     expect(opened.model?.dimensions).toBe(384);
   });
 
   it('refuses EMBEDDINGS_DIMENSIONS that the local model does not give, naming the variable', async () => {
-    await expect(openEmbeddingModel({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2', EMBEDDINGS_DIMENSIONS: '768' })).rejects.toThrow(/EMBEDDINGS_DIMENSIONS: 768/);
+    await expect(openEmbeddingModel(embeddingsConfigFromEnv({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2', EMBEDDINGS_DIMENSIONS: '768' }))).rejects.toThrow(/EMBEDDINGS_DIMENSIONS: 768/);
   });
 
   it('turns dense search off with EMBEDDINGS_PROVIDER=none and requires the endpoint settings for openai', async () => {
-    expect(await openEmbeddingModel({ EMBEDDINGS_PROVIDER: 'none' })).toMatchObject({ provider: 'none', model: null });
-    await expect(openEmbeddingModel({ EMBEDDINGS_PROVIDER: 'openai' })).rejects.toThrow(/EMBEDDINGS_BASE_URL: required/);
+    expect(await openEmbeddingModel(embeddingsConfigFromEnv({ EMBEDDINGS_PROVIDER: 'none' }))).toMatchObject({ provider: 'none', model: null });
+    await expect(openEmbeddingModel(embeddingsConfigFromEnv({ EMBEDDINGS_PROVIDER: 'openai' }))).rejects.toThrow(/EMBEDDINGS_BASE_URL: required/);
   });
 
   it('says which folder it looked in when the files are there but broken', async () => {
