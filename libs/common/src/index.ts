@@ -11,3 +11,4 @@ export * from './service-env';
 export * from './section';
 export * from './outbox';
 export * from './secret-box';
+export * from './limits';

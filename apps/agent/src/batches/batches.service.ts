@@ -1,4 +1,4 @@
-import { AppError, CallContext, enqueueWebhookEvent, ErrorCode, Logger, OutboxEventInput, runWithContext } from '@kb/common';
+import { AppError, CallContext, enqueueWebhookEvent, ErrorCode, Logger, OutboxEventInput, runWithContext, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, pageWindow } from '@kb/common';
 import { BatchQuestionEvent, presentBatch, WebhookEventType } from '@kb/events';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { agentV1 } from '@kb/proto';
@@ -64,8 +64,8 @@ export class BatchesService {
    *   batch is then marked `failed`).
    */
   async create(ctx: CallContext, req: agentV1.CreateBatchRequest): Promise<agentV1.Batch> {
-    if (req.questions.length < 1 || req.questions.length > 500) throw AppError.validation('questions must have 1 to 500 items.');
-    if (req.questions.some((q) => !q.trim() || q.length > 4000)) throw AppError.validation('Each question must be 1 to 4000 characters.');
+    if (req.questions.length < 1 || req.questions.length > MAX_BATCH_QUESTIONS) throw AppError.validation(`questions must have 1 to ${MAX_BATCH_QUESTIONS} items.`);
+    if (req.questions.some((q) => !q.trim() || q.length > QUESTION_MAX_CHARS)) throw AppError.validation(`Each question must be 1 to ${QUESTION_MAX_CHARS} characters.`);
     if (req.chatType === 'safety' && !req.safetyAssistantEnabled) {
       throw new AppError(ErrorCode.AGENT_NOT_ENABLED, 'The Safety Assistant is not enabled for your organization. Ask your administrator to enable it.');
     }
@@ -127,8 +127,7 @@ export class BatchesService {
       params.push(req.status);
       where.push(`status = $${params.length}`);
     }
-    const limit = Math.min(Math.max(req.limit || 50, 1), 200);
-    const offset = Math.max(req.offset || 0, 0);
+    const { limit, offset } = pageWindow(req);
     const [{ total }] = await this.deps.db.query(`SELECT count(*)::int AS total FROM batches WHERE ${where.join(' AND ')}`, params);
     const rows: BatchRow[] = await this.deps.db.query(
       `SELECT * FROM batches WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { AppError, CallContext, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers } from '@kb/common';
+import { AppError, CallContext, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers, MAX_CHAT_MESSAGES } from '@kb/common';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
@@ -23,7 +23,7 @@ export function toClientError(error: unknown): AppError {
 }
 
 function chatInput(req: agentV1.ChatRequest, source: AnswerRequest['source'], signal?: AbortSignal): AnswerRequest {
-  if (req.messages.length < 1 || req.messages.length > 50) throw AppError.validation('messages must have 1 to 50 items.');
+  if (req.messages.length < 1 || req.messages.length > MAX_CHAT_MESSAGES) throw AppError.validation(`messages must have 1 to ${MAX_CHAT_MESSAGES} items.`);
   const messages: ConversationMessage[] = req.messages.map((m) => {
     if (m.role !== 'user' && m.role !== 'assistant') throw AppError.validation('Each message role must be user or assistant.');
     return { role: m.role, content: m.content };

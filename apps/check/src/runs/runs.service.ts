@@ -1,16 +1,9 @@
-import { AppError, CallContext, ErrorCode, isUuid, Logger } from '@kb/common';
+import { AppError, CallContext, ErrorCode, isUuid, Logger, MAX_REQUIREMENTS_PER_RUN, REQUIREMENT_MAX_CHARS, RUN_NAME_MAX_CHARS, pageWindow } from '@kb/common';
 import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
 import { checkV1 } from '@kb/proto';
 import { RequirementRow, RunRow, RunsRepository, SubRequirementRow } from './runs.repository';
 import { toProtoRun } from './run-events';
-
-/** Limits of service-api.md §8. */
-export const MAX_REQUIREMENTS_PER_RUN = 1000;
-export const MAX_REQUIREMENT_CHARS = 5000;
-export const MAX_RUN_NAME_CHARS = 500;
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
 
@@ -65,13 +58,13 @@ export class RunsService {
   async create(ctx: CallContext, req: checkV1.CreateRunRequest): Promise<checkV1.CheckRun> {
     if (!isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
     const name = (req.name ?? '').trim();
-    if (!name || name.length > MAX_RUN_NAME_CHARS) throw AppError.validation(`name must be 1 to ${MAX_RUN_NAME_CHARS} characters.`);
+    if (!name || name.length > RUN_NAME_MAX_CHARS) throw AppError.validation(`name must be 1 to ${RUN_NAME_MAX_CHARS} characters.`);
     if (req.requirements.length < 1 || req.requirements.length > MAX_REQUIREMENTS_PER_RUN)
       throw AppError.validation(`requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items.`);
     const requirements = req.requirements.map((r, i) => {
       const text = (r.text ?? '').trim();
-      if (!text || r.text.length > MAX_REQUIREMENT_CHARS)
-        throw AppError.validation(`requirements[${i}].text must be 1 to ${MAX_REQUIREMENT_CHARS} characters.`);
+      if (!text || r.text.length > REQUIREMENT_MAX_CHARS)
+        throw AppError.validation(`requirements[${i}].text must be 1 to ${REQUIREMENT_MAX_CHARS} characters.`);
       let metadata: Record<string, unknown> | null = null;
       if (r.metadataJson) {
         try {
@@ -132,10 +125,7 @@ export class RunsService {
   }
 
   async list(ctx: CallContext, req: checkV1.ListRunsRequest): Promise<checkV1.ListRunsResponse> {
-    const limit = req.limit || DEFAULT_PAGE_SIZE;
-    const offset = req.offset ?? 0;
-    if (limit < 1 || limit > MAX_PAGE_SIZE) throw AppError.validation(`limit must be 1 to ${MAX_PAGE_SIZE}.`);
-    if (offset < 0) throw AppError.validation('offset must be 0 or more.');
+    const { limit, offset } = pageWindow(req);
     if (req.projectId && !isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
     const { rows, total } = await this.deps.repository.listRuns(ctx.orgId, req.projectId || null, limit, offset);
     return { runs: rows.map((r) => toProtoRun(r)), total };

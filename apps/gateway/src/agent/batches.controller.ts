@@ -1,4 +1,4 @@
-import { CallContext, ErrorCode } from '@kb/common';
+import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_NAME_MAX_CHARS } from '@kb/common';
 import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
@@ -19,18 +19,18 @@ import { BatchDetailView, BatchView } from './agent-views';
 export const BATCH_STATUSES = ['pending', 'processing', 'completed', 'failed'];
 
 export class CreateBatchDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 500, example: ['Are hard hats required on site?', 'How often are scaffolds inspected?'], description: 'Each 1–4000 characters.' })
+  @ApiProperty({ type: [String], minItems: 1, maxItems: MAX_BATCH_QUESTIONS, example: ['Are hard hats required on site?', 'How often are scaffolds inspected?'], description: `Each 1–${QUESTION_MAX_CHARS} characters.` })
   @IsArray({ message: 'questions must be an array of strings' })
   @ArrayMinSize(1, { message: 'questions must have at least 1 item' })
-  @ArrayMaxSize(500, { message: 'questions must have at most 500 items' })
+  @ArrayMaxSize(MAX_BATCH_QUESTIONS, { message: `questions must have at most ${MAX_BATCH_QUESTIONS} items` })
   @IsString({ each: true, message: 'questions must contain only strings' })
-  @Length(1, 4000, { each: true, message: 'each question must be 1 to 4000 characters' })
+  @Length(1, QUESTION_MAX_CHARS, { each: true, message: `each question must be 1 to ${QUESTION_MAX_CHARS} characters` })
   questions: string[];
 
-  @ApiPropertyOptional({ maxLength: 200, example: 'Site induction FAQ' })
+  @ApiPropertyOptional({ maxLength: BATCH_NAME_MAX_CHARS, example: 'Site induction FAQ' })
   @IsOptional()
   @IsString({ message: 'name must be a string' })
-  @MaxLength(200, { message: 'name must be at most 200 characters' })
+  @MaxLength(BATCH_NAME_MAX_CHARS, { message: `name must be at most ${BATCH_NAME_MAX_CHARS} characters` })
   name?: string;
 
   @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })

@@ -1,5 +1,5 @@
 import { presentRun } from '@kb/events';
-import { AsyncClient, CallContext } from '@kb/common';
+import { AsyncClient, CallContext, REQUIREMENT_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
 import { checkV1 } from '@kb/proto';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -21,9 +21,9 @@ export type CheckRunsClient = AsyncClient<typeof checkV1.CheckRunsServiceService
 const RUN_CALL_TIMEOUT_MS = 60_000;
 
 export class RequirementInputDto {
-  @ApiProperty({ minLength: 1, maxLength: 5000, pattern: NON_BLANK_PATTERN, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text (not blank)' })
+  @ApiProperty({ minLength: 1, maxLength: REQUIREMENT_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text (not blank)' })
   @IsString({ message: 'text must be a string' })
-  @Length(1, 5000, { message: 'text must be 1 to 5000 characters' })
+  @Length(1, REQUIREMENT_MAX_CHARS, { message: `text must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
   text: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { clause: '4.2.1', source_row: 7 }, description: 'any JSON object; returned as is with the requirement' })
@@ -37,15 +37,15 @@ export class CreateRunDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 500, pattern: NON_BLANK_PATTERN, example: 'Tender 2026-14 requirements', description: 'run name (not blank)' })
+  @ApiProperty({ minLength: 1, maxLength: RUN_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Tender 2026-14 requirements', description: 'run name (not blank)' })
   @IsString({ message: 'name must be a string' })
-  @Length(1, 500, { message: 'name must be 1 to 500 characters' })
+  @Length(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
   name: string;
 
-  @ApiProperty({ type: [RequirementInputDto], minItems: 1, maxItems: 1000 })
+  @ApiProperty({ type: [RequirementInputDto], minItems: 1, maxItems: MAX_REQUIREMENTS_PER_RUN })
   @IsArray({ message: 'requirements must be an array' })
-  @ArrayMinSize(1, { message: 'requirements must have 1 to 1000 items' })
-  @ArrayMaxSize(1000, { message: 'requirements must have 1 to 1000 items' })
+  @ArrayMinSize(1, { message: `requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items` })
+  @ArrayMaxSize(MAX_REQUIREMENTS_PER_RUN, { message: `requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items` })
   @ValidateNested({ each: true })
   @Type(() => RequirementInputDto)
   requirements: RequirementInputDto[];

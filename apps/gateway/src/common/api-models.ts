@@ -1,3 +1,4 @@
+import { PROJECT_NAME_MAX_CHARS } from '@kb/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 /**
@@ -12,7 +13,7 @@ export class OrganizationView {
 export class ProjectView {
   @ApiProperty({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' }) id: string;
   @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) org_id: string;
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Site safety 2026' }) name: string;
+  @ApiProperty({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, example: 'Site safety 2026' }) name: string;
   @ApiProperty({ type: String, nullable: true, example: 'Handbooks for the new site' }) description: string | null;
   @ApiProperty({ example: 3, description: 'documents in the project, any status' }) document_count: number;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;

@@ -1,5 +1,5 @@
 import { presentDocument } from '@kb/events';
-import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid } from '@kb/common';
+import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES, MAX_IDS_PER_REQUEST } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -35,13 +35,13 @@ const UPLOAD_DESCRIPTION = [
 export class ReserveUploadDto {
   @ApiProperty({
     minLength: 1,
-    maxLength: 500,
+    maxLength: FILE_NAME_MAX_CHARS,
     pattern: FILE_NAME_PATTERN,
     example: 'handbook.pdf',
     description: 'not blank, without path separators (`/`, `\\`) or control characters (checked by the documents service, fileNameProblem)',
   })
   @IsString({ message: 'file_name must be a string' })
-  @Length(1, 500, { message: 'file_name must be 1 to 500 characters' })
+  @Length(1, FILE_NAME_MAX_CHARS, { message: `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters` })
   file_name: string;
 
   @ApiProperty({
@@ -53,10 +53,10 @@ export class ReserveUploadDto {
   @Length(1, 255, { message: 'content_type must be 1 to 255 characters' })
   content_type: string;
 
-  @ApiProperty({ minimum: 0, maximum: 524288000, example: 482113 })
+  @ApiProperty({ minimum: 0, maximum: MAX_UPLOAD_BYTES, example: 482113 })
   @IsInt({ message: 'size_bytes must be an integer' })
   @Min(0, { message: 'size_bytes must be 0 or more' })
-  @Max(524288000, { message: 'size_bytes must be at most 524288000 (500 MB)' })
+  @Max(MAX_UPLOAD_BYTES, { message: `size_bytes must be at most ${MAX_UPLOAD_BYTES} (500 MB)` })
   size_bytes: number;
 
   @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'omit, or null, for an organization-level document' })
@@ -66,10 +66,10 @@ export class ReserveUploadDto {
 }
 
 export class DocumentIdsDto {
-  @ApiProperty({ type: [String], format: 'uuid', minItems: 1, maxItems: 100, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] })
+  @ApiProperty({ type: [String], format: 'uuid', minItems: 1, maxItems: MAX_IDS_PER_REQUEST, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] })
   @IsArray({ message: 'document_ids must be an array of UUIDs' })
   @ArrayMinSize(1, { message: 'document_ids must have at least 1 item' })
-  @ArrayMaxSize(100, { message: 'document_ids must have at most 100 items' })
+  @ArrayMaxSize(MAX_IDS_PER_REQUEST, { message: `document_ids must have at most ${MAX_IDS_PER_REQUEST} items` })
   @IsUUID('all', { each: true, message: 'document_ids must contain only UUIDs' })
   document_ids: string[];
 }

@@ -1,4 +1,4 @@
-import { AppError, CallContext, isUuid } from '@kb/common';
+import { AppError, CallContext, isUuid, DESCRIPTION_MAX_CHARS, pageWindow } from '@kb/common';
 import { WEBHOOK_EVENT_TYPES } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
@@ -6,10 +6,7 @@ import { newSigningSecret, SecretBox } from './secrets';
 import { checkEndpointUrl, DestinationPolicy } from './url-policy';
 import { DeliveryRow, EndpointRow, WebhooksRepository } from './webhooks.repository';
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
 /** Longest endpoint description (characters), as for a project's description (service-api.md §8). */
-export const MAX_DESCRIPTION_CHARS = 500;
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
 
@@ -61,16 +58,8 @@ export function checkEvents(events: string[]): string[] {
 
 function checkDescription(d: string | undefined | null): string | null {
   if (d === undefined || d === null) return null;
-  if (d.length > MAX_DESCRIPTION_CHARS) throw AppError.validation(`description must be at most ${MAX_DESCRIPTION_CHARS} characters.`);
+  if (d.length > DESCRIPTION_MAX_CHARS) throw AppError.validation(`description must be at most ${DESCRIPTION_MAX_CHARS} characters.`);
   return d;
-}
-
-function page(p: webhooksV1.Page | undefined): { limit: number; offset: number } {
-  const limit = p?.limit || DEFAULT_PAGE_SIZE;
-  const offset = p?.offset ?? 0;
-  if (limit < 1 || limit > MAX_PAGE_SIZE) throw AppError.validation(`limit must be 1 to ${MAX_PAGE_SIZE}.`);
-  if (offset < 0) throw AppError.validation('offset must be 0 or more.');
-  return { limit, offset };
 }
 
 function requireUuid(value: string, what: string): string {
@@ -117,7 +106,7 @@ export class WebhooksService {
   }
 
   async list(ctx: CallContext, req: webhooksV1.ListEndpointsRequest): Promise<webhooksV1.ListEndpointsResponse> {
-    const { limit, offset } = page(req.page);
+    const { limit, offset } = pageWindow(req.page);
     const { rows, total } = await this.deps.repository.listEndpoints(ctx.orgId, limit, offset);
     return { endpoints: rows.map((r) => toProtoEndpoint(r)), total };
   }
@@ -147,7 +136,7 @@ export class WebhooksService {
   }
 
   async deliveries(ctx: CallContext, req: webhooksV1.ListDeliveriesRequest): Promise<webhooksV1.ListDeliveriesResponse> {
-    const { limit, offset } = page(req.page);
+    const { limit, offset } = pageWindow(req.page);
     if (!(await this.deps.repository.findEndpoint(ctx.orgId, requireUuid(req.endpointId, 'Webhook endpoint')))) throw AppError.notFound('Webhook endpoint not found.');
     const { rows, total } = await this.deps.repository.listDeliveries(ctx.orgId, req.endpointId, limit, offset);
     return { deliveries: rows.map(toProtoDelivery), total };
