@@ -1,0 +1,81 @@
+import { checkV1 } from '@kb/proto';
+import type { RequirementWithSubs } from '../runs/runs.service';
+import type { RunRow, StoredSource } from '../runs/runs.repository';
+import type { Verification } from '../verification/verify.service';
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
+
+/** A cited source (decisions.md "Source") as its gRPC message; absent pages and section are unset. */
+export function toProtoSource(s: StoredSource): checkV1.Source {
+  return {
+    handbookId: s.handbook_id,
+    nodeId: s.node_id,
+    title: s.title,
+    startPage: s.start_page ?? undefined,
+    endPage: s.end_page ?? undefined,
+    section: s.section ?? undefined,
+  };
+}
+
+/** A check run row as its gRPC message (what the gateway presents), with the given requirements. */
+export function toProtoRun(r: RunRow, requirements: RequirementWithSubs[] = []): checkV1.CheckRun {
+  return {
+    id: r.id,
+    name: r.name,
+    orgId: r.org_id,
+    projectId: r.project_id,
+    status: r.status,
+    totalRequirements: r.total_requirements,
+    processedRequirements: r.processed_requirements,
+    passedRequirements: r.passed_requirements,
+    failedRequirements: r.failed_requirements,
+    processingStartedAt: iso(r.processing_started_at),
+    processingCompletedAt: iso(r.processing_completed_at),
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    handbookIds: r.handbook_ids ?? [],
+    errorMessage: r.error_message ?? undefined,
+    requirements: requirements.map(toProtoRequirement),
+  };
+}
+
+/**
+ * A requirement with its sub-requirements as its gRPC message: `metadata_json` is the client's
+ * object serialised ('' when none); `has_sources` tells "not yet checked" (null) from "no sources".
+ */
+export function toProtoRequirement({ requirement: r, subs }: RequirementWithSubs): checkV1.Requirement {
+  return {
+    id: r.id,
+    runId: r.run_id,
+    text: r.text,
+    orderIndex: r.order_index,
+    status: r.status,
+    metadataJson: r.metadata === null || r.metadata === undefined ? '' : JSON.stringify(r.metadata),
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    subRequirements: subs.map((s) => ({
+      id: s.id,
+      requirementId: s.requirement_id,
+      text: s.text,
+      justification: s.justification,
+      score: s.score,
+      status: s.status,
+      hasSources: s.sources !== null,
+      sources: (s.sources ?? []).map(toProtoSource),
+    })),
+  };
+}
+
+/** A single-requirement verdict as its gRPC message (service-api.md §2 "Single-requirement verdict"). */
+export function toProtoVerdict(v: Verification): checkV1.Verdict {
+  return {
+    verdict: v.verdict,
+    confidence: v.confidence,
+    evidence: v.evidence,
+    explanation: v.explanation,
+    recommendation: v.recommendation ?? undefined,
+    sources: v.sources.map(toProtoSource),
+    handbook: v.handbook ?? undefined,
+    usage: v.usage,
+  };
+}
