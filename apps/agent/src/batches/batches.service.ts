@@ -1,5 +1,6 @@
 import { AppError, CallContext, enqueueWebhookEvent, ErrorCode, Logger, OutboxEventInput, runWithContext, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, pageWindow } from '@kb/common';
 import { BatchQuestionEvent, presentBatch, WebhookEventType } from '@kb/events';
+import { citationToProto } from '@kb/knowledge';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
@@ -188,7 +189,8 @@ export class BatchesService {
       await this.record(batch.id, item.idx, {
         status: 'completed',
         answer: result.answer,
-        citations: result.citations,
+        // Stored in their wire form (the JSON older rows hold too), returned as is by GetBatch.
+        citations: result.citations.map(citationToProto),
         agent: result.agent,
         error: null,
         confidence: result.confidence,

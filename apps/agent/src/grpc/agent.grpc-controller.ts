@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { AppError, CallContext, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers, MAX_CHAT_MESSAGES } from '@kb/common';
+import { citationToProto } from '@kb/knowledge';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
@@ -55,13 +56,13 @@ export function agentUnaryHandlers(answers: AnswerService, batches: BatchesServi
           source: 'agent.query',
         })
         .catch((e) => Promise.reject(toClientError(e)));
-      return { answer: r.answer, citations: r.citations, agent: r.agent, model: r.model, usage: r.usage, confidence: r.confidence };
+      return { answer: r.answer, citations: r.citations.map(citationToProto), agent: r.agent, model: r.model, usage: r.usage, confidence: r.confidence };
     },
     chat: async (req, ctx) => {
       const r = await answers.answer(ctx, chatInput(req, 'agent.chat')).catch((e) => Promise.reject(toClientError(e)));
       return {
         message: { role: 'assistant', content: r.answer },
-        citations: r.citations,
+        citations: r.citations.map(citationToProto),
         agent: r.agent,
         model: r.model,
         usage: r.usage,
@@ -127,7 +128,7 @@ export function chatStreamHandler(answers: AnswerService, logger: Logger): grpc.
             },
             onDelta: (content) => write({ delta: { content } }),
           });
-          await write({ citations: { citations: r.citations, confidence: r.confidence } });
+          await write({ citations: { citations: r.citations.map(citationToProto), confidence: r.confidence } });
           await write({ done: { usage: r.usage, finishReason: r.finishReason } });
           call.end();
           logger.debug({ rpc: 'ChatStream', ms: Date.now() - started_at }, 'rpc ok');

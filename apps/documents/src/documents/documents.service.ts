@@ -6,6 +6,7 @@ import { from, lastValueFrom, mergeMap, toArray } from 'rxjs';
 import { ProjectsService } from '../projects/projects.service';
 import { DocumentEntity, DocumentStatus } from './document.entity';
 import { DocumentFilter, DocumentsRepository } from './documents.repository';
+import type { IndexedChunk } from '@kb/knowledge';
 
 /** service-api.md §8 limits. */
 export const UPLOAD_URL_TTL_SECONDS = 2 * 3600;
@@ -47,16 +48,8 @@ export interface DocumentsDependencies {
   chunks: ChunkReader;
 }
 
-/** A chunk as indexed: `headingPath` outermost first; pages 1-based or null. */
-export interface IndexedChunk {
-  id: string;
-  documentId: string;
-  chunkIndex: number;
-  text: string;
-  headingPath: string[];
-  startPage: number | null;
-  endPage: number | null;
-}
+/** A chunk as indexed (the one chunk record, @kb/knowledge). */
+export type { IndexedChunk };
 
 /** Reads a document's indexed chunks (port over the retrieval service's ListChunks / GetChunk). */
 export interface ChunkReader {
