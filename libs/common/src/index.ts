@@ -12,3 +12,4 @@ export * from './section';
 export * from './outbox';
 export * from './secret-box';
 export * from './limits';
+export * from './proto-enum';

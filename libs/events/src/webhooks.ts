@@ -1,4 +1,5 @@
 import { agentV1, checkV1, documentsV1 } from '@kb/proto';
+import { batchStatus, documentStatus, runStatus } from './statuses';
 
 /**
  * Webhook events (decisions.md "Webhooks"). A service that changes a resource's state writes the
@@ -86,7 +87,7 @@ export function presentDocument(d: documentsV1.Document) {
     file_name: d.fileName,
     content_type: d.contentType,
     size_bytes: d.sizeBytes ?? null,
-    status: d.status,
+    status: documentStatus.fromProto(d.status),
     chunk_count: d.chunkCount ?? null,
     error_message: d.errorMessage ?? null,
     created_at: d.createdAt,
@@ -102,7 +103,7 @@ export function presentRun(r: checkV1.CheckRun) {
     name: r.name,
     org_id: r.orgId,
     project_id: r.projectId,
-    status: r.status,
+    status: runStatus.fromProto(r.status),
     total_requirements: r.totalRequirements,
     processed_requirements: r.processedRequirements,
     passed_requirements: r.passedRequirements,
@@ -124,7 +125,7 @@ export function presentBatch(b: agentV1.Batch) {
     org_id: b.orgId,
     project_id: b.projectId ?? null,
     chat_type: b.chatType ?? null,
-    status: b.status,
+    status: batchStatus.fromProto(b.status),
     total_questions: b.totalQuestions,
     processed_questions: b.processedQuestions,
     failed_questions: b.failedQuestions,

@@ -1,5 +1,5 @@
 import { AppError, CallContext, enqueueWebhookEvent, ErrorCode, Logger, OutboxEventInput, runWithContext, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, pageWindow } from '@kb/common';
-import { BatchQuestionEvent, presentBatch, WebhookEventType } from '@kb/events';
+import { BatchQuestionEvent, BatchQuestionStatus, batchQuestionStatus, BatchStatus, batchStatus, presentBatch, WebhookEventType } from '@kb/events';
 import { citationToProto } from '@kb/knowledge';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { agentV1 } from '@kb/proto';
@@ -7,8 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AnswerService } from '../answering/answer.service';
 
-export type BatchStatus = 'pending' | 'processing' | 'completed' | 'failed';
-export const BATCH_STATUSES: readonly BatchStatus[] = ['pending', 'processing', 'completed', 'failed'];
+export type { BatchStatus };
 
 interface BatchRow {
   id: string;
@@ -28,7 +27,7 @@ interface BatchRow {
 interface QuestionRow {
   idx: number;
   question: string;
-  status: 'pending' | 'completed' | 'failed';
+  status: BatchQuestionStatus;
   answer: string | null;
   citations: agentV1.Citation[];
   agent: string | null;
@@ -117,15 +116,15 @@ export class BatchesService {
 
   /** Summaries newest first, filtered by project and status. */
   async list(ctx: CallContext, req: agentV1.ListBatchesRequest): Promise<agentV1.ListBatchesResponse> {
-    if (req.status && !BATCH_STATUSES.includes(req.status as BatchStatus)) throw AppError.validation(`status must be one of ${BATCH_STATUSES.join(', ')}.`);
+    const status = req.status === undefined ? undefined : batchStatus.fromProto(req.status);
     const where = ['org_id = $1'];
     const params: unknown[] = [ctx.orgId];
     if (req.projectId) {
       params.push(req.projectId);
       where.push(`project_id = $${params.length}`);
     }
-    if (req.status) {
-      params.push(req.status);
+    if (status) {
+      params.push(status);
       where.push(`status = $${params.length}`);
     }
     const { limit, offset } = pageWindow(req);
@@ -254,7 +253,7 @@ function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {
     orgId: r.org_id,
     projectId: r.project_id ?? undefined,
     chatType: r.chat_type ?? undefined,
-    status: r.status,
+    status: batchStatus.toProto(r.status),
     totalQuestions: r.total_questions,
     processedQuestions: r.processed_questions,
     failedQuestions: r.failed_questions,
@@ -263,7 +262,7 @@ function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {
     results: questions.map((q) => ({
       index: q.idx,
       question: q.question,
-      status: q.status,
+      status: batchQuestionStatus.toProto(q.status),
       answer: q.answer ?? undefined,
       citations: q.citations ?? [],
       error: q.error ?? undefined,

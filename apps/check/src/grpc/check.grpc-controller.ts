@@ -1,4 +1,5 @@
 import { AppError, pageWindow, UnaryHandlers } from '@kb/common';
+import { runStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
 import { NewRun, RunsService } from '../runs/runs.service';
 import { VerifyService } from '../verification/verify.service';
@@ -53,7 +54,7 @@ export function runsGrpcHandlers(runs: RunsService): UnaryHandlers<typeof checkV
     createRun: async (req, ctx) => toProtoRun(await runs.create(ctx, toNewRun(req))),
     triggerRun: async (req, ctx) => {
       const run = await runs.trigger(ctx, req.id, { reprocess: req.reprocess, skipBreakdown: req.skipBreakdown });
-      return { runId: run.id, taskId: run.task_id!, status: run.status };
+      return { runId: run.id, taskId: run.task_id!, status: runStatus.toProto(run.status) };
     },
     stopRun: async (req, ctx) => toProtoRun(await runs.stop(ctx, req.id)),
     listRuns: async (req, ctx) => {

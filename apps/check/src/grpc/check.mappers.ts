@@ -1,3 +1,4 @@
+import { requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
 import type { RequirementWithSubs } from '../runs/runs.service';
 import type { RunRow, StoredSource } from '../runs/runs.repository';
@@ -24,7 +25,7 @@ export function toProtoRun(r: RunRow, requirements: RequirementWithSubs[] = []):
     name: r.name,
     orgId: r.org_id,
     projectId: r.project_id,
-    status: r.status,
+    status: runStatus.toProto(r.status),
     totalRequirements: r.total_requirements,
     processedRequirements: r.processed_requirements,
     passedRequirements: r.passed_requirements,
@@ -49,7 +50,7 @@ export function toProtoRequirement({ requirement: r, subs }: RequirementWithSubs
     runId: r.run_id,
     text: r.text,
     orderIndex: r.order_index,
-    status: r.status,
+    status: requirementStatus.toProto(r.status),
     metadataJson: r.metadata === null || r.metadata === undefined ? '' : JSON.stringify(r.metadata),
     createdAt: iso(r.created_at)!,
     updatedAt: iso(r.updated_at)!,
@@ -59,7 +60,7 @@ export function toProtoRequirement({ requirement: r, subs }: RequirementWithSubs
       text: s.text,
       justification: s.justification,
       score: s.score,
-      status: s.status,
+      status: subRequirementStatus.toProto(s.status),
       hasSources: s.sources !== null,
       sources: (s.sources ?? []).map(toProtoSource),
     })),

@@ -1,5 +1,5 @@
 import { OutboxEventInput } from '@kb/common';
-import { DocumentProgress, presentDocument, WebhookEventType } from '@kb/events';
+import { DocumentProgress, documentStatus, presentDocument, WebhookEventType } from '@kb/events';
 import { documentsV1 } from '@kb/proto';
 import { DocumentEntity } from './document.entity';
 
@@ -17,7 +17,7 @@ export function toProtoDocument(d: DocumentEntity): documentsV1.Document {
     fileName: d.fileName,
     contentType: d.contentType,
     sizeBytes: d.sizeBytes ?? undefined,
-    status: d.status,
+    status: documentStatus.toProto(d.status),
     chunkCount: d.chunkCount ?? undefined,
     errorMessage: d.errorMessage ?? undefined,
     createdAt: d.createdAt.toISOString(),

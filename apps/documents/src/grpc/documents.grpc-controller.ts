@@ -1,6 +1,6 @@
 import { AppError, CallContext, isUuid, sectionOf, UnaryHandlers, MAX_IDS_PER_REQUEST, pageWindow } from '@kb/common';
+import { documentStatus } from '@kb/events';
 import { documentsV1 } from '@kb/proto';
-import { DOCUMENT_STATUSES, DocumentEntity, DocumentStatus } from '../documents/document.entity';
 import { DocumentsService, IndexedChunk } from '../documents/documents.service';
 import { toProtoDocument } from '../documents/document-events';
 import { ProjectWithCount } from '../projects/projects.repository';
@@ -88,15 +88,12 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
     },
     listDocuments: async (req, ctx) => {
       const { limit, offset } = pageWindow(req.page);
-      if (req.status && !DOCUMENT_STATUSES.includes(req.status as DocumentStatus)) {
-        throw AppError.validation(`status must be one of ${DOCUMENT_STATUSES.join(', ')}.`);
-      }
       const { items, total } = await documents.list(
         ctx,
         {
           projectId: req.projectId ? requireUuid(req.projectId, 'project_id') : undefined,
           documentIds: req.documentIds.map((id) => requireUuid(id, 'document_ids')),
-          status: (req.status || undefined) as DocumentStatus | undefined,
+          status: req.status === undefined ? undefined : documentStatus.fromProto(req.status),
         },
         limit,
         offset,

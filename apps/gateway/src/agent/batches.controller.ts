@@ -1,3 +1,4 @@
+import { BATCH_STATUSES, BatchStatus, batchStatus, batchQuestionStatus } from '@kb/events';
 import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_NAME_MAX_CHARS } from '@kb/common';
 import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -15,8 +16,6 @@ import { CHAT_TYPES } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
 import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
-
-export const BATCH_STATUSES = ['pending', 'processing', 'completed', 'failed'];
 
 export class CreateBatchDto {
   @ApiProperty({ type: [String], minItems: 1, maxItems: MAX_BATCH_QUESTIONS, example: ['Are hard hats required on site?', 'How often are scaffolds inspected?'], description: `Each 1–${QUESTION_MAX_CHARS} characters.` })
@@ -50,10 +49,10 @@ export class ListBatchesQuery extends PaginationQuery {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ enum: BATCH_STATUSES })
+  @ApiPropertyOptional({ enum: [...BATCH_STATUSES] })
   @IsOptional()
-  @IsIn(BATCH_STATUSES, { message: `status must be one of ${BATCH_STATUSES.join(', ')}` })
-  status?: string;
+  @IsIn([...BATCH_STATUSES], { message: `status must be one of ${BATCH_STATUSES.join(', ')}` })
+  status?: BatchStatus;
 }
 
 /** /api/v2/agent/batches: questions answered in the background, with CSV export. */
@@ -86,7 +85,7 @@ export class BatchesController {
   @ApiOperation({ operationId: 'listBatches', summary: 'List batch queries, newest first (filter by project_id, status)' })
   @ApiEnvelope(BatchView, { paginated: true, description: 'Batch summaries with pagination.' })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
-    const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status, limit: q.limit, offset: q.offset }, ctx);
+    const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), limit: q.limit, offset: q.offset }, ctx);
     return new Paginated(r.batches.map(presentBatch), { limit: q.limit, offset: q.offset, total: r.total });
   }
 
@@ -113,7 +112,7 @@ export class BatchesController {
   async export(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Res() reply: FastifyReply) {
     const b = await this.agent.getBatch({ id }, ctx);
     const csv = stringify(
-      b.results.map((r) => [r.index, r.question, r.status, r.answer ?? '', sourcesCell(r.citations), r.error ?? '']),
+      b.results.map((r) => [r.index, r.question, batchQuestionStatus.fromProto(r.status), r.answer ?? '', sourcesCell(r.citations), r.error ?? '']),
       { header: true, columns: ['index', 'question', 'status', 'answer', 'sources', 'error'], record_delimiter: '\r\n' },
     );
     await reply

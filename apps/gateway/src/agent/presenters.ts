@@ -1,4 +1,4 @@
-import { presentBatch } from '@kb/events';
+import { presentBatch, batchQuestionStatus } from '@kb/events';
 import { agentV1 } from '@kb/proto';
 
 /** Citation as returned by query, chat and batches (decisions.md "POST /api/v2/agent/query"). */
@@ -30,7 +30,7 @@ export function presentBatchResult(r: agentV1.BatchResult) {
   return {
     index: r.index,
     question: r.question,
-    status: r.status,
+    status: batchQuestionStatus.fromProto(r.status),
     answer: r.answer ?? null,
     citations: r.citations.map(presentCitation),
     confidence: r.confidence ?? null,

@@ -1,3 +1,4 @@
+import { DOCUMENT_STATUSES } from '@kb/events';
 import { PROJECT_NAME_MAX_CHARS } from '@kb/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
@@ -20,8 +21,6 @@ export class ProjectView {
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) updated_at: string;
 }
 
-const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
-
 const PROGRESS_STAGES = ['extracting', 'ocr', 'chunking', 'indexing', 'embedding'];
 
 export class DocumentProgressView {
@@ -39,7 +38,7 @@ export class DocumentView {
   @ApiProperty({ example: 'handbook.pdf' }) file_name: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
   @ApiProperty({ type: Number, nullable: true, example: 482113 }) size_bytes: number | null;
-  @ApiProperty({ enum: STATUSES, example: 'completed' }) status: string;
+  @ApiProperty({ enum: [...DOCUMENT_STATUSES], example: 'completed' }) status: string;
   @ApiProperty({ type: Number, nullable: true, example: 42 }) chunk_count: number | null;
   @ApiProperty({ type: String, nullable: true, example: null }) error_message: string | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;

@@ -1,4 +1,4 @@
-import { presentDocument } from '@kb/events';
+import { presentDocument, DOCUMENT_STATUSES, DocumentStatus, documentStatus } from '@kb/events';
 import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES, MAX_IDS_PER_REQUEST } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
@@ -13,7 +13,6 @@ import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
 import { UuidParamPipe } from '../common/validation';
 
-const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
 /**
  * A file name the documents service accepts (fileNameProblem): at least one character that is not
@@ -89,10 +88,10 @@ export class ListDocumentsQuery extends PaginationQuery {
   @IsString()
   document_ids?: string;
 
-  @ApiPropertyOptional({ enum: STATUSES })
+  @ApiPropertyOptional({ enum: [...DOCUMENT_STATUSES] })
   @IsOptional()
-  @IsIn(STATUSES, { message: `status must be one of ${STATUSES.join(', ')}` })
-  status?: string;
+  @IsIn([...DOCUMENT_STATUSES], { message: `status must be one of ${DOCUMENT_STATUSES.join(', ')}` })
+  status?: DocumentStatus;
 }
 
 /** Document resource as the API shows it: one presenter, shared with the webhook payloads (@kb/events). */
@@ -159,7 +158,7 @@ export class DocumentsController {
     const bad = ids.find((id: string): boolean => !isUuid(id));
     if (bad !== undefined) throw AppError.validation(`document_ids must be comma-separated UUIDs; '${bad.slice(0, 64)}' is not one.`);
     const res = await this.documents.listDocuments(
-      { projectId: q.project_id, documentIds: ids, status: q.status, page: { limit: q.limit, offset: q.offset } },
+      { projectId: q.project_id, documentIds: ids, status: q.status === undefined ? undefined : documentStatus.toProto(q.status), page: { limit: q.limit, offset: q.offset } },
       ctx,
     );
     return new Paginated(res.documents.map(presentDocument), { limit: q.limit, offset: q.offset, total: res.total });
