@@ -13,3 +13,4 @@ export * from './outbox';
 export * from './secret-box';
 export * from './limits';
 export * from './proto-enum';
+export * from './pick';

@@ -1,4 +1,4 @@
-import { sectionOf } from '@kb/common';
+import { pickFields, sectionOf } from '@kb/common';
 import { retrievalV1 } from '@kb/proto';
 import type { PassageInput } from '@kb/text';
 
@@ -32,39 +32,20 @@ export interface IndexedChunk {
   pageSpans: PageSpan[];
 }
 
+/** The fields of a chunk, the same in the domain record and in `kb.retrieval.v1.Chunk`. */
+const CHUNK_FIELDS = ['id', 'documentId', 'projectId', 'fileName', 'chunkIndex', 'text', 'headingPath', 'startPage', 'endPage', 'pageSpans'] as const;
+
 /**
  * The wire form of a chunk. Only the chunk's own fields are copied, so a record carrying more (the
  * retrieval store's `orgId`) never leaks them; `null` pages/project become unset optionals.
  */
 export function chunkToProto(c: IndexedChunk): retrievalV1.Chunk {
-  return {
-    id: c.id,
-    documentId: c.documentId,
-    projectId: c.projectId ?? undefined,
-    fileName: c.fileName,
-    chunkIndex: c.chunkIndex,
-    text: c.text,
-    headingPath: c.headingPath,
-    startPage: c.startPage ?? undefined,
-    endPage: c.endPage ?? undefined,
-    pageSpans: c.pageSpans.map(({ page, offset }) => ({ page, offset })),
-  };
+  return pickFields(c, CHUNK_FIELDS, undefined);
 }
 
 /** The domain form of a wire chunk: unset optionals become `null`. */
 export function chunkFromProto(c: retrievalV1.Chunk): IndexedChunk {
-  return {
-    id: c.id,
-    documentId: c.documentId,
-    projectId: c.projectId ?? null,
-    fileName: c.fileName,
-    chunkIndex: c.chunkIndex,
-    text: c.text,
-    headingPath: c.headingPath,
-    startPage: c.startPage ?? null,
-    endPage: c.endPage ?? null,
-    pageSpans: c.pageSpans.map(({ page, offset }) => ({ page, offset })),
-  };
+  return pickFields(c, CHUNK_FIELDS, null);
 }
 
 /**

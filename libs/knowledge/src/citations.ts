@@ -1,3 +1,4 @@
+import { pickFields } from '@kb/common';
 import { agentV1 } from '@kb/proto';
 
 /**
@@ -19,17 +20,10 @@ export interface Citation {
   section: string | null;
 }
 
+/** The fields of a citation, the same in the domain record and in `kb.agent.v1.Citation`. */
+const CITATION_FIELDS = ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section'] as const;
+
 /** The wire form of a citation: `null` pages/section become unset optionals. */
 export function citationToProto(c: Citation): agentV1.Citation {
-  return {
-    index: c.index,
-    documentId: c.documentId,
-    fileName: c.fileName,
-    chunkId: c.chunkId,
-    startPage: c.startPage ?? undefined,
-    endPage: c.endPage ?? undefined,
-    quote: c.quote,
-    score: c.score,
-    section: c.section ?? undefined,
-  };
+  return pickFields(c, CITATION_FIELDS, undefined);
 }

@@ -1,3 +1,4 @@
+import { pickCamelFields, pickFields } from '@kb/common';
 import { requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
 import type { RequirementWithSubs } from '../runs/runs.service';
@@ -8,14 +9,7 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
 
 /** A cited source (decisions.md "Source") as its gRPC message; absent pages and section are unset. */
 export function toProtoSource(s: StoredSource): checkV1.Source {
-  return {
-    handbookId: s.handbook_id,
-    nodeId: s.node_id,
-    title: s.title,
-    startPage: s.start_page ?? undefined,
-    endPage: s.end_page ?? undefined,
-    section: s.section ?? undefined,
-  };
+  return pickCamelFields(s, ['handbook_id', 'node_id', 'title', 'start_page', 'end_page', 'section'], undefined);
 }
 
 /** A check run row as its gRPC message (what the gateway presents), with the given requirements. */
@@ -70,13 +64,7 @@ export function toProtoRequirement({ requirement: r, subs }: RequirementWithSubs
 /** A single-requirement verdict as its gRPC message (service-api.md §2 "Single-requirement verdict"). */
 export function toProtoVerdict(v: Verification): checkV1.Verdict {
   return {
-    verdict: v.verdict,
-    confidence: v.confidence,
-    evidence: v.evidence,
-    explanation: v.explanation,
-    recommendation: v.recommendation ?? undefined,
+    ...pickFields(v, ['verdict', 'confidence', 'evidence', 'explanation', 'recommendation', 'handbook', 'usage'], undefined),
     sources: v.sources.map(toProtoSource),
-    handbook: v.handbook ?? undefined,
-    usage: v.usage,
   };
 }

@@ -1,20 +1,11 @@
+import { pickSnakeFields } from '@kb/common';
 import { presentBatch, batchQuestionStatus } from '@kb/events';
 import { agentV1 } from '@kb/proto';
 
 /** Citation as returned by query, chat and batches (decisions.md "POST /api/v2/agent/query"). */
 export function presentCitation(c: agentV1.Citation) {
-  return {
-    index: c.index,
-    document_id: c.documentId,
-    file_name: c.fileName,
-    chunk_id: c.chunkId,
-    start_page: c.startPage ?? null,
-    end_page: c.endPage ?? null,
-    quote: c.quote,
-    score: c.score,
-    // Batches store citations as given: results stored before `section` existed have none.
-    section: c.section ?? null,
-  };
+  // Batches store citations as given: results stored before `section` existed have none (null).
+  return pickSnakeFields(c, ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section'], null);
 }
 
 /** Token usage in snake case. */

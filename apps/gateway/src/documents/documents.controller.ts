@@ -1,5 +1,5 @@
 import { presentDocument, DOCUMENT_STATUSES, DocumentStatus, documentStatus } from '@kb/events';
-import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES, MAX_IDS_PER_REQUEST } from '@kb/common';
+import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES, MAX_IDS_PER_REQUEST, pickSnakeFields } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -99,15 +99,7 @@ export { presentDocument };
 
 /** Chunk resource as the API shows it (decisions.md "Chunks"). */
 export function presentChunk(c: documentsV1.DocumentChunk) {
-  return {
-    node_id: c.nodeId,
-    document_id: c.documentId,
-    text: c.text,
-    section: c.section ?? null,
-    start_page: c.startPage ?? null,
-    end_page: c.endPage ?? null,
-    order_index: c.orderIndex,
-  };
+  return pickSnakeFields(c, ['nodeId', 'documentId', 'text', 'section', 'startPage', 'endPage', 'orderIndex'], null);
 }
 
 /** /api/v2/documents: thin translation to DocumentsService over gRPC. */
