@@ -15,21 +15,13 @@ export function toProtoSource(s: StoredSource): checkV1.Source {
 /** A check run row as its gRPC message (what the gateway presents), with the given requirements. */
 export function toProtoRun(r: RunRow, requirements: RequirementWithSubs[] = []): checkV1.CheckRun {
   return {
-    id: r.id,
-    name: r.name,
-    orgId: r.org_id,
-    projectId: r.project_id,
+    ...pickCamelFields(r, ['id', 'name', 'org_id', 'project_id', 'total_requirements', 'processed_requirements', 'passed_requirements', 'failed_requirements', 'error_message'], undefined),
     status: runStatus.toProto(r.status),
-    totalRequirements: r.total_requirements,
-    processedRequirements: r.processed_requirements,
-    passedRequirements: r.passed_requirements,
-    failedRequirements: r.failed_requirements,
     processingStartedAt: iso(r.processing_started_at),
     processingCompletedAt: iso(r.processing_completed_at),
     createdAt: iso(r.created_at)!,
     updatedAt: iso(r.updated_at)!,
     handbookIds: r.handbook_ids ?? [],
-    errorMessage: r.error_message ?? undefined,
     requirements: requirements.map(toProtoRequirement),
   };
 }

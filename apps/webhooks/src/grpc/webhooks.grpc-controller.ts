@@ -1,4 +1,4 @@
-import { pageWindow, UnaryHandlers } from '@kb/common';
+import { pageWindow, pickCamelFields, UnaryHandlers } from '@kb/common';
 import { webhooksV1 } from '@kb/proto';
 import { WebhooksService } from '../endpoints/webhooks.service';
 import { DeliveryRow, EndpointRow } from '../endpoints/webhooks.repository';
@@ -8,12 +8,7 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
 /** An endpoint row as its gRPC message; `secret` only in the answer to its creation. */
 export function toProtoEndpoint(r: EndpointRow, secret?: string): webhooksV1.Endpoint {
   return {
-    id: r.id,
-    orgId: r.org_id,
-    url: r.url,
-    events: r.events,
-    description: r.description ?? undefined,
-    enabled: r.enabled,
+    ...pickCamelFields(r, ['id', 'org_id', 'url', 'events', 'description', 'enabled'], undefined),
     createdAt: iso(r.created_at)!,
     updatedAt: iso(r.updated_at)!,
     secret,
@@ -23,17 +18,11 @@ export function toProtoEndpoint(r: EndpointRow, secret?: string): webhooksV1.End
 /** A delivery row as its gRPC message; `next_attempt_at` only while the delivery is pending. */
 export function toProtoDelivery(r: DeliveryRow): webhooksV1.Delivery {
   return {
-    id: r.id,
-    endpointId: r.endpoint_id,
-    eventId: r.event_id,
+    ...pickCamelFields(r, ['id', 'endpoint_id', 'event_id', 'status', 'attempts', 'response_status', 'last_error'], undefined),
     event: r.event_type,
-    status: r.status,
-    attempts: r.attempts,
-    responseStatus: r.response_status ?? undefined,
     createdAt: iso(r.created_at)!,
     lastAttemptAt: iso(r.last_attempt_at),
     nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : undefined,
-    lastError: r.last_error ?? undefined,
   };
 }
 
