@@ -30,31 +30,26 @@ export type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `$
 const snakeCase = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
+/** Copies `keys` of `source` under the name `rename(key)`, absent values as `absent`. */
+function pickRenamed(source: object, keys: readonly string[], absent: unknown, rename: (key: string) => string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) out[rename(key)] = (source as Record<string, unknown>)[key] ?? absent;
+  return out;
+}
+
 /**
  * {@link pickFields} that also renames each field from camelCase to snake_case: a ts-proto message
  * (camelCase) as the API's JSON (snake_case, absent values `null`). Fields keep the order of `keys`,
  * which is the order a client sees them in.
  */
-export function pickSnakeFields<T extends object, K extends keyof T & string, A extends null | undefined>(
-  source: T,
-  keys: readonly K[],
-  absent: A,
-): { [P in K as SnakeCase<P>]-?: Absent<T[P], A> } {
-  const out: Record<string, unknown> = {};
-  for (const key of keys) out[snakeCase(key)] = source[key] ?? absent;
-  return out as { [P in K as SnakeCase<P>]-?: Absent<T[P], A> };
+export function pickSnakeFields<T extends object, K extends keyof T & string, A extends null | undefined>(source: T, keys: readonly K[], absent: A) {
+  return pickRenamed(source, keys, absent, snakeCase) as { [P in K as SnakeCase<P>]-?: Absent<T[P], A> };
 }
 
 /**
  * {@link pickFields} that also renames each field from snake_case to camelCase: a record stored in
  * the API's JSON shape (snake_case) as its ts-proto message (absent values unset with `undefined`).
  */
-export function pickCamelFields<T extends object, K extends keyof T & string, A extends null | undefined>(
-  source: T,
-  keys: readonly K[],
-  absent: A,
-): { [P in K as CamelCase<P>]-?: Absent<T[P], A> } {
-  const out: Record<string, unknown> = {};
-  for (const key of keys) out[camelCase(key)] = source[key] ?? absent;
-  return out as { [P in K as CamelCase<P>]-?: Absent<T[P], A> };
+export function pickCamelFields<T extends object, K extends keyof T & string, A extends null | undefined>(source: T, keys: readonly K[], absent: A) {
+  return pickRenamed(source, keys, absent, camelCase) as { [P in K as CamelCase<P>]-?: Absent<T[P], A> };
 }

@@ -1,5 +1,8 @@
 import { AppError } from './errors';
 
+/** The domain value type of a codec: `ValueOf<typeof documentStatus>` = `'awaiting_upload' | …`. */
+export type ValueOf<C> = C extends ProtoEnumCodec<infer S, number> ? S : never;
+
 /** Converts a domain status string to and from its proto enum value (see {@link protoEnumCodec}). */
 export interface ProtoEnumCodec<S extends string, E extends number> {
   /** The domain values, in declaration order. */
@@ -24,7 +27,12 @@ export interface ProtoEnumCodec<S extends string, E extends number> {
  * @param values the domain values; each must have an enum member (checked here, at load).
  * @throws Error at load when a value has no enum member (the proto and the list disagree).
  */
-export function protoEnumCodec<S extends string, E extends number>(protoEnum: Record<string, string | number>, prefix: string, values: readonly S[]): ProtoEnumCodec<S, E> {
+export function protoEnumCodec<const S extends string, P extends Record<string, string | number>>(
+  protoEnum: P,
+  prefix: string,
+  values: readonly S[],
+): ProtoEnumCodec<S, Extract<P[keyof P], number>> {
+  type E = Extract<P[keyof P], number>;
   const toProto = new Map<S, E>();
   const fromProto = new Map<number, S>();
   for (const value of values) {
