@@ -1,10 +1,11 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, UnaryHandlers } from '@kb/common';
+import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay } from '@kb/common';
 import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
 import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { z } from 'zod';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
 import { openCheckDatabase } from './database/database';
+import { runsGrpcHandlers, verifyGrpcHandlers } from './grpc/check.grpc-controller';
 import { RunWorker } from './runs/run-worker';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
@@ -95,28 +96,14 @@ runService(logger, async () => {
     handler: (item, delivery) => worker.process(item, delivery),
   });
 
-  const verifyHandlers: UnaryHandlers<typeof checkV1.CheckServiceService> = {
-    verify: async (req, ctx) => {
-      const verdict = await verifier.verify(ctx, req);
-      metrics.checkVerifications.inc({ verdict: verdict.verdict }); // [telemetry]
-      return verdict;
-    },
-  };
-  const runHandlers: UnaryHandlers<typeof checkV1.CheckRunsServiceService> = {
-    createRun: (req, ctx) => runs.create(ctx, req),
-    triggerRun: (req, ctx) => runs.trigger(ctx, req),
-    stopRun: (req, ctx) => runs.stop(ctx, req),
-    listRuns: (req, ctx) => runs.list(ctx, req),
-    getRun: (req, ctx) => runs.get(ctx, req),
-    listRequirements: (req, ctx) => runs.requirements(ctx, req),
-  };
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.CHECK_GRPC_PORT,
     logger,
     services: [
-      { name: 'kb.check.v1.CheckService', definition: checkV1.CheckServiceService, handlers: verifyHandlers },
-      { name: 'kb.check.v1.CheckRunsService', definition: checkV1.CheckRunsServiceService, handlers: runHandlers },
+      // [telemetry] verdict counts
+      { name: 'kb.check.v1.CheckService', definition: checkV1.CheckServiceService, handlers: verifyGrpcHandlers(verifier, (verdict) => metrics.checkVerifications.inc({ verdict })) },
+      { name: 'kb.check.v1.CheckRunsService', definition: checkV1.CheckRunsServiceService, handlers: runsGrpcHandlers(runs) },
     ],
   });
   // [telemetry] Prometheus /metrics on its own port

@@ -1,6 +1,7 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
 import { AppError, ErrorCode, connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, storageConfigFromEnv } from '@kb/common';
 import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, ProgressChangedEvent, StatusChangedEvent, Subjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
+import { chunkFromProto } from '@kb/knowledge';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
 import { openDocumentsDatabase } from './database/database';
@@ -44,23 +45,14 @@ runService(logger, async () => {
   const deleteIndexedChunks = async (orgId: string, documentIds: string[]) => {
     await retrieval.deleteDocuments({ documentIds, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId });
   };
-  const fromIndex = (c: retrievalV1.Chunk) => ({
-    id: c.id,
-    documentId: c.documentId,
-    chunkIndex: c.chunkIndex,
-    text: c.text,
-    headingPath: c.headingPath,
-    startPage: c.startPage ?? null,
-    endPage: c.endPage ?? null,
-  });
   const chunks = {
     list: async (orgId: string, documentId: string, limit: number, offset: number) => {
       const res = await retrieval.listChunks({ documentId, limit, offset }, { orgId });
-      return { chunks: res.chunks.map(fromIndex), total: res.total };
+      return { chunks: res.chunks.map(chunkFromProto), total: res.total };
     },
     get: async (orgId: string, documentId: string, chunkId: string) => {
       try {
-        return fromIndex(await retrieval.getChunk({ documentId, chunkId }, { orgId }));
+        return chunkFromProto(await retrieval.getChunk({ documentId, chunkId }, { orgId }));
       } catch (error) {
         if (error instanceof AppError && error.code === ErrorCode.NOT_FOUND) return null;
         throw error;

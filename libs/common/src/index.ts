@@ -12,3 +12,6 @@ export * from './service-env';
 export * from './section';
 export * from './outbox';
 export * from './secret-box';
+export * from './limits';
+export * from './proto-enum';
+export * from './pick';

@@ -175,3 +175,4 @@ export interface BatchQuestionEvent {
   index: number;
 }
 export * from './webhooks';
+export * from './statuses';

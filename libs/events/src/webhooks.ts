@@ -1,4 +1,6 @@
 import { agentV1, checkV1, documentsV1 } from '@kb/proto';
+import { pickSnakeFields } from '@kb/common';
+import { batchStatus, documentStatus, runStatus } from './statuses';
 
 /**
  * Webhook events (decisions.md "Webhooks"). A service that changes a resource's state writes the
@@ -80,55 +82,31 @@ export function webhookEventSubject(type: string, resourceKey: string): string {
 /** Document resource as the API shows it (service-api.md §2 "Document"): GET /api/v2/documents/{id}. */
 export function presentDocument(d: documentsV1.Document) {
   return {
-    id: d.id,
-    org_id: d.orgId,
-    project_id: d.projectId ?? null,
-    file_name: d.fileName,
-    content_type: d.contentType,
-    size_bytes: d.sizeBytes ?? null,
-    status: d.status,
-    chunk_count: d.chunkCount ?? null,
-    error_message: d.errorMessage ?? null,
-    created_at: d.createdAt,
-    updated_at: d.updatedAt,
-    progress: d.progress ? { stage: d.progress.stage, pages_done: d.progress.pagesDone ?? null, pages_total: d.progress.pagesTotal ?? null } : null,
+    ...pickSnakeFields(d, ['id', 'orgId', 'projectId', 'fileName', 'contentType', 'sizeBytes'], null),
+    status: documentStatus.fromProto(d.status),
+    ...pickSnakeFields(d, ['chunkCount', 'errorMessage', 'createdAt', 'updatedAt'], null),
+    progress: d.progress ? pickSnakeFields(d.progress, ['stage', 'pagesDone', 'pagesTotal'], null) : null,
   };
 }
 
 /** Check run as GET /api/v2/check-runs/{id} shows it, without `requirements`. */
 export function presentRun(r: checkV1.CheckRun) {
   return {
-    id: r.id,
-    name: r.name,
-    org_id: r.orgId,
-    project_id: r.projectId,
-    status: r.status,
-    total_requirements: r.totalRequirements,
-    processed_requirements: r.processedRequirements,
-    passed_requirements: r.passedRequirements,
-    failed_requirements: r.failedRequirements,
-    handbook_ids: r.handbookIds,
-    error_message: r.errorMessage ?? null,
-    processing_started_at: r.processingStartedAt ?? null,
-    processing_completed_at: r.processingCompletedAt ?? null,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
+    ...pickSnakeFields(r, ['id', 'name', 'orgId', 'projectId'], null),
+    status: runStatus.fromProto(r.status),
+    ...pickSnakeFields(
+      r,
+      ['totalRequirements', 'processedRequirements', 'passedRequirements', 'failedRequirements', 'handbookIds', 'errorMessage', 'processingStartedAt', 'processingCompletedAt', 'createdAt', 'updatedAt'],
+      null,
+    ),
   };
 }
 
 /** Batch summary as GET /api/v2/agent/batches/{id} shows it, without `results` (decisions.md "Batches"). */
 export function presentBatch(b: agentV1.Batch) {
   return {
-    id: b.id,
-    name: b.name ?? null,
-    org_id: b.orgId,
-    project_id: b.projectId ?? null,
-    chat_type: b.chatType ?? null,
-    status: b.status,
-    total_questions: b.totalQuestions,
-    processed_questions: b.processedQuestions,
-    failed_questions: b.failedQuestions,
-    created_at: b.createdAt,
-    updated_at: b.updatedAt,
+    ...pickSnakeFields(b, ['id', 'name', 'orgId', 'projectId', 'chatType'], null),
+    status: batchStatus.fromProto(b.status),
+    ...pickSnakeFields(b, ['totalQuestions', 'processedQuestions', 'failedQuestions', 'createdAt', 'updatedAt'], null),
   };
 }

@@ -1,6 +1,10 @@
-import { AppError, AsyncClient, sectionOf } from '@kb/common';
+import { AppError, AsyncClient } from '@kb/common';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import type { PassageInput } from '@kb/text';
+import { chunkFromProto, passageOf } from './chunks';
+
+export * from './chunks';
+export * from './citations';
 
 export type DocumentsClient = AsyncClient<typeof documentsV1.DocumentsServiceService>;
 export type RetrievalClient = AsyncClient<typeof retrievalV1.RetrievalServiceService>;
@@ -73,18 +77,7 @@ export async function composeWithLiveSources<R>(
 
 /** Converts a retrieval hit to a Passage. */
 export function toPassage(hit: retrievalV1.SearchHit): Passage {
-  const c = hit.chunk!;
-  return {
-    chunkId: c.id,
-    documentId: c.documentId,
-    fileName: c.fileName,
-    text: c.text,
-    startPage: c.startPage ?? null,
-    endPage: c.endPage ?? null,
-    pageSpans: c.pageSpans.map((s) => ({ page: s.page, offset: s.offset })),
-    section: sectionOf(c.headingPath),
-    score: hit.score,
-  };
+  return passageOf(chunkFromProto(hit.chunk!), hit.score);
 }
 
 /**

@@ -1,7 +1,6 @@
 import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
-import { composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
+import { Citation, composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
 import { addUsage, ModelProviderError, NO_USAGE, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
-import { agentV1 } from '@kb/proto';
 import { assessAnswerability, bestQuote, composeAnswer, NO_RELEVANT_INFORMATION, type EmbedTexts, type Quote } from '@kb/text';
 import { z } from 'zod';
 import { claimFor, MarkerFilter } from './markers';
@@ -39,10 +38,10 @@ export interface AnswerHooks {
 
 export interface AnswerResult {
   answer: string;
-  citations: agentV1.Citation[];
+  citations: Citation[];
   agent: AgentName;
   model: string;
-  usage: agentV1.Usage;
+  usage: TokenUsage;
   finishReason: string;
   /**
    * Calibrated probability (0–1) that the answer's sources answer the question (decisions.md
@@ -248,7 +247,7 @@ export class AnswerService {
     }
     await emit(filter.flush());
     answer = answer.trim();
-    let citations: agentV1.Citation[] = [];
+    let citations: Citation[] = [];
     filter.used.forEach((passageNumber, i) => {
       const q = bestQuote(passages[passageNumber - 1], claimFor(answer, i + 1));
       if (q) citations.push(toCitation(i + 1, q.quote, q.score));
@@ -365,17 +364,17 @@ export class AnswerService {
   }
 }
 
-function toCitation(index: number, quote: Quote, score: number): agentV1.Citation {
+function toCitation(index: number, quote: Quote, score: number): Citation {
   return {
     index,
     documentId: quote.passage.documentId,
     fileName: quote.passage.fileName,
     chunkId: quote.passage.chunkId,
-    startPage: quote.startPage ?? undefined,
-    endPage: quote.endPage ?? undefined,
+    startPage: quote.startPage,
+    endPage: quote.endPage,
     quote: quote.quote,
     score,
-    section: quote.passage.section ?? undefined,
+    section: quote.passage.section ?? null,
   };
 }
 

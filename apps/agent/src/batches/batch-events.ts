@@ -1,5 +1,5 @@
 import { OutboxEventInput } from '@kb/common';
-import { presentBatch, WebhookEventType } from '@kb/events';
+import { batchQuestionStatus, batchStatus, presentBatch, WebhookEventType } from '@kb/events';
 import { agentV1 } from '@kb/proto';
 import type { BatchRow, QuestionRow } from './batches.repository';
 
@@ -11,7 +11,7 @@ export function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {
     orgId: r.org_id,
     projectId: r.project_id ?? undefined,
     chatType: r.chat_type ?? undefined,
-    status: r.status,
+    status: batchStatus.toProto(r.status),
     totalQuestions: r.total_questions,
     processedQuestions: r.processed_questions,
     failedQuestions: r.failed_questions,
@@ -20,7 +20,7 @@ export function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {
     results: questions.map((q) => ({
       index: q.idx,
       question: q.question,
-      status: q.status,
+      status: batchQuestionStatus.toProto(q.status),
       answer: q.answer ?? undefined,
       citations: q.citations ?? [],
       error: q.error ?? undefined,

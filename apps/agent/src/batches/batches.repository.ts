@@ -1,10 +1,9 @@
 import { enqueueWebhookEvent, rowsOf } from '@kb/common';
+import type { BatchQuestionStatus, BatchStatus } from '@kb/events';
 import type { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { batchEvent } from './batch-events';
-
-export type BatchStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
 /** A row of `batches`. Timestamps are Date; counters are integers. */
 export interface BatchRow {
@@ -26,7 +25,7 @@ export interface BatchRow {
 export interface QuestionRow {
   idx: number;
   question: string;
-  status: 'pending' | 'completed' | 'failed';
+  status: BatchQuestionStatus;
   answer: string | null;
   citations: agentV1.Citation[];
   agent: string | null;

@@ -1,5 +1,5 @@
 import { AppError, CallContext, createLogger, ErrorCode } from '@kb/common';
-import type { BatchQuestionEvent } from '@kb/events';
+import { batchQuestionStatus, batchStatus, type BatchQuestionEvent } from '@kb/events';
 import { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -71,10 +71,10 @@ describe('BatchesService on PostgreSQL', () => {
 
   it('creates a pending batch and queues one work item per question', async () => {
     const batch = await create(ORG, ['q1', 'q2', 'q3'], { name: 'My batch' });
-    expect(batch).toMatchObject({ name: 'My batch', orgId: ORG.orgId, status: 'pending', totalQuestions: 3, processedQuestions: 0 });
+    expect(batch).toMatchObject({ name: 'My batch', orgId: ORG.orgId, status: batchStatus.toProto('pending'), totalQuestions: 3, processedQuestions: 0 });
     expect(published).toEqual([0, 1, 2].map((index) => ({ batchId: batch.id, orgId: ORG.orgId, index })));
     const stored = await batches.get(ORG, batch.id);
-    expect(stored!.results.map((r) => [r.index, r.question, r.status])).toEqual([
+    expect(stored!.results.map((r) => [r.index, r.question, batchQuestionStatus.fromProto(r.status)])).toEqual([
       [0, 'q1', 'pending'],
       [1, 'q2', 'pending'],
       [2, 'q3', 'pending'],
@@ -85,8 +85,8 @@ describe('BatchesService on PostgreSQL', () => {
     const batch = await create(ORG, ['q1', 'q2']);
     await Promise.all(published.flatMap((e) => [batches.processQuestion(e, { isLastAttempt: false }), batches.processQuestion(e, { isLastAttempt: false })]));
     const done = await batches.get(ORG, batch.id);
-    expect(done).toMatchObject({ status: 'completed', processedQuestions: 2, failedQuestions: 0 });
-    expect(done!.results.map((r) => [r.status, r.answer, r.confidence])).toEqual([
+    expect(done).toMatchObject({ status: batchStatus.toProto('completed'), processedQuestions: 2, failedQuestions: 0 });
+    expect(done!.results.map((r) => [batchQuestionStatus.fromProto(r.status), r.answer, r.confidence])).toEqual([
       ['completed', 'answer to q1', 0.8],
       ['completed', 'answer to q2', 0.8],
     ]);
@@ -101,17 +101,17 @@ describe('BatchesService on PostgreSQL', () => {
     const batch = await create(ORG, ['ok', `fail:${ErrorCode.SERVICE_UNAVAILABLE}`]);
     await batches.processQuestion(published[0], { isLastAttempt: false });
     await expect(batches.processQuestion(published[1], { isLastAttempt: false })).rejects.toMatchObject({ code: ErrorCode.SERVICE_UNAVAILABLE });
-    expect(await batches.get(ORG, batch.id)).toMatchObject({ status: 'processing', processedQuestions: 1 });
+    expect(await batches.get(ORG, batch.id)).toMatchObject({ status: batchStatus.toProto('processing'), processedQuestions: 1 });
     await batches.processQuestion(published[1], { isLastAttempt: true });
     const done = await batches.get(ORG, batch.id);
-    expect(done).toMatchObject({ status: 'completed', processedQuestions: 2, failedQuestions: 1 });
-    expect(done!.results[1]).toMatchObject({ status: 'failed', error: `cannot answer fail:${ErrorCode.SERVICE_UNAVAILABLE}` });
+    expect(done).toMatchObject({ status: batchStatus.toProto('completed'), processedQuestions: 2, failedQuestions: 1 });
+    expect(done!.results[1]).toMatchObject({ status: batchQuestionStatus.toProto('failed'), error: `cannot answer fail:${ErrorCode.SERVICE_UNAVAILABLE}` });
   });
 
   it('records a permanent failure at once', async () => {
     const batch = await create(ORG, [`fail:${ErrorCode.VALIDATION_ERROR}`]);
     await batches.processQuestion(published[0], { isLastAttempt: false });
-    expect(await batches.get(ORG, batch.id)).toMatchObject({ status: 'completed', processedQuestions: 1, failedQuestions: 1 });
+    expect(await batches.get(ORG, batch.id)).toMatchObject({ status: batchStatus.toProto('completed'), processedQuestions: 1, failedQuestions: 1 });
   });
 
   it('marks the batch failed, with its event, when its questions cannot be queued', async () => {
@@ -145,15 +145,15 @@ describe('BatchesService on PostgreSQL', () => {
     expect(all.batches.every((x) => x.results.length === 0)).toBe(true);
     const inProject = await batches.list(OTHER, { projectId, limit: 1, offset: 1 } as agentV1.ListBatchesRequest);
     expect([inProject.total, inProject.batches.map((x) => x.name)]).toEqual([2, ['a']]);
-    const completed = await batches.list(OTHER, { status: 'completed', limit: 10, offset: 0 } as agentV1.ListBatchesRequest);
+    const completed = await batches.list(OTHER, { status: batchStatus.toProto('completed'), limit: 10, offset: 0 } as agentV1.ListBatchesRequest);
     expect(completed.batches.map((x) => x.id)).toEqual([b.id]);
-    await expect(batches.list(OTHER, { status: 'done' } as agentV1.ListBatchesRequest)).rejects.toMatchObject({ code: ErrorCode.VALIDATION_ERROR });
+    await expect(batches.list(OTHER, { status: 99, limit: 10, offset: 0 } as unknown as agentV1.ListBatchesRequest)).rejects.toMatchObject({ code: ErrorCode.VALIDATION_ERROR });
     // Another org sees none of them, by list or by id.
     expect((await batches.list(ORG, { projectId, limit: 10, offset: 0 } as agentV1.ListBatchesRequest)).total).toBe(0);
     await expect(batches.get(ORG, a.id)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
     expect(await batches.get(ORG, a.id, false, false)).toBeNull();
     // A work item carrying another org's id does nothing.
     await batches.processQuestion({ batchId: a.id, orgId: ORG.orgId, index: 0 }, { isLastAttempt: true });
-    expect(await batches.get(OTHER, a.id)).toMatchObject({ status: 'pending', processedQuestions: 0 });
+    expect(await batches.get(OTHER, a.id)).toMatchObject({ status: batchStatus.toProto('pending'), processedQuestions: 0 });
   });
 });

@@ -1,13 +1,13 @@
-import { AppError, CallContext, ErrorCode, Logger, runWithContext } from '@kb/common';
-import { BatchQuestionEvent } from '@kb/events';
+import { AppError, CallContext, ErrorCode, Logger, runWithContext, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, pageWindow } from '@kb/common';
+import { BatchQuestionEvent, batchStatus } from '@kb/events';
+import { citationToProto } from '@kb/knowledge';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { AnswerService } from '../answering/answer.service';
 import { toBatch } from './batch-events';
-import { BatchesRepository, BatchStatus } from './batches.repository';
+import { BatchesRepository } from './batches.repository';
 
-export type { BatchStatus } from './batches.repository';
-export const BATCH_STATUSES: readonly BatchStatus[] = ['pending', 'processing', 'completed', 'failed'];
+export type { BatchStatus } from '@kb/events';
 
 /** Codes of answering errors worth retrying (the item is redelivered); anything else fails the question. */
 const TRANSIENT = new Set<string>([ErrorCode.SERVICE_UNAVAILABLE, ErrorCode.TIMEOUT, ErrorCode.INTERNAL_ERROR]);
@@ -37,8 +37,8 @@ export class BatchesService {
    *   batch is then marked `failed`).
    */
   async create(ctx: CallContext, req: agentV1.CreateBatchRequest): Promise<agentV1.Batch> {
-    if (req.questions.length < 1 || req.questions.length > 500) throw AppError.validation('questions must have 1 to 500 items.');
-    if (req.questions.some((q) => !q.trim() || q.length > 4000)) throw AppError.validation('Each question must be 1 to 4000 characters.');
+    if (req.questions.length < 1 || req.questions.length > MAX_BATCH_QUESTIONS) throw AppError.validation(`questions must have 1 to ${MAX_BATCH_QUESTIONS} items.`);
+    if (req.questions.some((q) => !q.trim() || q.length > QUESTION_MAX_CHARS)) throw AppError.validation(`Each question must be 1 to ${QUESTION_MAX_CHARS} characters.`);
     if (req.chatType === 'safety' && !req.safetyAssistantEnabled) {
       throw new AppError(ErrorCode.AGENT_NOT_ENABLED, 'The Safety Assistant is not enabled for your organization. Ask your administrator to enable it.');
     }
@@ -67,10 +67,9 @@ export class BatchesService {
 
   /** Summaries newest first, filtered by project and status. */
   async list(ctx: CallContext, req: agentV1.ListBatchesRequest): Promise<agentV1.ListBatchesResponse> {
-    if (req.status && !BATCH_STATUSES.includes(req.status as BatchStatus)) throw AppError.validation(`status must be one of ${BATCH_STATUSES.join(', ')}.`);
-    const limit = Math.min(Math.max(req.limit || 50, 1), 200);
-    const offset = Math.max(req.offset || 0, 0);
-    const { rows, total } = await this.deps.repository.list(ctx.orgId, { projectId: req.projectId || null, status: (req.status as BatchStatus) || null }, limit, offset);
+    const status = req.status === undefined ? undefined : batchStatus.fromProto(req.status);
+    const { limit, offset } = pageWindow(req);
+    const { rows, total } = await this.deps.repository.list(ctx.orgId, { projectId: req.projectId || null, status: status ?? null }, limit, offset);
     return { batches: rows.map((r) => toBatch(r, [])), total };
   }
 
@@ -121,7 +120,8 @@ export class BatchesService {
       await this.deps.repository.recordOutcome(batch.id, item.idx, {
         status: 'completed',
         answer: result.answer,
-        citations: result.citations,
+        // Stored in their wire form (the JSON older rows hold too), returned as is by GetBatch.
+        citations: result.citations.map(citationToProto),
         agent: result.agent,
         error: null,
         confidence: result.confidence,

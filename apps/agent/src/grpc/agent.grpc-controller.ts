@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { AppError, CallContext, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers } from '@kb/common';
+import { AppError, CallContext, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers, MAX_CHAT_MESSAGES } from '@kb/common';
+import { citationToProto } from '@kb/knowledge';
 import { isAbortError, providerAppError, type ProviderErrorMessages } from '@kb/models';
 import { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
@@ -23,7 +24,7 @@ export function toClientError(error: unknown): AppError {
 }
 
 function chatInput(req: agentV1.ChatRequest, source: AnswerRequest['source'], signal?: AbortSignal): AnswerRequest {
-  if (req.messages.length < 1 || req.messages.length > 50) throw AppError.validation('messages must have 1 to 50 items.');
+  if (req.messages.length < 1 || req.messages.length > MAX_CHAT_MESSAGES) throw AppError.validation(`messages must have 1 to ${MAX_CHAT_MESSAGES} items.`);
   const messages: ConversationMessage[] = req.messages.map((m) => {
     if (m.role !== 'user' && m.role !== 'assistant') throw AppError.validation('Each message role must be user or assistant.');
     return { role: m.role, content: m.content };
@@ -55,13 +56,13 @@ export function agentUnaryHandlers(answers: AnswerService, batches: BatchesServi
           source: 'agent.query',
         })
         .catch((e) => Promise.reject(toClientError(e)));
-      return { answer: r.answer, citations: r.citations, agent: r.agent, model: r.model, usage: r.usage, confidence: r.confidence };
+      return { answer: r.answer, citations: r.citations.map(citationToProto), agent: r.agent, model: r.model, usage: r.usage, confidence: r.confidence };
     },
     chat: async (req, ctx) => {
       const r = await answers.answer(ctx, chatInput(req, 'agent.chat')).catch((e) => Promise.reject(toClientError(e)));
       return {
         message: { role: 'assistant', content: r.answer },
-        citations: r.citations,
+        citations: r.citations.map(citationToProto),
         agent: r.agent,
         model: r.model,
         usage: r.usage,
@@ -127,7 +128,7 @@ export function chatStreamHandler(answers: AnswerService, logger: Logger): grpc.
             },
             onDelta: (content) => write({ delta: { content } }),
           });
-          await write({ citations: { citations: r.citations, confidence: r.confidence } });
+          await write({ citations: { citations: r.citations.map(citationToProto), confidence: r.confidence } });
           await write({ done: { usage: r.usage, finishReason: r.finishReason } });
           call.end();
           logger.debug({ rpc: 'ChatStream', ms: Date.now() - started_at }, 'rpc ok');

@@ -1,11 +1,10 @@
 import { AppError, enqueueWebhookEvent, rowsOf } from '@kb/common';
 import { runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
+import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
 import { DataSource, EntityManager } from 'typeorm';
 
-export type RunStatus = 'pending' | 'processing' | 'completed' | 'stopped' | 'failed';
-export type RequirementStatus = 'pending' | 'processing' | 'completed';
-export type SubRequirementStatus = 'comply' | 'not-comply' | 'pending';
+export type { RequirementStatus, RunStatus, SubRequirementStatus };
 
 /** A row of `check_runs`. Timestamps are Date; counters are integers. */
 export interface RunRow {

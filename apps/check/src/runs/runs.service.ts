@@ -1,49 +1,21 @@
-import { AppError, CallContext, ErrorCode, isUuid, Logger } from '@kb/common';
+import { AppError, CallContext, ErrorCode, isUuid, Logger, MAX_REQUIREMENTS_PER_RUN, REQUIREMENT_MAX_CHARS, RUN_NAME_MAX_CHARS } from '@kb/common';
 import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
-import { checkV1 } from '@kb/proto';
 import { RequirementRow, RunRow, RunsRepository, SubRequirementRow } from './runs.repository';
-import { toProtoRun } from './run-events';
 
-/** Limits of service-api.md §8. */
-export const MAX_REQUIREMENTS_PER_RUN = 1000;
-export const MAX_REQUIREMENT_CHARS = 5000;
-export const MAX_RUN_NAME_CHARS = 500;
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
+/** A run to create, in domain terms (the gRPC controller decodes `metadata_json`). */
+export interface NewRun {
+  projectId: string;
+  name: string;
+  /** Each requirement's text and its client metadata (a JSON object, or null). */
+  requirements: { text: string; metadata: Record<string, unknown> | null }[];
+  handbookIds: string[];
+}
 
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
-
-export { toProtoRun };
-
-export function toProtoRequirement(r: RequirementRow, subs: SubRequirementRow[]): checkV1.Requirement {
-  return {
-    id: r.id,
-    runId: r.run_id,
-    text: r.text,
-    orderIndex: r.order_index,
-    status: r.status,
-    metadataJson: r.metadata === null || r.metadata === undefined ? '' : JSON.stringify(r.metadata),
-    createdAt: iso(r.created_at)!,
-    updatedAt: iso(r.updated_at)!,
-    subRequirements: subs.map((s) => ({
-      id: s.id,
-      requirementId: s.requirement_id,
-      text: s.text,
-      justification: s.justification,
-      score: s.score,
-      status: s.status,
-      hasSources: s.sources !== null,
-      sources: (s.sources ?? []).map((src) => ({
-        handbookId: src.handbook_id,
-        nodeId: src.node_id,
-        title: src.title,
-        startPage: src.start_page ?? undefined,
-        endPage: src.end_page ?? undefined,
-        section: src.section ?? undefined,
-      })),
-    })),
-  };
+/** A requirement with its sub-requirements, in order. */
+export interface RequirementWithSubs {
+  requirement: RequirementRow;
+  subs: SubRequirementRow[];
 }
 
 /**
@@ -62,27 +34,22 @@ export class RunsService {
     },
   ) {}
 
-  async create(ctx: CallContext, req: checkV1.CreateRunRequest): Promise<checkV1.CheckRun> {
+  /**
+   * Creates a pending run with its requirements (texts trimmed; duplicate handbook ids once).
+   * @throws AppError VALIDATION_ERROR for a bad project id, name, requirement count or text, or
+   *   handbook id; NOT_FOUND for an unknown project or handbook.
+   */
+  async create(ctx: CallContext, req: NewRun): Promise<RunRow> {
     if (!isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
     const name = (req.name ?? '').trim();
-    if (!name || name.length > MAX_RUN_NAME_CHARS) throw AppError.validation(`name must be 1 to ${MAX_RUN_NAME_CHARS} characters.`);
+    if (!name || name.length > RUN_NAME_MAX_CHARS) throw AppError.validation(`name must be 1 to ${RUN_NAME_MAX_CHARS} characters.`);
     if (req.requirements.length < 1 || req.requirements.length > MAX_REQUIREMENTS_PER_RUN)
       throw AppError.validation(`requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items.`);
     const requirements = req.requirements.map((r, i) => {
       const text = (r.text ?? '').trim();
-      if (!text || r.text.length > MAX_REQUIREMENT_CHARS)
-        throw AppError.validation(`requirements[${i}].text must be 1 to ${MAX_REQUIREMENT_CHARS} characters.`);
-      let metadata: Record<string, unknown> | null = null;
-      if (r.metadataJson) {
-        try {
-          metadata = JSON.parse(r.metadataJson);
-        } catch {
-          throw AppError.validation(`requirements[${i}].metadata must be a JSON object.`);
-        }
-        if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))
-          throw AppError.validation(`requirements[${i}].metadata must be a JSON object.`);
-      }
-      return { text, metadata };
+      if (!text || r.text.length > REQUIREMENT_MAX_CHARS)
+        throw AppError.validation(`requirements[${i}].text must be 1 to ${REQUIREMENT_MAX_CHARS} characters.`);
+      return { text, metadata: r.metadata };
     });
     for (const id of req.handbookIds) if (!isUuid(id)) throw AppError.validation('handbook_ids must contain only UUIDs.');
     await requireProject(this.deps.documents, req.projectId);
@@ -92,7 +59,7 @@ export class RunsService {
     const missing = handbookIds.find((id) => !found.has(id));
     if (missing) throw AppError.notFound(`Handbook ${missing} not found.`);
     const run = await this.deps.repository.create(ctx.orgId, { projectId: req.projectId, name, handbookIds, requirements });
-    return toProtoRun(run);
+    return run;
   }
 
   /**
@@ -100,9 +67,9 @@ export class RunsService {
    * then publishes the work items. If publishing fails the run is failed with a reason (retrying the trigger
    * resumes it) and SERVICE_UNAVAILABLE is returned.
    */
-  async trigger(ctx: CallContext, req: checkV1.TriggerRunRequest): Promise<checkV1.TriggerRunResponse> {
-    if (!isUuid(req.id)) throw AppError.validation('id must be a UUID.');
-    const { run, requirementIds } = await this.deps.repository.trigger(ctx.orgId, req.id, { reprocess: req.reprocess, skipBreakdown: req.skipBreakdown });
+  async trigger(ctx: CallContext, id: string, options: { reprocess: boolean; skipBreakdown: boolean }): Promise<RunRow> {
+    if (!isUuid(id)) throw AppError.validation('id must be a UUID.');
+    const { run, requirementIds } = await this.deps.repository.trigger(ctx.orgId, id, options);
     const size = Math.max(1, this.deps.groupSize);
     try {
       for (let i = 0, n = 0; i < requirementIds.length; i += size, n++) {
@@ -123,34 +90,32 @@ export class RunsService {
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The work queue is unavailable; the run was not started. Retry shortly.');
     }
     this.deps.logger.info({ run_id: run.id, task_id: run.task_id, requirements: requirementIds.length }, 'check run triggered');
-    return { runId: run.id, taskId: run.task_id!, status: run.status };
+    return run;
   }
 
-  async stop(ctx: CallContext, req: checkV1.RunId): Promise<checkV1.CheckRun> {
-    if (!isUuid(req.id)) throw AppError.validation('id must be a UUID.');
-    return toProtoRun(await this.deps.repository.stop(ctx.orgId, req.id));
+  /** Stop: a processing run becomes stopped. @throws AppError NOT_FOUND, CONFLICT (repository rules). */
+  async stop(ctx: CallContext, id: string): Promise<RunRow> {
+    if (!isUuid(id)) throw AppError.validation('id must be a UUID.');
+    return this.deps.repository.stop(ctx.orgId, id);
   }
 
-  async list(ctx: CallContext, req: checkV1.ListRunsRequest): Promise<checkV1.ListRunsResponse> {
-    const limit = req.limit || DEFAULT_PAGE_SIZE;
-    const offset = req.offset ?? 0;
-    if (limit < 1 || limit > MAX_PAGE_SIZE) throw AppError.validation(`limit must be 1 to ${MAX_PAGE_SIZE}.`);
-    if (offset < 0) throw AppError.validation('offset must be 0 or more.');
-    if (req.projectId && !isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
-    const { rows, total } = await this.deps.repository.listRuns(ctx.orgId, req.projectId || null, limit, offset);
-    return { runs: rows.map((r) => toProtoRun(r)), total };
+  /** Runs of the org (optionally of one project), newest first; `limit`/`offset` already checked (pageWindow). */
+  async list(ctx: CallContext, filter: { projectId: string | null; limit: number; offset: number }): Promise<{ runs: RunRow[]; total: number }> {
+    if (filter.projectId && !isUuid(filter.projectId)) throw AppError.validation('project_id must be a UUID.');
+    const { rows, total } = await this.deps.repository.listRuns(ctx.orgId, filter.projectId || null, filter.limit, filter.offset);
+    return { runs: rows, total };
   }
 
-  async get(ctx: CallContext, req: checkV1.RunId): Promise<checkV1.CheckRun> {
-    const run = await this.requireRun(ctx, req.id);
-    const reqs = await this.deps.repository.listRequirements(ctx.orgId, run.id);
-    return toProtoRun(run, reqs.map((r) => toProtoRequirement(r.requirement, r.subs)));
+  /** A run with its requirements in order. @throws AppError VALIDATION_ERROR (id), NOT_FOUND. */
+  async get(ctx: CallContext, id: string): Promise<{ run: RunRow; requirements: RequirementWithSubs[] }> {
+    const run = await this.requireRun(ctx, id);
+    return { run, requirements: await this.deps.repository.listRequirements(ctx.orgId, run.id) };
   }
 
-  async requirements(ctx: CallContext, req: checkV1.RunId): Promise<checkV1.ListRequirementsResponse> {
-    const run = await this.requireRun(ctx, req.id);
-    const reqs = await this.deps.repository.listRequirements(ctx.orgId, run.id);
-    return { requirements: reqs.map((r) => toProtoRequirement(r.requirement, r.subs)) };
+  /** The requirements of a run, in order. @throws AppError VALIDATION_ERROR (id), NOT_FOUND. */
+  async requirements(ctx: CallContext, id: string): Promise<RequirementWithSubs[]> {
+    const run = await this.requireRun(ctx, id);
+    return this.deps.repository.listRequirements(ctx.orgId, run.id);
   }
 
   private async requireRun(ctx: CallContext, id: string): Promise<RunRow> {

@@ -1,9 +1,11 @@
 import { CallContext } from '@kb/common';
-import { providerAppError, sumUsage } from '@kb/models';
+import { providerAppError, sumUsage, type TokenUsage } from '@kb/models';
 import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
-import { checkV1 } from '@kb/proto';
-import { Assessor } from './assessor';
+import { Assessment, Assessor } from './assessor';
 import { UsageRecorder } from './usage';
+
+/** A single-requirement verdict in domain terms: the assessment plus the tokens it used. */
+export type Verification = Omit<Assessment, 'calls'> & { usage: TokenUsage };
 
 /**
  * Verifies one requirement against the project knowledge scope (or only the given handbooks) and
@@ -18,33 +20,16 @@ export class VerifyService {
     private readonly deps: { documents: DocumentsClient; assessor: Assessor; usage: UsageRecorder },
   ) {}
 
-  async verify(ctx: CallContext, req: checkV1.VerifyRequest): Promise<checkV1.Verdict> {
+  async verify(ctx: CallContext, req: { projectId: string; requirement: string; handbookIds: string[] }): Promise<Verification> {
     await requireProject(this.deps.documents, req.projectId);
     const handbooks = await resolveHandbooks(this.deps.documents, req.handbookIds);
-    const a = await this.deps.assessor
+    const { calls, ...assessment } = await this.deps.assessor
       .assess({ projectId: req.projectId, documentIds: handbooks.map((h) => h.id) }, req.requirement)
       .catch((err: unknown) => {
         throw providerError(err);
       });
-    await this.deps.usage.record(ctx.orgId, 'check.verify', a.calls);
-    const total = sumUsage(a.calls.map((c) => c.usage));
-    return {
-      verdict: a.verdict,
-      confidence: a.confidence,
-      evidence: a.evidence,
-      explanation: a.explanation,
-      recommendation: a.recommendation ?? undefined,
-      sources: a.sources.map((s) => ({
-        handbookId: s.handbook_id,
-        nodeId: s.node_id,
-        title: s.title,
-        startPage: s.start_page ?? undefined,
-        endPage: s.end_page ?? undefined,
-        section: s.section ?? undefined,
-      })),
-      handbook: a.handbook ?? undefined,
-      usage: total,
-    };
+    await this.deps.usage.record(ctx.orgId, 'check.verify', calls);
+    return { ...assessment, usage: sumUsage(calls.map((c) => c.usage)) };
   }
 }
 

@@ -1,5 +1,5 @@
-import { OutboxEventInput } from '@kb/common';
-import { DocumentProgress, presentDocument, WebhookEventType } from '@kb/events';
+import { OutboxEventInput, pickFields } from '@kb/common';
+import { DocumentProgress, documentStatus, presentDocument, WebhookEventType } from '@kb/events';
 import { documentsV1 } from '@kb/proto';
 import { DocumentEntity } from './document.entity';
 
@@ -11,15 +11,8 @@ export const READY_PROGRESS: DocumentProgress = { stage: 'indexing', pagesDone: 
 /** A document as its gRPC message (what the gateway presents). */
 export function toProtoDocument(d: DocumentEntity): documentsV1.Document {
   return {
-    id: d.id,
-    orgId: d.orgId,
-    projectId: d.projectId ?? undefined,
-    fileName: d.fileName,
-    contentType: d.contentType,
-    sizeBytes: d.sizeBytes ?? undefined,
-    status: d.status,
-    chunkCount: d.chunkCount ?? undefined,
-    errorMessage: d.errorMessage ?? undefined,
+    ...pickFields(d, ['id', 'orgId', 'projectId', 'fileName', 'contentType', 'sizeBytes', 'chunkCount', 'errorMessage'], undefined),
+    status: documentStatus.toProto(d.status),
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
     progress: progressOf(d),

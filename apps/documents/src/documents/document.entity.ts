@@ -1,9 +1,8 @@
 import { bigintAsNumber } from '@kb/common';
-import type { DocumentProgress } from '@kb/events';
+import type { DocumentProgress, DocumentStatus } from '@kb/events';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-export type DocumentStatus = 'awaiting_upload' | 'processing' | 'ready' | 'completed' | 'failed';
-export const DOCUMENT_STATUSES: readonly DocumentStatus[] = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
+export type { DocumentStatus };
 
 /** A document of one organization (table `documents.documents`). */
 @Entity({ name: 'documents' })

@@ -1,4 +1,4 @@
-import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, isAcceptedContentType, normalizeContentType, unique } from '@kb/common';
+import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, isAcceptedContentType, normalizeContentType, unique, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES } from '@kb/common';
 import { ProcessRequestedEvent } from '@kb/events';
 import { isStorageError, type ObjectInfo, type ObjectStorage } from '@kb/storage';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -6,10 +6,9 @@ import { from, lastValueFrom, mergeMap, toArray } from 'rxjs';
 import { ProjectsService } from '../projects/projects.service';
 import { DocumentEntity, DocumentStatus } from './document.entity';
 import { DocumentFilter, DocumentsRepository } from './documents.repository';
+import type { IndexedChunk } from '@kb/knowledge';
 
 /** service-api.md §8 limits. */
-export const FILE_NAME_MAX = 500;
-export const MAX_UPLOAD_BYTES = 500 * 1024 * 1024;
 export const UPLOAD_URL_TTL_SECONDS = 2 * 3600;
 export const DOWNLOAD_URL_TTL_SECONDS = 10 * 60;
 
@@ -49,16 +48,8 @@ export interface DocumentsDependencies {
   chunks: ChunkReader;
 }
 
-/** A chunk as indexed: `headingPath` outermost first; pages 1-based or null. */
-export interface IndexedChunk {
-  id: string;
-  documentId: string;
-  chunkIndex: number;
-  text: string;
-  headingPath: string[];
-  startPage: number | null;
-  endPage: number | null;
-}
+/** A chunk as indexed (the one chunk record, @kb/knowledge). */
+export type { IndexedChunk };
 
 /** Reads a document's indexed chunks (port over the retrieval service's ListChunks / GetChunk). */
 export interface ChunkReader {
@@ -79,7 +70,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
  * header, which cannot carry them, so such a document could never be downloaded.
  */
 export function fileNameProblem(name: string): string | null {
-  if (name.length < 1 || name.length > FILE_NAME_MAX) return `file_name must be 1 to ${FILE_NAME_MAX} characters.`;
+  if (name.length < 1 || name.length > FILE_NAME_MAX_CHARS) return `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters.`;
   if (name.trim() === '') return 'file_name must not be blank (only spaces).';
   if (CONTROL_CHARACTERS.test(name)) return 'file_name must not contain control characters (such as NUL, tab, CR or LF).';
   if (/[\/\\]/.test(name)) return 'file_name must not contain path separators (/ or \\).';

@@ -1,6 +1,6 @@
-import { AppError, CallContext, isUuid, sectionOf, UnaryHandlers } from '@kb/common';
+import { AppError, CallContext, isUuid, sectionOf, UnaryHandlers, MAX_IDS_PER_REQUEST, pageWindow } from '@kb/common';
+import { documentStatus } from '@kb/events';
 import { documentsV1 } from '@kb/proto';
-import { DOCUMENT_STATUSES, DocumentEntity, DocumentStatus } from '../documents/document.entity';
 import { DocumentsService, IndexedChunk } from '../documents/documents.service';
 import { toProtoDocument } from '../documents/document-events';
 import { ProjectWithCount } from '../projects/projects.repository';
@@ -8,24 +8,13 @@ import { ProjectsService } from '../projects/projects.service';
 
 type Handlers = UnaryHandlers<typeof documentsV1.DocumentsServiceService>;
 
-export const MAX_PAGE_SIZE = 200;
-export const DEFAULT_PAGE_SIZE = 50;
-
-function page(p: documentsV1.Page | undefined): { limit: number; offset: number } {
-  const limit = p?.limit || DEFAULT_PAGE_SIZE;
-  const offset = p?.offset ?? 0;
-  if (limit < 1 || limit > MAX_PAGE_SIZE) throw AppError.validation(`limit must be 1 to ${MAX_PAGE_SIZE}.`);
-  if (offset < 0) throw AppError.validation('offset must be 0 or more.');
-  return { limit, offset };
-}
-
 function requireUuid(value: string, field: string): string {
   if (!isUuid(value)) throw AppError.validation(`${field} must be a UUID.`);
   return value;
 }
 
 function requireIds(ids: string[], field: string): string[] {
-  if (ids.length < 1 || ids.length > 100) throw AppError.validation(`${field} must have 1 to 100 items.`);
+  if (ids.length < 1 || ids.length > MAX_IDS_PER_REQUEST) throw AppError.validation(`${field} must have 1 to ${MAX_IDS_PER_REQUEST} items.`);
   ids.forEach((id) => requireUuid(id, field));
   return ids;
 }
@@ -66,7 +55,7 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
     createProject: async (req, ctx: CallContext) => toProtoProject(await projects.create(ctx, { name: req.name, description: req.description ?? null })),
     getProject: async (req, ctx) => toProtoProject(await projects.get(ctx, requireUuid(req.id, 'id'))),
     listProjects: async (req, ctx) => {
-      const { limit, offset } = page(req.page);
+      const { limit, offset } = pageWindow(req.page);
       const { items, total } = await projects.list(ctx, limit, offset);
       return { projects: items.map(toProtoProject), total };
     },
@@ -98,16 +87,13 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
       return { processed: result.processed, skipped: result.skipped, failed: result.failed };
     },
     listDocuments: async (req, ctx) => {
-      const { limit, offset } = page(req.page);
-      if (req.status && !DOCUMENT_STATUSES.includes(req.status as DocumentStatus)) {
-        throw AppError.validation(`status must be one of ${DOCUMENT_STATUSES.join(', ')}.`);
-      }
+      const { limit, offset } = pageWindow(req.page);
       const { items, total } = await documents.list(
         ctx,
         {
           projectId: req.projectId ? requireUuid(req.projectId, 'project_id') : undefined,
           documentIds: req.documentIds.map((id) => requireUuid(id, 'document_ids')),
-          status: (req.status || undefined) as DocumentStatus | undefined,
+          status: req.status === undefined ? undefined : documentStatus.fromProto(req.status),
         },
         limit,
         offset,
@@ -132,7 +118,7 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
     }),
     filterLiveDocuments: async (req, ctx) => ({ documentIds: await documents.filterLive(ctx, req.documentIds.filter(isUuid)) }),
     listChunks: async (req, ctx) => {
-      const { limit, offset } = page(req.page);
+      const { limit, offset } = pageWindow(req.page);
       const result = await documents.listChunks(ctx, requireUuid(req.documentId, 'id'), limit, offset);
       return { chunks: result.chunks.map(toProtoChunk), total: result.total };
     },

@@ -1,22 +1,19 @@
-import { AppError, CallContext } from '@kb/common';
+import { AppError, CallContext, DESCRIPTION_MAX_CHARS, PROJECT_NAME_MAX_CHARS } from '@kb/common';
 import { randomUUID } from 'node:crypto';
 import { ProjectEntity } from './project.entity';
 import { ProjectsRepository, ProjectWithCount } from './projects.repository';
 
-export const PROJECT_NAME_MAX = 200;
-export const PROJECT_DESCRIPTION_MAX = 500;
-
 function validateName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length < 1 || name.length > PROJECT_NAME_MAX) {
-    throw AppError.validation(`name must be 1 to ${PROJECT_NAME_MAX} characters.`);
+  if (trimmed.length < 1 || name.length > PROJECT_NAME_MAX_CHARS) {
+    throw AppError.validation(`name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters.`);
   }
   return name;
 }
 
 function validateDescription(description: string): string {
-  if (description.length > PROJECT_DESCRIPTION_MAX) {
-    throw AppError.validation(`description must be at most ${PROJECT_DESCRIPTION_MAX} characters.`);
+  if (description.length > DESCRIPTION_MAX_CHARS) {
+    throw AppError.validation(`description must be at most ${DESCRIPTION_MAX_CHARS} characters.`);
   }
   return description;
 }

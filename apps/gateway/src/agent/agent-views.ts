@@ -1,3 +1,4 @@
+import { BATCH_QUESTION_STATUSES, BATCH_STATUSES } from '@kb/events';
 import { ApiProperty } from '@nestjs/swagger';
 
 /**
@@ -88,7 +89,7 @@ export class ChatErrorEventData {
 export class BatchResultView {
   @ApiProperty({ example: 0, description: '0-based position of the question' }) index: number;
   @ApiProperty({ example: 'Are hard hats required on site?' }) question: string;
-  @ApiProperty({ enum: ['pending', 'completed', 'failed'] }) status: string;
+  @ApiProperty({ enum: [...BATCH_QUESTION_STATUSES] }) status: string;
   @ApiProperty({ type: String, nullable: true }) answer: string | null;
   @ApiProperty({ type: [CitationView] }) citations: CitationView[];
   @ApiProperty({ ...CONFIDENCE, type: Number, nullable: true, description: `${CONFIDENCE.description} null while pending and for a failed question.` })
@@ -102,7 +103,7 @@ export class BatchView {
   @ApiProperty() org_id: string;
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) project_id: string | null;
   @ApiProperty({ type: String, nullable: true, enum: ['general', 'project', 'safety'] }) chat_type: string | null;
-  @ApiProperty({ enum: ['pending', 'processing', 'completed', 'failed'] }) status: string;
+  @ApiProperty({ enum: [...BATCH_STATUSES] }) status: string;
   @ApiProperty({ example: 10 }) total_questions: number;
   @ApiProperty({ example: 4 }) processed_questions: number;
   @ApiProperty({ example: 0 }) failed_questions: number;

@@ -1,4 +1,4 @@
-import { CallContext, ErrorCode } from '@kb/common';
+import { CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
@@ -15,9 +15,9 @@ import { AnswerView } from './agent-views';
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
 export class QueryDto {
-  @ApiProperty({ minLength: 1, maxLength: 4000, example: 'Are hard hats required on site?' })
+  @ApiProperty({ minLength: 1, maxLength: QUESTION_MAX_CHARS, example: 'Are hard hats required on site?' })
   @IsString({ message: 'question must be a string' })
-  @Length(1, 4000, { message: 'question must be 1 to 4000 characters' })
+  @Length(1, QUESTION_MAX_CHARS, { message: `question must be 1 to ${QUESTION_MAX_CHARS} characters` })
   question: string;
 
   @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })

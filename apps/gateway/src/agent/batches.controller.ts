@@ -1,4 +1,5 @@
-import { CallContext, ErrorCode } from '@kb/common';
+import { BATCH_STATUSES, BatchStatus, batchStatus, batchQuestionStatus } from '@kb/events';
+import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_NAME_MAX_CHARS } from '@kb/common';
 import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
@@ -16,21 +17,19 @@ import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
 import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
 
-export const BATCH_STATUSES = ['pending', 'processing', 'completed', 'failed'];
-
 export class CreateBatchDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: 500, example: ['Are hard hats required on site?', 'How often are scaffolds inspected?'], description: 'Each 1–4000 characters.' })
+  @ApiProperty({ type: [String], minItems: 1, maxItems: MAX_BATCH_QUESTIONS, example: ['Are hard hats required on site?', 'How often are scaffolds inspected?'], description: `Each 1–${QUESTION_MAX_CHARS} characters.` })
   @IsArray({ message: 'questions must be an array of strings' })
   @ArrayMinSize(1, { message: 'questions must have at least 1 item' })
-  @ArrayMaxSize(500, { message: 'questions must have at most 500 items' })
+  @ArrayMaxSize(MAX_BATCH_QUESTIONS, { message: `questions must have at most ${MAX_BATCH_QUESTIONS} items` })
   @IsString({ each: true, message: 'questions must contain only strings' })
-  @Length(1, 4000, { each: true, message: 'each question must be 1 to 4000 characters' })
+  @Length(1, QUESTION_MAX_CHARS, { each: true, message: `each question must be 1 to ${QUESTION_MAX_CHARS} characters` })
   questions: string[];
 
-  @ApiPropertyOptional({ maxLength: 200, example: 'Site induction FAQ' })
+  @ApiPropertyOptional({ maxLength: BATCH_NAME_MAX_CHARS, example: 'Site induction FAQ' })
   @IsOptional()
   @IsString({ message: 'name must be a string' })
-  @MaxLength(200, { message: 'name must be at most 200 characters' })
+  @MaxLength(BATCH_NAME_MAX_CHARS, { message: `name must be at most ${BATCH_NAME_MAX_CHARS} characters` })
   name?: string;
 
   @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
@@ -50,10 +49,10 @@ export class ListBatchesQuery extends PaginationQuery {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ enum: BATCH_STATUSES })
+  @ApiPropertyOptional({ enum: [...BATCH_STATUSES] })
   @IsOptional()
-  @IsIn(BATCH_STATUSES, { message: `status must be one of ${BATCH_STATUSES.join(', ')}` })
-  status?: string;
+  @IsIn([...BATCH_STATUSES], { message: `status must be one of ${BATCH_STATUSES.join(', ')}` })
+  status?: BatchStatus;
 }
 
 /** /api/v2/agent/batches: questions answered in the background, with CSV export. */
@@ -86,7 +85,7 @@ export class BatchesController {
   @ApiOperation({ operationId: 'listBatches', summary: 'List batch queries, newest first (filter by project_id, status)' })
   @ApiEnvelope(BatchView, { paginated: true, description: 'Batch summaries with pagination.' })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
-    const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status, limit: q.limit, offset: q.offset }, ctx);
+    const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), limit: q.limit, offset: q.offset }, ctx);
     return new Paginated(r.batches.map(presentBatch), { limit: q.limit, offset: q.offset, total: r.total });
   }
 
@@ -113,7 +112,7 @@ export class BatchesController {
   async export(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Res() reply: FastifyReply) {
     const b = await this.agent.getBatch({ id }, ctx);
     const csv = stringify(
-      b.results.map((r) => [r.index, r.question, r.status, r.answer ?? '', sourcesCell(r.citations), r.error ?? '']),
+      b.results.map((r) => [r.index, r.question, batchQuestionStatus.fromProto(r.status), r.answer ?? '', sourcesCell(r.citations), r.error ?? '']),
       { header: true, columns: ['index', 'question', 'status', 'answer', 'sources', 'error'], record_delimiter: '\r\n' },
     );
     await reply

@@ -1,4 +1,4 @@
-import { AppError, CallContext, ErrorCode } from '@kb/common';
+import { AppError, CallContext, ErrorCode, MAX_CHAT_MESSAGES } from '@kb/common';
 import { agentV1 } from '@kb/proto';
 import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -30,10 +30,10 @@ export class ChatMessageDto {
 }
 
 export class ChatDto {
-  @ApiProperty({ type: [ChatMessageDto], minItems: 1, maxItems: 50, description: 'Conversation so far; the last message is from the user.' })
+  @ApiProperty({ type: [ChatMessageDto], minItems: 1, maxItems: MAX_CHAT_MESSAGES, description: 'Conversation so far; the last message is from the user.' })
   @IsArray({ message: 'messages must be an array' })
   @ArrayMinSize(1, { message: 'messages must have at least 1 item' })
-  @ArrayMaxSize(50, { message: 'messages must have at most 50 items' })
+  @ArrayMaxSize(MAX_CHAT_MESSAGES, { message: `messages must have at most ${MAX_CHAT_MESSAGES} items` })
   @ValidateNested({ each: true })
   @Type(() => ChatMessageDto)
   messages: ChatMessageDto[];

@@ -1,20 +1,11 @@
-import { presentBatch } from '@kb/events';
+import { pickSnakeFields } from '@kb/common';
+import { presentBatch, batchQuestionStatus } from '@kb/events';
 import { agentV1 } from '@kb/proto';
 
 /** Citation as returned by query, chat and batches (decisions.md "POST /api/v2/agent/query"). */
 export function presentCitation(c: agentV1.Citation) {
-  return {
-    index: c.index,
-    document_id: c.documentId,
-    file_name: c.fileName,
-    chunk_id: c.chunkId,
-    start_page: c.startPage ?? null,
-    end_page: c.endPage ?? null,
-    quote: c.quote,
-    score: c.score,
-    // Batches store citations as given: results stored before `section` existed have none.
-    section: c.section ?? null,
-  };
+  // Batches store citations as given: results stored before `section` existed have none (null).
+  return pickSnakeFields(c, ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section'], null);
 }
 
 /** Token usage in snake case. */
@@ -30,7 +21,7 @@ export function presentBatchResult(r: agentV1.BatchResult) {
   return {
     index: r.index,
     question: r.question,
-    status: r.status,
+    status: batchQuestionStatus.fromProto(r.status),
     answer: r.answer ?? null,
     citations: r.citations.map(presentCitation),
     confidence: r.confidence ?? null,

@@ -1,5 +1,5 @@
-import { presentRun } from '@kb/events';
-import { AsyncClient, CallContext } from '@kb/common';
+import { presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
+import { AsyncClient, CallContext, REQUIREMENT_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
 import { checkV1 } from '@kb/proto';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -21,9 +21,9 @@ export type CheckRunsClient = AsyncClient<typeof checkV1.CheckRunsServiceService
 const RUN_CALL_TIMEOUT_MS = 60_000;
 
 export class RequirementInputDto {
-  @ApiProperty({ minLength: 1, maxLength: 5000, pattern: NON_BLANK_PATTERN, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text (not blank)' })
+  @ApiProperty({ minLength: 1, maxLength: REQUIREMENT_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text (not blank)' })
   @IsString({ message: 'text must be a string' })
-  @Length(1, 5000, { message: 'text must be 1 to 5000 characters' })
+  @Length(1, REQUIREMENT_MAX_CHARS, { message: `text must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
   text: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { clause: '4.2.1', source_row: 7 }, description: 'any JSON object; returned as is with the requirement' })
@@ -37,15 +37,15 @@ export class CreateRunDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 500, pattern: NON_BLANK_PATTERN, example: 'Tender 2026-14 requirements', description: 'run name (not blank)' })
+  @ApiProperty({ minLength: 1, maxLength: RUN_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Tender 2026-14 requirements', description: 'run name (not blank)' })
   @IsString({ message: 'name must be a string' })
-  @Length(1, 500, { message: 'name must be 1 to 500 characters' })
+  @Length(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
   name: string;
 
-  @ApiProperty({ type: [RequirementInputDto], minItems: 1, maxItems: 1000 })
+  @ApiProperty({ type: [RequirementInputDto], minItems: 1, maxItems: MAX_REQUIREMENTS_PER_RUN })
   @IsArray({ message: 'requirements must be an array' })
-  @ArrayMinSize(1, { message: 'requirements must have 1 to 1000 items' })
-  @ArrayMaxSize(1000, { message: 'requirements must have 1 to 1000 items' })
+  @ArrayMinSize(1, { message: `requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items` })
+  @ArrayMaxSize(MAX_REQUIREMENTS_PER_RUN, { message: `requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items` })
   @ValidateNested({ each: true })
   @Type(() => RequirementInputDto)
   requirements: RequirementInputDto[];
@@ -89,7 +89,7 @@ export class SubRequirementView {
   @ApiProperty({ example: 'Scaffolds are inspected before each shift.' }) text: string;
   @ApiProperty({ example: 'The plan requires a scaffold inspection at the start of every shift: "Scaffolds shall be inspected before each shift."', description: 'explanation and the quoted evidence' }) justification: string;
   @ApiProperty({ minimum: 0, maximum: 1, example: 0.88, description: 'confidence' }) score: number;
-  @ApiProperty({ enum: ['comply', 'not-comply', 'pending'], example: 'comply' }) status: string;
+  @ApiProperty({ enum: [...SUB_REQUIREMENT_STATUSES], example: 'comply' }) status: string;
   @ApiProperty({ type: [SourceView], nullable: true, description: 'null until the sub-requirement is judged' }) sources: SourceView[] | null;
 }
 
@@ -98,7 +98,7 @@ export class RequirementView {
   @ApiProperty({ format: 'uuid', example: '7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918' }) run_id: string;
   @ApiProperty({ example: 'Scaffolds must be inspected before each shift.' }) text: string;
   @ApiProperty({ type: 'integer', example: 0, description: '0-based position in the run' }) order_index: number;
-  @ApiProperty({ enum: ['pending', 'processing', 'completed'], example: 'completed' }) status: string;
+  @ApiProperty({ enum: [...REQUIREMENT_STATUSES], example: 'completed' }) status: string;
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, example: { clause: '4.2.1' } }) metadata: Record<string, unknown> | null;
   @ApiProperty({ type: [SubRequirementView] }) sub_requirements: SubRequirementView[];
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
@@ -110,7 +110,7 @@ export class RunView {
   @ApiProperty({ example: 'Tender 2026-14 requirements' }) name: string;
   @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) org_id: string;
   @ApiProperty({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' }) project_id: string;
-  @ApiProperty({ enum: ['pending', 'processing', 'completed', 'stopped', 'failed'], example: 'completed' }) status: string;
+  @ApiProperty({ enum: [...RUN_STATUSES], example: 'completed' }) status: string;
   @ApiProperty({ type: 'integer', example: 12 }) total_requirements: number;
   @ApiProperty({ type: 'integer', example: 12 }) processed_requirements: number;
   @ApiProperty({ type: 'integer', example: 10 }) passed_requirements: number;
@@ -143,7 +143,7 @@ export function presentRequirement(q: checkV1.Requirement) {
     run_id: q.runId,
     text: q.text,
     order_index: q.orderIndex,
-    status: q.status,
+    status: requirementStatus.fromProto(q.status),
     metadata: q.metadataJson ? JSON.parse(q.metadataJson) : null,
     sub_requirements: q.subRequirements.map((s) => ({
       id: s.id,
@@ -151,7 +151,7 @@ export function presentRequirement(q: checkV1.Requirement) {
       text: s.text,
       justification: s.justification,
       score: s.score,
-      status: s.status,
+      status: subRequirementStatus.fromProto(s.status),
       sources: s.hasSources
         ? s.sources.map(presentSource)
         : null,
@@ -220,7 +220,7 @@ export class CheckRunsController {
       { id, reprocess: body?.reprocess ?? false, skipBreakdown: body?.skip_breakdown ?? false },
       { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS },
     );
-    return { run_id: res.runId, task_id: res.taskId, status: res.status };
+    return { run_id: res.runId, task_id: res.taskId, status: runStatus.fromProto(res.status) };
   }
 
   @Post(':id/stop')

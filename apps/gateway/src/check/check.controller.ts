@@ -1,4 +1,4 @@
-import { CallContext } from '@kb/common';
+import { CallContext, REQUIREMENT_MAX_CHARS } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
@@ -42,9 +42,9 @@ export class VerifyDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 5000, example: 'All workers on site must wear a hard hat.' })
+  @ApiProperty({ minLength: 1, maxLength: REQUIREMENT_MAX_CHARS, example: 'All workers on site must wear a hard hat.' })
   @IsString({ message: 'requirement must be a string' })
-  @Length(1, 5000, { message: 'requirement must be 1 to 5000 characters' })
+  @Length(1, REQUIREMENT_MAX_CHARS, { message: `requirement must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
   requirement: string;
 
   @OptionalUuidList('handbook_ids', 'document ids (handbooks) to limit the check to')

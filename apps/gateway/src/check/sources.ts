@@ -1,3 +1,4 @@
+import { pickSnakeFields } from '@kb/common';
 import { checkV1 } from '@kb/proto';
 
 /**
@@ -6,12 +7,5 @@ import { checkV1 } from '@kb/proto';
  * `GET /api/v2/documents/{handbook_id}/chunks/{node_id}`; `section` its heading path or null.
  */
 export function presentSource(s: checkV1.Source) {
-  return {
-    handbook_id: s.handbookId,
-    node_id: s.nodeId,
-    title: s.title,
-    start_page: s.startPage ?? null,
-    end_page: s.endPage ?? null,
-    section: s.section ?? null,
-  };
+  return pickSnakeFields(s, ['handbookId', 'nodeId', 'title', 'startPage', 'endPage', 'section'], null);
 }

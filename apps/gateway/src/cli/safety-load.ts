@@ -1,4 +1,5 @@
 import { AppError, CONTENT_TYPE_BY_EXTENSION, contentTypeForFile, createAsyncClient, ErrorCode } from '@kb/common';
+import { DocumentStatus, documentStatus } from '@kb/events';
 import { documentsV1 } from '@kb/proto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -41,11 +42,12 @@ async function listAll(client: Client): Promise<documentsV1.Document[]> {
   }
 }
 
-async function waitProcessed(client: Client, id: string, deadline: number): Promise<documentsV1.Document> {
+async function waitProcessed(client: Client, id: string, deadline: number): Promise<{ doc: documentsV1.Document; status: DocumentStatus }> {
   for (;;) {
     const d = await client.getDocument({ id }, AS_SAFETY);
-    if (d.status === 'completed' || d.status === 'failed') return d;
-    if (Date.now() > deadline) throw new AppError(ErrorCode.TIMEOUT, `Timed out waiting for ${d.fileName} to be processed (status ${d.status}).`);
+    const status = documentStatus.fromProto(d.status);
+    if (status === 'completed' || status === 'failed') return { doc: d, status };
+    if (Date.now() > deadline) throw new AppError(ErrorCode.TIMEOUT, `Timed out waiting for ${d.fileName} to be processed (status ${status}).`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -99,18 +101,18 @@ export async function runSafetyLoad(argv: string[]): Promise<Record<string, unkn
       if (!put.ok) throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, `Upload of ${name} failed with HTTP ${put.status}.`);
       const id = slot.document!.id;
       await client.processDocuments({ documentIds: [id] }, AS_SAFETY);
-      const doc = await waitProcessed(client, id, deadline);
+      const { doc, status } = await waitProcessed(client, id, deadline);
       const old = existing.filter((d) => d.fileName === name && d.id !== id).map((d) => d.id);
-      if (doc.status === 'completed' && old.length > 0) await client.deleteDocuments({ documentIds: old }, AS_SAFETY);
-      if (doc.status === 'failed') await client.deleteDocuments({ documentIds: [id] }, AS_SAFETY);
-      process.stderr.write(`kbctl: ${name}: ${doc.status}${doc.chunkCount != null ? ` (${doc.chunkCount} chunks)` : ''}${doc.errorMessage ? `: ${doc.errorMessage}` : ''}\n`);
+      if (status === 'completed' && old.length > 0) await client.deleteDocuments({ documentIds: old }, AS_SAFETY);
+      if (status === 'failed') await client.deleteDocuments({ documentIds: [id] }, AS_SAFETY);
+      process.stderr.write(`kbctl: ${name}: ${status}${doc.chunkCount != null ? ` (${doc.chunkCount} chunks)` : ''}${doc.errorMessage ? `: ${doc.errorMessage}` : ''}\n`);
       loaded.push({
         file_name: name,
-        document_id: doc.status === 'completed' ? id : null,
-        status: doc.status,
+        document_id: status === 'completed' ? id : null,
+        status: status,
         chunk_count: doc.chunkCount ?? null,
         error_message: doc.errorMessage ?? null,
-        replaced: doc.status === 'completed' ? old.length : 0,
+        replaced: status === 'completed' ? old.length : 0,
       });
     }
     const stale = values.prune ? existing.filter((d) => !files.includes(d.fileName)) : [];

@@ -1,3 +1,5 @@
+import { DOCUMENT_STATUSES } from '@kb/events';
+import { PROJECT_NAME_MAX_CHARS } from '@kb/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 /**
@@ -12,14 +14,12 @@ export class OrganizationView {
 export class ProjectView {
   @ApiProperty({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' }) id: string;
   @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) org_id: string;
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Site safety 2026' }) name: string;
+  @ApiProperty({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, example: 'Site safety 2026' }) name: string;
   @ApiProperty({ type: String, nullable: true, example: 'Handbooks for the new site' }) description: string | null;
   @ApiProperty({ example: 3, description: 'documents in the project, any status' }) document_count: number;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) updated_at: string;
 }
-
-const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
 
 const PROGRESS_STAGES = ['extracting', 'ocr', 'chunking', 'indexing', 'embedding'];
 
@@ -38,7 +38,7 @@ export class DocumentView {
   @ApiProperty({ example: 'handbook.pdf' }) file_name: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
   @ApiProperty({ type: Number, nullable: true, example: 482113 }) size_bytes: number | null;
-  @ApiProperty({ enum: STATUSES, example: 'completed' }) status: string;
+  @ApiProperty({ enum: [...DOCUMENT_STATUSES], example: 'completed' }) status: string;
   @ApiProperty({ type: Number, nullable: true, example: 42 }) chunk_count: number | null;
   @ApiProperty({ type: String, nullable: true, example: null }) error_message: string | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;

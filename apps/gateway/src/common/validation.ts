@@ -1,4 +1,4 @@
-import { AppError, isUuid } from '@kb/common';
+import { AppError, isUuid, MAX_IDS_PER_REQUEST } from '@kb/common';
 import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsOptional, IsUUID } from 'class-validator';
@@ -35,16 +35,16 @@ export class UuidParamPipe implements PipeTransform<string, string> {
 }
 
 /**
- * An optional body field holding at most 100 UUIDs (`document_ids`, `handbook_ids`): the OpenAPI
+ * An optional body field holding at most MAX_IDS_PER_REQUEST (100) UUIDs (`document_ids`, `handbook_ids`): the OpenAPI
  * property and the class-validator rules, with messages naming `field`.
  * @param description OpenAPI description of the field, if any.
  */
 export function OptionalUuidList(field: string, description?: string): PropertyDecorator {
   return applyDecorators(
-    ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: 100, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'], ...(description ? { description } : {}) }),
+    ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: MAX_IDS_PER_REQUEST, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'], ...(description ? { description } : {}) }),
     IsOptional(),
     IsArray({ message: `${field} must be an array of UUIDs` }),
-    ArrayMaxSize(100, { message: `${field} must have at most 100 items` }),
+    ArrayMaxSize(MAX_IDS_PER_REQUEST, { message: `${field} must have at most ${MAX_IDS_PER_REQUEST} items` }),
     IsUUID('all', { each: true, message: `${field} must contain only UUIDs` }),
   );
 }
@@ -54,9 +54,6 @@ export function OptionalUuidList(field: string, description?: string): PropertyD
  * names, requirement texts): at least one character that is not whitespace, and no NUL.
  */
 export const NON_BLANK_PATTERN = '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$';
-
-/** Largest `offset` of list endpoints: the services carry it as a 32-bit integer (proto `int32`). */
-export const MAX_OFFSET = 2_147_483_647;
 
 /**
  * Query-string integer: only plain decimal digits (`"007"` → 7) become a number. Anything else

@@ -1,5 +1,5 @@
-import { presentDocument } from '@kb/events';
-import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid } from '@kb/common';
+import { presentDocument, DOCUMENT_STATUSES, DocumentStatus, documentStatus } from '@kb/events';
+import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES, MAX_IDS_PER_REQUEST, pickSnakeFields } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -13,7 +13,6 @@ import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
 import { UuidParamPipe } from '../common/validation';
 
-const STATUSES = ['awaiting_upload', 'processing', 'ready', 'completed', 'failed'];
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
 /**
  * A file name the documents service accepts (fileNameProblem): at least one character that is not
@@ -35,13 +34,13 @@ const UPLOAD_DESCRIPTION = [
 export class ReserveUploadDto {
   @ApiProperty({
     minLength: 1,
-    maxLength: 500,
+    maxLength: FILE_NAME_MAX_CHARS,
     pattern: FILE_NAME_PATTERN,
     example: 'handbook.pdf',
     description: 'not blank, without path separators (`/`, `\\`) or control characters (checked by the documents service, fileNameProblem)',
   })
   @IsString({ message: 'file_name must be a string' })
-  @Length(1, 500, { message: 'file_name must be 1 to 500 characters' })
+  @Length(1, FILE_NAME_MAX_CHARS, { message: `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters` })
   file_name: string;
 
   @ApiProperty({
@@ -53,10 +52,10 @@ export class ReserveUploadDto {
   @Length(1, 255, { message: 'content_type must be 1 to 255 characters' })
   content_type: string;
 
-  @ApiProperty({ minimum: 0, maximum: 524288000, example: 482113 })
+  @ApiProperty({ minimum: 0, maximum: MAX_UPLOAD_BYTES, example: 482113 })
   @IsInt({ message: 'size_bytes must be an integer' })
   @Min(0, { message: 'size_bytes must be 0 or more' })
-  @Max(524288000, { message: 'size_bytes must be at most 524288000 (500 MB)' })
+  @Max(MAX_UPLOAD_BYTES, { message: `size_bytes must be at most ${MAX_UPLOAD_BYTES} (500 MB)` })
   size_bytes: number;
 
   @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'omit, or null, for an organization-level document' })
@@ -66,10 +65,10 @@ export class ReserveUploadDto {
 }
 
 export class DocumentIdsDto {
-  @ApiProperty({ type: [String], format: 'uuid', minItems: 1, maxItems: 100, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] })
+  @ApiProperty({ type: [String], format: 'uuid', minItems: 1, maxItems: MAX_IDS_PER_REQUEST, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] })
   @IsArray({ message: 'document_ids must be an array of UUIDs' })
   @ArrayMinSize(1, { message: 'document_ids must have at least 1 item' })
-  @ArrayMaxSize(100, { message: 'document_ids must have at most 100 items' })
+  @ArrayMaxSize(MAX_IDS_PER_REQUEST, { message: `document_ids must have at most ${MAX_IDS_PER_REQUEST} items` })
   @IsUUID('all', { each: true, message: 'document_ids must contain only UUIDs' })
   document_ids: string[];
 }
@@ -89,10 +88,10 @@ export class ListDocumentsQuery extends PaginationQuery {
   @IsString()
   document_ids?: string;
 
-  @ApiPropertyOptional({ enum: STATUSES })
+  @ApiPropertyOptional({ enum: [...DOCUMENT_STATUSES] })
   @IsOptional()
-  @IsIn(STATUSES, { message: `status must be one of ${STATUSES.join(', ')}` })
-  status?: string;
+  @IsIn([...DOCUMENT_STATUSES], { message: `status must be one of ${DOCUMENT_STATUSES.join(', ')}` })
+  status?: DocumentStatus;
 }
 
 /** Document resource as the API shows it: one presenter, shared with the webhook payloads (@kb/events). */
@@ -100,15 +99,7 @@ export { presentDocument };
 
 /** Chunk resource as the API shows it (decisions.md "Chunks"). */
 export function presentChunk(c: documentsV1.DocumentChunk) {
-  return {
-    node_id: c.nodeId,
-    document_id: c.documentId,
-    text: c.text,
-    section: c.section ?? null,
-    start_page: c.startPage ?? null,
-    end_page: c.endPage ?? null,
-    order_index: c.orderIndex,
-  };
+  return pickSnakeFields(c, ['nodeId', 'documentId', 'text', 'section', 'startPage', 'endPage', 'orderIndex'], null);
 }
 
 /** /api/v2/documents: thin translation to DocumentsService over gRPC. */
@@ -159,7 +150,7 @@ export class DocumentsController {
     const bad = ids.find((id: string): boolean => !isUuid(id));
     if (bad !== undefined) throw AppError.validation(`document_ids must be comma-separated UUIDs; '${bad.slice(0, 64)}' is not one.`);
     const res = await this.documents.listDocuments(
-      { projectId: q.project_id, documentIds: ids, status: q.status, page: { limit: q.limit, offset: q.offset } },
+      { projectId: q.project_id, documentIds: ids, status: q.status === undefined ? undefined : documentStatus.toProto(q.status), page: { limit: q.limit, offset: q.offset } },
       ctx,
     );
     return new Paginated(res.documents.map(presentDocument), { limit: q.limit, offset: q.offset, total: res.total });

@@ -1,6 +1,6 @@
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { CallContext, ErrorCode } from '@kb/common';
+import { CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS } from '@kb/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ProjectView } from '../common/api-models';
 import { ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
@@ -13,32 +13,32 @@ import { DOCUMENTS_CLIENT } from '../common/tokens';
 import { NON_BLANK_PATTERN, UuidParamPipe } from '../common/validation';
 
 export class CreateProjectDto {
-  @ApiProperty({ minLength: 1, maxLength: 200, pattern: NON_BLANK_PATTERN, example: 'Site safety 2026', description: 'not blank' })
+  @ApiProperty({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Site safety 2026', description: 'not blank' })
   @IsString({ message: 'name must be a string' })
-  @Length(1, 200, { message: 'name must be 1 to 200 characters' })
+  @Length(1, PROJECT_NAME_MAX_CHARS, { message: `name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters` })
   name: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'Handbooks and method statements for the north site' })
+  @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'Handbooks and method statements for the north site' })
   @IsOptional()
   @IsString({ message: 'description must be a string' })
-  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  @MaxLength(DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
   description?: string | null;
 }
 
 /** At least one of name and description (the documents service refuses an empty update). */
 @ApiSchemaExtra({ anyOf: [{ required: ['name'] }, { required: ['description'] }] })
 export class UpdateProjectDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, pattern: NON_BLANK_PATTERN, example: 'Site safety 2027', description: 'omit to keep the name; null is refused (a project always has a name)' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Site safety 2027', description: 'omit to keep the name; null is refused (a project always has a name)' })
   // Validated whenever present: `"name": null` is refused, never stored as the text "null".
   @ValidateIf((o: UpdateProjectDto) => o.name !== undefined)
   @IsString({ message: 'name must be a string (omit it to keep the current name)' })
-  @Length(1, 200, { message: 'name must be 1 to 200 characters' })
+  @Length(1, PROJECT_NAME_MAX_CHARS, { message: `name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters` })
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'Handbooks for the renovated warehouse', description: 'null clears the description' })
+  @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'Handbooks for the renovated warehouse', description: 'null clears the description' })
   @ValidateIf((o: UpdateProjectDto) => o.description !== null && o.description !== undefined)
   @IsString({ message: 'description must be a string or null' })
-  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  @MaxLength(DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
   description?: string | null;
 }
 

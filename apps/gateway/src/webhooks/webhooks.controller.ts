@@ -1,4 +1,4 @@
-import { CallContext, ErrorCode } from '@kb/common';
+import { CallContext, ErrorCode, DESCRIPTION_MAX_CHARS, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
 import { WEBHOOK_EVENT_TYPES } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
@@ -17,12 +17,12 @@ const EVENTS_DESCRIPTION = `1 or more of ${WEBHOOK_EVENT_TYPES.join(', ')}; or [
 
 export class CreateWebhookDto {
   @ApiProperty({
-    maxLength: 2048,
+    maxLength: WEBHOOK_URL_MAX_CHARS,
     example: 'https://example.com/hooks/kb',
     description: 'https (http only where the operator allows it); never a loopback, link-local or private address unless the operator allows them',
   })
   @IsString({ message: 'url must be a string' })
-  @Length(1, 2048, { message: 'url must be 1 to 2048 characters' })
+  @Length(1, WEBHOOK_URL_MAX_CHARS, { message: `url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters` })
   url: string;
 
   @ApiProperty({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, example: ['document.completed', 'document.failed'], description: EVENTS_DESCRIPTION })
@@ -32,18 +32,18 @@ export class CreateWebhookDto {
   @IsString({ each: true, message: 'events must contain only event type strings' })
   events: string[];
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'ERP import' })
+  @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'ERP import' })
   @IsOptional()
   @IsString({ message: 'description must be a string' })
-  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  @MaxLength(DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
   description?: string | null;
 }
 
 export class UpdateWebhookDto {
-  @ApiPropertyOptional({ maxLength: 2048, example: 'https://hooks.example.org/kb-events', description: 'omit to keep the URL' })
+  @ApiPropertyOptional({ maxLength: WEBHOOK_URL_MAX_CHARS, example: 'https://hooks.example.org/kb-events', description: 'omit to keep the URL' })
   @ValidateIf((o: UpdateWebhookDto) => o.url !== undefined)
   @IsString({ message: 'url must be a string' })
-  @Length(1, 2048, { message: 'url must be 1 to 2048 characters' })
+  @Length(1, WEBHOOK_URL_MAX_CHARS, { message: `url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters` })
   url?: string;
 
   @ApiPropertyOptional({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, example: ['check_run.completed', 'batch.completed'], description: `omit to keep them; ${EVENTS_DESCRIPTION}` })
@@ -54,10 +54,10 @@ export class UpdateWebhookDto {
   @IsString({ each: true, message: 'events must contain only event type strings' })
   events?: string[];
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true, example: 'Nightly sync to the ERP', description: 'null clears the description' })
+  @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'Nightly sync to the ERP', description: 'null clears the description' })
   @ValidateIf((o: UpdateWebhookDto) => o.description !== null && o.description !== undefined)
   @IsString({ message: 'description must be a string or null' })
-  @MaxLength(500, { message: 'description must be at most 500 characters' })
+  @MaxLength(DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
   description?: string | null;
 
   @ApiPropertyOptional({ example: false, description: 'false pauses deliveries (they wait, and are retried once re-enabled)' })

@@ -2,6 +2,7 @@ import { AppError, ErrorCode, Logger } from '@kb/common';
 import { Delivery } from '@kb/common';
 import { DocumentProgress, ProcessRequestedEvent, ProgressChangedEvent, ProgressStage, StatusChangedEvent } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
+import { chunkToProto } from '@kb/knowledge';
 import type { ObjectStorage } from '@kb/storage';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -149,18 +150,9 @@ export function chunkIdFor(documentId: string, index: number): string {
 
 /** Converts chunker output to the retrieval contract. */
 export function toIndexChunks(event: ProcessRequestedEvent, chunks: Chunk[]): retrievalV1.Chunk[] {
-  return chunks.map((c) => ({
-    id: chunkIdFor(event.documentId, c.index),
-    documentId: event.documentId,
-    projectId: event.projectId ?? undefined,
-    fileName: event.fileName,
-    chunkIndex: c.index,
-    text: c.text,
-    headingPath: c.headingPath,
-    startPage: c.startPage ?? undefined,
-    endPage: c.endPage ?? undefined,
-    pageSpans: c.pageSpans,
-  }));
+  return chunks.map((c) =>
+    chunkToProto({ ...c, id: chunkIdFor(event.documentId, c.index), documentId: event.documentId, projectId: event.projectId ?? null, fileName: event.fileName, chunkIndex: c.index }),
+  );
 }
 
 /**

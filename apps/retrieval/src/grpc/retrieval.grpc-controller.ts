@@ -1,5 +1,6 @@
 import { AppError, CallContext, ErrorCode, isUuid, UnaryHandlers } from '@kb/common';
 import { providerAppError, type ProviderErrorMessages } from '@kb/models';
+import { chunkFromProto, chunkToProto } from '@kb/knowledge';
 import { retrievalV1 } from '@kb/proto';
 import { ChunkStoreError, SAFETY_CORPUS_ORG, StoredChunk } from '../store/chunk-store';
 import { RetrievalService } from '../search/retrieval.service';
@@ -13,35 +14,9 @@ function ownerOf(ctx: CallContext, corpus: retrievalV1.Corpus): string {
   return corpus === retrievalV1.Corpus.CORPUS_SAFETY ? SAFETY_CORPUS_ORG : ctx.orgId;
 }
 
+/** A chunk to index, owned by `orgId`; the request's project and document apply to every chunk. */
 function toStored(orgId: string, projectId: string | null, documentId: string, c: retrievalV1.Chunk): StoredChunk {
-  return {
-    id: c.id,
-    orgId,
-    projectId,
-    documentId,
-    fileName: c.fileName,
-    chunkIndex: c.chunkIndex,
-    text: c.text,
-    headingPath: c.headingPath,
-    startPage: c.startPage ?? null,
-    endPage: c.endPage ?? null,
-    pageSpans: c.pageSpans.map((s) => ({ page: s.page, offset: s.offset })),
-  };
-}
-
-function toProto(c: StoredChunk): retrievalV1.Chunk {
-  return {
-    id: c.id,
-    documentId: c.documentId,
-    projectId: c.projectId ?? undefined,
-    fileName: c.fileName,
-    chunkIndex: c.chunkIndex,
-    text: c.text,
-    headingPath: c.headingPath,
-    startPage: c.startPage ?? undefined,
-    endPage: c.endPage ?? undefined,
-    pageSpans: c.pageSpans,
-  };
+  return { ...chunkFromProto(c), orgId, projectId, documentId };
 }
 
 /** Maps store errors to API errors: bad input → VALIDATION_ERROR, closed store → SERVICE_UNAVAILABLE. */
@@ -102,7 +77,7 @@ export function retrievalGrpcHandlers(service: RetrievalService): Handlers {
         ),
       );
       return {
-        hits: result.hits.map((h) => ({ chunk: toProto(h.chunk), score: h.score, rank: h.rank })),
+        hits: result.hits.map((h) => ({ chunk: chunkToProto(h.chunk), score: h.score, rank: h.rank })),
         mode: result.mode,
         degradedReason: result.degradedReason ?? '',
       };
@@ -115,14 +90,14 @@ export function retrievalGrpcHandlers(service: RetrievalService): Handlers {
     listChunks: async (req, ctx) => {
       if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
       const result = await mapStoreErrors(() => service.listDocumentChunks(ctx.orgId, req.documentId, req.limit || 50, req.offset));
-      return { chunks: result.chunks.map(toProto), total: result.total };
+      return { chunks: result.chunks.map(chunkToProto), total: result.total };
     },
     getChunk: async (req, ctx) => {
       if (!isUuid(req.documentId)) throw AppError.validation('document_id must be a UUID.');
       if (!isUuid(req.chunkId)) throw AppError.validation('chunk_id must be a UUID.');
       const chunk = await mapStoreErrors(() => service.getDocumentChunk(ctx.orgId, req.documentId, req.chunkId));
       if (!chunk) throw AppError.notFound(`Chunk ${req.chunkId} of document ${req.documentId} not found.`);
-      return toProto(chunk);
+      return chunkToProto(chunk);
     },
     reindex: async () => {
       const dense = service.denseState();

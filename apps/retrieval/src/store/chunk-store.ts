@@ -8,6 +8,8 @@
  * counts or deletes a chunk of another org, whatever the other arguments say.
  */
 
+import type { IndexedChunk } from '@kb/knowledge';
+
 /** Org id of the shared safety corpus (proto `CORPUS_SAFETY`); an ordinary org id to the store. */
 export const SAFETY_CORPUS_ORG = '__safety__';
 
@@ -24,25 +26,9 @@ export const MAX_PAGE_CHUNKS = 1000;
 export const MAX_QUERY_LENGTH = 4096;
 
 /** One chunk of one document, as indexed. Mirrors `kb.retrieval.v1.Chunk` plus the owning org. */
-export interface StoredChunk {
-  /** Chunk id (a UUID, provided by the caller); unique within an org. */
-  id: string;
+export interface StoredChunk extends IndexedChunk {
   /** Owning org; the shared safety corpus uses {@link SAFETY_CORPUS_ORG}. Any non-empty string. */
   orgId: string;
-  /** Project of the document, or `null` for an organization-level document. */
-  projectId: string | null;
-  documentId: string;
-  fileName: string;
-  /** 0-based position of the chunk in its document. */
-  chunkIndex: number;
-  text: string;
-  /** Headings enclosing the chunk, outermost first (may be empty). */
-  headingPath: string[];
-  /** 1-based pages the chunk starts and ends on, or `null` when the format has no pages. */
-  startPage: number | null;
-  endPage: number | null;
-  /** Where each page's text begins in `text` (`offset` in UTF-16 code units). */
-  pageSpans: { page: number; offset: number }[];
 }
 
 /** Which chunks a search may return. Always within one org. */

@@ -1,10 +1,7 @@
-import { AppError } from '@kb/common';
+import { AppError, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
 import ipaddr from 'ipaddr.js';
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-
-/** Longest accepted endpoint URL (characters). */
-export const MAX_URL_LENGTH = 2048;
 
 /** Where webhooks may go: the operator's switches (README configuration table). */
 export interface DestinationPolicy {
@@ -62,13 +59,13 @@ function hostOf(url: URL): string {
 
 /**
  * Checks an endpoint URL against the rules at creation and update: a valid absolute `https://`
- * URL (or `http://` when allowed), at most {@link MAX_URL_LENGTH} characters, without user
+ * URL (or `http://` when allowed), at most {@link WEBHOOK_URL_MAX_CHARS} characters, without user
  * information, whose host is public (an IP literal is checked directly, a name by resolving it).
  * @returns the normalised URL (WHATWG serialisation).
  * @throws AppError VALIDATION_ERROR naming the rule broken.
  */
 export async function checkEndpointUrl(raw: string, policy: DestinationPolicy): Promise<string> {
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_URL_LENGTH) throw AppError.validation(`url must be 1 to ${MAX_URL_LENGTH} characters.`);
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > WEBHOOK_URL_MAX_CHARS) throw AppError.validation(`url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters.`);
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,47 +1,9 @@
-import { AppError, CallContext, isUuid } from '@kb/common';
+import { AppError, CallContext, isUuid, DESCRIPTION_MAX_CHARS } from '@kb/common';
 import { WEBHOOK_EVENT_TYPES } from '@kb/events';
-import { webhooksV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
 import { newSigningSecret, SecretBox } from './secrets';
 import { checkEndpointUrl, DestinationPolicy } from './url-policy';
 import { DeliveryRow, EndpointRow, WebhooksRepository } from './webhooks.repository';
-
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
-/** Longest endpoint description (characters), as for a project's description (service-api.md §8). */
-export const MAX_DESCRIPTION_CHARS = 500;
-
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
-
-export function toProtoEndpoint(r: EndpointRow, secret?: string): webhooksV1.Endpoint {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    url: r.url,
-    events: r.events,
-    description: r.description ?? undefined,
-    enabled: r.enabled,
-    createdAt: iso(r.created_at)!,
-    updatedAt: iso(r.updated_at)!,
-    secret,
-  };
-}
-
-export function toProtoDelivery(r: DeliveryRow): webhooksV1.Delivery {
-  return {
-    id: r.id,
-    endpointId: r.endpoint_id,
-    eventId: r.event_id,
-    event: r.event_type,
-    status: r.status,
-    attempts: r.attempts,
-    responseStatus: r.response_status ?? undefined,
-    createdAt: iso(r.created_at)!,
-    lastAttemptAt: iso(r.last_attempt_at),
-    nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : undefined,
-    lastError: r.last_error ?? undefined,
-  };
-}
 
 /**
  * `events` of an endpoint: 1 or more of the nine types, or exactly `["*"]` (every type, including
@@ -61,16 +23,8 @@ export function checkEvents(events: string[]): string[] {
 
 function checkDescription(d: string | undefined | null): string | null {
   if (d === undefined || d === null) return null;
-  if (d.length > MAX_DESCRIPTION_CHARS) throw AppError.validation(`description must be at most ${MAX_DESCRIPTION_CHARS} characters.`);
+  if (d.length > DESCRIPTION_MAX_CHARS) throw AppError.validation(`description must be at most ${DESCRIPTION_MAX_CHARS} characters.`);
   return d;
-}
-
-function page(p: webhooksV1.Page | undefined): { limit: number; offset: number } {
-  const limit = p?.limit || DEFAULT_PAGE_SIZE;
-  const offset = p?.offset ?? 0;
-  if (limit < 1 || limit > MAX_PAGE_SIZE) throw AppError.validation(`limit must be 1 to ${MAX_PAGE_SIZE}.`);
-  if (offset < 0) throw AppError.validation('offset must be 0 or more.');
-  return { limit, offset };
 }
 
 function requireUuid(value: string, what: string): string {
@@ -88,8 +42,11 @@ export class WebhooksService {
     private readonly deps: { repository: WebhooksRepository; secrets: SecretBox; policy: DestinationPolicy; retryWindowMs: number; onRetry?: () => void },
   ) {}
 
-  /** @throws VALIDATION_ERROR for a bad url (scheme, private address), events or description. */
-  async create(ctx: CallContext, req: webhooksV1.CreateEndpointRequest): Promise<webhooksV1.Endpoint> {
+  /**
+   * Registers an endpoint, enabled, with a new signing secret (returned here only; stored sealed).
+   * @throws VALIDATION_ERROR for a bad url (scheme, private address), events or description.
+   */
+  async create(ctx: CallContext, req: { url: string; events: string[]; description?: string | null }): Promise<{ endpoint: EndpointRow; secret: string }> {
     const url = await checkEndpointUrl(req.url, this.deps.policy);
     const events = checkEvents(req.events);
     const description = checkDescription(req.description);
@@ -107,50 +64,56 @@ export class WebhooksService {
       updated_at: now,
     };
     await this.deps.repository.insertEndpoint(row);
-    return toProtoEndpoint(row, secret);
+    return { endpoint: row, secret };
   }
 
-  async get(ctx: CallContext, id: string): Promise<webhooksV1.Endpoint> {
+  /** @throws NOT_FOUND for an unknown endpoint or another org's. */
+  async get(ctx: CallContext, id: string): Promise<EndpointRow> {
     const row = await this.deps.repository.findEndpoint(ctx.orgId, requireUuid(id, 'Webhook endpoint'));
     if (!row) throw AppError.notFound('Webhook endpoint not found.');
-    return toProtoEndpoint(row);
+    return row;
   }
 
-  async list(ctx: CallContext, req: webhooksV1.ListEndpointsRequest): Promise<webhooksV1.ListEndpointsResponse> {
-    const { limit, offset } = page(req.page);
-    const { rows, total } = await this.deps.repository.listEndpoints(ctx.orgId, limit, offset);
-    return { endpoints: rows.map((r) => toProtoEndpoint(r)), total };
+  /** The org's endpoints; `limit`/`offset` already checked (pageWindow). */
+  async list(ctx: CallContext, page: { limit: number; offset: number }): Promise<{ rows: EndpointRow[]; total: number }> {
+    return this.deps.repository.listEndpoints(ctx.orgId, page.limit, page.offset);
   }
 
-  /** @throws NOT_FOUND; VALIDATION_ERROR as for create, or when no field is given. */
-  async update(ctx: CallContext, req: webhooksV1.UpdateEndpointRequest): Promise<webhooksV1.Endpoint> {
-    requireUuid(req.id, 'Webhook endpoint');
-    if (req.url === undefined && !req.hasEvents && !req.hasDescription && req.enabled === undefined) {
+  /**
+   * Changes the given fields (`undefined` = keep; `description: null` clears it).
+   * @throws NOT_FOUND; VALIDATION_ERROR as for create, or when no field is given.
+   */
+  async update(
+    ctx: CallContext,
+    id: string,
+    req: { url?: string; events?: string[]; description?: string | null; enabled?: boolean },
+  ): Promise<EndpointRow> {
+    requireUuid(id, 'Webhook endpoint');
+    if (req.url === undefined && req.events === undefined && req.description === undefined && req.enabled === undefined) {
       throw AppError.validation('Give at least one of url, events, description, enabled.');
     }
-    if (!(await this.deps.repository.findEndpoint(ctx.orgId, req.id))) throw AppError.notFound('Webhook endpoint not found.');
+    if (!(await this.deps.repository.findEndpoint(ctx.orgId, id))) throw AppError.notFound('Webhook endpoint not found.');
     const patch = {
       url: req.url === undefined ? undefined : await checkEndpointUrl(req.url, this.deps.policy),
-      events: req.hasEvents ? checkEvents(req.events) : undefined,
-      description: req.hasDescription ? checkDescription(req.description) : undefined,
+      events: req.events === undefined ? undefined : checkEvents(req.events),
+      description: req.description === undefined ? undefined : checkDescription(req.description),
       enabled: req.enabled,
     };
-    const row = await this.deps.repository.updateEndpoint(ctx.orgId, req.id, patch);
+    const row = await this.deps.repository.updateEndpoint(ctx.orgId, id, patch);
     if (!row) throw AppError.notFound('Webhook endpoint not found.');
     // Re-enabling an endpoint makes its waiting deliveries due: wake the dispatcher.
     if (req.enabled) this.deps.onRetry?.();
-    return toProtoEndpoint(row);
+    return row;
   }
 
   async delete(ctx: CallContext, id: string): Promise<void> {
     if (!(await this.deps.repository.deleteEndpoint(ctx.orgId, requireUuid(id, 'Webhook endpoint')))) throw AppError.notFound('Webhook endpoint not found.');
   }
 
-  async deliveries(ctx: CallContext, req: webhooksV1.ListDeliveriesRequest): Promise<webhooksV1.ListDeliveriesResponse> {
-    const { limit, offset } = page(req.page);
-    if (!(await this.deps.repository.findEndpoint(ctx.orgId, requireUuid(req.endpointId, 'Webhook endpoint')))) throw AppError.notFound('Webhook endpoint not found.');
-    const { rows, total } = await this.deps.repository.listDeliveries(ctx.orgId, req.endpointId, limit, offset);
-    return { deliveries: rows.map(toProtoDelivery), total };
+  /** The delivery log of an endpoint; `limit`/`offset` already checked. @throws NOT_FOUND for an unknown endpoint. */
+  async deliveries(ctx: CallContext, endpointId: string, page: { limit: number; offset: number }): Promise<{ rows: DeliveryRow[]; total: number }> {
+    if (!(await this.deps.repository.findEndpoint(ctx.orgId, requireUuid(endpointId, 'Webhook endpoint')))) throw AppError.notFound('Webhook endpoint not found.');
+    return this.deps.repository.listDeliveries(ctx.orgId, endpointId, page.limit, page.offset);
   }
 
   /**
@@ -158,13 +121,13 @@ export class WebhooksService {
    * per-resource order still holds (it waits for older pending deliveries of its resource).
    * @throws NOT_FOUND for an unknown endpoint or delivery, or another org's.
    */
-  async retry(ctx: CallContext, req: webhooksV1.RetryDeliveryRequest): Promise<webhooksV1.Delivery> {
-    requireUuid(req.endpointId, 'Webhook endpoint');
-    requireUuid(req.deliveryId, 'Delivery');
-    if (!(await this.deps.repository.findEndpoint(ctx.orgId, req.endpointId))) throw AppError.notFound('Webhook endpoint not found.');
-    const row = await this.deps.repository.retryDelivery(ctx.orgId, req.endpointId, req.deliveryId, this.deps.retryWindowMs);
+  async retry(ctx: CallContext, endpointId: string, deliveryId: string): Promise<DeliveryRow> {
+    requireUuid(endpointId, 'Webhook endpoint');
+    requireUuid(deliveryId, 'Delivery');
+    if (!(await this.deps.repository.findEndpoint(ctx.orgId, endpointId))) throw AppError.notFound('Webhook endpoint not found.');
+    const row = await this.deps.repository.retryDelivery(ctx.orgId, endpointId, deliveryId, this.deps.retryWindowMs);
     if (!row) throw AppError.notFound('Delivery not found.');
     this.deps.onRetry?.();
-    return toProtoDelivery(row);
+    return row;
   }
 }

@@ -1,0 +1,62 @@
+import { pickCamelFields, pickFields } from '@kb/common';
+import { requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
+import { checkV1 } from '@kb/proto';
+import type { RequirementWithSubs } from '../runs/runs.service';
+import type { RunRow, StoredSource } from '../runs/runs.repository';
+import type { Verification } from '../verification/verify.service';
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
+
+/** A cited source (decisions.md "Source") as its gRPC message; absent pages and section are unset. */
+export function toProtoSource(s: StoredSource): checkV1.Source {
+  return pickCamelFields(s, ['handbook_id', 'node_id', 'title', 'start_page', 'end_page', 'section'], undefined);
+}
+
+/** A check run row as its gRPC message (what the gateway presents), with the given requirements. */
+export function toProtoRun(r: RunRow, requirements: RequirementWithSubs[] = []): checkV1.CheckRun {
+  return {
+    ...pickCamelFields(r, ['id', 'name', 'org_id', 'project_id', 'total_requirements', 'processed_requirements', 'passed_requirements', 'failed_requirements', 'error_message'], undefined),
+    status: runStatus.toProto(r.status),
+    processingStartedAt: iso(r.processing_started_at),
+    processingCompletedAt: iso(r.processing_completed_at),
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    handbookIds: r.handbook_ids ?? [],
+    requirements: requirements.map(toProtoRequirement),
+  };
+}
+
+/**
+ * A requirement with its sub-requirements as its gRPC message: `metadata_json` is the client's
+ * object serialised ('' when none); `has_sources` tells "not yet checked" (null) from "no sources".
+ */
+export function toProtoRequirement({ requirement: r, subs }: RequirementWithSubs): checkV1.Requirement {
+  return {
+    id: r.id,
+    runId: r.run_id,
+    text: r.text,
+    orderIndex: r.order_index,
+    status: requirementStatus.toProto(r.status),
+    metadataJson: r.metadata === null || r.metadata === undefined ? '' : JSON.stringify(r.metadata),
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    subRequirements: subs.map((s) => ({
+      id: s.id,
+      requirementId: s.requirement_id,
+      text: s.text,
+      justification: s.justification,
+      score: s.score,
+      status: subRequirementStatus.toProto(s.status),
+      hasSources: s.sources !== null,
+      sources: (s.sources ?? []).map(toProtoSource),
+    })),
+  };
+}
+
+/** A single-requirement verdict as its gRPC message (service-api.md §2 "Single-requirement verdict"). */
+export function toProtoVerdict(v: Verification): checkV1.Verdict {
+  return {
+    ...pickFields(v, ['verdict', 'confidence', 'evidence', 'explanation', 'recommendation', 'handbook', 'usage'], undefined),
+    sources: v.sources.map(toProtoSource),
+  };
+}
