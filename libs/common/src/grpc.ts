@@ -148,9 +148,20 @@ export async function startGrpcServer(options: {
   return { server, port, shutdown };
 }
 
-/** Per-call options of an outgoing call. Context defaults to the current request context. */
+/**
+ * Per-call options of an outgoing call: the caller's context, passed explicitly so that a reader
+ * sees that the call is org-scoped (the logger's AsyncLocalStorage is for log lines only).
+ */
 export interface OutgoingCallOptions {
-  orgId?: string;
+  /**
+   * The organization the callee scopes the call to (`x-org-id`; every service rejects a call
+   * without one). Operator tools name their org (`OPERATOR_ORG`, the safety corpus org).
+   */
+  orgId: string;
+  /**
+   * Request id for the callee's logs (`x-request-id`). When absent: the request id of the logging
+   * context (a log-correlation id only, never used for scoping), else a new one.
+   */
   requestId?: string;
   /** Deadline in milliseconds (default 30 000). */
   timeoutMs?: number;
@@ -164,13 +175,13 @@ export interface OutgoingCallOptions {
 
 /** Promise-based client: one async method per unary RPC of the definition. */
 export type AsyncClient<D extends AnyDefinition> = {
-  [K in keyof D]: (request: ReqOf<D[K]>, options?: OutgoingCallOptions) => Promise<ResOf<D[K]>>;
+  [K in keyof D]: (request: ReqOf<D[K]>, options: OutgoingCallOptions) => Promise<ResOf<D[K]>>;
 } & { close(): void; waitForReady(timeoutMs: number): Promise<void> };
 
 /**
- * Creates a promise-based client for a ts-proto service definition. Every call carries the org id
- * and request id (from `options` or the current request context) in metadata, has a deadline,
- * and rejects with an AppError (see `fromGrpcError`).
+ * Creates a promise-based client for a ts-proto service definition. Every call takes the caller's
+ * context explicitly (a {@link CallContext} fits {@link OutgoingCallOptions}) and carries its org id
+ * and request id in metadata, has a deadline, and rejects with an AppError (see `fromGrpcError`).
  */
 export function createAsyncClient<D extends AnyDefinition>(definition: D, address: string): AsyncClient<D> {
   const client = new grpc.Client(address, grpc.credentials.createInsecure(), {
@@ -189,12 +200,10 @@ export function createAsyncClient<D extends AnyDefinition>(definition: D, addres
   };
   for (const [name, method] of Object.entries(definition)) {
     const m = method as UnaryMethodDefinition<unknown, unknown>;
-    api[name] = (request: unknown, options: OutgoingCallOptions = {}) => {
-      const ctx = currentContext();
+    api[name] = (request: unknown, options: OutgoingCallOptions) => {
       const metadata = new grpc.Metadata();
-      const orgId = options.orgId ?? ctx?.orgId;
-      if (orgId) metadata.set(ORG_ID_METADATA_KEY, orgId);
-      metadata.set(REQUEST_ID_METADATA_KEY, options.requestId ?? ctx?.requestId ?? randomUUID());
+      metadata.set(ORG_ID_METADATA_KEY, options.orgId);
+      metadata.set(REQUEST_ID_METADATA_KEY, options.requestId ?? currentContext()?.requestId ?? randomUUID());
       if (options.trace) for (const [k, v] of Object.entries(options.trace)) metadata.set(k, v);
       const deadline = Date.now() + (options.timeoutMs ?? 30_000);
       return new Promise((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { AppError, AsyncClient } from '@kb/common';
+import { AppError, AsyncClient, CallContext } from '@kb/common';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import type { PassageInput } from '@kb/text';
 import { chunkFromProto, passageOf } from './chunks';
@@ -22,7 +22,7 @@ export interface KnowledgeScope {
 }
 
 /**
- * Searches the knowledge scope of the caller's org (from the request context) and returns the
+ * Searches the knowledge scope of the caller's org (`ctx.orgId`) and returns the
  * passages best first. Chunks of documents that are no longer ready/completed (deleted while the
  * search ran, or failed) are dropped, so a deleted document is never cited.
  *
@@ -30,6 +30,7 @@ export interface KnowledgeScope {
  * @throws AppError from the retrieval or documents services (e.g. SERVICE_UNAVAILABLE).
  */
 export async function searchKnowledge(
+  ctx: CallContext,
   clients: { retrieval: RetrievalClient; documents: DocumentsClient },
   query: string,
   scope: KnowledgeScope,
@@ -41,11 +42,11 @@ export async function searchKnowledge(
     documentIds: scope.documentIds ?? [],
     topK,
     corpus: scope.corpus === 'safety' ? retrievalV1.Corpus.CORPUS_SAFETY : retrievalV1.Corpus.CORPUS_ORG,
-  });
+  }, ctx);
   const passages = res.hits.map((h) => toPassage(h));
   if (scope.corpus === 'safety' || passages.length === 0) return passages;
   const live = new Set(
-    (await clients.documents.filterLiveDocuments({ documentIds: [...new Set(passages.map((p) => p.documentId))] })).documentIds,
+    (await clients.documents.filterLiveDocuments({ documentIds: [...new Set(passages.map((p) => p.documentId))] }, ctx)).documentIds,
   );
   return passages.filter((p) => live.has(p.documentId));
 }
@@ -59,6 +60,7 @@ export async function searchKnowledge(
  * @param citedDocumentIds the document ids a result cites.
  */
 export async function composeWithLiveSources<R>(
+  ctx: CallContext,
   documents: DocumentsClient,
   passages: Passage[],
   compose: (passages: Passage[]) => R | Promise<R>,
@@ -69,7 +71,7 @@ export async function composeWithLiveSources<R>(
     const result = await compose(current);
     const cited = [...new Set(citedDocumentIds(result))];
     if (cited.length === 0) return result;
-    const live = new Set((await documents.filterLiveDocuments({ documentIds: cited })).documentIds);
+    const live = new Set((await documents.filterLiveDocuments({ documentIds: cited }, ctx)).documentIds);
     if (cited.every((id) => live.has(id))) return result;
     current = current.filter((p) => live.has(p.documentId) || !cited.includes(p.documentId));
   }
@@ -81,20 +83,20 @@ export function toPassage(hit: retrievalV1.SearchHit): Passage {
 }
 
 /**
- * Checks that the project exists in the caller's org.
+ * Checks that the project exists in the caller's org (`ctx.orgId`).
  * @throws AppError NOT_FOUND otherwise.
  */
-export async function requireProject(documents: DocumentsClient, projectId: string): Promise<void> {
-  await documents.getProject({ id: projectId });
+export async function requireProject(ctx: CallContext, documents: DocumentsClient, projectId: string): Promise<void> {
+  await documents.getProject({ id: projectId }, ctx);
 }
 
 /**
  * Resolves handbook ids to document ids (each must be a ready/completed document of the org).
  * @throws AppError NOT_FOUND naming the first bad id.
  */
-export async function resolveHandbooks(documents: DocumentsClient, ids: string[]): Promise<documentsV1.Document[]> {
+export async function resolveHandbooks(ctx: CallContext, documents: DocumentsClient, ids: string[]): Promise<documentsV1.Document[]> {
   if (ids.length === 0) return [];
-  const res = await documents.resolveHandbooks({ documentIds: ids });
+  const res = await documents.resolveHandbooks({ documentIds: ids }, ctx);
   if (res.documents.length === 0) throw AppError.notFound('Handbooks not found.');
   return res.documents;
 }

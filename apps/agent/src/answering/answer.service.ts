@@ -122,8 +122,8 @@ export class AnswerService {
   private readonly embed: EmbedTexts | undefined;
 
   /** @throws AppError NOT_FOUND when the project is not one of the caller's org. */
-  async requireProject(projectId: string): Promise<void> {
-    await requireProject(this.deps.documents, projectId);
+  async requireProject(ctx: CallContext, projectId: string): Promise<void> {
+    await requireProject(ctx, this.deps.documents, projectId);
   }
 
   /** Model name reported to clients. */
@@ -152,7 +152,7 @@ export class AnswerService {
     // Safety Assistant, so a project must be the caller's.
     const byEvidence = agent === 'safety' && !req.chatType;
     const orgAgent: AgentName = req.projectId ? 'project' : 'general';
-    if (req.projectId && (agent !== 'safety' || byEvidence)) await requireProject(this.deps.documents, req.projectId);
+    if (req.projectId && (agent !== 'safety' || byEvidence)) await requireProject(ctx, this.deps.documents, req.projectId);
     const query = await this.retrievalQuery(req, spend);
     throwIfAborted(req.signal);
     const topK = Math.min(Math.max(req.topK || 8, 1), 20);
@@ -160,8 +160,8 @@ export class AnswerService {
     let passages: Passage[];
     if (byEvidence) {
       const [own, shared] = await Promise.all([
-        searchKnowledge(this.deps, query, orgScope(orgAgent), topK),
-        searchKnowledge(this.deps, query, { corpus: 'safety' }, topK),
+        searchKnowledge(ctx, this.deps, query, orgScope(orgAgent), topK),
+        searchKnowledge(ctx, this.deps, query, { corpus: 'safety' }, topK),
       ]);
       throwIfAborted(req.signal);
       if (await this.ownDocumentsAnswerBetter(query, own, shared)) {
@@ -171,7 +171,7 @@ export class AnswerService {
         passages = shared;
       }
     } else {
-      passages = await searchKnowledge(this.deps, query, agent === 'safety' ? { corpus: 'safety' } : orgScope(agent), topK);
+      passages = await searchKnowledge(ctx, this.deps, query, agent === 'safety' ? { corpus: 'safety' } : orgScope(agent), topK);
     }
     throwIfAborted(req.signal);
     await hooks.onMeta?.(agent, this.modelName);
@@ -184,7 +184,7 @@ export class AnswerService {
       const result =
         agent === 'safety'
           ? await compose(passages)
-          : await composeWithLiveSources(this.deps.documents, passages, compose, (r) => r.citations.map((c) => c.quote.passage.documentId));
+          : await composeWithLiveSources(ctx, this.deps.documents, passages, compose, (r) => r.citations.map((c) => c.quote.passage.documentId));
       await spend(result.usage);
       if (hooks.onDelta) {
         const words = result.answer.match(/\S+\s*/g) ?? [result.answer];
@@ -203,11 +203,12 @@ export class AnswerService {
         confidence: result.confidence,
       };
     }
-    return this.generate(req, agent, query, passages, spend, hooks, () => usage);
+    return this.generate(ctx, req, agent, query, passages, spend, hooks, () => usage);
   }
 
   /** Model path: stream the answer from numbered passages, checking and renumbering markers on the fly. */
   private async generate(
+    ctx: CallContext,
     req: AnswerRequest,
     agent: AgentName,
     query: string,
@@ -255,7 +256,7 @@ export class AnswerService {
     if (agent !== 'safety' && citations.length > 0) {
       // A document deleted while the model was writing is never cited (decisions.md "Documents").
       const cited = [...new Set(citations.map((c) => c.documentId))];
-      const live = new Set((await this.deps.documents.filterLiveDocuments({ documentIds: cited })).documentIds);
+      const live = new Set((await this.deps.documents.filterLiveDocuments({ documentIds: cited }, ctx)).documentIds);
       if (cited.some((id) => !live.has(id))) {
         const kept = citations.filter((c) => live.has(c.documentId));
         const renumber = new Map(kept.map((c, i) => [c.index, i + 1]));

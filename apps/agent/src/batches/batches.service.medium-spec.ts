@@ -20,7 +20,7 @@ const OTHER: CallContext = { orgId: 'org-batch-b', requestId: 'r2' };
 function scriptedAnswers(): AnswerService & { calls: number } {
   const answerer = {
     calls: 0,
-    async requireProject(projectId: string) {
+    async requireProject(_ctx: CallContext, projectId: string) {
       if (projectId === '00000000-0000-4000-8000-000000000000') throw AppError.notFound('Project not found.');
     },
     async answer(_ctx: CallContext, req: { messages: { content: string }[] }) {

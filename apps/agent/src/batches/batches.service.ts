@@ -44,7 +44,7 @@ export class BatchesService {
     }
     if (req.chatType && !['general', 'project', 'safety'].includes(req.chatType)) throw AppError.validation('chat_type must be one of general, project, safety.');
     if (req.chatType === 'project' && !req.projectId) throw AppError.validation('project_id is required when chat_type is project.');
-    if (req.projectId) await this.deps.answers.requireProject(req.projectId);
+    if (req.projectId) await this.deps.answers.requireProject(ctx, req.projectId);
     const batch = await this.deps.repository.create(ctx.orgId, {
       name: req.name ?? null,
       projectId: req.projectId ?? null,

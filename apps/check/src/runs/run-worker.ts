@@ -1,4 +1,4 @@
-import { currentContext, Delivery, Logger, runWithContext } from '@kb/common';
+import { CallContext, currentContext, Delivery, Logger, runWithContext } from '@kb/common';
 import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { ModelProviderError } from '@kb/models';
 import { randomUUID } from 'node:crypto';
@@ -45,11 +45,11 @@ export class RunWorker {
   ) {}
 
   async process(item: CheckRequirementsRequestedEvent, delivery: Delivery): Promise<void> {
-    const requestId = currentContext()?.requestId ?? randomUUID();
-    await runWithContext({ requestId, orgId: item.orgId }, async () => {
+    const ctx: CallContext = { orgId: item.orgId, requestId: currentContext()?.requestId ?? randomUUID() };
+    await runWithContext(ctx, async () => {
       for (const requirementId of item.requirementIds) {
         try {
-          await this.processOne(item, requirementId, delivery);
+          await this.processOne(ctx, item, requirementId, delivery);
         } catch (err) {
           if (isProviderFailure(err) || delivery.isLastAttempt) {
             const reason = isProviderFailure(err)
@@ -66,7 +66,7 @@ export class RunWorker {
     });
   }
 
-  private async processOne(item: CheckRequirementsRequestedEvent, requirementId: string, delivery: Delivery): Promise<void> {
+  private async processOne(ctx: CallContext, item: CheckRequirementsRequestedEvent, requirementId: string, delivery: Delivery): Promise<void> {
     const requirement = await this.deps.repository.claim(item.orgId, item.runId, item.generation, requirementId);
     if (!requirement) return;
     this.deps.logger.info({ run_id: item.runId, requirement_id: requirementId, attempt: delivery.attempt }, 'checking requirement');
@@ -91,7 +91,7 @@ export class RunWorker {
       }
       for (const part of parts) {
         if (abort.signal.aborted) break;
-        const a = await this.deps.assessor.assess({ projectId: item.projectId, documentIds: item.handbookIds }, part, abort.signal);
+        const a = await this.deps.assessor.assess(ctx, { projectId: item.projectId, documentIds: item.handbookIds }, part, abort.signal);
         calls.push(...a.calls);
         const justification = a.evidence ? `${a.explanation}\nEvidence: "${a.evidence.replace(/\s+/g, ' ').trim()}"` : a.explanation;
         subs.push({

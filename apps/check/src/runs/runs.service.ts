@@ -52,9 +52,9 @@ export class RunsService {
       return { text, metadata: r.metadata };
     });
     for (const id of req.handbookIds) if (!isUuid(id)) throw AppError.validation('handbook_ids must contain only UUIDs.');
-    await requireProject(this.deps.documents, req.projectId);
+    await requireProject(ctx, this.deps.documents, req.projectId);
     const handbookIds = [...new Set(req.handbookIds)];
-    const handbooks = await resolveHandbooks(this.deps.documents, handbookIds);
+    const handbooks = await resolveHandbooks(ctx, this.deps.documents, handbookIds);
     const found = new Set(handbooks.map((h) => h.id));
     const missing = handbookIds.find((id) => !found.has(id));
     if (missing) throw AppError.notFound(`Handbook ${missing} not found.`);

@@ -1,3 +1,4 @@
+import type { CallContext } from '@kb/common';
 import { DocumentsClient, RetrievalClient, searchKnowledge } from '@kb/knowledge';
 import type { Judgement } from '@kb/text';
 import type { CallUsage, RequirementJudge } from './judges';
@@ -19,7 +20,8 @@ export interface Assessment {
 }
 
 /**
- * Checks one atomic requirement against a project's knowledge scope (or only some handbooks):
+ * Checks one atomic requirement against a project's knowledge scope (or only some handbooks) of
+ * the caller's org (`ctx.orgId`):
  * retrieves candidate passages, has the judge decide, and re-checks right before returning that the
  * cited document still exists (a deleted document is never cited).
  *
@@ -32,8 +34,8 @@ export class Assessor {
     private readonly judge: RequirementJudge,
   ) {}
 
-  async assess(scope: { projectId: string; documentIds: string[] }, requirement: string, signal?: AbortSignal): Promise<Assessment> {
-    const passages = await searchKnowledge(this.clients, requirement, { corpus: 'org', projectId: scope.projectId, documentIds: scope.documentIds }, VERIFY_TOP_K);
+  async assess(ctx: CallContext, scope: { projectId: string; documentIds: string[] }, requirement: string, signal?: AbortSignal): Promise<Assessment> {
+    const passages = await searchKnowledge(ctx, this.clients, requirement, { corpus: 'org', projectId: scope.projectId, documentIds: scope.documentIds }, VERIFY_TOP_K);
     const calls: CallUsage[] = [];
     // The judge may be a model (async): judge, then check right before returning that the cited
     // document still exists; if it was deleted meanwhile, judge again without its passages.
@@ -41,15 +43,15 @@ export class Assessor {
     for (;;) {
       const { judgement, calls: made } = await this.judge.judge(requirement, current, signal);
       calls.push(...made);
-      if (await this.stillLive(judgement)) return toAssessment(judgement, calls);
+      if (await this.stillLive(ctx, judgement)) return toAssessment(judgement, calls);
       const dead = judgement.evidence!.passage.documentId;
       current = current.filter((p) => p.documentId !== dead);
     }
   }
 
-  private async stillLive(j: Judgement): Promise<boolean> {
+  private async stillLive(ctx: CallContext, j: Judgement): Promise<boolean> {
     if (!j.evidence) return true;
-    const res = await this.clients.documents.filterLiveDocuments({ documentIds: [j.evidence.passage.documentId] });
+    const res = await this.clients.documents.filterLiveDocuments({ documentIds: [j.evidence.passage.documentId] }, ctx);
     return res.documentIds.includes(j.evidence.passage.documentId);
   }
 }

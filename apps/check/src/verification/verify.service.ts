@@ -21,10 +21,10 @@ export class VerifyService {
   ) {}
 
   async verify(ctx: CallContext, req: { projectId: string; requirement: string; handbookIds: string[] }): Promise<Verification> {
-    await requireProject(this.deps.documents, req.projectId);
-    const handbooks = await resolveHandbooks(this.deps.documents, req.handbookIds);
+    await requireProject(ctx, this.deps.documents, req.projectId);
+    const handbooks = await resolveHandbooks(ctx, this.deps.documents, req.handbookIds);
     const { calls, ...assessment } = await this.deps.assessor
-      .assess({ projectId: req.projectId, documentIds: handbooks.map((h) => h.id) }, req.requirement)
+      .assess(ctx, { projectId: req.projectId, documentIds: handbooks.map((h) => h.id) }, req.requirement)
       .catch((err: unknown) => {
         throw providerError(err);
       });
