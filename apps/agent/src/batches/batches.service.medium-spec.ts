@@ -1,13 +1,13 @@
-import { AppError, CallContext, createLogger, ErrorCode } from '@kb/common';
-import { batchQuestionStatus, batchStatus, type BatchQuestionEvent } from '@kb/events';
-import { agentV1 } from '@kb/proto';
+import { AppError, CallContext, createLogger, ErrorCode, PAGE_LIMIT_MAX } from '@kb/common';
+import type { BatchQuestionEvent } from '@kb/events';
+import type { Citation } from '@kb/knowledge';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
 import type { AnswerService } from '../answering/answer.service';
 import { openAgentDatabase } from '../database/database';
 import { BatchesRepository } from './batches.repository';
-import { BatchesService } from './batches.service';
+import { BatchesService, type NewBatch } from './batches.service';
 
 // Batches on a real PostgreSQL: creation, work items answered (also twice, also concurrently),
 // counters, completion with its webhook event, failures, listing and org scope. The answering
@@ -28,7 +28,7 @@ function scriptedAnswers(): AnswerService & { calls: number } {
       const question = req.messages[0].content;
       const failure = /fail:(\w+)/.exec(question);
       if (failure) throw new AppError(failure[1] as ErrorCode, `cannot answer ${question}`);
-      return { answer: `answer to ${question}`, citations: [] as agentV1.Citation[], agent: 'general', model: 'extractive', usage: {}, finishReason: 'stop', confidence: 0.8 };
+      return { answer: `answer to ${question}`, citations: [] as Citation[], agent: 'general', model: 'extractive', usage: {}, finishReason: 'stop', confidence: 0.8 };
     },
   };
   return answerer as unknown as AnswerService & { calls: number };
@@ -64,17 +64,16 @@ describe('BatchesService on PostgreSQL', () => {
     await db?.destroy();
   });
 
-  const create = (ctx: CallContext, questions: string[], extra: Partial<agentV1.CreateBatchRequest> = {}) =>
-    batches.create(ctx, { questions, safetyAssistantEnabled: false, ...extra } as agentV1.CreateBatchRequest);
+  const create = (ctx: CallContext, questions: string[], extra: Partial<NewBatch> = {}) => batches.create(ctx, { questions, safetyAssistantEnabled: false, ...extra });
   const outboxTypes = async (batchId: string): Promise<string[]> =>
     (await db.query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`batch:${batchId}`])).map((r: { type: string }) => r.type);
 
   it('creates a pending batch and queues one work item per question', async () => {
     const batch = await create(ORG, ['q1', 'q2', 'q3'], { name: 'My batch' });
-    expect(batch).toMatchObject({ name: 'My batch', orgId: ORG.orgId, status: batchStatus.toProto('pending'), totalQuestions: 3, processedQuestions: 0 });
+    expect(batch).toMatchObject({ name: 'My batch', org_id: ORG.orgId, status: 'pending', total_questions: 3, processed_questions: 0 });
     expect(published).toEqual([0, 1, 2].map((index) => ({ batchId: batch.id, orgId: ORG.orgId, index })));
     const stored = await batches.get(ORG, batch.id);
-    expect(stored!.results.map((r) => [r.index, r.question, batchQuestionStatus.fromProto(r.status)])).toEqual([
+    expect(stored!.questions.map((q) => [q.idx, q.question, q.status])).toEqual([
       [0, 'q1', 'pending'],
       [1, 'q2', 'pending'],
       [2, 'q3', 'pending'],
@@ -85,8 +84,8 @@ describe('BatchesService on PostgreSQL', () => {
     const batch = await create(ORG, ['q1', 'q2']);
     await Promise.all(published.flatMap((e) => [batches.processQuestion(e, { isLastAttempt: false }), batches.processQuestion(e, { isLastAttempt: false })]));
     const done = await batches.get(ORG, batch.id);
-    expect(done).toMatchObject({ status: batchStatus.toProto('completed'), processedQuestions: 2, failedQuestions: 0 });
-    expect(done!.results.map((r) => [batchQuestionStatus.fromProto(r.status), r.answer, r.confidence])).toEqual([
+    expect(done!.batch).toMatchObject({ status: 'completed', processed_questions: 2, failed_questions: 0 });
+    expect(done!.questions.map((q) => [q.status, q.answer, q.confidence])).toEqual([
       ['completed', 'answer to q1', 0.8],
       ['completed', 'answer to q2', 0.8],
     ]);
@@ -101,17 +100,17 @@ describe('BatchesService on PostgreSQL', () => {
     const batch = await create(ORG, ['ok', `fail:${ErrorCode.SERVICE_UNAVAILABLE}`]);
     await batches.processQuestion(published[0], { isLastAttempt: false });
     await expect(batches.processQuestion(published[1], { isLastAttempt: false })).rejects.toMatchObject({ code: ErrorCode.SERVICE_UNAVAILABLE });
-    expect(await batches.get(ORG, batch.id)).toMatchObject({ status: batchStatus.toProto('processing'), processedQuestions: 1 });
+    expect((await batches.get(ORG, batch.id))!.batch).toMatchObject({ status: 'processing', processed_questions: 1 });
     await batches.processQuestion(published[1], { isLastAttempt: true });
     const done = await batches.get(ORG, batch.id);
-    expect(done).toMatchObject({ status: batchStatus.toProto('completed'), processedQuestions: 2, failedQuestions: 1 });
-    expect(done!.results[1]).toMatchObject({ status: batchQuestionStatus.toProto('failed'), error: `cannot answer fail:${ErrorCode.SERVICE_UNAVAILABLE}` });
+    expect(done!.batch).toMatchObject({ status: 'completed', processed_questions: 2, failed_questions: 1 });
+    expect(done!.questions[1]).toMatchObject({ status: 'failed', error: `cannot answer fail:${ErrorCode.SERVICE_UNAVAILABLE}` });
   });
 
   it('records a permanent failure at once', async () => {
     const batch = await create(ORG, [`fail:${ErrorCode.VALIDATION_ERROR}`]);
     await batches.processQuestion(published[0], { isLastAttempt: false });
-    expect(await batches.get(ORG, batch.id)).toMatchObject({ status: batchStatus.toProto('completed'), processedQuestions: 1, failedQuestions: 1 });
+    expect((await batches.get(ORG, batch.id))!.batch).toMatchObject({ status: 'completed', processed_questions: 1, failed_questions: 1 });
   });
 
   it('marks the batch failed, with its event, when its questions cannot be queued', async () => {
@@ -139,21 +138,20 @@ describe('BatchesService on PostgreSQL', () => {
     const b = await create(OTHER, ['y'], { projectId, name: 'b' });
     await create(OTHER, ['z'], { name: 'c' });
     await batches.processQuestion(published.find((e) => e.batchId === b.id)!, { isLastAttempt: false });
-    const all = await batches.list(OTHER, { limit: 10, offset: 0 } as agentV1.ListBatchesRequest);
+    const all = await batches.list(OTHER, { limit: 10, offset: 0 });
     expect(all.total).toBe(3);
-    expect(all.batches.map((x) => x.name)).toEqual(['c', 'b', 'a']);
-    expect(all.batches.every((x) => x.results.length === 0)).toBe(true);
-    const inProject = await batches.list(OTHER, { projectId, limit: 1, offset: 1 } as agentV1.ListBatchesRequest);
-    expect([inProject.total, inProject.batches.map((x) => x.name)]).toEqual([2, ['a']]);
-    const completed = await batches.list(OTHER, { status: batchStatus.toProto('completed'), limit: 10, offset: 0 } as agentV1.ListBatchesRequest);
-    expect(completed.batches.map((x) => x.id)).toEqual([b.id]);
-    await expect(batches.list(OTHER, { status: 99, limit: 10, offset: 0 } as unknown as agentV1.ListBatchesRequest)).rejects.toMatchObject({ code: ErrorCode.VALIDATION_ERROR });
+    expect(all.rows.map((x) => x.name)).toEqual(['c', 'b', 'a']);
+    const inProject = await batches.list(OTHER, { projectId, limit: 1, offset: 1 });
+    expect([inProject.total, inProject.rows.map((x) => x.name)]).toEqual([2, ['a']]);
+    const completed = await batches.list(OTHER, { status: 'completed', limit: 10, offset: 0 });
+    expect(completed.rows.map((x) => x.id)).toEqual([b.id]);
+    await expect(batches.list(OTHER, { limit: PAGE_LIMIT_MAX + 1 })).rejects.toMatchObject({ code: ErrorCode.VALIDATION_ERROR });
     // Another org sees none of them, by list or by id.
-    expect((await batches.list(ORG, { projectId, limit: 10, offset: 0 } as agentV1.ListBatchesRequest)).total).toBe(0);
+    expect((await batches.list(ORG, { projectId, limit: 10, offset: 0 })).total).toBe(0);
     await expect(batches.get(ORG, a.id)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
     expect(await batches.get(ORG, a.id, false, false)).toBeNull();
     // A work item carrying another org's id does nothing.
     await batches.processQuestion({ batchId: a.id, orgId: ORG.orgId, index: 0 }, { isLastAttempt: true });
-    expect(await batches.get(OTHER, a.id)).toMatchObject({ status: batchStatus.toProto('pending'), processedQuestions: 0 });
+    expect((await batches.get(OTHER, a.id))!.batch).toMatchObject({ status: 'pending', processed_questions: 0 });
   });
 });

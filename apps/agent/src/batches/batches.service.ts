@@ -1,13 +1,29 @@
 import { AppError, CallContext, ErrorCode, Logger, runWithContext, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, pageWindow } from '@kb/common';
-import { BatchQuestionEvent, batchStatus } from '@kb/events';
+import { BatchQuestionEvent, BatchStatus } from '@kb/events';
 import { citationToProto } from '@kb/knowledge';
 import { isAbortError, ModelProviderError } from '@kb/models';
-import { agentV1 } from '@kb/proto';
 import { AnswerService } from '../answering/answer.service';
-import { toBatch } from './batch-events';
-import { BatchesRepository } from './batches.repository';
+import { BatchesRepository, BatchRow, QuestionRow } from './batches.repository';
 
 export type { BatchStatus } from '@kb/events';
+
+/** A batch to create (the use case's input; the gRPC controller maps CreateBatchRequest to it). */
+export interface NewBatch {
+  name?: string;
+  projectId?: string;
+  chatType?: string;
+  /** Whether the caller's organization has the Safety Assistant (from the gateway). */
+  safetyAssistantEnabled: boolean;
+  questions: string[];
+}
+
+/** Filter and page of a batch listing (`limit`/`offset` checked by `pageWindow`). */
+export interface BatchListQuery {
+  projectId?: string;
+  status?: BatchStatus;
+  limit?: number;
+  offset?: number;
+}
 
 /** Codes of answering errors worth retrying (the item is redelivered); anything else fails the question. */
 const TRANSIENT = new Set<string>([ErrorCode.SERVICE_UNAVAILABLE, ErrorCode.TIMEOUT, ErrorCode.INTERNAL_ERROR]);
@@ -36,7 +52,7 @@ export class BatchesService {
    *   (safety not enabled), NOT_FOUND (project), SERVICE_UNAVAILABLE when the queue is down (the
    *   batch is then marked `failed`).
    */
-  async create(ctx: CallContext, req: agentV1.CreateBatchRequest): Promise<agentV1.Batch> {
+  async create(ctx: CallContext, req: NewBatch): Promise<BatchRow> {
     if (req.questions.length < 1 || req.questions.length > MAX_BATCH_QUESTIONS) throw AppError.validation(`questions must have 1 to ${MAX_BATCH_QUESTIONS} items.`);
     if (req.questions.some((q) => !q.trim() || q.length > QUESTION_MAX_CHARS)) throw AppError.validation(`Each question must be 1 to ${QUESTION_MAX_CHARS} characters.`);
     if (req.chatType === 'safety' && !req.safetyAssistantEnabled) {
@@ -61,16 +77,14 @@ export class BatchesService {
       await this.deps.repository.markFailed(batch.id);
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The batch could not be queued. Retry shortly.');
     }
-    // Built from what was inserted: a worker may already have picked the first question up.
-    return toBatch(batch, []);
+    // What was inserted: a worker may already have picked the first question up.
+    return batch;
   }
 
   /** Summaries newest first, filtered by project and status. */
-  async list(ctx: CallContext, req: agentV1.ListBatchesRequest): Promise<agentV1.ListBatchesResponse> {
-    const status = req.status === undefined ? undefined : batchStatus.fromProto(req.status);
-    const { limit, offset } = pageWindow(req);
-    const { rows, total } = await this.deps.repository.list(ctx.orgId, { projectId: req.projectId || null, status: status ?? null }, limit, offset);
-    return { batches: rows.map((r) => toBatch(r, [])), total };
+  async list(ctx: CallContext, query: BatchListQuery): Promise<{ rows: BatchRow[]; total: number }> {
+    const { limit, offset } = pageWindow(query);
+    return this.deps.repository.list(ctx.orgId, { projectId: query.projectId || null, status: query.status ?? null }, limit, offset);
   }
 
   /**
@@ -78,14 +92,14 @@ export class BatchesService {
    * @returns null when `throwIfMissing` is false and the batch does not exist.
    * @throws AppError NOT_FOUND when missing or of another org (unless `throwIfMissing` is false).
    */
-  async get(ctx: CallContext, id: string, withResults = true, throwIfMissing = true): Promise<agentV1.Batch | null> {
+  async get(ctx: CallContext, id: string, withResults = true, throwIfMissing = true): Promise<{ batch: BatchRow; questions: QuestionRow[] } | null> {
     const row = await this.deps.repository.find(ctx.orgId, id);
     if (!row) {
       if (throwIfMissing) throw AppError.notFound('Batch not found.');
       return null;
     }
     const questions = withResults ? await this.deps.repository.listQuestions(id) : [];
-    return toBatch(row, questions);
+    return { batch: row, questions };
   }
 
   /**
@@ -95,12 +109,12 @@ export class BatchesService {
    * `delivery.attempt` (1-based) is logged with the start of the work ("answering batch question").
    */
   async processQuestion(event: BatchQuestionEvent, delivery: { isLastAttempt: boolean; attempt?: number }): Promise<void> {
-    // Outgoing calls (retrieval, documents) take the org from the request context.
-    return runWithContext({ requestId: `batch:${event.batchId}:${event.index}`, orgId: event.orgId }, () => this.processInContext(event, delivery));
+    // The context is passed to every outgoing call; the logging context labels this work's log lines.
+    const ctx: CallContext = { orgId: event.orgId, requestId: `batch:${event.batchId}:${event.index}` };
+    return runWithContext(ctx, () => this.processInContext(ctx, event, delivery));
   }
 
-  private async processInContext(event: BatchQuestionEvent, delivery: { isLastAttempt: boolean; attempt?: number }): Promise<void> {
-    const ctx: CallContext = { orgId: event.orgId, requestId: `${event.batchId}:${event.index}` };
+  private async processInContext(ctx: CallContext, event: BatchQuestionEvent, delivery: { isLastAttempt: boolean; attempt?: number }): Promise<void> {
     const batch = await this.deps.repository.find(event.orgId, event.batchId);
     if (!batch) return;
     const item = await this.deps.repository.findQuestion(event.batchId, event.index);

@@ -3,9 +3,11 @@ import { AppError, CallContext, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_
 import { citationToProto } from '@kb/knowledge';
 import { isAbortError, providerAppError, type ProviderErrorMessages } from '@kb/models';
 import { agentV1 } from '@kb/proto';
+import { batchStatus } from '@kb/events';
 import { randomUUID } from 'node:crypto';
 import { AnswerRequest, AnswerService } from '../answering/answer.service';
 import type { ConversationMessage } from '../answering/rewrite';
+import { toBatch } from '../batches/batch-events';
 import { BatchesService } from '../batches/batches.service';
 
 /** The unary methods of the agent service (ChatStream is registered separately, see {@link chatStreamHandler}). */
@@ -70,9 +72,16 @@ export function agentUnaryHandlers(answers: AnswerService, batches: BatchesServi
         confidence: r.confidence,
       };
     },
-    createBatch: (req, ctx) => batches.create(ctx, req),
-    listBatches: (req, ctx) => batches.list(ctx, req),
-    getBatch: async (req, ctx) => (await batches.get(ctx, req.id))!,
+    createBatch: async (req, ctx) => toBatch(await batches.create(ctx, req), []),
+    listBatches: async (req, ctx) => {
+      const status = req.status === undefined ? undefined : batchStatus.fromProto(req.status);
+      const { rows, total } = await batches.list(ctx, { projectId: req.projectId, status, limit: req.limit, offset: req.offset });
+      return { batches: rows.map((r) => toBatch(r, [])), total };
+    },
+    getBatch: async (req, ctx) => {
+      const { batch, questions } = (await batches.get(ctx, req.id))!;
+      return toBatch(batch, questions);
+    },
   };
 }
 
