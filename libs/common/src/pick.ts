@@ -27,8 +27,17 @@ export type SnakeCase<S extends string> = S extends `${infer C}${infer R}` ? `${
 /** `some_field_name` → `someFieldName` (type level). */
 export type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
 
-const snakeCase = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+/** `rename` computed once per field name: presenters run it for every field of every listed record. */
+function memoized(rename: (key: string) => string): (key: string) => string {
+  const names = new Map<string, string>();
+  return (key) => {
+    let name = names.get(key);
+    if (name === undefined) names.set(key, (name = rename(key)));
+    return name;
+  };
+}
+const snakeCase = memoized((key) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+const camelCase = memoized((key) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
 
 /** Copies `keys` of `source` under the name `rename(key)`, absent values as `absent`. */
 function pickRenamed(source: object, keys: readonly string[], absent: unknown, rename: (key: string) => string): Record<string, unknown> {

@@ -5,8 +5,6 @@ import { isAbortError, ModelProviderError } from '@kb/models';
 import { AnswerService } from '../answering/answer.service';
 import { BatchesRepository, BatchRow, QuestionRow } from './batches.repository';
 
-export type { BatchStatus } from '@kb/events';
-
 /** A batch to create (the use case's input; the gRPC controller maps CreateBatchRequest to it). */
 export interface NewBatch {
   name?: string;
