@@ -203,11 +203,27 @@ describe('webhooks', () => {
     expect(receiver.at('/other').every((r) => verified(theirs.secret, r).org_id === other.orgId)).toBe(true);
     expect(events.some((r) => r.event.data.id === foreign)).toBe(false);
 
-    // The delivery log: newest first, succeeded with the receiver's status.
-    const log = await a.get(`/api/v2/webhooks/${mine.id}/deliveries?limit=200`);
-    expect(log.status).toBe(200);
-    expect(log.body.pagination.total).toBeGreaterThanOrEqual(9);
+    // A batch that failed as a whole stays failed: its questions queued before the failure are not
+    // answered afterwards, and it never sends batch.completed.
+    const failedBatchData = (await a.get(`/api/v2/agent/batches/${failedBatch.id}`)).body.data;
+    expect(failedBatchData).toMatchObject({ status: 'failed', total_questions: 30, processed_questions: 30 });
+    expect(failedBatchData.results.filter((q: any) => q.status === 'pending')).toEqual([]);
+    expect(events.some((r) => r.event.type === 'batch.completed' && r.event.data.id === failedBatch.id)).toBe(false);
+
+    // The delivery log: newest first, succeeded with the receiver's status. The receiver has its
+    // answer before the worker records it, so wait until nothing is pending.
+    const deliveryLog = async () => {
+      for (;;) {
+        const res = await a.get(`/api/v2/webhooks/${mine.id}/deliveries?limit=200`);
+        expect(res.status).toBe(200);
+        if (!res.body.data.some((d: any) => d.status === 'pending')) return res;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const log = await deliveryLog();
+    expect(log.body.pagination.total).toBe(9);
     const rows = log.body.data;
+    expect(rows.map((d: any) => `${d.event}:${d.status}:${d.attempts}`).sort()).toEqual(expected.map((e) => `${e.split(':')[0]}:succeeded:1`).sort());
     expect(rows[0]).toEqual({
       id: expect.any(String),
       event: expect.any(String),

@@ -5,6 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { batchEvent } from './batch-events';
 
+/** The error of each question left unanswered when its batch fails as a whole (BatchesRepository.markFailed). */
+export const BATCH_FAILED_QUESTION_ERROR = 'The batch could not be queued, so this question was not answered.';
+
 /** A row of `batches`. Timestamps are Date; counters are integers. */
 export interface BatchRow {
   id: string;
@@ -162,14 +165,34 @@ export class BatchesRepository {
 
   /**
    * Marks a batch `failed` (its questions could not be queued) and writes `batch.failed` to the
-   * webhook outbox in the same transaction. Idempotent: an already failed batch changes nothing.
+   * webhook outbox in the same transaction. `failed` is final: the questions still pending fail
+   * with it (error {@link BATCH_FAILED_QUESTION_ERROR}, counted in `processed_questions` and
+   * `failed_questions`), so a work item queued before the failure finds nothing left to answer and
+   * the batch never turns `completed` afterwards. Idempotent: a batch already failed or completed
+   * changes nothing.
    * @returns whether this call failed it.
    */
   async markFailed(id: string): Promise<boolean> {
     return this.db.transaction(async (m) => {
-      const [failed] = rowsOf<BatchRow>(await m.query(`UPDATE batches SET status = 'failed', updated_at = now() WHERE id = $1 AND status <> 'failed' RETURNING *`, [id]));
-      if (failed) await enqueueWebhookEvent(m, batchEvent('batch.failed', failed));
-      return Boolean(failed);
+      // Question rows first, then the batch row: the lock order of recordOutcome, so the two never deadlock.
+      const abandoned = rowsOf(
+        await m.query(
+          `UPDATE batch_questions SET status = 'failed', error = $2, updated_at = now()
+           WHERE batch_id = $1 AND status = 'pending' AND EXISTS (SELECT 1 FROM batches WHERE id = $1 AND status IN ('pending', 'processing'))
+           RETURNING idx`,
+          [id, BATCH_FAILED_QUESTION_ERROR],
+        ),
+      ).length;
+      const [failed] = rowsOf<BatchRow>(
+        await m.query(
+          `UPDATE batches SET status = 'failed', processed_questions = processed_questions + $2, failed_questions = failed_questions + $2, updated_at = now()
+           WHERE id = $1 AND status IN ('pending', 'processing') RETURNING *`,
+          [id, abandoned],
+        ),
+      );
+      if (!failed) return false;
+      await enqueueWebhookEvent(m, batchEvent('batch.failed', failed));
+      return true;
     });
   }
 }

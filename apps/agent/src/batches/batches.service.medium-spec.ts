@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
 import type { AnswerService } from '../answering/answer.service';
 import { openAgentDatabase } from '../database/database';
-import { BatchesRepository } from './batches.repository';
+import { BATCH_FAILED_QUESTION_ERROR, BatchesRepository } from './batches.repository';
 import { BatchesService, type NewBatch } from './batches.service';
 
 // Batches on a real PostgreSQL: creation, work items answered (also twice, also concurrently),
@@ -120,6 +120,30 @@ describe('BatchesService on PostgreSQL', () => {
     expect(row.status).toBe('failed');
     expect(await new BatchesRepository(db).markFailed(row.id)).toBe(false); // already failed: nothing changes
     expect(await outboxTypes(row.id)).toEqual(['batch.failed']);
+  });
+
+  it('keeps a failed batch failed: its unanswered questions fail with it and work items queued before the failure answer nothing', async () => {
+    const batch = await create(ORG, ['q1', 'q2', 'q3']);
+    await batches.processQuestion(published[0], { isLastAttempt: false });
+    const repository = new BatchesRepository(db);
+    expect(await repository.markFailed(batch.id)).toBe(true);
+    const calls = answers.calls;
+    for (const item of published) await batches.processQuestion(item, { isLastAttempt: true });
+    expect(answers.calls).toBe(calls);
+    const after = await batches.get(ORG, batch.id);
+    expect(after!.batch).toMatchObject({ status: 'failed', total_questions: 3, processed_questions: 3, failed_questions: 2 });
+    expect(after!.questions.map((q) => [q.status, q.error])).toEqual([
+      ['completed', null],
+      ['failed', BATCH_FAILED_QUESTION_ERROR],
+      ['failed', BATCH_FAILED_QUESTION_ERROR],
+    ]);
+    expect(await outboxTypes(batch.id)).toEqual(['batch.failed']);
+    // A completed batch cannot fail afterwards.
+    const done = await create(ORG, ['q']);
+    await batches.processQuestion(published[published.length - 1], { isLastAttempt: false });
+    expect(await repository.markFailed(done.id)).toBe(false);
+    expect((await batches.get(ORG, done.id))!.batch.status).toBe('completed');
+    expect(await outboxTypes(done.id)).toEqual(['batch.completed']);
   });
 
   it('refuses bad input before writing anything', async () => {
