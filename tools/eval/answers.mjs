@@ -56,18 +56,19 @@ build();
 const require = createRequire(import.meta.url);
 const { createAsyncClient } = require(path.join(ROOT, 'dist/libs/common/src/index.js'));
 const { retrievalV1 } = require(path.join(ROOT, 'dist/libs/proto/src/index.js'));
+const { embeddingsConfigFromEnv, openEmbeddingModel } = require(path.join(ROOT, 'dist/libs/models/src/index.js'));
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-eval-'));
 const { natsServer } = ensureSystemPackages();
 // The real embedding model when it is beside the repository (dense retrieval and semantic sentence
-// choice); without it the stack runs lexical only and the report says so in `embeddings`.
-const embeddings = existsSync(path.join(MODELS, 'all-MiniLM-L6-v2')) && !process.env.KB_MODELS_DIR;
-const stack = await startStack({
-  dataDir,
-  natsServer,
-  quiet: true,
-  env: embeddings ? { KB_MODELS_DIR: MODELS, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' } : {},
-});
+// choice), unless the caller configured one; without any the stack runs lexical only.
+const stackEnv =
+  existsSync(path.join(MODELS, 'all-MiniLM-L6-v2')) && !process.env.KB_MODELS_DIR ? { KB_MODELS_DIR: MODELS, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' } : {};
+// The report's `embeddings` names the model the stack runs with: the stack inherits this process's
+// environment, and it is opened here with the services' own parser and opener.
+const opened = await openEmbeddingModel(embeddingsConfigFromEnv({ ...process.env, ...stackEnv }));
+const embeddings = opened.model ? opened.model.model : 'none';
+const stack = await startStack({ dataDir, natsServer, quiet: true, env: stackEnv });
 let exitCode = 0;
 
 /** Uploads `bytes` as a document (in `projectId` when given) and returns its id. */
@@ -205,7 +206,7 @@ try {
       split: values.split,
       articles: articles.map((a) => a.title),
       model,
-      embeddings: embeddings ? 'all-MiniLM-L6-v2' : 'none',
+      embeddings,
       questions: rows.length,
       answerable: answerable.length,
       unanswerable: unanswerable.length,
@@ -282,7 +283,7 @@ try {
       dataset: path.relative(ROOT, datasetFile),
       split: values.split,
       model,
-      embeddings: embeddings ? 'all-MiniLM-L6-v2' : 'none',
+      embeddings,
       questions: rows.length,
       answerable: answerable.length,
       gold_cited_pct: rate(answerable.filter((r) => r.goldCited).length, answerable.length),

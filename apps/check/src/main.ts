@@ -56,7 +56,8 @@ runService(logger, async () => {
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'no embedding model: the embedded judge aligns evidence by words only');
   const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model);
-  if (!nli.model) logger.warn({ reason: nli.reason }, 'no entailment model: the embedded judge runs without it');
+  // A warning only when the judge would use the model; off by design (the default judge has no nli variant) is info.
+  if (!nli.model) logger[nli.degraded ? 'warn' : 'info']({ reason: nli.reason }, 'no entailment model: the embedded judge runs without it');
   const judge = createJudge(config, logger, embeddings.model, nli.model);
   const assessor = new Assessor({ documents, retrieval }, judge);
   const usage = new UsageRecorder(async (event) => {

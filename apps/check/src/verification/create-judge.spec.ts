@@ -11,15 +11,14 @@ describe('openNliModel (the embedded judge\'s entailment cross-encoder)', () => 
     embeddings = await LocalEmbeddingModel.load({ modelsDir: path.resolve(ROOT, '../shared/models'), model: 'all-MiniLM-L6-v2' });
   }, 120_000);
 
-  it('is off with JUDGE_NLI_MODEL_DIR=none and without an embedding model, saying why', async () => {
-    expect(await openNliModel('none', embeddings, true)).toEqual({ model: null, reason: 'JUDGE_NLI_MODEL_DIR=none' });
-    expect((await openNliModel('', null, true)).reason).toMatch(/no embedding model/);
+  it('is off with JUDGE_NLI_MODEL_DIR=none (by design) and without an embedding model (degraded), saying why', async () => {
+    expect(await openNliModel('none', embeddings, true)).toEqual({ model: null, reason: 'JUDGE_NLI_MODEL_DIR=none', degraded: false });
+    expect(await openNliModel('', null, true)).toEqual({ model: null, reason: expect.stringMatching(/no embedding model/), degraded: true });
   });
 
   it('reports a missing folder instead of failing the boot', async () => {
     const opened = await openNliModel('/nonexistent/judge-nli', embeddings, true);
-    expect(opened.model).toBeNull();
-    expect(opened.reason).toContain('/nonexistent/judge-nli');
+    expect(opened).toEqual({ model: null, reason: expect.stringContaining('/nonexistent/judge-nli'), degraded: true });
   });
 
   it('loads the committed model for train:judge, and for verdicts only when the judge has its nli variant', async () => {
@@ -27,6 +26,6 @@ describe('openNliModel (the embedded judge\'s entailment cross-encoder)', () => 
     expect(forTraining.model?.name).toBe('judge-nli-minilm');
     const forVerdicts = await openNliModel('', embeddings);
     if (VERDICT_MODEL.variants.nli) expect(forVerdicts.model?.name).toBe('judge-nli-minilm');
-    else expect(forVerdicts).toEqual({ model: null, reason: expect.stringMatching(/no nli variant/) });
+    else expect(forVerdicts).toEqual({ model: null, reason: expect.stringMatching(/no nli variant/), degraded: false });
   });
 });

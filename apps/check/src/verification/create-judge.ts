@@ -28,6 +28,12 @@ export function createJudge(config: ChatModelConfig, logger: Logger, embeddings:
 export interface OpenedNliModel {
   model: LocalNliModel | null;
   reason?: string;
+  /**
+   * Set when `model` is null: true when the judge would use the model and cannot (missing files, no
+   * embedding model), a degraded service worth a warning; false when it is off by design
+   * (`JUDGE_NLI_MODEL_DIR=none`, or the committed judge has no `nli` variant).
+   */
+  degraded?: boolean;
 }
 
 /**
@@ -39,10 +45,10 @@ export interface OpenedNliModel {
  * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
  */
 export async function openNliModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false): Promise<OpenedNliModel> {
-  if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_NLI_MODEL_DIR=none' };
-  if (!VERDICT_MODEL.variants.nli && !forTraining) return { model: null, reason: 'the committed judge (libs/text/train/judge-model.json) has no nli variant' };
-  if (!embeddings) return { model: null, reason: 'no embedding model: the entailment variant of the judge needs it' };
+  if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_NLI_MODEL_DIR=none', degraded: false };
+  if (!VERDICT_MODEL.variants.nli && !forTraining) return { model: null, reason: 'the committed judge (libs/text/train/judge-model.json) has no nli variant', degraded: false };
+  if (!embeddings) return { model: null, reason: 'no embedding model: the entailment variant of the judge needs it', degraded: true };
   const dir = setting.trim() || defaultNliModelDir();
-  if (!LocalNliModel.present(dir)) return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)` };
+  if (!LocalNliModel.present(dir)) return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
   return { model: await LocalNliModel.load({ dir }) };
 }
