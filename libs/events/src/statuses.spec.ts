@@ -1,10 +1,10 @@
 import { AppError, ErrorCode } from '@kb/common';
 import { checkV1, documentsV1 } from '@kb/proto';
-import { batchQuestionStatus, batchStatus, documentStatus, requirementStatus, runStatus, subRequirementStatus } from './statuses';
+import { batchQuestionStatus, batchStatus, deliveryStatus, documentStatus, requirementStatus, runStatus, subRequirementStatus } from './statuses';
 
 describe('status codecs (one list per status, proto enums derived by name)', () => {
   it('round-trips every status of every resource through its proto enum', () => {
-    for (const codec of [documentStatus, runStatus, requirementStatus, subRequirementStatus, batchStatus, batchQuestionStatus]) {
+    for (const codec of [documentStatus, runStatus, requirementStatus, subRequirementStatus, batchStatus, batchQuestionStatus, deliveryStatus]) {
       const numbers = codec.values.map((v) => codec.toProto(v as never));
       expect(new Set(numbers).size).toBe(codec.values.length);
       expect(numbers).not.toContain(0);

@@ -1,5 +1,5 @@
 import { protoEnumCodec, ValueOf } from '@kb/common';
-import { agentV1, checkV1, documentsV1 } from '@kb/proto';
+import { agentV1, checkV1, documentsV1, webhooksV1 } from '@kb/proto';
 
 /**
  * The status values of every resource, defined once: the services' domain types, the gateway's
@@ -19,6 +19,8 @@ export const subRequirementStatus = protoEnumCodec(checkV1.SubRequirementStatus,
 export const batchStatus = protoEnumCodec(agentV1.BatchStatus, 'BATCH_STATUS', ['pending', 'processing', 'completed', 'failed']);
 /** State of one question of a batch, `kb.agent.v1.BatchQuestionStatus`. */
 export const batchQuestionStatus = protoEnumCodec(agentV1.BatchQuestionStatus, 'BATCH_QUESTION_STATUS', ['pending', 'completed', 'failed']);
+/** State of one webhook delivery (docs/webhooks.md), `kb.webhooks.v1.DeliveryStatus`. */
+export const deliveryStatus = protoEnumCodec(webhooksV1.DeliveryStatus, 'DELIVERY_STATUS', ['pending', 'succeeded', 'failed']);
 
 export type DocumentStatus = ValueOf<typeof documentStatus>;
 export type RunStatus = ValueOf<typeof runStatus>;
@@ -26,6 +28,7 @@ export type RequirementStatus = ValueOf<typeof requirementStatus>;
 export type SubRequirementStatus = ValueOf<typeof subRequirementStatus>;
 export type BatchStatus = ValueOf<typeof batchStatus>;
 export type BatchQuestionStatus = ValueOf<typeof batchQuestionStatus>;
+export type DeliveryStatus = ValueOf<typeof deliveryStatus>;
 
 /** The values of each status, in lifecycle order (query validation, OpenAPI enums). */
 export const DOCUMENT_STATUSES = documentStatus.values;
@@ -34,3 +37,4 @@ export const REQUIREMENT_STATUSES = requirementStatus.values;
 export const SUB_REQUIREMENT_STATUSES = subRequirementStatus.values;
 export const BATCH_STATUSES = batchStatus.values;
 export const BATCH_QUESTION_STATUSES = batchQuestionStatus.values;
+export const DELIVERY_STATUSES = deliveryStatus.values;

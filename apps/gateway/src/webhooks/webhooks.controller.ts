@@ -1,5 +1,5 @@
 import { CallContext, ErrorCode, DESCRIPTION_MAX_CHARS, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
-import { WEBHOOK_EVENT_TYPES } from '@kb/events';
+import { DELIVERY_STATUSES, deliveryStatus, WEBHOOK_EVENT_TYPES } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -86,7 +86,7 @@ class DeliveryView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ enum: WEBHOOK_EVENT_TYPES }) event: string;
   @ApiProperty({ format: 'uuid', description: 'The event id (webhook-id header; the same on every attempt).' }) event_id: string;
-  @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] }) status: string;
+  @ApiProperty({ enum: [...DELIVERY_STATUSES] }) status: string;
   @ApiProperty({ example: 1 }) attempts: number;
   @ApiProperty({ type: Number, nullable: true, example: 200, description: 'HTTP status of the last answer; null when there was none' }) response_status: number | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
@@ -116,7 +116,7 @@ export function presentDelivery(d: webhooksV1.Delivery) {
     id: d.id,
     event: d.event,
     event_id: d.eventId,
-    status: d.status,
+    status: deliveryStatus.fromProto(d.status),
     attempts: d.attempts,
     response_status: d.responseStatus ?? null,
     created_at: d.createdAt,

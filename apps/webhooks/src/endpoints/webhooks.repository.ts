@@ -1,7 +1,6 @@
 import { rowsOf } from '@kb/common';
+import type { DeliveryStatus } from '@kb/events';
 import { DataSource } from 'typeorm';
-
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
 /** A row of `webhook_endpoints`. */
 export interface EndpointRow {

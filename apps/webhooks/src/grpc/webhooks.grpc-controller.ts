@@ -1,4 +1,5 @@
 import { pageWindow, pickCamelFields, UnaryHandlers } from '@kb/common';
+import { deliveryStatus } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
 import { WebhooksService } from '../endpoints/webhooks.service';
 import { DeliveryRow, EndpointRow } from '../endpoints/webhooks.repository';
@@ -18,8 +19,9 @@ export function toProtoEndpoint(r: EndpointRow, secret?: string): webhooksV1.End
 /** A delivery row as its gRPC message; `next_attempt_at` only while the delivery is pending. */
 export function toProtoDelivery(r: DeliveryRow): webhooksV1.Delivery {
   return {
-    ...pickCamelFields(r, ['id', 'endpoint_id', 'event_id', 'status', 'attempts', 'response_status', 'last_error'], undefined),
+    ...pickCamelFields(r, ['id', 'endpoint_id', 'event_id', 'attempts', 'response_status', 'last_error'], undefined),
     event: r.event_type,
+    status: deliveryStatus.toProto(r.status),
     createdAt: iso(r.created_at)!,
     lastAttemptAt: iso(r.last_attempt_at),
     nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : undefined,
