@@ -15,7 +15,7 @@ import {
   SearchScope,
   StoredChunk,
 } from './chunk-store';
-import { requireString, requireStringArray, requireTopK, validateStoredChunk, validation, wrapEngineCall } from './store-input';
+import { requireString, requireStringArray, requireTopK, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
 
 /** Name of the one LanceDB table holding every org's chunks. */
 export const CHUNKS_TABLE = 'chunks';
@@ -432,18 +432,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   }
 
   async replaceDocumentChunks(orgId: string, documentId: string, chunks: StoredChunk[]): Promise<void> {
-    requireString('orgId', orgId);
-    requireString('documentId', documentId);
-    if (!Array.isArray(chunks)) throw validation('chunks must be an array');
-    const seen = new Set<string>();
-    const rows = chunks.map((chunk, i) => {
-      validateChunk(chunk, i);
-      if (chunk.orgId !== orgId) throw validation(`chunks[${i}].orgId differs from orgId`);
-      if (chunk.documentId !== documentId) throw validation(`chunks[${i}].documentId differs from documentId`);
-      if (seen.has(chunk.id)) throw validation(`chunks[${i}].id is duplicated`);
-      seen.add(chunk.id);
-      return toRow(chunk);
-    });
+    const rows = validateDocumentChunks(orgId, documentId, chunks, validateChunk).map(toRow);
     if (this.groupCommit) {
       await this.enqueue({ kind: 'replace', orgId, documentId, rows });
       return;

@@ -14,7 +14,7 @@ import {
 } from './chunk-store';
 import { chunkSparseVector, querySparseVector } from './lexical-terms';
 import { DEFAULT_FUSION, fuse, FusionSettings } from '../search/fusion';
-import { requireString, requireStringArray, requireTopK, validateStoredChunk, validation, wrapEngineCall } from './store-input';
+import { requireString, requireStringArray, requireTopK, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
 
 /** Name of the sparse (BM25) vector in the collection. */
 export const SPARSE_VECTOR = 'bm25';
@@ -116,18 +116,11 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
   }
 
   async replaceDocumentChunks(orgId: string, documentId: string, chunks: StoredChunk[]): Promise<void> {
-    requireString('orgId', orgId);
-    requireString('documentId', documentId);
-    if (!Array.isArray(chunks)) throw validation('chunks must be an array');
-    const seen = new Set<string>();
-    const points = chunks.map((c, i) => {
-      validateChunk(c, i);
-      if (c.orgId !== orgId) throw validation(`chunks[${i}].orgId differs from orgId`);
-      if (c.documentId !== documentId) throw validation(`chunks[${i}].documentId differs from documentId`);
-      if (seen.has(c.id)) throw validation(`chunks[${i}].id is duplicated`);
-      seen.add(c.id);
-      return { id: pointId(orgId, c.id), vector: { [SPARSE_VECTOR]: chunkSparseVector(c) }, payload: toPayload(c) as unknown as Record<string, unknown> };
-    });
+    const points = validateDocumentChunks(orgId, documentId, chunks, validateChunk).map((c) => ({
+      id: pointId(orgId, c.id),
+      vector: { [SPARSE_VECTOR]: chunkSparseVector(c) },
+      payload: toPayload(c) as unknown as Record<string, unknown>,
+    }));
     await this.write('replaceDocumentChunks', async () => {
       // Upsert first, then delete the document's points not in the new set: a search sees the
       // old or the new chunks (briefly both for re-chunked documents), never none.

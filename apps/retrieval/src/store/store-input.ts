@@ -73,3 +73,31 @@ export function validateStoredChunk(chunk: StoredChunk, i: number): void {
     throw validation(`${at}.pageSpans must be an array of { page, offset } integers`);
   }
 }
+
+/**
+ * The input checks of `replaceDocumentChunks`, the same in every adapter: ids non-empty, `chunks` an
+ * array, each chunk valid (`validateChunk`: {@link validateStoredChunk} plus the engine's own rules),
+ * of this org and document, no id twice. Checks chunk by chunk, in order, so the first bad chunk
+ * is the one named.
+ * @returns `chunks`, checked.
+ * @throws ChunkStoreError `Validation` naming the first bad field.
+ */
+export function validateDocumentChunks(
+  orgId: string,
+  documentId: string,
+  chunks: StoredChunk[],
+  validateChunk: (chunk: StoredChunk, i: number) => void,
+): StoredChunk[] {
+  requireString('orgId', orgId);
+  requireString('documentId', documentId);
+  if (!Array.isArray(chunks)) throw validation('chunks must be an array');
+  const seen = new Set<string>();
+  chunks.forEach((chunk, i) => {
+    validateChunk(chunk, i);
+    if (chunk.orgId !== orgId) throw validation(`chunks[${i}].orgId differs from orgId`);
+    if (chunk.documentId !== documentId) throw validation(`chunks[${i}].documentId differs from documentId`);
+    if (seen.has(chunk.id)) throw validation(`chunks[${i}].id is duplicated`);
+    seen.add(chunk.id);
+  });
+  return chunks;
+}
