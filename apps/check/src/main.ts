@@ -9,7 +9,7 @@ import { runsGrpcHandlers, verifyGrpcHandlers } from './grpc/check.grpc-controll
 import { RunWorker } from './runs/run-worker';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
-import { Assessor } from './verification/assessor';
+import { Assessor, knowledgeSearch } from './verification/assessor';
 import { createJudge, openNliModel } from './verification/create-judge';
 import { UsageRecorder } from './verification/usage';
 import { VerifyService } from './verification/verify.service';
@@ -59,7 +59,7 @@ runService(logger, async () => {
   // A warning only when the judge would use the model; off by design (the default judge has no nli variant) is info.
   if (!nli.model) logger[nli.degraded ? 'warn' : 'info']({ reason: nli.reason }, 'no entailment model: the embedded judge runs without it');
   const judge = createJudge(config, logger, embeddings.model, nli.model);
-  const assessor = new Assessor({ documents, retrieval }, judge);
+  const assessor = new Assessor(knowledgeSearch({ documents, retrieval }), judge);
   const usage = new UsageRecorder(async (event) => {
     recordModelTokens(event.model, event); // [telemetry]
     await publishEvent(nc, UsageSubjects.tokensRecorded, event, event.id);

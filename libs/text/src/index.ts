@@ -33,6 +33,8 @@ export {
 } from './answerability';
 export { alignSentences, sentenceUnits, type SentenceUnit } from './align';
 export { breakDownRequirement } from './breakdown';
+export { readRequirement, requirementCore, type RequirementReading } from './requirement-language';
+export { evidenceUnits, isNonEvidence, rankUnits, sectionTitle, unitCandidates, unitModelText, MAX_UNIT_CHARS, MAX_UNIT_SENTENCES, type EvidenceUnit, type RankedUnit } from './evidence';
 export { findVerbatim, resolveEvidence, type EvidenceResolution } from './align';
 export { makeQuote } from './pages';
 export { defaultNliModelDir, NLI_MODEL_NAME } from './nli-model';

@@ -2,13 +2,55 @@ import { CallContext, currentContext, Delivery, Logger, runWithContext } from '@
 import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { ModelProviderError } from '@kb/models';
 import { randomUUID } from 'node:crypto';
-import { Assessor } from '../verification/assessor';
+import { Assessor, type AssessmentScope } from '../verification/assessor';
 import type { CallUsage, RequirementJudge } from '../verification/judges';
 import { UsageRecorder } from '../verification/usage';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
 
 /** Longest justification stored per sub-requirement (characters). */
 const MAX_JUSTIFICATION = 4000;
+
+/**
+ * One requirement of a check run, as the run worker checks it: broken down into atomic sub-requirements
+ * (unless `skipBreakdown`), each assessed against `scope` of the caller's org; the requirement passes only
+ * when every sub-requirement is COMPLIANT (decisions.md "Check runs"). `npm run eval:controls` measures
+ * this same function.
+ *
+ * @param options.calls model calls are appended here as they are made (so usage is recorded even when a
+ *   later call throws); @param options.signal stops between sub-requirements and aborts model calls.
+ * @returns the sub-requirement results in breakdown order (fewer than the parts when aborted).
+ * @throws what the judge or the assessor throws (ModelProviderError, AppError).
+ */
+export async function checkRequirement(
+  deps: { judge: RequirementJudge; assessor: Assessor },
+  ctx: CallContext,
+  scope: AssessmentScope,
+  text: string,
+  options: { skipBreakdown?: boolean; signal?: AbortSignal; calls?: CallUsage[] } = {},
+): Promise<{ subs: SubRequirementResult[]; passed: boolean }> {
+  const calls = options.calls ?? [];
+  let parts = [text];
+  if (!options.skipBreakdown) {
+    const b = await deps.judge.breakDown(text, options.signal);
+    calls.push(...b.calls);
+    parts = b.parts.length > 0 ? b.parts : [text];
+  }
+  const subs: SubRequirementResult[] = [];
+  for (const part of parts) {
+    if (options.signal?.aborted) break;
+    const a = await deps.assessor.assess(ctx, scope, part, options.signal);
+    calls.push(...a.calls);
+    const justification = a.evidence ? `${a.explanation}\nEvidence: "${a.evidence.replace(/\s+/g, ' ').trim()}"` : a.explanation;
+    subs.push({
+      text: part,
+      verdict: a.verdict,
+      score: a.confidence,
+      justification: justification.length > MAX_JUSTIFICATION ? `${justification.slice(0, MAX_JUSTIFICATION - 1)}…` : justification,
+      sources: a.sources,
+    });
+  }
+  return { subs, passed: subs.length > 0 && subs.every((x) => x.verdict === 'COMPLIANT') };
+}
 
 /** True for errors after which a run cannot continue: the model provider is unreachable after its retries. */
 export function isProviderFailure(err: unknown): boolean {
@@ -81,27 +123,14 @@ export class RunWorker {
         })
         .catch(() => undefined);
     }, this.deps.watchIntervalMs ?? 2000);
-    const subs: SubRequirementResult[] = [];
+    let subs: SubRequirementResult[] = [];
     try {
-      let parts = [requirement.text];
-      if (!item.skipBreakdown) {
-        const b = await this.deps.judge.breakDown(requirement.text, abort.signal);
-        calls.push(...b.calls);
-        parts = b.parts.length > 0 ? b.parts : [requirement.text];
-      }
-      for (const part of parts) {
-        if (abort.signal.aborted) break;
-        const a = await this.deps.assessor.assess(ctx, { projectId: item.projectId, documentIds: item.handbookIds }, part, abort.signal);
-        calls.push(...a.calls);
-        const justification = a.evidence ? `${a.explanation}\nEvidence: "${a.evidence.replace(/\s+/g, ' ').trim()}"` : a.explanation;
-        subs.push({
-          text: part,
-          verdict: a.verdict,
-          score: a.confidence,
-          justification: justification.length > MAX_JUSTIFICATION ? `${justification.slice(0, MAX_JUSTIFICATION - 1)}…` : justification,
-          sources: a.sources,
-        });
-      }
+      const checked = await checkRequirement(this.deps, ctx, { projectId: item.projectId, documentIds: item.handbookIds }, requirement.text, {
+        skipBreakdown: item.skipBreakdown,
+        signal: abort.signal,
+        calls,
+      });
+      subs = checked.subs;
     } catch (err) {
       if (abort.signal.aborted) {
         this.deps.logger.info({ run_id: item.runId, requirement_id: requirementId }, 'requirement abandoned: the run was stopped');

@@ -1,10 +1,37 @@
 import type { CallContext } from '@kb/common';
-import { DocumentsClient, RetrievalClient, searchKnowledge } from '@kb/knowledge';
-import type { Judgement } from '@kb/text';
+import { DocumentsClient, RetrievalClient, searchKnowledge, type Passage } from '@kb/knowledge';
+import { requirementCore, type Judgement } from '@kb/text';
 import type { CallUsage, RequirementJudge } from './judges';
 
 /** Passages retrieved as candidate evidence for one requirement. */
 export const VERIFY_TOP_K = 8;
+
+/** Where a requirement is checked: a project's knowledge scope, or only some of its handbooks. */
+export interface AssessmentScope {
+  projectId: string;
+  /** Handbook (document) ids to restrict to; empty = the whole project scope. */
+  documentIds: string[];
+}
+
+/**
+ * Where the assessor finds candidate evidence and checks that a cited document still exists. The service
+ * goes through the retrieval and documents services ({@link knowledgeSearch}); `npm run eval:controls`
+ * plugs the same retrieval code in process.
+ */
+export interface EvidenceSearch {
+  /** The `topK` best passages for `query` in `scope` of the caller's org, best first (live documents only). */
+  search(ctx: CallContext, query: string, scope: AssessmentScope, topK: number): Promise<Passage[]>;
+  /** Which of `documentIds` still exist (ready or completed) in the caller's org. */
+  live(ctx: CallContext, documentIds: string[]): Promise<Set<string>>;
+}
+
+/** {@link EvidenceSearch} over the retrieval and documents gRPC services (the check service's wiring). */
+export function knowledgeSearch(clients: { retrieval: RetrievalClient; documents: DocumentsClient }): EvidenceSearch {
+  return {
+    search: (ctx, query, scope, topK) => searchKnowledge(ctx, clients, query, { corpus: 'org', projectId: scope.projectId, documentIds: scope.documentIds }, topK),
+    live: async (ctx, documentIds) => new Set((await clients.documents.filterLiveDocuments({ documentIds }, ctx)).documentIds),
+  };
+}
 
 /** A verdict in API terms (service-api.md §2 "Single-requirement verdict"). */
 export interface Assessment {
@@ -22,20 +49,21 @@ export interface Assessment {
 /**
  * Checks one atomic requirement against a project's knowledge scope (or only some handbooks) of
  * the caller's org (`ctx.orgId`):
- * retrieves candidate passages, has the judge decide, and re-checks right before returning that the
- * cited document still exists (a deleted document is never cited).
+ * retrieves candidate passages for what the requirement asks (its core statement without framing such as
+ * "Implement policies and procedures to", `requirementCore`), has the judge decide, and re-checks right
+ * before returning that the cited document still exists (a deleted document is never cited).
  *
  * @param scope.documentIds handbook (document) ids to restrict to; empty = the whole project scope.
  * @throws AppError from retrieval/documents (SERVICE_UNAVAILABLE, …); ModelProviderError from a model judge.
  */
 export class Assessor {
   constructor(
-    private readonly clients: { retrieval: RetrievalClient; documents: DocumentsClient },
+    private readonly evidence: EvidenceSearch,
     private readonly judge: RequirementJudge,
   ) {}
 
-  async assess(ctx: CallContext, scope: { projectId: string; documentIds: string[] }, requirement: string, signal?: AbortSignal): Promise<Assessment> {
-    const passages = await searchKnowledge(ctx, this.clients, requirement, { corpus: 'org', projectId: scope.projectId, documentIds: scope.documentIds }, VERIFY_TOP_K);
+  async assess(ctx: CallContext, scope: AssessmentScope, requirement: string, signal?: AbortSignal): Promise<Assessment> {
+    const passages = await this.evidence.search(ctx, requirementCore(requirement), scope, VERIFY_TOP_K);
     const calls: CallUsage[] = [];
     // The judge may be a model (async): judge, then check right before returning that the cited
     // document still exists; if it was deleted meanwhile, judge again without its passages.
@@ -51,8 +79,7 @@ export class Assessor {
 
   private async stillLive(ctx: CallContext, j: Judgement): Promise<boolean> {
     if (!j.evidence) return true;
-    const res = await this.clients.documents.filterLiveDocuments({ documentIds: [j.evidence.passage.documentId] }, ctx);
-    return res.documentIds.includes(j.evidence.passage.documentId);
+    return (await this.evidence.live(ctx, [j.evidence.passage.documentId])).has(j.evidence.passage.documentId);
   }
 }
 

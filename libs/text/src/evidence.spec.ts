@@ -1,0 +1,66 @@
+import { evidenceUnits, isNonEvidence, unitModelText } from './evidence';
+import type { PassageInput } from './types';
+
+const passage = (text: string, section: string | null = null): PassageInput => ({
+  chunkId: 'c1',
+  documentId: 'd1',
+  fileName: 'policy.md',
+  text,
+  startPage: null,
+  endPage: null,
+  pageSpans: [],
+  section,
+  score: 1,
+});
+
+describe('isNonEvidence', () => {
+  it.each([
+    ['164.308(a)(5)(ii)(D) Password Management'],
+    ['ISO 27001 A.9.4.3, NIST SP 800-53 IA-5, PCI DSS 8.2.3'],
+    ['Password Management'],
+    ['4.2 Access control ........ 12'],
+    ['https://example.com/policies/access'],
+    ['!!! check "Exceptions"'],
+  ])('%s is not evidence on its own', (s) => expect(isNonEvidence(s)).toBe(true));
+
+  it.each([
+    ['Information systems automatically log users off the systems after 15 minutes of inactivity.'],
+    ['Passwords must be at least 12 characters long.'],
+    ['(h) Authenticated sessions must time out after a defined period of inactivity.'],
+    ['A competent person inspects scaffolds before each shift.'],
+    ['Backups are tested quarterly'],
+  ])('%s is evidence', (s) => expect(isNonEvidence(s)).toBe(false));
+});
+
+describe('evidenceUnits', () => {
+  it('offers single sentences and short runs, verbatim, and skips reference lines', () => {
+    const text =
+      'Applicable standards\n\n164.308(a)(5)(ii)(D) Password Management\n\nPasswords are changed every 90 days. Reuse of the last 24 passwords is prevented. Accounts lock after 5 failed attempts.';
+    const p = passage(text, 'Access > Password Management');
+    const units = evidenceUnits([p]);
+    for (const u of units) expect(text.slice(u.start, u.end)).toBe(u.text);
+    expect(units.map((u) => u.text)).not.toContain('164.308(a)(5)(ii)(D) Password Management');
+    expect(units.some((u) => u.sentences.length === 3)).toBe(true);
+    expect(units.filter((u) => u.sentences.length === 1).map((u) => u.text)).toEqual([
+      'Passwords are changed every 90 days.',
+      'Reuse of the last 24 passwords is prevented.',
+      'Accounts lock after 5 failed attempts.',
+    ]);
+    expect(unitModelText(units[0])).toBe('Password Management: Passwords are changed every 90 days.');
+  });
+
+  it('gives a list item the lead-in it completes', () => {
+    const text = 'Northwind policy requires that\n\n(a) Access must be protected by strong authentication.\n\n(h) Authenticated sessions must time out after a defined period of inactivity.';
+    const units = evidenceUnits([passage(text)]);
+    const item = units.find((u) => u.text.startsWith('(h)') && u.sentences.length === 1)!;
+    expect(item.leadIn).toBe('Northwind policy requires that');
+    expect(unitModelText(item)).toBe('Northwind policy requires that (h) Authenticated sessions must time out after a defined period of inactivity.');
+    const withLead = units.find((u) => u.text.startsWith('Northwind') && u.sentences.length === 2)!;
+    expect(withLead.leadIn).toBeNull();
+  });
+
+  it('does not run a unit past the length limit', () => {
+    const long = `${'Every visitor signs the register at the gate and is escorted by a member of staff. '.repeat(4)}`;
+    for (const u of evidenceUnits([passage(long)])) expect(u.sentences.length === 1 || u.end - u.start <= 450).toBe(true);
+  });
+});

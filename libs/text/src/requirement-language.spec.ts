@@ -1,0 +1,45 @@
+import { readRequirement, requirementCore } from './requirement-language';
+
+describe('readRequirement', () => {
+  it.each([
+    ['Implement policies and procedures to prevent, detect, contain and correct security violations.', 'Prevent, detect, contain and correct security violations.', 'Implement policies and procedures to'],
+    [
+      'Implement electronic procedures that terminate an electronic session after a predetermined time of inactivity.',
+      'Terminate an electronic session after a predetermined time of inactivity.',
+      'Implement electronic procedures that',
+    ],
+    ['Procedures for creating, changing, and safeguarding passwords.', 'Creating, changing, and safeguarding passwords.', 'Procedures for'],
+    ['The organization shall ensure that visitors are escorted at all times.', 'Visitors are escorted at all times.', 'The organization shall ensure that'],
+    ['Ensure that backups are tested at least quarterly.', 'Backups are tested at least quarterly.', 'Ensure that'],
+    ['Establish and maintain a process to address unauthorized assets on a weekly basis.', 'Address unauthorized assets on a weekly basis.', 'Establish and maintain a process to'],
+    [
+      'Policies and procedures shall be established and maintained to protect data at rest.',
+      'Protect data at rest.',
+      'Policies and procedures shall be established and maintained to',
+    ],
+    ['Is there an established process for engaging service providers?', 'An established process for engaging service providers.', 'Is there'],
+  ])('%s', (text, core, framing) => {
+    const r = readRequirement(text);
+    expect(r.core).toBe(core);
+    expect(r.framing).toBe(framing);
+  });
+
+  it('keeps the specifics the evidence must meet (numbers, frequencies, roles)', () => {
+    expect(requirementCore('The contractor shall ensure that a competent person inspects scaffolds before each shift.')).toBe('A competent person inspects scaffolds before each shift.');
+    expect(requirementCore('Review and update the inventory bi-annually, or more frequently.')).toBe('Review and update the inventory bi-annually, or more frequently.');
+  });
+
+  it('keeps a requirement whose framing is its content whole', () => {
+    expect(readRequirement('Implement policies and procedures.').core).toBe('Implement policies and procedures.');
+    expect(readRequirement('Hard hats must be worn.').framing).toBeNull();
+  });
+
+  it('writes NIST SP 800-53 parameters and emphasis plainly', () => {
+    expect(requirementCore('The organization: a. Reviews and updates the access control policy [Assignment: organization-defined frequency].')).toBe(
+      'Reviews and updates the access control policy frequency.',
+    );
+    expect(requirementCore('The information system automatically [Selection: removes; disables] temporary accounts after **72 hours**.')).toBe(
+      'The information system automatically removes or disables temporary accounts after 72 hours.',
+    );
+  });
+});
