@@ -52,7 +52,7 @@ import type { RetrievalService } from '../../apps/retrieval/src/search/retrieval
 import type { StoredChunk } from '../../apps/retrieval/src/store/chunk-store';
 import { checkRequirement } from '../../apps/check/src/runs/run-worker';
 import { Assessor, VERIFY_TOP_K, type EvidenceSearch } from '../../apps/check/src/verification/assessor';
-import { createJudge, openNliModel } from '../../apps/check/src/verification/create-judge';
+import { createJudge, openNliModel, openRsmModel } from '../../apps/check/src/verification/create-judge';
 import { EmbeddedJudge, embedByLength, type RequirementJudge } from '../../apps/check/src/verification/judges';
 
 export type ControlsSplit = 'train' | 'fit' | 'report';
@@ -292,9 +292,10 @@ async function main() {
   for (const d of negatives) docIdOf.set(uuidOf(`${NEGATIVE_ORG}:${d.id}`), d.id);
 
   const nli = await openNliModel(process.env.JUDGE_NLI_MODEL_DIR ?? '', embeddings, !!a.dumpFeatures);
+  const rsm = await openRsmModel(process.env.JUDGE_RSM_MODEL_DIR ?? '', embeddings, !!a.dumpFeatures);
   const judge: RequirementJudge = process.env.LLM_BASE_URL
-    ? createJudge(loadConfig(chatModelEnv, process.env), logger, embeddings, nli.model)
-    : new EmbeddedJudge(embeddings, undefined, logger, nli.model);
+    ? createJudge(loadConfig(chatModelEnv, process.env), logger, embeddings, nli.model, rsm.model)
+    : new EmbeddedJudge(embeddings, undefined, logger, nli.model, rsm.model);
   const search = inProcessSearch(service);
   const assessor = new Assessor(search, judge);
   const scope = { projectId: PROJECT, documentIds: [] };
@@ -313,7 +314,7 @@ async function main() {
   const selected = [...byFramework.values()].flatMap((rs) => rs.slice(0, a.limit));
   process.stderr.write(
     `${selected.length} requirements of ${byFramework.size} frameworks (split ${a.split}); ${chunks.library} + ${chunks.negative} chunks (${ingestMs} ms); judge ${judge.model}` +
-      `${embeddings ? ` + embeddings ${embeddings.model}` : ' (no embedding model)'}${nli.model ? ` + ${nli.model.name}` : ''}\n`,
+      `${embeddings ? ` + embeddings ${embeddings.model}` : ' (no embedding model)'}${nli.model ? ` + ${nli.model.name}` : ''}${rsm.model ? ` + ${rsm.model.name}` : ''}\n`,
   );
 
   try {
@@ -326,7 +327,9 @@ async function main() {
           if (orgId === NEGATIVE_ORG && negatives.length === 0) continue;
           const passages = await search.search({ orgId, requestId: 'dump' }, core, scope, VERIFY_TOP_K);
           const s = await judge.signals(r.text, passages);
-          lines.push(JSON.stringify({ id: `${r.id}:${gold}`, dataset: 'controls', framework: r.framework, split: splitOfFramework(r.framework), group: `controls:${r.framework}`, gold, lexical: s.lexical, semantic: s.semantic, nli: s.nli, nli_scores: s.nliScores }));
+          lines.push(
+            JSON.stringify({ id: `${r.id}:${gold}`, dataset: 'controls', framework: r.framework, split: splitOfFramework(r.framework), group: groupOf(r), gold, lexical: s.lexical, semantic: s.semantic, nli: s.nli, nli_scores: s.nliScores, rsm: s.rsm, rsm_scores: s.rsmScores }),
+          );
         }
         if ((i + 1) % 100 === 0) process.stderr.write(`signals ${i + 1}\n`);
       }
@@ -357,6 +360,7 @@ async function main() {
       judge: judge.model,
       embeddings: embeddings?.model ?? null,
       entailment_model: judge instanceof EmbeddedJudge && judge.entailment ? nli.model?.name ?? null : null,
+      satisfaction_model: judge instanceof EmbeddedJudge && judge.satisfaction ? rsm.model?.name ?? null : null,
       breakdown: !a.skipBreakdown,
       requirement_text: a.withTitle ? 'title: summary' : 'summary',
       documents: { library: library.length, negative: negatives.map((d) => path.basename(d.file)) },
@@ -377,6 +381,15 @@ async function main() {
 
 function unmappedRate(rows: { library: Outcome }[]): { requirements: number; pass_rate: number | null } {
   return { requirements: rows.length, pass_rate: rows.length ? r3(rows.filter((r) => r.library.passed).length / rows.length) : null };
+}
+
+/**
+ * Cross-validation group of a requirement in `--dump-features` (train_judge.py folds by group): its title, so
+ * the same control in two editions or in ISO/IEC 27001 Annex A and 27002 ("Information backup") stays in one
+ * fold; the ref when it has no title.
+ */
+function groupOf(r: ControlRequirement): string {
+  return `controls:${(r.title ?? `${r.framework}:${r.ref}`).toLowerCase().replace(/\s+/g, ' ').trim()}`;
 }
 
 /** Chunks retrieved per requirement for the hard negatives of `--dump-units`. */

@@ -30,7 +30,7 @@
  * `POST /check/verify` retrieves them lexically.
  */
 import pino from 'pino';
-import type { PassageInput } from '@kb/text';
+import { requirementCore, type PassageInput } from '@kb/text';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,7 +42,7 @@ import { extractDocument } from '../../apps/ingestion/src/extraction';
 import { LanceDbChunkStore } from '../../apps/retrieval/src/store/lancedb-chunk-store';
 import type { StoredChunk } from '../../apps/retrieval/src/store/chunk-store';
 import { VERIFY_TOP_K } from '../../apps/check/src/verification/assessor';
-import { createJudge, openNliModel } from '../../apps/check/src/verification/create-judge';
+import { createJudge, openNliModel, openRsmModel } from '../../apps/check/src/verification/create-judge';
 import { EmbeddedJudge, SentenceVectorCache, type RequirementJudge } from '../../apps/check/src/verification/judges';
 import { DEFAULT_JUDGE_PARAMS, judgeRequirementWith } from '../../libs/text/src/heuristic-judge';
 
@@ -314,11 +314,12 @@ async function main() {
   const vectors = loadVectorCache(a.vectorCache);
   // The entailment cross-encoder as the check service opens it (JUDGE_NLI_MODEL_DIR; `none` = the judge without it).
   const nli = a.baseline ? { model: null, reason: '--baseline' } : await openNliModel(process.env.JUDGE_NLI_MODEL_DIR ?? '', embeddings.model, !!a.dumpFeatures);
+  const rsm = a.baseline ? { model: null, reason: '--baseline' } : await openRsmModel(process.env.JUDGE_RSM_MODEL_DIR ?? '', embeddings.model, !!a.dumpFeatures);
   const judge: RequirementJudge = a.baseline
     ? baselineJudge()
     : process.env.LLM_BASE_URL
-      ? createJudge(loadConfig(chatModelEnv, process.env), logger, embeddings.model, nli.model)
-      : new EmbeddedJudge(embeddings.model, vectors, logger, nli.model);
+      ? createJudge(loadConfig(chatModelEnv, process.env), logger, embeddings.model, nli.model, rsm.model)
+      : new EmbeddedJudge(embeddings.model, vectors, logger, nli.model, rsm.model);
   if (a.dumpFeatures && !(judge instanceof EmbeddedJudge)) throw new Error('--dump-features needs the embedded judge (unset LLM_BASE_URL)');
   const { store, chunks, ingestMs } = await openIndex(full, a.indexDir, work);
   const dump: string[] = [];
@@ -332,7 +333,8 @@ async function main() {
     let invalidOutputs = 0;
     const t1 = Date.now();
     for (const [i, ex] of examples.entries()) {
-      const hits = await store.search(ex.requirement, { orgId: ORG, documentIds: ex.documentIds }, a.topK);
+      // What the Assessor searches for: the requirement's core statement (apps/check/src/verification/assessor.ts).
+      const hits = await store.search(requirementCore(ex.requirement), { orgId: ORG, documentIds: ex.documentIds }, a.topK);
       const passages: PassageInput[] = hits.map((h) => ({
         chunkId: h.chunk.id,
         documentId: h.chunk.documentId,
@@ -345,7 +347,9 @@ async function main() {
       }));
       if (a.dumpFeatures && judge instanceof EmbeddedJudge) {
         const signals = await judge.signals(ex.requirement, passages);
-        dump.push(JSON.stringify({ id: ex.id, dataset: full.key, split: ex.split, group: ex.group, gold: ex.gold, lexical: signals.lexical, semantic: signals.semantic, nli: signals.nli, nli_scores: signals.nliScores }));
+        dump.push(
+          JSON.stringify({ id: ex.id, dataset: full.key, split: ex.split, group: ex.group, gold: ex.gold, lexical: signals.lexical, semantic: signals.semantic, nli: signals.nli, nli_scores: signals.nliScores, rsm: signals.rsm, rsm_scores: signals.rsmScores }),
+        );
         if ((i + 1) % 100 === 0) process.stderr.write(`signals ${i + 1}/${examples.length}\n`);
         continue;
       }
@@ -377,6 +381,7 @@ async function main() {
       judge: judge.model,
       embeddings: embeddings.model ? (embeddings.model as { model?: string }).model ?? embeddings.provider : null,
       entailment_model: judge instanceof EmbeddedJudge && judge.entailment ? nli.model?.name ?? null : null,
+      satisfaction_model: judge instanceof EmbeddedJudge && judge.satisfaction ? rsm.model?.name ?? null : null,
       top_k: a.topK,
       documents: full.docs.length,
       chunks,

@@ -10,7 +10,7 @@ import { RunWorker } from './runs/run-worker';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
 import { Assessor, knowledgeSearch } from './verification/assessor';
-import { createJudge, openNliModel } from './verification/create-judge';
+import { createJudge, openNliModel, openRsmModel } from './verification/create-judge';
 import { UsageRecorder } from './verification/usage';
 import { VerifyService } from './verification/verify.service';
 import { metrics, recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
@@ -42,6 +42,8 @@ runService(logger, async () => {
     CHECK_RUN_MAX_ATTEMPTS: env.int(5),
     /** The embedded judge's entailment cross-encoder: a model folder; empty = the committed libs/text/models/judge-nli-minilm; `none` = off. */
     JUDGE_NLI_MODEL_DIR: z.string().default(''),
+    /** The embedded judge's requirement-satisfaction model: a model folder; empty = the committed libs/text/models/judge-rsm-minilm; `none` = off. */
+    JUDGE_RSM_MODEL_DIR: z.string().default(''),
     ...sharedEnv.webhookOutbox,
   });
   const db = await openCheckDatabase(config.DATABASE_URL);
@@ -58,7 +60,9 @@ runService(logger, async () => {
   const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model);
   // A warning only when the judge would use the model; off by design (the default judge has no nli variant) is info.
   if (!nli.model) logger[nli.degraded ? 'warn' : 'info']({ reason: nli.reason }, 'no entailment model: the embedded judge runs without it');
-  const judge = createJudge(config, logger, embeddings.model, nli.model);
+  const rsm = await openRsmModel(config.JUDGE_RSM_MODEL_DIR, embeddings.model);
+  if (!rsm.model) logger[rsm.degraded ? 'warn' : 'info']({ reason: rsm.reason }, 'no requirement-satisfaction model: the embedded judge runs without it');
+  const judge = createJudge(config, logger, embeddings.model, nli.model, rsm.model);
   const assessor = new Assessor(knowledgeSearch({ documents, retrieval }), judge);
   const usage = new UsageRecorder(async (event) => {
     recordModelTokens(event.model, event); // [telemetry]

@@ -1,3 +1,5 @@
+import { splitSentences } from './sentences';
+
 /** Modal verbs and phrases that mark a requirement clause. */
 const MODAL_RE = /\b(?:shall|must|should|will|may|can|cannot|(?:is|are)\s+(?:required|obliged|obligated)\s+to|(?:has|have|need|needs)\s+to)\b/i;
 
@@ -98,6 +100,10 @@ function splitObjects(text: string): string[] {
   if (/\bor\b/i.test(object.replace(/\([^)]*\)/g, ''))) return [text];
   const items = parts.map(clean).filter(Boolean);
   if (items.length < 2) return [text];
+  // Coordinated participles, adjectives or adverbs of a passive ("shall be selected carefully, protected and
+  // controlled", "shall be established for the labeling, handling and security of data") are one obligation.
+  if (/\bbe\s*$/i.test(vg[1].trim()) || /\s(?:be|been)\s/i.test(vg[1])) return [text];
+  if (items.some((it) => /^\w+(?:ed|en|ly)$/i.test(it))) return [text];
   const commaList = items.length >= 3 && /and/i.test(seps[seps.length - 1]) && items.every((it) => it.split(/\s+/).length <= 4);
   const determined = items.every((it) => DETERMINER_RE.test(it));
   if (!commaList && !determined) return [text];
@@ -121,27 +127,48 @@ function splitList(text: string): string[] | null {
     else lead.push(line.trim());
   }
   if (items.length === 0 || (items.length === 1 && lead.length === 0)) return null;
-  const leadIn = lead.join(' ');
+  // Only the lead-in's last sentence completes each item; earlier sentences of the lead-in are parts of their own.
+  const leadSentences = splitSentences(lead.join(' ')).map((x) => x.text);
+  const leadIn = leadSentences.pop() ?? '';
   if (DISJUNCTIVE_RE.test(leadIn) || items.slice(0, -1).some((it) => /\bor\s*$/i.test(it.trim()))) return [text];
   const prefix = leadIn
     .replace(/\s*(?:the\s+following|as\s+follows)\s*[:\-\u2013\u2014]?\s*$/i, '')
     .replace(/\s*[:\-\u2013\u2014]\s*$/, '')
     .trim();
-  const out = items.map((it) => clean(prefix ? `${prefix} ${it.trim()}` : it));
+  const out = [...leadSentences, ...items.map((it) => clean(prefix ? `${prefix} ${it.trim()}` : it))];
   return out.filter(Boolean);
+}
+
+/**
+ * Sentences that say how a requirement may be met or what it covers rather than what must be true: notes,
+ * examples, options ("where appropriate", "may choose", "can support") and scope remarks ("This inventory
+ * includes …"). They are not checked as parts of their own.
+ */
+const NON_NORMATIVE_RE =
+  /^(?:notes?\b|examples?\b|for\s+(?:example|instance)\b|e\.g\.|i\.e\.|where\s+(?:appropriate|possible|applicable|feasible|practical)\b|(?:this|these|such)\s+(?:\w+\s+){0,3}(?:includes?|covers?|means?|refers?)\b|additionally,\s+it\s+includes\b)|\b(?:may\s+choose|can\s+support|could\s+include|example\s+(?:topics|implementations?)\s+include|best\s+practice\s+implementation\s+includes)\b/i;
+
+/** The sentences of a requirement that state an obligation (see {@link NON_NORMATIVE_RE}); the whole text when none or one. */
+function normativeSentences(text: string): string[] {
+  const sentences = splitSentences(text).map((x) => x.text);
+  if (sentences.length <= 1) return [text];
+  const kept = sentences.filter((x) => !NON_NORMATIVE_RE.test(x.trim()));
+  return kept.length ? kept : [text];
 }
 
 /**
  * Splits a compound requirement into atomic sub-requirements, each readable on its own.
  *
  * Rules, applied in order: (1) list items (bullets, "1.", "a)", "(iv)") each become a part prefixed
- * with the lead-in ("The contractor shall:" + "- A" → "The contractor shall A"), unless the lead-in
- * offers a choice ("one of the following"); (2) top-level ";" separates parts; (3) "and" joining two
+ * with the lead-in's last sentence ("The contractor shall:" + "- A" → "The contractor shall A"), unless the
+ * lead-in offers a choice ("one of the following"); without a list, each sentence that states an obligation
+ * is a part (notes, examples, options such as "where appropriate" and scope remarks such as "This inventory
+ * includes …" are not parts of their own); (2) top-level ";" separates parts; (3) "and" joining two
  * clauses that each carry a modal verb (shall, must, should, will, may, can, is required to, has to)
  * separates them, and a clause without its own subject gets the first clause's subject ("The contractor
  * shall A and shall B" → "The contractor shall A", "The contractor shall B"); (4) distinct objects of one
  * verb are split when each starts with a determiner ("provide the plan and the schedule") or form a list
- * of three or more ("wear hard hats, safety glasses, and gloves"). "or" never splits (a choice is one
+ * of three or more ("wear hard hats, safety glasses, and gloves"), but not the participles, adjectives or
+ * adverbs of a passive ("shall be selected carefully, protected and controlled"). "or" never splits (a choice is one
  * requirement); text in parentheses or quotes is never split. A single requirement comes back whole
  * (trimmed).
  *
@@ -151,7 +178,7 @@ function splitList(text: string): string[] | null {
 export function breakDownRequirement(requirement: string): string[] {
   const text = (requirement ?? '').trim();
   if (!text) throw new RangeError('requirement is empty');
-  const listed = splitList(text) ?? [text];
+  const listed = splitList(text) ?? normativeSentences(text);
   const out: string[] = [];
   for (const item of listed) {
     const { parts } = splitTopLevel(item, /;\s*/);

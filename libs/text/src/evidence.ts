@@ -186,6 +186,7 @@ export function rankUnits(requirement: string, passages: PassageInput[], semanti
   const covered = (terms: Set<string>) => q.reduce((s, t) => s + matchCredit(t, terms) * (idf.get(t) ?? 0), 0) / total;
   const useSemantic = !!semantic && semantic.query.length > 0 && semantic.sentences.size > 0;
   const headingCache = new Map<number, number>();
+  const passageCache = new Map<number, number>();
   const out: RankedUnit[] = evidence.map((unit) => {
     const terms = new Set<string>();
     const bigrams = new Set<string>();
@@ -194,7 +195,11 @@ export function rankUnits(requirement: string, passages: PassageInput[], semanti
       for (const b of s.bigrams) bigrams.add(b);
     }
     const coverage = covered(terms);
-    const passageCoverage = covered(passageTerms.get(unit.passageIndex) ?? new Set());
+    let passageCoverage = passageCache.get(unit.passageIndex);
+    if (passageCoverage === undefined) {
+      passageCoverage = covered(passageTerms.get(unit.passageIndex) ?? new Set());
+      passageCache.set(unit.passageIndex, passageCoverage);
+    }
     const bigram = qBigrams.length ? qBigrams.filter((b) => bigrams.has(b)).length / qBigrams.length : coverage;
     const w = ALIGN_WEIGHTS;
     const lexical = w.coverage * coverage + w.passageCoverage * passageCoverage + w.bigram * bigram + w.retrieval * retrieval(unit.passageIndex);

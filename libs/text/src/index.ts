@@ -10,7 +10,7 @@ export { pagesOfSpan } from './pages';
 export { countTokens } from './tokens';
 export { composeAnswer, composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
 export { judgeRequirement, decideWithRules, CONFIDENT, VERBATIM_CONFIDENCE, type DecisionRule, type Judgement, type JudgeOptions, type Verdict } from './judge';
-export { semanticCandidates, statesVerbatim, unitKey, verdictSignals, rankEvidence, SIGNAL_NAMES, NLI_SIGNAL_NAMES, NLI_CANDIDATES, MAX_SEMANTIC_SENTENCES, type SemanticInput, type VerdictSignals } from './verdict-signals';
+export { semanticCandidates, statesVerbatim, unitKey, verdictSignals, rankEvidence, rsmSignals, SIGNAL_NAMES, NLI_SIGNAL_NAMES, NLI_CANDIDATES, RSM_SIGNAL_NAMES, RSM_CANDIDATES, MAX_SEMANTIC_SENTENCES, type RsmReading, type SemanticInput, type VerdictSignals } from './verdict-signals';
 export { predictProba, decide, VERDICT_MODEL, VERDICT_CLASSES, type VerdictModel, type VerdictModelVariant } from './verdict-model';
 export {
   assessAnswerability,
@@ -37,4 +37,4 @@ export { readRequirement, requirementCore, type RequirementReading } from './req
 export { evidenceUnits, isNonEvidence, rankUnits, sectionTitle, unitCandidates, unitModelText, MAX_UNIT_CHARS, MAX_UNIT_SENTENCES, type EvidenceUnit, type RankedUnit } from './evidence';
 export { findVerbatim, resolveEvidence, type EvidenceResolution } from './align';
 export { makeQuote } from './pages';
-export { defaultNliModelDir, NLI_MODEL_NAME } from './nli-model';
+export { defaultNliModelDir, defaultRsmModelDir, NLI_MODEL_NAME, RSM_MODEL_NAME } from './nli-model';

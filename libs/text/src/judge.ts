@@ -3,7 +3,8 @@ import { makeQuote } from './pages';
 import { usageOf } from './tokens';
 import type { PassageInput, Quote, Usage } from './types';
 import { decide, interp, predictProba, VERDICT_CLASSES, VERDICT_MODEL, type VerdictModel, type VerdictModelVariant } from './verdict-model';
-import { SIGNAL_NAMES, verdictSignals, type SemanticInput, type VerdictSignals } from './verdict-signals';
+import { readRequirement } from './requirement-language';
+import { rsmSignals, SIGNAL_NAMES, verdictSignals, type SemanticInput, type VerdictSignals } from './verdict-signals';
 
 /** COMPLIANT: the documents satisfy the requirement; CONTRADICTS: they contradict it; NOT_FOUND: no evidence. */
 export type Verdict = 'COMPLIANT' | 'CONTRADICTS' | 'NOT_FOUND';
@@ -180,11 +181,15 @@ export function decideWithRules(signals: VerdictSignals, variant: VerdictModelVa
  *   (requirement + passages) and written (explanation + recommendation). Never throws.
  */
 export function judgeRequirement(requirement: string, passages: PassageInput[], options: JudgeOptions = {}): Judgement {
-  const signals = verdictSignals(requirement, passages, options.semantic);
   const model = options.model ?? VERDICT_MODEL;
-  const withNli = !!signals.nli && !!model.variants.nli;
-  const variant = withNli ? model.variants.nli! : signals.semantic ? model.variants.semantic : model.variants.lexical;
-  const p = predictProba(variant, withNli ? [...signals.vector, ...signals.nli!] : signals.vector);
+  // With the requirement-satisfaction model's reading, the evidence is matched against the core statement
+  // (framing such as "Implement procedures to" is not content the evidence must repeat).
+  const rsm = options.semantic?.rsm?.length && model.variants.rsm ? rsmSignals(options.semantic.rsm) : null;
+  const core = rsm ? readRequirement(requirement).core : requirement;
+  const signals = verdictSignals(core, passages, options.semantic, { modalityText: requirement });
+  const withNli = !rsm && !!signals.nli && !!model.variants.nli;
+  const variant = rsm ? model.variants.rsm! : withNli ? model.variants.nli! : signals.semantic ? model.variants.semantic : model.variants.lexical;
+  const p = predictProba(variant, rsm ? [...signals.vector, ...rsm.vector] : withNli ? [...signals.vector, ...signals.nli!] : signals.vector);
   const probs = Object.fromEntries(VERDICT_CLASSES.map((c, i) => [c, p[i]])) as Record<Verdict, number>;
   const decided = decideWithRules(signals, variant, p);
   const best = signals.best;
@@ -202,13 +207,16 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   const unsureText = unsure ? ` The evidence is insufficient to rely on this verdict${why.length ? `: ${why.join('; ')}` : ''}.` : '';
 
   if (verdict === 'NOT_FOUND' || !best) {
-    const kw = keywords(requirement);
+    const kw = keywords(core);
     const about = kw.length ? kw.join(', ') : reqText;
     const explanation = !best
       ? passages.length === 0
         ? 'No document passages were available to check this requirement against.'
         : 'None of the retrieved passages shares key terms with this requirement.'
-      : `No passage settles this requirement: the closest sentence, in ${where(makeQuote(best.unit.passage, best.unit.start, best.unit.end))}, ` +
+      : rsm
+        ? `No passage settles this requirement: the closest passage, in ${where(makeQuote(rsm.best.unit.unit.passage, rsm.best.unit.unit.start, rsm.best.unit.unit.end))}, ` +
+          `is read as meeting it at ${pct(rsm.best.scores[0])} (unrelated ${pct(rsm.best.scores[2])}): "${collapse(rsm.best.unit.unit.text).slice(0, 300)}".`
+        : `No passage settles this requirement: the closest sentence, in ${where(makeQuote(best.unit.passage, best.unit.start, best.unit.end))}, ` +
         `covers ${pct(best.coverage)} of its key terms${signals.bestSimilarity != null ? ` (similarity ${signals.bestSimilarity.toFixed(2)})` : ''}: "${collapse(best.unit.text).slice(0, 300)}".` +
         (signals.missing.length ? ` Not stated: ${signals.missing.slice(0, 6).join(', ')}.` : '') +
         unsureText;
@@ -223,11 +231,19 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
     });
   }
   if (verdict === 'CONTRADICTS') {
-    // The sentence carrying an explicit cue, else the one the entailment model reads as contradicting it.
+    // The sentence carrying an explicit cue, else the passage the requirement-satisfaction (or entailment) model
+    // reads as contradicting it.
+    const byRsm = !signals.conflict && rsm && rsm.contradicting.scores[1] >= 0.5 ? rsm.contradicting : null;
     const byModel = !signals.conflict && withNli && signals.nliContradiction && signals.nliContradiction.probability >= 0.5 ? signals.nliContradiction : null;
-    const a = signals.conflict?.alignment ?? byModel?.alignment ?? best;
-    const quote = makeQuote(a.unit.passage, a.unit.start, a.unit.end);
-    const detail = signals.conflict ? ` — ${signals.conflict.detail}` : byModel ? ` — the entailment model reads it as contradicting the requirement (${pct(byModel.probability)})` : '';
+    const span = signals.conflict?.alignment.unit ?? byRsm?.unit.unit ?? byModel?.alignment.unit ?? best.unit;
+    const quote = makeQuote(span.passage, span.start, span.end);
+    const detail = signals.conflict
+      ? ` — ${signals.conflict.detail}`
+      : byRsm
+        ? ` — the requirement-satisfaction model reads it as contradicting the requirement (${pct(byRsm.scores[1])})`
+        : byModel
+          ? ` — the entailment model reads it as contradicting the requirement (${pct(byModel.probability)})`
+          : '';
     return finish({
       verdict,
       confidence,
@@ -238,13 +254,17 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
         : `Resolve the conflict: either change the documented practice in ${where(quote)} to meet "${reqText.slice(0, 300)}", or record why the requirement does not apply.`,
     });
   }
-  const chosen = decided.rule === 'verbatim' && signals.verbatim ? signals.verbatim : best;
-  const quote = makeQuote(chosen.unit.passage, chosen.unit.start, chosen.unit.end);
-  const sim = signals.bestSimilarity != null && chosen === best ? `, meaning similarity ${signals.bestSimilarity.toFixed(2)}` : '';
-  const match =
-    decided.rule === 'verbatim'
-      ? 'It states the requirement word for word'
-      : `It matches the requirement (${pct(chosen.coverage)} of its key terms${sim})${signals.conflictOnBest ? ', although part of its wording may conflict with it' : ' and nothing in it contradicts the requirement'}`;
+  const verbatim = decided.rule === 'verbatim' && signals.verbatim ? signals.verbatim : null;
+  // The passage the requirement-satisfaction model reads as meeting the requirement best, else the best sentence.
+  const span = verbatim?.unit ?? rsm?.best.unit.unit ?? best.unit;
+  const quote = makeQuote(span.passage, span.start, span.end);
+  const sim = signals.bestSimilarity != null && !verbatim ? `, meaning similarity ${signals.bestSimilarity.toFixed(2)}` : '';
+  const cue = signals.conflictOnBest ? ', although part of its wording may conflict with it' : ' and nothing in it contradicts the requirement';
+  const match = verbatim
+    ? 'It states the requirement word for word'
+    : rsm
+      ? `It is read as meeting the requirement (${pct(rsm.best.scores[0])}; ${pct(rsm.best.unit.coverage)} of its key terms, meaning similarity ${rsm.best.unit.similarity.toFixed(2)})${cue}`
+      : `It matches the requirement (${pct(best.coverage)} of its key terms${sim})${cue}`;
   return finish({
     verdict: 'COMPLIANT',
     confidence,

@@ -63,10 +63,12 @@ export function decisionValues(e: VerdictEstimator, x: number[]): number[] {
 export interface VerdictModel {
   classes: string[];
   /**
-   * `nli`: signals of the embeddings and of the entailment cross-encoder (`NLI_SIGNAL_NAMES` appended);
-   * `semantic`: with embeddings, without the cross-encoder; `lexical`: neither. Each is calibrated for its case.
+   * `rsm`: signals of the embeddings against the requirement's core statement and of the requirement-satisfaction
+   * model (`RSM_SIGNAL_NAMES` appended); `nli`: signals of the embeddings and of the entailment cross-encoder
+   * (`NLI_SIGNAL_NAMES` appended); `semantic`: with embeddings, without a cross-encoder; `lexical`: neither.
+   * Each is calibrated for its case.
    */
-  variants: { nli?: VerdictModelVariant; semantic: VerdictModelVariant; lexical: VerdictModelVariant };
+  variants: { rsm?: VerdictModelVariant; nli?: VerdictModelVariant; semantic: VerdictModelVariant; lexical: VerdictModelVariant };
 }
 
 /** numpy.interp: linear between knots, clamped to the first/last y outside. */

@@ -1,4 +1,5 @@
 import { alignSentences, idfWeights, sentenceUnits, type Alignment, type SentenceUnit } from './align';
+import type { RankedUnit } from './evidence';
 import { analyze, tokenize } from './analyze';
 import { clockConflict } from './clock';
 import { antonymFlips, isRestriction, requirementSign, scopedSign } from './polarity';
@@ -19,6 +20,67 @@ export interface SemanticInput {
    * `LocalNliModel`, scored on the first {@link NLI_CANDIDATES} of {@link rankEvidence}). Absent: no model.
    */
   nli?: Map<string, [number, number, number]>;
+  /**
+   * The requirement-satisfaction model's reading of the first stage's candidates (`unitCandidates` of
+   * `rankUnits`, at most {@link RSM_CANDIDATES}, best first): [P(satisfies), P(contradicts), P(unrelated)] of
+   * each unit against the requirement's core statement. Absent: no model.
+   */
+  rsm?: RsmReading[];
+}
+
+/** One evidence unit as the requirement-satisfaction model read it. */
+export interface RsmReading {
+  unit: RankedUnit;
+  /** [P(satisfies), P(contradicts), P(unrelated)] */
+  scores: [number, number, number];
+}
+
+/** Evidence units (from distinct chunks) the requirement-satisfaction model reads per requirement. */
+export const RSM_CANDIDATES = 4;
+
+/**
+ * Names of the requirement-satisfaction signals, appended to {@link SIGNAL_NAMES} in the `rsm` variant of the
+ * trained judge: over the scored candidates, the highest P(satisfies), the second highest, their mean, the
+ * highest P(contradicts); of the unit read as satisfying best, its P(contradicts), P(unrelated), cosine
+ * similarity and term coverage; P(satisfies) of the first stage's own first choice.
+ */
+export const RSM_SIGNAL_NAMES = [
+  'rsm_satisfies_max',
+  'rsm_satisfies_second',
+  'rsm_satisfies_mean',
+  'rsm_contradicts_max',
+  'rsm_contradicts_of_best',
+  'rsm_unrelated_of_best',
+  'rsm_similarity_of_best',
+  'rsm_coverage_of_best',
+  'rsm_satisfies_first_stage',
+] as const;
+
+/**
+ * The {@link RSM_SIGNAL_NAMES} values of a reading, the unit read as satisfying best (`best`) and the one read
+ * as contradicting most (`contradicting`). @returns null for an empty reading.
+ */
+export function rsmSignals(reading: RsmReading[] | undefined): { vector: number[]; best: RsmReading; contradicting: RsmReading } | null {
+  if (!reading || reading.length === 0) return null;
+  const bySat = [...reading].sort((a, b) => b.scores[0] - a.scores[0]);
+  const best = bySat[0];
+  const contradicting = [...reading].sort((a, b) => b.scores[1] - a.scores[1])[0];
+  const mean = reading.reduce((s, r) => s + r.scores[0], 0) / reading.length;
+  return {
+    vector: [
+      best.scores[0],
+      bySat[1]?.scores[0] ?? 0,
+      mean,
+      contradicting.scores[1],
+      best.scores[1],
+      best.scores[2],
+      best.unit.similarity,
+      best.unit.coverage,
+      reading[0].scores[0],
+    ],
+    best,
+    contradicting,
+  };
 }
 
 /** Candidate sentences (best first by {@link rankEvidence}) that the entailment model scores per requirement. */
@@ -233,7 +295,10 @@ export function rankEvidence(requirement: string, passages: PassageInput[], sema
  *   sentences without a vector are selected lexically only.
  * @returns the signal vector in {@link SIGNAL_NAMES} order plus what the explanation needs. Never throws.
  */
-export function verdictSignals(requirement: string, passages: PassageInput[], semantic?: SemanticInput): VerdictSignals {
+export function verdictSignals(requirement: string, passages: PassageInput[], semantic?: SemanticInput, options: { modalityText?: string } = {}): VerdictSignals {
+  // The modality, negation and scope of the requirement are read from the whole text when the caller matches
+  // the evidence against the core statement only (framing such as "The organization shall" carries them).
+  const full = options.modalityText ?? requirement;
   const { units, aligned, ranked, sims, useSemantic } = rankEvidence(requirement, passages, semantic);
   const best = ranked[0] ?? null;
   const reqTerms = [...new Set(analyze(requirement))];
@@ -253,7 +318,7 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
   for (const a of candidates) {
     const q = quantityCheck(reqQ, a.unit.text);
     const c = clockConflict(requirement, a.unit.text);
-    const p = polarityOf(requirement, a.unit.text, idf);
+    const p = polarityOf(full, a.unit.text, idf);
     if (q.conflict) qConflictAny = 1;
     if (p.mismatch) mismatchAny = 1;
     if (p.flips.length) antonymAny = 1;
@@ -278,10 +343,10 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
   const v: Record<SignalName, number> = Object.fromEntries(SIGNAL_NAMES.map((n) => [n, 0])) as Record<SignalName, number>;
   v.requirement_terms = Math.log(1 + reqTerms.length) / 3;
   v.quantity_in_requirement = reqQ.length ? 1 : 0;
-  v.requirement_negated = requirementSign(requirement).sign === -1 || PROHIBITION.test(requirement) ? 1 : 0;
-  v.requirement_obligation = OBLIGATION.test(requirement) ? 1 : 0;
-  v.requirement_permission = PERMISSION.test(requirement) ? 1 : 0;
-  v.requirement_universal = UNIVERSAL.test(requirement) ? 1 : 0;
+  v.requirement_negated = requirementSign(full).sign === -1 || PROHIBITION.test(full) ? 1 : 0;
+  v.requirement_obligation = OBLIGATION.test(full) ? 1 : 0;
+  v.requirement_permission = PERMISSION.test(full) ? 1 : 0;
+  v.requirement_universal = UNIVERSAL.test(full) ? 1 : 0;
   v.quantity_conflict_any = qConflictAny;
   v.polarity_mismatch_any = mismatchAny;
   v.antonym_any = antonymAny;
@@ -298,7 +363,7 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
     const s = best.unit.text;
     const q = quantityCheck(reqQ, s);
     const c = clockConflict(requirement, s);
-    const p = polarityOf(requirement, s, idf);
+    const p = polarityOf(full, s, idf);
     v.coverage_best = best.coverage;
     v.bigram_best = best.bigram;
     v.passage_coverage_best = best.passageCoverage;
@@ -325,7 +390,7 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
   let verbatim: Alignment | null = null;
   for (const a of ranked) {
     if (!statesVerbatim(requirement, a.unit.text)) continue;
-    const p = polarityOf(requirement, a.unit.text, idf);
+    const p = polarityOf(full, a.unit.text, idf);
     if (p.mismatch || p.flips.length || p.scoped.sign === -1 || quantityCheck(reqQ, a.unit.text).conflict || clockConflict(requirement, a.unit.text).conflict) continue;
     verbatim = a;
     break;

@@ -32,6 +32,12 @@ delete env.LLM_BASE_URL;
 // and a judge-model.json with it switches the check service to it.
 const withNli = process.argv.includes('--with-nli');
 if (!withNli) env.JUDGE_NLI_MODEL_DIR = 'none';
+// The `rsm` variant (issue 27) is fitted on the requirement-satisfaction model's readings
+// (libs/text/models/judge-rsm-minilm, `npm run train:rsm`; JUDGE_RSM_MODEL_DIR) unless --without-rsm; its rows
+// include the control frameworks of the `fit` split (tools/eval/controls.ts), and its held-out report those of
+// the `report` split.
+const withRsm = !process.argv.includes('--without-rsm');
+if (!withRsm) env.JUDGE_RSM_MODEL_DIR = 'none';
 // One OpenMP thread: scikit-learn's gradient boosting spins its threads on a shared 2-core machine (10x slower).
 env.OMP_NUM_THREADS = process.env.OMP_NUM_THREADS ?? '1';
 
@@ -47,9 +53,10 @@ const python = ensurePythonVenv(path.join(cache, 'venv'), path.join(here, 'requi
 run(process.execPath, ['tools/build.mjs']);
 const work = path.join(cache, 'judge-train');
 mkdirSync(work, { recursive: true });
-const { SIGNAL_NAMES, NLI_SIGNAL_NAMES, NLI_CANDIDATES } = await import(path.join(root, 'dist/libs/text/src/verdict-signals.js'));
+const { SIGNAL_NAMES, NLI_SIGNAL_NAMES, NLI_CANDIDATES, RSM_SIGNAL_NAMES } = await import(path.join(root, 'dist/libs/text/src/verdict-signals.js'));
 writeFileSync(path.join(work, 'signal-names.json'), JSON.stringify(SIGNAL_NAMES));
 writeFileSync(path.join(work, 'nli-signal-names.json'), JSON.stringify(NLI_SIGNAL_NAMES));
+writeFileSync(path.join(work, 'rsm-signal-names.json'), JSON.stringify(RSM_SIGNAL_NAMES));
 const sets = [
   ['scifact', path.join(datasets, 'scifact')],
   ['contractnli', path.join(datasets, 'contractnli/dev.json')],
@@ -61,11 +68,25 @@ for (const [name, dataset] of sets) {
   run(process.execPath, ['dist/tools/eval/verdicts.js', '--dataset', dataset, '--split', 'all', '--index-dir', path.join(cache, 'eval-index', name), '--vector-cache', path.join(cache, 'eval-vectors', `${env.EMBEDDINGS_MODEL}-${name}.jsonl`), '--dump-features', file]);
   dumps.push(file);
 }
+if (withRsm) {
+  // Control frameworks: the `fit` split against the procedures (COMPLIANT) and against unrelated technical text
+  // (NOT_FOUND: the Debian Policy Manual and FHS, not the construction documents of eval:controls' negative
+  // control), and the `report` split against the procedures and the negative control (reported only).
+  const corpus = path.resolve(root, '../shared/corpus/txt');
+  const index = path.join(cache, 'eval-index');
+  const fit = path.join(work, 'controls-fit.jsonl');
+  const report = path.join(work, 'controls-report.jsonl');
+  const controls = path.join(datasets, 'controls');
+  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', '--negative', path.join(corpus, 'debian-policy-4.6.2.0.txt'), '--negative', path.join(corpus, 'debian-fhs-3.0.txt'), '--index-dir', path.join(index, 'controls-fit'), '--dump-features', fit]);
+  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'report', '--skip-breakdown', '--index-dir', path.join(index, 'controls-report'), '--dump-features', report]);
+  dumps.push(fit, report);
+}
 run(python, [
   path.join(here, 'train_judge.py'),
   '--names', path.join(work, 'signal-names.json'),
   '--embedding-model', env.EMBEDDINGS_MODEL,
   ...(withNli ? ['--nli-names', path.join(work, 'nli-signal-names.json'), '--nli-model', 'judge-nli-minilm', '--nli-candidates', String(NLI_CANDIDATES)] : []),
+  ...(withRsm ? ['--rsm-names', path.join(work, 'rsm-signal-names.json'), '--rsm-model', 'judge-rsm-minilm'] : []),
   '--out', path.join(here, 'judge-model.json'),
   '--check', path.join(here, 'judge-model.check.json'),
   ...dumps,

@@ -126,8 +126,40 @@ def export_estimator(est):
     return {"kind": "logistic", "mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(), "coef": lr.coef_.tolist(), "intercept": lr.intercept_.tolist()}
 
 
+def half_of(dataset, group):
+    """train_rsm.py's half_of: `ce` (the requirement-satisfaction model trained on it) or `judge`."""
+    h = 0x811C9DC5
+    for ch in f"rsm-half:{dataset}:{group}":
+        h ^= ord(ch)
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    h ^= h >> 16
+    return "ce" if h % 2 == 0 else "judge"
+
+
+def is_training_row(r, variant):
+    """Rows a variant is fitted on. The rsm variant reads the requirement-satisfaction model's scores, so it is
+    fitted only where that model's readings are out of sample: the control frameworks of the `fit` split, and
+    the `judge` half of the entailment datasets' `train` groups (the model trained on the `ce` half)."""
+    if r.get(variant) is None:
+        return False
+    if variant != "rsm":
+        return r["split"] == "train"
+    if r["dataset"] == "controls":
+        return r["split"] == "fit"
+    return r["split"] == "train" and half_of(r["dataset"], r["group"].split(":", 1)[1]) == "judge"
+
+
+def is_heldout_row(r, variant):
+    """Rows reported on: the `heldout` split, and the control frameworks of the `report` split."""
+    return r.get(variant) is not None and (r["split"] == "report" if r["dataset"] == "controls" else r["split"] == "heldout")
+
+
 def fit_variant(rows, names, variant):
-    train = [r for r in rows if r["split"] == "train" and r.get(variant) is not None]
+    train = [r for r in rows if is_training_row(r, variant)]
     X, y = matrix(train, variant)
     groups = np.array([r.get("group") or group_of(r) for r in train])
     weight = np.array([POLICY_WEIGHT if r["dataset"] == "policy" else 1.0 for r in train])
@@ -168,7 +200,7 @@ def fit_variant(rows, names, variant):
     right = (pred == y).astype(float)
     chosen_p = oof[np.arange(len(y)), pred]
     source = np.array([r["dataset"] for r in train])
-    if variant == "nli":
+    if variant in ("nli", "rsm"):
         thresholds, crossfit = source_thresholds(chosen_p, right, pred, source, groups, cv)
     else:
         thresholds, crossfit = [confident_threshold(chosen_p[pred == c], right[pred == c]) for c in range(3)], None
@@ -307,7 +339,7 @@ def decide(params, p):
 def report(model, params, rows, variant):
     out = {}
     for ds in sorted(set(r["dataset"] for r in rows)):
-        held = [r for r in rows if r["split"] == "heldout" and r["dataset"] == ds and r.get(variant) is not None]
+        held = [r for r in rows if is_heldout_row(r, variant) and r["dataset"] == ds]
         if not held:
             continue
         X, y = matrix(held, variant)
@@ -341,6 +373,8 @@ def main():
     ap.add_argument("--nli-names", default=None, help="JSON file with NLI_SIGNAL_NAMES (the nli variant's extra signals)")
     ap.add_argument("--nli-model", default=None, help="name of the entailment model the nli variant was trained with")
     ap.add_argument("--nli-candidates", type=int, default=None, help="derive the nli signals from the first K scored candidates of the dumps' nli_scores (NLI_CANDIDATES of verdict-signals.ts)")
+    ap.add_argument("--rsm-names", default=None, help="JSON file with RSM_SIGNAL_NAMES (the rsm variant's extra signals)")
+    ap.add_argument("--rsm-model", default=None, help="name of the requirement-satisfaction model the rsm variant was trained with")
     ap.add_argument("dumps", nargs="+")
     a = ap.parse_args()
     global NLI_CANDIDATES
@@ -351,12 +385,15 @@ def main():
     variants, info, checks = {}, {}, []
     nli_names = json.load(open(a.nli_names)) if a.nli_names else []
     has_nli = bool(nli_names) and any(r.get("nli") is not None and r["split"] == "train" for r in rows)
-    for variant in (["nli"] if has_nli else []) + ["semantic", "lexical"]:
-        model, params, meta, _ = fit_variant(rows, names + nli_names if variant == "nli" else names, variant)
+    rsm_names = json.load(open(a.rsm_names)) if a.rsm_names else []
+    has_rsm = bool(rsm_names) and any(is_training_row(r, "rsm") for r in rows)
+    extra = {"nli": nli_names, "rsm": rsm_names}
+    for variant in (["rsm"] if has_rsm else []) + (["nli"] if has_nli else []) + ["semantic", "lexical"]:
+        model, params, meta, _ = fit_variant(rows, names + extra.get(variant, []), variant)
         meta["heldout"] = report(model, params, rows, variant)
         variants[variant] = params
         info[variant] = meta
-        held = [r for r in rows if r["split"] == "heldout" and r.get(variant) is not None]
+        held = [r for r in rows if is_heldout_row(r, variant)]
         for r in held[:: max(1, len(held) // 4)][:4]:
             x = matrix([r], variant)[0]
             p = model.predict_proba(x)[0]
@@ -367,7 +404,8 @@ def main():
         "classes": CLASSES,
         "embedding_model": a.embedding_model,
         **({"nli_model": a.nli_model} if has_nli else {}),
-        "trained_with": {"scikit-learn": sklearn.__version__, "numpy": np.__version__, "target_precision_out_of_fold": TARGET_PRECISION, **({"nli_target_precision_per_source": SOURCE_TARGET_PRECISION, "nli_candidates": NLI_CANDIDATES} if has_nli else {})},
+        **({"rsm_model": a.rsm_model} if has_rsm else {}),
+        "trained_with": {"scikit-learn": sklearn.__version__, "numpy": np.__version__, "target_precision_out_of_fold": TARGET_PRECISION, **({"nli_target_precision_per_source": SOURCE_TARGET_PRECISION, "nli_candidates": NLI_CANDIDATES} if has_nli else {}), **({"rsm_target_precision_per_source": SOURCE_TARGET_PRECISION} if has_rsm else {})},
         "training": info,
         "variants": variants,
     }

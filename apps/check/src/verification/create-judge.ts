@@ -1,6 +1,6 @@
 import { Logger } from '@kb/common';
 import { chatModelFromConfig, LocalNliModel, type ChatModelConfig, type EmbeddingModel } from '@kb/models';
-import { defaultNliModelDir, VERDICT_MODEL } from '@kb/text';
+import { defaultNliModelDir, defaultRsmModelDir, VERDICT_MODEL } from '@kb/text';
 import { EmbeddedJudge, RequirementJudge } from './judges';
 import { ModelJudge } from './model-judge';
 
@@ -11,13 +11,21 @@ import { ModelJudge } from './model-judge';
  * @param config the `LLM_*` settings of the service's validated config (`chatModelEnv`).
  * @param embeddings the service's sentence-embedding model (`openEmbeddingModel`), or null: the embedded
  *   judge then aligns evidence by words only (its lexical variant, calibrated for that case).
+ * @param nli the entailment cross-encoder ({@link openNliModel}), or null.
+ * @param rsm the requirement-satisfaction model ({@link openRsmModel}), or null.
  * @throws Error naming the variable when `LLM_MODEL` is missing while `LLM_BASE_URL` is set (fail fast at boot).
  */
-export function createJudge(config: ChatModelConfig, logger: Logger, embeddings: EmbeddingModel | null = null, nli: LocalNliModel | null = null): RequirementJudge {
-  const embedded = new EmbeddedJudge(embeddings, undefined, logger, nli);
+export function createJudge(
+  config: ChatModelConfig,
+  logger: Logger,
+  embeddings: EmbeddingModel | null = null,
+  nli: LocalNliModel | null = null,
+  rsm: LocalNliModel | null = null,
+): RequirementJudge {
+  const embedded = new EmbeddedJudge(embeddings, undefined, logger, nli, rsm);
   const chat = chatModelFromConfig(config);
   if (!chat) {
-    logger.info({ semantic: embedded.semantic, entailment: embedded.entailment }, 'no chat model configured (LLM_BASE_URL unset): using the embedded judge');
+    logger.info({ semantic: embedded.semantic, satisfaction: embedded.satisfaction, entailment: embedded.entailment }, 'no chat model configured (LLM_BASE_URL unset): using the embedded judge');
     return embedded;
   }
   logger.info({ model: chat.model }, 'judging with the configured chat model');
@@ -50,5 +58,21 @@ export async function openNliModel(setting: string, embeddings: EmbeddingModel |
   if (!embeddings) return { model: null, reason: 'no embedding model: the entailment variant of the judge needs it', degraded: true };
   const dir = setting.trim() || defaultNliModelDir();
   if (!LocalNliModel.present(dir)) return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
+  return { model: await LocalNliModel.load({ dir }) };
+}
+
+/**
+ * Opens the embedded judge's requirement-satisfaction model (`JUDGE_RSM_MODEL_DIR`; empty = the committed
+ * `libs/text/models/judge-rsm-minilm`, `none` = off), as {@link openNliModel} opens the entailment model: missing
+ * files, no embedding model, or a committed judge without an `rsm` variant (unless `forTraining`) give
+ * `model: null` with the reason, never a failed boot.
+ * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
+ */
+export async function openRsmModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false): Promise<OpenedNliModel> {
+  if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_RSM_MODEL_DIR=none', degraded: false };
+  if (!VERDICT_MODEL.variants.rsm && !forTraining) return { model: null, reason: 'the committed judge (libs/text/train/judge-model.json) has no rsm variant', degraded: false };
+  if (!embeddings) return { model: null, reason: 'no embedding model: the requirement-satisfaction variant of the judge needs it', degraded: true };
+  const dir = setting.trim() || defaultRsmModelDir();
+  if (!LocalNliModel.present(dir)) return { model: null, reason: `no requirement-satisfaction model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
   return { model: await LocalNliModel.load({ dir }) };
 }

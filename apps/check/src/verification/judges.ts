@@ -5,8 +5,14 @@ import {
   judgeRequirement,
   NLI_CANDIDATES,
   rankEvidence,
+  rankUnits,
+  readRequirement,
+  RSM_CANDIDATES,
+  rsmSignals,
   semanticCandidates,
+  unitCandidates,
   unitKey,
+  unitModelText,
   VERDICT_MODEL,
   verdictSignals,
   type Judgement,
@@ -124,21 +130,27 @@ export class EmbeddedJudge implements RequirementJudge {
   readonly model = EMBEDDED_JUDGE_MODEL;
   private readonly embeddings: EmbeddingModel | null;
   private readonly nli: LocalNliModel | null;
+  private readonly rsm: LocalNliModel | null;
 
   /**
    * @param nli the entailment cross-encoder (`LocalNliModel` of `libs/text/models/judge-nli-minilm`), or null;
    *   used only together with embeddings, and for verdicts only when the committed judge has its `nli`
    *   variant (`signals` dumps its scores for `train:judge` regardless).
+   * @param rsm the requirement-satisfaction model (`LocalNliModel` of `libs/text/models/judge-rsm-minilm`), or
+   *   null; used only together with embeddings, and for verdicts when the committed judge has its `rsm` variant
+   *   (then in place of the `nli` one; `signals` dumps its reading regardless).
    */
   constructor(
     embeddings: EmbeddingModel | null = null,
     private readonly cache = new SentenceVectorCache(),
     private readonly logger?: Logger,
     nli: LocalNliModel | null = null,
+    rsm: LocalNliModel | null = null,
   ) {
     this.embeddings = embeddings && matchesTrainedEmbedding(embeddings) ? embeddings : null;
     if (embeddings && !this.embeddings) logger?.warn({ embeddings: embeddings.model }, 'the embedded judge was trained with another embedding model: judging lexically');
     this.nli = nli && this.embeddings ? nli : null;
+    this.rsm = rsm && this.embeddings ? rsm : null;
   }
 
   /** Whether verdicts use sentence embeddings. */
@@ -146,16 +158,43 @@ export class EmbeddedJudge implements RequirementJudge {
     return this.embeddings !== null;
   }
 
-  /** Whether verdicts use the entailment cross-encoder too. */
+  /** Whether verdicts use the requirement-satisfaction model (its reading of the candidate passages). */
+  get satisfaction(): boolean {
+    return this.rsm !== null && !!VERDICT_MODEL.variants.rsm;
+  }
+
+  /** Whether verdicts use the entailment cross-encoder too (never together with the requirement-satisfaction model). */
   get entailment(): boolean {
-    return this.nli !== null && !!VERDICT_MODEL.variants.nli;
+    return !this.satisfaction && this.nli !== null && !!VERDICT_MODEL.variants.nli;
   }
 
   async judge(requirement: string, passages: PassageInput[], signal?: AbortSignal) {
-    const semantic = await this.semanticInput(requirement, passages, signal);
-    if (semantic && this.entailment) await this.entailmentScores(requirement, passages, semantic, signal);
+    // The requirement-satisfaction variant matches evidence against the requirement's core statement.
+    const matched = this.satisfaction ? readRequirement(requirement).core : requirement;
+    const semantic = await this.semanticInput(matched, passages, signal);
+    if (semantic && this.satisfaction) await this.satisfactionScores(matched, passages, semantic, signal);
+    else if (semantic && this.entailment) await this.entailmentScores(requirement, passages, semantic, signal);
     const judgement = judgeRequirement(requirement, passages, { semantic });
     return { judgement, calls: [{ model: this.model, usage: judgement.usage }] };
+  }
+
+  /**
+   * Has the requirement-satisfaction model read the first stage's candidates (the best evidence unit of each of
+   * the {@link RSM_CANDIDATES} best-ranked chunks, `rankUnits` / `unitCandidates`) against the core statement and
+   * puts its reading into `semantic.rsm`. A failure leaves it out (the judge then runs its embeddings-only
+   * variant) and is logged.
+   */
+  private async satisfactionScores(core: string, passages: PassageInput[], semantic: SemanticInput, signal?: AbortSignal): Promise<void> {
+    if (!this.rsm) return;
+    const candidates = unitCandidates(rankUnits(core, passages, semantic), RSM_CANDIDATES);
+    if (candidates.length === 0) return;
+    try {
+      const scores = await this.rsm.score(candidates.map((c) => ({ premise: unitModelText(c.unit), hypothesis: core })), signal);
+      semantic.rsm = candidates.map((unit, i) => ({ unit, scores: [scores[i].entailment, scores[i].contradiction, scores[i].neutral] }));
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      this.logger?.warn({ err: error }, 'requirement-satisfaction scoring failed: judging this requirement with embeddings only');
+    }
   }
 
   /**
@@ -188,12 +227,25 @@ export class EmbeddedJudge implements RequirementJudge {
   async signals(
     requirement: string,
     passages: PassageInput[],
-  ): Promise<{ lexical: number[]; semantic: number[] | null; nli: number[] | null; nliScores: Array<[number, number, number]> | null }> {
+  ): Promise<{ lexical: number[]; semantic: number[] | null; nli: number[] | null; nliScores: Array<[number, number, number]> | null; rsm: number[] | null; rsmScores: Array<[number, number, number]> | null }> {
     const semantic = await this.semanticInput(requirement, passages);
-    if (!semantic) return { lexical: verdictSignals(requirement, passages).vector, semantic: null, nli: null, nliScores: null };
+    if (!semantic) return { lexical: verdictSignals(requirement, passages).vector, semantic: null, nli: null, nliScores: null, rsm: null, rsmScores: null };
     const plain = verdictSignals(requirement, passages, semantic).vector;
     await this.entailmentScores(requirement, passages, semantic);
     const withNli = semantic.nli ? verdictSignals(requirement, passages, semantic) : null;
+    // The rsm variant's signals: evidence matched against the core statement, with the model's reading appended.
+    let rsm: number[] | null = null;
+    let rsmScores: Array<[number, number, number]> | null = null;
+    if (this.rsm) {
+      const core = readRequirement(requirement).core;
+      const onCore = (await this.semanticInput(core, passages)) ?? semantic;
+      await this.satisfactionScores(core, passages, onCore);
+      const reading = rsmSignals(onCore.rsm);
+      if (reading) {
+        rsm = [...verdictSignals(core, passages, onCore, { modalityText: requirement }).vector, ...reading.vector];
+        rsmScores = onCore.rsm!.map((r) => r.scores);
+      }
+    }
     return {
       lexical: verdictSignals(requirement, passages).vector,
       semantic: plain,
@@ -201,6 +253,9 @@ export class EmbeddedJudge implements RequirementJudge {
       // [P(entailment), P(contradiction), P(neutral)] of each scored candidate in the judge's evidence order
       // (`rankEvidence`), so `train:judge` can study fewer candidates without scoring again.
       nliScores: semantic.nli ? [...semantic.nli.values()] : null,
+      rsm,
+      // [P(satisfies), P(contradicts), P(unrelated)] of each candidate in the first stage's order.
+      rsmScores,
     };
   }
 

@@ -34,6 +34,17 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
     server.requests.length = 0;
   });
 
+  it('gives the model what must be true without the framing, and the section of each passage', async () => {
+    next.push(answer({ verdict: 'NOT_FOUND', confidence: 0.5, passage: 0, evidence: '', explanation: 'Not stated.', recommendation: 'Add it.' }));
+    const policy = { ...OTHER, section: 'Access > Visitors' };
+    await judge().judge('Implement procedures to control and validate visitor access to facilities.', [policy]);
+    const body = JSON.stringify(server.requests.at(-1));
+    expect(body).toContain('What must be true (without the framing \\"Implement procedures to\\")');
+    expect(body).toContain('Control and validate visitor access to facilities.');
+    expect(body).toContain('(section: Access > Visitors)');
+    expect(body).toContain('is not content the documents must repeat');
+  });
+
   it('keeps a quote that is verbatim up to whitespace, with the quote’s own passage and usage', async () => {
     next.push(answer({ verdict: 'CONTRADICTS', confidence: 0.92, passage: 1, evidence: 'Smoking is prohibited on site.', explanation: 'Prohibited.', recommendation: 'Allow it.' }));
     const { judgement, calls } = await judge().judge('Smoking is allowed on site.', [PLAN, OTHER]);

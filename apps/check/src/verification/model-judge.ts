@@ -1,5 +1,5 @@
 import { ModelProviderError, NO_USAGE, type ChatModel } from '@kb/models';
-import { breakDownRequirement, makeQuote, resolveEvidence, type Judgement, type PassageInput } from '@kb/text';
+import { breakDownRequirement, makeQuote, readRequirement, resolveEvidence, type Judgement, type PassageInput } from '@kb/text';
 import { z } from 'zod';
 import type { CallUsage, EmbeddedJudge, RequirementJudge } from './judges';
 
@@ -18,11 +18,17 @@ export const MAX_PARTS = 20;
 
 const JUDGE_SYSTEM = [
   'You are a careful compliance officer. You decide whether project documentation satisfies one requirement,',
-  'using ONLY the numbered passages given. Verdicts:',
+  'using ONLY the numbered passages given.',
+  'Read the requirement as what must be true. Framing such as "implement policies and procedures to", "ensure that",',
+  '"the organization shall" or "procedures for" is not content the documents must repeat: a concrete statement satisfies',
+  'an abstract obligation ("sessions are logged off after 15 minutes of inactivity" meets "terminate sessions after a',
+  'period of inactivity"). The requirement\'s specifics (numbers, frequencies, durations, roles, scope) must still be met.',
+  'Headings, tables of contents and reference or mapping lists (lines of clause numbers) are never evidence on their own.',
+  'Verdicts:',
   '- COMPLIANT: a passage states that the requirement is met.',
   '- CONTRADICTS: a passage states something incompatible with the requirement (a prohibition where it asks for a permission, a different number, the opposite state, …).',
   '- NOT_FOUND: no passage settles it either way.',
-  'For COMPLIANT and CONTRADICTS copy the decisive sentence EXACTLY, character for character, from one passage into "evidence" and give that passage\'s number in "passage".',
+  'For COMPLIANT and CONTRADICTS copy the decisive sentence or short passage (at most three consecutive sentences) EXACTLY, character for character, from one passage into "evidence" and give that passage\'s number in "passage".',
   'For NOT_FOUND use "evidence": "" and "passage": 0.',
   '"confidence" is your probability (0 to 1) that the verdict is right; below 0.7 means the evidence is insufficient.',
   '"recommendation" says what to change or which document to add; null when COMPLIANT.',
@@ -77,7 +83,15 @@ const breakdownAnswer = z.object({ parts: z.array(z.string()).min(1) });
 
 function passageHeader(p: PassageInput, i: number): string {
   const pages = p.startPage == null ? '' : p.endPage != null && p.endPage !== p.startPage ? `, pages ${p.startPage}-${p.endPage}` : `, page ${p.startPage}`;
-  return `[${i + 1}] ${p.fileName}${pages}`;
+  return `[${i + 1}] ${p.fileName}${pages}${p.section ? ` (section: ${p.section})` : ''}`;
+}
+
+/** The user message of a verdict request: the requirement, what must be true when framing was taken off, the passages. */
+export function judgePrompt(requirement: string, passages: PassageInput[]): string {
+  const reading = readRequirement(requirement);
+  const core = reading.framing ? `\nWhat must be true (without the framing "${reading.framing}"):\n${reading.core}\n` : '';
+  const context = passages.map((p, i) => `${passageHeader(p, i)}\n${p.text.slice(0, MAX_PASSAGE_CHARS)}`).join('\n\n');
+  return `Requirement:\n${requirement}\n${core}\nPassages:\n${context}`;
 }
 
 /**
@@ -110,14 +124,13 @@ export class ModelJudge implements RequirementJudge {
       const { judgement } = await this.embedded.judge(requirement, [], signal);
       return { judgement, calls: [] };
     }
-    const context = usable.map((p, i) => `${passageHeader(p, i)}\n${p.text.slice(0, MAX_PASSAGE_CHARS)}`).join('\n\n');
     let answer;
     try {
       answer = await this.chat.completeJson(
         {
           messages: [
             { role: 'system', content: JUDGE_SYSTEM },
-            { role: 'user', content: `Requirement:\n${requirement}\n\nPassages:\n${context}` },
+            { role: 'user', content: judgePrompt(requirement, usable) },
           ],
           responseSchema: { name: 'compliance_verdict', schema: JUDGE_SCHEMA as unknown as Record<string, unknown> },
           temperature: 0,

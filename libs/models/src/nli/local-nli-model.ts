@@ -15,13 +15,19 @@ export interface NliScores {
   neutral: number;
 }
 
+/**
+ * Label names of the three classes in a model folder's `config.json` `id2label`: an entailment model's, or the
+ * requirement-satisfaction model's (satisfies / contradicts / unrelated), read as the same three relations.
+ */
+const LABEL_NAMES = { entailment: ['entailment', 'satisfies'], contradiction: ['contradiction', 'contradicts'], neutral: ['neutral', 'unrelated'] };
+
 /** Settings of {@link LocalNliModel.load}. */
 export interface LocalNliModelOptions {
   /** The model's folder: `config.json` (with `id2label`), `tokenizer.json` and `onnx/model_quantized.onnx`. */
   dir: string;
   /** Pairs per forward pass. Default 8 (pairs of one verify are few; padding grows with the batch's longest pair). */
   batchSize?: number;
-  /** Word pieces kept per pair, the longer text truncated first. Default 128, the training length (train_nli.py MAX_LEN). */
+  /** Word pieces kept per pair, the longer text truncated first. Default: the folder's `metrics.json` `max_length` (the training length), else 128. */
   maxTokens?: number;
   /** onnxruntime intra-op threads per forward pass. Default 1 (the embedding model's default too). */
   threads?: number;
@@ -33,12 +39,15 @@ interface TensorLike {
 }
 
 /**
- * The embedded judge's entailment cross-encoder run in process: a `BertForSequenceClassification`
+ * A three-way cross-encoder of the embedded judge run in process: a `BertForSequenceClassification`
  * ONNX model (int8 quantized) executed by `@huggingface/transformers` on `onnxruntime-node`, read only
  * from a local folder. Given (premise, hypothesis) pairs it returns P(entailment), P(contradiction),
- * P(neutral) (softmax of the logits; label order from the folder's `config.json` `id2label`).
- * The committed model is `libs/text/models/judge-nli-minilm` (trained by `npm run train:nli`, see
- * docs/check.md "The embedded judge"). Forward passes run one at a time, in call order.
+ * P(neutral) (softmax of the logits; label order from the folder's `config.json` `id2label`). Two committed
+ * models use it: the requirement-satisfaction model `libs/text/models/judge-rsm-minilm` (premise = an evidence
+ * unit, hypothesis = a requirement's core statement; its labels satisfies / contradicts / unrelated are read as
+ * entailment / contradiction / neutral; `npm run train:rsm`) and the entailment model
+ * `libs/text/models/judge-nli-minilm` (`npm run train:nli`); see docs/check.md "The embedded judge".
+ * Forward passes run one at a time, in call order.
  */
 export class LocalNliModel {
   private tail: Promise<unknown> = Promise.resolve();
@@ -72,12 +81,19 @@ export class LocalNliModel {
     let order: { entailment: number; contradiction: number; neutral: number };
     try {
       const id2label = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8')).id2label as Record<string, string>;
-      const index = (name: string) => Number(Object.entries(id2label).find(([, l]) => l.toLowerCase() === name)?.[0] ?? NaN);
-      order = { entailment: index('entailment'), contradiction: index('contradiction'), neutral: index('neutral') };
+      const index = (names: string[]) => Number(Object.entries(id2label).find(([, l]) => names.includes(l.toLowerCase()))?.[0] ?? NaN);
+      order = { entailment: index(LABEL_NAMES.entailment), contradiction: index(LABEL_NAMES.contradiction), neutral: index(LABEL_NAMES.neutral) };
     } catch (error) {
       throw fail(error instanceof Error ? error.message : String(error));
     }
-    if (Object.values(order).some((i) => !Number.isInteger(i))) throw fail('config.json id2label must name entailment, contradiction and neutral');
+    if (Object.values(order).some((i) => !Number.isInteger(i))) throw fail('config.json id2label must name entailment, contradiction and neutral (or satisfies, contradicts, unrelated)');
+    // The length the model was trained with (metrics.json `max_length`, written by the training scripts), unless set.
+    let trainedLength: number | undefined;
+    try {
+      trainedLength = Number(JSON.parse(readFileSync(path.join(dir, 'metrics.json'), 'utf8')).max_length) || undefined;
+    } catch {
+      trainedLength = undefined;
+    }
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const hf = require('@huggingface/transformers') as typeof import('@huggingface/transformers');
@@ -98,7 +114,7 @@ export class LocalNliModel {
         tokenizer as unknown as (a: string[], o: Record<string, unknown>) => Record<string, unknown>,
         model as unknown as (inputs: Record<string, unknown>) => Promise<{ logits: TensorLike }>,
         order,
-        { batchSize: options.batchSize ?? 8, maxTokens: options.maxTokens ?? 128, threads },
+        { batchSize: options.batchSize ?? 8, maxTokens: options.maxTokens ?? trainedLength ?? 128, threads },
       );
       await instance.score([{ premise: 'probe', hypothesis: 'probe' }]);
       return instance;

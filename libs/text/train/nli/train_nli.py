@@ -110,7 +110,8 @@ class BM25:
 
 
 # ---------------------------------------------------------------- pairs
-def scifact_pairs(folder, rng):
+def scifact_pairs(folder, rng, keep=None):
+    """SciFact pairs by split; `keep(group)` (the claim's smallest cited abstract id), when given, selects claims."""
     corpus = {}
     with open(os.path.join(folder, "corpus.jsonl")) as f:
         for line in f:
@@ -124,6 +125,8 @@ def scifact_pairs(folder, rng):
         claims = [json.loads(l) for l in f if l.strip()]
     for c in claims:
         cited = c["cited_doc_ids"] or [c["id"]]
+        if keep and not keep(min(cited)):
+            continue
         split = split_of("scifact", min(cited))
         pairs = out[split]
         claim = c["claim"]
@@ -166,10 +169,13 @@ def scifact_pairs(folder, rng):
     return out
 
 
-def contractnli_pairs(file, rng):
+def contractnli_pairs(file, rng, keep=None):
+    """ContractNLI pairs by split; `keep(group)` (the NDA's id), when given, selects NDAs."""
     data = json.load(open(file))
     out = {"train": [], "heldout": []}
     for doc in data["documents"]:
+        if keep and not keep(doc["id"]):
+            continue
         split = split_of("contractnli", doc["id"])
         pairs = out[split]
         spans = [doc["text"][a:b].strip() for a, b in doc["spans"]]
@@ -193,12 +199,15 @@ def contractnli_pairs(file, rng):
 SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 
 
-def policy_pairs(file):
+def policy_pairs(file, keep=None):
+    """Policy-case pairs by split; `keep(group)` (the case's document id), when given, selects documents."""
     data = json.load(open(file))
     docs = {d["id"]: [s for p in d["text"].split("\n") for s in SENT.split(p) if s.strip()] for d in data["documents"]}
     out = {"train": [], "heldout": []}
     label = {"COMPLIANT": 0, "CONTRADICTS": 1, "NOT_FOUND": 2}
     for c in data["cases"]:
+        if keep and not keep(c["document"]):
+            continue
         sents = docs[c["document"]]
         best = BM25(sents).top(c["requirement"], 1)
         if best:
