@@ -143,8 +143,9 @@ COPY --from=prod-deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # The embedding model (read-only; KB_MODELS_DIR).
 COPY --from=model /models ./models
-# The embedded judge's entailment cross-encoder, committed with its training script (check service;
-# found from dist/ as /app/libs/text/models/judge-nli-minilm, JUDGE_NLI_MODEL_DIR overrides it).
+# The embedded judge's cross-encoders, committed with their training scripts (check service; found from
+# dist/ as /app/libs/text/models/judge-rsm-minilm and judge-nli-minilm; JUDGE_RSM_MODEL_DIR and
+# JUDGE_NLI_MODEL_DIR override them).
 COPY libs/text/models ./libs/text/models
 COPY package.json ./
 COPY deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/

@@ -1,4 +1,4 @@
-import { evidenceUnits, isNonEvidence, unitModelText } from './evidence';
+import { evidenceUnits, isNonEvidence, rankUnits, unitCandidates, unitModelText } from './evidence';
 import type { PassageInput } from './types';
 
 const passage = (text: string, section: string | null = null): PassageInput => ({
@@ -62,5 +62,26 @@ describe('evidenceUnits', () => {
   it('does not run a unit past the length limit', () => {
     const long = `${'Every visitor signs the register at the gate and is escorted by a member of staff. '.repeat(4)}`;
     for (const u of evidenceUnits([passage(long)])) expect(u.sentences.length === 1 || u.end - u.start <= 450).toBe(true);
+  });
+});
+
+describe('rankUnits and unitCandidates', () => {
+  const chunk = (id: string, text: string, score: number, section: string | null = null): PassageInput => ({ ...passage(text, section), chunkId: id, documentId: `doc-${id}`, score });
+
+  it('ranks the unit that carries the requirement first, with the section title counting', () => {
+    const a = chunk('a', 'Visitors sign the register at reception. The canteen opens at noon.', 2, 'Visitors');
+    const b = chunk('b', 'Deliveries are accepted in the morning.', 1, 'Deliveries');
+    const ranked = rankUnits('Visitors sign in at reception.', [a, b]);
+    expect(ranked[0].unit.text).toBe('Visitors sign the register at reception.');
+    expect(ranked[0].headingCoverage).toBeGreaterThan(0);
+    expect(ranked[0].score).toBeGreaterThan(ranked.find((r) => r.unit.passage === b)!.score);
+  });
+
+  it('offers the best unit of each chunk, in retrieval order', () => {
+    const first = chunk('first', 'Backups run nightly. Restores are tested quarterly.', 3);
+    const second = chunk('second', 'Backups are encrypted at rest.', 2);
+    const third = chunk('third', 'The office closes at six.', 1);
+    const candidates = unitCandidates(rankUnits('Backups are tested.', [third, second, first]), 2);
+    expect(candidates.map((c) => c.unit.passage.chunkId)).toEqual(['first', 'second']);
   });
 });

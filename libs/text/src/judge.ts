@@ -111,7 +111,9 @@ export type DecisionRule = 'model' | 'verbatim' | 'full-support' | 'explicit-con
  *    number of the requirement, the requirement is not negated (a prohibition needs more than shared
  *    terms), and the sentence carries no conflict, negation, hedge or weaker-modality cue → COMPLIANT with at
  *    least {@link FULL_SUPPORT_CONFIDENCE}. On the training split all 5 such examples were COMPLIANT (few: the
- *    evidence is thin, and the held-out figures in docs/check.md re-check it).
+ *    evidence is thin, and the held-out figures in docs/check.md re-check it). With `options.satisfying` (the
+ *    passage the requirement-satisfaction model reads as meeting the requirement best), only when that passage
+ *    holds the sentence.
  * 3. `explicit-conflict`: the chosen sentence is about the requirement's subject (coverage ≥
  *    {@link CONFLICT_COVERAGE_MIN} and, with embeddings, similarity ≥ {@link CONFLICT_SIMILARITY_MIN}) and
  *    conflicts with it explicitly: a quantity or time that cannot both hold ("at least 48 inches" against
@@ -119,8 +121,12 @@ export type DecisionRule = 'model' | 'verbatim' | 'full-support' | 'explicit-con
  *    "are required") or a negation against an obligation/permission → CONTRADICTS; when the model did not say so,
  *    the confidence is the CONTRADICTS confidence map of its probability, at most {@link OVERRIDE_CONFIDENCE_CAP}
  *    (such a rule verdict was right about 3 times in 4 on the training split, not 9 in 10).
+ * With `options.contradictionReading` (the requirement-satisfaction model's highest P(contradicts)), the model's
+ * CONTRADICTS stands only when that reading is at least 0.5 or the evidence sentence itself carries an explicit
+ * cue; otherwise the better of COMPLIANT and NOT_FOUND is the verdict.
  * 4. A COMPLIANT verdict whose chosen sentence carries an explicit conflict is never confident (at most
- *    {@link OVERRIDE_CONFIDENCE_CAP}): a polarity flip read as compliance is the worst error.
+ *    {@link OVERRIDE_CONFIDENCE_CAP}): a polarity flip read as compliance is the worst error. With
+ *    `options.doubtCaps` (the requirement-satisfaction variant) neither is one carrying a {@link DOUBT_CUES} cue.
  * The thresholds were chosen on the training split (docs/check.md): rule 3 changes 4 of the 1,277 SciFact
  * and ContractNLI training verdicts (below 0.7 confidence) and still holds when a section heading glued
  * to the sentence lowers its cosine (0.78 for "2. Protective equipment Hard hats are required …").
@@ -129,15 +135,30 @@ export type DecisionRule = 'model' | 'verbatim' | 'full-support' | 'explicit-con
  * @param p its calibrated probabilities (`predictProba`), in {@link VERDICT_CLASSES} order.
  * @returns the verdict, its confidence in [0, 1] and the rule that set it. Never throws.
  */
-export function decideWithRules(signals: VerdictSignals, variant: VerdictModelVariant, p: number[]): { verdict: Verdict; confidence: number; rule: DecisionRule } {
-  const decided = decide(variant, p);
+export function decideWithRules(
+  signals: VerdictSignals,
+  variant: VerdictModelVariant,
+  p: number[],
+  options: { doubtCaps?: boolean; satisfying?: { passage: PassageInput; start: number; end: number }[]; contradictionReading?: number } = {},
+): { verdict: Verdict; confidence: number; rule: DecisionRule } {
+  let decided = decide(variant, p);
+  // With the requirement-satisfaction model, a contradiction must be stated by the evidence: the model reads a
+  // candidate as contradicting (≥ 0.5) or the evidence sentence carries an explicit cue; a cue on another,
+  // off-topic candidate ("before each shift" against "after … inactivity") is not enough.
+  if (options.contradictionReading !== undefined && VERDICT_CLASSES[decided.index] === 'CONTRADICTS' && options.contradictionReading < 0.5 && !signals.conflictOnBest) {
+    const k = [0, 2].reduce((a, b) => (p[b] * variant.decision_weights[b] > p[a] * variant.decision_weights[a] ? b : a));
+    decided = { index: k, confidence: Math.max(0, Math.min(1, interp(p[k], variant.confidence[k]))) };
+  }
   const verdict = VERDICT_CLASSES[decided.index] as Verdict;
   if (signals.verbatim) {
     return { verdict: 'COMPLIANT', confidence: Math.max(VERBATIM_CONFIDENCE, verdict === 'COMPLIANT' ? decided.confidence : 0), rule: 'verbatim' };
   }
   const v = (name: string) => signals.vector[SIGNAL_INDEX.get(name)!];
   const cueOnBest = ['quantity_conflict_best', 'clock_conflict', 'polarity_mismatch_best', 'antonym_best', 'evidence_negated_best', 'modality_weaker', 'hedged'].some((n) => v(n) > 0);
-  if (signals.semantic && v('coverage_best') >= 0.999 && v('similarity_best') >= FULL_SUPPORT_SIMILARITY_MIN && v('numbers_shared') === 1 && !v('requirement_negated') && !cueOnBest) {
+  // With the requirement-satisfaction model's reading, full support also needs the passage it reads as meeting
+  // the requirement best to hold that very sentence.
+  const readAsBest = !options.satisfying || !signals.best || options.satisfying.some((u) => u.passage === signals.best!.unit.passage && u.start <= signals.best!.unit.start && u.end >= signals.best!.unit.end);
+  if (signals.semantic && readAsBest && v('coverage_best') >= 0.999 && v('similarity_best') >= FULL_SUPPORT_SIMILARITY_MIN && v('numbers_shared') === 1 && !v('requirement_negated') && !cueOnBest) {
     return { verdict: 'COMPLIANT', confidence: Math.max(FULL_SUPPORT_CONFIDENCE, verdict === 'COMPLIANT' ? decided.confidence : 0), rule: 'full-support' };
   }
   const onSubject = v('coverage_best') >= CONFLICT_COVERAGE_MIN && (!signals.semantic || v('similarity_best') >= CONFLICT_SIMILARITY_MIN);
@@ -151,9 +172,19 @@ export function decideWithRules(signals: VerdictSignals, variant: VerdictModelVa
     const k = VERDICT_CLASSES.indexOf('CONTRADICTS');
     return { verdict: 'CONTRADICTS', confidence: Math.min(OVERRIDE_CONFIDENCE_CAP, Math.max(0, interp(p[k], variant.confidence[k]))), rule: 'explicit-conflict' };
   }
-  if (verdict === 'COMPLIANT' && signals.conflictOnBest) return { verdict, confidence: Math.min(OVERRIDE_CONFIDENCE_CAP, decided.confidence), rule: 'model' };
+  if (verdict === 'COMPLIANT' && (signals.conflictOnBest || (options.doubtCaps && DOUBT_CUES.some((n) => v(n) > 0)))) {
+    return { verdict, confidence: Math.min(OVERRIDE_CONFIDENCE_CAP, decided.confidence), rule: 'model' };
+  }
   return { verdict, confidence: decided.confidence, rule: 'model' };
 }
+
+/**
+ * Signals of doubt on the chosen evidence (a negation near the requirement's terms, a weaker modality than the
+ * requirement's, hedged wording): with the requirement-satisfaction variant a COMPLIANT verdict carrying one is
+ * never confident (rule 4 of {@link decideWithRules}); train_judge.py's CONFIDENCE_CUES lists them with the
+ * explicit conflicts, and fits the variant's confidence threshold without such verdicts.
+ */
+export const DOUBT_CUES = ['evidence_negated_best', 'modality_weaker', 'hedged'] as const;
 
 /**
  * Judges one (atomic) requirement against retrieved passages with a small trained model; no chat model.
@@ -191,7 +222,7 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   const variant = rsm ? model.variants.rsm! : withNli ? model.variants.nli! : signals.semantic ? model.variants.semantic : model.variants.lexical;
   const p = predictProba(variant, rsm ? [...signals.vector, ...rsm.vector] : withNli ? [...signals.vector, ...signals.nli!] : signals.vector);
   const probs = Object.fromEntries(VERDICT_CLASSES.map((c, i) => [c, p[i]])) as Record<Verdict, number>;
-  const decided = decideWithRules(signals, variant, p);
+  const decided = decideWithRules(signals, variant, p, rsm ? { doubtCaps: true, satisfying: [rsm.best.unit.unit], contradictionReading: rsm.contradicting.scores[1] } : {});
   const best = signals.best;
   const verdict: Verdict = best ? decided.verdict : 'NOT_FOUND';
   const confidence = best ? round3(decided.confidence) : 0.9;
@@ -231,14 +262,15 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
     });
   }
   if (verdict === 'CONTRADICTS') {
-    // The sentence carrying an explicit cue, else the passage the requirement-satisfaction (or entailment) model
-    // reads as contradicting it.
-    const byRsm = !signals.conflict && rsm && rsm.contradicting.scores[1] >= 0.5 ? rsm.contradicting : null;
-    const byModel = !signals.conflict && withNli && signals.nliContradiction && signals.nliContradiction.probability >= 0.5 ? signals.nliContradiction : null;
-    const span = signals.conflict?.alignment.unit ?? byRsm?.unit.unit ?? byModel?.alignment.unit ?? best.unit;
+    // The sentence carrying an explicit cue (with the requirement-satisfaction model: only the evidence sentence's
+    // own cue), else the passage the requirement-satisfaction (or entailment) model reads as contradicting it.
+    const cue = signals.conflict && (!rsm || signals.conflictOnBest) ? signals.conflict : null;
+    const byRsm = !cue && rsm && rsm.contradicting.scores[1] >= 0.5 ? rsm.contradicting : null;
+    const byModel = !cue && !rsm && withNli && signals.nliContradiction && signals.nliContradiction.probability >= 0.5 ? signals.nliContradiction : null;
+    const span = cue?.alignment.unit ?? byRsm?.unit.unit ?? byModel?.alignment.unit ?? rsm?.best.unit.unit ?? best.unit;
     const quote = makeQuote(span.passage, span.start, span.end);
-    const detail = signals.conflict
-      ? ` — ${signals.conflict.detail}`
+    const detail = cue
+      ? ` — ${cue.detail}`
       : byRsm
         ? ` — the requirement-satisfaction model reads it as contradicting the requirement (${pct(byRsm.scores[1])})`
         : byModel
@@ -255,14 +287,15 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
     });
   }
   const verbatim = decided.rule === 'verbatim' && signals.verbatim ? signals.verbatim : null;
-  // The passage the requirement-satisfaction model reads as meeting the requirement best, else the best sentence.
-  const span = verbatim?.unit ?? rsm?.best.unit.unit ?? best.unit;
+  // The sentence of a rule (verbatim, full support), else the passage the requirement-satisfaction model reads as
+  // meeting the requirement best, else the best sentence.
+  const span = verbatim?.unit ?? (decided.rule === 'full-support' ? best.unit : null) ?? rsm?.best.unit.unit ?? best.unit;
   const quote = makeQuote(span.passage, span.start, span.end);
   const sim = signals.bestSimilarity != null && !verbatim ? `, meaning similarity ${signals.bestSimilarity.toFixed(2)}` : '';
   const cue = signals.conflictOnBest ? ', although part of its wording may conflict with it' : ' and nothing in it contradicts the requirement';
   const match = verbatim
     ? 'It states the requirement word for word'
-    : rsm
+    : rsm && decided.rule !== 'full-support'
       ? `It is read as meeting the requirement (${pct(rsm.best.scores[0])}; ${pct(rsm.best.unit.coverage)} of its key terms, meaning similarity ${rsm.best.unit.similarity.toFixed(2)})${cue}`
       : `It matches the requirement (${pct(best.coverage)} of its key terms${sim})${cue}`;
   return finish({
@@ -272,7 +305,7 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
     explanation:
       `${where(quote)} states: "${collapse(quote.quote)}" ${match}.` +
       unsureText +
-      (unsure ? ` To rely on it, confirm it in ${where(quote)} or add a document that states "${reqText.slice(0, 200)}" explicitly.` : ''),
+      (unsure ? ` To rely on it, confirm it in ${where(quote)} or add a document that states "${collapse(core).slice(0, 200)}" explicitly.` : ''),
     recommendation: null,
   });
 }

@@ -21,8 +21,8 @@ export interface SemanticInput {
    */
   nli?: Map<string, [number, number, number]>;
   /**
-   * The requirement-satisfaction model's reading of the first stage's candidates (`unitCandidates` of
-   * `rankUnits`, at most {@link RSM_CANDIDATES}, best first): [P(satisfies), P(contradicts), P(unrelated)] of
+   * The requirement-satisfaction model's reading of the candidates (`unitCandidates` of `rankUnits`: the best
+   * unit of each of the {@link RSM_CANDIDATES} chunks retrieval ranks highest, in that order): [P(satisfies), P(contradicts), P(unrelated)] of
    * each unit against the requirement's core statement. Absent: no model.
    */
   rsm?: RsmReading[];
@@ -39,10 +39,19 @@ export interface RsmReading {
 export const RSM_CANDIDATES = 4;
 
 /**
+ * Weight of the first stage's score (`rankUnits`) next to P(satisfies) when the judge chooses the evidence among
+ * the candidates: on the `fit` frameworks of eval:controls, P(satisfies) + 0.5 × score chose a unit of a mapped
+ * procedure more often than P(satisfies) alone (28.3 % against 27.2 % of requirements, first version of the model).
+ */
+export const EVIDENCE_PRIOR_WEIGHT = 0.5;
+
+/**
  * Names of the requirement-satisfaction signals, appended to {@link SIGNAL_NAMES} in the `rsm` variant of the
  * trained judge: over the scored candidates, the highest P(satisfies), the second highest, their mean, the
  * highest P(contradicts); of the unit read as satisfying best, its P(contradicts), P(unrelated), cosine
- * similarity and term coverage; P(satisfies) of the first stage's own first choice.
+ * similarity and term coverage; P(satisfies) of the unit of the chunk retrieval ranked first; the share of the
+ * requirement's terms in the section title the best unit stands under (a section whose heading names the
+ * obligation is where it is met).
  */
 export const RSM_SIGNAL_NAMES = [
   'rsm_satisfies_max',
@@ -53,17 +62,21 @@ export const RSM_SIGNAL_NAMES = [
   'rsm_unrelated_of_best',
   'rsm_similarity_of_best',
   'rsm_coverage_of_best',
-  'rsm_satisfies_first_stage',
+  'rsm_satisfies_first_retrieved',
+  'rsm_heading_of_best',
 ] as const;
 
 /**
- * The {@link RSM_SIGNAL_NAMES} values of a reading, the unit read as satisfying best (`best`) and the one read
- * as contradicting most (`contradicting`). @returns null for an empty reading.
+ * The {@link RSM_SIGNAL_NAMES} values of a reading, the evidence (`best`: the highest P(satisfies) +
+ * {@link EVIDENCE_PRIOR_WEIGHT} × first-stage score) and the unit read as contradicting most (`contradicting`).
+ * @returns null for an empty reading.
  */
 export function rsmSignals(reading: RsmReading[] | undefined): { vector: number[]; best: RsmReading; contradicting: RsmReading } | null {
   if (!reading || reading.length === 0) return null;
   const bySat = [...reading].sort((a, b) => b.scores[0] - a.scores[0]);
-  const best = bySat[0];
+  // The evidence: P(satisfies) with the first stage's score as a prior (two units the model reads alike, 0.70 and
+  // 0.71, are told apart by how well each matches the requirement's words and meaning).
+  const best = [...reading].sort((a, b) => b.scores[0] + EVIDENCE_PRIOR_WEIGHT * b.unit.score - (a.scores[0] + EVIDENCE_PRIOR_WEIGHT * a.unit.score))[0];
   const contradicting = [...reading].sort((a, b) => b.scores[1] - a.scores[1])[0];
   const mean = reading.reduce((s, r) => s + r.scores[0], 0) / reading.length;
   return {
@@ -77,6 +90,7 @@ export function rsmSignals(reading: RsmReading[] | undefined): { vector: number[
       best.unit.similarity,
       best.unit.coverage,
       reading[0].scores[0],
+      best.unit.headingCoverage,
     ],
     best,
     contradicting,

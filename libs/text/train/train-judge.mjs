@@ -11,7 +11,7 @@
 // 3. train_judge.py fits on the `train` split only and writes judge-model.json (+ judge-model.check.json,
 //    the vectors the unit test reproduces in TypeScript). Datasets: ../shared/datasets or $KB_DATASETS.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,8 @@ if (!withNli) env.JUDGE_NLI_MODEL_DIR = 'none';
 // include the control frameworks of the `fit` split (tools/eval/controls.ts), and its held-out report those of
 // the `report` split.
 const withRsm = !process.argv.includes('--without-rsm');
+/** Construction plans of policy-cases.json (libs/text/train/rsm/train_rsm.py CONSTRUCTION_POLICY_DOCUMENTS). */
+const CONSTRUCTION_PLANS = ['site-plan', 'noise-plan', 'env-plan', 'fire-plan', 'vehicle-plan'];
 if (!withRsm) env.JUDGE_RSM_MODEL_DIR = 'none';
 // One OpenMP thread: scikit-learn's gradient boosting spins its threads on a shared 2-core machine (10x slower).
 env.OMP_NUM_THREADS = process.env.OMP_NUM_THREADS ?? '1';
@@ -69,15 +71,25 @@ for (const [name, dataset] of sets) {
   dumps.push(file);
 }
 if (withRsm) {
-  // Control frameworks: the `fit` split against the procedures (COMPLIANT) and against unrelated technical text
-  // (NOT_FOUND: the Debian Policy Manual and FHS, not the construction documents of eval:controls' negative
-  // control), and the `report` split against the procedures and the negative control (reported only).
+  // Control frameworks: the `fit` split against the procedures (COMPLIANT) and against unrelated text (NOT_FOUND:
+  // the Debian Policy Manual and FHS, and the construction plans written for the policy cases; not the construction
+  // documents of eval:controls' negative control), and the `report` split against the procedures and the negative
+  // control (reported only).
   const corpus = path.resolve(root, '../shared/corpus/txt');
+  // The construction plans written for the policy cases, as files (unrelated to the controls, in the product's other domain).
+  const plans = JSON.parse(readFileSync(path.join(here, 'policy-cases.json'), 'utf8')).documents.filter((d) => CONSTRUCTION_PLANS.includes(d.id));
+  const planFiles = plans.map((d) => {
+    const file = path.join(work, 'negative', d.file_name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, d.text);
+    return file;
+  });
   const index = path.join(cache, 'eval-index');
   const fit = path.join(work, 'controls-fit.jsonl');
   const report = path.join(work, 'controls-report.jsonl');
   const controls = path.join(datasets, 'controls');
-  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', '--negative', path.join(corpus, 'debian-policy-4.6.2.0.txt'), '--negative', path.join(corpus, 'debian-fhs-3.0.txt'), '--index-dir', path.join(index, 'controls-fit'), '--dump-features', fit]);
+  const negatives = [path.join(corpus, 'debian-policy-4.6.2.0.txt'), path.join(corpus, 'debian-fhs-3.0.txt'), ...planFiles].flatMap((f) => ['--negative', f]);
+  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', ...negatives, '--index-dir', path.join(index, 'controls-fit'), '--dump-features', fit]);
   run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'report', '--skip-breakdown', '--index-dir', path.join(index, 'controls-report'), '--dump-features', report]);
   dumps.push(fit, report);
 }

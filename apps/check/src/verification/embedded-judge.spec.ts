@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { LocalEmbeddingModel } from '@kb/models';
 import { NLI_CANDIDATES, type PassageInput } from '@kb/text';
-import { openNliModel } from './create-judge';
+import { openNliModel, openRsmModel } from './create-judge';
 import { EmbeddedJudge, embedByLength, SentenceVectorCache } from './judges';
 
 const ROOT = path.resolve(__dirname, '../../../..');
@@ -117,6 +117,55 @@ describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () =
   it('says what is missing when it is unsure', async () => {
     const { judgement } = await judge.judge('Noise monitoring results must be published on the project website every month.', [NOISE_PLAN]);
     if (judgement.confidence < 0.7) expect(judgement.explanation).toMatch(/insufficient/);
+    expect(judgement.verdict === 'COMPLIANT' && judgement.confidence >= 0.7).toBe(false);
+  });
+});
+
+/**
+ * Issue 27: abstract obligations against the concrete statements of a policy, with the committed
+ * requirement-satisfaction model and the judge's rsm variant (the check service's default judge).
+ */
+describe('EmbeddedJudge with the requirement-satisfaction model (issue 27 examples)', () => {
+  let judge: EmbeddedJudge;
+  const policy = (id: string, section: string, text: string, score = 1): PassageInput => ({ ...passage(id, `${id}-policy.md`, text, score), section, startPage: null, endPage: null, pageSpans: [] });
+  const ACCESS = policy(
+    'access',
+    'Systems Access Policy > Automatic Logoff',
+    'Information systems automatically log users off the systems after 15 minutes of inactivity. Users must lock their workstation when they leave it.',
+  );
+  const PASSWORDS = policy(
+    'passwords',
+    'Systems Access Policy > Password Management',
+    'Applicable standards from the HIPAA Security Rule\n\n164.308(a)(5)(ii)(D) Password Management\n\n' +
+      'Passwords are at least 12 characters long and combine upper case, lower case and numbers. Users change their password every 90 days and cannot reuse their last 24 passwords. Passwords are stored only as salted hashes.',
+    0.9,
+  );
+  const SITE = policy('site', 'Site Safety Plan > Scaffolds', 'A competent person inspects every scaffold before each shift. Hard hats are worn at all times on site.');
+
+  beforeAll(async () => {
+    const model = await LocalEmbeddingModel.load({ modelsDir: path.resolve(ROOT, '../shared/models'), model: 'all-MiniLM-L6-v2' });
+    const rsm = (await openRsmModel('', model)).model;
+    judge = new EmbeddedJudge(model, new SentenceVectorCache(), undefined, null, rsm);
+    expect(judge.satisfaction).toBe(true);
+  }, 120_000);
+
+  it('a concrete statement satisfies an abstract obligation: automatic logoff after 15 minutes meets "terminate a session after inactivity"', async () => {
+    const { judgement } = await judge.judge('Implement electronic procedures that terminate an electronic session after a predetermined time of inactivity.', [SITE, ACCESS]);
+    expect(judgement.verdict).toBe('COMPLIANT');
+    expect(judgement.evidence!.quote).toContain('automatically log users off the systems after 15 minutes of inactivity');
+    // framing is not content the evidence must repeat: the explanation does not ask for "implement" or "procedures"
+    expect(judgement.explanation).not.toMatch(/not found in the closest sentence: [^;]*\b(?:implement|procedures)\b/i);
+  });
+
+  it('a password section meets "procedures for creating, changing, and safeguarding passwords", never the reference line', async () => {
+    const { judgement } = await judge.judge('Procedures for creating, changing, and safeguarding passwords.', [SITE, PASSWORDS]);
+    expect(judgement.verdict).toBe('COMPLIANT');
+    expect(judgement.evidence!.quote).not.toContain('164.308');
+    expect(judgement.evidence!.passage.chunkId).toBe('passwords');
+  });
+
+  it('a security obligation is not met by a construction plan, and never confidently', async () => {
+    const { judgement } = await judge.judge('Implement procedures for guarding against, detecting, and reporting malicious software.', [SITE]);
     expect(judgement.verdict === 'COMPLIANT' && judgement.confidence >= 0.7).toBe(false);
   });
 });

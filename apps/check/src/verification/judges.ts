@@ -179,8 +179,8 @@ export class EmbeddedJudge implements RequirementJudge {
   }
 
   /**
-   * Has the requirement-satisfaction model read the first stage's candidates (the best evidence unit of each of
-   * the {@link RSM_CANDIDATES} best-ranked chunks, `rankUnits` / `unitCandidates`) against the core statement and
+   * Has the requirement-satisfaction model read the candidates (the best evidence unit, by `rankUnits`, of each of
+   * the {@link RSM_CANDIDATES} chunks retrieval ranks highest: `unitCandidates`) against the core statement and
    * puts its reading into `semantic.rsm`. A failure leaves it out (the judge then runs its embeddings-only
    * variant) and is logged.
    */

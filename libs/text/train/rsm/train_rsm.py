@@ -16,10 +16,15 @@ Pairs (all from data the issue allows training on; nothing of the `fit` or `repo
   High, CIS Controls v8, CSA CCM 3.0.1, CMMC ML1) against the procedures mapped to them. The mapping is per
   document, so passage labels are derived (weak supervision): in each mapped procedure, the units the first
   stage ranks highest (`rankUnits`: words and meaning, the section title counting) are `satisfies`, at most
-  POSITIVES_PER_DOC per procedure from different chunks. `unrelated`: the best units of the procedures retrieval
-  ranks highest that are NOT mapped to any requirement of the same section of the framework (a procedure the
-  mapping gives to a neighbouring requirement may well satisfy this one too, so it is not used as a negative),
-  and the best sentence of unrelated text (SciFact abstracts, ContractNLI NDAs, the Debian Policy Manual) by BM25.
+  POSITIVES_PER_DOC per procedure from different chunks, when they resemble the requirement at all (cosine >=
+  MIN_POSITIVE_SIMILARITY; below it the procedure implements another part of the requirement or the mapping is
+  loose). `unrelated`: the best units of the procedures of OTHER topics (the library's naming: cp-access-*,
+  cp-ir-*, …) that retrieval ranks highest and that are NOT mapped to any requirement of the same section of the
+  framework, nor to a requirement
+  of another framework whose core statement is close in meaning (a procedure the mapping gives to a neighbouring
+  or equivalent requirement may well satisfy this one too, so it is not used as a negative), the best sentences
+  of unrelated text (SciFact abstracts, ContractNLI NDAs, the Debian Policy Manual) by BM25, and the best
+  statement of the construction plans written for this project (construction_pool).
 - `contradicts`: synthetic contradictions made by perturbing a supporting unit (FactCC, Kryscinski et al. 2020):
   negation of its main verb or modal, a prohibition for an obligation, an antonym (enabled/disabled,
   encrypted/unencrypted, always/never, all/no), a different number where the requirement states one, a weaker
@@ -67,6 +72,7 @@ POSITIVES_PER_DOC = 2
 POSITIVES_PER_REQUIREMENT = 4
 HARD_NEGATIVE_DOCS = 3
 UNRELATED_PER_REQUIREMENT = 2
+MIN_POSITIVE_SIMILARITY = 0.35  # cosine of the requirement's core to the unit's best sentence (all-MiniLM-L6-v2)
 
 
 # ---------------------------------------------------------------- halves of the entailment data
@@ -144,7 +150,13 @@ def similar_requirement_docs(rows, vectors, threshold):
     return out
 
 
-def controls_pairs(rows, unrelated_bm, unrelated_texts, rng, related_docs):
+def topic_of(doc):
+    """The topic of a procedure in the library's naming: "cp-access-password" -> "access"."""
+    parts = doc.split("-")
+    return parts[1] if len(parts) > 1 else doc
+
+
+def controls_pairs(rows, unrelated_bm, unrelated_texts, rng, related_docs, construction=None):
     """(evidence, requirement, label, source, weight) pairs of the requirements in `rows` (see the module doc);
     `related_docs[i]` are procedures never used as negatives of `rows[i]` (see similar_requirement_docs)."""
     section_docs = defaultdict(set)
@@ -166,12 +178,18 @@ def controls_pairs(rows, unrelated_bm, unrelated_texts, rng, related_docs):
                 positives.append(u)
                 if len(chunks) >= POSITIVES_PER_DOC:
                     break
+        # a mapped procedure whose best unit does not resemble the requirement at all (the mapping is per
+        # document and "may implement only in part") gives no passage label
+        positives = [u for u in positives if u["similarity"] >= MIN_POSITIVE_SIMILARITY]
         positives = sorted(positives, key=lambda u: -u["score"])[:POSITIVES_PER_REQUIREMENT]
         for u in positives:
             pairs.append((u["model_text"], core, 0, "controls", 1.0))
         family = section_docs[(r["framework"], r["section"])] | mapped | related_docs[idx]
+        # negatives come from procedures of other topics only (the library's own taxonomy: cp-access-*, cp-ir-*,
+        # …): an unmapped procedure of a mapped one's topic may well satisfy the requirement too
+        topics = {topic_of(d) for d in mapped}
         best_by_doc = {}
-        for u in sorted((u for u in units if u["source"] == "retrieved" and u["doc"] not in family), key=lambda u: -u["score"]):
+        for u in sorted((u for u in units if u["source"] == "retrieved" and u["doc"] not in family and topic_of(u["doc"]) not in topics), key=lambda u: -u["score"]):
             best_by_doc.setdefault(u["doc"], u)
         ranked = list(best_by_doc.values())
         for u in ranked[:HARD_NEGATIVE_DOCS]:
@@ -181,6 +199,9 @@ def controls_pairs(rows, unrelated_bm, unrelated_texts, rng, related_docs):
             pairs.append((u["model_text"], core, 2, "controls", 1.0))
         for i in unrelated_bm.top(core, UNRELATED_PER_REQUIREMENT):
             pairs.append((unrelated_texts[i], core, 2, "unrelated", 1.0))
+        if construction:
+            best = construction[0].top(core, 1)
+            pairs.append((construction[1][best[0]] if best else rng.choice(construction[1]), core, 2, "construction", 1.0))
         if positives:
             bad = perturb(positives[0]["model_text"], core, rng)
             if bad:
@@ -206,6 +227,21 @@ def unrelated_pool(datasets, corpus, rng, per_source=4000):
         texts += [s for s in train_nli.SENT.split(body) if 40 <= len(s) <= 400]
     rng.shuffle(texts)
     return texts[: per_source * 3]
+
+
+CONSTRUCTION_POLICY_DOCUMENTS = ("site-plan", "noise-plan", "env-plan", "fire-plan", "vehicle-plan")
+
+
+def construction_pool(policy_file, requirement_cases_file):
+    """Statements of construction plans written for this project (the construction documents of
+    libs/text/train/policy-cases.json and the evidence of the construction cases of requirement-cases.json, marked
+    `"domain": "construction"`): text in the product's other domain that no security control is satisfied by."""
+    texts = []
+    for d in json.load(open(policy_file))["documents"]:
+        if d["id"] in CONSTRUCTION_POLICY_DOCUMENTS:
+            texts += [x for p in d["text"].split("\n") for x in train_nli.SENT.split(p) if len(x.split()) >= 5]
+    texts += [c["evidence"] for c in json.load(open(requirement_cases_file))["cases"] if c.get("domain") == "construction"]
+    return texts
 
 
 def written_requirement_pairs(file):
@@ -361,7 +397,8 @@ def main():
     train_rows = by_split["train"]
     vectors = sentence_vectors([r["core"] for r in train_rows], args.base_tokenizer, weights[0])
     related = similar_requirement_docs(train_rows, vectors, args.related_threshold)
-    ctl = controls_pairs(train_rows, bm, train_pool, rng, related)
+    building = construction_pool(args.policy, args.requirement_cases)
+    ctl = controls_pairs(train_rows, bm, train_pool, rng, related, (train_nli.BM25(building), building))
     sf = train_nli.scifact_pairs(os.path.join(args.datasets, "scifact"), rng, keep=lambda g: half_of("scifact", g) == "ce")
     cn = train_nli.contractnli_pairs(os.path.join(args.datasets, "contractnli/dev.json"), rng, keep=lambda g: half_of("contractnli", g) == "ce")
     po = train_nli.policy_pairs(args.policy, keep=lambda g: half_of("policy", g) == "ce")
@@ -522,7 +559,7 @@ P(contradicts), P(unrelated) (`config.json` `id2label`). A `BertForSequenceClass
 fine-tuned from all-MiniLM-L6-v2, exported to ONNX (opset 17; inputs `input_ids`, `attention_mask`,
 `token_type_ids`; output `logits`) and quantized int8 (onnxruntime dynamic quantization, per channel); at most
 {meta["max_length"]} word pieces per pair. Loaded by `LocalNliModel` (`libs/models/src/nli`) in the check service; see
-docs/check.md "The embedded judge".
+docs/check.md "Real requirements (issue 27)".
 
 Reproduce: `npm run train:rsm` (libs/text/train/rsm/; writes this folder and `metrics.json`).
 
