@@ -63,6 +63,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 import sklearn
 
+from hashing import half_of  # libs/text/train/hashing.py (train_rsm.py's halves of the entailment data)
+
 CLASSES = ["COMPLIANT", "CONTRADICTS", "NOT_FOUND"]
 POLICY_WEIGHT = 5.0  # the written policy cases are the product's domain and few: each counts as 5 examples
 TARGET_PRECISION = 0.92  # out-of-fold target; the contract asks >= 0.90 on held-out data
@@ -139,20 +141,6 @@ def export_estimator(est):
         return {"kind": "gbdt", "baseline": np.asarray(est._baseline_prediction).ravel().astype(float).tolist(), "trees": trees}
     scaler, lr = est.named_steps["standardscaler"], est.named_steps["logisticregression"]
     return {"kind": "logistic", "mean": scaler.mean_.tolist(), "scale": scaler.scale_.tolist(), "coef": lr.coef_.tolist(), "intercept": lr.intercept_.tolist()}
-
-
-def half_of(dataset, group):
-    """train_rsm.py's half_of: `ce` (the requirement-satisfaction model trained on it) or `judge`."""
-    h = 0x811C9DC5
-    for ch in f"rsm-half:{dataset}:{group}":
-        h ^= ord(ch)
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-    h ^= h >> 16
-    return "ce" if h % 2 == 0 else "judge"
 
 
 def is_training_row(r, variant):

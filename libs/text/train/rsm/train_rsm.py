@@ -47,13 +47,10 @@ their separation from unrelated text, and the held-out entailment pairs) and REA
 
 import argparse
 import glob
-import hashlib
 import json
-import math
 import os
 import random
 import re
-import shutil
 import sys
 import time
 from collections import Counter, defaultdict
@@ -63,7 +60,9 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "nli"))
-import train_nli  # noqa: E402  (pairs of the entailment model, its split and BM25)
+sys.path.insert(0, os.path.join(HERE, ".."))
+import train_nli  # noqa: E402  (pairs of the entailment model, its split, BM25, fine-tuning and export)
+from hashing import half_of  # noqa: E402  (libs/text/train/hashing.py)
 
 LABELS = ["satisfies", "contradicts", "unrelated"]
 MAX_LEN = 160
@@ -73,25 +72,6 @@ POSITIVES_PER_REQUIREMENT = 4
 HARD_NEGATIVE_DOCS = 3
 UNRELATED_PER_REQUIREMENT = 2
 MIN_POSITIVE_SIMILARITY = 0.35  # cosine of the requirement's core to the unit's best sentence (all-MiniLM-L6-v2)
-
-
-# ---------------------------------------------------------------- halves of the entailment data
-def half_of(dataset, group):
-    """`ce` or `judge`: which half of the `train` split's groups of an entailment dataset (SciFact by smallest
-    cited abstract, ContractNLI by NDA, the policy cases by document) trains this model, and which half
-    train_judge.py fits the judge's `rsm` variant on, so the judge learns from this model's readings of pairs it
-    never saw (stacking without leakage; Wolpert 1992). FNV-1a of "rsm-half:<dataset>:<group>" with
-    MurmurHash3's fmix32, as train_nli.split_of; train_judge.py has the same function."""
-    h = 0x811C9DC5
-    for ch in f"rsm-half:{dataset}:{group}":
-        h ^= ord(ch)
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-    h ^= h >> 16
-    return "ce" if h % 2 == 0 else "judge"
 
 
 # ---------------------------------------------------------------- synthetic contradictions (FactCC-style)
@@ -342,14 +322,6 @@ def predict(model, tok, pairs, batch=64):
     return np.concatenate(out) if out else np.zeros((0, 3))
 
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--units", required=True, help="JSON lines of tools/eval/controls.ts --dump-units (every split)")
@@ -376,9 +348,6 @@ def main():
     np.random.seed(SEED)
     torch.manual_seed(SEED)
     rng = random.Random(SEED)
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-    from safetensors.torch import load_file
-
     t0 = time.time()
     rows = [json.loads(l) for l in open(args.units) if l.strip()]
     by_split = defaultdict(list)
@@ -422,55 +391,8 @@ def main():
             for p in train:
                 f.write(json.dumps({"evidence": p[0], "requirement": p[1], "label": LABELS[p[2]], "source": p[3]}) + "\n")
 
-    config = BertConfig.from_pretrained(args.base_tokenizer, num_labels=3, id2label=dict(enumerate(LABELS)), label2id={l: i for i, l in enumerate(LABELS)})
-    config.architectures = ["BertForSequenceClassification"]
-    model = BertForSequenceClassification(config)
-    state = load_file(weights[0])
-    state = {(k if k.startswith("bert.") else "bert." + k): v for k, v in state.items()}
-    missing, _ = model.load_state_dict(state, strict=False)
-    missing = [k for k in missing if not k.startswith("classifier.") and "position_ids" not in k]
-    if missing:
-        sys.exit(f"base weights lack {missing[:5]}")
-    tok = BertTokenizerFast.from_pretrained(args.base_tokenizer)
-
-    steps_per_epoch = math.ceil(len(train) / args.batch)
-    total = int(steps_per_epoch * args.epochs)
-    if args.max_steps:
-        total = min(total, args.max_steps)
-    freq = np.array([max(1, counts[l]) for l in LABELS], dtype=float)
-    weight = torch.tensor(freq.sum() / (3 * freq), dtype=torch.float32)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    warm = max(1, int(0.1 * total))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
-    loss_fn = torch.nn.CrossEntropyLoss(weight=weight)
-    step, t0, epoch = 0, time.time(), 0
-    while step < total:
-        order = list(range(len(train)))
-        random.Random(SEED + epoch).shuffle(order)
-        chunk = args.batch * 50
-        batches = []
-        for i in range(0, len(order), chunk):
-            part = sorted(order[i : i + chunk], key=lambda j: len(train[j][0]) + len(train[j][1]))
-            batches += [part[k : k + args.batch] for k in range(0, len(part), args.batch)]
-        random.Random(SEED + 100 + epoch).shuffle(batches)
-        for b in batches:
-            if step >= total:
-                break
-            model.train()
-            bp = [train[j] for j in b]
-            logits = model(**encode(tok, bp)).logits
-            loss = loss_fn(logits, torch.tensor([p[2] for p in bp]))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            step += 1
-            if step % 50 == 0 or step == total:
-                el = time.time() - t0
-                print(f"step {step}/{total} loss {loss.item():.3f} {el / step:.2f}s/step, ~{el / step * (total - step) / 60:.1f} min left", flush=True)
-        epoch += 1
-    train_seconds = time.time() - t0
+    model, config, tok, _ = train_nli.base_classifier(args.base_tokenizer, LABELS)
+    step, train_seconds, steps_per_epoch = train_nli.fine_tune(model, train, lambda bp: encode(tok, bp), LABELS, args.batch, args.epochs, args.lr, args.max_steps)
     if args.max_steps:
         print(f"probe: {train_seconds / step:.2f} s/step at batch {args.batch}; a full run is {steps_per_epoch * args.epochs:.0f} steps")
         return
@@ -488,30 +410,7 @@ def main():
         print(f"heldout {name}: {json.dumps(report[name])}", flush=True)
 
     out = args.out
-    os.makedirs(os.path.join(out, "onnx"), exist_ok=True)
-    model.eval()
-    config.save_pretrained(out)
-    for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
-        shutil.copyfile(os.path.join(args.base_tokenizer, f), os.path.join(out, f))
-    fp32 = os.path.join(out, "model.fp32.onnx")
-    dummy = encode(tok, [("Access Control: Sessions time out after 15 minutes of inactivity.", "Terminate sessions after inactivity.", 0, "")])
-    torch.onnx.export(
-        model,
-        (dummy["input_ids"], dummy["attention_mask"], dummy["token_type_ids"]),
-        fp32,
-        input_names=["input_ids", "attention_mask", "token_type_ids"],
-        output_names=["logits"],
-        dynamic_axes={n: {0: "batch", 1: "sequence"} for n in ("input_ids", "attention_mask", "token_type_ids")} | {"logits": {0: "batch"}},
-        opset_version=17,
-        dynamo=False,
-    )
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    q8 = os.path.join(out, "onnx", "model_quantized.onnx")
-    quantize_dynamic(fp32, q8, per_channel=True, weight_type=QuantType.QInt8)
-    os.remove(fp32)
-    for extra in glob.glob(os.path.join(out, "*.onnx.data")):
-        os.remove(extra)
+    q8 = train_nli.export_int8(model, config, args.base_tokenizer, out, encode(tok, [("Access Control: Sessions time out after 15 minutes of inactivity.", "Terminate sessions after inactivity.", 0, "")]))
 
     meta = {
         "labels": LABELS,
@@ -525,8 +424,8 @@ def main():
         "train_pairs": dict(counts) | {"total": len(train)},
         "train_sources": dict(sources),
         "heldout_fp32": report,
-        "base_weights_sha256": sha256(weights[0]),
-        "model_quantized_sha256": sha256(q8),
+        "base_weights_sha256": train_nli.sha256(weights[0]),
+        "model_quantized_sha256": train_nli.sha256(q8),
         "torch": torch.__version__,
     }
     with open(os.path.join(out, "metrics.json"), "w") as f:
@@ -539,7 +438,7 @@ def main():
 def write_readme(out, meta):
     """README.md of the model folder: what it is, provenance, sha256 of every file, held-out figures."""
     files = ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "onnx/model_quantized.onnx"]
-    rows = "\n".join(f"| `{f}` | `{sha256(os.path.join(out, f))}` |" for f in files)
+    rows = "\n".join(f"| `{f}` | `{train_nli.sha256(os.path.join(out, f))}` |" for f in files)
     h = meta["heldout_fp32"]
     controls = "\n".join(
         f"| {name.replace('controls_', '')} | {m['requirements']} | {m['first_stage_first_mapped']} | {m['first_mapped']} | {m['auc_vs_unrelated']} |"
