@@ -44,6 +44,8 @@ runService(logger, async () => {
     JUDGE_NLI_MODEL_DIR: z.string().default(''),
     /** The embedded judge's requirement-satisfaction model: a model folder; empty = the committed libs/text/models/judge-rsm-minilm; `none` = off. */
     JUDGE_RSM_MODEL_DIR: z.string().default(''),
+    /** onnxruntime threads per forward pass of the judge's cross-encoders (a pass runs on the service's main thread: with 1 the judge's model work uses one core; docs/check.md "Performance"). */
+    JUDGE_MODEL_THREADS: env.int(2),
     ...sharedEnv.webhookOutbox,
   });
   const db = await openCheckDatabase(config.DATABASE_URL);
@@ -57,10 +59,10 @@ runService(logger, async () => {
   const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'no embedding model: the embedded judge aligns evidence by words only');
-  const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model);
+  const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model, false, config.JUDGE_MODEL_THREADS);
   // A warning only when the judge would use the model; off by design (the default judge has no nli variant) is info.
   if (!nli.model) logger[nli.degraded ? 'warn' : 'info']({ reason: nli.reason }, 'no entailment model: the embedded judge runs without it');
-  const rsm = await openRsmModel(config.JUDGE_RSM_MODEL_DIR, embeddings.model);
+  const rsm = await openRsmModel(config.JUDGE_RSM_MODEL_DIR, embeddings.model, false, config.JUDGE_MODEL_THREADS);
   if (!rsm.model) logger[rsm.degraded ? 'warn' : 'info']({ reason: rsm.reason }, 'no requirement-satisfaction model: the embedded judge runs without it');
   const judge = createJudge(config, logger, embeddings.model, nli.model, rsm.model);
   const assessor = new Assessor(knowledgeSearch({ documents, retrieval }), judge);

@@ -50,29 +50,31 @@ export interface OpenedNliModel {
  * judge then runs its embeddings-only variant), never a failed boot; so does an embedding model that is
  * off, since the cross-encoder's variant needs the embeddings' signals too, and so does a committed judge
  * without an `nli` variant (nothing would use the scores), unless `forTraining` (`train:judge` dumps them).
+ * `threads`: onnxruntime intra-op threads per forward pass (`JUDGE_MODEL_THREADS`; onnxruntime-node runs a pass
+ * on the calling thread, so with 1 the service's cross-encoder work uses one core).
  * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
  */
-export async function openNliModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false): Promise<OpenedNliModel> {
+export async function openNliModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false, threads = 1): Promise<OpenedNliModel> {
   if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_NLI_MODEL_DIR=none', degraded: false };
   if (!VERDICT_MODEL.variants.nli && !forTraining) return { model: null, reason: 'the committed judge (libs/text/train/judge-model.json) has no nli variant', degraded: false };
   if (!embeddings) return { model: null, reason: 'no embedding model: the entailment variant of the judge needs it', degraded: true };
   const dir = setting.trim() || defaultNliModelDir();
   if (!LocalNliModel.present(dir)) return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
-  return { model: await LocalNliModel.load({ dir }) };
+  return { model: await LocalNliModel.load({ dir, threads }) };
 }
 
 /**
  * Opens the embedded judge's requirement-satisfaction model (`JUDGE_RSM_MODEL_DIR`; empty = the committed
  * `libs/text/models/judge-rsm-minilm`, `none` = off), as {@link openNliModel} opens the entailment model: missing
  * files, no embedding model, or a committed judge without an `rsm` variant (unless `forTraining`) give
- * `model: null` with the reason, never a failed boot.
+ * `model: null` with the reason, never a failed boot; `threads` as there.
  * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
  */
-export async function openRsmModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false): Promise<OpenedNliModel> {
+export async function openRsmModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false, threads = 1): Promise<OpenedNliModel> {
   if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_RSM_MODEL_DIR=none', degraded: false };
   if (!VERDICT_MODEL.variants.rsm && !forTraining) return { model: null, reason: 'the committed judge (libs/text/train/judge-model.json) has no rsm variant', degraded: false };
   if (!embeddings) return { model: null, reason: 'no embedding model: the requirement-satisfaction variant of the judge needs it', degraded: true };
   const dir = setting.trim() || defaultRsmModelDir();
   if (!LocalNliModel.present(dir)) return { model: null, reason: `no requirement-satisfaction model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
-  return { model: await LocalNliModel.load({ dir }) };
+  return { model: await LocalNliModel.load({ dir, threads }) };
 }
