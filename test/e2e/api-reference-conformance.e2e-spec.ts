@@ -117,7 +117,20 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
       }
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
+    const requirements = await a.get(`/api/v2/check/runs/${runId}/requirements`);
+    conform('GET', '/api/v2/check/runs/{id}/requirements', requirements);
+    // Reviews: set (the requirement with its review), the run detail and requirements showing it, a bad body, removal.
+    const reviewTemplate = '/api/v2/check/runs/{id}/requirements/{requirement_id}/review';
+    const reviewPath = `/api/v2/check/runs/${runId}/requirements/${requirements.body.data[0].id}/review`;
+    const reviewed = await a.put(reviewPath).send({ decision: 'fail', reviewer: 'Conformance reviewer', comment: 'Checked by hand.' });
+    conform('PUT', reviewTemplate, reviewed);
+    expect(reviewed.status).toBe(200);
+    conform('PUT', reviewTemplate, await a.put(reviewPath).send({ decision: 'pass', reviewer: 'Conformance reviewer', comment: null }));
+    conform('PUT', reviewTemplate, await a.put(reviewPath).send({ decision: 'maybe', reviewer: '' }));
+    conform('GET', '/api/v2/check/runs/{id}', await a.get(`/api/v2/check/runs/${runId}`));
     conform('GET', '/api/v2/check/runs/{id}/requirements', await a.get(`/api/v2/check/runs/${runId}/requirements`));
+    conform('DELETE', reviewTemplate, await a.delete(reviewPath));
+    conform('DELETE', reviewTemplate, await a.delete(`/api/v2/check/runs/${runId}/requirements/00000000-0000-4000-8000-000000000000/review`));
     // A run stopped while processing (a long run, stopped right after its trigger).
     const long = await a.post('/api/v2/check/runs').send({
       project_id: projectId,
@@ -128,6 +141,12 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     const stopped = await a.post(`/api/v2/check/runs/${long.body.data.id}/stop`);
     conform('POST', '/api/v2/check/runs/{id}/stop', stopped);
     expect(stopped.status).toBe(200);
+    const stoppedRequirement = (await a.get(`/api/v2/check/runs/${long.body.data.id}/requirements`)).body.data.find((r: Json) => r.status !== 'completed');
+    if (stoppedRequirement) {
+      const notCompleted = await a.put(`/api/v2/check/runs/${long.body.data.id}/requirements/${stoppedRequirement.id}/review`).send({ decision: 'pass', reviewer: 'Conformance reviewer' });
+      conform('PUT', '/api/v2/check/runs/{id}/requirements/{requirement_id}/review', notCompleted);
+      expect(notCompleted.status).toBe(409);
+    }
 
     const question = 'Who must security incidents be reported to?';
     conform('POST', '/api/v2/agent/query', await a.post('/api/v2/agent/query').send({ question, project_id: projectId, chat_type: 'project' }));

@@ -67,6 +67,8 @@ const COMMANDS = [
   'runs wait',
   'runs trigger',
   'runs stop',
+  'review set',
+  'review clear',
   'batch create',
   'batch list',
   'batch status',
@@ -344,6 +346,23 @@ describe('kb command line', () => {
     expect(JSON.parse(stop.stdout).error).toMatchObject({ code: 'CONFLICT', status: 409 });
     expect(await json(key, ['runs', 'trigger', runId, '--reprocess'])).toMatchObject({ run_id: runId, status: 'processing' });
     expect(await json(key, ['runs', 'wait', runId])).toMatchObject({ status: 'completed', processed_requirements: 2 });
+
+    // A person's review next to the machine's verdict: set (words and JSON), shown by `runs requirements`, cleared.
+    const [firstReq] = (await json(key, ['runs', 'requirements', runId])).requirements;
+    const set = await kb(key, ['review', 'set', runId, firstReq.id, '--decision', 'fail', '--reviewer', 'Dana', '--comment', 'Alerts are sampled, not all reviewed.']);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain(`requirement ${firstReq.id} (#1) reviewed: fail by Dana`);
+    expect((await kb(key, ['runs', 'requirements', runId])).stdout).toContain('fail by Dana');
+    const replaced = await json(key, ['review', 'set', runId, firstReq.id, '--decision', 'pass', '--reviewer', 'Lee']);
+    expect(replaced).toMatchObject({ id: firstReq.id, review: { decision: 'pass', reviewer: 'Lee', comment: null, outdated: false } });
+    expect((await json(key, ['runs', 'status', runId])).review_summary.reviewed).toBe(1);
+    const badDecision = await kb(key, ['review', 'set', runId, firstReq.id, '--decision', 'maybe', '--reviewer', 'Lee']);
+    expect(badDecision.code).not.toBe(0);
+    const tooLong = await kb(key, ['review', 'set', runId, firstReq.id, '--decision', 'pass', '--reviewer', 'x'.repeat(201), '--json']);
+    expect(tooLong.code).toBe(1);
+    expect(JSON.parse(tooLong.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
+    expect(await json(key, ['review', 'clear', runId, firstReq.id])).toEqual({ run_id: runId, requirement_id: firstReq.id, review: null });
+    expect((await json(key, ['runs', 'requirements', runId])).requirements[0].review).toBeNull();
   });
 
   it('runs a batch: create and wait with a CSV export, list, status, export', async () => {

@@ -7,6 +7,7 @@ import { parse } from 'csv-parse/sync';
 import {
   chat,
   chatText,
+  clearRequirementReview,
   createWebhook,
   deleteWebhook,
   exportBatch,
@@ -23,6 +24,7 @@ import {
   verifyWebhook,
   KbClient,
   runCheck,
+  setRequirementReview,
   uploadDirectory,
   uploadFile,
   waitForBatch,
@@ -236,6 +238,17 @@ describe('TypeScript SDK', () => {
     expect((listed.data as Array<{ id: string }>).map((r) => r.id)).toContain(run.id);
     const requirements = await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id: run.id } } }));
     expect(requirements.map((r) => r.text)).toEqual(['Employers must notify employees exposed to toxic materials.', 'Backups must be encrypted with AES-256.']);
+
+    // A person's review next to the machine's verdict, counted in review_summary, then removed.
+    const reviewed = await setRequirementReview(kb, run.id, second.id, { decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.' });
+    expect(reviewed).toMatchObject({ id: second.id, review: { decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.', outdated: false } });
+    const withReview = await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id: run.id } } }));
+    expect(withReview.review_summary).toEqual({ reviewed: 1, passed: 2, failed: 0 });
+    await expect(setRequirementReview(kb, run.id, second.id, { decision: 'pass', reviewer: '' })).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+    await expect(setRequirementReview(kb, run.id, '00000000-0000-4000-8000-000000000000', { decision: 'pass', reviewer: 'x' })).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    await clearRequirementReview(kb, run.id, second.id);
+    await clearRequirementReview(kb, run.id, second.id);
+    expect((await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id: run.id } } })))[1].review).toBeNull();
 
     // Stop applies to a run being processed: on a completed run it is a 409, thrown typed.
     await expect(kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id: run.id } } }))).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });

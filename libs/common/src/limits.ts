@@ -30,6 +30,10 @@ export const RUN_NAME_MAX_CHARS = 500;
 export const MAX_REQUIREMENTS_PER_RUN = 1000;
 /** Characters of one requirement's text (service-api.md §8). */
 export const REQUIREMENT_MAX_CHARS = 5000;
+/** Characters of a review's `reviewer` (decisions.md "Review of check results"). */
+export const REVIEWER_MAX_CHARS = 200;
+/** Characters of a review's `comment` (decisions.md "Review of check results"). */
+export const REVIEW_COMMENT_MAX_CHARS = 2000;
 /** Characters of an agent question and of each batch question (decisions.md "Agent", "Batches"). */
 export const QUESTION_MAX_CHARS = 4000;
 /** Questions of one batch (decisions.md "Batches"). */

@@ -1,6 +1,6 @@
 import { agentV1, checkV1, documentsV1 } from '@kb/proto';
 import { pickSnakeFields } from '@kb/common';
-import { batchStatus, documentStatus, runStatus } from './statuses';
+import { batchStatus, documentStatus, requirementStatus, runStatus, subRequirementStatus } from './statuses';
 
 /**
  * Webhook events (decisions.md "Webhooks"). A service that changes a resource's state writes the
@@ -16,7 +16,10 @@ export const WebhookSubjects = {
   eventPrefix: 'webhooks.events',
 } as const;
 
-/** The nine event types of decisions.md, in the order it lists them. */
+/**
+ * The event types of decisions.md, in the order it lists them: the nine of "Webhooks", then
+ * `check_run.requirement_reviewed` ("Review of check results").
+ */
 export const WEBHOOK_EVENT_TYPES = [
   'document.ready',
   'document.completed',
@@ -27,6 +30,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'check_run.stopped',
   'batch.completed',
   'batch.failed',
+  'check_run.requirement_reviewed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -38,7 +42,10 @@ export interface WebhookEvent {
   /** ISO 8601 UTC time of the state change. */
   created_at: string;
   org_id: string;
-  /** The resource as its GET returns it (without `requirements` or `results`). */
+  /**
+   * The resource as its GET returns it (without `requirements` or `results`); for
+   * `check_run.requirement_reviewed`, the requirement with its `review` (as `GET …/requirements` lists it).
+   */
   data: Record<string, unknown>;
 }
 
@@ -89,7 +96,11 @@ export function presentDocument(d: documentsV1.Document) {
   };
 }
 
-/** Check run as GET /api/v2/check-runs/{id} shows it, without `requirements`. */
+/**
+ * Check run as GET /api/v2/check/runs/{id} shows it, without `requirements`. `review_summary`
+ * (`{ reviewed, passed, failed }`) counts with people's reviews applied; the `*_requirements`
+ * counters stay the machine's.
+ */
 export function presentRun(r: checkV1.CheckRun) {
   return {
     ...pickSnakeFields(r, ['id', 'name', 'orgId', 'projectId'], null),
@@ -99,6 +110,58 @@ export function presentRun(r: checkV1.CheckRun) {
       ['totalRequirements', 'processedRequirements', 'passedRequirements', 'failedRequirements', 'handbookIds', 'errorMessage', 'processingStartedAt', 'processingCompletedAt', 'createdAt', 'updatedAt'],
       null,
     ),
+    review_summary: {
+      reviewed: r.reviewSummary?.reviewed ?? 0,
+      passed: r.reviewSummary?.passed ?? 0,
+      failed: r.reviewSummary?.failed ?? 0,
+    },
+  };
+}
+
+/**
+ * A source as the API shows it everywhere (verify `sources`, sub-requirement `sources`;
+ * decisions.md "Vocabulary" and "Chunks"): `node_id` is the chunk, fetchable at
+ * `GET /api/v2/documents/{handbook_id}/chunks/{node_id}`; `section` its heading path or null.
+ */
+export function presentSource(s: checkV1.Source) {
+  return pickSnakeFields(s, ['handbookId', 'nodeId', 'title', 'startPage', 'endPage', 'section'], null);
+}
+
+/**
+ * A person's review of a requirement as the API shows it (decisions.md "Review of check results"):
+ * `{ decision: 'pass'|'fail', comment: string|null, reviewer, reviewed_at, outdated }`, or null when
+ * the requirement has no review.
+ */
+export function presentReview(v: checkV1.RequirementReview | undefined) {
+  if (!v) return null;
+  return { decision: v.decision, comment: v.comment ?? null, reviewer: v.reviewer, reviewed_at: v.reviewedAt, outdated: v.outdated };
+}
+
+/**
+ * A requirement of a check run as `GET /api/v2/check/runs/{id}/requirements` lists it (and the run
+ * detail and the `check_run.requirement_reviewed` event show it): its sub-requirements (`sources`
+ * null until judged), client `metadata` (object or null) and `review` (null until reviewed).
+ */
+export function presentRequirement(q: checkV1.Requirement) {
+  return {
+    id: q.id,
+    run_id: q.runId,
+    text: q.text,
+    order_index: q.orderIndex,
+    status: requirementStatus.fromProto(q.status),
+    metadata: q.metadataJson ? (JSON.parse(q.metadataJson) as Record<string, unknown>) : null,
+    sub_requirements: q.subRequirements.map((s) => ({
+      id: s.id,
+      requirement_id: s.requirementId,
+      text: s.text,
+      justification: s.justification,
+      score: s.score,
+      status: subRequirementStatus.fromProto(s.status),
+      sources: s.hasSources ? s.sources.map(presentSource) : null,
+    })),
+    review: presentReview(q.review),
+    created_at: q.createdAt,
+    updated_at: q.updatedAt,
   };
 }
 

@@ -9,7 +9,22 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { chatText, exportBatch, getChunk, iterateChunks, listChunks, waitForBatch, waitForCheckRun, type Batch, type BatchDetail, type ChatRequest, type CheckRun, type KbClient } from '@kb-platform/sdk';
+import {
+  chatText,
+  clearRequirementReview,
+  exportBatch,
+  getChunk,
+  iterateChunks,
+  listChunks,
+  setRequirementReview,
+  waitForBatch,
+  waitForCheckRun,
+  type Batch,
+  type BatchDetail,
+  type ChatRequest,
+  type CheckRun,
+  type KbClient,
+} from '@kb-platform/sdk';
 import { checkCommand } from './check';
 import { client, type ConnectionOptions } from './config';
 import { clip, fail, pages, printJson, table } from './output';
@@ -303,8 +318,15 @@ leaf(runs, 'status <id>', 'a run and its counters', async (kb, [id], o) => {
 leaf(runs, 'requirements <id>', 'the requirements of a run with their sub-requirements', async (kb, [id], o) => {
   const reqs = await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } } }));
   if (o.json) return printJson({ requirements: reqs });
-  const t = table(['#', 'requirement', 'status', 'sub-requirements'], [4, 'flex', 11, 'flex']);
-  for (const r of reqs) t.push([String(r.order_index + 1), r.text, r.status, r.sub_requirements.map((s) => `${s.status} (${s.score.toFixed(2)}): ${clip(s.text, 80)}`).join('\n')]);
+  const t = table(['#', 'requirement', 'status', 'sub-requirements', 'review'], [4, 'flex', 11, 'flex', 24]);
+  for (const r of reqs)
+    t.push([
+      String(r.order_index + 1),
+      r.text,
+      r.status,
+      r.sub_requirements.map((s) => `${s.status} (${s.score.toFixed(2)}): ${clip(s.text, 80)}`).join('\n'),
+      r.review ? `${r.review.decision} by ${r.review.reviewer}${r.review.outdated ? ' (outdated)' : ''}` : '',
+    ]);
   process.stdout.write(`${t.toString()}\n`);
 });
 leaf(runs, 'wait <id>', 'wait until a run ends (progress bar)', async (kb, [id], o) => {
@@ -334,6 +356,22 @@ leaf(runs, 'stop <id>', 'stop a run being processed', async (kb, [id], o) => {
   const r = await kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id } } }));
   if (o.json) return printJson(r);
   process.stdout.write(`run ${id} ${r.status}\n`);
+});
+
+// ── review ──
+const review = program.command('review').description("a person's pass/fail decision on a completed requirement of a check run, next to the machine's");
+leaf(review, 'set <run_id> <requirement_id>', 'record (or replace) the review of a completed requirement', async (kb, [runId, requirementId], o) => {
+  const r = await setRequirementReview(kb, runId, requirementId, { decision: o.decision, reviewer: o.reviewer, ...(o.comment !== undefined ? { comment: o.comment } : {}) });
+  if (o.json) return printJson(r);
+  process.stdout.write(`requirement ${r.id} (#${r.order_index + 1}) reviewed: ${r.review?.decision} by ${r.review?.reviewer}\n`);
+})
+  .addOption(new Option('-d, --decision <decision>', 'the decision').choices(['pass', 'fail']).makeOptionMandatory())
+  .requiredOption('-r, --reviewer <name>', 'who decides (1 to 200 characters)')
+  .option('-c, --comment <text>', 'why (at most 2,000 characters)');
+leaf(review, 'clear <run_id> <requirement_id>', 'remove the review of a completed requirement (fine when it has none)', async (kb, [runId, requirementId], o) => {
+  await clearRequirementReview(kb, runId, requirementId);
+  if (o.json) return printJson({ run_id: runId, requirement_id: requirementId, review: null });
+  process.stdout.write(`requirement ${requirementId}: review removed\n`);
 });
 
 // ── batch ──

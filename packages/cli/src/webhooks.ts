@@ -91,7 +91,7 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
     t.push(endpointRow(created));
     process.stdout.write(`${t.toString()}\nsecret (shown this once; keep it to verify deliveries): ${created.secret}\n`);
   })
-    .requiredOption('-e, --events <types>', 'event types, comma-separated (repeatable), or "*" for all: document.ready, document.completed, document.failed, document.deleted, check_run.completed, check_run.failed, check_run.stopped, batch.completed, batch.failed', list)
+    .requiredOption('-e, --events <types>', 'event types, comma-separated (repeatable), or "*" for all: document.ready, document.completed, document.failed, document.deleted, check_run.completed, check_run.failed, check_run.stopped, batch.completed, batch.failed, check_run.requirement_reviewed', list)
     .option('-d, --description <text>', 'description (max 500 characters)');
 
   leaf(webhooks, 'list', "the organization's endpoints, newest first (without secrets)", async (kb, _a, o) => {

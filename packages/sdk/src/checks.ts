@@ -1,6 +1,6 @@
 import type { KbClient } from './client';
 import { KbTimeoutError } from './errors';
-import type { CheckRun, CheckRunDetail, CreateCheckRun, TriggerCheckRun } from './types';
+import type { CheckRequirement, CheckRun, CheckRunDetail, CreateCheckRun, ReviewRequirement, TriggerCheckRun } from './types';
 
 /** Run statuses after which a run does not change by itself. */
 const FINAL_RUN = ['completed', 'stopped', 'failed'];
@@ -46,4 +46,26 @@ export async function waitForCheckRun(
     if (Date.now() > deadline) throw new KbTimeoutError(`Check run ${id} still ${detail.status} after ${options.timeoutMs ?? 3600_000} ms.`);
     await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs ?? 1000));
   }
+}
+
+/**
+ * Records a person's decision on a completed requirement of a run, next to the machine's result
+ * (PUT /api/v2/check/runs/{id}/requirements/{requirement_id}/review); replaces an earlier review.
+ * `review`: `{ decision: 'pass' | 'fail', reviewer (1 to 200 characters), comment? (at most 2,000) }`.
+ * @returns the requirement with its `review` (`outdated` false).
+ * @throws KbApiError 400 (invalid review), 404 (unknown run or requirement, or another organization's), 409 (the requirement is not completed).
+ */
+export async function setRequirementReview(kb: KbClient, runId: string, requirementId: string, review: ReviewRequirement, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement> {
+  return kb.data(
+    kb.api.PUT('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', { params: { path: { id: runId, requirement_id: requirementId } }, body: review, signal: options.signal }),
+  ) as Promise<CheckRequirement>;
+}
+
+/**
+ * Removes the review of a completed requirement (DELETE …/requirements/{requirement_id}/review);
+ * succeeds also when it had none.
+ * @throws KbApiError 404 (unknown run or requirement, or another organization's), 409 (the requirement is not completed).
+ */
+export async function clearRequirementReview(kb: KbClient, runId: string, requirementId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+  await kb.data(kb.api.DELETE('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', { params: { path: { id: runId, requirement_id: requirementId } }, signal: options.signal }));
 }

@@ -31,6 +31,12 @@ export type CheckRun = DataOf<SuccessBody<paths['/api/v2/check/runs']['post']>>;
 export type CheckRunDetail = DataOf<SuccessBody<paths['/api/v2/check/runs/{id}']['get']>>;
 /** One requirement of a run with its sub-requirements (GET /api/v2/check/runs/{id}/requirements). */
 export type CheckRequirement = Item<DataOf<SuccessBody<paths['/api/v2/check/runs/{id}/requirements']['get']>>>;
+/** Body of PUT /api/v2/check/runs/{id}/requirements/{requirement_id}/review. */
+export type ReviewRequirement = RequestBody<paths['/api/v2/check/runs/{id}/requirements/{requirement_id}/review']['put']>;
+/** A person's review of a requirement (`review` of a requirement, null until reviewed). */
+export type RequirementReview = NonNullable<CheckRequirement['review']>;
+/** A run's counters with people's reviews applied (`review_summary`). */
+export type ReviewSummary = CheckRun['review_summary'];
 /** Body of POST /api/v2/agent/query. */
 export type QueryRequest = RequestBody<paths['/api/v2/agent/query']['post']>;
 /** An answer with citations (POST /api/v2/agent/query). */

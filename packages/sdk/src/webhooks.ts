@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { KbClient } from './client';
-import type { Batch, CheckRun, CreatedWebhook, CreateWebhook, Document, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
+import type { Batch, CheckRequirement, CheckRun, CreatedWebhook, CreateWebhook, Document, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
 
 /** A page of a list: its items and `pagination` (`limit`, `offset`, `total`) as the service sends them. */
 export interface Page<T> {
@@ -81,13 +81,15 @@ type EventOf<T extends WebhookEventType, D> = { id: string; type: T; created_at:
 
 /**
  * The body of a delivery, by `type`: `data` is the resource as its GET returns it — a
- * {@link Document} for `document.*`, a check run without `requirements` for `check_run.*`, a
+ * {@link Document} for `document.*`, a check run without `requirements` for `check_run.*` (the
+ * requirement with its `review` for `check_run.requirement_reviewed`), a
  * batch without `results` for `batch.*`. `id` is the event id (also the `webhook-id` header, the
  * same on every attempt: de-duplicate on it); `created_at` the time of the state change.
  */
 export type WebhookEvent =
   | EventOf<'document.ready' | 'document.completed' | 'document.failed' | 'document.deleted', Document>
   | EventOf<'check_run.completed' | 'check_run.failed' | 'check_run.stopped', CheckRun>
+  | EventOf<'check_run.requirement_reviewed', CheckRequirement>
   | EventOf<'batch.completed' | 'batch.failed', Batch>;
 
 /** Why {@link verifyWebhook} refused a delivery. */

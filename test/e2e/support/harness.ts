@@ -51,6 +51,7 @@ export function api(key: string, url: string = baseUrl()) {
   return {
     get: (p: string) => auth(agent.get(p)),
     post: (p: string) => auth(agent.post(p)),
+    put: (p: string) => auth(agent.put(p)),
     patch: (p: string) => auth(agent.patch(p)),
     delete: (p: string) => auth(agent.delete(p)),
   };

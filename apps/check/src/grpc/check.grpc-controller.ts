@@ -66,5 +66,10 @@ export function runsGrpcHandlers(runs: RunsService): UnaryHandlers<typeof checkV
       return toProtoRun(run, requirements);
     },
     listRequirements: async (req, ctx) => ({ requirements: (await runs.requirements(ctx, req.id)).map(toProtoRequirement) }),
+    setReview: async (req, ctx) =>
+      toProtoRequirement(
+        await runs.setReview(ctx, req.runId, req.requirementId, { decision: req.decision, reviewer: req.reviewer, comment: req.comment ?? null }),
+      ),
+    clearReview: async (req, ctx) => ({ removed: await runs.clearReview(ctx, req.runId, req.requirementId) }),
   };
 }

@@ -2,7 +2,7 @@ import { pickCamelFields, pickFields } from '@kb/common';
 import { requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
 import type { RequirementWithSubs } from '../runs/runs.service';
-import type { RunRow, StoredSource } from '../runs/runs.repository';
+import type { RequirementRow, RunRow, StoredSource } from '../runs/runs.repository';
 import type { Verification } from '../verification/verify.service';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
@@ -23,12 +23,26 @@ export function toProtoRun(r: RunRow, requirements: RequirementWithSubs[] = []):
     updatedAt: iso(r.updated_at)!,
     handbookIds: r.handbook_ids ?? [],
     requirements: requirements.map(toProtoRequirement),
+    reviewSummary: r.review_summary ?? { reviewed: 0, passed: 0, failed: 0 },
+  };
+}
+
+/** A requirement's review columns as the gRPC message; undefined when it has no review. */
+export function toProtoReview(r: RequirementRow): checkV1.RequirementReview | undefined {
+  if (r.review_decision === null || r.review_decision === undefined) return undefined;
+  return {
+    decision: r.review_decision,
+    comment: r.review_comment ?? undefined,
+    reviewer: r.review_reviewer ?? '',
+    reviewedAt: iso(r.reviewed_at)!,
+    outdated: r.review_outdated,
   };
 }
 
 /**
  * A requirement with its sub-requirements as its gRPC message: `metadata_json` is the client's
- * object serialised ('' when none); `has_sources` tells "not yet checked" (null) from "no sources".
+ * object serialised ('' when none); `has_sources` tells "not yet checked" (null) from "no sources";
+ * `review` is unset until reviewed.
  */
 export function toProtoRequirement({ requirement: r, subs }: RequirementWithSubs): checkV1.Requirement {
   return {
@@ -50,6 +64,7 @@ export function toProtoRequirement({ requirement: r, subs }: RequirementWithSubs
       hasSources: s.sources !== null,
       sources: (s.sources ?? []).map(toProtoSource),
     })),
+    review: toProtoReview(r),
   };
 }
 

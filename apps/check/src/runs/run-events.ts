@@ -1,9 +1,24 @@
 import { OutboxEventInput } from '@kb/common';
-import { presentRun, WebhookEventType } from '@kb/events';
-import { toProtoRun } from '../grpc/check.mappers';
-import type { RunRow } from './runs.repository';
+import { presentRequirement, presentRun, WebhookEventType } from '@kb/events';
+import { toProtoRequirement, toProtoRun } from '../grpc/check.mappers';
+import type { RequirementRow, RunRow, SubRequirementRow } from './runs.repository';
 
 /** The webhook event of a run's state change, `data` being the run as GET shows it (without requirements). */
-export function runEvent(type: Extract<WebhookEventType, `check_run.${string}`>, r: RunRow, at: Date): OutboxEventInput {
+export function runEvent(type: Exclude<Extract<WebhookEventType, `check_run.${string}`>, 'check_run.requirement_reviewed'>, r: RunRow, at: Date): OutboxEventInput {
   return { type, orgId: r.org_id, resourceKey: `check_run:${r.id}`, data: presentRun(toProtoRun(r)), at };
+}
+
+/**
+ * `check_run.requirement_reviewed`: a requirement's review was set, replaced or removed; `data` is
+ * the requirement as `GET …/requirements` lists it, with its `review` (null once removed). Ordered
+ * with the run's other events (same resource key).
+ */
+export function requirementEvent(requirement: RequirementRow, subs: SubRequirementRow[], at: Date): OutboxEventInput {
+  return {
+    type: 'check_run.requirement_reviewed',
+    orgId: requirement.org_id,
+    resourceKey: `check_run:${requirement.run_id}`,
+    data: presentRequirement(toProtoRequirement({ requirement, subs })),
+    at,
+  };
 }

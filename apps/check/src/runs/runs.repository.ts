@@ -1,5 +1,5 @@
 import { AppError, enqueueWebhookEvent, rowsOf } from '@kb/common';
-import { runEvent } from './run-events';
+import { requirementEvent, runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
 import { DataSource, EntityManager } from 'typeorm';
@@ -26,7 +26,22 @@ export interface RunRow {
   processing_completed_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** Counts with people's reviews applied (decisions.md "Review of check results"); see REVIEW_SUMMARY_SQL. */
+  review_summary: ReviewSummary;
 }
+
+/**
+ * `reviewed`: completed requirements with a current (not outdated) review; `passed`/`failed`: every
+ * completed requirement counted by its current review's decision, else by the machine's result.
+ */
+export interface ReviewSummary {
+  reviewed: number;
+  passed: number;
+  failed: number;
+}
+
+/** A person's decision on a requirement; `review_decision` null = not reviewed (the other review columns are then null/false). */
+export type ReviewDecision = 'pass' | 'fail';
 
 export interface RequirementRow {
   id: string;
@@ -37,8 +52,21 @@ export interface RequirementRow {
   metadata: Record<string, unknown> | null;
   status: RequirementStatus;
   passed: boolean | null;
+  review_decision: ReviewDecision | null;
+  review_comment: string | null;
+  review_reviewer: string | null;
+  reviewed_at: Date | null;
+  /** True when the requirement was checked again after the review. */
+  review_outdated: boolean;
   created_at: Date;
   updated_at: Date;
+}
+
+/** A review to store (already validated by the use case). */
+export interface ReviewInput {
+  decision: ReviewDecision;
+  reviewer: string;
+  comment: string | null;
 }
 
 /** A source as stored with a sub-requirement (decisions.md "Source"). */
@@ -83,9 +111,24 @@ export interface TriggerOutcome {
   requirementIds: string[];
 }
 
+/**
+ * A run's review summary (a JSON object, see {@link ReviewSummary}) as a scalar subquery on its
+ * requirements; used inside RUN_COLUMNS, where the outer table is `check_runs`.
+ */
+const REVIEW_SUMMARY_SQL = `(
+  SELECT json_build_object(
+    'reviewed', count(*) FILTER (WHERE q.current_review),
+    'passed', count(*) FILTER (WHERE CASE WHEN q.current_review THEN q.review_decision = 'pass' ELSE q.passed END),
+    'failed', count(*) FILTER (WHERE CASE WHEN q.current_review THEN q.review_decision = 'fail' ELSE NOT q.passed END))
+  FROM (
+    SELECT passed, review_decision, (review_decision IS NOT NULL AND NOT review_outdated) AS current_review
+    FROM check_requirements WHERE run_id = check_runs.id AND org_id = check_runs.org_id AND status = 'completed'
+  ) q
+) AS review_summary`;
+
 const RUN_COLUMNS = `id, org_id, project_id, name, status, handbook_ids::text[] AS handbook_ids, total_requirements, processed_requirements,
   passed_requirements, failed_requirements, generation, task_id, skip_breakdown, error_message, processing_started_at,
-  processing_completed_at, created_at, updated_at`;
+  processing_completed_at, created_at, updated_at, ${REVIEW_SUMMARY_SQL}`;
 
 /** Recomputes a run's counters from its requirement rows and completes it when every requirement is completed. */
 const RECOUNT_SQL = `
@@ -291,7 +334,8 @@ export class RunsRepository {
       const now = new Date();
       const passed = subs.length > 0 && subs.every((s) => s.verdict === 'COMPLIANT');
       const updated = rowsOf(await m.query(
-        `UPDATE check_requirements SET status = 'completed', passed = $4, updated_at = $5
+        // A review made before this result no longer speaks about it: it becomes outdated (kept, shown as such).
+        `UPDATE check_requirements SET status = 'completed', passed = $4, review_outdated = (review_decision IS NOT NULL), updated_at = $5
          WHERE org_id = $1 AND run_id = $2 AND id = $3 AND status <> 'completed' RETURNING id`,
         [orgId, runId, requirementId, passed, now],
       ));
@@ -323,6 +367,74 @@ export class RunsRepository {
       if (status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', (await this.findRun(orgId, runId, m))!, now));
       return { outcome: 'stored' as const, runStatus: status as RunStatus };
     });
+  }
+
+  /**
+   * Sets (or replaces) the review of a completed requirement and enqueues the
+   * `check_run.requirement_reviewed` webhook event, in one transaction holding the run row lock (so
+   * a run's events keep their order). A new review is never outdated.
+   *
+   * @returns the requirement row with its review, and its sub-requirements.
+   * @throws AppError NOT_FOUND (unknown run or another org's, unknown requirement or one of another
+   *   run), CONFLICT (the requirement is not `completed`).
+   */
+  async setReview(orgId: string, runId: string, requirementId: string, review: ReviewInput): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }> {
+    return this.db.transaction(async (m) => {
+      await this.lockReviewable(m, orgId, runId, requirementId);
+      const now = new Date();
+      const [requirement] = rowsOf<RequirementRow>(await m.query(
+        `UPDATE check_requirements SET review_decision = $4, review_reviewer = $5, review_comment = $6, reviewed_at = $7, review_outdated = false
+         WHERE org_id = $1 AND run_id = $2 AND id = $3 RETURNING *`,
+        [orgId, runId, requirementId, review.decision, review.reviewer, review.comment, now],
+      ));
+      const subs = await this.subsOf(m, orgId, requirementId);
+      await enqueueWebhookEvent(m, requirementEvent(requirement, subs, now));
+      return { requirement, subs };
+    });
+  }
+
+  /**
+   * Removes the review of a completed requirement; removing a review that does not exist changes
+   * nothing (idempotent). When a review was removed, the `check_run.requirement_reviewed` event
+   * (`review` null) is enqueued in the same transaction.
+   *
+   * @returns whether a review was removed.
+   * @throws AppError NOT_FOUND (as {@link setReview}), CONFLICT (the requirement is not `completed`).
+   */
+  async clearReview(orgId: string, runId: string, requirementId: string): Promise<boolean> {
+    return this.db.transaction(async (m) => {
+      const current = await this.lockReviewable(m, orgId, runId, requirementId);
+      if (current.review_decision === null) return false;
+      const [requirement] = rowsOf<RequirementRow>(await m.query(
+        `UPDATE check_requirements SET review_decision = NULL, review_reviewer = NULL, review_comment = NULL, reviewed_at = NULL, review_outdated = false
+         WHERE org_id = $1 AND run_id = $2 AND id = $3 RETURNING *`,
+        [orgId, runId, requirementId],
+      ));
+      await enqueueWebhookEvent(m, requirementEvent(requirement, await this.subsOf(m, orgId, requirementId), new Date()));
+      return true;
+    });
+  }
+
+  /**
+   * Locks the run row (FOR UPDATE, as every run state change does) and the requirement row, and
+   * checks that the requirement can be reviewed.
+   * @throws AppError NOT_FOUND, CONFLICT (see {@link setReview}).
+   */
+  private async lockReviewable(m: EntityManager, orgId: string, runId: string, requirementId: string): Promise<RequirementRow> {
+    const [run]: { id: string }[] = await m.query(`SELECT id FROM check_runs WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, runId]);
+    if (!run) throw AppError.notFound('Check run not found.');
+    const [requirement]: RequirementRow[] = await m.query(
+      `SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 AND id = $3 FOR UPDATE`,
+      [orgId, runId, requirementId],
+    );
+    if (!requirement) throw AppError.notFound('Requirement not found in this check run.');
+    if (requirement.status !== 'completed')
+      throw AppError.conflict(`Only a completed requirement can be reviewed; this requirement is ${requirement.status}.`);
+    return requirement;
+  }
+
+  private async subsOf(m: EntityManager, orgId: string, requirementId: string): Promise<SubRequirementRow[]> {
+    return m.query(`SELECT * FROM check_sub_requirements WHERE org_id = $1 AND requirement_id = $2 ORDER BY order_index`, [orgId, requirementId]);
   }
 
   /**

@@ -1,7 +1,18 @@
-import { AppError, CallContext, ErrorCode, isUuid, Logger, MAX_REQUIREMENTS_PER_RUN, REQUIREMENT_MAX_CHARS, RUN_NAME_MAX_CHARS } from '@kb/common';
+import {
+  AppError,
+  CallContext,
+  ErrorCode,
+  isUuid,
+  Logger,
+  MAX_REQUIREMENTS_PER_RUN,
+  REQUIREMENT_MAX_CHARS,
+  REVIEW_COMMENT_MAX_CHARS,
+  REVIEWER_MAX_CHARS,
+  RUN_NAME_MAX_CHARS,
+} from '@kb/common';
 import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
-import { RequirementRow, RunRow, RunsRepository, SubRequirementRow } from './runs.repository';
+import { RequirementRow, ReviewDecision, RunRow, RunsRepository, SubRequirementRow } from './runs.repository';
 
 /** A run to create, in domain terms (the gRPC controller decodes `metadata_json`). */
 export interface NewRun {
@@ -116,6 +127,45 @@ export class RunsService {
   async requirements(ctx: CallContext, id: string): Promise<RequirementWithSubs[]> {
     const run = await this.requireRun(ctx, id);
     return this.deps.repository.listRequirements(ctx.orgId, run.id);
+  }
+
+  /**
+   * Sets or replaces the review of a completed requirement (decisions.md "Review of check results"):
+   * `decision` pass | fail, `reviewer` 1 to REVIEWER_MAX_CHARS characters (trimmed, not blank),
+   * `comment` at most REVIEW_COMMENT_MAX_CHARS characters (trimmed; blank = none).
+   * @returns the requirement with its review and sub-requirements.
+   * @throws AppError VALIDATION_ERROR (ids, decision, reviewer, comment), NOT_FOUND (run of another
+   *   org, unknown run or requirement), CONFLICT (requirement not completed).
+   */
+  async setReview(
+    ctx: CallContext,
+    runId: string,
+    requirementId: string,
+    review: { decision: string; reviewer: string; comment: string | null },
+  ): Promise<RequirementWithSubs> {
+    this.requireIds(runId, requirementId);
+    if (review.decision !== 'pass' && review.decision !== 'fail') throw AppError.validation('decision must be one of: pass, fail.');
+    const reviewer = (review.reviewer ?? '').trim();
+    if (!reviewer || review.reviewer.length > REVIEWER_MAX_CHARS) throw AppError.validation(`reviewer must be 1 to ${REVIEWER_MAX_CHARS} characters.`);
+    if (review.comment !== null && review.comment.length > REVIEW_COMMENT_MAX_CHARS)
+      throw AppError.validation(`comment must be at most ${REVIEW_COMMENT_MAX_CHARS} characters.`);
+    const comment = review.comment?.trim() || null;
+    return this.deps.repository.setReview(ctx.orgId, runId, requirementId, { decision: review.decision as ReviewDecision, reviewer, comment });
+  }
+
+  /**
+   * Removes the review of a completed requirement; idempotent (no review → nothing changes).
+   * @returns whether a review was removed.
+   * @throws AppError VALIDATION_ERROR (ids), NOT_FOUND, CONFLICT (requirement not completed).
+   */
+  async clearReview(ctx: CallContext, runId: string, requirementId: string): Promise<boolean> {
+    this.requireIds(runId, requirementId);
+    return this.deps.repository.clearReview(ctx.orgId, runId, requirementId);
+  }
+
+  private requireIds(runId: string, requirementId: string): void {
+    if (!isUuid(runId)) throw AppError.validation('id must be a UUID.');
+    if (!isUuid(requirementId)) throw AppError.validation('requirement_id must be a UUID.');
   }
 
   private async requireRun(ctx: CallContext, id: string): Promise<RunRow> {

@@ -1,13 +1,12 @@
-import { presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
-import { AsyncClient, CallContext, REQUIREMENT_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
+import { presentRequirement, presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, runStatus } from '@kb/events';
+import { AsyncClient, CallContext, REQUIREMENT_MAX_CHARS, REVIEW_COMMENT_MAX_CHARS, REVIEWER_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
 import { checkV1 } from '@kb/proto';
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
 import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
-import { presentSource } from './sources';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, Length, MaxLength, ValidateNested } from 'class-validator';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
@@ -66,6 +65,24 @@ export class TriggerRunDto {
   skip_breakdown?: boolean;
 }
 
+/** Body of PUT /api/v2/check/runs/{id}/requirements/{requirement_id}/review (decisions.md "Review of check results"). */
+export class ReviewDto {
+  @ApiProperty({ enum: ['pass', 'fail'], example: 'fail', description: "the person's decision on the requirement" })
+  @IsIn(['pass', 'fail'], { message: 'decision must be one of: pass, fail' })
+  decision: 'pass' | 'fail';
+
+  @ApiProperty({ minLength: 1, maxLength: REVIEWER_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Dana Reviewer', description: 'who decided (not blank)' })
+  @IsString({ message: 'reviewer must be a string' })
+  @Length(1, REVIEWER_MAX_CHARS, { message: `reviewer must be 1 to ${REVIEWER_MAX_CHARS} characters` })
+  reviewer: string;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: REVIEW_COMMENT_MAX_CHARS, example: 'The cited plan is the 2024 edition; the current one drops the shift inspection.' })
+  @IsOptional()
+  @IsString({ message: 'comment must be a string' })
+  @MaxLength(REVIEW_COMMENT_MAX_CHARS, { message: `comment must be at most ${REVIEW_COMMENT_MAX_CHARS} characters` })
+  comment?: string | null;
+}
+
 export class ListRunsQuery extends PaginationQuery {
   @ApiPropertyOptional({ format: 'uuid', description: 'only runs of this project' })
   @IsOptional()
@@ -93,6 +110,20 @@ export class SubRequirementView {
   @ApiProperty({ type: [SourceView], nullable: true, description: 'null until the sub-requirement is judged' }) sources: SourceView[] | null;
 }
 
+export class ReviewView {
+  @ApiProperty({ enum: ['pass', 'fail'], example: 'fail' }) decision: string;
+  @ApiProperty({ type: String, nullable: true, example: 'The cited plan is the 2024 edition; the current one drops the shift inspection.' }) comment: string | null;
+  @ApiProperty({ example: 'Dana Reviewer' }) reviewer: string;
+  @ApiProperty({ format: 'date-time', example: '2026-11-22T05:00:00.000Z' }) reviewed_at: string;
+  @ApiProperty({ example: false, description: 'true when the requirement was checked again after this review' }) outdated: boolean;
+}
+
+export class ReviewSummaryView {
+  @ApiProperty({ type: 'integer', minimum: 0, example: 3, description: 'completed requirements with a current (not outdated) review' }) reviewed: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 9, description: "completed requirements passing: by the current review's decision, else by the machine's result" }) passed: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 3, description: "completed requirements failing: by the current review's decision, else by the machine's result" }) failed: number;
+}
+
 export class RequirementView {
   @ApiProperty({ example: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d' }) id: string;
   @ApiProperty({ format: 'uuid', example: '7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918' }) run_id: string;
@@ -101,6 +132,7 @@ export class RequirementView {
   @ApiProperty({ enum: [...REQUIREMENT_STATUSES], example: 'completed' }) status: string;
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, example: { clause: '4.2.1' } }) metadata: Record<string, unknown> | null;
   @ApiProperty({ type: [SubRequirementView] }) sub_requirements: SubRequirementView[];
+  @ApiProperty({ type: ReviewView, nullable: true, description: "a person's decision next to the machine's result; null until reviewed" }) review: ReviewView | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:02:00.000Z' }) updated_at: string;
 }
@@ -122,6 +154,8 @@ export class RunView {
   processing_completed_at: string | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:03:00.000Z' }) updated_at: string;
+  @ApiProperty({ type: ReviewSummaryView, description: "counts with people's reviews applied (the *_requirements counters stay the machine's)" })
+  review_summary: ReviewSummaryView;
 }
 
 export class RunDetailView extends RunView {
@@ -134,32 +168,8 @@ export class TriggerView {
   @ApiProperty({ enum: ['processing', 'completed'], example: 'processing' }) status: string;
 }
 
-/** Check run summary as the API shows it: one presenter, shared with the webhook payloads (@kb/events). */
-export { presentRun };
-
-export function presentRequirement(q: checkV1.Requirement) {
-  return {
-    id: q.id,
-    run_id: q.runId,
-    text: q.text,
-    order_index: q.orderIndex,
-    status: requirementStatus.fromProto(q.status),
-    metadata: q.metadataJson ? JSON.parse(q.metadataJson) : null,
-    sub_requirements: q.subRequirements.map((s) => ({
-      id: s.id,
-      requirement_id: s.requirementId,
-      text: s.text,
-      justification: s.justification,
-      score: s.score,
-      status: subRequirementStatus.fromProto(s.status),
-      sources: s.hasSources
-        ? s.sources.map(presentSource)
-        : null,
-    })),
-    created_at: q.createdAt,
-    updated_at: q.updatedAt,
-  };
-}
+/** Check run and requirement as the API shows them: one presenter each, shared with the webhook payloads (@kb/events). */
+export { presentRequirement, presentRun };
 
 /** /api/v2/check/runs: batches of requirements checked in the background (service-api.md §4, decisions.md "Check"). */
 @ApiTags('Check')
@@ -230,5 +240,35 @@ export class CheckRunsController {
   @ApiErrors(ErrorCode.CONFLICT)
   async stop(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentRun(await this.runs.stopRun({ id }, ctx));
+  }
+
+  @Put(':id/requirements/:requirement_id/review')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'setCheckRequirementReview',
+    summary: "Review a completed requirement: a person's pass/fail decision next to the machine's (replaces an earlier review)",
+  })
+  @ApiEnvelope(RequirementView, { description: 'The requirement with its review.' })
+  @ApiErrors(ErrorCode.CONFLICT)
+  async setReview(
+    @Ctx() ctx: CallContext,
+    @Param('id', UuidParamPipe) id: string,
+    @Param('requirement_id', UuidParamPipe) requirementId: string,
+    @Body() body: ReviewDto,
+  ) {
+    const requirement = await this.runs.setReview(
+      { runId: id, requirementId, decision: body.decision, reviewer: body.reviewer, comment: body.comment ?? undefined },
+      ctx,
+    );
+    return presentRequirement(requirement);
+  }
+
+  @Delete(':id/requirements/:requirement_id/review')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'deleteCheckRequirementReview', summary: "Remove a completed requirement's review (204 also when it had none)" })
+  @ApiResponse({ status: 204, description: 'Removed (or there was no review); empty body.' })
+  @ApiErrors(ErrorCode.CONFLICT)
+  async clearReview(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('requirement_id', UuidParamPipe) requirementId: string): Promise<void> {
+    await this.runs.clearReview({ runId: id, requirementId }, ctx);
   }
 }

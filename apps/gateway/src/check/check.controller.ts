@@ -8,7 +8,7 @@ import { CheckClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { OptionalUuidList } from '../common/validation';
 import { CHECK_CLIENT } from '../common/tokens';
-import { presentSource } from './sources';
+import { presentSource } from '@kb/events';
 
 /** Verify is synchronous and may take up to 5 minutes (service-api.md §8). */
 export const VERIFY_TIMEOUT_MS = 5 * 60 * 1000;
