@@ -140,6 +140,9 @@ describe('rerun and compare check runs', () => {
     expect(named.body.data).toMatchObject({ name: 'Revision B', source_run_id: first.id });
     const noBody = await api(key).post(`/api/v2/check/runs/${first.id}/rerun`);
     expect(noBody.status).toBe(201);
+    expect(noBody.body.data.name).toBe('Revision A (rerun)');
+    const nullName = await api(key).post(`/api/v2/check/runs/${first.id}/rerun`).send({ name: null });
+    expect([nullName.status, nullName.body.data?.name]).toEqual([201, 'Revision A (rerun)']);
 
     for (const body of [{ name: '' }, { name: '   ' }, { name: 5 }, { name: 'x'.repeat(501) }]) {
       const res = await api(key).post(`/api/v2/check/runs/${first.id}/rerun`).send(body);

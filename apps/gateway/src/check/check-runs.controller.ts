@@ -304,7 +304,7 @@ export class CheckRunsController {
   @ApiBody({ type: RerunRunDto, required: false })
   @ApiEnvelope(RunView, { status: 201, description: 'The new run, status pending.' })
   async rerun(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Body() body: RerunRunDto = {}) {
-    const run = await this.runs.rerunRun({ id, name: body?.name }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
+    const run = await this.runs.rerunRun({ id, name: body?.name ?? undefined }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
     return presentRun(run);
   }
 
