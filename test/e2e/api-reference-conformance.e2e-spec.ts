@@ -131,6 +131,16 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     conform('GET', '/api/v2/check/runs/{id}/requirements', await a.get(`/api/v2/check/runs/${runId}/requirements`));
     conform('DELETE', reviewTemplate, await a.delete(reviewPath));
     conform('DELETE', reviewTemplate, await a.delete(`/api/v2/check/runs/${runId}/requirements/00000000-0000-4000-8000-000000000000/review`));
+    // Rerun (a new pending run naming its source) and compare (the rerun still pending: its requirements compare as pending).
+    const rerun = await a.post(`/api/v2/check/runs/${runId}/rerun`).send({});
+    conform('POST', '/api/v2/check/runs/{id}/rerun', rerun);
+    expect(rerun.status).toBe(201);
+    conform('POST', '/api/v2/check/runs/{id}/rerun', await a.post(`/api/v2/check/runs/${runId}/rerun`).send({ name: '' }));
+    const compared = await a.get(`/api/v2/check/runs/${runId}/compare?with=${rerun.body.data.id}`);
+    conform('GET', '/api/v2/check/runs/{id}/compare', compared);
+    expect(compared.status).toBe(200);
+    conform('GET', '/api/v2/check/runs/{id}/compare', await a.get(`/api/v2/check/runs/${runId}/compare?with=nope`));
+    conform('GET', '/api/v2/check/runs/{id}/compare', await a.get(`/api/v2/check/runs/${runId}/compare?with=00000000-0000-4000-8000-000000000000`));
     // A run stopped while processing (a long run, stopped right after its trigger).
     const long = await a.post('/api/v2/check/runs').send({
       project_id: projectId,

@@ -67,6 +67,8 @@ const COMMANDS = [
   'runs wait',
   'runs trigger',
   'runs stop',
+  'runs rerun',
+  'runs compare',
   'review set',
   'review clear',
   'batch create',
@@ -363,6 +365,28 @@ describe('kb command line', () => {
     expect(JSON.parse(tooLong.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
     expect(await json(key, ['review', 'clear', runId, firstReq.id])).toEqual({ run_id: runId, requirement_id: firstReq.id, review: null });
     expect((await json(key, ['runs', 'requirements', runId])).requirements[0].review).toBeNull();
+
+    // Rerun (JSON and words), checked, then compared with the original: <id> before, --with after.
+    const rerun = await json(key, ['runs', 'rerun', runId, '--name', 'CLI rerun']);
+    expect(rerun).toMatchObject({ name: 'CLI rerun', status: 'pending', source_run_id: runId, total_requirements: 2 });
+    const words = await kb(key, ['runs', 'rerun', runId]);
+    expect(words.code).toBe(0);
+    expect(words.stdout).toMatch(/^run [0-9a-f-]{36} ".* \(rerun\)" created \(pending\) from /);
+    const pendingCompare = await kb(key, ['runs', 'compare', runId, '--with', rerun.id]);
+    expect(pendingCompare.code).toBe(0);
+    expect(pendingCompare.stdout).toContain('pending');
+    expect(pendingCompare.stdout).toContain(`2 changed, 0 unchanged, 0 only in ${runId}, 0 only in ${rerun.id}`);
+    expect(await json(key, ['runs', 'trigger', rerun.id, '--skip-breakdown'])).toMatchObject({ status: 'processing' });
+    expect(await json(key, ['runs', 'wait', rerun.id])).toMatchObject({ status: 'completed' });
+    const compared = await json(key, ['runs', 'compare', runId, '--with', rerun.id]);
+    expect(compared).toMatchObject({ run_id: runId, with_run_id: rerun.id });
+    expect(compared.summary.unchanged + compared.summary.changed).toBe(2);
+    const noWith = await kb(key, ['runs', 'compare', runId]);
+    expect(noWith.code).not.toBe(0);
+    expect(noWith.stderr).toContain('--with');
+    const badWith = await kb(key, ['runs', 'compare', runId, '--with', 'nope', '--json']);
+    expect(badWith.code).toBe(1);
+    expect(JSON.parse(badWith.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
   });
 
   it('runs a batch: create and wait with a CSV export, list, status, export', async () => {

@@ -8,6 +8,7 @@ import {
   chat,
   chatText,
   clearRequirementReview,
+  compareCheckRuns,
   createWebhook,
   deleteWebhook,
   exportBatch,
@@ -23,8 +24,10 @@ import {
   updateWebhook,
   verifyWebhook,
   KbClient,
+  rerunCheckRun,
   runCheck,
   setRequirementReview,
+  waitForCheckRun,
   uploadDirectory,
   uploadFile,
   waitForBatch,
@@ -249,6 +252,26 @@ describe('TypeScript SDK', () => {
     await clearRequirementReview(kb, run.id, second.id);
     await clearRequirementReview(kb, run.id, second.id);
     expect((await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id: run.id } } })))[1].review).toBeNull();
+
+    // Rerun (same requirements, source_run_id) and compare: pending until checked, then the machine's results side by side.
+    const rerun = await rerunCheckRun(kb, run.id, { name: 'SDK rerun' });
+    expect(rerun).toMatchObject({ name: 'SDK rerun', status: 'pending', source_run_id: run.id, total_requirements: 2, project_id: projectId });
+    const beforeCheck = await compareCheckRuns(kb, run.id, rerun.id);
+    expect(beforeCheck).toMatchObject({ run_id: run.id, with_run_id: rerun.id, summary: { unchanged: 0, changed: 2, only_in_run: 0, only_in_with: 0 } });
+    expect(beforeCheck.changes.map((c) => [c.order_index, c.before?.result, c.after])).toEqual([
+      [0, 'pass', { result: 'pending', score: null, evidence: [], sources: [] }],
+      [1, 'fail', { result: 'pending', score: null, evidence: [], sources: [] }],
+    ]);
+    await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: rerun.id } }, body: {} }));
+    expect((await waitForCheckRun(kb, rerun.id, { pollIntervalMs: 300 })).status).toBe('completed');
+    const afterCheck = await compareCheckRuns(kb, run.id, rerun.id);
+    expect(afterCheck.summary.unchanged + afterCheck.summary.changed).toBe(2);
+    expect(afterCheck.changes.every((c) => c.before !== null && c.after !== null && c.after.result !== 'pending')).toBe(true);
+    expect((await rerunCheckRun(kb, run.id)).name).toBe('SDK run (rerun)');
+    await expect(rerunCheckRun(kb, run.id, { name: '' })).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+    await expect(rerunCheckRun(kb, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    await expect(compareCheckRuns(kb, run.id, 'nope')).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+    await expect(compareCheckRuns(kb, run.id, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
 
     // Stop applies to a run being processed: on a completed run it is a 409, thrown typed.
     await expect(kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id: run.id } } }))).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });

@@ -147,7 +147,7 @@ describe('the API reference built without any backing service (npm run openapi)'
     const links = doc.paths['/api/v2/projects'].post.responses['201'].links;
     expect(Object.keys(links).sort()).toEqual(['deleteProject', 'getProject', 'updateProject']);
     expect(links.getProject).toEqual({ operationId: 'getProject', parameters: { id: '$response.body#/data/id' } });
-    expect(Object.keys(doc.paths['/api/v2/check/runs'].post.responses['201'].links).sort()).toEqual(['getCheckRun', 'listCheckRunRequirements', 'stopCheckRun', 'triggerCheckRun']);
+    expect(Object.keys(doc.paths['/api/v2/check/runs'].post.responses['201'].links).sort()).toEqual(['compareCheckRuns', 'getCheckRun', 'listCheckRunRequirements', 'rerunCheckRun', 'stopCheckRun', 'triggerCheckRun']);
     expect(Object.keys(doc.paths['/api/v2/documents'].post.responses['201'].links).sort()).toEqual(['getDocument', 'getDocumentDownload', 'listDocumentChunks']);
   });
 

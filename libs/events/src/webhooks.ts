@@ -99,7 +99,7 @@ export function presentDocument(d: documentsV1.Document) {
 /**
  * Check run as GET /api/v2/check/runs/{id} shows it, without `requirements`. `review_summary`
  * (`{ reviewed, passed, failed }`) counts with people's reviews applied; the `*_requirements`
- * counters stay the machine's.
+ * counters stay the machine's. `source_run_id`: the run it re-runs, null for a run created directly.
  */
 export function presentRun(r: checkV1.CheckRun) {
   return {
@@ -107,7 +107,7 @@ export function presentRun(r: checkV1.CheckRun) {
     status: runStatus.fromProto(r.status),
     ...pickSnakeFields(
       r,
-      ['totalRequirements', 'processedRequirements', 'passedRequirements', 'failedRequirements', 'handbookIds', 'errorMessage', 'processingStartedAt', 'processingCompletedAt', 'createdAt', 'updatedAt'],
+      ['totalRequirements', 'processedRequirements', 'passedRequirements', 'failedRequirements', 'handbookIds', 'errorMessage', 'processingStartedAt', 'processingCompletedAt', 'createdAt', 'updatedAt', 'sourceRunId'],
       null,
     ),
     review_summary: {
@@ -162,6 +162,35 @@ export function presentRequirement(q: checkV1.Requirement) {
     review: presentReview(q.review),
     created_at: q.createdAt,
     updated_at: q.updatedAt,
+  };
+}
+
+/**
+ * A requirement's machine outcome in a comparison: `{ result: 'pass'|'fail'|'pending', score:
+ * number|null (lowest sub-requirement score), evidence: string[] (quotes), sources }`, or null when the
+ * requirement is not in that run.
+ */
+export function presentOutcome(o: checkV1.RequirementOutcome | undefined) {
+  if (!o) return null;
+  return { result: o.result, score: o.score ?? null, evidence: o.evidence, sources: o.sources.map(presentSource) };
+}
+
+/**
+ * The comparison of two check runs as GET /api/v2/check/runs/{id}/compare?with= returns it
+ * (decisions.md "Re-running and comparing check runs"): `before` is the `{id}` run's outcome,
+ * `after` the `with` run's.
+ */
+export function presentComparison(c: checkV1.RunComparison) {
+  return {
+    run_id: c.runId,
+    with_run_id: c.withRunId,
+    summary: {
+      unchanged: c.summary?.unchanged ?? 0,
+      changed: c.summary?.changed ?? 0,
+      only_in_run: c.summary?.onlyInRun ?? 0,
+      only_in_with: c.summary?.onlyInWith ?? 0,
+    },
+    changes: c.changes.map((x) => ({ order_index: x.orderIndex, text: x.text, before: presentOutcome(x.before), after: presentOutcome(x.after) })),
   };
 }
 

@@ -12,16 +12,19 @@ import { SingleBar, Presets } from 'cli-progress';
 import {
   chatText,
   clearRequirementReview,
+  compareCheckRuns,
   exportBatch,
   getChunk,
   iterateChunks,
   listChunks,
+  rerunCheckRun,
   setRequirementReview,
   waitForBatch,
   waitForCheckRun,
   type Batch,
   type BatchDetail,
   type ChatRequest,
+  type CheckRequirementChange,
   type CheckRun,
   type KbClient,
 } from '@kb-platform/sdk';
@@ -294,7 +297,7 @@ leaf(program, 'check <requirements>', 'run a check of a requirements file (.csv 
   .option('-o, --out <file>', 'also write the results: .csv (one row per sub-requirement) or .json (the run)')
   .option('--skip-breakdown', 'one sub-requirement per requirement (faster)')
   .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list);
-const runs = program.command('runs').description('check runs: list, status, requirements, wait, stop, trigger again');
+const runs = program.command('runs').description('check runs: list, status, requirements, wait, stop, trigger again, rerun, compare');
 const runTable = () => table(['run id', 'name', 'status', 'checked', 'pass', 'fail', 'created'], [38, 'flex', 11, 9, 6, 6, 26]);
 type RunRow = Pick<CheckRun, 'id' | 'name' | 'status' | 'processed_requirements' | 'total_requirements' | 'passed_requirements' | 'failed_requirements'> & { created_at?: string };
 const runRow = (r: RunRow) => [r.id, r.name, r.status, `${r.processed_requirements}/${r.total_requirements}`, String(r.passed_requirements), String(r.failed_requirements), r.created_at ?? ''];
@@ -357,6 +360,24 @@ leaf(runs, 'stop <id>', 'stop a run being processed', async (kb, [id], o) => {
   if (o.json) return printJson(r);
   process.stdout.write(`run ${id} ${r.status}\n`);
 });
+
+leaf(runs, 'rerun <id>', 'a new pending run with the same requirements and handbooks (trigger it to check against the documents as they are now)', async (kb, [id], o) => {
+  const r = await rerunCheckRun(kb, id, o.name !== undefined ? { name: o.name } : {});
+  if (o.json) return printJson(r);
+  process.stdout.write(`run ${r.id} "${r.name}" created (${r.status}) from ${id}; start it with: kb runs trigger ${r.id}\n`);
+}).option('-n, --name <name>', 'name of the new run (default: the original\'s name + " (rerun)")');
+/** `pass 0.91 plan.md p.3` for one side of a comparison, `—` when the requirement is not in that run. */
+const outcomeCell = (o: CheckRequirementChange['before']) =>
+  o ? [o.result, o.score === null ? '' : o.score.toFixed(2), o.sources[0] ? [o.sources[0].title, pages(o.sources[0])].filter(Boolean).join(' ') : ''].filter(Boolean).join(' ') : '—';
+leaf(runs, 'compare <id>', 'what changed between two runs: <id> is before, --with is after (result, score band, first source)', async (kb, [id], o) => {
+  const c = await compareCheckRuns(kb, id, o.with);
+  if (o.json) return printJson(c);
+  const t = table(['#', 'requirement', 'before', 'after'], [5, 'flex', 30, 30]);
+  for (const x of c.changes) t.push([String(x.order_index + 1), x.text, outcomeCell(x.before), outcomeCell(x.after)]);
+  if (c.changes.length) process.stdout.write(`${t.toString()}\n`);
+  const s = c.summary;
+  process.stdout.write(`${s.changed} changed, ${s.unchanged} unchanged, ${s.only_in_run} only in ${id}, ${s.only_in_with} only in ${o.with}\n`);
+}).requiredOption('-w, --with <run_id>', 'the run to compare with (its results are "after")');
 
 // ── review ──
 const review = program.command('review').description("a person's pass/fail decision on a completed requirement of a check run, next to the machine's");

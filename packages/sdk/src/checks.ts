@@ -1,6 +1,6 @@
 import type { KbClient } from './client';
 import { KbTimeoutError } from './errors';
-import type { CheckRequirement, CheckRun, CheckRunDetail, CreateCheckRun, ReviewRequirement, TriggerCheckRun } from './types';
+import type { CheckRequirement, CheckRun, CheckRunComparison, CheckRunDetail, CreateCheckRun, RerunCheckRun, ReviewRequirement, TriggerCheckRun } from './types';
 
 /** Run statuses after which a run does not change by itself. */
 const FINAL_RUN = ['completed', 'stopped', 'failed'];
@@ -68,4 +68,30 @@ export async function setRequirementReview(kb: KbClient, runId: string, requirem
  */
 export async function clearRequirementReview(kb: KbClient, runId: string, requirementId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
   await kb.data(kb.api.DELETE('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', { params: { path: { id: runId, requirement_id: requirementId } }, signal: options.signal }));
+}
+
+/**
+ * Re-runs a check run (POST /api/v2/check/runs/{id}/rerun): a new `pending` run of the same project
+ * with the same requirements (text, metadata, order) and `handbook_ids`, its `source_run_id` naming
+ * the original. It is not started: trigger it (or use {@link waitForCheckRun} after
+ * POST …/trigger) to check it against the knowledge scope as it is now.
+ * `rerun.name`: 1 to 500 characters; default: the original's name + " (rerun)".
+ * @returns the new run.
+ * @throws KbApiError 400 (invalid name), 404 (unknown run or another organization's).
+ */
+export async function rerunCheckRun(kb: KbClient, id: string, rerun: RerunCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
+  return kb.data(kb.api.POST('/api/v2/check/runs/{id}/rerun', { params: { path: { id } }, body: rerun, signal: options.signal })) as Promise<CheckRun>;
+}
+
+/**
+ * What changed between two runs' machine results (GET /api/v2/check/runs/{id}/compare?with=):
+ * `runId` is "before", `withRunId` "after". Requirements are matched by text (then order); `changes`
+ * lists those whose result (pass | fail | pending), score band (below / at or above 0.7) or first
+ * source changed, and those only in one run (`before` or `after` null); `summary` counts them.
+ * @throws KbApiError 400 (an id not a UUID), 404 (either run unknown or another organization's).
+ */
+export async function compareCheckRuns(kb: KbClient, runId: string, withRunId: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunComparison> {
+  return kb.data(
+    kb.api.GET('/api/v2/check/runs/{id}/compare', { params: { path: { id: runId }, query: { with: withRunId } }, signal: options.signal }),
+  ) as Promise<CheckRunComparison>;
 }

@@ -37,6 +37,12 @@ export type ReviewRequirement = RequestBody<paths['/api/v2/check/runs/{id}/requi
 export type RequirementReview = NonNullable<CheckRequirement['review']>;
 /** A run's counters with people's reviews applied (`review_summary`). */
 export type ReviewSummary = CheckRun['review_summary'];
+/** Body of POST /api/v2/check/runs/{id}/rerun. */
+export type RerunCheckRun = NonNullable<RequestBody<paths['/api/v2/check/runs/{id}/rerun']['post']>>;
+/** What changed between two runs (GET /api/v2/check/runs/{id}/compare?with=). */
+export type CheckRunComparison = DataOf<SuccessBody<paths['/api/v2/check/runs/{id}/compare']['get']>>;
+/** One listed difference of a comparison: `before` / `after` (null when the requirement is not in that run). */
+export type CheckRequirementChange = Item<CheckRunComparison['changes']>;
 /** Body of POST /api/v2/agent/query. */
 export type QueryRequest = RequestBody<paths['/api/v2/agent/query']['post']>;
 /** An answer with citations (POST /api/v2/agent/query). */

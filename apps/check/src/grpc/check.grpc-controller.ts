@@ -3,7 +3,7 @@ import { runStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
 import { NewRun, RunsService } from '../runs/runs.service';
 import { VerifyService } from '../verification/verify.service';
-import { toProtoRequirement, toProtoRun, toProtoVerdict } from './check.mappers';
+import { toProtoComparison, toProtoRequirement, toProtoRun, toProtoVerdict } from './check.mappers';
 
 /**
  * A requirement's `metadata_json` (the client's JSON object, serialised by the gateway; '' = none)
@@ -71,5 +71,7 @@ export function runsGrpcHandlers(runs: RunsService): UnaryHandlers<typeof checkV
         await runs.setReview(ctx, req.runId, req.requirementId, { decision: req.decision, reviewer: req.reviewer, comment: req.comment ?? null }),
       ),
     clearReview: async (req, ctx) => ({ removed: await runs.clearReview(ctx, req.runId, req.requirementId) }),
+    rerunRun: async (req, ctx) => toProtoRun(await runs.rerun(ctx, req.id, req.name ?? null)),
+    compareRuns: async (req, ctx) => toProtoComparison(await runs.compare(ctx, req.id, req.withId)),
   };
 }

@@ -1,6 +1,7 @@
 import { pickCamelFields, pickFields } from '@kb/common';
 import { requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
+import type { Comparison, RequirementOutcome } from '../runs/run-compare';
 import type { RequirementWithSubs } from '../runs/runs.service';
 import type { RequirementRow, RunRow, StoredSource } from '../runs/runs.repository';
 import type { Verification } from '../verification/verify.service';
@@ -15,7 +16,7 @@ export function toProtoSource(s: StoredSource): checkV1.Source {
 /** A check run row as its gRPC message (what the gateway presents), with the given requirements. */
 export function toProtoRun(r: RunRow, requirements: RequirementWithSubs[] = []): checkV1.CheckRun {
   return {
-    ...pickCamelFields(r, ['id', 'name', 'org_id', 'project_id', 'total_requirements', 'processed_requirements', 'passed_requirements', 'failed_requirements', 'error_message'], undefined),
+    ...pickCamelFields(r, ['id', 'name', 'org_id', 'project_id', 'total_requirements', 'processed_requirements', 'passed_requirements', 'failed_requirements', 'error_message', 'source_run_id'], undefined),
     status: runStatus.toProto(r.status),
     processingStartedAt: iso(r.processing_started_at),
     processingCompletedAt: iso(r.processing_completed_at),
@@ -65,6 +66,22 @@ export function toProtoRequirement({ requirement: r, subs }: RequirementWithSubs
       sources: (s.sources ?? []).map(toProtoSource),
     })),
     review: toProtoReview(r),
+  };
+}
+
+/** A requirement's outcome in a comparison as its gRPC message; `score` unset when null. */
+function toProtoOutcome(o: RequirementOutcome | null): checkV1.RequirementOutcome | undefined {
+  if (!o) return undefined;
+  return { result: o.result, score: o.score ?? undefined, evidence: o.evidence, sources: o.sources.map(toProtoSource) };
+}
+
+/** A run comparison (decisions.md "Re-running and comparing check runs") as its gRPC message; a missing side is unset. */
+export function toProtoComparison(c: Comparison & { runId: string; withRunId: string }): checkV1.RunComparison {
+  return {
+    runId: c.runId,
+    withRunId: c.withRunId,
+    summary: { unchanged: c.summary.unchanged, changed: c.summary.changed, onlyInRun: c.summary.only_in_run, onlyInWith: c.summary.only_in_with },
+    changes: c.changes.map((x) => ({ orderIndex: x.order_index, text: x.text, before: toProtoOutcome(x.before), after: toProtoOutcome(x.after) })),
   };
 }
 

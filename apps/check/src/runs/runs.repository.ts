@@ -28,6 +28,8 @@ export interface RunRow {
   updated_at: Date;
   /** Counts with people's reviews applied (decisions.md "Review of check results"); see REVIEW_SUMMARY_SQL. */
   review_summary: ReviewSummary;
+  /** The run this one re-runs (decisions.md "Re-running and comparing check runs"); null for a run created directly. */
+  source_run_id: string | null;
 }
 
 /**
@@ -128,7 +130,7 @@ const REVIEW_SUMMARY_SQL = `(
 
 const RUN_COLUMNS = `id, org_id, project_id, name, status, handbook_ids::text[] AS handbook_ids, total_requirements, processed_requirements,
   passed_requirements, failed_requirements, generation, task_id, skip_breakdown, error_message, processing_started_at,
-  processing_completed_at, created_at, updated_at, ${REVIEW_SUMMARY_SQL}`;
+  processing_completed_at, created_at, updated_at, source_run_id, ${REVIEW_SUMMARY_SQL}`;
 
 /** Recomputes a run's counters from its requirement rows and completes it when every requirement is completed. */
 const RECOUNT_SQL = `
@@ -185,6 +187,37 @@ export class RunsRepository {
           input.requirements.map((r) => (r.metadata === null ? null : JSON.stringify(r.metadata))),
           now,
         ],
+      );
+      return (await this.findRun(orgId, id, m))!;
+    });
+  }
+
+  /**
+   * Inserts a pending run that re-runs `sourceId` (decisions.md "Re-running and comparing check runs"):
+   * the same project, `handbook_ids` (as stored) and requirements (text, metadata, order_index),
+   * nothing of its results or reviews, `source_run_id` = `sourceId`. One transaction.
+   *
+   * @returns the new run row.
+   * @throws AppError NOT_FOUND when `sourceId` is unknown or another org's.
+   */
+  async rerun(orgId: string, sourceId: string, name: string): Promise<RunRow> {
+    const id = randomUUID();
+    const now = new Date();
+    return this.db.transaction(async (m) => {
+      const inserted = rowsOf<{ id: string }>(await m.query(
+        `INSERT INTO check_runs (id, org_id, project_id, name, status, handbook_ids, total_requirements, source_run_id, created_at, updated_at)
+         SELECT $3, org_id, project_id, $4, 'pending', handbook_ids,
+                (SELECT count(*)::int FROM check_requirements WHERE org_id = $1 AND run_id = $2), id, $5, $5
+         FROM check_runs WHERE org_id = $1 AND id = $2
+         RETURNING id`,
+        [orgId, sourceId, id, name, now],
+      ));
+      if (inserted.length === 0) throw AppError.notFound('Check run not found.');
+      await m.query(
+        `INSERT INTO check_requirements (id, run_id, org_id, order_index, text, metadata, status, created_at, updated_at)
+         SELECT gen_random_uuid(), $3, org_id, order_index, text, metadata, 'pending', $4, $4
+         FROM check_requirements WHERE org_id = $1 AND run_id = $2`,
+        [orgId, sourceId, id, now],
       );
       return (await this.findRun(orgId, id, m))!;
     });

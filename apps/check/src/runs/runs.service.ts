@@ -12,7 +12,19 @@ import {
 } from '@kb/common';
 import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
+import { compareRequirements, Comparison } from './run-compare';
 import { RequirementRow, ReviewDecision, RunRow, RunsRepository, SubRequirementRow } from './runs.repository';
+
+/** Appended to the original's name when a rerun is given none. */
+export const RERUN_NAME_SUFFIX = ' (rerun)';
+
+/**
+ * The default name of a rerun: the original's name + " (rerun)", the original's name clipped so the
+ * whole stays within RUN_NAME_MAX_CHARS characters.
+ */
+export function defaultRerunName(original: string): string {
+  return `${original.slice(0, RUN_NAME_MAX_CHARS - RERUN_NAME_SUFFIX.length).trimEnd()}${RERUN_NAME_SUFFIX}`;
+}
 
 /** A run to create, in domain terms (the gRPC controller decodes `metadata_json`). */
 export interface NewRun {
@@ -161,6 +173,43 @@ export class RunsService {
   async clearReview(ctx: CallContext, runId: string, requirementId: string): Promise<boolean> {
     this.requireIds(runId, requirementId);
     return this.deps.repository.clearReview(ctx.orgId, runId, requirementId);
+  }
+
+  /**
+   * Re-runs a run (decisions.md "Re-running and comparing check runs"): a new pending run of the same
+   * project with the same requirements and `handbook_ids` (copied as stored), `source_run_id` naming
+   * the original. Any run may be re-run, whatever its status. Not triggered: the caller triggers it,
+   * and it is then checked against the knowledge scope as it is at that time.
+   * @param name 1 to RUN_NAME_MAX_CHARS characters (trimmed); null = {@link defaultRerunName}.
+   * @throws AppError VALIDATION_ERROR (id, name), NOT_FOUND (unknown run or another org's, or its project gone).
+   */
+  async rerun(ctx: CallContext, id: string, name: string | null): Promise<RunRow> {
+    const source = await this.requireRun(ctx, id);
+    let runName: string;
+    if (name === null) runName = defaultRerunName(source.name);
+    else {
+      runName = name.trim();
+      if (!runName || name.length > RUN_NAME_MAX_CHARS) throw AppError.validation(`name must be 1 to ${RUN_NAME_MAX_CHARS} characters.`);
+    }
+    await requireProject(ctx, this.deps.documents, source.project_id);
+    const run = await this.deps.repository.rerun(ctx.orgId, source.id, runName);
+    this.deps.logger.info({ run_id: run.id, source_run_id: source.id }, 'check run re-run created');
+    return run;
+  }
+
+  /**
+   * Compares the machine results of two runs of the org (any projects, any statuses): `id` is
+   * "before", `withId` "after". See compareRequirements for matching and what counts as a change.
+   * @returns the comparison with both run ids.
+   * @throws AppError VALIDATION_ERROR (`id` or `with` not a UUID), NOT_FOUND (either run unknown or another org's).
+   */
+  async compare(ctx: CallContext, id: string, withId: string): Promise<Comparison & { runId: string; withRunId: string }> {
+    if (!isUuid(withId)) throw AppError.validation('with must be a UUID.');
+    const run = await this.requireRun(ctx, id);
+    const other = await this.deps.repository.findRun(ctx.orgId, withId);
+    if (!other) throw AppError.notFound('Check run to compare with (with) not found.');
+    const [before, after] = await Promise.all([this.deps.repository.listRequirements(ctx.orgId, run.id), this.deps.repository.listRequirements(ctx.orgId, other.id)]);
+    return { runId: run.id, withRunId: other.id, ...compareRequirements(before, after) };
   }
 
   private requireIds(runId: string, requirementId: string): void {

@@ -1,4 +1,4 @@
-import { presentRequirement, presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, runStatus } from '@kb/events';
+import { presentComparison, presentRequirement, presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, runStatus } from '@kb/events';
 import { AsyncClient, CallContext, REQUIREMENT_MAX_CHARS, REVIEW_COMMENT_MAX_CHARS, REVIEWER_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
 import { checkV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
@@ -83,6 +83,28 @@ export class ReviewDto {
   comment?: string | null;
 }
 
+/** Body of POST /api/v2/check/runs/{id}/rerun (decisions.md "Re-running and comparing check runs"). */
+export class RerunRunDto {
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: RUN_NAME_MAX_CHARS,
+    pattern: NON_BLANK_PATTERN,
+    example: 'Tender 2026-14 requirements, revision B',
+    description: `name of the new run (not blank); default: the original's name + " (rerun)", clipped to ${RUN_NAME_MAX_CHARS} characters`,
+  })
+  @IsOptional()
+  @IsString({ message: 'name must be a string' })
+  @Length(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
+  name?: string;
+}
+
+/** Query of GET /api/v2/check/runs/{id}/compare. */
+export class CompareRunsQuery {
+  @ApiProperty({ format: 'uuid', example: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e', description: 'the run to compare with: its results are `after`, those of `{id}` are `before`' })
+  @IsUUID('all', { message: 'with must be a UUID' })
+  with: string;
+}
+
 export class ListRunsQuery extends PaginationQuery {
   @ApiPropertyOptional({ format: 'uuid', description: 'only runs of this project' })
   @IsOptional()
@@ -154,8 +176,40 @@ export class RunView {
   processing_completed_at: string | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:03:00.000Z' }) updated_at: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, example: null, description: 'the run this one re-runs (POST …/rerun); null for a run created directly' })
+  source_run_id: string | null;
   @ApiProperty({ type: ReviewSummaryView, description: "counts with people's reviews applied (the *_requirements counters stay the machine's)" })
   review_summary: ReviewSummaryView;
+}
+
+export class RequirementOutcomeView {
+  @ApiProperty({ enum: ['pass', 'fail', 'pending'], example: 'pass', description: "the machine's result (reviews play no part); pending = not completed" }) result: string;
+  @ApiProperty({ type: Number, nullable: true, minimum: 0, maximum: 1, example: 0.91, description: 'lowest sub-requirement score; null when the requirement has no sub-requirement yet' })
+  score: number | null;
+  @ApiProperty({ type: [String], example: ['Scaffolds shall be inspected before each shift.'], description: 'the quoted evidence of its sub-requirements, in order' }) evidence: string[];
+  @ApiProperty({ type: [SourceView], description: 'the sources of its sub-requirements in order, each chunk once' }) sources: SourceView[];
+}
+
+export class RequirementChangeView {
+  @ApiProperty({ type: 'integer', example: 3, description: 'position in the `{id}` run (in the `with` run for a requirement only there)' }) order_index: number;
+  @ApiProperty({ example: 'Scaffolds must be inspected before each shift.' }) text: string;
+  @ApiProperty({ type: RequirementOutcomeView, nullable: true, description: 'in the `{id}` run; null when the requirement is only in the `with` run' }) before: RequirementOutcomeView | null;
+  @ApiProperty({ type: RequirementOutcomeView, nullable: true, description: 'in the `with` run; null when the requirement is only in the `{id}` run' }) after: RequirementOutcomeView | null;
+}
+
+export class ComparisonSummaryView {
+  @ApiProperty({ type: 'integer', minimum: 0, example: 10, description: 'matched requirements with the same result, score band and first source' }) unchanged: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1, description: 'matched requirements whose result, score band (below / at or above 0.7) or first source changed' }) changed: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 0, description: 'requirements of the `{id}` run with no match in the `with` run' }) only_in_run: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 0, description: 'requirements of the `with` run with no match in the `{id}` run' }) only_in_with: number;
+}
+
+export class RunComparisonView {
+  @ApiProperty({ format: 'uuid', example: '7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918', description: 'the `{id}` run (before)' }) run_id: string;
+  @ApiProperty({ format: 'uuid', example: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e', description: 'the `with` run (after)' }) with_run_id: string;
+  @ApiProperty({ type: ComparisonSummaryView }) summary: ComparisonSummaryView;
+  @ApiProperty({ type: [RequirementChangeView], description: 'changed requirements, then unmatched ones (before or after null): in the `{id}` run\'s order, then those only in `with` in its order' })
+  changes: RequirementChangeView[];
 }
 
 export class RunDetailView extends RunView {
@@ -169,7 +223,7 @@ export class TriggerView {
 }
 
 /** Check run and requirement as the API shows them: one presenter each, shared with the webhook payloads (@kb/events). */
-export { presentRequirement, presentRun };
+export { presentComparison, presentRequirement, presentRun };
 
 /** /api/v2/check/runs: batches of requirements checked in the background (service-api.md §4, decisions.md "Check"). */
 @ApiTags('Check')
@@ -240,6 +294,28 @@ export class CheckRunsController {
   @ApiErrors(ErrorCode.CONFLICT)
   async stop(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentRun(await this.runs.stopRun({ id }, ctx));
+  }
+
+  @Post(':id/rerun')
+  @ApiOperation({
+    operationId: 'rerunCheckRun',
+    summary: 'Re-run a check run: a new pending run of the same project with the same requirements and handbook_ids (source_run_id names the original); trigger it to check against the knowledge scope as it is now',
+  })
+  @ApiBody({ type: RerunRunDto, required: false })
+  @ApiEnvelope(RunView, { status: 201, description: 'The new run, status pending.' })
+  async rerun(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Body() body: RerunRunDto = {}) {
+    const run = await this.runs.rerunRun({ id, name: body?.name ?? undefined }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
+    return presentRun(run);
+  }
+
+  @Get(':id/compare')
+  @ApiOperation({
+    operationId: 'compareCheckRuns',
+    summary: "What changed between two runs' machine results: {id} is before, `with` is after; requirements matched by text, then order_index",
+  })
+  @ApiEnvelope(RunComparisonView)
+  async compare(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: CompareRunsQuery) {
+    return presentComparison(await this.runs.compareRuns({ id, withId: q.with }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS }));
   }
 
   @Put(':id/requirements/:requirement_id/review')
