@@ -71,5 +71,9 @@ export function runsGrpcHandlers(runs: RunsService): UnaryHandlers<typeof checkV
         await runs.setReview(ctx, req.runId, req.requirementId, { decision: req.decision, reviewer: req.reviewer, comment: req.comment ?? null }),
       ),
     clearReview: async (req, ctx) => ({ removed: await runs.clearReview(ctx, req.runId, req.requirementId) }),
+    getReportPage: async (req, ctx) => {
+      const { run, requirements } = await runs.reportPage(ctx, req.id, { offset: req.offset, limit: req.limit });
+      return { run: toProtoRun(run), requirements: requirements.map(toProtoRequirement) };
+    },
   };
 }
