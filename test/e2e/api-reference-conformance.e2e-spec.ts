@@ -4,7 +4,7 @@ import request from 'supertest';
 import { api, baseUrl, corpusFile, newOrg, streamChat, uploadFile, waitForDocument } from './support/harness';
 
 // Every operation of the served OpenAPI document, driven through a real flow (upload, process,
-// query, chat, verify, a check run, a batch and its CSV): each response must have a status the
+// query, chat, verify, a check run and its reports, a batch and its CSV): each response must have a status the
 // operation declares, a declared content type, and a body valid against its schema (ajv, JSON
 // Schema 2020-12, formats checked). schemathesis (schemathesis.e2e-spec.ts) covers the random
 // inputs; this covers the successes a real client sees, with real resources.
@@ -141,6 +141,18 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     expect(compared.status).toBe(200);
     conform('GET', '/api/v2/check/runs/{id}/compare', await a.get(`/api/v2/check/runs/${runId}/compare?with=nope`));
     conform('GET', '/api/v2/check/runs/{id}/compare', await a.get(`/api/v2/check/runs/${runId}/compare?with=00000000-0000-4000-8000-000000000000`));
+    // Reports: each format of the completed run, a bad format, a pending run (409).
+    const reportTemplate = '/api/v2/check/runs/{id}/report';
+    for (const format of ['xlsx', 'csv', 'pdf']) {
+      const report = await a.get(`/api/v2/check/runs/${runId}/report?format=${format}`);
+      conform('GET', reportTemplate, report);
+      expect([format, report.status]).toEqual([format, 200]);
+    }
+    conform('GET', reportTemplate, await a.get(`/api/v2/check/runs/${runId}/report?format=docx`));
+    const pendingRun = await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Conformance pending run', requirements: [{ text: 'Not checked yet.' }] });
+    const pendingReport = await a.get(`/api/v2/check/runs/${pendingRun.body.data.id}/report`);
+    conform('GET', reportTemplate, pendingReport);
+    expect(pendingReport.status).toBe(409);
     // A run stopped while processing (a long run, stopped right after its trigger).
     const long = await a.post('/api/v2/check/runs').send({
       project_id: projectId,
@@ -157,6 +169,7 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
       conform('PUT', '/api/v2/check/runs/{id}/requirements/{requirement_id}/review', notCompleted);
       expect(notCompleted.status).toBe(409);
     }
+    conform('GET', reportTemplate, await a.get(`/api/v2/check/runs/${long.body.data.id}/report?format=csv`));
 
     const question = 'Who must security incidents be reported to?';
     conform('POST', '/api/v2/agent/query', await a.post('/api/v2/agent/query').send({ question, project_id: projectId, chat_type: 'project' }));

@@ -69,6 +69,7 @@ const COMMANDS = [
   'runs stop',
   'runs rerun',
   'runs compare',
+  'runs report',
   'review set',
   'review clear',
   'batch create',
@@ -363,6 +364,18 @@ describe('kb command line', () => {
     const tooLong = await kb(key, ['review', 'set', runId, firstReq.id, '--decision', 'pass', '--reviewer', 'x'.repeat(201), '--json']);
     expect(tooLong.code).toBe(1);
     expect(JSON.parse(tooLong.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
+    // The run's report (reviewed): CSV to --out parsed back (ref from metadata, the review), XLSX (the default format) with --json, a bad format refused.
+    const reportDir = mkdtempSync(path.join(os.tmpdir(), 'kb-cli-report-'));
+    const reportCsvOut = path.join(reportDir, 'report.csv');
+    const saved = await kb(key, ['runs', 'report', runId, '--format', 'csv', '--out', reportCsvOut]);
+    expect(saved.code).toBe(0);
+    expect(saved.stdout).toContain(`report of run ${runId} (csv`);
+    const reportRows: Record<string, string>[] = parse(readFileSync(reportCsvOut), { columns: true });
+    expect(reportRows[0]).toMatchObject({ index: '0', ref: 'IR-1', review_decision: 'pass', reviewer: 'Lee' });
+    const xlsxSaved = await json(key, ['runs', 'report', runId, '--out', path.join(reportDir, 'report.xlsx')]);
+    expect(xlsxSaved).toMatchObject({ run_id: runId, format: 'xlsx', saved_to: path.join(reportDir, 'report.xlsx') });
+    expect(readFileSync(xlsxSaved.saved_to).subarray(0, 2).toString()).toBe('PK');
+    expect((await kb(key, ['runs', 'report', runId, '--format', 'docx'])).code).not.toBe(0);
     expect(await json(key, ['review', 'clear', runId, firstReq.id])).toEqual({ run_id: runId, requirement_id: firstReq.id, review: null });
     expect((await json(key, ['runs', 'requirements', runId])).requirements[0].review).toBeNull();
 

@@ -11,6 +11,7 @@ import {
   compareCheckRuns,
   createWebhook,
   deleteWebhook,
+  downloadReport,
   exportBatch,
   getChunk,
   getWebhook,
@@ -249,6 +250,13 @@ describe('TypeScript SDK', () => {
     expect(withReview.review_summary).toEqual({ reviewed: 1, passed: 2, failed: 0 });
     await expect(setRequirementReview(kb, run.id, second.id, { decision: 'pass', reviewer: '' })).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
     await expect(setRequirementReview(kb, run.id, '00000000-0000-4000-8000-000000000000', { decision: 'pass', reviewer: 'x' })).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    // The run's report while reviewed: CSV parsed back (the review in its row), XLSX and PDF by their signatures; a bad format is a typed 400.
+    const reportCsv: Record<string, string>[] = parse(Buffer.from(await downloadReport(kb, run.id, 'csv')), { columns: true });
+    expect(reportCsv.map((r) => [r.index, r.requirement])).toEqual(requirements.map((r) => [String(r.order_index), r.text]));
+    expect(reportCsv[1]).toMatchObject({ review_decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.' });
+    expect(Buffer.from((await downloadReport(kb, run.id)).subarray(0, 2)).toString()).toBe('PK');
+    expect(Buffer.from((await downloadReport(kb, run.id, 'pdf')).subarray(0, 5)).toString()).toBe('%PDF-');
+    await expect(downloadReport(kb, run.id, 'docx' as 'pdf')).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
     await clearRequirementReview(kb, run.id, second.id);
     await clearRequirementReview(kb, run.id, second.id);
     expect((await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id: run.id } } })))[1].review).toBeNull();

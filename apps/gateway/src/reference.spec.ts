@@ -45,6 +45,7 @@ describe('the API reference built without any backing service (npm run openapi)'
       'GET /api/v2/agent/batches/{id}/export': 'exportBatch',
       'POST /api/v2/check/verify': 'verifyRequirement',
       'POST /api/v2/check/runs': 'createCheckRun',
+      'GET /api/v2/check/runs/{id}/report': 'getCheckRunReport',
     });
   });
 
@@ -77,6 +78,16 @@ describe('the API reference built without any backing service (npm run openapi)'
     expect(Object.keys(csv.content)).toEqual(['text/csv']);
     expect(csv.content['text/csv'].example).toMatch(/^index,question,status,answer,sources,error\r\n/);
     expect(csv.headers['Content-Disposition']).toBeDefined();
+    // The run report: three file types (XLSX and PDF binary), its format enum, 409 for a pending run.
+    const report = doc.paths['/api/v2/check/runs/{id}/report'].get;
+    expect(report.responses['200'].content).toEqual({
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': { schema: { type: 'string', format: 'binary' } },
+      'text/csv': { schema: { type: 'string' }, example: expect.stringMatching(/^index,requirement,ref,machine_result,score,review_decision,reviewer,comment,evidence,sources\r\n/) },
+      'application/pdf': { schema: { type: 'string', format: 'binary' } },
+    });
+    expect(report.responses['200'].headers['Content-Disposition']).toBeDefined();
+    expect(report.parameters.find((p: Json) => p.name === 'format').schema).toMatchObject({ enum: ['xlsx', 'csv', 'pdf'], default: 'xlsx' });
+    expect(Object.keys(report.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '409']));
   });
 
   it('documents the not-found of every operation that names a resource, in the error envelope', () => {
@@ -147,7 +158,7 @@ describe('the API reference built without any backing service (npm run openapi)'
     const links = doc.paths['/api/v2/projects'].post.responses['201'].links;
     expect(Object.keys(links).sort()).toEqual(['deleteProject', 'getProject', 'updateProject']);
     expect(links.getProject).toEqual({ operationId: 'getProject', parameters: { id: '$response.body#/data/id' } });
-    expect(Object.keys(doc.paths['/api/v2/check/runs'].post.responses['201'].links).sort()).toEqual(['compareCheckRuns', 'getCheckRun', 'listCheckRunRequirements', 'rerunCheckRun', 'stopCheckRun', 'triggerCheckRun']);
+    expect(Object.keys(doc.paths['/api/v2/check/runs'].post.responses['201'].links).sort()).toEqual(['compareCheckRuns', 'getCheckRun', 'getCheckRunReport', 'listCheckRunRequirements', 'rerunCheckRun', 'stopCheckRun', 'triggerCheckRun']);
     expect(Object.keys(doc.paths['/api/v2/documents'].post.responses['201'].links).sort()).toEqual(['getDocument', 'getDocumentDownload', 'listDocumentChunks']);
   });
 

@@ -34,6 +34,8 @@ export const REQUIREMENT_MAX_CHARS = 5000;
 export const REVIEWER_MAX_CHARS = 200;
 /** Characters of a review's `comment` (decisions.md "Review of check results"). */
 export const REVIEW_COMMENT_MAX_CHARS = 2000;
+/** Requirements per page when the gateway reads a run for its report (decisions.md "Reports"; docs/check.md "Reports"). */
+export const REPORT_PAGE_MAX = 200;
 /** Characters of an agent question and of each batch question (decisions.md "Agent", "Batches"). */
 export const QUESTION_MAX_CHARS = 4000;
 /** Questions of one batch (decisions.md "Batches"). */

@@ -2,7 +2,7 @@
 // `kb`: the command line of the service for API users (operators use `kbctl`). Configured by
 // KB_BASE_URL and KB_API_KEY; `--json` on every command prints one JSON document on stdout.
 import { createWriteStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline/promises';
 import { Readable } from 'node:stream';
@@ -13,6 +13,7 @@ import {
   chatText,
   clearRequirementReview,
   compareCheckRuns,
+  downloadReport,
   exportBatch,
   getChunk,
   iterateChunks,
@@ -297,7 +298,7 @@ leaf(program, 'check <requirements>', 'run a check of a requirements file (.csv 
   .option('-o, --out <file>', 'also write the results: .csv (one row per sub-requirement) or .json (the run)')
   .option('--skip-breakdown', 'one sub-requirement per requirement (faster)')
   .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list);
-const runs = program.command('runs').description('check runs: list, status, requirements, wait, stop, trigger again, rerun, compare');
+const runs = program.command('runs').description('check runs: list, status, requirements, wait, stop, trigger again, rerun, compare, report');
 const runTable = () => table(['run id', 'name', 'status', 'checked', 'pass', 'fail', 'created'], [38, 'flex', 11, 9, 6, 6, 26]);
 type RunRow = Pick<CheckRun, 'id' | 'name' | 'status' | 'processed_requirements' | 'total_requirements' | 'passed_requirements' | 'failed_requirements'> & { created_at?: string };
 const runRow = (r: RunRow) => [r.id, r.name, r.status, `${r.processed_requirements}/${r.total_requirements}`, String(r.passed_requirements), String(r.failed_requirements), r.created_at ?? ''];
@@ -360,6 +361,15 @@ leaf(runs, 'stop <id>', 'stop a run being processed', async (kb, [id], o) => {
   if (o.json) return printJson(r);
   process.stdout.write(`run ${id} ${r.status}\n`);
 });
+leaf(runs, 'report <id>', 'download the report of a run (xlsx, csv or pdf): summary, then each requirement with result, score, review, evidence, sources', async (kb, [id], o) => {
+  const bytes = await downloadReport(kb, id, o.format);
+  const out = o.out ?? `run-${id}.${o.format}`;
+  await writeFile(out, bytes);
+  if (o.json) return printJson({ run_id: id, format: o.format, bytes: bytes.length, saved_to: path.resolve(out) });
+  process.stdout.write(`report of run ${id} (${o.format}, ${bytes.length} bytes) saved to ${out}\n`);
+})
+  .addOption(new Option('-f, --format <format>', 'file format').choices(['xlsx', 'csv', 'pdf']).default('xlsx'))
+  .option('-o, --out <file>', 'where to save it (default run-<id>.<format> in the current folder)');
 
 leaf(runs, 'rerun <id>', 'a new pending run with the same requirements and handbooks (trigger it to check against the documents as they are now)', async (kb, [id], o) => {
   const r = await rerunCheckRun(kb, id, o.name !== undefined ? { name: o.name } : {});

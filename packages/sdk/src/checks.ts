@@ -1,5 +1,5 @@
 import type { KbClient } from './client';
-import { KbTimeoutError } from './errors';
+import { KbApiError, KbTimeoutError } from './errors';
 import type { CheckRequirement, CheckRun, CheckRunComparison, CheckRunDetail, CreateCheckRun, RerunCheckRun, ReviewRequirement, TriggerCheckRun } from './types';
 
 /** Run statuses after which a run does not change by itself. */
@@ -94,4 +94,21 @@ export async function compareCheckRuns(kb: KbClient, runId: string, withRunId: s
   return kb.data(
     kb.api.GET('/api/v2/check/runs/{id}/compare', { params: { path: { id: runId }, query: { with: withRunId } }, signal: options.signal }),
   ) as Promise<CheckRunComparison>;
+}
+
+/** The formats of a check run's report (GET /api/v2/check/runs/{id}/report?format=). */
+export type ReportFormat = 'xlsx' | 'csv' | 'pdf';
+
+/**
+ * A check run's report as a file (GET /api/v2/check/runs/{id}/report; decisions.md "Reports"):
+ * XLSX (default; a Summary sheet, then one row per requirement), CSV (RFC 4180, header row) or PDF
+ * (the summary, then one entry per requirement), each with the machine result, lowest score,
+ * review, evidence quotes and sources. Save it as `run-<id>.<format>`.
+ * @returns the file's bytes.
+ * @throws KbApiError 400 (bad format), 404 (unknown run or another organization's), 409 (the run is pending).
+ */
+export async function downloadReport(kb: KbClient, runId: string, format: ReportFormat = 'xlsx', options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+  const response = await kb.raw(`/api/v2/check/runs/${encodeURIComponent(runId)}/report?format=${encodeURIComponent(format)}`, { signal: options.signal });
+  if (!response.ok) throw await KbApiError.fromResponse(response);
+  return new Uint8Array(await response.arrayBuffer());
 }

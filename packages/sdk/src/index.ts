@@ -4,7 +4,7 @@ export { KbApiError, KbTimeoutError } from './errors';
 export { uploadFile, uploadFiles, uploadDirectory, waitForDocuments, filesOf, type UploadOptions, type UploadProgress, type UploadSummary } from './documents';
 export { listChunks, iterateChunks, getChunk } from './chunks';
 export { chat, chatText, type ChatEvent } from './chat';
-export { runCheck, waitForCheckRun, setRequirementReview, clearRequirementReview, rerunCheckRun, compareCheckRuns } from './checks';
+export { runCheck, waitForCheckRun, setRequirementReview, clearRequirementReview, rerunCheckRun, compareCheckRuns, downloadReport, type ReportFormat } from './checks';
 export { exportBatch, waitForBatch } from './batches';
 export {
   createWebhook,

@@ -73,5 +73,9 @@ export function runsGrpcHandlers(runs: RunsService): UnaryHandlers<typeof checkV
     clearReview: async (req, ctx) => ({ removed: await runs.clearReview(ctx, req.runId, req.requirementId) }),
     rerunRun: async (req, ctx) => toProtoRun(await runs.rerun(ctx, req.id, req.name ?? null)),
     compareRuns: async (req, ctx) => toProtoComparison(await runs.compare(ctx, req.id, req.withId)),
+    getReportPage: async (req, ctx) => {
+      const { run, requirements } = await runs.reportPage(ctx, req.id, { offset: req.offset, limit: req.limit });
+      return { run: toProtoRun(run), requirements: requirements.map(toProtoRequirement) };
+    },
   };
 }

@@ -242,16 +242,28 @@ export class RunsRepository {
     return { rows, total };
   }
 
-  /** Requirements of a run in order, with their sub-requirements in order. */
-  async listRequirements(orgId: string, runId: string): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }[]> {
-    const reqs: RequirementRow[] = await this.db.query(
-      `SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index`,
-      [orgId, runId],
-    );
-    const subs: SubRequirementRow[] = await this.db.query(
-      `SELECT * FROM check_sub_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY requirement_id, order_index`,
-      [orgId, runId],
-    );
+  /**
+   * Requirements of a run in order, with their sub-requirements in order; with `page`, only the
+   * `limit` requirements after the first `offset` (by order_index) and their sub-requirements.
+   */
+  async listRequirements(
+    orgId: string,
+    runId: string,
+    page?: { offset: number; limit: number },
+  ): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }[]> {
+    const reqs: RequirementRow[] = page
+      ? await this.db.query(
+          `SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index LIMIT $3 OFFSET $4`,
+          [orgId, runId, page.limit, page.offset],
+        )
+      : await this.db.query(`SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index`, [orgId, runId]);
+    if (page && reqs.length === 0) return [];
+    const subs: SubRequirementRow[] = page
+      ? await this.db.query(
+          `SELECT * FROM check_sub_requirements WHERE org_id = $1 AND run_id = $2 AND requirement_id = ANY($3::uuid[]) ORDER BY requirement_id, order_index`,
+          [orgId, runId, reqs.map((r) => r.id)],
+        )
+      : await this.db.query(`SELECT * FROM check_sub_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY requirement_id, order_index`, [orgId, runId]);
     const byReq = new Map<string, SubRequirementRow[]>();
     for (const s of subs) {
       const list = byReq.get(s.requirement_id) ?? [];

@@ -5,6 +5,7 @@ import {
   isUuid,
   Logger,
   MAX_REQUIREMENTS_PER_RUN,
+  REPORT_PAGE_MAX,
   REQUIREMENT_MAX_CHARS,
   REVIEW_COMMENT_MAX_CHARS,
   REVIEWER_MAX_CHARS,
@@ -139,6 +140,20 @@ export class RunsService {
   async requirements(ctx: CallContext, id: string): Promise<RequirementWithSubs[]> {
     const run = await this.requireRun(ctx, id);
     return this.deps.repository.listRequirements(ctx.orgId, run.id);
+  }
+
+  /**
+   * One page of a run's requirements for its report (decisions.md "Reports"), in order_index order,
+   * with the run (counters, review_summary). `offset` ≥ 0, `limit` 1 to REPORT_PAGE_MAX.
+   * @throws AppError VALIDATION_ERROR (id, offset, limit), NOT_FOUND (unknown run or another org's),
+   *   CONFLICT (the run is pending: nothing has been checked yet).
+   */
+  async reportPage(ctx: CallContext, id: string, page: { offset: number; limit: number }): Promise<{ run: RunRow; requirements: RequirementWithSubs[] }> {
+    if (!Number.isInteger(page.offset) || page.offset < 0) throw AppError.validation('offset must be a non-negative integer.');
+    if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > REPORT_PAGE_MAX) throw AppError.validation(`limit must be 1 to ${REPORT_PAGE_MAX}.`);
+    const run = await this.requireRun(ctx, id);
+    if (run.status === 'pending') throw AppError.conflict('The check run is pending: trigger it before asking for its report.');
+    return { run, requirements: await this.deps.repository.listRequirements(ctx.orgId, run.id, page) };
   }
 
   /**

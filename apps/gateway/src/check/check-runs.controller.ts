@@ -1,13 +1,18 @@
 import { presentComparison, presentRequirement, presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, runStatus } from '@kb/events';
-import { AsyncClient, CallContext, REQUIREMENT_MAX_CHARS, REVIEW_COMMENT_MAX_CHARS, REVIEWER_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
+import { AppError, AsyncClient, CallContext, Logger, REPORT_PAGE_MAX, REQUIREMENT_MAX_CHARS, REVIEW_COMMENT_MAX_CHARS, REVIEWER_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
 import { checkV1 } from '@kb/proto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, Length, MaxLength, ValidateNested } from 'class-validator';
-import { Paginated } from '../common/envelope';
+import { Paginated, RAW_RESPONSE } from '../common/envelope';
+import { DocumentsClient } from '../common/clients';
+import { DOCUMENTS_CLIENT, LOGGER } from '../common/tokens';
+import type { FastifyReply } from 'fastify';
+import { PassThrough } from 'node:stream';
+import { REPORT_CONTENT_TYPES, REPORT_FORMATS, ReportFormat, reportSummary, writeReport } from './report';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { NON_BLANK_PATTERN, OptionalUuidList, UuidParamPipe } from '../common/validation';
@@ -103,6 +108,14 @@ export class CompareRunsQuery {
   @ApiProperty({ format: 'uuid', example: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e', description: 'the run to compare with: its results are `after`, those of `{id}` are `before`' })
   @IsUUID('all', { message: 'with must be a UUID' })
   with: string;
+}
+
+/** Query of GET /api/v2/check/runs/{id}/report (decisions.md "Reports"). */
+export class ReportQuery {
+  @ApiPropertyOptional({ enum: [...REPORT_FORMATS], default: 'xlsx', description: 'file format of the report' })
+  @IsOptional()
+  @IsIn([...REPORT_FORMATS], { message: `format must be one of: ${REPORT_FORMATS.join(', ')}` })
+  format?: ReportFormat;
 }
 
 export class ListRunsQuery extends PaginationQuery {
@@ -230,7 +243,11 @@ export { presentComparison, presentRequirement, presentRun };
 @ApiBearerAuth()
 @Controller('api/v2/check/runs')
 export class CheckRunsController {
-  constructor(@Inject(CHECK_RUNS_CLIENT) private readonly runs: CheckRunsClient) {}
+  constructor(
+    @Inject(CHECK_RUNS_CLIENT) private readonly runs: CheckRunsClient,
+    @Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
   @Post()
   @ApiOperation({ operationId: 'createCheckRun', summary: 'Create a check run (status pending; processing does not start)' })
@@ -346,5 +363,67 @@ export class CheckRunsController {
   @ApiErrors(ErrorCode.CONFLICT)
   async clearReview(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('requirement_id', UuidParamPipe) requirementId: string): Promise<void> {
     await this.runs.clearReview({ runId: id, requirementId }, ctx);
+  }
+
+  @Get(':id/report')
+  @ApiOperation({
+    operationId: 'getCheckRunReport',
+    summary: 'Download the report of a run (XLSX, CSV or PDF): one row per requirement with its result, score, review, evidence and sources',
+    description:
+      "Any status but `pending` (409). Columns, in `order_index` order: `index` (the requirement's order_index), `requirement`, `ref` (`metadata.ref`), " +
+      '`machine_result` (pass | fail | pending), `score` (lowest sub-requirement score), `review_decision` (`pass`/`fail`, ` (outdated)` when checked again after the review), ' +
+      '`reviewer`, `comment`, `evidence` (verbatim quotes, one per line), `sources` (`file_name p.X-Y` joined by `; `). XLSX has a `Summary` sheet (project, run, status, dates, ' +
+      'machine and reviewed counts) before the `Requirements` sheet; the PDF opens with the same summary; CSV is RFC 4180 with a header row and CRLF line ends. ' +
+      'The file is streamed as it is written: an error after the first bytes ends the connection without a complete file.',
+  })
+  @ApiFileResponse(
+    {
+      [REPORT_CONTENT_TYPES.xlsx]: { binary: true },
+      'text/csv': {
+        example:
+          'index,requirement,ref,machine_result,score,review_decision,reviewer,comment,evidence,sources\r\n0,Scaffolds must be inspected before each shift.,4.2.1,pass,0.82,fail,Dana Reviewer,The cited plan is out of date.,Scaffolds are inspected before every shift.,site-safety-plan.pdf p.4-4\r\n',
+      },
+      [REPORT_CONTENT_TYPES.pdf]: { binary: true },
+    },
+    {
+      description: 'The report as an attachment, `Content-Type` of the format (`text/csv; charset=utf-8` for CSV).',
+      headers: { 'Content-Disposition': { description: 'attachment; filename="run-<id>.<xlsx|csv|pdf>"', example: 'attachment; filename="run-7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918.xlsx"' } },
+    },
+  )
+  @ApiErrors(ErrorCode.CONFLICT)
+  async report(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: ReportQuery, @Res() reply: FastifyReply) {
+    const format = q.format ?? 'xlsx';
+    const call = { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS };
+    // The first page answers 404/409 before any byte of the file is sent.
+    const first = await this.runs.getReportPage({ id, offset: 0, limit: REPORT_PAGE_MAX }, call);
+    const run = first.run!;
+    const project = await this.documents.getProject({ id: run.projectId }, ctx).then(
+      (p) => p.name,
+      (err: unknown) => {
+        if (err instanceof AppError && err.code === ErrorCode.NOT_FOUND) return run.projectId;
+        throw err;
+      },
+    );
+    const runs = this.runs;
+    async function* pages() {
+      yield first.requirements;
+      for (let offset = first.requirements.length, last = first.requirements.length; last === REPORT_PAGE_MAX && offset < run.totalRequirements; offset += last) {
+        const page = await runs.getReportPage({ id, offset, limit: REPORT_PAGE_MAX }, call);
+        last = page.requirements.length;
+        yield page.requirements;
+      }
+    }
+    const out = new PassThrough();
+    const done = writeReport(format, reportSummary(run, project), pages(), out).catch((err: unknown) => {
+      this.logger.error({ err, run_id: id, format }, 'check run report failed after its first bytes; connection closed');
+      out.destroy(err as Error);
+    });
+    await reply
+      .status(200)
+      .header('Content-Type', REPORT_CONTENT_TYPES[format])
+      .header('Content-Disposition', `attachment; filename="run-${run.id}.${format}"`)
+      .send(out);
+    await done;
+    return RAW_RESPONSE;
   }
 }

@@ -120,14 +120,25 @@ export function ApiEventStream(name: string, events: Record<string, Type<unknown
 }
 
 /**
- * Documents a non-JSON success body (a file): `mediaType` (e.g. `text/csv`) with a string schema,
- * an example, and the response headers it sets (e.g. `Content-Disposition`).
+ * Documents a non-JSON success body (a file): `mediaType` (e.g. `text/csv`) with a string schema and
+ * `options.example`, or several media types at once (`{ 'text/csv': { example }, 'application/pdf':
+ * { binary: true } }`: a binary one gets `format: binary` and no example), and the response headers
+ * it sets (e.g. `Content-Disposition`).
  */
-export function ApiFileResponse(mediaType: string, options: { status?: number; description: string; example: string; headers?: Record<string, { description: string; example?: string }> }) {
+export function ApiFileResponse(
+  mediaType: string | Record<string, { example?: string; binary?: boolean }>,
+  options: { status?: number; description: string; example?: string; headers?: Record<string, { description: string; example?: string }> },
+) {
+  const media = typeof mediaType === 'string' ? { [mediaType]: { example: options.example } } : mediaType;
   return ApiResponse({
     status: options.status ?? 200,
     description: options.description,
-    content: { [mediaType]: { schema: { type: 'string' }, example: options.example } },
+    content: Object.fromEntries(
+      Object.entries(media).map(([type, m]: [string, { example?: string; binary?: boolean }]) => [
+        type,
+        m.binary ? { schema: { type: 'string', format: 'binary' } } : { schema: { type: 'string' }, ...(m.example !== undefined ? { example: m.example } : {}) },
+      ]),
+    ),
     headers: Object.fromEntries(Object.entries(options.headers ?? {}).map(([h, v]) => [h, { description: v.description, schema: { type: 'string', ...(v.example ? { example: v.example } : {}) } }])),
   });
 }
