@@ -176,3 +176,4 @@ export interface BatchQuestionEvent {
 }
 export * from './webhooks';
 export * from './statuses';
+export * from './justification';

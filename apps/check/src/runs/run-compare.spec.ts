@@ -1,4 +1,4 @@
-import { compareRequirements, evidenceOf, outcomeOf, type ComparedRequirement } from './run-compare';
+import { compareRequirements, outcomeOf, type ComparedRequirement } from './run-compare';
 import { RUN_NAME_MAX_CHARS } from '@kb/common';
 import { defaultRerunName } from './runs.service';
 
@@ -100,14 +100,6 @@ describe('compareRequirements', () => {
       ],
     };
     expect(outcomeOf(r)).toEqual({ result: 'pass', score: 0.8, evidence: ['one'], sources: [src('1'), src('2'), src('3')] });
-  });
-});
-
-describe('evidenceOf', () => {
-  it('reads the quote the worker stores, also when clipped', () => {
-    expect(evidenceOf('The plan says so.\nEvidence: "Scaffolds shall be inspected."')).toBe('Scaffolds shall be inspected.');
-    expect(evidenceOf('Long.\nEvidence: "Scaffolds shall be insp…')).toBe('Scaffolds shall be insp…');
-    expect(evidenceOf('No passage states it.')).toBeNull();
   });
 });
 

@@ -1,3 +1,4 @@
+import { evidenceOf } from '@kb/events';
 import { CONFIDENT } from '@kb/text';
 import type { RequirementRow, StoredSource, SubRequirementRow } from './runs.repository';
 
@@ -43,21 +44,6 @@ export interface Comparison {
 
 /** Score from which a requirement is in the upper band (decisions.md "Check": below 0.7 = insufficient). */
 export const SCORE_BAND = CONFIDENT;
-
-const EVIDENCE_MARK = '\nEvidence: "';
-
-/**
- * The quote inside a stored justification (the worker stores `explanation\nEvidence: "quote"`,
- * clipped with "…" when too long, which then drops the closing quote mark).
- * @returns the quote, or null when the justification carries none.
- */
-export function evidenceOf(justification: string): string | null {
-  const at = justification.lastIndexOf(EVIDENCE_MARK);
-  if (at < 0) return null;
-  const quote = justification.slice(at + EVIDENCE_MARK.length);
-  const text = quote.endsWith('"') ? quote.slice(0, -1) : quote;
-  return text.trim() ? text : null;
-}
 
 /** The machine outcome of one requirement (see {@link RequirementOutcome}). */
 export function outcomeOf({ requirement, subs }: ComparedRequirement): RequirementOutcome {

@@ -1,14 +1,11 @@
 import { CallContext, currentContext, Delivery, Logger, runWithContext } from '@kb/common';
-import { CheckRequirementsRequestedEvent } from '@kb/events';
+import { CheckRequirementsRequestedEvent, justificationOf } from '@kb/events';
 import { ModelProviderError } from '@kb/models';
 import { randomUUID } from 'node:crypto';
 import { Assessor, type AssessmentScope } from '../verification/assessor';
 import type { CallUsage, RequirementJudge } from '../verification/judges';
 import { UsageRecorder } from '../verification/usage';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
-
-/** Longest justification stored per sub-requirement (characters). */
-const MAX_JUSTIFICATION = 4000;
 
 /**
  * One requirement of a check run, as the run worker checks it: broken down into atomic sub-requirements
@@ -40,12 +37,11 @@ export async function checkRequirement(
     if (options.signal?.aborted) break;
     const a = await deps.assessor.assess(ctx, scope, part, options.signal);
     calls.push(...a.calls);
-    const justification = a.evidence ? `${a.explanation}\nEvidence: "${a.evidence.replace(/\s+/g, ' ').trim()}"` : a.explanation;
     subs.push({
       text: part,
       verdict: a.verdict,
       score: a.confidence,
-      justification: justification.length > MAX_JUSTIFICATION ? `${justification.slice(0, MAX_JUSTIFICATION - 1)}…` : justification,
+      justification: justificationOf(a.explanation, a.evidence),
       sources: a.sources,
     });
   }

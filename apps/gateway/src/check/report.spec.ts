@@ -7,7 +7,7 @@ import { requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
-import { evidenceOf, REPORT_COLUMNS, ReportFormat, reportRow, reportSummary, writeReport } from './report';
+import { REPORT_COLUMNS, ReportFormat, reportRow, reportSummary, writeReport } from './report';
 
 function requirement(i: number, opts: { completed?: boolean; comply?: boolean; review?: checkV1.RequirementReview; ref?: unknown } = {}): checkV1.Requirement {
   const completed = opts.completed ?? true;
@@ -109,12 +109,6 @@ describe('check run reports (decisions.md "Reports")', () => {
     expect(reportRow(requirement(3, { review: { ...REVIEW, outdated: true } })).review_decision).toBe('fail (outdated)');
     expect(reportRow(requirement(4, { completed: false }))).toMatchObject({ machine_result: 'pending', score: null, evidence: '', sources: '', review_decision: '' });
     expect(reportRow(requirement(5, { ref: 12 })).ref).toBe('12');
-  });
-
-  it('evidence is the quote the worker appends to a justification (also when the justification was cut)', () => {
-    expect(evidenceOf('Explained.\nEvidence: "a quote"')).toBe('a quote');
-    expect(evidenceOf('Explained.\nEvidence: "a long quote cut sho…')).toBe('a long quote cut sho');
-    expect(evidenceOf('No evidence here.')).toBe('');
   });
 
   it('CSV (RFC 4180): header row, one row per requirement in order, CRLF, quoted fields parse back', async () => {

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
-import { requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
+import { evidenceOf, requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
 import { stringify } from 'csv-stringify';
 import ExcelJS from 'exceljs';
@@ -72,16 +72,6 @@ export interface ReportSummary {
   reviewFailed: number;
 }
 
-const EVIDENCE = /\nEvidence: "([\s\S]*?)"?…?$/;
-
-/**
- * The evidence quoted in a sub-requirement's justification: the worker stores it as
- * `<explanation>\nEvidence: "<quote>"` (apps/check/src/runs/run-worker.ts); '' when there is none.
- */
-export function evidenceOf(justification: string): string {
-  return EVIDENCE.exec(justification)?.[1]?.trim() ?? '';
-}
-
 /** A source as the report cell shows it: `file_name p.X-Y` (`title` is the document's file name). */
 export function sourceLabel(s: checkV1.Source): string {
   return s.startPage != null ? `${s.title} p.${s.startPage}-${s.endPage ?? s.startPage}` : s.title;
@@ -109,7 +99,7 @@ export function reportRow(q: checkV1.Requirement): ReportRow {
     review_decision: q.review ? `${q.review.decision}${q.review.outdated ? ' (outdated)' : ''}` : '',
     reviewer: q.review?.reviewer ?? '',
     comment: q.review?.comment ?? '',
-    evidence: subs.map((s) => evidenceOf(s.justification)).filter(Boolean).join('\n'),
+    evidence: subs.map((s) => evidenceOf(s.justification)).filter((q): q is string => q !== null).join('\n'),
     sources: sources.join('; '),
   };
 }
