@@ -486,10 +486,11 @@ const audit = program.command('audit').description("the organization's audit log
 leaf(audit, 'list', 'list audit events, newest first (action, resource, API key, request id; --json for before/after data)', async (kb, _a, o) => {
   const page = await listAuditEvents(kb, { resourceType: o.resourceType, resourceId: o.resourceId, action: o.action, since: o.since, until: o.until, limit: o.limit, offset: o.offset });
   if (o.json) return printJson(page);
-  const t = table(['time', 'action', 'resource', 'api key', 'request id'], [26, 'flex', 'flex', 'flex', 'flex']);
+  // The action names the resource type (`project.updated`); the time to the second, in UTC.
+  const t = table(['time (UTC)', 'action', 'resource id', 'by', 'request id'], [21, 'flex', 38, 'flex', 'flex']);
   for (const e of page.data) {
     const who = e.actor.api_key_name ?? e.actor.api_key_id ?? e.actor.operator ?? '';
-    t.push([e.created_at, e.action + (e.actor.reviewer ? ` (by ${e.actor.reviewer})` : ''), `${e.resource_type} ${e.resource_id}`, who, e.request_id ?? '']);
+    t.push([e.created_at.slice(0, 19).replace('T', ' '), e.action + (e.actor.reviewer ? ` (reviewer ${e.actor.reviewer})` : ''), e.resource_id, who, e.request_id ?? '']);
   }
   process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} event(s) (offset ${page.pagination.offset})\n`);
 })
