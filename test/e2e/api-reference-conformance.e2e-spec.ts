@@ -201,6 +201,13 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     conform('DELETE', '/api/v2/documents', await a.delete('/api/v2/documents').send({ document_ids: [documentId, reserved.body.data.id] }));
     conform('DELETE', '/api/v2/projects/{id}', await a.delete(`/api/v2/projects/${projectId}`));
 
+    // The audit log of every change above: filtered, paged, and a 400 for a bad filter.
+    const audit = await a.get(`/api/v2/audit-events?resource_type=project&resource_id=${projectId}&limit=5`);
+    conform('GET', '/api/v2/audit-events', audit);
+    expect(audit.status).toBe(200);
+    expect(audit.body.data[0].action).toBe('project.deleted');
+    conform('GET', '/api/v2/audit-events', await a.get('/api/v2/audit-events?since=yesterday'));
+
     // Every operation of the document was driven to a success at least once.
     const operations = Object.entries(doc.paths as Json).flatMap(([p, item]) => Object.keys(item as Json).map((m) => `${m.toUpperCase()} ${p}`));
     const withoutSuccess = operations.filter((o) => ![...(exercised.get(o) ?? [])].some((s) => s.startsWith('2')));

@@ -85,6 +85,7 @@ const COMMANDS = [
   'webhooks deliveries',
   'webhooks retry',
   'webhooks verify',
+  'audit list',
 ];
 
 describe('kb command line', () => {
@@ -418,5 +419,21 @@ describe('kb command line', () => {
     expect(exported.stdout).toBe(readFileSync(out, 'utf8'));
     const pending = (await kb(key, ['batch', 'create', '-', '--project', projectId], 'Who reviews alerts?\n')).stdout.trim();
     expect(await json(key, ['batch', 'wait', pending])).toMatchObject({ id: pending, status: 'completed' });
+  });
+
+  it('lists the audit log: a table, filters, --json with before/after, 400 for a bad time', async () => {
+    const renamed = await api(key).post('/api/v2/projects').send({ name: 'Audit CLI' });
+    await api(key).patch(`/api/v2/projects/${renamed.body.data.id}`).set('X-Request-Id', 'cli-audit-rename').send({ name: 'Audit CLI 2' });
+    const listed = await json(key, ['audit', 'list', '--resource-type', 'project', '--resource-id', renamed.body.data.id]);
+    expect(listed.data.map((e: any) => e.action)).toEqual(['project.updated', 'project.created']);
+    expect(listed.data[0]).toMatchObject({ request_id: 'cli-audit-rename', actor: { api_key_name: 'E2E CLI key' }, data: { before: { name: 'Audit CLI' }, after: { name: 'Audit CLI 2' } } });
+    expect(listed.pagination).toEqual({ limit: 50, offset: 0, total: 2 });
+    const table = await kb(key, ['audit', 'list', '--action', 'project.updated', '--limit', '1']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`project\\.updated\\s+│ ${renamed.body.data.id}\\s+│ E2E CLI key\\s+│ cli-audit-rename`));
+    expect(table.stdout).toMatch(/1 of \d+ event\(s\) \(offset 0\)/);
+    const bad = await kb(key, ['audit', 'list', '--since', 'yesterday', '--json']);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, message: expect.stringContaining('since') });
   });
 });

@@ -18,6 +18,7 @@ import {
   iterateChunks,
   KbApiError,
   KbWebhookVerificationError,
+  listAuditEvents,
   listChunks,
   listWebhookDeliveries,
   listWebhooks,
@@ -102,6 +103,20 @@ describe('TypeScript SDK', () => {
     // An empty file: refused at reservation or failed in processing, either way reported for that file alone.
     expect(summary.failed.map((f) => path.basename(f.file))).toEqual(['empty.txt']);
     expect(summary.failed[0].error).toMatch(/\w/);
+  });
+
+  it('lists the audit log with listAuditEvents: filters, Date bounds, typed 400', async () => {
+    const since = new Date(Date.now() - 1000);
+    const created = await kb.data(kb.api.POST('/api/v2/projects', { body: { name: 'Audited' } }));
+    await kb.data(kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id: created.id } }, body: { description: 'audited' } }));
+    const page = await listAuditEvents(kb, { resourceType: 'project', resourceId: created.id, since });
+    expect(page.data.map((e) => e.action)).toEqual(['project.updated', 'project.created']);
+    expect(page.data[0]).toMatchObject({ resource_id: created.id, actor: { api_key_name: 'E2E SDK key' }, data: { before: { description: null }, after: { description: 'audited' } } });
+    expect(page.pagination).toEqual({ limit: 50, offset: 0, total: 2 });
+    expect((await listAuditEvents(kb, { action: 'project.created', resourceId: created.id, limit: 1, until: since })).data).toEqual([]);
+    const bad = await listAuditEvents(kb, { since: 'yesterday' }).catch((e) => e);
+    expect(bad).toBeInstanceOf(KbApiError);
+    expect(bad).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
   });
 
   it('lists, reads, downloads and deletes documents through the typed client', async () => {

@@ -5,6 +5,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AccountsService } from './accounts/accounts.service';
 import { AgentController } from './agent/agent.controller';
+import { AuditController } from './audit/audit.controller';
 import { CheckRunsController, CHECK_RUNS_CLIENT } from './check/check-runs.controller';
 import { BatchesController } from './agent/batches.controller';
 import { ChatController } from './agent/chat.controller';
@@ -34,6 +35,7 @@ export const GATEWAY_CONTROLLERS = [
   ChatController,
   BatchesController,
   WebhooksController,
+  AuditController,
 ];
 
 export interface GatewayModuleOptions {

@@ -44,6 +44,15 @@ describe('gRPC call context', () => {
     expect([p.orgId, p.name]).toEqual(['org-b', 'req-outer']);
   });
 
+  it('carries the API key of the caller (audit actor), a name outside ASCII included, and none when not given', async () => {
+    await client.getProject({ id: 'p1' }, { orgId: 'org-a', actor: { apiKeyId: 'key-1', apiKeyName: 'Équipe CI – prod' } });
+    expect(seen[seen.length - 1].actor).toEqual({ apiKeyId: 'key-1', apiKeyName: 'Équipe CI – prod' });
+    await client.getProject({ id: 'p1' }, { orgId: 'org-a', actor: { apiKeyId: 'key-2', apiKeyName: null } });
+    expect(seen[seen.length - 1].actor).toEqual({ apiKeyId: 'key-2', apiKeyName: null });
+    await client.getProject({ id: 'p1' }, { orgId: 'org-a' });
+    expect(seen[seen.length - 1].actor).toBeUndefined();
+  });
+
   it('is refused by the callee when the org is empty', async () => {
     const before = seen.length;
     await expect(client.getProject({ id: 'p1' }, { orgId: '' })).rejects.toMatchObject({ code: ErrorCode.UNAUTHORIZED });

@@ -8,6 +8,15 @@ import { observeGrpcCall } from '@kb/telemetry'; // [telemetry] gRPC server metr
 /** Metadata keys carrying the caller's organization and the request id between services. */
 export const ORG_ID_METADATA_KEY = 'x-org-id';
 export const REQUEST_ID_METADATA_KEY = 'x-request-id';
+/** Metadata keys carrying the caller's API key (id, and name percent-encoded) for the audit log. */
+export const API_KEY_ID_METADATA_KEY = 'x-api-key-id';
+export const API_KEY_NAME_METADATA_KEY = 'x-api-key-name';
+
+/** The API key a request authenticated with (audit log actor); name null when the key has none. */
+export interface CallActor {
+  apiKeyId: string;
+  apiKeyName: string | null;
+}
 
 /** Context of one inbound gRPC call: the org every query must filter by, and the request id. */
 export interface CallContext {
@@ -15,6 +24,8 @@ export interface CallContext {
   requestId: string;
   /** W3C trace-context headers of the caller's span, when it propagates explicitly (the gateway). */
   trace?: Record<string, string>;
+  /** The caller's API key, when the call comes from an authenticated HTTP request (audit log). */
+  actor?: CallActor;
 }
 
 /** A unary method of a ts-proto `outputServices=grpc-js` service definition. */
@@ -36,12 +47,23 @@ export type UnaryHandlers<D extends AnyDefinition> = {
   [K in keyof D]: (request: ReqOf<D[K]>, ctx: CallContext) => Promise<ResOf<D[K]>>;
 };
 
-function readContext(metadata: grpc.Metadata): { orgId?: string; requestId: string } {
+function readContext(metadata: grpc.Metadata): { orgId?: string; requestId: string; actor?: CallActor } {
   const orgId = metadata.get(ORG_ID_METADATA_KEY)[0];
   const requestId = metadata.get(REQUEST_ID_METADATA_KEY)[0];
+  const keyId = metadata.get(API_KEY_ID_METADATA_KEY)[0];
+  const keyName = metadata.get(API_KEY_NAME_METADATA_KEY)[0];
+  let apiKeyName: string | null = null;
+  if (typeof keyName === 'string' && keyName.length > 0) {
+    try {
+      apiKeyName = decodeURIComponent(keyName);
+    } catch {
+      apiKeyName = keyName;
+    }
+  }
   return {
     orgId: typeof orgId === 'string' && orgId.length > 0 ? orgId : undefined,
     requestId: typeof requestId === 'string' && requestId.length > 0 ? requestId : randomUUID(),
+    ...(typeof keyId === 'string' && keyId.length > 0 ? { actor: { apiKeyId: keyId, apiKeyName } } : {}),
   };
 }
 
@@ -61,14 +83,14 @@ export function adaptHandlers<D extends AnyDefinition>(
     const handler = handlers[name as keyof D];
     const path = definition[name].path;
     impl[name] = ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      const { orgId, requestId } = readContext(call.metadata);
+      const { orgId, requestId, actor } = readContext(call.metadata);
       const started = process.hrtime.bigint();
       runWithContext({ requestId, orgId }, () => {
         if (!orgId) {
           callback(toGrpcError(new AppError(ErrorCode.UNAUTHORIZED, 'Missing organization context.')));
           return;
         }
-        handler(call.request as never, { orgId, requestId }).then(
+        handler(call.request as never, { orgId, requestId, ...(actor ? { actor } : {}) }).then(
           (response) => {
             const ms = Number(process.hrtime.bigint() - started) / 1e6;
             logger.debug({ rpc: path, ms }, 'rpc ok');
@@ -171,6 +193,8 @@ export interface OutgoingCallOptions {
    * active context.
    */
   trace?: Record<string, string>;
+  /** The caller's API key (`x-api-key-id`, `x-api-key-name`), recorded by the callee's audit events. */
+  actor?: CallActor;
 }
 
 /** Promise-based client: one async method per unary RPC of the definition. */
@@ -204,6 +228,10 @@ export function createAsyncClient<D extends AnyDefinition>(definition: D, addres
       const metadata = new grpc.Metadata();
       metadata.set(ORG_ID_METADATA_KEY, options.orgId);
       metadata.set(REQUEST_ID_METADATA_KEY, options.requestId ?? currentContext()?.requestId ?? randomUUID());
+      if (options.actor) {
+        metadata.set(API_KEY_ID_METADATA_KEY, options.actor.apiKeyId);
+        if (options.actor.apiKeyName) metadata.set(API_KEY_NAME_METADATA_KEY, encodeURIComponent(options.actor.apiKeyName));
+      }
       if (options.trace) for (const [k, v] of Object.entries(options.trace)) metadata.set(k, v);
       const deadline = Date.now() + (options.timeoutMs ?? 30_000);
       return new Promise((resolve, reject) => {

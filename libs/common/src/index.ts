@@ -15,3 +15,4 @@ export * from './secret-box';
 export * from './limits';
 export * from './proto-enum';
 export * from './pick';
+export * from './audit';

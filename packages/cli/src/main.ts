@@ -17,6 +17,7 @@ import {
   exportBatch,
   getChunk,
   iterateChunks,
+  listAuditEvents,
   listChunks,
   rerunCheckRun,
   setRequirementReview,
@@ -489,5 +490,26 @@ leaf(batch, 'export <id>', 'the results as CSV (stdout, or --out)', async (kb, [
   .option('--wait', 'wait for the batch to finish first');
 
 webhooksCommands(program, leaf, fail);
+
+// ── audit ──
+const audit = program.command('audit').description("the organization's audit log: who changed what, when");
+leaf(audit, 'list', 'list audit events, newest first (action, resource, API key, request id; --json for before/after data)', async (kb, _a, o) => {
+  const page = await listAuditEvents(kb, { resourceType: o.resourceType, resourceId: o.resourceId, action: o.action, since: o.since, until: o.until, limit: o.limit, offset: o.offset });
+  if (o.json) return printJson(page);
+  // The action names the resource type (`project.updated`); the time to the second, in UTC.
+  const t = table(['time (UTC)', 'action', 'resource id', 'by', 'request id'], [21, 'flex', 38, 'flex', 'flex']);
+  for (const e of page.data) {
+    const who = e.actor.api_key_name ?? e.actor.api_key_id ?? e.actor.operator ?? '';
+    t.push([e.created_at.slice(0, 19).replace('T', ' '), e.action + (e.actor.reviewer ? ` (reviewer ${e.actor.reviewer})` : ''), e.resource_id, who, e.request_id ?? '']);
+  }
+  process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} event(s) (offset ${page.pagination.offset})\n`);
+})
+  .option('--resource-type <type>', 'only this resource type (project, document, check_run, requirement, batch, webhook_endpoint, …)')
+  .option('--resource-id <id>', 'only this resource')
+  .option('--action <action>', 'only this action, e.g. requirement.reviewed')
+  .option('--since <time>', 'only events at or after this RFC 3339 time, e.g. 2026-01-31T09:00:00Z')
+  .option('--until <time>', 'only events before this RFC 3339 time')
+  .option('--limit <n>', 'page size (max 200)', int, 50)
+  .option('--offset <n>', 'results to skip', int, 0);
 
 program.parseAsync(process.argv).catch((error) => fail(error, process.argv.includes('--json')));

@@ -23,6 +23,7 @@ export {
   type Page,
   type PageOptions,
 } from './webhooks';
+export { listAuditEvents, type AuditEventFilter } from './audit';
 export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION, type UploadContentType } from './content-types';
 export type * from './types';
 export type { paths, components } from './generated/openapi';

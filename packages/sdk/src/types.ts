@@ -69,3 +69,5 @@ export type CreatedWebhook = DataOf<SuccessBody<paths['/api/v2/webhooks']['post'
 export type WebhookEndpoint = DataOf<SuccessBody<paths['/api/v2/webhooks/{id}']['get']>>;
 /** One delivery of the log (GET /api/v2/webhooks/{id}/deliveries). */
 export type WebhookDelivery = Item<DataOf<SuccessBody<paths['/api/v2/webhooks/{id}/deliveries']['get']>>>;
+/** An audit event (GET /api/v2/audit-events). */
+export type AuditEvent = Item<DataOf<SuccessBody<paths['/api/v2/audit-events']['get']>>>;

@@ -1,4 +1,4 @@
-import { enqueueWebhookEvent, rowsOf } from '@kb/common';
+import { enqueueWebhookEvent, rowsOf, AuditOrigin, recordAuditEvent } from '@kb/common';
 import type { BatchQuestionStatus, BatchStatus } from '@kb/events';
 import type { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
@@ -60,12 +60,14 @@ export class BatchesRepository {
   constructor(private readonly db: DataSource) {}
 
   /**
-   * Inserts a pending batch and its questions (`idx` 0… in the given order) in one transaction.
+   * Inserts a pending batch and its questions (`idx` 0… in the given order) and its `batch.created`
+   * audit event, in one transaction.
    * @returns the row as inserted (not read back: a worker may already be changing it).
    */
   async create(
     orgId: string,
     input: { name: string | null; projectId: string | null; chatType: string | null; safetyAssistantEnabled: boolean; questions: string[] },
+    origin?: AuditOrigin,
   ): Promise<BatchRow> {
     const now = new Date();
     const row: BatchRow = {
@@ -93,6 +95,10 @@ export class BatchesRepository {
          SELECT $1, q.ord - 1, q.question, 'pending', $2 FROM unnest($3::text[]) WITH ORDINALITY AS q(question, ord)`,
         [row.id, row.created_at, input.questions],
       );
+      await recordAuditEvent(m, {
+        orgId, action: 'batch.created', resourceType: 'batch', resourceId: row.id, origin, at: now,
+        data: { after: { name: row.name, project_id: row.project_id, chat_type: row.chat_type, total_questions: row.total_questions, status: row.status } },
+      });
     });
     return row;
   }

@@ -65,7 +65,7 @@ export class BatchesService {
       chatType: req.chatType ?? null,
       safetyAssistantEnabled: req.safetyAssistantEnabled,
       questions: req.questions,
-    });
+    }, ctx);
     try {
       for (let i = 0; i < req.questions.length; i++) {
         await this.deps.publish({ batchId: batch.id, orgId: ctx.orgId, index: i }, `${batch.id}:${i}`);

@@ -1,10 +1,10 @@
-import { openDatabase, WebhookOutbox1764000000000 } from '@kb/common';
+import { AuditEvents1764700000000, openDatabase, WebhookOutbox1764000000000 } from '@kb/common';
 import { DataSource } from 'typeorm';
 import { InitBatches1732300000000 } from './migrations/1732300000000-InitBatches';
 import { BatchConfidence1763900000000 } from './migrations/1763900000000-BatchConfidence';
 
 /** Migrations of the schema `agent`, oldest first. */
-export const AGENT_MIGRATIONS = [InitBatches1732300000000, BatchConfidence1763900000000, WebhookOutbox1764000000000];
+export const AGENT_MIGRATIONS = [InitBatches1732300000000, BatchConfidence1763900000000, WebhookOutbox1764000000000, AuditEvents1764700000000];
 
 /**
  * Opens the agent's schema (`agent`: batches, their questions, the webhook outbox) and runs its

@@ -1,4 +1,4 @@
-import { AppError, enqueueWebhookEvent, rowsOf } from '@kb/common';
+import { AppError, AuditOrigin, enqueueWebhookEvent, recordAuditEvent, rowsOf } from '@kb/common';
 import { requirementEvent, runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
@@ -150,6 +150,12 @@ const RECOUNT_SQL = `
   WHERE c.id = $1
   RETURNING c.status`;
 
+/** A requirement's review as the audit log records it (before/after), or null when there is none. */
+function auditReview(r: RequirementRow): Record<string, unknown> | null {
+  if (r.review_decision === null) return null;
+  return { decision: r.review_decision, reviewer: r.review_reviewer, comment: r.review_comment, reviewed_at: r.reviewed_at };
+}
+
 /**
  * Data access for check runs (schema `check`). Every statement filters by the caller's org id.
  * State changes are compare-and-set inside transactions that lock the run row, so concurrent
@@ -160,12 +166,15 @@ export class RunsRepository {
   constructor(private readonly db: DataSource) {}
 
   /**
-   * Inserts a pending run with its requirements (one statement for all requirements).
+   * Inserts a pending run with its requirements (one statement for all requirements) and its
+   * `check_run.created` audit event, in one transaction.
+   * @param origin request id and API key recorded by the audit event.
    * @returns the run row.
    */
   async create(
     orgId: string,
     input: { projectId: string; name: string; handbookIds: string[]; requirements: { text: string; metadata: Record<string, unknown> | null }[] },
+    origin?: AuditOrigin,
   ): Promise<RunRow> {
     const id = randomUUID();
     const now = new Date();
@@ -188,19 +197,25 @@ export class RunsRepository {
           now,
         ],
       );
-      return (await this.findRun(orgId, id, m))!;
+      const run = (await this.findRun(orgId, id, m))!;
+      await recordAuditEvent(m, {
+        orgId, action: 'check_run.created', resourceType: 'check_run', resourceId: id, origin, at: now,
+        data: { after: { name: run.name, project_id: run.project_id, handbook_ids: run.handbook_ids ?? [], total_requirements: run.total_requirements, status: run.status } },
+      });
+      return run;
     });
   }
 
   /**
    * Inserts a pending run that re-runs `sourceId` (decisions.md "Re-running and comparing check runs"):
    * the same project, `handbook_ids` (as stored) and requirements (text, metadata, order_index),
-   * nothing of its results or reviews, `source_run_id` = `sourceId`. One transaction.
+   * nothing of its results or reviews, `source_run_id` = `sourceId`, and the `check_run.rerun` audit
+   * event (resource: the new run). One transaction.
    *
    * @returns the new run row.
    * @throws AppError NOT_FOUND when `sourceId` is unknown or another org's.
    */
-  async rerun(orgId: string, sourceId: string, name: string): Promise<RunRow> {
+  async rerun(orgId: string, sourceId: string, name: string, origin?: AuditOrigin): Promise<RunRow> {
     const id = randomUUID();
     const now = new Date();
     return this.db.transaction(async (m) => {
@@ -219,7 +234,12 @@ export class RunsRepository {
          FROM check_requirements WHERE org_id = $1 AND run_id = $2`,
         [orgId, sourceId, id, now],
       );
-      return (await this.findRun(orgId, id, m))!;
+      const run = (await this.findRun(orgId, id, m))!;
+      await recordAuditEvent(m, {
+        orgId, action: 'check_run.rerun', resourceType: 'check_run', resourceId: id, origin, at: now,
+        data: { source_run_id: sourceId, after: { name: run.name, project_id: run.project_id, handbook_ids: run.handbook_ids ?? [], total_requirements: run.total_requirements, status: run.status } },
+      });
+      return run;
     });
   }
 
@@ -274,13 +294,13 @@ export class RunsRepository {
   }
 
   /**
-   * Moves a run into `processing` (decisions.md "Trigger"): with `reprocess` every requirement is reset
+   * Moves a run into `processing` (decisions.md "Trigger") and records `check_run.triggered` in the audit log: with `reprocess` every requirement is reset
    * to pending; otherwise requirements left in `processing` by a stop or failure go back to pending and
    * completed ones are kept. A run with nothing left to check goes straight to `completed`.
    *
    * @throws AppError NOT_FOUND (unknown run or another org's), CONFLICT (run already processing).
    */
-  async trigger(orgId: string, id: string, opts: { reprocess: boolean; skipBreakdown: boolean }): Promise<TriggerOutcome> {
+  async trigger(orgId: string, id: string, opts: { reprocess: boolean; skipBreakdown: boolean }, origin?: AuditOrigin): Promise<TriggerOutcome> {
     return this.db.transaction(async (m) => {
       const [run]: RunRow[] = await m.query(`SELECT ${RUN_COLUMNS} FROM check_runs WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
       if (!run) throw AppError.notFound('Check run not found.');
@@ -310,16 +330,20 @@ export class RunsRepository {
       const after = (await this.findRun(orgId, id, m))!;
       // Nothing left to check: the run completes in this very transaction, and says so.
       if (after.status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', after, now));
+      await recordAuditEvent(m, {
+        orgId, action: 'check_run.triggered', resourceType: 'check_run', resourceId: id, origin, at: now,
+        data: { reprocess: opts.reprocess, skip_breakdown: opts.skipBreakdown, requirements_queued: pending.length, before: { status: run.status }, after: { status: after.status } },
+      });
       return { run: after, requirementIds: pending.map((p) => p.id) };
     });
   }
 
   /**
    * Stops a processing run: status `stopped`, requirements in flight back to `pending` (their results,
-   * if a worker finishes them later, are discarded).
+   * if a worker finishes them later, are discarded); records `check_run.stopped` in the audit log.
    * @throws AppError NOT_FOUND, CONFLICT when the run is not processing.
    */
-  async stop(orgId: string, id: string): Promise<RunRow> {
+  async stop(orgId: string, id: string, origin?: AuditOrigin): Promise<RunRow> {
     return this.db.transaction(async (m) => {
       const [run]: RunRow[] = await m.query(`SELECT ${RUN_COLUMNS} FROM check_runs WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
       if (!run) throw AppError.notFound('Check run not found.');
@@ -332,6 +356,10 @@ export class RunsRepository {
       );
       const stopped = (await this.findRun(orgId, id, m))!;
       await enqueueWebhookEvent(m, runEvent('check_run.stopped', stopped, now));
+      await recordAuditEvent(m, {
+        orgId, action: 'check_run.stopped', resourceType: 'check_run', resourceId: id, origin, at: now,
+        data: { before: { status: run.status }, after: { status: stopped.status } },
+      });
       return stopped;
     });
   }
@@ -415,17 +443,17 @@ export class RunsRepository {
   }
 
   /**
-   * Sets (or replaces) the review of a completed requirement and enqueues the
-   * `check_run.requirement_reviewed` webhook event, in one transaction holding the run row lock (so
+   * Sets (or replaces) the review of a completed requirement, enqueues the
+   * `check_run.requirement_reviewed` webhook event and records `requirement.reviewed` (before/after) in the audit log, in one transaction holding the run row lock (so
    * a run's events keep their order). A new review is never outdated.
    *
    * @returns the requirement row with its review, and its sub-requirements.
    * @throws AppError NOT_FOUND (unknown run or another org's, unknown requirement or one of another
    *   run), CONFLICT (the requirement is not `completed`).
    */
-  async setReview(orgId: string, runId: string, requirementId: string, review: ReviewInput): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }> {
+  async setReview(orgId: string, runId: string, requirementId: string, review: ReviewInput, origin?: AuditOrigin): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }> {
     return this.db.transaction(async (m) => {
-      await this.lockReviewable(m, orgId, runId, requirementId);
+      const current = await this.lockReviewable(m, orgId, runId, requirementId);
       const now = new Date();
       const [requirement] = rowsOf<RequirementRow>(await m.query(
         `UPDATE check_requirements SET review_decision = $4, review_reviewer = $5, review_comment = $6, reviewed_at = $7, review_outdated = false
@@ -434,6 +462,10 @@ export class RunsRepository {
       ));
       const subs = await this.subsOf(m, orgId, requirementId);
       await enqueueWebhookEvent(m, requirementEvent(requirement, subs, now));
+      await recordAuditEvent(m, {
+        orgId, action: 'requirement.reviewed', resourceType: 'requirement', resourceId: requirementId, origin, at: now, reviewer: review.reviewer,
+        data: { run_id: runId, before: auditReview(current), after: auditReview(requirement) },
+      });
       return { requirement, subs };
     });
   }
@@ -441,12 +473,12 @@ export class RunsRepository {
   /**
    * Removes the review of a completed requirement; removing a review that does not exist changes
    * nothing (idempotent). When a review was removed, the `check_run.requirement_reviewed` event
-   * (`review` null) is enqueued in the same transaction.
+   * (`review` null) and the `requirement.review_removed` audit event are written in the same transaction.
    *
    * @returns whether a review was removed.
    * @throws AppError NOT_FOUND (as {@link setReview}), CONFLICT (the requirement is not `completed`).
    */
-  async clearReview(orgId: string, runId: string, requirementId: string): Promise<boolean> {
+  async clearReview(orgId: string, runId: string, requirementId: string, origin?: AuditOrigin): Promise<boolean> {
     return this.db.transaction(async (m) => {
       const current = await this.lockReviewable(m, orgId, runId, requirementId);
       if (current.review_decision === null) return false;
@@ -455,7 +487,12 @@ export class RunsRepository {
          WHERE org_id = $1 AND run_id = $2 AND id = $3 RETURNING *`,
         [orgId, runId, requirementId],
       ));
-      await enqueueWebhookEvent(m, requirementEvent(requirement, await this.subsOf(m, orgId, requirementId), new Date()));
+      const now = new Date();
+      await enqueueWebhookEvent(m, requirementEvent(requirement, await this.subsOf(m, orgId, requirementId), now));
+      await recordAuditEvent(m, {
+        orgId, action: 'requirement.review_removed', resourceType: 'requirement', resourceId: requirementId, origin, at: now, reviewer: current.review_reviewer,
+        data: { run_id: runId, before: auditReview(current), after: null },
+      });
       return true;
     });
   }

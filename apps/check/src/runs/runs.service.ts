@@ -82,7 +82,7 @@ export class RunsService {
     const found = new Set(handbooks.map((h) => h.id));
     const missing = handbookIds.find((id) => !found.has(id));
     if (missing) throw AppError.notFound(`Handbook ${missing} not found.`);
-    const run = await this.deps.repository.create(ctx.orgId, { projectId: req.projectId, name, handbookIds, requirements });
+    const run = await this.deps.repository.create(ctx.orgId, { projectId: req.projectId, name, handbookIds, requirements }, ctx);
     return run;
   }
 
@@ -93,7 +93,7 @@ export class RunsService {
    */
   async trigger(ctx: CallContext, id: string, options: { reprocess: boolean; skipBreakdown: boolean }): Promise<RunRow> {
     if (!isUuid(id)) throw AppError.validation('id must be a UUID.');
-    const { run, requirementIds } = await this.deps.repository.trigger(ctx.orgId, id, options);
+    const { run, requirementIds } = await this.deps.repository.trigger(ctx.orgId, id, options, ctx);
     const size = Math.max(1, this.deps.groupSize);
     try {
       for (let i = 0, n = 0; i < requirementIds.length; i += size, n++) {
@@ -120,7 +120,7 @@ export class RunsService {
   /** Stop: a processing run becomes stopped. @throws AppError NOT_FOUND, CONFLICT (repository rules). */
   async stop(ctx: CallContext, id: string): Promise<RunRow> {
     if (!isUuid(id)) throw AppError.validation('id must be a UUID.');
-    return this.deps.repository.stop(ctx.orgId, id);
+    return this.deps.repository.stop(ctx.orgId, id, ctx);
   }
 
   /** Runs of the org (optionally of one project), newest first; `limit`/`offset` already checked (pageWindow). */
@@ -177,7 +177,7 @@ export class RunsService {
     if (review.comment !== null && review.comment.length > REVIEW_COMMENT_MAX_CHARS)
       throw AppError.validation(`comment must be at most ${REVIEW_COMMENT_MAX_CHARS} characters.`);
     const comment = review.comment?.trim() || null;
-    return this.deps.repository.setReview(ctx.orgId, runId, requirementId, { decision: review.decision as ReviewDecision, reviewer, comment });
+    return this.deps.repository.setReview(ctx.orgId, runId, requirementId, { decision: review.decision as ReviewDecision, reviewer, comment }, ctx);
   }
 
   /**
@@ -187,7 +187,7 @@ export class RunsService {
    */
   async clearReview(ctx: CallContext, runId: string, requirementId: string): Promise<boolean> {
     this.requireIds(runId, requirementId);
-    return this.deps.repository.clearReview(ctx.orgId, runId, requirementId);
+    return this.deps.repository.clearReview(ctx.orgId, runId, requirementId, ctx);
   }
 
   /**
@@ -207,7 +207,7 @@ export class RunsService {
       if (!runName || name.length > RUN_NAME_MAX_CHARS) throw AppError.validation(`name must be 1 to ${RUN_NAME_MAX_CHARS} characters.`);
     }
     await requireProject(ctx, this.deps.documents, source.project_id);
-    const run = await this.deps.repository.rerun(ctx.orgId, source.id, runName);
+    const run = await this.deps.repository.rerun(ctx.orgId, source.id, runName, ctx);
     this.deps.logger.info({ run_id: run.id, source_run_id: source.id }, 'check run re-run created');
     return run;
   }

@@ -1,4 +1,4 @@
-import { openDatabase, WebhookOutbox1764000000000 } from '@kb/common';
+import { AuditEvents1764700000000, openDatabase, WebhookOutbox1764000000000 } from '@kb/common';
 import { DataSource } from 'typeorm';
 import { DocumentEntity } from '../documents/document.entity';
 import { ProjectEntity } from '../projects/project.entity';
@@ -7,7 +7,7 @@ import { UploadSlots1732200000001 } from './migrations/1732200000001-UploadSlots
 import { DocumentProgress1732200000005 } from './migrations/1732200000005-DocumentProgress';
 
 /** Migrations of the schema `documents`, oldest first. */
-export const DOCUMENTS_MIGRATIONS = [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005, WebhookOutbox1764000000000];
+export const DOCUMENTS_MIGRATIONS = [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005, WebhookOutbox1764000000000, AuditEvents1764700000000];
 
 /**
  * Opens the documents service's schema (`documents`: projects, documents, the webhook outbox) with

@@ -1,5 +1,5 @@
 import type { DocumentProgress } from '@kb/events';
-import { enqueueWebhookEvent, enqueueWebhookEvents } from '@kb/common';
+import { AuditOrigin, enqueueWebhookEvent, enqueueWebhookEvents, recordAuditEvent } from '@kb/common';
 import { DataSource, In, Repository } from 'typeorm';
 import { documentEvent, INITIAL_PROGRESS, READY_PROGRESS } from './document-events';
 import { DocumentEntity, DocumentStatus } from './document.entity';
@@ -22,8 +22,15 @@ export class DocumentsRepository {
     this.repo = dataSource.getRepository(DocumentEntity);
   }
 
-  async insert(doc: DocumentEntity): Promise<void> {
-    await this.repo.insert(doc);
+  /** Inserts a document (an upload slot) and its `document.created` audit event, in one transaction. */
+  async insert(doc: DocumentEntity, origin?: AuditOrigin): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.getRepository(DocumentEntity).insert(doc);
+      await recordAuditEvent(m, {
+        orgId: doc.orgId, action: 'document.created', resourceType: 'document', resourceId: doc.id, origin, at: doc.createdAt,
+        data: { after: { file_name: doc.fileName, content_type: doc.contentType, size_bytes: doc.declaredSizeBytes, project_id: doc.projectId, status: doc.status } },
+      });
+    });
   }
 
   find(orgId: string, id: string): Promise<DocumentEntity | null> {
@@ -62,25 +69,44 @@ export class DocumentsRepository {
 
   /**
    * Moves a document from awaiting_upload to processing, only if it is still awaiting upload
-   * (compare-and-set, so two concurrent process calls start it once).
+   * (compare-and-set, so two concurrent process calls start it once); the transition records
+   * `document.process_requested` in the audit log in the same transaction.
    * @returns whether this call made the transition.
    */
-  async startProcessing(orgId: string, id: string, sizeBytes: number, at: Date): Promise<boolean> {
-    const result = await this.repo.update(
-      { orgId, id, status: 'awaiting_upload' },
-      // Queued for ingestion: shown as the first stage until ingestion reports its own progress
-      // (progress_at stays null so that ingestion's first event applies whatever its clock says).
-      { status: 'processing', sizeBytes, processingStartedAt: at, updatedAt: at, errorMessage: null, progress: INITIAL_PROGRESS, progressAt: null },
-    );
-    return (result.affected ?? 0) > 0;
+  async startProcessing(orgId: string, id: string, sizeBytes: number, at: Date, origin?: AuditOrigin): Promise<boolean> {
+    return this.dataSource.transaction(async (m) => {
+      const result = await m.getRepository(DocumentEntity).update(
+        { orgId, id, status: 'awaiting_upload' },
+        // Queued for ingestion: shown as the first stage until ingestion reports its own progress
+        // (progress_at stays null so that ingestion's first event applies whatever its clock says).
+        { status: 'processing', sizeBytes, processingStartedAt: at, updatedAt: at, errorMessage: null, progress: INITIAL_PROGRESS, progressAt: null },
+      );
+      if ((result.affected ?? 0) === 0) return false;
+      await recordAuditEvent(m, {
+        orgId, action: 'document.process_requested', resourceType: 'document', resourceId: id, origin, at,
+        data: { size_bytes: sizeBytes, before: { status: 'awaiting_upload' }, after: { status: 'processing' } },
+      });
+      return true;
+    });
   }
 
-  /** Undoes startProcessing when the processing request could not be published. */
-  async revertToAwaitingUpload(orgId: string, id: string): Promise<void> {
-    await this.repo.update(
-      { orgId, id, status: 'processing' },
-      { status: 'awaiting_upload', sizeBytes: null, processingStartedAt: null, updatedAt: new Date(), progress: null, progressAt: null },
-    );
+  /**
+   * Undoes startProcessing when the processing request could not be published; the reversal is
+   * recorded as `document.process_reverted` (events are never removed), in the same transaction.
+   */
+  async revertToAwaitingUpload(orgId: string, id: string, origin?: AuditOrigin): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      const at = new Date();
+      const result = await m.getRepository(DocumentEntity).update(
+        { orgId, id, status: 'processing' },
+        { status: 'awaiting_upload', sizeBytes: null, processingStartedAt: null, updatedAt: at, progress: null, progressAt: null },
+      );
+      if ((result.affected ?? 0) === 0) return;
+      await recordAuditEvent(m, {
+        orgId, action: 'document.process_reverted', resourceType: 'document', resourceId: id, origin, at,
+        data: { before: { status: 'processing' }, after: { status: 'awaiting_upload' } },
+      });
+    });
   }
 
   /**
@@ -188,10 +214,11 @@ export class DocumentsRepository {
   }
 
   /**
-   * Deletes documents' rows and writes one `document.deleted` webhook event per row actually
-   * deleted (its data: the document as it was), in one transaction.
+   * Deletes documents' rows and writes one `document.deleted` webhook event and one
+   * `document.deleted` audit event per row actually deleted (its data: the document as it was),
+   * in one transaction.
    */
-  async deleteMany(orgId: string, ids: string[]): Promise<void> {
+  async deleteMany(orgId: string, ids: string[], origin?: AuditOrigin): Promise<void> {
     if (ids.length === 0) return;
     await this.dataSource.transaction(async (m) => {
       const repo = m.getRepository(DocumentEntity);
@@ -200,6 +227,12 @@ export class DocumentsRepository {
       await repo.delete({ orgId, id: In(docs.map((d) => d.id)) });
       const at = new Date();
       await enqueueWebhookEvents(m, docs.map((d) => documentEvent('document.deleted', d, at)));
+      for (const d of docs) {
+        await recordAuditEvent(m, {
+          orgId, action: 'document.deleted', resourceType: 'document', resourceId: d.id, origin, at,
+          data: { before: { file_name: d.fileName, content_type: d.contentType, project_id: d.projectId, status: d.status } },
+        });
+      }
     });
   }
 }

@@ -158,7 +158,7 @@ export class DocumentsService {
       contentType,
       expiresInSeconds: UPLOAD_URL_TTL_SECONDS,
     });
-    await this.deps.repository.insert(document);
+    await this.deps.repository.insert(document, ctx);
     return { document, upload: { url: presigned.url, method: presigned.method, recommendedContentType: contentType, expiresAt: presigned.expiresAt } };
   }
 
@@ -198,7 +198,7 @@ export class DocumentsService {
       if (info.size !== doc.declaredSizeBytes) return skipped('size_mismatch');
       if (info.contentType !== null && normalizeContentType(info.contentType) !== doc.contentType) return skipped('content_type_mismatch');
       const now = new Date();
-      if (!(await this.deps.repository.startProcessing(ctx.orgId, id, info.size, now))) return skipped('not_awaiting_upload');
+      if (!(await this.deps.repository.startProcessing(ctx.orgId, id, info.size, now, ctx))) return skipped('not_awaiting_upload');
       if (doc.uploadKey !== null && !located.moved) {
         try {
           await this.closeSlotAndMove(doc, info);
@@ -206,7 +206,7 @@ export class DocumentsService {
           // The slot stays open: its bytes must not be swept as a late upload once the URL expires.
           await this.deps.storage.reopenUploads(doc.uploadKey).catch(() => undefined);
           await this.deps.repository.forgetClosedUpload(doc.uploadKey).catch(() => undefined);
-          await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
+          await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id, ctx);
           if (!isStorageError(error, 'PRECONDITION_FAILED')) throw error;
           return {
             kind: 'failed',
@@ -228,7 +228,7 @@ export class DocumentsService {
           requestedAt: now.toISOString(),
         });
       } catch (error) {
-        await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id);
+        await this.deps.repository.revertToAwaitingUpload(ctx.orgId, id, ctx);
         throw error;
       }
       return { kind: 'processed', documentId: id };
@@ -345,7 +345,7 @@ export class DocumentsService {
         await this.deps.storage.delete(d.storageKey);
       }),
     );
-    await this.deps.repository.deleteMany(ctx.orgId, owned);
+    await this.deps.repository.deleteMany(ctx.orgId, owned, ctx);
     await this.deps.publishDeleted(ctx.orgId, owned).catch(() => undefined);
     return ids.filter((id) => owned.includes(id));
   }

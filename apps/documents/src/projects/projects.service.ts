@@ -32,7 +32,7 @@ export class ProjectsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.projects.insert(project);
+    await this.projects.insert(project, ctx);
     return { project, documentCount: 0 };
   }
 
@@ -66,13 +66,13 @@ export class ProjectsService {
     if (changes.description !== undefined) {
       patch.description = changes.description === null ? null : validateDescription(changes.description);
     }
-    await this.projects.update(ctx.orgId, id, patch, new Date());
+    if (!(await this.projects.update(ctx.orgId, id, patch, new Date(), ctx))) throw AppError.notFound(`Project ${id} not found.`);
     return this.get(ctx, id);
   }
 
   /** @throws NOT_FOUND; CONFLICT when the project still has documents (any status). */
   async delete(ctx: CallContext, id: string): Promise<void> {
-    const result = await this.projects.deleteIfEmpty(ctx.orgId, id);
+    const result = await this.projects.deleteIfEmpty(ctx.orgId, id, ctx);
     if (result === 'not_found') throw AppError.notFound(`Project ${id} not found.`);
     if (result === 'has_documents') {
       throw AppError.conflict('The project still has documents. Delete its documents first, then the project.');

@@ -1,9 +1,11 @@
+import { AuditEventInput, recordAuditEvent } from '@kb/common';
 import { DataSource, IsNull, Repository } from 'typeorm';
 import { ApiKeyEntity, OrganizationEntity } from './account.entities';
 
 /** An active key joined with its organization, as the key lookup reads it. */
 export interface ActiveKeyRow {
   id: string;
+  name: string | null;
   org_id: string;
   org_name: string;
   rate_limit_per_minute: number;
@@ -25,16 +27,24 @@ export class AccountsRepository {
     this.keys = db.getRepository(ApiKeyEntity);
   }
 
-  async insertOrganization(org: OrganizationEntity): Promise<void> {
-    await this.orgs.insert(org);
+  /** Inserts an organization; `audit` (the operator's event), when given, is recorded in the same transaction. */
+  async insertOrganization(org: OrganizationEntity, audit?: AuditEventInput): Promise<void> {
+    await this.db.transaction(async (m) => {
+      await m.getRepository(OrganizationEntity).insert(org);
+      if (audit) await recordAuditEvent(m, audit);
+    });
   }
 
   findOrganization(id: string): Promise<OrganizationEntity | null> {
     return this.orgs.findOne({ where: { id } });
   }
 
-  async saveOrganization(org: OrganizationEntity): Promise<void> {
-    await this.orgs.save(org);
+  /** Saves an organization; `audit`, when given, is recorded in the same transaction. */
+  async saveOrganization(org: OrganizationEntity, audit?: AuditEventInput): Promise<void> {
+    await this.db.transaction(async (m) => {
+      await m.getRepository(OrganizationEntity).save(org);
+      if (audit) await recordAuditEvent(m, audit);
+    });
   }
 
   /** Every organization, oldest first, with its number of keys not revoked. */
@@ -51,16 +61,24 @@ export class AccountsRepository {
     return orgs.map((organization) => ({ organization, activeKeys: byOrg.get(organization.id) ?? 0 }));
   }
 
-  async insertKey(key: ApiKeyEntity): Promise<void> {
-    await this.keys.insert(key);
+  /** Inserts a key; `audit`, when given, is recorded in the same transaction. */
+  async insertKey(key: ApiKeyEntity, audit?: AuditEventInput): Promise<void> {
+    await this.db.transaction(async (m) => {
+      await m.getRepository(ApiKeyEntity).insert(key);
+      if (audit) await recordAuditEvent(m, audit);
+    });
   }
 
   findKey(id: string): Promise<ApiKeyEntity | null> {
     return this.keys.findOne({ where: { id } });
   }
 
-  async saveKey(key: ApiKeyEntity): Promise<void> {
-    await this.keys.save(key);
+  /** Saves a key; `audit`, when given, is recorded in the same transaction. */
+  async saveKey(key: ApiKeyEntity, audit?: AuditEventInput): Promise<void> {
+    await this.db.transaction(async (m) => {
+      await m.getRepository(ApiKeyEntity).save(key);
+      if (audit) await recordAuditEvent(m, audit);
+    });
   }
 
   /** Keys of an organization, newest first (revoked ones included). */
@@ -71,7 +89,7 @@ export class AccountsRepository {
   /** The key not revoked whose secret hashes to `keyHash` (SHA-256 hex), with its organization; null when none. */
   async findActiveKeyByHash(keyHash: string): Promise<ActiveKeyRow | null> {
     const rows: ActiveKeyRow[] = await this.db.query(
-      `SELECT k.id, k.org_id, o.name AS org_name, k.rate_limit_per_minute, o.monthly_request_quota, o.monthly_token_quota
+      `SELECT k.id, k.name, k.org_id, o.name AS org_name, k.rate_limit_per_minute, o.monthly_request_quota, o.monthly_token_quota
          FROM api_keys k JOIN organizations o ON o.id = k.org_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [keyHash],

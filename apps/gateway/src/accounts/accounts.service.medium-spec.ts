@@ -34,6 +34,7 @@ describe('AccountsService on PostgreSQL', () => {
 
     expect(await gateway.authenticate(secret)).toEqual({
       keyId: key.id,
+      keyName: 'ci',
       orgId: org.id,
       orgName: 'Acme',
       rateLimitPerMinute: 42,

@@ -15,6 +15,8 @@ export function hashApiKey(secret: string): string {
 /** An authenticated key with its organization. */
 export interface Principal {
   keyId: string;
+  /** Name of the API key (null when it has none): the audit log's `actor.api_key_name`. */
+  keyName: string | null;
   orgId: string;
   /** Name of the organization (names do not change; served by GET /organization from the cache). */
   orgName: string;
@@ -24,11 +26,26 @@ export interface Principal {
   monthlyTokenQuota: number | null;
 }
 
+/** Actor of the audit events of operator (kbctl) changes: no API key, `operator: kbctl`. */
+export const OPERATOR_ACTOR = { api_key_id: null, api_key_name: null, operator: 'kbctl' };
+
+/** An organization's settings as its audit events record them (before/after). */
+function orgSettings(org: OrganizationEntity) {
+  return {
+    name: org.name,
+    safety_assistant_enabled: org.safetyAssistantEnabled,
+    monthly_request_quota: org.monthlyRequestQuota,
+    monthly_token_quota: org.monthlyTokenQuota,
+  };
+}
+
 /** Default lifetime of a cached key lookup (ms); revocations also invalidate it at once via NATS. */
 export const DEFAULT_KEY_CACHE_TTL_MS = 60_000;
 
 /**
- * Organizations and API keys: the operator CLI's use cases and the gateway's key lookup.
+ * Organizations and API keys: the operator CLI's use cases and the gateway's key lookup. Every
+ * change records an audit event (actor {@link OPERATOR_ACTOR}) in the transaction of the change:
+ * `organization.created`, `organization.updated` (before/after), `api_key.created`, `api_key.revoked`.
  * Key secrets are `kb_` + 32 random bytes (CSPRNG, base64url): shown once, stored as SHA-256.
  */
 export class AccountsService {
@@ -56,7 +73,10 @@ export class AccountsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.accounts.insertOrganization(org);
+    await this.accounts.insertOrganization(org, {
+      orgId: org.id, action: 'organization.created', resourceType: 'organization', resourceId: org.id, actor: OPERATOR_ACTOR, at: now,
+      data: { after: orgSettings(org) },
+    });
     return org;
   }
 
@@ -78,21 +98,23 @@ export class AccountsService {
   /** Sets monthly caps; `null` = unlimited, `undefined` = unchanged. */
   async setQuotas(orgId: string, quotas: { requests?: number | null; tokens?: number | null }): Promise<OrganizationEntity> {
     const org = await this.requireOrganization(orgId);
+    const before = orgSettings(org);
     for (const v of [quotas.requests, quotas.tokens]) {
       if (v !== undefined && v !== null && (!Number.isInteger(v) || v < 0)) throw AppError.validation('Quotas must be whole numbers of 0 or more.');
     }
     if (quotas.requests !== undefined) org.monthlyRequestQuota = quotas.requests;
     if (quotas.tokens !== undefined) org.monthlyTokenQuota = quotas.tokens;
     org.updatedAt = new Date();
-    await this.accounts.saveOrganization(org);
+    await this.accounts.saveOrganization(org, this.orgUpdated(org, before));
     return org;
   }
 
   async setSafetyAssistant(orgId: string, enabled: boolean): Promise<OrganizationEntity> {
     const org = await this.requireOrganization(orgId);
+    const before = orgSettings(org);
     org.safetyAssistantEnabled = enabled;
     org.updatedAt = new Date();
-    await this.accounts.saveOrganization(org);
+    await this.accounts.saveOrganization(org, this.orgUpdated(org, before));
     return org;
   }
 
@@ -112,7 +134,10 @@ export class AccountsService {
       createdAt: new Date(),
       revokedAt: null,
     };
-    await this.accounts.insertKey(key);
+    await this.accounts.insertKey(key, {
+      orgId: key.orgId, action: 'api_key.created', resourceType: 'api_key', resourceId: key.id, actor: OPERATOR_ACTOR, at: key.createdAt,
+      data: { after: { name: key.name, key_prefix: key.keyPrefix, rate_limit_per_minute: key.rateLimitPerMinute } },
+    });
     return { key, secret };
   }
 
@@ -125,9 +150,22 @@ export class AccountsService {
     if (!key) throw AppError.notFound(`API key ${keyId} not found.`);
     if (!key.revokedAt) {
       key.revokedAt = new Date();
-      await this.accounts.saveKey(key);
+      await this.accounts.saveKey(key, {
+        orgId: key.orgId, action: 'api_key.revoked', resourceType: 'api_key', resourceId: key.id, actor: OPERATOR_ACTOR, at: key.revokedAt,
+        data: { before: { revoked_at: null }, after: { revoked_at: key.revokedAt.toISOString() }, name: key.name, key_prefix: key.keyPrefix },
+      });
     }
     return key;
+  }
+
+  /** The `organization.updated` event of a settings change: before/after of the fields that changed. */
+  private orgUpdated(org: OrganizationEntity, before: ReturnType<typeof orgSettings>) {
+    const after = orgSettings(org);
+    const changed = (Object.keys(after) as (keyof typeof after)[]).filter((k) => after[k] !== before[k]);
+    return {
+      orgId: org.id, action: 'organization.updated', resourceType: 'organization', resourceId: org.id, actor: OPERATOR_ACTOR, at: org.updatedAt,
+      data: { before: Object.fromEntries(changed.map((k) => [k, before[k]])), after: Object.fromEntries(changed.map((k) => [k, after[k]])) },
+    };
   }
 
   /**
@@ -150,6 +188,7 @@ export class AccountsService {
     }
     const principal: Principal = {
       keyId: row.id,
+      keyName: row.name ?? null,
       orgId: row.org_id,
       orgName: row.org_name,
       rateLimitPerMinute: row.rate_limit_per_minute,

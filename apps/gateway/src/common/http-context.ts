@@ -26,9 +26,15 @@ export function requestIdFor(headerValue: string | string[] | undefined): string
   return v && v.length <= REQUEST_ID_MAX && REQUEST_ID_RE.test(v) ? v : randomUUID();
 }
 
-/** Injects the CallContext (org of the API key, request id) of the current request. */
+/** Injects the CallContext (org of the API key, request id, the key as audit actor) of the current request. */
 export const Ctx = createParamDecorator((_: unknown, context: ExecutionContext): CallContext => {
   const req = context.switchToHttp().getRequest<GatewayRequest>();
   const span = req.kb?.span;
-  return { orgId: req.kb?.principal?.orgId ?? '', requestId: String(req.id), ...(span ? { trace: traceHeaders(span) } : {}) };
+  const principal = req.kb?.principal;
+  return {
+    orgId: principal?.orgId ?? '',
+    requestId: String(req.id),
+    ...(principal ? { actor: { apiKeyId: principal.keyId, apiKeyName: principal.keyName } } : {}),
+    ...(span ? { trace: traceHeaders(span) } : {}),
+  };
 });

@@ -1,4 +1,4 @@
-import { openDatabase } from '@kb/common';
+import { AuditEvents1764700000000, openDatabase } from '@kb/common';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity, OrganizationEntity } from '../accounts/account.entities';
 import { InitAccounts1732200000001 } from './migrations/1732200000001-InitAccounts';
@@ -6,7 +6,7 @@ import { GatewayLimits1732200000002 } from './migrations/1732200000002-GatewayLi
 import { RateLimitLeases1732200000003 } from './migrations/1732200000003-RateLimitLeases';
 
 /** Migrations of the schema `gateway`, oldest first. */
-export const GATEWAY_MIGRATIONS = [InitAccounts1732200000001, GatewayLimits1732200000002, RateLimitLeases1732200000003];
+export const GATEWAY_MIGRATIONS = [InitAccounts1732200000001, GatewayLimits1732200000002, RateLimitLeases1732200000003, AuditEvents1764700000000];
 
 /**
  * Opens the gateway's schema (`gateway`: organizations, API keys, usage counters, idempotency

@@ -1,9 +1,9 @@
-import { openDatabase } from '@kb/common';
+import { AuditEvents1764700000000, openDatabase } from '@kb/common';
 import { DataSource } from 'typeorm';
 import { InitWebhooks1764000000001 } from './migrations/1764000000001-InitWebhooks';
 
 /** Migrations of the schema `webhooks`, oldest first. */
-export const WEBHOOKS_MIGRATIONS = [InitWebhooks1764000000001];
+export const WEBHOOKS_MIGRATIONS = [InitWebhooks1764000000001, AuditEvents1764700000000];
 
 /**
  * Opens the webhooks service's schema (`webhooks`: endpoints and their delivery log) and runs its

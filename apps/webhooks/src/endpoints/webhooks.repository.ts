@@ -1,4 +1,4 @@
-import { rowsOf } from '@kb/common';
+import { AuditOrigin, recordAuditEvent, rowsOf } from '@kb/common';
 import type { DeliveryStatus } from '@kb/events';
 import { DataSource } from 'typeorm';
 
@@ -13,6 +13,11 @@ export interface EndpointRow {
   secret_ciphertext: string;
   created_at: Date;
   updated_at: Date;
+}
+
+/** An endpoint as the audit log records it: never its secret. */
+function auditEndpoint(row: EndpointRow): Record<string, unknown> {
+  return { url: row.url, events: row.events, description: row.description, enabled: row.enabled };
 }
 
 /** A row of `webhook_deliveries` (`seq` as text: bigint). */
@@ -57,12 +62,19 @@ const CLAIMED_COLUMNS = `d.id, d.seq::text AS seq, d.endpoint_id, d.org_id, d.ev
 export class WebhooksRepository {
   constructor(private readonly db: DataSource) {}
 
-  async insertEndpoint(row: EndpointRow): Promise<void> {
-    await this.db.query(
-      `INSERT INTO webhook_endpoints (id, org_id, url, events, description, enabled, secret_ciphertext, created_at, updated_at)
-       VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8, $9)`,
-      [row.id, row.org_id, row.url, row.events, row.description, row.enabled, row.secret_ciphertext, row.created_at, row.updated_at],
-    );
+  /** Inserts an endpoint and its `webhook_endpoint.created` audit event (never the secret), in one transaction. */
+  async insertEndpoint(row: EndpointRow, origin?: AuditOrigin): Promise<void> {
+    await this.db.transaction(async (m) => {
+      await m.query(
+        `INSERT INTO webhook_endpoints (id, org_id, url, events, description, enabled, secret_ciphertext, created_at, updated_at)
+         VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8, $9)`,
+        [row.id, row.org_id, row.url, row.events, row.description, row.enabled, row.secret_ciphertext, row.created_at, row.updated_at],
+      );
+      await recordAuditEvent(m, {
+        orgId: row.org_id, action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', resourceId: row.id, origin, at: row.created_at,
+        data: { after: auditEndpoint(row) },
+      });
+    });
   }
 
   async findEndpoint(orgId: string, id: string): Promise<EndpointRow | null> {
@@ -80,14 +92,22 @@ export class WebhooksRepository {
     return { rows, total };
   }
 
-  /** Applies the given fields. @returns the updated row, or null when missing or another org's. */
+  /**
+   * Applies the given fields and records `webhook_endpoint.updated` (before/after of the given
+   * fields), in one transaction.
+   * @returns the updated row, or null when missing or another org's.
+   */
   async updateEndpoint(
     orgId: string,
     id: string,
     patch: { url?: string; events?: string[]; description?: string | null; enabled?: boolean },
+    origin?: AuditOrigin,
   ): Promise<EndpointRow | null> {
+    return this.db.transaction(async (m) => {
+    const [before]: EndpointRow[] = await m.query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
+    if (!before) return null;
     const rows = rowsOf<EndpointRow>(
-      await this.db.query(
+      await m.query(
         `UPDATE webhook_endpoints SET
            url = COALESCE($3, url),
            events = COALESCE($4::text[], events),
@@ -98,12 +118,27 @@ export class WebhooksRepository {
         [orgId, id, patch.url ?? null, patch.events ?? null, patch.description !== undefined, patch.description ?? null, patch.enabled ?? null],
       ),
     );
-    return rows[0] ?? null;
+    const after = rows[0];
+    const fields = (Object.keys(patch) as (keyof typeof patch)[]).filter((f) => patch[f] !== undefined);
+    await recordAuditEvent(m, {
+      orgId, action: 'webhook_endpoint.updated', resourceType: 'webhook_endpoint', resourceId: id, origin,
+      data: { before: Object.fromEntries(fields.map((f) => [f, before[f]])), after: Object.fromEntries(fields.map((f) => [f, after[f]])) },
+    });
+    return after;
+    });
   }
 
-  /** Deletes an endpoint and its delivery log. @returns whether it existed. */
-  async deleteEndpoint(orgId: string, id: string): Promise<boolean> {
-    return rowsOf(await this.db.query(`DELETE FROM webhook_endpoints WHERE org_id = $1 AND id = $2 RETURNING id`, [orgId, id])).length > 0;
+  /** Deletes an endpoint and its delivery log, with its `webhook_endpoint.deleted` audit event. @returns whether it existed. */
+  async deleteEndpoint(orgId: string, id: string, origin?: AuditOrigin): Promise<boolean> {
+    return this.db.transaction(async (m) => {
+      const deleted = rowsOf<EndpointRow>(await m.query(`DELETE FROM webhook_endpoints WHERE org_id = $1 AND id = $2 RETURNING ${ENDPOINT_COLUMNS}`, [orgId, id]));
+      if (deleted.length === 0) return false;
+      await recordAuditEvent(m, {
+        orgId, action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', resourceId: id, origin,
+        data: { before: auditEndpoint(deleted[0]) },
+      });
+      return true;
+    });
   }
 
   /** The endpoint's deliveries, newest first. */
@@ -121,15 +156,23 @@ export class WebhooksRepository {
    * `windowMs`; an attempt in flight is left to finish (its lease is kept).
    * @returns the delivery, or null when it is not one of this org's endpoint's deliveries.
    */
-  async retryDelivery(orgId: string, endpointId: string, deliveryId: string, windowMs: number): Promise<DeliveryRow | null> {
+  async retryDelivery(orgId: string, endpointId: string, deliveryId: string, windowMs: number, origin?: AuditOrigin): Promise<DeliveryRow | null> {
+    return this.db.transaction(async (m) => {
+    const [before]: { status: string }[] = await m.query(`SELECT status FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND id = $3 FOR UPDATE`, [orgId, endpointId, deliveryId]);
+    if (!before) return null;
     const rows = rowsOf<DeliveryRow>(
-      await this.db.query(
+      await m.query(
         `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), give_up_at = now() + $4 * interval '1 millisecond'
          WHERE org_id = $1 AND endpoint_id = $2 AND id = $3 RETURNING ${DELIVERY_COLUMNS}`,
         [orgId, endpointId, deliveryId, windowMs],
       ),
     );
+    await recordAuditEvent(m, {
+      orgId, action: 'webhook_delivery.retried', resourceType: 'webhook_delivery', resourceId: deliveryId, origin,
+      data: { endpoint_id: endpointId, before: { status: before.status }, after: { status: rows[0].status } },
+    });
     return rows[0] ?? null;
+    });
   }
 
   /**

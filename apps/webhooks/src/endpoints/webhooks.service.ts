@@ -63,7 +63,7 @@ export class WebhooksService {
       created_at: now,
       updated_at: now,
     };
-    await this.deps.repository.insertEndpoint(row);
+    await this.deps.repository.insertEndpoint(row, ctx);
     return { endpoint: row, secret };
   }
 
@@ -99,7 +99,7 @@ export class WebhooksService {
       description: req.description === undefined ? undefined : checkDescription(req.description),
       enabled: req.enabled,
     };
-    const row = await this.deps.repository.updateEndpoint(ctx.orgId, id, patch);
+    const row = await this.deps.repository.updateEndpoint(ctx.orgId, id, patch, ctx);
     if (!row) throw AppError.notFound('Webhook endpoint not found.');
     // Re-enabling an endpoint makes its waiting deliveries due: wake the dispatcher.
     if (req.enabled) this.deps.onRetry?.();
@@ -107,7 +107,7 @@ export class WebhooksService {
   }
 
   async delete(ctx: CallContext, id: string): Promise<void> {
-    if (!(await this.deps.repository.deleteEndpoint(ctx.orgId, requireUuid(id, 'Webhook endpoint')))) throw AppError.notFound('Webhook endpoint not found.');
+    if (!(await this.deps.repository.deleteEndpoint(ctx.orgId, requireUuid(id, 'Webhook endpoint'), ctx))) throw AppError.notFound('Webhook endpoint not found.');
   }
 
   /** The delivery log of an endpoint; `limit`/`offset` already checked. @throws NOT_FOUND for an unknown endpoint. */
@@ -125,7 +125,7 @@ export class WebhooksService {
     requireUuid(endpointId, 'Webhook endpoint');
     requireUuid(deliveryId, 'Delivery');
     if (!(await this.deps.repository.findEndpoint(ctx.orgId, endpointId))) throw AppError.notFound('Webhook endpoint not found.');
-    const row = await this.deps.repository.retryDelivery(ctx.orgId, endpointId, deliveryId, this.deps.retryWindowMs);
+    const row = await this.deps.repository.retryDelivery(ctx.orgId, endpointId, deliveryId, this.deps.retryWindowMs, ctx);
     if (!row) throw AppError.notFound('Delivery not found.');
     this.deps.onRetry?.();
     return row;
