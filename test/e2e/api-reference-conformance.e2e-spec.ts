@@ -78,6 +78,19 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     conform('POST', '/api/v2/documents/process', processed);
     expect((await waitForDocument(org.key, documentId)).status).toBe('completed');
     conform('GET', '/api/v2/documents/{id}', await a.get(`/api/v2/documents/${documentId}`));
+    // Document versions: a new version (201), bad `replaces` (400, 404), the superseded one (409), `current`.
+    const v2Bytes = Buffer.from('Incident response policy, version 2: every alert is reviewed within 15 minutes.\n');
+    const version = await a.post('/api/v2/documents').send({ file_name: 'policy-v2.txt', content_type: 'text/plain', size_bytes: v2Bytes.length, project_id: projectId, replaces: documentId });
+    conform('POST', '/api/v2/documents', version);
+    const versionId: string = version.body.data.id;
+    expect((await fetch(version.body.data.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: v2Bytes })).status).toBe(200);
+    expect((await a.post('/api/v2/documents/process').send({ document_ids: [versionId] })).body.data.processed).toEqual([versionId]);
+    expect((await waitForDocument(org.key, versionId)).status).toBe('completed');
+    conform('POST', '/api/v2/documents', await a.post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, project_id: projectId, replaces: documentId }));
+    conform('POST', '/api/v2/documents', await a.post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, replaces: '6f1c2a9e-0000-4000-8000-000000000000' }));
+    conform('POST', '/api/v2/documents', await a.post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, replaces: 'not-a-uuid' }));
+    conform('GET', '/api/v2/documents', await a.get(`/api/v2/documents?project_id=${projectId}&current=true`));
+    conform('GET', '/api/v2/documents/{id}', await a.get(`/api/v2/documents/${documentId}`));
     conform('GET', '/api/v2/documents', await a.get(`/api/v2/documents?project_id=${projectId}&document_ids=${documentId}`));
     conform('GET', '/api/v2/documents/{id}/download', await a.get(`/api/v2/documents/${documentId}/download`));
     const chunkList = await a.get(`/api/v2/documents/${documentId}/chunks?limit=3`);
@@ -198,7 +211,7 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     expect(csv.text.split('\r\n')[0]).toBe('index,question,status,answer,sources,error');
 
     conform('DELETE', '/api/v2/projects/{id}', await a.delete(`/api/v2/projects/${projectId}`));
-    conform('DELETE', '/api/v2/documents', await a.delete('/api/v2/documents').send({ document_ids: [documentId, reserved.body.data.id] }));
+    conform('DELETE', '/api/v2/documents', await a.delete('/api/v2/documents').send({ document_ids: [documentId, reserved.body.data.id, versionId] }));
     conform('DELETE', '/api/v2/projects/{id}', await a.delete(`/api/v2/projects/${projectId}`));
 
     // The audit log of every change above: filtered, paged, and a 400 for a bad filter.

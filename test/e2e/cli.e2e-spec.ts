@@ -186,12 +186,37 @@ describe('kb command line', () => {
     expect(readFileSync(out).equals(readFileSync(corpusFile('pdf/OSHA2001.pdf')))).toBe(true);
     const table = await kb(key, ['docs', 'list']);
     // The project's three and the empty file of the previous test (failed, organization-level).
-    expect(table.stdout).toMatch(/│ empty\.txt\s+│ failed\s+│\s+│ \(org\)\s+│ \d{4}-\d\d-\d\d │/);
+    expect(table.stdout).toMatch(/│ empty\.txt\s+│ failed\s+│\s+│ 1\s+│ \(org\)\s+│ \d{4}-\d\d-\d\d │/);
     expect(table.stdout).toMatch(/4 of 4 document\(s\)/);
     const extra = (await json(key, ['upload', corpusFile('markdown/jupiterone_policy_access.md')])).documents[0];
     expect(extra).toMatchObject({ status: 'completed', project_id: null });
     expect(await json(key, ['docs', 'delete', extra.id])).toEqual({ deleted: [extra.id] });
     expect((await kb(key, ['docs', 'status', extra.id])).code).toBe(1);
+  });
+
+  it('uploads a new version with --replaces and lists only current versions with --current', async () => {
+    const v1File = path.join(tmp, 'irp.md');
+    writeFileSync(v1File, readFileSync(corpusFile('markdown/jupiterone_policy_ir.md')));
+    const v1 = (await json(key, ['upload', v1File])).documents[0];
+    expect(v1).toMatchObject({ status: 'completed', version: 1 });
+    const v2File = path.join(tmp, 'irp-2.md');
+    writeFileSync(v2File, readFileSync(v1File, 'utf8').replace('All alerts must be reviewed', 'All alerts must be reviewed within 15 minutes'));
+    const upload = await kb(key, ['upload', v2File, '--replaces', v1.id]);
+    expect(upload.code).toBe(0);
+    expect(upload.stdout).toMatch(new RegExp(`1 file\\(s\\) \\(version 2, replaces ${v1.id}\\): 1 completed`));
+    const current = await json(key, ['docs', 'list', '--current']);
+    const ids = current.data.map((d: any) => d.id);
+    const v2 = current.data.find((d: any) => d.file_name === 'irp-2.md');
+    expect(v2).toMatchObject({ version: 2, replaces: v1.id, superseded_by: null });
+    expect(ids).not.toContain(v1.id);
+    const table = await kb(key, ['docs', 'list']);
+    expect(table.stdout).toMatch(/│ irp\.md\s+│ completed\s+│ \d+\s+│ 1 superseded\s+│ \(org\)/);
+    expect(table.stdout).toMatch(/│ irp-2\.md\s+│ completed\s+│ \d+\s+│ 2\s+│ \(org\)/);
+    const again = await kb(key, ['upload', v2File, '--replaces', v1.id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/CONFLICT|superseded/);
+    expect((await kb(key, ['upload', v1File, v2File, '--replaces', v2.id])).code).toBe(1);
+    expect(await json(key, ['docs', 'delete', v1.id, v2.id])).toEqual({ deleted: [v1.id, v2.id] });
   });
 
   it("lists a document's chunks (a page, --all, a table) and shows one in full", async () => {

@@ -33,4 +33,5 @@ export default async function globalSetup() {
   process.env.KB_E2E_DATA_DIR = dataDir;
   process.env.KB_E2E_MODELS_DIR = E2E_EMBEDDINGS.KB_MODELS_DIR;
   process.env.KB_E2E_RETRIEVAL_GRPC_URL = `127.0.0.1:${stack.ports.retrieval}`;
+  process.env.KB_E2E_DOCUMENTS_GRPC_URL = `127.0.0.1:${stack.ports.documents}`;
 }

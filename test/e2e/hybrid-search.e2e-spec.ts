@@ -36,17 +36,17 @@ describe('hybrid search end to end (local embedding model)', () => {
   afterAll(() => retrieval.close());
 
   it('finds a document by meaning: a paraphrase with no shared word ranks it first, hybrid, not degraded', async () => {
-    const res = await retrieval.search({ query: PARAPHRASE, topK: 3, documentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgA.orgId });
+    const res = await retrieval.search({ query: PARAPHRASE, topK: 3, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgA.orgId });
     expect(res.mode).toBe('hybrid');
     expect(res.degradedReason).toBe('');
     expect(res.hits[0].chunk!.documentId).toBe(ids['hard-hats.md']);
     // A lexical query keeps its exact match first.
-    const exact = await retrieval.search({ query: 'invoices accounts department', topK: 3, documentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgA.orgId });
+    const exact = await retrieval.search({ query: 'invoices accounts department', topK: 3, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgA.orgId });
     expect(exact.hits[0].chunk!.documentId).toBe(ids['invoices.md']);
   });
 
   it("never returns another organization's chunks, although dense search always has neighbours", async () => {
-    const res = await retrieval.search({ query: PARAPHRASE, topK: 10, documentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgB.orgId });
+    const res = await retrieval.search({ query: PARAPHRASE, topK: 10, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgB.orgId });
     expect(res.hits).toEqual([]);
   });
 });

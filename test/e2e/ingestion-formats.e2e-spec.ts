@@ -47,7 +47,7 @@ describe('ingestion of every corpus format', () => {
    * keeps exactly the chunks BM25 can match.
    */
   async function chunksMatching(id: string, query: string): Promise<retrievalV1.Chunk[]> {
-    const res = await retrieval.search({ query, documentIds: [id], topK: 100, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: org.orgId });
+    const res = await retrieval.search({ query, documentIds: [id], excludeDocumentIds: [], topK: 100, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: org.orgId });
     const terms = new Set(analyze(query));
     return res.hits
       .map((h) => h.chunk!)

@@ -27,11 +27,13 @@ import {
   verifyWebhook,
   KbClient,
   rerunCheckRun,
+  listDocuments,
   runCheck,
   setRequirementReview,
   waitForCheckRun,
   uploadDirectory,
   uploadFile,
+  uploadFiles,
   waitForBatch,
   waitForDocuments,
   type UploadProgress,
@@ -134,6 +136,28 @@ describe('TypeScript SDK', () => {
     const processed = await kb.data(kb.api.POST('/api/v2/documents/process', { body: { document_ids: [reserved.id] } }));
     expect(processed).toEqual({ processed: [], skipped: [{ document_id: reserved.id, reason: 'upload_not_found' }], failed: [] });
     expect(await kb.data(kb.api.DELETE('/api/v2/documents', { body: { document_ids: [reserved.id] } }))).toEqual({ deleted: [reserved.id] });
+  });
+
+  it('uploads a new version with replaces; listDocuments with current lists only current versions', async () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'kb-sdk-versions-'));
+    const v1File = path.join(tmp, 'ir-policy.md');
+    copyFileSync(corpusFile('markdown/jupiterone_policy_ir.md'), v1File);
+    const v1 = await uploadFile(kb, v1File);
+    expect(v1).toMatchObject({ status: 'completed', version: 1, replaces: null, superseded_by: null });
+    const v2File = path.join(tmp, 'ir-policy-v2.md');
+    writeFileSync(v2File, readFileSync(v1File, 'utf8').replace('All alerts must be reviewed', 'All alerts must be reviewed within 15 minutes'));
+    const v2 = await uploadFile(kb, v2File, { replaces: v1.id });
+    expect(v2).toMatchObject({ status: 'completed', version: 2, replaces: v1.id, superseded_by: null });
+    const current = await listDocuments(kb, { current: true, limit: 200 });
+    expect(current.data.map((d) => d.id)).toContain(v2.id);
+    expect(current.data.map((d) => d.id)).not.toContain(v1.id);
+    const all = await listDocuments(kb, { limit: 200 });
+    expect(all.data.find((d) => d.id === v1.id)).toMatchObject({ superseded_by: v2.id });
+    const again = await uploadFile(kb, v2File, { replaces: v1.id }).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(KbApiError);
+    expect(again).toMatchObject({ status: 409, code: 'CONFLICT' });
+    await expect(uploadFiles(kb, [v1File, v2File], { replaces: v2.id })).rejects.toThrow(TypeError);
+    await kb.data(kb.api.DELETE('/api/v2/documents', { body: { document_ids: [v1.id, v2.id] } }));
   });
 
   it('raises typed errors with code, status and request id', async () => {

@@ -93,6 +93,9 @@ export function presentDocument(d: documentsV1.Document) {
     status: documentStatus.fromProto(d.status),
     ...pickSnakeFields(d, ['chunkCount', 'errorMessage', 'createdAt', 'updatedAt'], null),
     progress: d.progress ? pickSnakeFields(d.progress, ['stage', 'pagesDone', 'pagesTotal'], null) : null,
+    // decisions.md "Document versions"; rows from before versions are version 1.
+    version: d.version || 1,
+    ...pickSnakeFields(d, ['replaces', 'supersededBy'], null),
   };
 }
 

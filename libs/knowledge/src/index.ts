@@ -23,8 +23,18 @@ export interface KnowledgeScope {
 
 /**
  * Searches the knowledge scope of the caller's org (`ctx.orgId`) and returns the
- * passages best first. Chunks of documents that are no longer ready/completed (deleted while the
- * search ran, or failed) are dropped, so a deleted document is never cited.
+ * passages best first.
+ *
+ * Document versions (docs/retrieval.md "Document versions: one switch point"): the scope is first
+ * read from the documents service in one database snapshot (ResolveSearchScope): handbook ids are
+ * read as the current version of their chains, and superseded or not yet ready documents are
+ * excluded in the retrieval filter, before ranking. A version switch commits in one transaction,
+ * so every search sees exactly one version of a chain, never both, never neither. An explicit
+ * `documentIds` of which no current version is searchable returns no passages (never the whole
+ * scope).
+ *
+ * Chunks of documents that are no longer ready/completed afterwards (deleted while the search
+ * ran) are dropped, so a deleted document is never cited.
  *
  * @param topK number of passages wanted (1–50).
  * @throws AppError from the retrieval or documents services (e.g. SERVICE_UNAVAILABLE).
@@ -36,15 +46,20 @@ export async function searchKnowledge(
   scope: KnowledgeScope,
   topK: number,
 ): Promise<Passage[]> {
+  const safety = scope.corpus === 'safety';
+  const asked = scope.documentIds ?? [];
+  const read = safety ? { documentIds: asked, excludeDocumentIds: [] } : await clients.documents.resolveSearchScope({ projectId: scope.projectId, documentIds: asked }, ctx);
+  if (asked.length > 0 && read.documentIds.length === 0) return [];
   const res = await clients.retrieval.search({
     query,
     projectId: scope.projectId,
-    documentIds: scope.documentIds ?? [],
+    documentIds: read.documentIds,
+    excludeDocumentIds: read.excludeDocumentIds,
     topK,
-    corpus: scope.corpus === 'safety' ? retrievalV1.Corpus.CORPUS_SAFETY : retrievalV1.Corpus.CORPUS_ORG,
+    corpus: safety ? retrievalV1.Corpus.CORPUS_SAFETY : retrievalV1.Corpus.CORPUS_ORG,
   }, ctx);
   const passages = res.hits.map((h) => toPassage(h));
-  if (scope.corpus === 'safety' || passages.length === 0) return passages;
+  if (safety || passages.length === 0) return passages;
   const live = new Set(
     (await clients.documents.filterLiveDocuments({ documentIds: [...new Set(passages.map((p) => p.documentId))] }, ctx)).documentIds,
   );

@@ -68,9 +68,10 @@ const int = (value: string) => {
 
 // ── upload ──
 leaf(program, 'upload <paths...>', 'upload files and folders (walked), process them and wait; a progress bar per file, then a summary', (kb, [paths], o) =>
-  uploadCommand(kb, paths, { project: o.project, wait: o.wait, concurrency: o.concurrency, recursive: o.recursive, json: o.json }),
+  uploadCommand(kb, paths, { project: o.project, replaces: o.replaces, wait: o.wait, concurrency: o.concurrency, recursive: o.recursive, json: o.json }),
 )
   .option('-p, --project <id>', 'project to upload into (default: organization-level documents)')
+  .option('--replaces <id>', 'upload one file as the next version of this document (same project); it is superseded once the new version is ready')
   .option('--no-wait', 'return once processing has started')
   .option('--no-recursive', 'do not walk subfolders')
   .option('--concurrency <n>', 'files sent at once', '3');
@@ -79,15 +80,20 @@ leaf(program, 'upload <paths...>', 'upload files and folders (walked), process t
 const docs = program.command('docs').description('list, inspect, download and delete documents');
 leaf(docs, 'list', 'list documents, newest first', async (kb, _a, o) => {
   const page = await kb.page(
-    kb.api.GET('/api/v2/documents', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } } }),
+    kb.api.GET('/api/v2/documents', { params: { query: { project_id: o.project, status: o.status, current: o.current ? true : undefined, limit: o.limit, offset: o.offset } } }),
   );
   if (o.json) return printJson(page);
-  const t = table(['document id', 'file', 'status', 'chunks', 'project', 'created'], [38, 'flex', 11, 8, 11, 12]);
-  for (const d of page.data) t.push([d.id, d.file_name, d.status, String(d.chunk_count ?? ''), d.project_id ? `${d.project_id.slice(0, 8)}…` : '(org)', d.created_at.slice(0, 10)]);
+  const t = table(['document id', 'file', 'status', 'chunks', 'version', 'project', 'created'], [38, 'flex', 11, 8, 16, 11, 12]);
+  for (const d of page.data) {
+    // `2`, or `1 superseded` for a version replaced by a newer one (its id: `--json`, `superseded_by`).
+    const version = d.superseded_by ? `${d.version} superseded` : String(d.version);
+    t.push([d.id, d.file_name, d.status, String(d.chunk_count ?? ''), version, d.project_id ? `${d.project_id.slice(0, 8)}…` : '(org)', d.created_at.slice(0, 10)]);
+  }
   process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} document(s) (offset ${page.pagination.offset})\n`);
 })
   .option('-p, --project <id>', 'only this project')
   .addOption(new Option('--status <status>', 'only this status').choices(['awaiting_upload', 'processing', 'ready', 'completed', 'failed']))
+  .option('--current', 'only current versions (leave out documents superseded by a newer version)')
   .option('--limit <n>', 'page size (max 200)', int, 50)
   .option('--offset <n>', 'results to skip', int, 0);
 leaf(docs, 'status <ids...>', 'status of documents, where processing is (a progress column while some are processed: stage, pages done/total) and the error of failed ones', async (kb, [ids], o) => {

@@ -6,6 +6,8 @@ import { clip, printJson, table } from './output';
 /** Options of `kb upload`. */
 export interface UploadCommandOptions {
   project?: string;
+  /** The document the (single) file is the next version of. */
+  replaces?: string;
   wait: boolean;
   concurrency: string;
   recursive: boolean;
@@ -42,6 +44,7 @@ const size = (bytes: number) => (bytes >= 1 << 20 ? `${(bytes / (1 << 20)).toFix
  */
 export async function uploadCommand(kb: KbClient, paths: string[], options: UploadCommandOptions): Promise<void> {
   const { files, skipped } = await filesOf(paths, options.recursive);
+  if (options.replaces !== undefined && files.length !== 1) throw new Error(`--replaces takes exactly one file (${files.length} found).`);
   const tty = !options.json && process.stderr.isTTY;
   const nameWidth = Math.min(40, Math.max(8, ...files.map((f) => path.basename(f).length)));
   const bars = tty
@@ -65,7 +68,7 @@ export async function uploadCommand(kb: KbClient, paths: string[], options: Uplo
   };
   let summary;
   try {
-    summary = await uploadFiles(kb, files, { projectId: options.project, wait: options.wait, concurrency: Number(options.concurrency) || 3, onProgress });
+    summary = await uploadFiles(kb, files, { projectId: options.project, replaces: options.replaces, wait: options.wait, concurrency: Number(options.concurrency) || 3, onProgress });
   } finally {
     bars?.stop();
   }
@@ -89,7 +92,8 @@ export async function uploadCommand(kb: KbClient, paths: string[], options: Uplo
     if (summary.failed.length) parts.push(`${summary.failed.length} failed`);
     if (summary.skipped.length) parts.push(`${summary.skipped.length} skipped`);
     const chunks = summary.documents.reduce((n, d) => n + (d.document.chunk_count ?? 0), 0);
-    process.stdout.write(`${files.length} file(s)${options.project ? ` into project ${options.project}` : ''}: ${parts.join(', ') || 'nothing to upload'}${chunks ? `; ${chunks} chunks indexed` : ''}\n`);
+    const version = options.replaces && summary.documents[0] ? ` (version ${summary.documents[0].document.version}, replaces ${options.replaces})` : '';
+    process.stdout.write(`${files.length} file(s)${options.project ? ` into project ${options.project}` : ''}${version}: ${parts.join(', ') || 'nothing to upload'}${chunks ? `; ${chunks} chunks indexed` : ''}\n`);
   }
   if (summary.failed.length > 0) process.exitCode = 1;
 }

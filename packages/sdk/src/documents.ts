@@ -7,6 +7,7 @@ import type { KbClient } from './client';
 import { CONTENT_TYPE_BY_EXTENSION, contentTypeFor } from './content-types';
 import { KbApiError, KbTimeoutError } from './errors';
 import type { Document } from './types';
+import type { Page, PageOptions } from './webhooks';
 
 /** Statuses after which a document does not change by itself. */
 const FINAL = ['completed', 'failed'];
@@ -29,6 +30,12 @@ export interface UploadProgress {
 export interface UploadOptions {
   /** Project to upload into; omitted: organization-level documents. */
   projectId?: string;
+  /**
+   * Id of the document the file is the next version of (decisions.md "Document versions"): same
+   * organization and same project (`projectId`, or none for both). Only with exactly one file. It
+   * is superseded, and leaves the knowledge scope, when the new version becomes ready.
+   */
+  replaces?: string;
   /** Start processing after the upload (default true). */
   process?: boolean;
   /** Wait until every document is `completed` or `failed` (default true; implies `process`). */
@@ -61,10 +68,14 @@ export interface UploadSummary {
  * documents (see {@link waitForDocuments}).
  * A file the service refuses (unsupported type, too large) or whose processing fails is reported
  * in `failed`; other errors (authentication, network) are thrown.
- * @throws KbApiError on errors that concern the whole call (401, 402, 404 project…).
+ * @throws KbApiError on errors that concern the whole call (401, 402, 404 project…; with
+ *   `replaces`: 404 when it is not a document of the organization and project, 409 CONFLICT when it
+ *   is already superseded or being replaced by a version still processing).
  * @throws KbTimeoutError when `wait` exceeds `timeoutMs`.
+ * @throws TypeError when `replaces` is given with more than one file.
  */
 export async function uploadFiles(kb: KbClient, files: string[], options: UploadOptions = {}): Promise<UploadSummary> {
+  if (options.replaces !== undefined && files.length !== 1) throw new TypeError(`replaces applies to exactly one file (${files.length} given).`);
   const summary: UploadSummary = { documents: [], failed: [], skipped: [] };
   const progress = new Map<string, UploadProgress>();
   const report = (file: string, change: Partial<UploadProgress>) => {
@@ -92,7 +103,13 @@ export async function uploadFiles(kb: KbClient, files: string[], options: Upload
       try {
         const document = await kb.data(
           kb.api.POST('/api/v2/documents', {
-            body: { file_name: fileName, content_type: contentType, size_bytes: size, ...(options.projectId ? { project_id: options.projectId } : {}) },
+            body: {
+              file_name: fileName,
+              content_type: contentType,
+              size_bytes: size,
+              ...(options.projectId ? { project_id: options.projectId } : {}),
+              ...(options.replaces ? { replaces: options.replaces } : {}),
+            },
             signal: options.signal,
           }),
         );
@@ -152,6 +169,24 @@ export async function uploadFiles(kb: KbClient, files: string[], options: Upload
     else summary.documents.push({ file, document });
   }
   return summary;
+}
+
+/** Filters and paging of {@link listDocuments}. */
+export interface ListDocumentsOptions extends PageOptions {
+  projectId?: string;
+  status?: Document['status'];
+  /** true: only documents not superseded by a newer version (`superseded_by` null); default: all. */
+  current?: boolean;
+}
+
+/**
+ * Documents of the organization, newest first (GET /api/v2/documents), each with its `version`,
+ * `replaces` and `superseded_by`.
+ * @throws KbApiError 400 for a bad filter.
+ */
+export async function listDocuments(kb: KbClient, options: ListDocumentsOptions = {}): Promise<Page<Document>> {
+  const query = { project_id: options.projectId, status: options.status, current: options.current, limit: options.limit, offset: options.offset };
+  return (await kb.page(kb.api.GET('/api/v2/documents', { params: { query }, signal: options.signal }))) as Page<Document>;
 }
 
 /**

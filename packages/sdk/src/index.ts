@@ -1,7 +1,7 @@
 // @kb-platform/sdk: the typed client (generated from the service's OpenAPI document) and helpers.
 export { KbClient, type KbClientOptions, type DataOf } from './client';
 export { KbApiError, KbTimeoutError } from './errors';
-export { uploadFile, uploadFiles, uploadDirectory, waitForDocuments, filesOf, type UploadOptions, type UploadProgress, type UploadSummary } from './documents';
+export { uploadFile, uploadFiles, uploadDirectory, waitForDocuments, filesOf, listDocuments, type ListDocumentsOptions, type UploadOptions, type UploadProgress, type UploadSummary } from './documents';
 export { listChunks, iterateChunks, getChunk } from './chunks';
 export { chat, chatText, type ChatEvent } from './chat';
 export { runCheck, waitForCheckRun, setRequirementReview, clearRequirementReview, rerunCheckRun, compareCheckRuns, downloadReport, type ReportFormat } from './checks';

@@ -5,9 +5,10 @@ import { ProjectEntity } from '../projects/project.entity';
 import { InitDocuments1732200000000 } from './migrations/1732200000000-InitDocuments';
 import { UploadSlots1732200000001 } from './migrations/1732200000001-UploadSlots';
 import { DocumentProgress1732200000005 } from './migrations/1732200000005-DocumentProgress';
+import { DocumentVersions1764600000000 } from './migrations/1764600000000-DocumentVersions';
 
 /** Migrations of the schema `documents`, oldest first. */
-export const DOCUMENTS_MIGRATIONS = [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005, WebhookOutbox1764000000000, AuditEvents1764700000000];
+export const DOCUMENTS_MIGRATIONS = [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005, WebhookOutbox1764000000000, DocumentVersions1764600000000, AuditEvents1764700000000];
 
 /**
  * Opens the documents service's schema (`documents`: projects, documents, the webhook outbox) with

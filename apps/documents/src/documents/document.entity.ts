@@ -29,6 +29,12 @@ export class DocumentEntity {
   @Column({ type: 'jsonb', nullable: true }) progress: DocumentProgress | null;
   /** Time of the event that set `progress` (progress events older than it are ignored). */
   @Column({ name: 'progress_at', type: 'timestamptz', nullable: true }) progressAt: Date | null;
+  /** Version in its chain of revisions: 1 for a first upload, the replaced one's + 1 otherwise. */
+  @Column({ type: 'integer', default: 1 }) version: number;
+  /** The previous version (decisions.md "Document versions"), or null. */
+  @Column({ type: 'uuid', nullable: true }) replaces: string | null;
+  /** The next version, set when it became ready: this document is out of the knowledge scope. */
+  @Column({ name: 'superseded_by', type: 'uuid', nullable: true }) supersededBy: string | null;
   @Column({ name: 'processing_started_at', type: 'timestamptz', nullable: true }) processingStartedAt: Date | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;

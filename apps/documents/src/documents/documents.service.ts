@@ -115,12 +115,16 @@ export class DocumentsService {
 
   /**
    * Reserves an upload slot: creates the document (awaiting_upload) and a presigned PUT URL
-   * valid for about 2 hours.
-   * @throws VALIDATION_ERROR for a bad name, size or unsupported type; NOT_FOUND for an unknown project.
+   * valid for about 2 hours. With `replaces`, the document is the next version of that one
+   * (decisions.md "Document versions"): `version` is its version + 1; it supersedes it when it
+   * becomes ready.
+   * @throws VALIDATION_ERROR for a bad name, size or unsupported type; NOT_FOUND for an unknown
+   *   project, or a `replaces` that is not a document of the org with the same `project_id`;
+   *   CONFLICT when `replaces` is already superseded or being replaced by a version still processing.
    */
   async reserveUpload(
     ctx: CallContext,
-    input: { fileName: string; contentType: string; sizeBytes: number; projectId: string | null },
+    input: { fileName: string; contentType: string; sizeBytes: number; projectId: string | null; replaces?: string | null },
   ): Promise<{ document: DocumentEntity; upload: { url: string; method: string; recommendedContentType: string; expiresAt: Date } }> {
     const nameProblem = fileNameProblem(input.fileName);
     if (nameProblem !== null) throw AppError.validation(nameProblem);
@@ -150,6 +154,9 @@ export class DocumentsService {
       progressAt: null,
       storageKey: storageKeyFor(id),
       uploadKey: uploadKeyFor(id),
+      version: 1,
+      replaces: input.replaces ?? null,
+      supersededBy: null,
       processingStartedAt: null,
       createdAt: now,
       updatedAt: now,
@@ -158,7 +165,9 @@ export class DocumentsService {
       contentType,
       expiresInSeconds: UPLOAD_URL_TTL_SECONDS,
     });
-    await this.deps.repository.insert(document, ctx);
+    // insertVersion sets `version` on the document it inserts.
+    if (document.replaces !== null) await this.deps.repository.insertVersion(document as DocumentEntity & { replaces: string }, ctx);
+    else await this.deps.repository.insert(document, ctx);
     return { document, upload: { url: presigned.url, method: presigned.method, recommendedContentType: contentType, expiresAt: presigned.expiresAt } };
   }
 
@@ -198,7 +207,16 @@ export class DocumentsService {
       if (info.size !== doc.declaredSizeBytes) return skipped('size_mismatch');
       if (info.contentType !== null && normalizeContentType(info.contentType) !== doc.contentType) return skipped('content_type_mismatch');
       const now = new Date();
-      if (!(await this.deps.repository.startProcessing(ctx.orgId, id, info.size, now, ctx))) return skipped('not_awaiting_upload');
+      const started = await this.deps.repository.startProcessing(ctx.orgId, id, info.size, now, doc.replaces, ctx);
+      if (started === 'not_awaiting_upload') return skipped('not_awaiting_upload');
+      if (started === 'replacement_conflict') {
+        return {
+          kind: 'failed',
+          documentId: id,
+          error: 'CONFLICT',
+          message: `The document it replaces (${doc.replaces}) is already superseded or being replaced by another version that is processing. The document is still awaiting processing.`,
+        };
+      }
       if (doc.uploadKey !== null && !located.moved) {
         try {
           await this.closeSlotAndMove(doc, info);
@@ -395,6 +413,15 @@ export class DocumentsService {
       if (!doc || !isSearchable(doc.status)) throw AppError.notFound(`Handbook ${id} not found (it must be a processed document of your organization).`);
       return doc;
     });
+  }
+
+  /**
+   * The knowledge scope of one search from one database snapshot (docs/retrieval.md "Document
+   * versions: one switch point"): handbooks read as their current versions, or the documents of
+   * the scope that must not be searched (superseded, processing, failed).
+   */
+  resolveSearchScope(ctx: CallContext, projectId: string | null, documentIds: string[]) {
+    return this.deps.repository.readSearchScope(ctx.orgId, projectId, unique(documentIds));
   }
 
   /** The ids among `ids` that are still searchable documents of the org. */

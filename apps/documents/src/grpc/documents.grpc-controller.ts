@@ -76,6 +76,7 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
         contentType: req.contentType,
         sizeBytes: req.sizeBytes,
         projectId: req.projectId ? requireUuid(req.projectId, 'project_id') : null,
+        replaces: req.replaces ? requireUuid(req.replaces, 'replaces') : null,
       });
       return {
         document: toProtoDocument(document),
@@ -94,6 +95,7 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
           projectId: req.projectId ? requireUuid(req.projectId, 'project_id') : undefined,
           documentIds: req.documentIds.map((id) => requireUuid(id, 'document_ids')),
           status: req.status === undefined ? undefined : documentStatus.fromProto(req.status),
+          current: req.current,
         },
         limit,
         offset,
@@ -117,6 +119,8 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
       documents: (await documents.resolveHandbooks(ctx, req.documentIds.map((id) => requireUuid(id, 'handbook_ids')))).map(toProtoDocument),
     }),
     filterLiveDocuments: async (req, ctx) => ({ documentIds: await documents.filterLive(ctx, req.documentIds.filter(isUuid)) }),
+    resolveSearchScope: async (req, ctx) =>
+      documents.resolveSearchScope(ctx, req.projectId ? requireUuid(req.projectId, 'project_id') : null, req.documentIds.filter(isUuid)),
     listChunks: async (req, ctx) => {
       const { limit, offset } = pageWindow(req.page);
       const result = await documents.listChunks(ctx, requireUuid(req.documentId, 'id'), limit, offset);

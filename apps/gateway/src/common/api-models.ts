@@ -49,6 +49,18 @@ export class DocumentView {
     description: 'where processing is, updated at least every 5 s of work; null outside `processing` and `ready`',
   })
   progress: DocumentProgressView | null;
+  @ApiProperty({ example: 2, minimum: 1, description: 'version in its chain of revisions: 1 for a first upload, the replaced document\'s version + 1 for an upload with `replaces`' })
+  version: number;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, example: '4e5f6a7b-8c9d-4e0f-9a1b-2c3d4e5f6a7b', description: 'the previous version, null for a first upload' })
+  replaces: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    example: null,
+    description: 'the next version, set when it became ready: the document is then out of the knowledge scope (still listed, downloadable, its chunks readable)',
+  })
+  superseded_by: string | null;
 }
 
 export class DocumentChunkView {

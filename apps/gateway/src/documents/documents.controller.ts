@@ -5,7 +5,8 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } f
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
 import { ApiEnvelope, ApiErrors } from '../common/openapi';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
@@ -62,6 +63,18 @@ export class ReserveUploadDto {
   @IsOptional()
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d',
+    description:
+      'the document this upload is the next version of (same organization and same `project_id`; both null for organization-level documents). It is superseded when the new version becomes `ready`. 404 when not found there; 409 when it is already superseded or another new version of it is still processing.',
+  })
+  @IsOptional()
+  @IsUUID('all', { message: 'replaces must be a UUID' })
+  replaces?: string | null;
 }
 
 export class DocumentIdsDto {
@@ -92,6 +105,15 @@ export class ListDocumentsQuery extends PaginationQuery {
   @IsOptional()
   @IsIn([...DOCUMENT_STATUSES], { message: `status must be one of ${DOCUMENT_STATUSES.join(', ')}` })
   status?: DocumentStatus;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    description: '`true`: only documents not superseded by a newer version (`superseded_by` null); `false` or omitted: all documents',
+  })
+  @IsOptional()
+  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean({ message: 'current must be true or false' })
+  current?: boolean;
 }
 
 /** Document resource as the API shows it: one presenter, shared with the webhook payloads (@kb/events). */
@@ -112,11 +134,17 @@ export class DocumentsController {
   @Post()
   @ApiOperation({ operationId: 'reserveDocument', summary: 'Reserve an upload slot (step 1): returns the document and a presigned PUT URL', description: UPLOAD_DESCRIPTION })
   @ApiEnvelope(ReservedDocumentView, { status: 201, description: 'The document (`awaiting_upload`) and its upload slot `upload`.' })
-  @ApiErrors(ErrorCode.NOT_FOUND)
+  @ApiErrors(ErrorCode.NOT_FOUND, ErrorCode.CONFLICT)
   async reserve(@Ctx() ctx: CallContext, @Body() body: ReserveUploadDto) {
     const res = await this.documents.reserveUpload(
       // `project_id: null` is the same as omitting it: an organization-level document (docs/gateway.md).
-      { fileName: body.file_name, contentType: body.content_type, sizeBytes: body.size_bytes, projectId: body.project_id ?? undefined },
+      {
+        fileName: body.file_name,
+        contentType: body.content_type,
+        sizeBytes: body.size_bytes,
+        projectId: body.project_id ?? undefined,
+        replaces: body.replaces ?? undefined,
+      },
       ctx,
     );
     const upload = res.upload!;
@@ -150,7 +178,13 @@ export class DocumentsController {
     const bad = ids.find((id: string): boolean => !isUuid(id));
     if (bad !== undefined) throw AppError.validation(`document_ids must be comma-separated UUIDs; '${bad.slice(0, 64)}' is not one.`);
     const res = await this.documents.listDocuments(
-      { projectId: q.project_id, documentIds: ids, status: q.status === undefined ? undefined : documentStatus.toProto(q.status), page: { limit: q.limit, offset: q.offset } },
+      {
+        projectId: q.project_id,
+        documentIds: ids,
+        status: q.status === undefined ? undefined : documentStatus.toProto(q.status),
+        current: q.current === true,
+        page: { limit: q.limit, offset: q.offset },
+      },
       ctx,
     );
     return new Paginated(res.documents.map(presentDocument), { limit: q.limit, offset: q.offset, total: res.total });

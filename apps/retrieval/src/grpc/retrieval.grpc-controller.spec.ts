@@ -46,7 +46,7 @@ describe('retrieval gRPC handlers', () => {
     const documentId = randomUUID();
     expect(await h.indexDocument({ documentId, chunks: [chunk(documentId, 'Extinguishers are inspected monthly.')], corpus: 0 }, ctx)).toEqual({ chunkCount: 1 });
 
-    const res = await h.search({ query: 'fire extinguisher', documentIds: [], topK: 5, corpus: 0 }, ctx);
+    const res = await h.search({ query: 'fire extinguisher', documentIds: [], excludeDocumentIds: [], topK: 5, corpus: 0 }, ctx);
     expect(res.mode).toBe('lexical');
     expect(res.degradedReason).toBe('');
     expect(res.hits.map((x) => x.chunk?.documentId)).toEqual([documentId]);
@@ -88,7 +88,7 @@ describe('retrieval gRPC handlers', () => {
     const documentId = randomUUID();
     await h.indexDocument({ documentId, chunks: [chunk(documentId, 'Fire doors stay closed.')], corpus: 0 }, ctx);
     expect(await code(h.embedDocument({ documentId, corpus: 0 }, ctx))).toBe(ErrorCode.SERVICE_UNAVAILABLE);
-    const res = await h.search({ query: 'fire doors', documentIds: [], topK: 5, corpus: 0 }, ctx);
+    const res = await h.search({ query: 'fire doors', documentIds: [], excludeDocumentIds: [], topK: 5, corpus: 0 }, ctx);
     expect(res.hits).toHaveLength(1);
     expect(res.degradedReason).toMatch(/dense search failed/);
   });

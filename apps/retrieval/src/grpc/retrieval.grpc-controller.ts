@@ -72,6 +72,7 @@ export function retrievalGrpcHandlers(service: RetrievalService): Handlers {
           orgId: ownerOf(ctx, req.corpus),
           projectId: safety ? undefined : req.projectId,
           documentIds: req.documentIds.filter(isUuid),
+          excludeDocumentIds: safety ? undefined : req.excludeDocumentIds.filter(isUuid),
         },
         topK,
         ),

@@ -405,6 +405,11 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         expect(docIds(await store.search('fire', { orgId: orgA, documentIds: [] }, 10))).toEqual(new Set([d1, d2, d3]));
         // A document id of this org searched from another org: nothing.
         expect(await store.search('fire', { orgId: orgB, documentIds: [d1] }, 10)).toEqual([]);
+        // excludeDocumentIds (superseded / not yet ready versions) is applied before ranking.
+        expect(docIds(await store.search('fire', { orgId: orgA, excludeDocumentIds: [d1] }, 10))).toEqual(new Set([d2, d3]));
+        expect(docIds(await store.search('fire', { orgId: orgA, documentIds: [d1, d2], excludeDocumentIds: [d2] }, 10))).toEqual(new Set([d1]));
+        expect(docIds(await store.search('fire', { orgId: orgA, excludeDocumentIds: [] }, 10))).toEqual(new Set([d1, d2, d3]));
+        expect(docIds(await store.search('fire', { orgId: orgA, excludeDocumentIds: [d1, d2, d3] }, 10))).toEqual(new Set());
       });
 
       it('returns [] for empty, stop-word-only and punctuation-only queries', async () => {

@@ -41,6 +41,11 @@ export interface SearchScope {
   projectId?: string | null;
   /** When non-empty: only chunks of these documents (intersected with the scope above). */
   documentIds?: string[];
+  /**
+   * Never these documents' chunks (superseded or not yet ready versions, decisions.md "Document
+   * versions"). Applied in the store's filter, before ranking, so `topK` counts only the rest.
+   */
+  excludeDocumentIds?: string[];
 }
 
 /** One search result. */

@@ -1192,6 +1192,10 @@ export function scopeFilter(scope: SearchScope): string {
     const ids = requireStringArray('scope.documentIds', scope.documentIds);
     if (ids.length > 0) parts.push(`document_id IN (${ids.map(sqlString).join(', ')})`);
   }
+  if (scope.excludeDocumentIds !== undefined) {
+    const ids = requireStringArray('scope.excludeDocumentIds', scope.excludeDocumentIds);
+    if (ids.length > 0) parts.push(`document_id NOT IN (${ids.map(sqlString).join(', ')})`);
+  }
   return parts.join(' AND ');
 }
 

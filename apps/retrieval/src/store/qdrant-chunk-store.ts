@@ -387,7 +387,7 @@ function docFilter(orgId: string, documentIds: string[]): Condition[] {
 }
 
 /** The Qdrant filter of a search scope (same rules as the embedded store's SQL predicate). */
-export function scopeFilter(scope: SearchScope): { must: Condition[] } {
+export function scopeFilter(scope: SearchScope): { must: Condition[]; must_not?: Condition[] } {
   if (scope === null || typeof scope !== 'object') throw validation('scope must be an object');
   requireString('scope.orgId', scope.orgId);
   const must: Condition[] = [{ key: 'org_id', match: { value: scope.orgId } }];
@@ -398,6 +398,10 @@ export function scopeFilter(scope: SearchScope): { must: Condition[] } {
   if (scope.documentIds !== undefined) {
     const ids = requireStringArray('scope.documentIds', scope.documentIds);
     if (ids.length > 0) must.push({ key: 'document_id', match: { any: ids } });
+  }
+  if (scope.excludeDocumentIds !== undefined) {
+    const ids = requireStringArray('scope.excludeDocumentIds', scope.excludeDocumentIds);
+    if (ids.length > 0) return { must, must_not: [{ key: 'document_id', match: { any: ids } }] };
   }
   return { must };
 }
