@@ -157,6 +157,7 @@ export class DocumentsService {
     const presigned = await this.deps.storage.presignPut(document.uploadKey!, {
       contentType,
       expiresInSeconds: UPLOAD_URL_TTL_SECONDS,
+      contentLength: input.sizeBytes,
     });
     await this.deps.repository.insert(document);
     return { document, upload: { url: presigned.url, method: presigned.method, recommendedContentType: contentType, expiresAt: presigned.expiresAt } };
