@@ -1,7 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { api, baseUrl, newOrg, waitForDocument } from './support/harness';
+import { api, baseUrl, kbctl, newOrg, waitForDocument } from './support/harness';
 
 jest.setTimeout(180_000);
 
@@ -154,6 +155,146 @@ describe('gateway hardening: what an adversarial probe broke', () => {
       expect(late.status).toBe(403);
       const dir = path.join(objects, slot.id);
       expect(readdirSafe(dir)).toEqual([]);
+    }
+  });
+});
+
+/**
+ * Round two (issue 29): loose readings of input a second outside probe found. Each case failed
+ * before its fix.
+ */
+describe('gateway hardening, round two', () => {
+  let org: { orgId: string; key: string };
+  let a: ReturnType<typeof api>;
+  beforeAll(() => {
+    org = newOrg('Hardening Two Org');
+    a = api(org.key);
+  });
+
+  const expectValidation = (res: request.Response, pattern?: RegExp) => {
+    expect({ status: res.status, code: res.body?.error?.code, message: res.body?.error?.message }).toEqual({ status: 400, code: 'VALIDATION_ERROR', message: expect.anything() });
+    if (pattern) expect(res.body.error.message).toMatch(pattern);
+  };
+  const projectId = '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10';
+
+  // Defect 2: an item of a list of objects that is itself an array was stored as the text "undefined".
+  it('refuses a list item that is not an object (requirements, messages, questions), naming the item', async () => {
+    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Run', requirements: [[]] }), /requirements\[0\] must be a JSON object/);
+    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Run', requirements: [{ text: 'fine' }, [{ text: 'x' }]] }), /requirements\[1\] must be a JSON object/);
+    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Run', requirements: [null] }), /requirements\[0\]/);
+    expectValidation(await a.post('/api/v2/chat').send({ messages: [[]] }), /messages\[0\] must be a JSON object/);
+    expectValidation(await a.post('/api/v2/agent/batches').send({ questions: [[]] }), /questions/);
+    expectValidation(await a.post('/api/v2/agent/batches').send({ questions: [['nested?']] }), /questions/);
+  });
+
+  // Defect 3: an optional field sent as null reached the service as the text "null".
+  it('reads null as omitted for optional fields instead of storing the text "null"', async () => {
+    const batch = await a.post('/api/v2/agent/batches').send({ questions: ['Are hard hats required?'], name: null, project_id: null, chat_type: null });
+    expect(batch.status).toBe(201);
+    expect(batch.body.data.name).not.toBe('null');
+    expect(batch.body.data.project_id ?? null).toBeNull();
+    const query = await a.post('/api/v2/agent/query').send({ question: 'Are hard hats required?', project_id: null, chat_type: null });
+    expect(query.status).toBe(200);
+    const chat = await a.post('/api/v2/chat').send({ messages: [{ role: 'user', content: 'Are hard hats required?' }], project_id: null, chat_type: null });
+    expect(chat.status).toBe(200);
+    const hook = await a.post('/api/v2/webhooks').send({ url: 'http://127.0.0.1:9/kb-null', events: ['document.completed'], description: null });
+    expect(hook.status).toBe(201);
+    expect(hook.body.data.description).toBeNull();
+  });
+
+  // Defect 4: "7" and true were read as numbers; limit[]=1 was dropped and the default used.
+  it('refuses a non-integer JSON value for an integer field and an array for a query parameter, on every endpoint', async () => {
+    for (const top_k of [true, '7', 7.5, [7], { n: 7 }]) {
+      expectValidation(await a.post('/api/v2/agent/query').send({ question: 'Are hard hats required?', top_k }), /top_k must be an integer/);
+      expectValidation(await a.post('/api/v2/chat').send({ messages: [{ role: 'user', content: 'Hi?' }], top_k }), /top_k must be an integer/);
+    }
+    expectValidation(await a.post('/api/v2/documents').send({ file_name: 'a.txt', content_type: 'text/plain', size_bytes: '5' }), /size_bytes/);
+    for (const [path, query, name] of [
+      ['/api/v2/projects', 'limit[]=1', 'limit'],
+      ['/api/v2/projects', 'limit=1&limit=2', 'limit'],
+      ['/api/v2/documents', 'offset[0]=1', 'offset'],
+      ['/api/v2/documents', 'status=completed&status=failed', 'status'],
+      ['/api/v2/check/runs', 'project_id[]=' + projectId, 'project_id'],
+      ['/api/v2/agent/batches', 'limit=5&limit=5', 'limit'],
+      ['/api/v2/webhooks', 'limit[]=1', 'limit'],
+    ]) {
+      expectValidation(await a.get(`${path}?${query}`), new RegExp(`^${name} must be given once`));
+    }
+    const ok = await a.get('/api/v2/projects?limit=1');
+    expect({ status: ok.status, limit: ok.body.pagination?.limit }).toEqual({ status: 200, limit: 1 });
+  });
+
+  // Defect 6: invalid UTF-8 in a JSON body was stored as U+FFFD.
+  it('refuses a JSON body that is not valid UTF-8, and keeps valid multi-byte text exactly', async () => {
+    const post = (bytes: Buffer) =>
+      fetch(`${baseUrl()}/api/v2/projects`, { method: 'POST', headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' }, body: bytes });
+    for (const bad of [Buffer.from([0xc3, 0x28]), Buffer.from([0xff]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82])]) {
+      const res = await post(Buffer.concat([Buffer.from('{"name":"bad '), bad, Buffer.from('"}')]));
+      const body = (await res.json()) as any;
+      expect({ status: res.status, code: body.error?.code }).toEqual({ status: 400, code: 'VALIDATION_ERROR' });
+      expect(body.error.message).toMatch(/UTF-8/);
+    }
+    const good = await post(Buffer.from('{"name":"Prüfung 日本 🏗"}', 'utf8'));
+    expect(good.status).toBe(201);
+    expect(((await good.json()) as any).data.name).toBe('Prüfung 日本 🏗');
+  });
+
+  // Defect 9: an out-of-range --rate-limit reached PostgreSQL (INTERNAL_ERROR, SQL and a stack trace on stdout).
+  it('kbctl refuses numbers outside the column range with one VALIDATION_ERROR line on stdout', () => {
+    const kbctlRaw = (...args: string[]) =>
+      spawnSync(process.execPath, [path.join(__dirname, '../../dist/apps/gateway/src/cli/kbctl.js'), ...args, '--json'], {
+        env: { ...process.env, DATABASE_URL: process.env.KB_E2E_DATABASE_URL, NATS_URL: process.env.KB_E2E_NATS_URL ?? '' },
+        encoding: 'utf8',
+      });
+    for (const [args, flag] of [
+      [['key', 'create', '--org', org.orgId, '--rate-limit', '2147483648'], '--rate-limit'],
+      [['key', 'create', '--org', org.orgId, '--rate-limit', '0'], '--rate-limit'],
+      [['key', 'create', '--org', org.orgId, '--rate-limit', '1e3'], '--rate-limit'],
+      [['key', 'create', '--org', org.orgId, '--rate-limit', '-5'], '--rate-limit'],
+      [['org', 'quota', '--org', org.orgId, '--requests', '9223372036854775808'], '--requests'],
+      [['org', 'quota', '--org', org.orgId, '--tokens', '0x10'], '--tokens'],
+    ] as Array<[string[], string]>) {
+      const run = kbctlRaw(...args);
+      expect({ args, status: run.status }).toEqual({ args, status: 1 });
+      const lines = run.stdout.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      const out = JSON.parse(lines[0]);
+      expect(out.error.code).toBe('VALIDATION_ERROR');
+      expect(out.error.message).toContain(flag);
+    }
+    expect(kbctl('key', 'create', '--org', org.orgId, '--rate-limit', '2147483647').rate_limit_per_minute).toBe(2147483647);
+  });
+
+  // Defect 12: a PUT far larger than the declared size_bytes was stored until process said size_mismatch.
+  it('caps a presigned upload at the declared size: 413 EntityTooLarge, nothing stored, the right size still fits', async () => {
+    const slot = (await a.post('/api/v2/documents').send({ file_name: 'five.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
+    const put = (body: any, extra: RequestInit = {}) => fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body, ...extra });
+    const big = await put(Buffer.alloc(20 * 1024 * 1024, 0x61));
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as any).error.code).toBe('EntityTooLarge');
+    expect((await put('hello!')).status).toBe(413);
+    // Without Content-Length (chunked): refused once the sixth byte arrives.
+    const chunks = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('hel'));
+        controller.enqueue(new TextEncoder().encode('lo, world'));
+        controller.close();
+      },
+    });
+    expect((await put(chunks, { duplex: 'half' } as RequestInit)).status).toBe(413);
+    const dir = path.join(process.env.KB_E2E_DATA_DIR!, 'objects', 'objects', 'uploads', slot.id);
+    expect(readdirSafe(dir).filter((f) => !f.startsWith('.'))).toEqual([]);
+    expect((await put('hello')).status).toBe(200);
+    expect((await a.post('/api/v2/documents/process').send({ document_ids: [slot.id] })).body.data.processed).toEqual([slot.id]);
+    expect(await waitForDocument(org.key, slot.id)).toMatchObject({ status: 'completed', size_bytes: 5 });
+  });
+
+  // Defect 14: a blank question got chat's wording ("last message…").
+  it('refuses a blank agent/query question with its own wording', async () => {
+    for (const question of [' ', '\t\n ']) {
+      const res = await a.post('/api/v2/agent/query').send({ question });
+      expectValidation(res, /^question must not be blank/);
+      expect(res.body.error.message).not.toMatch(/last message/);
     }
   });
 });

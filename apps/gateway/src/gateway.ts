@@ -333,6 +333,30 @@ function createFastifyAdapter(config: GatewayConfig, policy: ReturnType<typeof c
   });
 }
 
+/** Strict UTF-8 decoder of JSON bodies (`fatal`: a malformed sequence throws instead of becoming U+FFFD). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The JSON body parser: the raw bytes must be valid UTF-8 (RFC 8259 §8.1), else 400
+ * VALIDATION_ERROR (`0xC3 0x28` would otherwise be stored as U+FFFD, silently changing the text);
+ * then Fastify's JSON parser with prototype-poisoning protection (`__proto__`/`constructor` keys → 400).
+ * A leading UTF-8 byte order mark is dropped by the decoder.
+ */
+function strictJsonParser(app: NestFastifyApplication) {
+  const fastify = app.getHttpAdapter().getInstance();
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  return (request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: unknown) => void): void => {
+    let text: string;
+    try {
+      text = STRICT_UTF8.decode(body);
+    } catch {
+      done(AppError.validation('The request body is not valid UTF-8: JSON text must be encoded as UTF-8.'));
+      return;
+    }
+    parseJson(request, text, done);
+  };
+}
+
 /** The Nest application (AppModule with the backing-service addresses) on `adapter`, with the global validation pipe; not yet initialised. */
 async function createNestApp(config: GatewayConfig, logger: Logger, backends: Backends, adapter: FastifyAdapter): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -351,8 +375,10 @@ async function createNestApp(config: GatewayConfig, logger: Logger, backends: Ba
       chatHeartbeatMs: config.CHAT_SSE_HEARTBEAT_MS,
     }),
     adapter,
-    { logger: false, abortOnError: false },
+    // Nest's own JSON parser decodes the bytes loosely (invalid UTF-8 → U+FFFD): ours instead (strictJsonParser).
+    { logger: false, abortOnError: false, bodyParser: false },
   );
+  app.useBodyParser('application/json', { bodyLimit: config.GATEWAY_BODY_LIMIT_BYTES }, strictJsonParser(app));
   app.useGlobalPipes(createValidationPipe());
   // Shutdown is driven by runService (SIGTERM/SIGINT → the stop function returned by createGateway).
   return app;

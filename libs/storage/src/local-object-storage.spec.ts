@@ -393,6 +393,29 @@ describe('LocalObjectStorage upload limits and aborted uploads', () => {
     expect(await filesUnder(h.rootDir)).toEqual([]);
   });
 
+  it('caps an upload at the size signed into its URL (contentLength): more → 413, a tampered size → 403, the size itself fits', async () => {
+    const k = 'orgs/o/documents/declared/original';
+    const put = await h.storage.presignPut(k, { contentType: 'text/plain', expiresInSeconds: 60, contentLength: 5 });
+    expect(new URL(put.url).searchParams.get('X-Kb-Content-Length')).toBe('5');
+    const declaredMore = await fetch(put.url, { method: 'PUT', body: 'hello!', headers: { 'Content-Type': 'text/plain' } });
+    expect(declaredMore.status).toBe(413);
+    expect(await errorCode(declaredMore)).toBe('EntityTooLarge');
+    const chunks = [Buffer.from('hel'), Buffer.from('lo, world')];
+    const body = new ReadableStream<Uint8Array>({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) });
+    const streamed = await fetch(put.url, { method: 'PUT', body, duplex: 'half', headers: { 'Content-Type': 'text/plain' } } as RequestInit);
+    expect(streamed.status).toBe(413);
+    await streamed.arrayBuffer();
+    expect(await h.storage.stat(k)).toBeNull();
+    const tampered = new URL(put.url);
+    tampered.searchParams.set('X-Kb-Content-Length', '50');
+    const forged = await fetch(tampered, { method: 'PUT', body: 'hello!', headers: { 'Content-Type': 'text/plain' } });
+    expect(forged.status).toBe(403);
+    await forged.arrayBuffer();
+    expect((await fetch(put.url, { method: 'PUT', body: 'hello', headers: { 'Content-Type': 'text/plain' } })).status).toBe(200);
+    expect((await h.storage.stat(k))?.size).toBe(5);
+    await h.storage.delete(k);
+  });
+
   it('accepts exactly maxUploadBytes', async () => {
     const k = 'orgs/o/documents/exact/original';
     const put = await h.storage.presignPut(k, { contentType: 'application/octet-stream', expiresInSeconds: 60 });

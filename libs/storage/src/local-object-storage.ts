@@ -40,6 +40,7 @@ export const LOCAL_QUERY = {
   expires: 'X-Kb-Expires',
   contentType: 'X-Kb-Content-Type',
   fileName: 'X-Kb-File-Name',
+  contentLength: 'X-Kb-Content-Length',
   signature: 'X-Kb-Signature',
 } as const;
 
@@ -146,7 +147,11 @@ export class LocalObjectStorage implements ObjectStorage {
     assertValidKey(key);
     const expiresIn = assertExpiry(opts?.expiresInSeconds);
     const contentType = assertHeaderText('contentType', opts.contentType);
-    return this.presign('PUT', key, expiresIn, contentType, '');
+    const length = opts.contentLength;
+    if (length !== undefined && (!Number.isSafeInteger(length) || length < 0)) {
+      throw new StorageError('INVALID_ARGUMENT', 'contentLength must be a whole number of bytes (0 or more)');
+    }
+    return this.presign('PUT', key, expiresIn, contentType, '', length === undefined ? '' : String(length));
   }
 
   /** Signs a GET (and HEAD) URL. @throws StorageError INVALID_KEY, INVALID_ARGUMENT. */
@@ -328,14 +333,15 @@ export class LocalObjectStorage implements ObjectStorage {
 
   // ---------------------------------------------------------------------------------------------
 
-  private presign(method: 'PUT' | 'GET', key: string, expiresIn: number, contentType: string, fileName: string): PresignedUrl {
+  private presign(method: 'PUT' | 'GET', key: string, expiresIn: number, contentType: string, fileName: string, contentLength = ''): PresignedUrl {
     const expires = Math.floor(Date.now() / 1000) + expiresIn;
     const query = new URLSearchParams();
     query.set(LOCAL_QUERY.method, method);
     query.set(LOCAL_QUERY.expires, String(expires));
     query.set(LOCAL_QUERY.contentType, contentType);
     if (fileName) query.set(LOCAL_QUERY.fileName, fileName);
-    query.set(LOCAL_QUERY.signature, this.sign(method, key, String(expires), contentType, fileName));
+    if (contentLength) query.set(LOCAL_QUERY.contentLength, contentLength);
+    query.set(LOCAL_QUERY.signature, this.sign(method, key, String(expires), contentType, fileName, contentLength));
     const encodedKey = key.split('/').map(encodeURIComponent).join('/');
     return {
       url: `${this.baseUrl}${this.pathPrefix}/${encodedKey}?${query.toString().replace(/\+/g, '%20')}`,
@@ -344,9 +350,11 @@ export class LocalObjectStorage implements ObjectStorage {
     };
   }
 
-  private sign(method: string, key: string, expires: string, contentType: string, fileName: string): string {
+  /** HMAC of the signed fields; the declared content length joins them only when the URL has one (URLs signed before it existed stay valid). */
+  private sign(method: string, key: string, expires: string, contentType: string, fileName: string, contentLength = ''): string {
+    const fields = [SIGNATURE_VERSION, method, key, expires, contentType, fileName, ...(contentLength ? [contentLength] : [])];
     return createHmac('sha256', this.secret)
-      .update([SIGNATURE_VERSION, method, key, expires, contentType, fileName].join('\n'), 'utf8')
+      .update(fields.join('\n'), 'utf8')
       .digest('hex');
   }
 
@@ -383,7 +391,8 @@ export class LocalObjectStorage implements ObjectStorage {
     }
     const signedType = query.get(LOCAL_QUERY.contentType) ?? '';
     const fileName = query.get(LOCAL_QUERY.fileName) ?? '';
-    if (!this.verify(signature, this.sign(signedMethod, key, expires, signedType, fileName))) {
+    const signedLength = query.get(LOCAL_QUERY.contentLength) ?? '';
+    if (!this.verify(signature, this.sign(signedMethod, key, expires, signedType, fileName, signedLength))) {
       throw new HttpFailure(403, 'SignatureDoesNotMatch', 'The request signature does not match.');
     }
     if (!/^\d{1,12}$/.test(expires) || Date.now() >= Number(expires) * 1000) {
@@ -394,7 +403,7 @@ export class LocalObjectStorage implements ObjectStorage {
       throw new HttpFailure(405, 'MethodNotAllowed', `This URL allows ${allowed.join(' and ')} only.`, { Allow: allowed.join(', ') });
     }
 
-    if (method === 'PUT') await this.servePut(req, res, key);
+    if (method === 'PUT') await this.servePut(req, res, key, /^\d{1,15}$/.test(signedLength) ? Number(signedLength) : null);
     else await this.serveGet(req, res, key, method === 'HEAD', signedType, fileName);
   }
 
@@ -404,11 +413,19 @@ export class LocalObjectStorage implements ObjectStorage {
     return ok && givenHex.length === 64;
   }
 
-  private async servePut(req: IncomingMessage, res: ServerResponse, key: string): Promise<void> {
+  /**
+   * Stores the body of a PUT. At most `signedLength` bytes (the size declared when the URL was
+   * signed) when the URL has one, and never more than `maxUploadBytes`: a larger Content-Length, or
+   * more bytes than that arriving, → 413 EntityTooLarge and nothing stored.
+   */
+  private async servePut(req: IncomingMessage, res: ServerResponse, key: string, signedLength: number | null): Promise<void> {
+    const limit = signedLength === null ? this.maxUploadBytes : Math.min(signedLength, this.maxUploadBytes);
+    const tooLarge = () =>
+      signedLength !== null && signedLength <= this.maxUploadBytes
+        ? new HttpFailure(413, 'EntityTooLarge', `The upload exceeds the size declared for this upload slot (${signedLength} bytes): create the document again with the real size_bytes.`)
+        : new HttpFailure(413, 'EntityTooLarge', `The upload exceeds the maximum of ${this.maxUploadBytes} bytes.`);
     const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > this.maxUploadBytes) {
-      throw new HttpFailure(413, 'EntityTooLarge', `The upload exceeds the maximum of ${this.maxUploadBytes} bytes.`);
-    }
+    if (declared !== undefined && Number(declared) > limit) throw tooLarge();
     const closed = new HttpFailure(403, 'AccessDenied', 'This upload URL is closed: the document is no longer awaiting its upload.');
     if (await this.uploadsClosed(key)) throw closed;
     const contentType = normalizeContentType(req.headers['content-type']) ?? FALLBACK_CONTENT_TYPE;
@@ -419,12 +436,10 @@ export class LocalObjectStorage implements ObjectStorage {
     await this.mkdirFor(dir, key);
     let received: { size: number; md5: string };
     try {
-      received = await receiveBody(req, tmp, this.maxUploadBytes);
+      received = await receiveBody(req, tmp, limit);
     } catch (err) {
       await fsp.rm(tmp, { force: true }).catch(() => undefined);
-      if (err instanceof UploadTooLarge) {
-        throw new HttpFailure(413, 'EntityTooLarge', `The upload exceeds the maximum of ${this.maxUploadBytes} bytes.`);
-      }
+      if (err instanceof UploadTooLarge) throw tooLarge();
       if (err instanceof ClientGone) throw err;
       throw new HttpFailure(500, 'InternalError', 'The upload could not be stored.');
     }
@@ -575,8 +590,9 @@ export class LocalObjectStorage implements ObjectStorage {
  * `pathPrefix`; otherwise answers the request completely and resolves `true` (it never rejects).
  *
  * Answers (error bodies are `{"error":{"code":"…","message":"…"}}`, `application/json`; none on HEAD):
- * - PUT on a PUT URL: body streamed to a temp file, counted against `maxUploadBytes`, renamed into
- *   place on completion; `200` with `ETag: "<md5>"`. Over the limit (declared or counted): `413
+ * - PUT on a PUT URL: body streamed to a temp file, counted against `maxUploadBytes` and the size
+ *   signed into the URL (`X-Kb-Content-Length`, the document's `size_bytes`), renamed into place on
+ *   completion; `200` with `ETag: "<md5>"`. Over either limit (Content-Length or bytes counted): `413
  *   EntityTooLarge`, nothing stored. Client disconnect: nothing stored. The request's Content-Type
  *   (normalised) is recorded, whatever the signed one was (see {@link LocalObjectStorage}).
  * - GET/HEAD on a GET URL: `200` (or `206` for a single `Range`) with the signed Content-Type,
@@ -690,6 +706,19 @@ function parseRange(header: string | undefined, size: number): [number, number] 
   return [start, end];
 }
 
+/** Largest refused request body read and discarded (rather than the connection closed) so the client reads the error: 64 MiB. */
+const REFUSED_BODY_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/** Reads and drops the rest of `req`'s body; past REFUSED_BODY_DRAIN_BYTES (a lying Content-Length) the socket is closed. */
+function discardBody(req: IncomingMessage): void {
+  let drained = 0;
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > REFUSED_BODY_DRAIN_BYTES) req.socket.destroy();
+  });
+  req.resume();
+}
+
 function sendError(req: IncomingMessage, res: ServerResponse, failure: HttpFailure): void {
   if (res.headersSent) {
     res.destroy();
@@ -702,9 +731,15 @@ function sendError(req: IncomingMessage, res: ServerResponse, failure: HttpFailu
     'Content-Length': String(Buffer.byteLength(body)),
     'Cache-Control': 'no-store',
   };
-  // A request body we did not read (or stopped reading): close the connection after answering,
-  // while Node drains what is in flight, so the client still receives this response.
-  if (!req.complete) headers.Connection = 'close';
+  // A request body we did not read (or stopped reading). Declared up to REFUSED_BODY_DRAIN_BYTES:
+  // the rest is read and discarded, so a client still sending (a 20 MB PUT into a 5-byte slot)
+  // reads this answer instead of EPIPE/ECONNRESET. Larger or of unknown length: the connection
+  // is closed after answering, while Node drains what is in flight.
+  if (!req.complete) {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isSafeInteger(declared) && declared <= REFUSED_BODY_DRAIN_BYTES) discardBody(req);
+    else headers.Connection = 'close';
+  }
   res.writeHead(failure.status, headers);
   res.end(body);
 }

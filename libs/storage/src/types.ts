@@ -30,6 +30,12 @@ export interface PresignPutOptions {
   contentType: string;
   /** Lifetime in seconds, 1..604800 (7 days, the S3 maximum). */
   expiresInSeconds: number;
+  /**
+   * The size the client declared (bytes, `size_bytes`), if any. The `local` driver signs it into
+   * the URL and refuses a PUT carrying more (`413 EntityTooLarge`; nothing stored). The `s3` driver
+   * does not bind it: there the size check of `process` (`size_mismatch`) catches a different size.
+   */
+  contentLength?: number;
 }
 
 /** Options of {@link ObjectStorage.presignGet}. */

@@ -47,6 +47,8 @@ function chatInput(req: agentV1.ChatRequest, source: AnswerRequest['source'], si
 export function agentUnaryHandlers(answers: AnswerService, batches: BatchesService): UnaryHandlers<AgentUnaryDefinition> {
   return {
     query: async (req, ctx) => {
+      // Its own wording (not chat's "last message…"): the client sent `question`.
+      if (!req.question.trim()) throw AppError.validation('question must not be blank (only whitespace).');
       const r = await answers
         .answer(ctx, {
           messages: [{ role: 'user', content: req.question }],

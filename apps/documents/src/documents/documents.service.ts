@@ -164,6 +164,7 @@ export class DocumentsService {
     const presigned = await this.deps.storage.presignPut(document.uploadKey!, {
       contentType,
       expiresInSeconds: UPLOAD_URL_TTL_SECONDS,
+      contentLength: input.sizeBytes,
     });
     // insertVersion sets `version` on the document it inserts.
     if (document.replaces !== null) await this.deps.repository.insertVersion(document as DocumentEntity & { replaces: string }, ctx);

@@ -1,11 +1,10 @@
 import { CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Matches, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
-import { OptionalUuidList } from '../common/validation';
+import { NON_BLANK_PATTERN, OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
@@ -15,9 +14,10 @@ import { AnswerView } from './agent-views';
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
 export class QueryDto {
-  @ApiProperty({ minLength: 1, maxLength: QUESTION_MAX_CHARS, example: 'Are hard hats required on site?' })
+  @ApiProperty({ minLength: 1, maxLength: QUESTION_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Are hard hats required on site?', description: 'the question (not blank)' })
   @IsString({ message: 'question must be a string' })
   @Length(1, QUESTION_MAX_CHARS, { message: `question must be 1 to ${QUESTION_MAX_CHARS} characters` })
+  @Matches(/\S/, { message: 'question must not be blank (only whitespace)' })
   question: string;
 
   @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
@@ -35,7 +35,6 @@ export class QueryDto {
 
   @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8, example: 5 })
   @IsOptional()
-  @Type(() => Number)
   @IsInt({ message: 'top_k must be an integer' })
   @Min(1, { message: 'top_k must be at least 1' })
   @Max(20, { message: 'top_k must be at most 20' })
@@ -67,9 +66,9 @@ export class AgentController {
     const a = await this.agent.query(
       {
         question: body.question,
-        projectId: body.project_id,
+        projectId: body.project_id ?? undefined,
         documentIds: body.document_ids ?? [],
-        chatType: body.chat_type,
+        chatType: body.chat_type ?? undefined,
         topK: body.top_k ?? 8,
         safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
       },

@@ -73,9 +73,10 @@ export class BatchesController {
     const org = await this.accounts.getOrganization(ctx.orgId);
     const b = await this.agent.createBatch({
       questions: body.questions,
-      name: body.name,
-      projectId: body.project_id,
-      chatType: body.chat_type,
+      // null reads as omitted (never the text "null"), as everywhere in the API.
+      name: body.name ?? undefined,
+      projectId: body.project_id ?? undefined,
+      chatType: body.chat_type ?? undefined,
       safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
     }, ctx);
     return presentBatch(b);

@@ -10,7 +10,7 @@ import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
 import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { OptionalUuidList } from '../common/validation';
+import { EachItemAnObject, OptionalUuidList } from '../common/validation';
 import { ACCOUNTS, AGENT_CLIENT, CHAT_SSE_HEARTBEAT_MS } from '../common/tokens';
 import { CHAT_TYPES } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
@@ -34,6 +34,7 @@ export class ChatDto {
   @IsArray({ message: 'messages must be an array' })
   @ArrayMinSize(1, { message: 'messages must have at least 1 item' })
   @ArrayMaxSize(MAX_CHAT_MESSAGES, { message: `messages must have at most ${MAX_CHAT_MESSAGES} items` })
+  @EachItemAnObject('messages')
   @ValidateNested({ each: true })
   @Type(() => ChatMessageDto)
   messages: ChatMessageDto[];
@@ -110,8 +111,8 @@ export class ChatController {
     const org = await this.accounts.getOrganization(ctx.orgId);
     const request: agentV1.ChatRequest = {
       messages: body.messages.map((m) => ({ role: m.role, content: m.content })),
-      chatType: body.chat_type,
-      projectId: body.project_id,
+      chatType: body.chat_type ?? undefined,
+      projectId: body.project_id ?? undefined,
       documentIds: body.document_ids ?? [],
       topK: body.top_k ?? 8,
       safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,

@@ -15,7 +15,7 @@ import { PassThrough } from 'node:stream';
 import { REPORT_CONTENT_TYPES, REPORT_FORMATS, ReportFormat, reportSummary, writeReport } from './report';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
-import { NON_BLANK_PATTERN, OptionalUuidList, UuidParamPipe } from '../common/validation';
+import { EachItemAnObject, NON_BLANK_PATTERN, OptionalUuidList, UuidParamPipe } from '../common/validation';
 
 /** Nest injection token of the CheckRunsService gRPC client. */
 export const CHECK_RUNS_CLIENT = Symbol('CheckRunsClient');
@@ -50,6 +50,7 @@ export class CreateRunDto {
   @IsArray({ message: 'requirements must be an array' })
   @ArrayMinSize(1, { message: `requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items` })
   @ArrayMaxSize(MAX_REQUIREMENTS_PER_RUN, { message: `requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items` })
+  @EachItemAnObject('requirements')
   @ValidateNested({ each: true })
   @Type(() => RequirementInputDto)
   requirements: RequirementInputDto[];

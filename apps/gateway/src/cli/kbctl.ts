@@ -1,11 +1,11 @@
-import { AppError, createLogger } from '@kb/common';
+import { AppError } from '@kb/common';
 import { parseArgs } from 'node:util';
 import { ApiKeyEntity, OrganizationEntity } from '../accounts/account.entities';
 import { AccountChange, publishAccountChange } from '../accounts/account-events';
 import { AccountsRepository } from '../accounts/accounts.repository';
 import { AccountsService } from '../accounts/accounts.service';
 import { openGatewayDatabase } from '../database/database';
-import { KbctlContext, kbctlCommands, registerKbctlCommand } from './registry';
+import { KbctlContext, kbctlCommands, PG_BIGINT_SAFE_MAX, PG_INTEGER_MAX, registerKbctlCommand, wholeNumberOption } from './registry';
 // Commands defined in other files register themselves on import: add one line per file here.
 import './safety-load';
 import './reindex';
@@ -96,8 +96,9 @@ function presentKey(k: ApiKeyEntity) {
 function quotaArg(value: string | boolean | undefined, flag: string): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === 'unlimited' || value === 'none') return null;
-  const n = Number(value);
-  if (typeof value !== 'string' || !Number.isInteger(n) || n < 0) throw AppError.validation(`${flag} must be a whole number or 'unlimited'.`);
+  const n = typeof value === 'string' && /^[0-9]{1,20}$/.test(value) ? Number(value) : NaN;
+  // The quota columns are bigint; beyond 2^53 − 1 a JavaScript number is no longer exact.
+  if (!Number.isSafeInteger(n) || n > PG_BIGINT_SAFE_MAX) throw AppError.validation(`${flag} must be a whole number from 0 to ${PG_BIGINT_SAFE_MAX}, or 'unlimited'.`);
   return n;
 }
 
@@ -160,7 +161,8 @@ registerKbctlCommand({
   options: { org: { type: 'string' }, name: { type: 'string' }, 'rate-limit': { type: 'string' } },
   run: async ({ values, accounts }) => {
     const raw = values['rate-limit'];
-    const rate = raw === undefined ? undefined : Number(raw);
+    // api_keys.rate_limit_per_minute is a PostgreSQL integer: 1 to 2^31 − 1.
+    const rate = raw === undefined ? undefined : wholeNumberOption(raw, '--rate-limit', 1, PG_INTEGER_MAX);
     const { key, secret } = await accounts.createApiKey({
       orgId: required(values.org, '--org'),
       name: typeof values.name === 'string' ? values.name : null,
@@ -259,8 +261,9 @@ async function main(): Promise<number> {
     return 0;
   } catch (e) {
     if (e instanceof AppError) return fail(e.code, e.message);
-    createLogger('kbctl').error({ err: e }, 'kbctl failed');
-    return fail('INTERNAL_ERROR', (e as Error).message);
+    // The details (SQL, stack) go to stderr; stdout carries only the one result line.
+    log(`unexpected error: ${(e as Error).stack ?? String(e)}`);
+    return fail('INTERNAL_ERROR', 'kbctl failed unexpectedly; the details are on stderr.');
   } finally {
     await db.destroy();
   }

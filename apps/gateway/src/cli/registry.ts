@@ -1,3 +1,4 @@
+import { AppError } from '@kb/common';
 import type { ParseArgsConfig } from 'node:util';
 import type { AccountsService } from '../accounts/accounts.service';
 import type { AccountChange } from '../accounts/account-events';
@@ -45,6 +46,23 @@ const commands = new Map<string, KbctlCommand>();
 export function registerKbctlCommand(command: KbctlCommand): void {
   if (commands.has(command.name)) throw new Error(`kbctl command "${command.name}" registered twice`);
   commands.set(command.name, command);
+}
+
+/** Largest value of a PostgreSQL `integer` column (`api_keys.rate_limit_per_minute`): 2^31 − 1. */
+export const PG_INTEGER_MAX = 2_147_483_647;
+/** Largest `bigint` column value (quotas) kbctl accepts: JavaScript's exact-integer limit, 2^53 − 1 (below PostgreSQL's 2^63 − 1). */
+export const PG_BIGINT_SAFE_MAX = Number.MAX_SAFE_INTEGER;
+
+/**
+ * A whole-number flag value within [min, max] (the range of the column it is stored in): only
+ * plain decimal digits (`"1e3"`, `"0x10"`, `"-1"`, `" 5"`, `""` are refused, not read loosely).
+ * @returns the number.
+ * @throws AppError VALIDATION_ERROR naming the flag and the range.
+ */
+export function wholeNumberOption(value: string | boolean | undefined, flag: string, min: number, max: number): number {
+  const n = typeof value === 'string' && /^[0-9]{1,20}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw AppError.validation(`${flag} must be a whole number from ${min} to ${max}.`);
+  return n;
 }
 
 /** Every registered command, in registration order. */

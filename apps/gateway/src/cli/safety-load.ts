@@ -4,7 +4,7 @@ import { documentsV1 } from '@kb/proto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { registerKbctlCommand } from './registry';
+import { registerKbctlCommand, wholeNumberOption } from './registry';
 
 /**
  * Reserved operator organization that owns the documents of the shared safety corpus. Its id is the
@@ -80,7 +80,8 @@ export async function runSafetyLoad(argv: string[]): Promise<Record<string, unkn
     .filter((f) => contentTypeForFile(f) && statSync(path.join(folder, f)).isFile())
     .sort();
   if (files.length === 0) throw AppError.validation(`No loadable documents in ${folder} (supported: ${Object.keys(CONTENT_TYPE_BY_EXTENSION).join(' ')}).`);
-  const timeoutMs = (Number(values.timeout ?? 600) || 600) * 1000;
+  // At most a day: a longer wait is a typo, and setTimeout cannot hold more than 2^31 − 1 ms.
+  const timeoutMs = (values.timeout === undefined ? 600 : wholeNumberOption(values.timeout, '--timeout', 1, 86_400)) * 1000;
   const deadline = Date.now() + timeoutMs;
 
   const client = createAsyncClient(documentsV1.DocumentsServiceService, documentsAddress());
@@ -131,7 +132,7 @@ registerKbctlCommand({
     'Loads every file of FOLDER into the shared construction-safety corpus through the normal ingestion path and waits\n' +
     'until each is completed; a file whose name is already there replaces the old document once the new one is ready.\n' +
     '  --prune             also delete corpus documents whose names are not in FOLDER\n' +
-    '  --timeout SECONDS   how long to wait for the documents to be processed\n' +
+    '  --timeout SECONDS   how long to wait for the documents to be processed (1 to 86400, default 600)\n' +
     'Prints { folder, loaded: [{ file_name, document_id, status, chunk_count, error_message, replaced }], removed }.',
   options: { prune: { type: 'boolean' }, timeout: { type: 'string' } },
   run: ({ args, values }) =>

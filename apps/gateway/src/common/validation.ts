@@ -1,7 +1,7 @@
 import { AppError, isUuid, MAX_IDS_PER_REQUEST } from '@kb/common';
 import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsUUID } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsOptional, IsUUID, ValidateBy } from 'class-validator';
 import { Transform } from 'class-transformer';
 
 function flatten(errors: ValidationError[], parent = ''): string[] {
@@ -13,15 +13,69 @@ function flatten(errors: ValidationError[], parent = ''): string[] {
 }
 
 /**
- * Global validation: class-validator DTOs, unknown properties stripped, values transformed
- * (query strings to numbers), failures reported as 400 VALIDATION_ERROR naming each field.
+ * The first query parameter given as an array, or null: repeated (`limit=1&limit=2`, which the
+ * query parser reads as an array) or in bracket form (`limit[]=1`, `limit[0]=1`: a key the DTO does
+ * not know, which whitelisting would otherwise drop silently, leaving the default). Every query
+ * parameter of the API is a single value.
+ */
+export function arrayQueryParameter(query: unknown): string | null {
+  if (query === null || typeof query !== 'object') return null;
+  for (const [key, value] of Object.entries(query as Record<string, unknown>)) {
+    if (Array.isArray(value)) return key;
+    const bracket = /^([^[\]]*)\[/.exec(key);
+    if (bracket) return bracket[1] || key;
+  }
+  return null;
+}
+
+/**
+ * The gateway's ValidationPipe: before the DTO rules, a query parameter given as an array
+ * (`limit[]=1`, `limit=1&limit=2`) → 400 VALIDATION_ERROR naming it.
+ */
+class GatewayValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'query') {
+      const name = metadata.data ? (Array.isArray(value) ? metadata.data : null) : arrayQueryParameter(value);
+      if (name !== null) throw AppError.validation(`${name} must be given once, as a single value (not an array such as ${name}[]=… or a repeated ${name}=…).`);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+/**
+ * Global validation: class-validator DTOs, unknown properties stripped, failures reported as 400
+ * VALIDATION_ERROR naming each field. `transform: true` builds the DTO instances, but without
+ * implicit conversion: a body field must already have its JSON type (`"top_k": "7"` or `true` for
+ * an integer → 400); only query strings are read as numbers, explicitly (QueryInt). A query
+ * parameter given as an array → 400 (GatewayValidationPipe).
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new GatewayValidationPipe({
     whitelist: true,
     transform: true,
+    transformOptions: { enableImplicitConversion: false },
     forbidUnknownValues: false,
     exceptionFactory: (errors) => AppError.validation(flatten(errors).join('; ') || 'Invalid request.'),
+  });
+}
+
+/**
+ * Every item of an array of nested DTOs (`requirements`, `messages`) must be a JSON object:
+ * `@ValidateNested` alone lets an item that is itself an array (`[[]]`) through (it validates the
+ * inner array's items, none), and the handler then reads `undefined` fields. The message names
+ * the first bad item: `requirements[0] must be a JSON object`. Use next to `@ValidateNested({ each: true })`.
+ */
+export function EachItemAnObject(field: string): PropertyDecorator {
+  const isObject = (item: unknown) => item !== null && typeof item === 'object' && !Array.isArray(item);
+  return ValidateBy({
+    name: 'eachItemAnObject',
+    validator: {
+      validate: (value: unknown) => !Array.isArray(value) || value.every(isObject),
+      defaultMessage: (args) => {
+        const index = Array.isArray(args?.value) ? args.value.findIndex((item: unknown) => !isObject(item)) : 0;
+        return `${field}[${index}] must be a JSON object`;
+      },
+    },
   });
 }
 
