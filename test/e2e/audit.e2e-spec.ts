@@ -1,4 +1,4 @@
-import { api, kbctl, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, kbctl, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
 import { startReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(600_000);
@@ -17,16 +17,6 @@ Visitors must sign in at the gate house before entering the yard.
 Hard hats are required at all times on the quay.
 `;
 
-async function waitForRun(key: string, id: string, statuses: string[], timeoutMs = 300_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(key).get(`/api/v2/check/runs/${id}`);
-    expect(res.status).toBe(200);
-    if (statuses.includes(res.body.data.status)) return res.body.data;
-    if (Date.now() > deadline) throw new Error(`run ${id} still ${res.body.data.status}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 describe('audit log', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
-import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -17,16 +17,6 @@ jest.setTimeout(600_000);
  */
 const COLUMNS = ['index', 'requirement', 'ref', 'machine_result', 'score', 'review_decision', 'reviewer', 'comment', 'evidence', 'sources'];
 
-async function waitForRun(key: string, id: string, statuses: string[], timeoutMs = 300_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(key).get(`/api/v2/check/runs/${id}`);
-    expect(res.status).toBe(200);
-    if (statuses.includes(res.body.data.status)) return res.body.data;
-    if (Date.now() > deadline) throw new Error(`run ${id} still ${res.body.data.status}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 /** GET with the body kept as bytes (the report is a file; errors are the JSON envelope, parsed into `json`). */
 async function download(key: string, p: string) {

@@ -1,4 +1,4 @@
-import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -18,16 +18,6 @@ Visitors must sign in at the reception desk before entering the depot.
 Hard hats are required at all times in the loading zone.
 `;
 
-async function waitForRun(key: string, id: string, timeoutMs = 300_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(key).get(`/api/v2/check/runs/${id}`);
-    expect(res.status).toBe(200);
-    if (['completed', 'failed', 'stopped'].includes(res.body.data.status)) return res.body.data;
-    if (Date.now() > deadline) throw new Error(`run ${id} still ${res.body.data.status}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 describe('rerun and compare check runs', () => {
   let key: string;
@@ -172,5 +162,28 @@ describe('rerun and compare check runs', () => {
     expect((await compare(foreignRun.id, `?with=${first.id}`)).status).toBe(404);
     expect((await compare(first.id, `?with=${first.id}`, otherKey)).status).toBe(404);
     expect((await compare(first.id, '?with=00000000-0000-4000-8000-000000000000')).status).toBe(404);
+  });
+
+  it('a revision of the plan (replaces) that drops the visitors rule: the rerun fails it and compare shows pass → fail, quoting revision A before', async () => {
+    // Revision B of the site plan: the sign-in rule is gone (issue 28: "what changed in compliance between revision A and revision B").
+    const revisionB = await uploadFile(key, { bytes: Buffer.from(PLAN.replace(/^Visitors must sign in.*\n/m, '')), name: 'riverside-site-plan.txt', contentType: 'text/plain', replaces: planId }, projectId);
+    await api(key).post('/api/v2/documents/process').send({ document_ids: [revisionB] });
+    expect((await waitForDocument(key, revisionB)).status).toBe('completed');
+    const superseded = (await api(key).get(`/api/v2/documents/${planId}`)).body.data;
+    expect(superseded).toMatchObject({ superseded_by: revisionB, version: 1 });
+
+    const again = await api(key).post(`/api/v2/check/runs/${rerun.id}/rerun`).send({ name: 'Revision B' });
+    expect(again.status).toBe(201);
+    await trigger(again.body.data.id);
+    const revised = await waitForRun(key, again.body.data.id);
+    expect(revised.status).toBe('completed');
+
+    const c = (await compare(rerun.id, `?with=${revised.id}`)).body.data;
+    const visitors = c.changes.find((x: any) => x.text === VISITORS);
+    expect(visitors).toMatchObject({ before: { result: 'pass' }, after: { result: 'fail' } });
+    expect(visitors.before.sources[0].handbook_id).toBe(planId);
+    // Revision A is out of the knowledge scope: the rerun cites neither it nor a sign-in rule.
+    expect(visitors.after.sources.every((x: any) => x.handbook_id !== planId)).toBe(true);
+    expect(visitors.after.evidence.join(' ')).not.toContain('Visitors must sign in');
   });
 });

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { api, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
 import { startReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(600_000);
@@ -17,16 +17,6 @@ Hard hats are required at all times in the loading zone.
 Fire extinguishers shall be inspected every 30 days.
 `;
 
-async function waitForRun(key: string, id: string, statuses: string[], timeoutMs = 300_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(key).get(`/api/v2/check/runs/${id}`);
-    expect(res.status).toBe(200);
-    if (statuses.includes(res.body.data.status)) return res.body.data;
-    if (Date.now() > deadline) throw new Error(`run ${id} still ${res.body.data.status}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 describe('reviews of check results', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -25,21 +25,6 @@ Incidents shall be reported to the site manager within 24 hours.
 
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-async function waitForRun(key: string, id: string, statuses: string[], timeoutMs = 300_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(key).get(`/api/v2/check/runs/${id}`);
-    // 503 while a killed check service restarts.
-    if (res.status === 503) {
-      await new Promise((r) => setTimeout(r, 300));
-      continue;
-    }
-    expect(res.status).toBe(200);
-    if (statuses.includes(res.body.data.status)) return res.body.data;
-    if (Date.now() > deadline) throw new Error(`run ${id} still ${res.body.data.status} (${res.body.data.processed_requirements}/${res.body.data.total_requirements})`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 function checkLog(): any[] {
   return readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', 'check.log'), 'utf8')

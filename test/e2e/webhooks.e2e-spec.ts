@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { BatchesRepository } from '../../apps/agent/src/batches/batches.repository';
 import { RunsRepository } from '../../apps/check/src/runs/runs.repository';
-import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
 import { ReceivedWebhook, startReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(600_000);
@@ -148,7 +148,7 @@ describe('webhooks', () => {
     }
 
     // Delete the good document last: document.deleted must come after its ready and completed.
-    const completedRunData = await waitForRun(org.key, completedRun.id, 'completed');
+    const completedRunData = await waitForRun(org.key, completedRun.id, ['completed']);
     await a.delete('/api/v2/documents').send({ document_ids: [good] });
 
     const types = () => receiver.at('/events').map((r) => `${r.event.type}:${r.event.data.id}`);
@@ -304,10 +304,3 @@ describe('webhooks', () => {
   });
 });
 
-async function waitForRun(key: string, id: string, status: string): Promise<any> {
-  for (;;) {
-    const res = await api(key).get(`/api/v2/check/runs/${id}`);
-    if (res.status === 200 && res.body.data.status === status) return res.body.data;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}

@@ -61,11 +61,12 @@ export function api(key: string, url: string = baseUrl()) {
 export const CONTENT_TYPES = CONTENT_TYPE_BY_EXTENSION;
 
 /**
- * Reserves a slot, PUTs the bytes to the presigned URL (no bearer header), and returns the document id.
+ * Reserves a slot (as the next version of `file.replaces` when set), PUTs the bytes to the presigned URL (no
+ * bearer header), and returns the document id.
  */
 export async function uploadFile(
   key: string,
-  file: { path?: string; bytes?: Buffer; name?: string; contentType?: string },
+  file: { path?: string; bytes?: Buffer; name?: string; contentType?: string; replaces?: string },
   projectId?: string,
   url: string = baseUrl(),
 ): Promise<string> {
@@ -74,7 +75,7 @@ export async function uploadFile(
   const contentType = file.contentType ?? CONTENT_TYPES[path.extname(name)];
   const res = await api(key, url)
     .post('/api/v2/documents')
-    .send({ file_name: name, content_type: contentType, size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}) });
+    .send({ file_name: name, content_type: contentType, size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}), ...(file.replaces ? { replaces: file.replaces } : {}) });
   if (res.status !== 201) throw new Error(`reserve failed: ${res.status} ${JSON.stringify(res.body)}`);
   const put = await fetch(res.body.data.upload.url, { method: 'PUT', headers: { 'Content-Type': res.body.data.upload.recommended_content_type }, body: bytes });
   if (put.status !== 200) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
@@ -89,6 +90,26 @@ export async function waitForDocument(key: string, id: string, timeoutMs = 120_0
     const doc = res.body.data;
     if (doc && ['completed', 'failed'].includes(doc.status)) return doc;
     if (Date.now() > deadline) throw new Error(`document ${id} still ${doc?.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/**
+ * Polls a check run until its status is one of `statuses` (a 503 while a restarted check service comes
+ * back is waited out); returns the run detail.
+ * @throws when `timeoutMs` passes first, naming the status and the progress.
+ */
+export async function waitForRun(key: string, id: string, statuses: string[] = ['completed', 'failed', 'stopped'], timeoutMs = 300_000, url: string = baseUrl()): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api(key, url).get(`/api/v2/check/runs/${id}`);
+    if (res.status === 503) {
+      await new Promise((r) => setTimeout(r, 300));
+      continue;
+    }
+    if (res.status !== 200) throw new Error(`GET run ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+    if (statuses.includes(res.body.data.status)) return res.body.data;
+    if (Date.now() > deadline) throw new Error(`run ${id} still ${res.body.data.status} (${res.body.data.processed_requirements}/${res.body.data.total_requirements})`);
     await new Promise((r) => setTimeout(r, 300));
   }
 }
