@@ -8,6 +8,18 @@ import net from 'node:net';
 import path from 'node:path';
 import { ROOT, step } from './bootstrap.mjs';
 
+/**
+ * The last `lines` lines of a service's log (at most 4,000 characters), for a start-up failure's message; '' when
+ * the file cannot be read.
+ */
+function logTail(file, lines = 15) {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n').slice(-4000);
+  } catch {
+    return '';
+  }
+}
+
 export const SERVICES = ['retrieval', 'documents', 'ingestion', 'check', 'agent', 'webhooks', 'gateway'];
 
 /** A free TCP port on 127.0.0.1. */
@@ -287,7 +299,8 @@ export async function startStack(o) {
         const reason = signal ? `signal ${signal}` : `exit code ${code}`;
         const logHint = `see ${logPath}`;
         if (!ready) {
-          report(`${name} exited (${reason}) during start-up; ${logHint}`);
+          // Say why here: the data folder (and its logs) of a failed start may be gone by the time anyone looks.
+          report(`${name} exited (${reason}) during start-up; ${logHint}; its last log lines:\n${logTail(logPath)}`);
           return;
         }
         // Supervisor: restart forever, with capped exponential backoff over the crashes in a row.
@@ -315,7 +328,7 @@ export async function startStack(o) {
     });
 
     await waitFor(async () => {
-      for (const [name, child] of services) if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${dataDir}/logs/${name}.log`);
+      for (const [name, child] of services) if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${dataDir}/logs/${name}.log; its last log lines:\n${logTail(path.join(dataDir, 'logs', `${name}.log`))}`);
       const res = await fetch(`${baseUrl}/readyz`).catch(() => null);
       return res?.status === 200;
     }, 120000, 'the gateway to report ready (/readyz)');

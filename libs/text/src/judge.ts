@@ -1,9 +1,10 @@
 import { isStopword, tokenize } from './analyze';
+import { unitModelText } from './evidence';
 import { makeQuote } from './pages';
 import { usageOf } from './tokens';
 import type { PassageInput, Quote, Usage } from './types';
 import { decide, interp, predictProba, VERDICT_CLASSES, VERDICT_MODEL, type VerdictModel, type VerdictModelVariant } from './verdict-model';
-import { readRequirement } from './requirement-language';
+import { readRequirement, specificFrequencies } from './requirement-language';
 import { rsmSignals, SIGNAL_NAMES, verdictSignals, type SemanticInput, type VerdictSignals } from './verdict-signals';
 
 /** COMPLIANT: the documents satisfy the requirement; CONTRADICTS: they contradict it; NOT_FOUND: no evidence. */
@@ -287,6 +288,12 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
     });
   }
   const verbatim = decided.rule === 'verbatim' && signals.verbatim ? signals.verbatim : null;
+  // A frequency the requirement specifies ("at least annually") that the quoted unit (with its lead-in and section
+  // title) does not state: said in the explanation, and never confident. Not a NOT_FOUND: measured on CIS Controls
+  // v8 (train split), that would fail 30 of the 114 mapped requirements that pass, the implementing procedure
+  // stating the practice without its frequency (docs/check.md "Real requirements").
+  const frequencies = rsm ? specificFrequencies(core) : [];
+  const unstatedFrequency = frequencies.length > 0 && !verbatim && specificFrequencies(unitModelText(rsm!.best.unit.unit)).length === 0;
   // The sentence of a rule (verbatim, full support), else the passage the requirement-satisfaction model reads as
   // meeting the requirement best, else the best sentence.
   const span = verbatim?.unit ?? (decided.rule === 'full-support' ? best.unit : null) ?? rsm?.best.unit.unit ?? best.unit;
@@ -300,10 +307,11 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
       : `It matches the requirement (${pct(best.coverage)} of its key terms${sim})${cue}`;
   return finish({
     verdict: 'COMPLIANT',
-    confidence,
+    confidence: unstatedFrequency ? Math.min(confidence, OVERRIDE_CONFIDENCE_CAP) : confidence,
     evidence: quote,
     explanation:
       `${where(quote)} states: "${collapse(quote.quote)}" ${match}.` +
+      (unstatedFrequency ? ` It does not say how often; the requirement says ${frequencies.join(', ')}: confirm the frequency in the document.` : '') +
       unsureText +
       (unsure ? ` To rely on it, confirm it in ${where(quote)} or add a document that states "${collapse(core).slice(0, 200)}" explicitly.` : ''),
     recommendation: null,

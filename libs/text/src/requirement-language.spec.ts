@@ -1,4 +1,4 @@
-import { readRequirement, requirementCore } from './requirement-language';
+import { readRequirement, requirementCore, specificFrequencies } from './requirement-language';
 
 describe('readRequirement', () => {
   it.each([
@@ -41,5 +41,16 @@ describe('readRequirement', () => {
     expect(requirementCore('The information system automatically [Selection: removes; disables] temporary accounts after **72 hours**.')).toBe(
       'The information system automatically removes or disables temporary accounts after 72 hours.',
     );
+  });
+});
+
+describe('specificFrequencies', () => {
+  it('reads adverbs, "every N <period>", "N times a <period>" and "each <period>"; vague ones are not specific', () => {
+    expect(specificFrequencies('Access rights must be reviewed at least annually.')).toEqual(['annually']);
+    expect(specificFrequencies('Rotate keys every 90 days and test backups once a month.')).toEqual(['every 90 days', 'once a month']);
+    expect(specificFrequencies('A competent person inspects scaffolds before each shift.')).toEqual(['each shift']);
+    expect(specificFrequencies('Scan every two weeks')).toEqual(['every two weeks']);
+    expect(specificFrequencies('Review logs regularly and periodically.')).toEqual([]);
+    expect(specificFrequencies('Review the policy at an organization-defined frequency.')).toEqual([]);
   });
 });

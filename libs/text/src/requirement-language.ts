@@ -108,3 +108,26 @@ export function readRequirement(text: string): RequirementReading {
 export function requirementCore(text: string): string {
   return readRequirement(text).core;
 }
+
+/** Number words a frequency may use ("every two weeks"). */
+const COUNT = String.raw`(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|other)`;
+const PERIOD = String.raw`(?:hours?|days?|nights?|weeks?|months?|quarters?|years?|shifts?|calendar (?:days?|months?|years?))`;
+/**
+ * A stated frequency: an adverb (daily … annually), "every [N] <period>", "once / twice / N times a <period>",
+ * "each / per <period>", "per annum". Vague ones ("regularly", "periodically", "organization-defined frequency")
+ * are not specific.
+ */
+const SPECIFIC_FREQUENCY = new RegExp(
+  String.raw`\b(?:hourly|daily|nightly|weekly|fortnightly|bi-?weekly|monthly|bi-?monthly|quarterly|semi-?annually|annually|yearly|biennially|per annum|` +
+    String.raw`every\s+(?:${COUNT}\s+)?${PERIOD}|(?:once|twice|${COUNT}\s+times)\s+(?:a|an|per|each|every)\s+${PERIOD}|(?:each|per)\s+${PERIOD})\b`,
+  'gi',
+);
+
+/**
+ * The specific frequencies a text states ("at least annually" → ["annually"], "every 90 days" → ["every 90 days"]),
+ * lower-cased, in order; [] when it states none or only a vague one ("regularly", "periodically").
+ * Issue 27: a requirement's specifics (numbers, frequencies, durations) stay what the evidence must meet.
+ */
+export function specificFrequencies(text: string): string[] {
+  return [...text.matchAll(SPECIFIC_FREQUENCY)].map((m) => m[0].toLowerCase().replace(/\s+/g, ' '));
+}

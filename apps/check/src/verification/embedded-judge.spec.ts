@@ -164,6 +164,18 @@ describe('EmbeddedJudge with the requirement-satisfaction model (issue 27 exampl
     expect(judgement.evidence!.passage.chunkId).toBe('passwords');
   });
 
+  it('a frequency the requirement states and the quoted passage does not is said in the explanation, never confidently', async () => {
+    const REVIEW = policy('review', 'Access Policy > Access Authorization', '(d) Access must be reviewed on a regular basis and revoked if no longer needed.');
+    const { judgement } = await judge.judge('Access rights must be reviewed at least annually.', [SITE, REVIEW]);
+    // Today COMPLIANT below 0.7 with the note (a NOT_FOUND would be right too); never a silent or confident pass.
+    expect(judgement.verdict === 'NOT_FOUND' || (judgement.verdict === 'COMPLIANT' && judgement.explanation.includes('It does not say how often; the requirement says annually'))).toBe(true);
+    expect(judgement.confidence).toBeLessThan(0.7);
+    const ANNUAL = policy('annual', 'Access Policy > Access Authorization', '(f) All system access must be reviewed at least annually and whenever a user\'s job role changes.');
+    const stated = (await judge.judge('Access rights must be reviewed at least annually.', [SITE, ANNUAL])).judgement;
+    expect(stated.verdict).toBe('COMPLIANT');
+    expect(stated.explanation).not.toContain('does not say how often');
+  });
+
   it('a security obligation is not met by a construction plan, and never confidently', async () => {
     const { judgement } = await judge.judge('Implement procedures for guarding against, detecting, and reporting malicious software.', [SITE]);
     expect(judgement.verdict === 'COMPLIANT' && judgement.confidence >= 0.7).toBe(false);
