@@ -41,6 +41,7 @@ export function makeChunk(overrides: Partial<StoredChunk> & Pick<StoredChunk, 'o
     startPage: 1,
     endPage: 1,
     pageSpans: [{ page: 1, offset: 0 }],
+    wordBoxes: [],
     ...overrides,
   };
 }
