@@ -124,6 +124,10 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
             { page: 12, offset: 0 },
             { page: 13, offset: 57 },
           ],
+          wordBoxes: [
+            { start: 0, end: 8, page: 12, x0: 72.02, y0: 700.5, x1: 118.4, y1: 712.75 },
+            { start: 57, end: 60, page: 13, x0: 72, y0: 80.1, x1: 90.33, y1: 92 },
+          ],
         });
         const noPages = makeChunk({
           orgId: orgA,
