@@ -232,8 +232,8 @@ export class DocumentsController {
   })
   @ApiEnvelope(PageSizeView)
   @ApiErrors(ErrorCode.NOT_FOUND)
-  async page(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('n', PageNumberParamPipe) n: number) {
-    const p = await this.documents.getPage({ documentId: id, page: n }, ctx);
+  async page(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('n', PageNumberParamPipe) n: string) {
+    const p = await this.documents.getPage({ documentId: id, page: Number(n) }, ctx);
     return { page: p.page, width: p.width, height: p.height };
   }
 
