@@ -84,6 +84,31 @@ describe('where a quote stands', () => {
     expect(source.boxes.length).toBeLessThanOrEqual(lines.size);
   });
 
+  it('check runs: sub-requirement sources carry the location and boxes stored with the verdict', async () => {
+    const created = await api(key)
+      .post('/api/v2/check/runs')
+      .send({ project_id: projectId, handbook_ids: [ids.pdf], name: 'Boxes', requirements: [{ text: 'The FedRAMP OSCAL Registry must be offered in XML and JSON formats.' }] });
+    expect(created.status).toBe(201);
+    expect((await api(key).post(`/api/v2/check/runs/${created.body.data.id}/trigger`).send({ skip_breakdown: true })).status).toBe(200);
+    let run: any;
+    for (const deadline = Date.now() + 300_000; ; ) {
+      run = (await api(key).get(`/api/v2/check/runs/${created.body.data.id}`)).body.data;
+      if (run.status === 'completed' || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(run.status).toBe('completed');
+    const [sub] = run.requirements[0].sub_requirements;
+    const [source] = sub.sources;
+    const chunk = (await api(key).get(`/api/v2/documents/${ids.pdf}/chunks/${source.node_id}`)).body.data;
+    const quote = chunk.text.slice(source.location.char_start, source.location.char_end);
+    expect(quote).toContain('XML and JSON');
+    expect(sub.justification).toContain(quote);
+    expect(source.boxes.length).toBeGreaterThan(0);
+    expect(source.boxes.every((b: Box) => b.page >= source.start_page && b.page <= source.end_page)).toBe(true);
+    const listed = (await api(key).get(`/api/v2/check/runs/${created.body.data.id}/requirements`)).body.data;
+    expect(listed[0].sub_requirements[0].sources[0]).toEqual(source);
+  });
+
   it('agent citations: offsets into the chunk text everywhere, boxes for the PDF, [] for Markdown', async () => {
     const md = await api(key).post('/api/v2/agent/query').send({ question: 'Who must be notified of a security incident?', project_id: projectId, document_ids: [ids.markdown] });
     expect(md.status).toBe(200);
