@@ -98,6 +98,15 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     conform('GET', '/api/v2/documents/{id}/chunks/{node_id}', await a.get(`/api/v2/documents/${documentId}/chunks/${chunkList.body.data[0].node_id}`));
     conform('GET', '/api/v2/documents/{id}/chunks/{node_id}', await a.get(`/api/v2/documents/${documentId}/chunks/6f1c2a9e-0000-4000-8000-000000000000`));
     conform('GET', '/api/v2/documents/{id}/chunks', await a.get(`/api/v2/documents/${reserved.body.data.id}/chunks`));
+    // Page sizes (decisions.md "Where a quote stands"): a PDF's page (200), past its last page and a
+    // format without pages (404), a bad page number (400).
+    const pdfId = await uploadFile(org.key, { path: corpusFile('pdf/dol_msha-7000-1_mine_accident_report.pdf') }, projectId);
+    expect((await a.post('/api/v2/documents/process').send({ document_ids: [pdfId] })).status).toBe(200);
+    expect((await waitForDocument(org.key, pdfId)).status).toBe('completed');
+    conform('GET', '/api/v2/documents/{id}/pages/{n}', await a.get(`/api/v2/documents/${pdfId}/pages/1`));
+    conform('GET', '/api/v2/documents/{id}/pages/{n}', await a.get(`/api/v2/documents/${pdfId}/pages/2`));
+    conform('GET', '/api/v2/documents/{id}/pages/{n}', await a.get(`/api/v2/documents/${documentId}/pages/1`));
+    conform('GET', '/api/v2/documents/{id}/pages/{n}', await a.get(`/api/v2/documents/${pdfId}/pages/0`));
 
     // The document.completed event reached the endpoint's delivery log; retry it.
     let deliveries = await a.get(`/api/v2/webhooks/${hookId}/deliveries`);
@@ -211,7 +220,7 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     expect(csv.text.split('\r\n')[0]).toBe('index,question,status,answer,sources,error');
 
     conform('DELETE', '/api/v2/projects/{id}', await a.delete(`/api/v2/projects/${projectId}`));
-    conform('DELETE', '/api/v2/documents', await a.delete('/api/v2/documents').send({ document_ids: [documentId, reserved.body.data.id, versionId] }));
+    conform('DELETE', '/api/v2/documents', await a.delete('/api/v2/documents').send({ document_ids: [documentId, reserved.body.data.id, versionId, pdfId] }));
     conform('DELETE', '/api/v2/projects/{id}', await a.delete(`/api/v2/projects/${projectId}`));
 
     // The audit log of every change above: filtered, paged, and a 400 for a bad filter.

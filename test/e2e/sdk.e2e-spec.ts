@@ -14,6 +14,7 @@ import {
   downloadReport,
   exportBatch,
   getChunk,
+  getPage,
   getWebhook,
   iterateChunks,
   KbApiError,
@@ -193,6 +194,21 @@ describe('TypeScript SDK', () => {
     expect(chunk.text.replace(/\s+/g, ' ')).toContain(citation.quote.replace(/\s+/g, ' '));
     const missing = await getChunk(kb, pdfId, '00000000-0000-4000-8000-000000000000').catch((e) => e);
     expect(missing).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+  });
+
+  it("places a citation's quote: location slices the chunk text, boxes lie inside the page getPage sizes; getPage's 404", async () => {
+    const answer = await kb.data(kb.api.POST('/api/v2/agent/query', { body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' } }));
+    const citation = answer.citations[0];
+    const chunk = await getChunk(kb, citation.document_id, citation.chunk_id);
+    expect(chunk.text.slice(citation.location!.char_start, citation.location!.char_end)).toBe(citation.quote);
+    expect(citation.boxes.length).toBeGreaterThan(0);
+    for (const box of citation.boxes) {
+      const size = await getPage(kb, citation.document_id, box.page);
+      expect(size.page).toBe(box.page);
+      expect(box.x1 <= size.width && box.y1 <= size.height && box.x0 < box.x1 && box.y0 < box.y1).toBe(true);
+    }
+    const past = await getPage(kb, pdfId, 10_000).catch((e) => e);
+    expect(past).toMatchObject({ status: 404, code: 'NOT_FOUND' });
   });
 
   it('manages a webhook endpoint, and verifies what the service delivers to it with verifyWebhook', async () => {

@@ -164,6 +164,7 @@ async function indexDocuments(service: RetrievalService, orgId: string, docs: Ev
       startPage: c.startPage,
       endPage: c.endPage,
       pageSpans: c.pageSpans,
+      wordBoxes: [],
     }));
     await service.indexDocument(orgId, documentId, stored);
     await service.embedDocument(orgId, documentId);

@@ -206,6 +206,7 @@ export async function ingest(store: LanceDbChunkStore, docs: Doc[], work: string
       startPage: c.startPage,
       endPage: c.endPage,
       pageSpans: c.pageSpans,
+      wordBoxes: [],
     }));
     await store.replaceDocumentChunks(ORG, d.id, stored);
     chunks += stored.length;

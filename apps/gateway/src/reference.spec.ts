@@ -8,6 +8,7 @@ import { CreateProjectDto } from './projects/projects.controller';
 import { FILE_NAME_PATTERN } from './documents/documents.controller';
 import { fileNameProblem } from '../../documents/src/documents/documents.service';
 import { buildGatewayReference } from './reference';
+import { MAX_PAGE_NUMBER } from './common/validation';
 
 const ROOT = path.resolve(__dirname, '../../..');
 jest.setTimeout(120_000);
@@ -150,7 +151,10 @@ describe('the API reference built without any backing service (npm run openapi)'
     for (const name of names) expect([name, pattern.test(name) && name.length <= 500]).toEqual([name, fileNameProblem(name) === null]);
     expect(doc.components.schemas.ReserveUploadDto.properties.file_name.pattern).toBe(FILE_NAME_PATTERN);
     for (const { where, op } of operations()) {
-      for (const p of (op.parameters ?? []).filter((x: Json) => x.in === 'path')) expect([where, p.schema]).toEqual([where, { type: 'string', format: 'uuid' }]);
+      for (const p of (op.parameters ?? []).filter((x: Json) => x.in === 'path')) {
+        const expected = p.name === 'n' ? { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER } : { type: 'string', format: 'uuid' };
+        expect([where, p.schema]).toEqual([where, expected]);
+      }
     }
   });
 

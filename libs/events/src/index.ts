@@ -70,6 +70,11 @@ export interface StatusChangedEvent {
   status: ProcessingOutcome;
   chunkCount: number | null;
   pageCount: number | null;
+  /**
+   * With `ready`/`completed` of a PDF: each page's size in points (`GET …/pages/{n}`); absent or
+   * null for formats without pages (and from ingestion versions before page sizes were recorded).
+   */
+  pageSizes?: { page: number; width: number; height: number }[] | null;
   /** Words a user can act on, when status is failed. */
   errorMessage: string | null;
   /**

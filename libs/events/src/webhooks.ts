@@ -122,12 +122,30 @@ export function presentRun(r: checkV1.CheckRun) {
 }
 
 /**
+ * Where a quote stands, as the API shows it on every source and citation (decisions.md "Where a
+ * quote stands (for highlighting)"): `location` `{ char_start, char_end }` (the quote's offsets in
+ * the chunk's `text`; null when it was stored before locations existed) and `boxes`
+ * `[{ page, x0, y0, x1, y1 }]` (PDF points, origin at the page's top-left, one per line of the
+ * quote, pages 1-based; `[]` for formats without pages).
+ */
+export function presentPlacement(p: {
+  location?: { charStart: number; charEnd: number } | undefined;
+  boxes?: { page: number; x0: number; y0: number; x1: number; y1: number }[];
+}) {
+  return {
+    location: p.location ? { char_start: p.location.charStart, char_end: p.location.charEnd } : null,
+    boxes: (p.boxes ?? []).map((b) => ({ page: b.page, x0: b.x0, y0: b.y0, x1: b.x1, y1: b.y1 })),
+  };
+}
+
+/**
  * A source as the API shows it everywhere (verify `sources`, sub-requirement `sources`;
  * decisions.md "Vocabulary" and "Chunks"): `node_id` is the chunk, fetchable at
- * `GET /api/v2/documents/{handbook_id}/chunks/{node_id}`; `section` its heading path or null.
+ * `GET /api/v2/documents/{handbook_id}/chunks/{node_id}`; `section` its heading path or null;
+ * `location` and `boxes` where its evidence quote stands ({@link presentPlacement}).
  */
 export function presentSource(s: checkV1.Source) {
-  return pickSnakeFields(s, ['handbookId', 'nodeId', 'title', 'startPage', 'endPage', 'section'], null);
+  return { ...pickSnakeFields(s, ['handbookId', 'nodeId', 'title', 'startPage', 'endPage', 'section'], null), ...presentPlacement(s) };
 }
 
 /**

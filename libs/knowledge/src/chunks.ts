@@ -1,6 +1,7 @@
 import { pickFields, sectionOf } from '@kb/common';
 import { retrievalV1 } from '@kb/proto';
 import type { PassageInput } from '@kb/text';
+import type { WordBox } from './locations';
 
 /** Where one page's text begins inside a chunk's `text` (`offset` in UTF-16 code units). */
 export interface PageSpan {
@@ -30,10 +31,15 @@ export interface IndexedChunk {
   endPage: number | null;
   /** Where each page's text begins in `text`, ascending. */
   pageSpans: PageSpan[];
+  /**
+   * Box of each word of `text` in the PDF page (points, top-left origin), in text order, stored at
+   * ingestion; empty for formats without pages and for chunks indexed before boxes were stored.
+   */
+  wordBoxes: WordBox[];
 }
 
 /** The fields of a chunk, the same in the domain record and in `kb.retrieval.v1.Chunk`. */
-const CHUNK_FIELDS = ['id', 'documentId', 'projectId', 'fileName', 'chunkIndex', 'text', 'headingPath', 'startPage', 'endPage', 'pageSpans'] as const;
+const CHUNK_FIELDS = ['id', 'documentId', 'projectId', 'fileName', 'chunkIndex', 'text', 'headingPath', 'startPage', 'endPage', 'pageSpans', 'wordBoxes'] as const;
 
 /**
  * The wire form of a chunk. Only the chunk's own fields are copied, so a record carrying more (the
@@ -61,6 +67,7 @@ export function passageOf(c: IndexedChunk, score: number): PassageInput {
     startPage: c.startPage,
     endPage: c.endPage,
     pageSpans: c.pageSpans,
+    wordBoxes: c.wordBoxes,
     section: sectionOf(c.headingPath),
     score,
   };

@@ -1,5 +1,6 @@
 import { pickFields } from '@kb/common';
 import { agentV1 } from '@kb/proto';
+import type { QuoteBox, QuoteLocation } from './locations';
 
 /**
  * One cited source of an answer (decisions.md "POST /api/v2/agent/query"): `quote` is verbatim
@@ -18,10 +19,14 @@ export interface Citation {
   /** Retrieval score of the cited chunk, higher = better. */
   score: number;
   section: string | null;
+  /** The quote's offsets in the chunk's text (decisions.md "Where a quote stands"); null when unknown. */
+  location: QuoteLocation | null;
+  /** One box per line of the quote in its PDF page (points, top-left origin); `[]` without pages. */
+  boxes: QuoteBox[];
 }
 
 /** The fields of a citation, the same in the domain record and in `kb.agent.v1.Citation`. */
-const CITATION_FIELDS = ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section'] as const;
+const CITATION_FIELDS = ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section', 'location', 'boxes'] as const;
 
 /** The wire form of a citation: `null` pages/section become unset optionals. */
 export function citationToProto(c: Citation): agentV1.Citation {

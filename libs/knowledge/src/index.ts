@@ -5,6 +5,7 @@ import { chunkFromProto, passageOf } from './chunks';
 
 export * from './chunks';
 export * from './citations';
+export * from './locations';
 
 export type DocumentsClient = AsyncClient<typeof documentsV1.DocumentsServiceService>;
 export type RetrievalClient = AsyncClient<typeof retrievalV1.RetrievalServiceService>;

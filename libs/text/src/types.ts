@@ -10,6 +10,11 @@ export interface PassageInput {
   endPage: number | null;
   /** Where each page's text starts inside `text` (ascending offsets, may be empty). */
   pageSpans: { page: number; offset: number }[];
+  /**
+   * Box of each word of `text` in its PDF page (`start`/`end` offsets in `text`, points, top-left
+   * origin; `WordBox` of @kb/knowledge); absent or empty where there are none.
+   */
+  wordBoxes?: { start: number; end: number; page: number; x0: number; y0: number; x1: number; y1: number }[];
   /** Heading path of the chunk joined by " > " (`sectionOf` in @kb/common); null/absent when under no heading. */
   section?: string | null;
   /** Retrieval score, higher = better (any scale; only its order and ratio to the best are used). */

@@ -1,5 +1,5 @@
 import type { KbClient } from './client';
-import type { DocumentChunk } from './types';
+import type { DocumentChunk, PageSize } from './types';
 import type { Page, PageOptions } from './webhooks';
 
 /**
@@ -36,4 +36,16 @@ export async function* iterateChunks(kb: KbClient, documentId: string, options: 
  */
 export async function getChunk(kb: KbClient, documentId: string, nodeId: string, options: { signal?: AbortSignal } = {}): Promise<DocumentChunk> {
   return (await kb.data(kb.api.GET('/api/v2/documents/{id}/chunks/{node_id}', { params: { path: { id: documentId, node_id: nodeId } }, signal: options.signal }))) as DocumentChunk;
+}
+
+/**
+ * The size of page `page` (1-based) of a document in PDF points, `{ page, width, height }`
+ * (GET /api/v2/documents/{id}/pages/{n}): the space of the `boxes` of sources and citations
+ * (origin at the page's top-left).
+ * @throws KbApiError 400 for a page number that is not an integer from 1; 404 for an unknown
+ *   document or another organization's, one not processed yet, a format without pages (not a PDF),
+ *   or a page past the last one.
+ */
+export async function getPage(kb: KbClient, documentId: string, page: number, options: { signal?: AbortSignal } = {}): Promise<PageSize> {
+  return (await kb.data(kb.api.GET('/api/v2/documents/{id}/pages/{n}', { params: { path: { id: documentId, n: page } }, signal: options.signal }))) as PageSize;
 }

@@ -2,7 +2,7 @@
 export { KbClient, type KbClientOptions, type DataOf } from './client';
 export { KbApiError, KbTimeoutError } from './errors';
 export { uploadFile, uploadFiles, uploadDirectory, waitForDocuments, filesOf, listDocuments, type ListDocumentsOptions, type UploadOptions, type UploadProgress, type UploadSummary } from './documents';
-export { listChunks, iterateChunks, getChunk } from './chunks';
+export { listChunks, iterateChunks, getChunk, getPage } from './chunks';
 export { chat, chatText, type ChatEvent } from './chat';
 export { runCheck, waitForCheckRun, setRequirementReview, clearRequirementReview, rerunCheckRun, compareCheckRuns, downloadReport, type ReportFormat } from './checks';
 export { exportBatch, waitForBatch } from './batches';

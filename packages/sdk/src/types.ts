@@ -1,7 +1,7 @@
 // Names for the API's resources, derived from the generated document (src/generated/openapi.ts):
 // each is the `data` of an operation's success response, or a request body, as declared there.
 import type { DataOf } from './client';
-import type { paths } from './generated/openapi';
+import type { components, paths } from './generated/openapi';
 
 type SuccessBody<O> = O extends { responses: infer R }
   ? { [K in keyof R]: K extends 200 | 201 ? (R[K] extends { content: { 'application/json': infer B } } ? B : never) : never }[keyof R]
@@ -59,6 +59,12 @@ export type Batch = DataOf<SuccessBody<paths['/api/v2/agent/batches']['post']>>;
 export type BatchDetail = DataOf<SuccessBody<paths['/api/v2/agent/batches/{id}']['get']>>;
 /** A chunk of a document: the passage behind a source's `node_id` (GET /api/v2/documents/{id}/chunks/{node_id}). */
 export type DocumentChunk = DataOf<SuccessBody<paths['/api/v2/documents/{id}/chunks/{node_id}']['get']>>;
+/** The size of one page of a document in PDF points (GET /api/v2/documents/{id}/pages/{n}). */
+export type PageSize = DataOf<SuccessBody<paths['/api/v2/documents/{id}/pages/{n}']['get']>>;
+/** Where a quote stands in its chunk's `text` (`location` of every source and citation). */
+export type QuoteLocation = components['schemas']['QuoteLocationView'];
+/** One line of a quote on its PDF page, points, origin top-left (`boxes` of every source and citation). */
+export type QuoteBox = components['schemas']['QuoteBoxView'];
 /** Body of POST /api/v2/webhooks. */
 export type CreateWebhook = RequestBody<paths['/api/v2/webhooks']['post']>;
 /** Body of PATCH /api/v2/webhooks/{id}. */

@@ -1,5 +1,5 @@
 import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
-import { Citation, composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, searchKnowledge } from '@kb/knowledge';
+import { Citation, composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, quotePlacement, searchKnowledge } from '@kb/knowledge';
 import { addUsage, ModelProviderError, NO_USAGE, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
 import { assessAnswerability, bestQuote, composeAnswer, NO_RELEVANT_INFORMATION, type EmbedTexts, type Quote } from '@kb/text';
 import { z } from 'zod';
@@ -376,6 +376,7 @@ function toCitation(index: number, quote: Quote, score: number): Citation {
     quote: quote.quote,
     score,
     section: quote.passage.section ?? null,
+    ...quotePlacement(quote.passage.text, quote.passage.wordBoxes, quote.quote, { start: quote.start, end: quote.end }),
   };
 }
 

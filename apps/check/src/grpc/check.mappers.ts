@@ -8,9 +8,13 @@ import type { Verification } from '../verification/verify.service';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
 
-/** A cited source (decisions.md "Source") as its gRPC message; absent pages and section are unset. */
+/** A cited source (decisions.md "Source") as its gRPC message; absent pages, section and location are unset. */
 export function toProtoSource(s: StoredSource): checkV1.Source {
-  return pickCamelFields(s, ['handbook_id', 'node_id', 'title', 'start_page', 'end_page', 'section'], undefined);
+  return {
+    ...pickCamelFields(s, ['handbook_id', 'node_id', 'title', 'start_page', 'end_page', 'section'], undefined),
+    location: s.location ? { charStart: s.location.char_start, charEnd: s.location.char_end } : undefined,
+    boxes: s.boxes ?? [],
+  };
 }
 
 /** A check run row as its gRPC message (what the gateway presents), with the given requirements. */

@@ -80,6 +80,13 @@ export interface StoredSource {
   end_page: number | null;
   /** Heading path of the chunk; absent in sources stored before it was recorded (shown as null). */
   section?: string | null;
+  /**
+   * The evidence quote's offsets in the chunk text (decisions.md "Where a quote stands"); absent in
+   * sources stored before locations were recorded (shown as null).
+   */
+  location?: { char_start: number; char_end: number } | null;
+  /** One box per line of the quote in its PDF page (points, top-left origin); absent = none. */
+  boxes?: { page: number; x0: number; y0: number; x1: number; y1: number }[];
 }
 
 export interface SubRequirementRow {

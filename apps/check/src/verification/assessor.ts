@@ -1,7 +1,8 @@
 import type { CallContext } from '@kb/common';
-import { DocumentsClient, RetrievalClient, searchKnowledge, type Passage } from '@kb/knowledge';
+import { DocumentsClient, quotePlacement, RetrievalClient, searchKnowledge, type Passage } from '@kb/knowledge';
 import { requirementCore, type Judgement } from '@kb/text';
 import type { CallUsage, RequirementJudge } from './judges';
+import type { StoredSource } from '../runs/runs.repository';
 
 /** Passages retrieved as candidate evidence for one requirement. */
 export const VERIFY_TOP_K = 8;
@@ -40,7 +41,7 @@ export interface Assessment {
   evidence: string;
   explanation: string;
   recommendation: string | null;
-  sources: { handbook_id: string; node_id: string; title: string; start_page: number | null; end_page: number | null; section: string | null }[];
+  sources: StoredSource[];
   handbook: { id: string; name: string } | null;
   /** Model calls made, for usage records. */
   calls: CallUsage[];
@@ -83,6 +84,15 @@ export class Assessor {
   }
 }
 
+/**
+ * Where the evidence stands (decisions.md "Where a quote stands"), computed once from the chunk's
+ * stored word boxes and kept with the verdict: offsets in the chunk text and one box per line.
+ */
+function sourcePlacement(e: NonNullable<Judgement['evidence']>): Pick<StoredSource, 'location' | 'boxes'> {
+  const { location, boxes } = quotePlacement(e.passage.text, e.passage.wordBoxes, e.quote, { start: e.start, end: e.end });
+  return { location: location ? { char_start: location.charStart, char_end: location.charEnd } : null, boxes };
+}
+
 function toAssessment(j: Judgement, calls: CallUsage[]): Assessment {
   const e = j.evidence;
   return {
@@ -92,7 +102,17 @@ function toAssessment(j: Judgement, calls: CallUsage[]): Assessment {
     explanation: j.explanation,
     recommendation: j.verdict === 'COMPLIANT' ? null : j.recommendation ?? 'Add a document that settles this requirement.',
     sources: e
-      ? [{ handbook_id: e.passage.documentId, node_id: e.passage.chunkId, title: e.passage.fileName, start_page: e.startPage, end_page: e.endPage, section: e.passage.section ?? null }]
+      ? [
+          {
+            handbook_id: e.passage.documentId,
+            node_id: e.passage.chunkId,
+            title: e.passage.fileName,
+            start_page: e.startPage,
+            end_page: e.endPage,
+            section: e.passage.section ?? null,
+            ...sourcePlacement(e),
+          },
+        ]
       : [],
     handbook: e ? { id: e.passage.documentId, name: e.passage.fileName } : null,
     calls,

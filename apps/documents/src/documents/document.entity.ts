@@ -17,6 +17,8 @@ export class DocumentEntity {
   @Column({ type: 'text' }) status: DocumentStatus;
   @Column({ name: 'chunk_count', type: 'integer', nullable: true }) chunkCount: number | null;
   @Column({ name: 'page_count', type: 'integer', nullable: true }) pageCount: number | null;
+  /** PDFs: each page's size in points, in page order (decisions.md "Where a quote stands"); null otherwise. */
+  @Column({ name: 'page_sizes', type: 'jsonb', nullable: true }) pageSizes: { page: number; width: number; height: number }[] | null;
   @Column({ name: 'error_message', type: 'text', nullable: true }) errorMessage: string | null;
   /** Key of the processed original (what ingestion reads and downloads serve). */
   @Column({ name: 'storage_key', type: 'text' }) storageKey: string;

@@ -201,6 +201,8 @@ export class DocumentsRepository {
       status: 'ready' | 'completed' | 'failed';
       chunkCount: number | null;
       pageCount: number | null;
+      /** Page sizes in points (PDFs); absent/null keeps none. */
+      pageSizes?: { page: number; width: number; height: number }[] | null;
       errorMessage: string | null;
       /** With `ready`: the enrichment stage that starts (default: `indexing`, until enrichment reports). */
       progress?: DocumentProgress | null;
@@ -217,6 +219,7 @@ export class DocumentsRepository {
           status: outcome.status,
           chunkCount: outcome.status === 'failed' ? null : outcome.chunkCount,
           pageCount: outcome.pageCount,
+          pageSizes: outcome.status === 'failed' ? null : (outcome.pageSizes ?? null),
           errorMessage: outcome.status === 'failed' ? outcome.errorMessage : null,
           // Progress is shown while processing or ready, and cleared at completed and failed.
           progress: outcome.status === 'ready' ? (outcome.progress ?? READY_PROGRESS) : null,

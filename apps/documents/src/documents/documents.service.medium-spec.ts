@@ -151,6 +151,25 @@ describe('DocumentsService on PostgreSQL', () => {
     expect(await documents.filterLive(ORG, [doc.id])).toEqual([doc.id]);
   });
 
+  it('keeps the page sizes of a processed PDF and serves one page; 404 for another org, before processing, past the end and without sizes', async () => {
+    const doc = await uploaded(ORG);
+    await expect(documents.getPage(ORG, doc.id, 1)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+    await documents.process(ORG, [doc.id]);
+    const sizes = [
+      { page: 1, width: 612, height: 792 },
+      { page: 2, width: 841.89, height: 595.28 },
+    ];
+    expect(await repository.applyOutcome(ORG.orgId, doc.id, { status: 'completed', chunkCount: 2, pageCount: 2, pageSizes: sizes, errorMessage: null }, new Date())).toBe('applied');
+    expect(await documents.getPage(ORG, doc.id, 2)).toEqual({ page: 2, width: 841.89, height: 595.28 });
+    await expect(documents.getPage(OTHER, doc.id, 1)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
+    await expect(documents.getPage(ORG, doc.id, 3)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND, message: `Document ${doc.id} has 2 pages; page 3 does not exist.` });
+    // A PDF processed before page sizes were recorded: 404 saying to upload it again.
+    const old = await uploaded(ORG);
+    await documents.process(ORG, [old.id]);
+    await repository.applyOutcome(ORG.orgId, old.id, { status: 'completed', chunkCount: 1, pageCount: 1, errorMessage: null }, new Date());
+    await expect(documents.getPage(ORG, old.id, 1)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND, message: expect.stringMatching(/processed before they were recorded/) });
+  });
+
   it('lists and shows only the caller\'s documents, newest first', async () => {
     const { project } = await projects.create(OTHER, { name: 'Listing', description: null });
     const a = await uploaded(OTHER, null, project.id);

@@ -149,6 +149,7 @@ export class DocumentsService {
       status: 'awaiting_upload',
       chunkCount: null,
       pageCount: null,
+      pageSizes: null,
       errorMessage: null,
       progress: null,
       progressAt: null,
@@ -391,6 +392,28 @@ export class DocumentsService {
     const chunk = await this.deps.chunks.get(ctx.orgId, id, nodeId);
     if (!chunk) throw AppError.notFound(`Chunk ${nodeId} of document ${id} not found.`);
     return chunk;
+  }
+
+  /**
+   * The size of page `n` (1-based) of a document, in PDF points (decisions.md "Where a quote
+   * stands"): what a viewer needs to draw a quote's `boxes`.
+   * @throws NOT_FOUND when the document is missing or another org's, not processed yet, failed,
+   *   of a format without pages (its quotes have `boxes: []`), processed before page sizes were
+   *   recorded (reprocess it), or has fewer than `n` pages.
+   */
+  async getPage(ctx: CallContext, id: string, n: number): Promise<{ page: number; width: number; height: number }> {
+    const doc = await this.requireChunked(ctx, id);
+    const sizes = doc.pageSizes;
+    if (!sizes || sizes.length === 0) {
+      throw AppError.notFound(
+        doc.contentType === 'application/pdf'
+          ? `Document ${id} has no recorded page sizes: it was processed before they were recorded. Upload it again as a new version to get pages and boxes.`
+          : `Document ${id} has no pages: its format (${doc.contentType}) is not paged, so its quotes have no boxes.`,
+      );
+    }
+    const size = sizes.find((p) => p.page === n);
+    if (!size) throw AppError.notFound(`Document ${id} has ${sizes.length} page${sizes.length === 1 ? '' : 's'}; page ${n} does not exist.`);
+    return { page: size.page, width: size.width, height: size.height };
   }
 
   private async requireChunked(ctx: CallContext, id: string): Promise<DocumentEntity> {

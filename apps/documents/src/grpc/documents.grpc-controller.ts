@@ -127,5 +127,9 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
       return { chunks: result.chunks.map(toProtoChunk), total: result.total };
     },
     getChunk: async (req, ctx) => toProtoChunk(await documents.getChunk(ctx, requireUuid(req.documentId, 'id'), requireUuid(req.nodeId, 'node_id'))),
+    getPage: async (req, ctx) => {
+      if (!Number.isInteger(req.page) || req.page < 1) throw AppError.validation('n must be a page number (an integer from 1).');
+      return documents.getPage(ctx, requireUuid(req.documentId, 'id'), req.page);
+    },
   };
 }

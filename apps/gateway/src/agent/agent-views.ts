@@ -1,5 +1,6 @@
 import { BATCH_QUESTION_STATUSES, BATCH_STATUSES } from '@kb/events';
 import { ApiProperty } from '@nestjs/swagger';
+import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
 
 /**
  * Response models of the agent routes, for the OpenAPI reference only (handlers return plain
@@ -17,6 +18,8 @@ export class CitationView {
   @ApiProperty({ example: 0.91, description: 'how well the quote matches the question (0–1)' }) score: number;
   @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the cited chunk (outermost first), null when it is under no heading' })
   section: string | null;
+  @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
+  @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
 }
 
 export class UsageView {

@@ -1,11 +1,15 @@
 import { pickSnakeFields } from '@kb/common';
-import { presentBatch, batchQuestionStatus } from '@kb/events';
+import { presentBatch, presentPlacement, batchQuestionStatus } from '@kb/events';
 import { agentV1 } from '@kb/proto';
 
-/** Citation as returned by query, chat and batches (decisions.md "POST /api/v2/agent/query"). */
+/**
+ * Citation as returned by query, chat and batches (decisions.md "POST /api/v2/agent/query"), with
+ * where its quote stands (`location`, `boxes`: {@link presentPlacement}).
+ */
 export function presentCitation(c: agentV1.Citation) {
-  // Batches store citations as given: results stored before `section` existed have none (null).
-  return pickSnakeFields(c, ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section'], null);
+  // Batches store citations as given: results stored before `section` or `location` existed have
+  // none (null; boxes []).
+  return { ...pickSnakeFields(c, ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section'], null), ...presentPlacement(c) };
 }
 
 /** Token usage in snake case. */

@@ -1,3 +1,4 @@
+import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
 import { presentComparison, presentRequirement, presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, runStatus } from '@kb/events';
 import { AppError, AsyncClient, CallContext, Logger, REPORT_PAGE_MAX, REQUIREMENT_MAX_CHARS, REVIEW_COMMENT_MAX_CHARS, REVIEWER_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
 import { checkV1 } from '@kb/proto';
@@ -134,6 +135,8 @@ export class SourceView {
   @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the chunk (outermost first), null when it is under no heading' })
   section: string | null;
+  @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
+  @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
 }
 
 export class SubRequirementView {

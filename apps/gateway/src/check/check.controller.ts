@@ -1,3 +1,4 @@
+import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
 import { CallContext, REQUIREMENT_MAX_CHARS } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
@@ -19,6 +20,8 @@ export class VerifySourceView {
   @ApiProperty({ example: 'site-safety-plan.pdf', description: 'source document name' }) title: string;
   @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
+  @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
+  @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
 }
 
 export class VerifyHandbookView {

@@ -31,7 +31,7 @@ function requirement(i: number, opts: { completed?: boolean; comply?: boolean; r
             score: 0.9,
             status: subRequirementStatus.toProto('comply'),
             hasSources: true,
-            sources: [{ handbookId: 'h1', nodeId: 'n1', title: 'site-plan.pdf', startPage: 4, endPage: 5, section: undefined }],
+            sources: [{ handbookId: 'h1', nodeId: 'n1', title: 'site-plan.pdf', startPage: 4, endPage: 5, section: undefined, location: undefined, boxes: [] }],
           },
           {
             id: `sub-${i}-b`,
@@ -42,8 +42,8 @@ function requirement(i: number, opts: { completed?: boolean; comply?: boolean; r
             status: subRequirementStatus.toProto(opts.comply === false ? 'not-comply' : 'comply'),
             hasSources: true,
             sources: [
-              { handbookId: 'h1', nodeId: 'n1', title: 'site-plan.pdf', startPage: 4, endPage: 5, section: undefined },
-              { handbookId: 'h2', nodeId: 'n2', title: 'notes.txt', startPage: undefined, endPage: undefined, section: undefined },
+              { handbookId: 'h1', nodeId: 'n1', title: 'site-plan.pdf', startPage: 4, endPage: 5, section: undefined, location: undefined, boxes: [] },
+              { handbookId: 'h2', nodeId: 'n2', title: 'notes.txt', startPage: undefined, endPage: undefined, section: undefined, location: undefined, boxes: [] },
             ],
           },
         ]

@@ -25,7 +25,7 @@ it('kbctl reindex re-embeds every document with the configured model over gRPC',
   const first = new RetrievalService(store, { embeddings: model('old-model') });
   await first.init();
   await first.indexDocument(orgId, documentId, [
-    { id: randomUUID(), orgId, projectId: null, documentId, fileName: 'a.txt', chunkIndex: 0, text: 'Fire doors stay closed.', headingPath: [], startPage: null, endPage: null, pageSpans: [] },
+    { id: randomUUID(), orgId, projectId: null, documentId, fileName: 'a.txt', chunkIndex: 0, text: 'Fire doors stay closed.', headingPath: [], startPage: null, endPage: null, pageSpans: [], wordBoxes: [] },
   ]);
   await first.embedDocument(orgId, documentId);
   await store.close();
@@ -71,7 +71,7 @@ it('kbctl reindex with the local model: refuses while it is missing, embeds lexi
   const emptyModels = await mkdtemp(join(tmpdir(), 'kb-no-models-'));
   const orgId = randomUUID();
   const documentId = randomUUID();
-  const chunk = { id: randomUUID(), orgId, projectId: null, documentId, fileName: 'a.txt', chunkIndex: 0, text: 'Hard hats are worn on site.', headingPath: [], startPage: null, endPage: null, pageSpans: [] };
+  const chunk = { id: randomUUID(), orgId, projectId: null, documentId, fileName: 'a.txt', chunkIndex: 0, text: 'Hard hats are worn on site.', headingPath: [], startPage: null, endPage: null, pageSpans: [], wordBoxes: [] };
   let opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: emptyModels }));
   let grpc = await serve(opened.service);
   try {

@@ -1,6 +1,6 @@
 import { DOCUMENT_STATUSES } from '@kb/events';
 import { PROJECT_NAME_MAX_CHARS } from '@kb/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 
 /**
  * Response models of the gateway's own controllers, for the OpenAPI reference only (handlers
@@ -61,6 +61,39 @@ export class DocumentView {
     description: 'the next version, set when it became ready: the document is then out of the knowledge scope (still listed, downloadable, its chunks readable)',
   })
   superseded_by: string | null;
+}
+
+/** A quote's offsets in its chunk's `text` (decisions.md "Where a quote stands (for highlighting)"). */
+export class QuoteLocationView {
+  @ApiProperty({ type: 'integer', minimum: 0, example: 120, description: 'offset (UTF-16 code units) of the quote\'s first character in the chunk\'s `text`' }) char_start: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 164, description: 'offset just after the quote: `text.slice(char_start, char_end)` is the quote' }) char_end: number;
+}
+
+/** One line of a quote on its PDF page, in PDF points with the origin at the page's top-left. */
+export class QuoteBoxView {
+  @ApiProperty({ type: 'integer', minimum: 1, example: 4, description: '1-based page' }) page: number;
+  @ApiProperty({ example: 72.02, description: 'left edge, points from the page\'s left' }) x0: number;
+  @ApiProperty({ example: 141.5, description: 'top edge, points from the page\'s top' }) y0: number;
+  @ApiProperty({ example: 410.33, description: 'right edge' }) x1: number;
+  @ApiProperty({ example: 153.48, description: 'bottom edge' }) y1: number;
+}
+
+/** The `location` and `boxes` fields every source and citation carries. */
+export const QUOTE_LOCATION_PROPERTY: ApiPropertyOptions = {
+  type: QuoteLocationView,
+  nullable: true,
+  description: 'where the quote stands in the chunk\'s `text` (GET /api/v2/documents/{id}/chunks/{node_id}); null for results stored before locations were recorded',
+};
+export const QUOTE_BOXES_PROPERTY: ApiPropertyOptions = {
+  type: [QuoteBoxView],
+  description: 'one box per line of the quote on its PDF page(s), PDF points, origin top-left (page sizes: GET /api/v2/documents/{id}/pages/{n}); [] for formats without pages and documents processed before boxes were stored',
+};
+
+/** The size of one page of a document (decisions.md "Where a quote stands"). */
+export class PageSizeView {
+  @ApiProperty({ type: 'integer', minimum: 1, example: 4 }) page: number;
+  @ApiProperty({ example: 612, description: 'width in PDF points (1/72 inch)' }) width: number;
+  @ApiProperty({ example: 792, description: 'height in PDF points' }) height: number;
 }
 
 export class DocumentChunkView {

@@ -14,6 +14,8 @@ export interface OperationInputs {
   query?: Class;
   /** Path parameters validated as UUIDs (UuidParamPipe), by name. */
   uuidParams: string[];
+  /** Path parameters validated as 1-based page numbers (PageNumberParamPipe), by name. */
+  pageParams: string[];
 }
 
 /**
@@ -39,13 +41,15 @@ export function operationInputs(app: INestApplicationContext): Map<string, Opera
         const path = `/${[base, sub].map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`.replace(/:([A-Za-z_]\w*)/g, '{$1}');
         const types: unknown[] = Reflect.getMetadata('design:paramtypes', proto, name) ?? [];
         const args: Record<string, { index: number; data?: unknown; pipes?: unknown[] }> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {};
-        const inputs: OperationInputs = { uuidParams: [] };
+        const inputs: OperationInputs = { uuidParams: [], pageParams: [] };
         for (const [key, arg] of Object.entries(args)) {
           const kind = Number(key.split(':')[0]);
           const type = types[arg.index] as Class | undefined;
           if (kind === RouteParamtypes.BODY && arg.data === undefined && isDto(type)) inputs.body = type;
           if (kind === RouteParamtypes.QUERY && arg.data === undefined && isDto(type)) inputs.query = type;
-          if (kind === RouteParamtypes.PARAM && typeof arg.data === 'string' && (arg.pipes ?? []).some((p) => (p as { name?: string })?.name === 'UuidParamPipe')) inputs.uuidParams.push(arg.data);
+          const pipe = (n: string) => (arg.pipes ?? []).some((p) => (p as { name?: string })?.name === n);
+          if (kind === RouteParamtypes.PARAM && typeof arg.data === 'string' && pipe('UuidParamPipe')) inputs.uuidParams.push(arg.data);
+          if (kind === RouteParamtypes.PARAM && typeof arg.data === 'string' && pipe('PageNumberParamPipe')) inputs.pageParams.push(arg.data);
         }
         out.set(`${RequestMethod[method].toLowerCase()} ${path}`, inputs);
       }

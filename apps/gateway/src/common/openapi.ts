@@ -5,6 +5,7 @@ import { getMetadataStorage } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 import { isPublicPath } from './request-policy';
 import { applyRules, isOptionalProperty, operationInputs, OperationInputs, validationMessages, validationRules } from './openapi-validation';
+import { MAX_PAGE_NUMBER } from './validation';
 
 type Json = Record<string, any>;
 
@@ -265,6 +266,7 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
       const operation = op as Json;
       for (const p of (operation.parameters ?? []) as Json[]) {
         if (p.in === 'path' && input.uuidParams.includes(p.name)) p.schema = { ...(p.schema ?? {}), type: 'string', format: 'uuid' };
+        if (p.in === 'path' && input.pageParams.includes(p.name)) p.schema = { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER };
       }
       if (input.query) {
         const rules = validationRules(input.query);
@@ -278,6 +280,7 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
       }
       const examples: Array<[string, string]> = [
         ...input.uuidParams.map((name): [string, string] => [name, `${name} must be a UUID.`]),
+        ...input.pageParams.map((name): [string, string] => [name, `${name} must be a page number: an integer from 1 to ${MAX_PAGE_NUMBER}.`]),
         ...(input.query ? validationMessages(input.query).map(({ field, message }): [string, string] => [field, message]) : []),
         ...(input.body ? validationMessages(input.body).map(({ field, message }): [string, string] => [field, message]) : []),
       ];

@@ -88,6 +88,25 @@ export class UuidParamPipe implements PipeTransform<string, string> {
   }
 }
 
+/** Largest page number a path accepts (the gRPC field is a 32-bit integer). */
+export const MAX_PAGE_NUMBER = 2147483647;
+
+/**
+ * A 1-based page number in the path (`GET …/pages/{n}`): decimal digits only, no sign, no leading
+ * zero, at most {@link MAX_PAGE_NUMBER}; anything else → 400 VALIDATION_ERROR naming the parameter.
+ * Returns the digits unchanged: declare the parameter as `string` (a `number` parameter would let
+ * the global ValidationPipe convert "01" or " 1" to 1 before this pipe sees it) and read it with
+ * `Number(n)`. Documented in OpenAPI as `{ type: integer, minimum: 1, maximum: MAX_PAGE_NUMBER }`.
+ */
+@Injectable()
+export class PageNumberParamPipe implements PipeTransform<string, string> {
+  transform(value: string, metadata: ArgumentMetadata): string {
+    const n = typeof value === 'string' && /^[1-9]\d{0,9}$/.test(value) ? Number(value) : NaN;
+    if (!(n >= 1 && n <= MAX_PAGE_NUMBER)) throw AppError.validation(`${metadata.data ?? 'n'} must be a page number: an integer from 1 to ${MAX_PAGE_NUMBER}.`);
+    return value;
+  }
+}
+
 /**
  * An optional body field holding at most MAX_IDS_PER_REQUEST (100) UUIDs (`document_ids`, `handbook_ids`): the OpenAPI
  * property and the class-validator rules, with messages naming `field`.

@@ -3,7 +3,7 @@ import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid, FILE_
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
+import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, PageSizeView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
 import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
@@ -12,7 +12,7 @@ import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { UuidParamPipe } from '../common/validation';
+import { PageNumberParamPipe, UuidParamPipe } from '../common/validation';
 
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
 /**
@@ -219,6 +219,22 @@ export class DocumentsController {
   @ApiErrors(ErrorCode.NOT_FOUND)
   async chunk(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('node_id', UuidParamPipe) nodeId: string) {
     return presentChunk(await this.documents.getChunk({ documentId: id, nodeId }, ctx));
+  }
+
+  @Get(':id/pages/:n')
+  @ApiOperation({
+    summary: 'The size of one page of a document, to draw the boxes of sources and citations',
+    description:
+      'Width and height of page `n` (1-based) in PDF points, the space of the `boxes` of sources and citations (origin at the page\'s top-left). ' +
+      '404 for another organization\'s or an unknown document, one not processed yet, a format without pages (anything but PDF: its quotes have `boxes: []`), ' +
+      'a PDF processed before page sizes were recorded, or `n` past the last page.',
+    operationId: 'getDocumentPage',
+  })
+  @ApiEnvelope(PageSizeView)
+  @ApiErrors(ErrorCode.NOT_FOUND)
+  async page(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('n', PageNumberParamPipe) n: string) {
+    const p = await this.documents.getPage({ documentId: id, page: Number(n) }, ctx);
+    return { page: p.page, width: p.width, height: p.height };
   }
 
   @Get(':id/download')

@@ -14,6 +14,7 @@ import { extractJson } from './json';
 import { extractMarkdown } from './markdown';
 import { extractInWorker, OFF_THREAD_TYPES } from './off-thread';
 import { extractPdf, extractPdfOcrPages } from './pdf';
+import type { PageWord } from './word-boxes';
 import { extractPptx } from './pptx';
 import { extractText } from './text';
 import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions } from './types';
@@ -21,6 +22,7 @@ import { extractXlsx } from './xlsx';
 
 export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions, ExtractionProgressListener } from './types';
 export { ExtractionError } from './types';
+export { chunkWordBoxes, type PageLayout, type PageSize, type PageWord } from './word-boxes';
 
 type Extractor = (ctx: ExtractionContext, filePath: string) => Promise<ExtractedDocument>;
 
@@ -95,10 +97,15 @@ const TEXT_TYPES = new Set(['text/csv', 'text/plain', 'text/markdown', 'text/htm
 
 /**
  * OCRs pages of a PDF that {@link extractDocument} left out with `deferOcr` (its
- * `deferredOcrPages`), returning their blocks in page order with exact 1-based pages. Same
+ * `deferredOcrPages`), returning their blocks in page order with exact 1-based pages and the
+ * words OCR read on each page (boxes in points, top-left origin). Same
  * options and errors as {@link extractDocument} (`OCR_UNAVAILABLE`, `TIMEOUT`, `CORRUPT_FILE`).
  */
-export async function extractDeferredOcrPages(filePath: string, pages: readonly number[], options: ExtractOptions = {}): Promise<ExtractedBlock[]> {
+export async function extractDeferredOcrPages(
+  filePath: string,
+  pages: readonly number[],
+  options: ExtractOptions = {},
+): Promise<{ blocks: ExtractedBlock[]; words: Map<number, PageWord[]> }> {
   const { ctx, dispose } = createContext(options);
   try {
     if (ctx.signal.aborted) throw ctx.signal.reason;

@@ -4,12 +4,19 @@
  * by 90/180/270 degrees. Tesseract runs single-threaded (OMP_THREAD_LIMIT=1, faster in parallel)
  * with at most one process per CPU.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExtractionContext } from './context';
 import { runProcess, ToolMissingError } from './process';
 import { ExtractionError } from './types';
+import { PageWord, parseTesseractTsv } from './word-boxes';
+
+/** What OCR read on one PDF page: its text and its words with boxes in points (top-left origin). */
+export interface OcrPage {
+  text: string;
+  words: PageWord[];
+}
 
 /** Rasterisation resolution for OCR, dots per inch. */
 export const OCR_DPI = 300;
@@ -128,12 +135,14 @@ export function dpiForPage(size: [number, number] | undefined): number {
 
 /**
  * OCRs the given 1-based pages of a PDF: each page is rendered to a grayscale PNG with
- * `pdftoppm -r 300` in a private temporary directory (removed afterwards) and read by tesseract.
- * Returns a map page -> recognised text. Throws `OCR_UNAVAILABLE` when pdftoppm or tesseract
- * is missing, `CORRUPT_FILE` when a page cannot be rendered, and the abort reason on timeout.
+ * `pdftoppm -r 300` in a private temporary directory (removed afterwards) and read by tesseract,
+ * which writes the text and its word boxes (TSV, pixels at the rendering resolution, converted to
+ * points) in one run. Returns a map page -> recognised text and words. Throws `OCR_UNAVAILABLE`
+ * when pdftoppm or tesseract is missing, `CORRUPT_FILE` when a page cannot be rendered or read,
+ * and the abort reason on timeout.
  */
-export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages: readonly number[]): Promise<Map<number, string>> {
-  const texts = new Map<number, string>();
+export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages: readonly number[]): Promise<Map<number, OcrPage>> {
+  const texts = new Map<number, OcrPage>();
   if (pages.length === 0) return texts;
   await ensureTesseract(ctx);
   const sizes = await pageSizes(ctx, pdfPath, Math.min(...pages), Math.max(...pages));
@@ -156,8 +165,7 @@ export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages
       }
       const imagePath = `${prefix}.png`;
       try {
-        const frames = await ocrImage(ctx, imagePath);
-        texts.set(page, frames.join('\n\n'));
+        texts.set(page, await ocrPageImage(ctx, imagePath, prefix, dpi));
         ctx.progress('ocr', ++done, pages.length);
       } finally {
         await rm(imagePath, { force: true });
@@ -167,4 +175,26 @@ export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages
     await rm(dir, { recursive: true, force: true });
   }
   return texts;
+}
+
+/**
+ * Runs tesseract once on a rendered page, writing `<outBase>.txt` (the text) and `<outBase>.tsv`
+ * (word boxes in pixels at `dpi`). Throws `OCR_UNAVAILABLE` when tesseract is missing, `CORRUPT_FILE`
+ * when it cannot read the image.
+ */
+async function ocrPageImage(ctx: ExtractionContext, imagePath: string, outBase: string, dpi: number): Promise<OcrPage> {
+  let result;
+  try {
+    result = await runProcess(ctx, 'tesseract', [imagePath, outBase, '-l', OCR_LANG, '--psm', '1', 'txt', 'tsv'], {
+      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+    });
+  } catch (e) {
+    if (e instanceof ToolMissingError) throw ocrUnavailable('tesseract');
+    throw e;
+  }
+  if (result.code !== 0) {
+    throw new ExtractionError('CORRUPT_FILE', 'A scanned page could not be read by OCR; re-scan it (300 dpi or more) and upload again.');
+  }
+  const [text, tsv] = await Promise.all([readFile(`${outBase}.txt`, 'utf8'), readFile(`${outBase}.tsv`, 'utf8').catch(() => '')]);
+  return { text: text.split('\f').join('\n\n'), words: parseTesseractTsv(tsv, dpi) };
 }

@@ -5,9 +5,13 @@
  */
 import { checkAborted, checkPageLimit, ExtractionContext, textTooLarge } from './context';
 import { pageTextToBlocks, stripRunningLines } from './layout';
-import { ocrPdfPages } from './ocr';
+import { OcrPage, ocrPdfPages } from './ocr';
 import { ProcessResult, runProcess, ToolMissingError } from './process';
 import { ExtractedBlock, ExtractedDocument, ExtractionError } from './types';
+import { PageLayout, PageWord, readPdfLayout } from './word-boxes';
+
+/** The `-bbox-layout` output is about this many times the size of the plain text; bigger is skipped. */
+const LAYOUT_BYTES_PER_TEXT_BYTE = 16;
 
 /** A page with fewer non-space characters than this counts as having no text layer. */
 const MIN_PAGE_CHARS = 10;
@@ -126,9 +130,12 @@ export async function extractPdf(ctx: ExtractionContext, filePath: string): Prom
   const hasTextPage = texts.some((t) => countNonSpace(t) >= MIN_PAGE_CHARS);
   if (ctx.ocr && ctx.deferOcr && scannedPages.length > 0 && hasTextPage) {
     deferredOcrPages = scannedPages;
-  } else if (ctx.ocr && scannedPages.length > 0) {
-    const ocrTexts = await ocrPdfPages(ctx, filePath, scannedPages);
-    for (const [page, text] of ocrTexts) texts[page - 1] = text;
+  }
+  const layout = await readPdfLayout(ctx, filePath, Math.max(1, ctx.maxTextBytes) * LAYOUT_BYTES_PER_TEXT_BYTE);
+  if (!deferredOcrPages && ctx.ocr && scannedPages.length > 0) {
+    const ocrPages = await ocrPdfPages(ctx, filePath, scannedPages);
+    for (const [page, read] of ocrPages) texts[page - 1] = read.text;
+    if (layout) withOcrWords(layout, ocrPages);
   }
   checkAborted(ctx);
 
@@ -150,16 +157,35 @@ export async function extractPdf(ctx: ExtractionContext, filePath: string): Prom
     throw new ExtractionError('NO_TEXT', 'The PDF contains no text (its pages are empty or drawn as shapes); upload a PDF with selectable text.');
   }
   const firstHeading = blocks.find((b) => b.kind === 'heading')?.text ?? null;
-  return { blocks, pageCount: info.pages, title: info.title ?? firstHeading, ...(deferredOcrPages ? { deferredOcrPages } : {}) };
+  return {
+    blocks,
+    pageCount: info.pages,
+    title: info.title ?? firstHeading,
+    ...(deferredOcrPages ? { deferredOcrPages } : {}),
+    ...(layout ? { layout } : {}),
+  };
+}
+
+/** Puts the words OCR read on a page into its layout (a scanned page has no text-layer words). */
+function withOcrWords(layout: PageLayout[], ocrPages: ReadonlyMap<number, OcrPage>): void {
+  for (const [page, read] of ocrPages) {
+    const p = layout[page - 1];
+    if (p) p.words = read.words;
+  }
 }
 
 /**
  * OCRs the given 1-based pages of a PDF (pages whose OCR was deferred by {@link extractPdf}) and
- * returns their blocks, in page order, with exact page numbers. Errors as {@link ocrPdfPages}.
+ * returns their blocks, in page order, with exact page numbers, and the words OCR read per page
+ * (boxes in points, top-left origin). Errors as {@link ocrPdfPages}.
  */
-export async function extractPdfOcrPages(ctx: ExtractionContext, filePath: string, pages: readonly number[]): Promise<ExtractedBlock[]> {
-  const texts = await ocrPdfPages(ctx, filePath, pages);
+export async function extractPdfOcrPages(
+  ctx: ExtractionContext,
+  filePath: string,
+  pages: readonly number[],
+): Promise<{ blocks: ExtractedBlock[]; words: Map<number, PageWord[]> }> {
+  const read = await ocrPdfPages(ctx, filePath, pages);
   const blocks: ExtractedBlock[] = [];
-  for (const page of [...pages].sort((a, b) => a - b)) blocks.push(...pageTextToBlocks(texts.get(page) ?? '', page));
-  return blocks;
+  for (const page of [...pages].sort((a, b) => a - b)) blocks.push(...pageTextToBlocks(read.get(page)?.text ?? '', page));
+  return { blocks, words: new Map([...read].map(([page, r]) => [page, r.words])) };
 }

@@ -1,3 +1,5 @@
+import type { PageLayout } from './word-boxes';
+
 /** Kind of a structural block found in a document. */
 export type BlockKind = 'heading' | 'paragraph' | 'table' | 'list';
 
@@ -34,6 +36,12 @@ export interface ExtractedDocument {
    * document is searchable on its text pages first, and an enrichment step OCRs these later.
    */
   deferredOcrPages?: number[];
+  /**
+   * PDFs: every page's size in points and its words with their boxes (text layer from
+   * `pdftotext -bbox-layout`, OCRed pages from tesseract), to place quotes on the page; absent for
+   * other formats or when poppler could not read the layout. See word-boxes.ts.
+   */
+  layout?: PageLayout[];
 }
 
 /** Why a file could not be extracted; each code has a message a user can act on. */

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Chunk, ChunkOptions, chunkDocument } from '../chunking';
-import { extractDeferredOcrPages, extractDocument, ExtractedDocument, ExtractionError } from '../extraction';
+import { chunkWordBoxes, extractDeferredOcrPages, extractDocument, ExtractedDocument, ExtractionError, PageLayout, PageSize } from '../extraction';
 import { ProgressReporter } from './progress';
 import { WorkLimiter } from './work-limiter';
 
@@ -106,12 +106,14 @@ export const ocrImagePagesStep: EnrichmentStep = {
   applies: (state) => (state.extracted.deferredOcrPages?.length ?? 0) > 0,
   async run(state) {
     const pages = state.extracted.deferredOcrPages ?? [];
-    const ocrBlocks = await state.cpuBound(() =>
+    const ocr = await state.cpuBound(() =>
       extractDeferredOcrPages(state.filePath, pages, { timeoutMs: state.remainingMs(), onProgress: (stage, done, total) => state.progress.report(stage, done, total) }),
     );
     // Blocks are in page order; a stable sort by page puts each OCRed page in its place.
-    const blocks = [...state.extracted.blocks, ...ocrBlocks].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
-    state.extracted = { ...state.extracted, blocks, deferredOcrPages: [] };
+    const blocks = [...state.extracted.blocks, ...ocr.blocks].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
+    // The OCRed pages' words (tesseract's boxes) replace the empty text layer of those pages.
+    const layout = state.extracted.layout?.map((p) => (ocr.words.has(p.page) ? { ...p, words: ocr.words.get(p.page)! } : p));
+    state.extracted = { ...state.extracted, blocks, deferredOcrPages: [], ...(layout ? { layout } : {}) };
     await state.reindex();
     state.logger.info({ pages: pages.length }, 'image-only pages OCRed');
   },
@@ -148,11 +150,28 @@ export function chunkIdFor(documentId: string, index: number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/** Converts chunker output to the retrieval contract. */
-export function toIndexChunks(event: ProcessRequestedEvent, chunks: Chunk[]): retrievalV1.Chunk[] {
-  return chunks.map((c) =>
-    chunkToProto({ ...c, id: chunkIdFor(event.documentId, c.index), documentId: event.documentId, projectId: event.projectId ?? null, fileName: event.fileName, chunkIndex: c.index }),
+/**
+ * Converts chunker output to the retrieval contract, with the word boxes of each chunk's text
+ * aligned from the document's page layout (PDFs; none for other formats).
+ */
+export function toIndexChunks(event: ProcessRequestedEvent, chunks: Chunk[], layout?: readonly PageLayout[]): retrievalV1.Chunk[] {
+  const boxes = chunkWordBoxes(chunks, layout);
+  return chunks.map((c, i) =>
+    chunkToProto({
+      ...c,
+      id: chunkIdFor(event.documentId, c.index),
+      documentId: event.documentId,
+      projectId: event.projectId ?? null,
+      fileName: event.fileName,
+      chunkIndex: c.index,
+      wordBoxes: boxes[i],
+    }),
   );
+}
+
+/** Page sizes in points of a document with a page layout (PDFs), null otherwise. */
+export function pageSizesOf(extracted: ExtractedDocument): PageSize[] | null {
+  return extracted.layout ? extracted.layout.map((p) => ({ page: p.page, width: p.width, height: p.height })) : null;
 }
 
 /**
@@ -231,17 +250,17 @@ export class DocumentProcessor {
         await this.fail(event, 'No text could be extracted from this file. If it is a scan, upload a version with selectable text or an image format for OCR.', false);
         return;
       }
-      const index = async (c: Chunk[]) => {
+      const index = async (c: Chunk[], layout: readonly PageLayout[] | undefined) => {
         progress.report('indexing');
         await this.deps.indexChunks(event.orgId, {
           documentId: event.documentId,
           projectId: event.projectId ?? undefined,
-          chunks: toIndexChunks(event, c),
+          chunks: toIndexChunks(event, c, layout),
           corpus: retrievalV1.Corpus.CORPUS_ORG,
         });
         indexed = true;
       };
-      await index(chunks);
+      await index(chunks, extracted.layout);
       const status = (s: 'ready' | 'completed', st: { chunks: Chunk[]; extracted: ExtractedDocument }, next: DocumentProgress | null = null) =>
         this.deps.publishStatus({
           documentId: event.documentId,
@@ -249,6 +268,7 @@ export class DocumentProcessor {
           status: s,
           chunkCount: st.chunks.length,
           pageCount: st.extracted.pageCount,
+          pageSizes: pageSizesOf(st.extracted),
           errorMessage: null,
           progress: next,
           at: new Date().toISOString(),
@@ -266,7 +286,7 @@ export class DocumentProcessor {
         reindex: async () => {
           progress.report('chunking');
           const next = chunkDocument(state.extracted, this.deps.chunkOptions);
-          await index(next);
+          await index(next, state.extracted.layout);
           state.chunks = next;
         },
       };

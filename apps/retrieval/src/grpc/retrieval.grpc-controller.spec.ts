@@ -20,6 +20,7 @@ const chunk = (documentId: string, text: string): retrievalV1.Chunk => ({
   text,
   headingPath: ['Fire safety'],
   pageSpans: [],
+  wordBoxes: [],
 });
 
 let dir: string;

@@ -41,6 +41,7 @@ export function makeChunk(overrides: Partial<StoredChunk> & Pick<StoredChunk, 'o
     startPage: 1,
     endPage: 1,
     pageSpans: [{ page: 1, offset: 0 }],
+    wordBoxes: [],
     ...overrides,
   };
 }
@@ -122,6 +123,10 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
           pageSpans: [
             { page: 12, offset: 0 },
             { page: 13, offset: 57 },
+          ],
+          wordBoxes: [
+            { start: 0, end: 8, page: 12, x0: 72.02, y0: 700.5, x1: 118.4, y1: 712.75 },
+            { start: 57, end: 60, page: 13, x0: 72, y0: 80.1, x1: 90.33, y1: 92 },
           ],
         });
         const noPages = makeChunk({

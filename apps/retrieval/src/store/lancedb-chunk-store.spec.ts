@@ -243,6 +243,25 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     }
   });
 
+  it('opens a table written before word boxes existed: the column is added, its chunks read back with wordBoxes []', async () => {
+    const { dir, store } = await openStore({ optimizeDelayMs: false });
+    const orgId = randomUUID();
+    const chunk = makeChunk({ orgId, documentId: randomUUID(), text: 'Guard rails are inspected weekly.', wordBoxes: [{ start: 0, end: 5, page: 1, x0: 1, y0: 2, x1: 3, y1: 4 }] });
+    await store.replaceDocumentChunks(orgId, chunk.documentId, [chunk]);
+    await store.close();
+    const db = await lancedb.connect(dir);
+    const table = await db.openTable(CHUNKS_TABLE);
+    await table.dropColumns(['word_boxes']);
+    table.close();
+    db.close();
+    const reopened = await LanceDbChunkStore.open(dir, { optimizeDelayMs: false });
+    try {
+      expect(await reopened.getChunks(orgId, [chunk.id])).toEqual([{ ...chunk, wordBoxes: [] }]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('runs optimize beside the write queue: a write issued during an optimize commits before the optimize ends', async () => {
     const { store } = await openStore({ optimizeDelayMs: false });
     try {

@@ -15,7 +15,7 @@ import {
   SearchScope,
   StoredChunk,
 } from './chunk-store';
-import { requireString, requireStringArray, requireTopK, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
+import { packWordBoxes, type PackedWordBoxes, requireString, requireStringArray, requireTopK, unpackWordBoxes, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
 
 /** Name of the one LanceDB table holding every org's chunks. */
 export const CHUNKS_TABLE = 'chunks';
@@ -263,6 +263,8 @@ interface ChunkRow {
   end_page: number | null;
   /** JSON array of `{ page, offset }`. */
   page_spans: string;
+  /** JSON of the packed word boxes (see `packWordBoxes`); `[]` in rows written before boxes existed. */
+  word_boxes: string;
   /** What BM25 indexes: heading path and text (see {@link FTS_COLUMN}); never read back. */
   search_text?: string;
 }
@@ -279,6 +281,7 @@ const CHUNK_SCHEMA = new Schema([
   new Field('start_page', new Int32(), true),
   new Field('end_page', new Int32(), true),
   new Field('page_spans', new Utf8(), false),
+  new Field('word_boxes', new Utf8(), false),
   new Field(FTS_COLUMN, new Utf8(), false),
 ]);
 
@@ -410,6 +413,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         const table = (await db.tableNames()).includes(CHUNKS_TABLE)
           ? await db.openTable(CHUNKS_TABLE)
           : await db.createEmptyTable(CHUNKS_TABLE, CHUNK_SCHEMA, { mode: 'create', existOk: true });
+        await addWordBoxesColumn(table);
         await checkSchema(table);
         await addSearchTextColumn(table);
         const { name, unindexedRows } = await ensureFtsIndex(table);
@@ -1300,6 +1304,7 @@ function toRow(c: StoredChunk): ChunkRow {
     start_page: c.startPage,
     end_page: c.endPage,
     page_spans: JSON.stringify(c.pageSpans.map((s) => ({ page: s.page, offset: s.offset }))),
+    word_boxes: JSON.stringify(packWordBoxes(c.wordBoxes)),
   };
   return { ...row, search_text: `${row.heading_path} ${row.text}` };
 }
@@ -1317,6 +1322,7 @@ function fromRow(r: ChunkRow): StoredChunk {
     startPage: r.start_page === null || r.start_page === undefined ? null : Number(r.start_page),
     endPage: r.end_page === null || r.end_page === undefined ? null : Number(r.end_page),
     pageSpans: JSON.parse(r.page_spans) as { page: number; offset: number }[],
+    wordBoxes: unpackWordBoxes(r.word_boxes ? (JSON.parse(r.word_boxes) as PackedWordBoxes) : []),
   };
 }
 
@@ -1408,6 +1414,16 @@ function trainedPartitions(name: string): number | null {
   if (!name.startsWith(VECTOR_INDEX_NAME_PREFIX)) return null;
   const n = Number(name.slice(VECTOR_INDEX_NAME_PREFIX.length));
   return Number.isInteger(n) && n > 0 ? n : null;
+}
+
+/**
+ * Tables written before word boxes existed get the column, empty (`[]`) in their rows: those
+ * chunks' quotes have `boxes: []` until their documents are processed again.
+ */
+async function addWordBoxesColumn(table: lancedb.Table): Promise<void> {
+  const names = new Set((await table.schema()).fields.map((f) => f.name));
+  if (names.has('word_boxes') || !names.has('page_spans')) return;
+  await table.addColumns([{ name: 'word_boxes', valueSql: "'[]'" }]);
 }
 
 /**

@@ -14,7 +14,7 @@ import {
 } from './chunk-store';
 import { chunkSparseVector, querySparseVector } from './lexical-terms';
 import { DEFAULT_FUSION, fuse, FusionSettings } from '../search/fusion';
-import { requireString, requireStringArray, requireTopK, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
+import { packWordBoxes, type PackedWordBoxes, requireString, requireStringArray, requireTopK, unpackWordBoxes, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
 
 /** Name of the sparse (BM25) vector in the collection. */
 export const SPARSE_VECTOR = 'bm25';
@@ -48,6 +48,8 @@ interface ChunkPayload {
   start_page: number | null;
   end_page: number | null;
   page_spans: { page: number; offset: number }[];
+  /** Packed word boxes (see `packWordBoxes`); absent on points stored before boxes existed. */
+  word_boxes?: PackedWordBoxes;
 }
 
 /**
@@ -419,6 +421,7 @@ function toPayload(c: StoredChunk): ChunkPayload {
     start_page: c.startPage,
     end_page: c.endPage,
     page_spans: c.pageSpans.map((s) => ({ page: s.page, offset: s.offset })),
+    word_boxes: packWordBoxes(c.wordBoxes),
   };
 }
 
@@ -435,6 +438,7 @@ function fromPayload(p: ChunkPayload): StoredChunk {
     startPage: p.start_page ?? null,
     endPage: p.end_page ?? null,
     pageSpans: p.page_spans,
+    wordBoxes: unpackWordBoxes(p.word_boxes),
   };
 }
 

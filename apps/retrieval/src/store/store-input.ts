@@ -1,3 +1,4 @@
+import type { WordBox } from '@kb/knowledge';
 import { ChunkStoreError, ChunkStoreErrorCode, MAX_TOP_K, type StoredChunk } from './chunk-store';
 
 /**
@@ -72,6 +73,28 @@ export function validateStoredChunk(chunk: StoredChunk, i: number): void {
   if (!Array.isArray(chunk.pageSpans) || !chunk.pageSpans.every((s) => s !== null && typeof s === 'object' && isInt32(s.page) && isInt32(s.offset))) {
     throw validation(`${at}.pageSpans must be an array of { page, offset } integers`);
   }
+  const wordOk = (w: WordBox) =>
+    w !== null && typeof w === 'object' && isInt32(w.start) && isInt32(w.end) && isInt32(w.page) && w.start >= 0 && w.end >= w.start && w.page >= 1 &&
+    [w.x0, w.y0, w.x1, w.y1].every((v) => typeof v === 'number' && Number.isFinite(v));
+  if (!Array.isArray(chunk.wordBoxes) || !chunk.wordBoxes.every(wordOk)) {
+    throw validation(`${at}.wordBoxes must be an array of { start, end, page, x0, y0, x1, y1 } (integers, then finite numbers)`);
+  }
+}
+
+/**
+ * Word boxes as stored by the adapters: one `[start, end, page, x0, y0, x1, y1]` array per word
+ * (about a third of the size of objects), in text order.
+ */
+export type PackedWordBoxes = number[][];
+
+/** Packs a chunk's word boxes for storage (see {@link PackedWordBoxes}). */
+export function packWordBoxes(words: readonly WordBox[]): PackedWordBoxes {
+  return words.map((w) => [w.start, w.end, w.page, w.x0, w.y0, w.x1, w.y1]);
+}
+
+/** Unpacks stored word boxes; absent (a chunk stored before boxes existed) reads as none. */
+export function unpackWordBoxes(packed: PackedWordBoxes | null | undefined): WordBox[] {
+  return (packed ?? []).map(([start, end, page, x0, y0, x1, y1]) => ({ start, end, page, x0, y0, x1, y1 }));
 }
 
 /**
