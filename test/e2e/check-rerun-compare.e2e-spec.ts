@@ -99,7 +99,9 @@ describe('rerun and compare check runs', () => {
     expect(visitors.after.score).toBeGreaterThanOrEqual(0.7);
     expect(visitors.after.evidence.join(' ')).toContain('Visitors must sign in');
     expect(visitors.after.sources[0]).toMatchObject({ handbook_id: planId, title: 'riverside-site-plan.txt', start_page: null, end_page: null });
-    expect(Object.keys(visitors.after.sources[0]).sort()).toEqual(['end_page', 'handbook_id', 'node_id', 'section', 'start_page', 'title']);
+    expect(Object.keys(visitors.after.sources[0]).sort()).toEqual(['boxes', 'end_page', 'handbook_id', 'location', 'node_id', 'section', 'start_page', 'title']);
+    // A text file has no pages: the quote's place is its offsets in the chunk, no boxes.
+    expect(visitors.after.sources[0].boxes).toEqual([]);
     expect(visitors.before.sources.every((s: any) => s.handbook_id !== planId)).toBe(true);
 
     // The reverse reading swaps before and after.
