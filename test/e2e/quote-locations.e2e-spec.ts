@@ -71,16 +71,15 @@ describe('where a quote stands', () => {
       expect(0 <= b.x0 && b.x0 < b.x1 && b.x1 <= size.width && 0 <= b.y0 && b.y0 < b.y1 && b.y1 <= size.height).toBe(true);
     }
 
-    // Every word of the quote, as poppler reads it on the page, lies inside one of the boxes.
+    // Every word of the quote, as poppler reads it on the page, lies inside one of the boxes. Matched word by word,
+    // not as one run: poppler's reading order may put a heading inside the quote elsewhere (the quote can span one).
     const words = popplerWords(corpusFile(POAM), 7);
     const tokens: string[] = v.evidence.split(/\s+/).filter(Boolean);
-    const start = words.findIndex((_, i) => tokens.slice(0, 3).every((t, k) => words[i + k]?.text === t));
-    expect(start).toBeGreaterThanOrEqual(0);
-    const quoteWords = words.slice(start, start + tokens.length).filter((w) => tokens.includes(w.text));
-    expect(quoteWords.length).toBeGreaterThanOrEqual(tokens.length - 2);
-    for (const w of quoteWords) expect([w.text, (source.boxes as Box[]).some((b) => within(w.box, b))]).toEqual([w.text, true]);
+    const inBox = (w: { box: Box }) => (source.boxes as Box[]).some((b) => within(w.box, b));
+    const covered = tokens.map((t) => words.find((w) => w.text === t && inBox(w))).filter((w): w is (typeof words)[number] => w !== undefined);
+    expect(covered.length).toBeGreaterThanOrEqual(tokens.length - 2);
     // One box per line: no two boxes of the quote share a line.
-    const lines = new Set(quoteWords.map((w) => Math.round(w.box.y1)));
+    const lines = new Set(covered.map((w) => Math.round(w.box.y1)));
     expect(source.boxes.length).toBeLessThanOrEqual(lines.size);
   });
 
@@ -102,7 +101,8 @@ describe('where a quote stands', () => {
     const chunk = (await api(key).get(`/api/v2/documents/${ids.pdf}/chunks/${source.node_id}`)).body.data;
     const quote = chunk.text.slice(source.location.char_start, source.location.char_end);
     expect(quote).toContain('XML and JSON');
-    expect(sub.justification).toContain(quote);
+    // The stored justification quotes it with its whitespace collapsed (libs/events justification.ts).
+    expect(sub.justification).toContain(quote.replace(/\s+/g, ' ').trim());
     expect(source.boxes.length).toBeGreaterThan(0);
     expect(source.boxes.every((b: Box) => b.page >= source.start_page && b.page <= source.end_page)).toBe(true);
     const listed = (await api(key).get(`/api/v2/check/runs/${created.body.data.id}/requirements`)).body.data;
