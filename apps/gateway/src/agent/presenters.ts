@@ -1,6 +1,7 @@
 import { pickSnakeFields } from '@kb/common';
 import { presentBatch, presentPlacement, batchQuestionStatus } from '@kb/events';
 import { agentV1 } from '@kb/proto';
+import { sourceLabel } from '../common/source-label';
 
 /**
  * Citation as returned by query, chat and batches (decisions.md "POST /api/v2/agent/query"), with
@@ -44,6 +45,6 @@ export function presentConfidence(c: number | undefined): number {
  */
 export function sourcesCell(citations: agentV1.Citation[]): string {
   return citations
-    .map((c) => (c.startPage != null ? `${c.fileName} p.${c.startPage}-${c.endPage ?? c.startPage}` : c.fileName))
+    .map((c) => sourceLabel(c.fileName, c.startPage, c.endPage))
     .join('; ');
 }

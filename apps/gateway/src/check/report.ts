@@ -5,6 +5,7 @@ import { checkV1 } from '@kb/proto';
 import { stringify } from 'csv-stringify';
 import ExcelJS from 'exceljs';
 import PDFDocument from 'pdfkit';
+import { sourceLabel as pageLabel } from '../common/source-label';
 
 /**
  * Reports of a check run an auditor can keep (decisions.md "Reports", docs/check.md "Reports"):
@@ -74,7 +75,7 @@ export interface ReportSummary {
 
 /** A source as the report cell shows it: `file_name p.X-Y` (`title` is the document's file name). */
 export function sourceLabel(s: checkV1.Source): string {
-  return s.startPage != null ? `${s.title} p.${s.startPage}-${s.endPage ?? s.startPage}` : s.title;
+  return pageLabel(s.title, s.startPage, s.endPage);
 }
 
 function refOf(metadataJson: string): string {
