@@ -150,12 +150,37 @@ function matchAt(t: string, words: readonly PageWord[], i: number): number {
 }
 
 /**
+ * How many chunk tokens after a candidate match are checked against the words that follow it: of
+ * the candidate words for a token, the one followed by the longest run of matching words wins (a
+ * chunk sentence that begins like the page's heading, "FedRAMP extensions and allowed values are
+ * cited…" under "FedRAMP Extensions and Allowed Values", is placed on the sentence, not the heading).
+ */
+const RUN = 6;
+
+/**
+ * How many of `next` (normalised tokens following a matched one) match the words from `i` on,
+ * consecutively ({@link matchAt}); stops at the first that does not.
+ */
+function runLength(next: readonly string[], words: readonly PageWord[], i: number): number {
+  let run = 0;
+  for (const t of next) {
+    const n = matchAt(t, words, i);
+    if (n === 0) break;
+    run++;
+    i += n;
+  }
+  return run;
+}
+
+/**
  * The word boxes of one chunk's text: walks the chunk's tokens (runs of non-space characters) and
- * the words of their pages in order, matching each token to the next equal word (or few words,
- * see {@link matchAt}) within {@link LOOKAHEAD} words. Tokens without a match (table separators
- * " | ", dot leaders turned into "…", text that is not in the layout) get no box; PDF words
- * without a token (stripped running headers and footers) are skipped. A token made of several words
- * gets one box per word, its characters shared out in order.
+ * the words of their pages in order, matching each token to an equal word (or few words, see
+ * {@link matchAt}) within {@link LOOKAHEAD} words. Of several candidate words, the one whose
+ * following words also match the following tokens (longest run, up to {@link RUN}; the first on a
+ * tie) is taken, so a repeated phrase is placed where the sentence goes on. Tokens without a match
+ * (table separators " | ", dot leaders turned into "…", text that is not in the layout) get no box;
+ * PDF words without a token (stripped running headers and footers) are skipped. A token made of
+ * several words gets one box per word, its characters shared out in order.
  *
  * @param cursors per page, the index after the last word matched by earlier chunks (updated).
  * @returns boxes in text order with offsets into `text`.
@@ -169,31 +194,38 @@ export function alignChunkWords(
 ): WordBox[] {
   if (startPage === null && pageSpans.length === 0) return [];
   const fallback = startPage ?? pageSpans[0].page;
-  const tokens: Token[] = [];
-  for (const m of text.matchAll(/\S+/g)) tokens.push({ start: m.index, end: m.index + m[0].length, page: pageAt(pageSpans, m.index, fallback) });
+  const tokens: (Token & { norm: string })[] = [];
+  for (const m of text.matchAll(/\S+/g)) {
+    tokens.push({ start: m.index, end: m.index + m[0].length, page: pageAt(pageSpans, m.index, fallback), norm: norm(m[0]) });
+  }
   const boxes: WordBox[] = [];
   const local = new Map<number, number>();
-  for (const tok of tokens) {
+  tokens.forEach((tok, ti) => {
     const page = layout.get(tok.page);
-    if (!page || page.words.length === 0) continue;
+    if (!page || page.words.length === 0) return;
     let from = local.get(tok.page);
     if (from === undefined) from = Math.max(0, (cursors.get(tok.page) ?? 0) - LOOKBACK);
-    const t = norm(text.slice(tok.start, tok.end));
     const limit = Math.min(page.words.length, from + (local.has(tok.page) ? LOOKAHEAD : LOOKAHEAD + LOOKBACK));
+    const next: string[] = [];
+    for (let k = ti + 1; k < tokens.length && next.length < RUN && tokens[k].page === tok.page; k++) next.push(tokens[k].norm);
+    let best: { i: number; n: number; run: number } | null = null;
     for (let i = from; i < limit; i++) {
-      const n = matchAt(t, page.words, i);
+      const n = matchAt(tok.norm, page.words, i);
       if (n === 0) continue;
-      let at = tok.start;
-      for (let k = 0; k < n; k++) {
-        const w = page.words[i + k];
-        const len = k === n - 1 ? tok.end - at : Math.min(tok.end - at, w.text.replace(/-$/, '').length);
-        boxes.push({ start: at, end: at + len, page: tok.page, x0: w.x0, y0: w.y0, x1: w.x1, y1: w.y1 });
-        at += len;
-      }
-      local.set(tok.page, i + n);
-      break;
+      const run = runLength(next, page.words, i + n);
+      if (!best || run > best.run) best = { i, n, run };
+      if (run === next.length) break;
     }
-  }
+    if (!best) return;
+    let at = tok.start;
+    for (let k = 0; k < best.n; k++) {
+      const w = page.words[best.i + k];
+      const len = k === best.n - 1 ? tok.end - at : Math.min(tok.end - at, w.text.replace(/-$/, '').length);
+      boxes.push({ start: at, end: at + len, page: tok.page, x0: w.x0, y0: w.y0, x1: w.x1, y1: w.y1 });
+      at += len;
+    }
+    local.set(tok.page, best.i + best.n);
+  });
   for (const [page, next] of local) cursors.set(page, Math.max(cursors.get(page) ?? 0, next));
   return boxes.filter((b) => b.end > b.start);
 }
