@@ -2,7 +2,8 @@
 // Build: ts-proto code generation, then one incremental tsc over apps/ and libs/ into dist/,
 // then tsc-alias rewrites the @kb/* path aliases to relative imports. Then the client packages:
 // the OpenAPI document (dist/openapi.json, tools/openapi.mjs), the SDK's types generated from it
-// (openapi-typescript) and packages/sdk and packages/cli compiled into their own dist/.
+// (openapi-typescript) and packages/sdk and packages/cli compiled into their own dist/; last the
+// review workspace (apps/web) with Vite into dist/web.
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
@@ -36,3 +37,7 @@ if (!linked) {
   symlinkSync(path.relative(path.dirname(link), path.join(root, 'packages/sdk')), link, 'dir');
 }
 run(bin('tsc'), ['-p', 'packages/cli/tsconfig.json']);
+
+// The review workspace (apps/web, issue 31): a Vite build into dist/web, served by the gateway at
+// /app/. It takes the SDK from source through its browser entry (packages/sdk/src/browser.ts).
+if (existsSync(path.join(root, 'apps/web/index.html'))) run(bin('vite'), ['build', '--config', 'apps/web/vite.config.mts']);

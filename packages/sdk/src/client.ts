@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import createClient, { type Client } from 'openapi-fetch';
 import { KbApiError, retryAfterSeconds } from './errors';
 import type { paths } from './generated/openapi';
@@ -25,6 +24,9 @@ export interface KbClientOptions {
 export type DataOf<T> = T extends { data: infer D } ? D : T;
 
 type FetchResult<T> = { data?: T; error?: unknown; response: Response };
+
+/** An environment variable in Node; undefined in a browser (no `process`). */
+const env = (name: string): string | undefined => (typeof process === 'undefined' ? undefined : process.env?.[name]);
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -53,8 +55,8 @@ export class KbClient {
   private readonly baseFetch: typeof fetch;
 
   constructor(options: KbClientOptions = {}) {
-    this.baseUrl = (options.baseUrl ?? process.env.KB_BASE_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
-    const apiKey = options.apiKey ?? process.env.KB_API_KEY;
+    this.baseUrl = (options.baseUrl ?? env('KB_BASE_URL') ?? 'http://localhost:8080').replace(/\/+$/, '');
+    const apiKey = options.apiKey ?? env('KB_API_KEY');
     if (!apiKey) throw new Error('No API key: pass `apiKey` or set KB_API_KEY (keys are created by the operator: `kbctl key create`).');
     this.apiKey = apiKey;
     this.maxRetries = options.maxRetries ?? 3;
@@ -75,7 +77,7 @@ export class KbClient {
    */
   async send(request: Request): Promise<Response> {
     if (!request.headers.has('authorization')) request.headers.set('Authorization', `Bearer ${this.apiKey}`);
-    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('Idempotency-Key', randomUUID());
+    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('Idempotency-Key', globalThis.crypto.randomUUID());
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
