@@ -12,6 +12,7 @@ jest.setTimeout(600_000);
 const POLICY = 'markdown/datica_07-systems_access_policy.md';
 const VPN = 'VPN sessions must be disconnected after 30 minutes of inactivity.';
 const VISITORS = 'Visitors must sign in at the reception desk.';
+const HARD_HATS = 'Hard hats are required at all times in the loading zone.';
 const PLAN = `Riverside Depot Site Plan
 
 Visitors must sign in at the reception desk before entering the depot.
@@ -167,6 +168,11 @@ describe('rerun and compare check runs', () => {
   });
 
   it('a revision of the plan (replaces) that drops the visitors rule: the rerun fails it and compare shows pass → fail, quoting revision A before', async () => {
+    // A run of a rule the revision keeps word for word, against revision A.
+    const hats = await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Hard hats A', requirements: [{ text: HARD_HATS }] });
+    await trigger(hats.body.data.id);
+    const hatsA = await waitForRun(key, hats.body.data.id);
+    expect(hatsA.requirements[0].sub_requirements[0]).toMatchObject({ status: 'comply', sources: [expect.objectContaining({ handbook_id: planId })] });
     // Revision B of the site plan: the sign-in rule is gone (issue 28: "what changed in compliance between revision A and revision B").
     const revisionB = await uploadFile(key, { bytes: Buffer.from(PLAN.replace(/^Visitors must sign in.*\n/m, '')), name: 'riverside-site-plan.txt', contentType: 'text/plain', replaces: planId }, projectId);
     await api(key).post('/api/v2/documents/process').send({ document_ids: [revisionB] });
@@ -187,5 +193,14 @@ describe('rerun and compare check runs', () => {
     // Revision A is out of the knowledge scope: the rerun cites neither it nor a sign-in rule.
     expect(visitors.after.sources.every((x: any) => x.handbook_id !== planId)).toBe(true);
     expect(visitors.after.evidence.join(' ')).not.toContain('Visitors must sign in');
+
+    // The kept rule: its first source is now revision B (another chunk of another document id), with
+    // the same quote. A revision is one document: compare does not list it as changed.
+    const hatsRerun = await api(key).post(`/api/v2/check/runs/${hatsA.id}/rerun`).send({});
+    await trigger(hatsRerun.body.data.id);
+    const hatsB = await waitForRun(key, hatsRerun.body.data.id);
+    expect(hatsB.requirements[0].sub_requirements[0].sources[0].handbook_id).toBe(revisionB);
+    expect(hatsB.requirements[0].sub_requirements[0].status).toBe('comply');
+    expect((await compare(hatsA.id, `?with=${hatsB.id}`)).body.data).toMatchObject({ summary: { unchanged: 1, changed: 0 }, changes: [] });
   });
 });

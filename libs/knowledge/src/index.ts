@@ -107,6 +107,40 @@ export async function requireProject(ctx: CallContext, documents: DocumentsClien
 }
 
 /**
+ * The first version of each document's chain of revisions (decisions.md "Document versions"),
+ * following `replaces` back from each id: `Map<id, rootId>` with an entry for every id given.
+ * A document that is unknown to the org (deleted, another org's) is its own root. Reads the
+ * documents in batches of up to 200 per step back, at most `maxSteps` steps (a chain longer than
+ * that ends at the oldest version read).
+ *
+ * @throws the documents service's errors (UNAVAILABLE…), unchanged.
+ */
+export async function versionChainRoots(ctx: CallContext, documents: DocumentsClient, ids: readonly string[], maxSteps = 20): Promise<Map<string, string>> {
+  const replaces = new Map<string, string | null>();
+  let wanted = [...new Set(ids)];
+  for (let step = 0; step <= maxSteps && wanted.length > 0; step++) {
+    for (let i = 0; i < wanted.length; i += 200) {
+      const batch = wanted.slice(i, i + 200);
+      const res = await documents.listDocuments({ documentIds: batch, page: { limit: 200, offset: 0 } }, ctx);
+      for (const d of res.documents) replaces.set(d.id, d.replaces ?? null);
+      for (const id of batch) if (!replaces.has(id)) replaces.set(id, null);
+    }
+    wanted = [...new Set([...replaces.values()].filter((r): r is string => r !== null && !replaces.has(r)))];
+  }
+  const roots = new Map<string, string>();
+  for (const id of new Set(ids)) {
+    let at = id;
+    for (let hops = 0; hops <= maxSteps; hops++) {
+      const prev = replaces.get(at);
+      if (!prev || !replaces.has(prev)) break;
+      at = prev;
+    }
+    roots.set(id, at);
+  }
+  return roots;
+}
+
+/**
  * Resolves handbook ids to document ids (each must be a ready/completed document of the org).
  * @throws AppError NOT_FOUND naming the first bad id.
  */

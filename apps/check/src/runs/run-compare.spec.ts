@@ -72,6 +72,22 @@ describe('compareRequirements', () => {
     expect(changes[0].text).toBe('S');
   });
 
+  it('does not count the same quote in a newer version of the same document as a move of the first source', () => {
+    // d2 is the next version of d1 (a revision); d3 is another document.
+    const same = (a: string, b: string) => a === b || [a, b].every((x) => x === 'd1' || x === 'd2');
+    const quote = 'Scaffolds are inspected before each shift.';
+    const before = [req(0, 'R', { passed: true, sources: [src('1', 'd1')], quote }), req(1, 'Q', { passed: true, sources: [src('1', 'd1')], quote })];
+    const after = [
+      req(0, 'R', { passed: true, sources: [src('7', 'd2')], quote: ' Scaffolds are inspected\nbefore each shift.' }),
+      req(1, 'Q', { passed: true, sources: [src('7', 'd2')], quote: 'Scaffolds are inspected weekly.' }),
+    ];
+    expect(compareRequirements(before, after, same).changes.map((c) => c.text)).toEqual(['Q']);
+    // Without version chains, the new chunk is a move; another document with the same quote stays a move.
+    expect(compareRequirements(before, after).summary.changed).toBe(2);
+    const elsewhere = [req(0, 'R', { passed: true, sources: [src('1', 'd3')], quote }), req(1, 'Q', { passed: true, sources: [src('1', 'd1')], quote })];
+    expect(compareRequirements(before, elsewhere, same).changes.map((c) => c.text)).toEqual(['R']);
+  });
+
   it('compares a requirement not completed as pending with no score', () => {
     const { changes } = compareRequirements([req(0, 'P')], [req(0, 'P', { passed: true })]);
     expect(changes[0].before).toEqual({ result: 'pending', score: null, evidence: [], sources: [] });

@@ -63,23 +63,60 @@ export function outcomeOf({ requirement, subs }: ComparedRequirement): Requireme
 }
 
 const band = (score: number | null) => (score === null ? 'none' : score >= SCORE_BAND ? 'high' : 'low');
-const firstSource = (o: RequirementOutcome) => (o.sources[0] ? `${o.sources[0].handbook_id}\u0000${o.sources[0].node_id}` : '');
 
-/** Whether two outcomes differ in what a comparison reports: result, score band (below / at or above 0.7) or first source. */
-export function outcomeChanged(before: RequirementOutcome, after: RequirementOutcome): boolean {
-  return before.result !== after.result || band(before.score) !== band(after.score) || firstSource(before) !== firstSource(after);
+/**
+ * Tells whether two document ids are versions of one document (the same chain of revisions);
+ * the default knows only identity.
+ */
+export type SameDocument = (a: string, b: string) => boolean;
+
+const sameId: SameDocument = (a, b) => a === b;
+
+/**
+ * The quote of the sub-requirement that gives an outcome its first source (whitespace collapsed),
+ * null when that sub-requirement quotes nothing.
+ */
+function firstSourceQuote(subs: ComparedRequirement['subs']): string | null {
+  const sub = subs.find((s) => (s.sources ?? []).length > 0);
+  const quote = sub ? evidenceOf(sub.justification) : null;
+  return quote === null ? null : quote.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Whether the first source moved: another chunk, unless it is the same quote in another version of
+ * the same document (a revision re-chunks the document, so the chunk id changes while the evidence
+ * stays; decisions.md "Re-running and comparing check runs" compares after a revision).
+ */
+function firstSourceMoved(before: ComparedRequirement, after: ComparedRequirement, a: RequirementOutcome, b: RequirementOutcome, same: SameDocument): boolean {
+  const [x, y] = [a.sources[0], b.sources[0]];
+  if (!x || !y) return Boolean(x) !== Boolean(y);
+  if (x.handbook_id === y.handbook_id && x.node_id === y.node_id) return false;
+  if (x.handbook_id === y.handbook_id || !same(x.handbook_id, y.handbook_id)) return true;
+  const quote = firstSourceQuote(before.subs);
+  return quote === null || quote !== firstSourceQuote(after.subs);
+}
+
+/**
+ * Whether a matched pair differs in what a comparison reports: result, score band (below / at or
+ * above 0.7) or first source (see firstSourceMoved: the same quote in a newer version of the same
+ * document is not a move).
+ */
+export function outcomeChanged(before: ComparedRequirement, after: ComparedRequirement, same: SameDocument = sameId): boolean {
+  const [a, b] = [outcomeOf(before), outcomeOf(after)];
+  return a.result !== b.result || band(a.score) !== band(b.score) || firstSourceMoved(before, after, a, b, same);
 }
 
 /**
  * Compares two runs' requirements (decisions.md "Re-running and comparing check runs"). Requirements
  * are matched by exact text; among equal texts, in `order_index` order (the k-th occurrence in one run
  * with the k-th in the other). A matched pair is `changed` when {@link outcomeChanged}, else
- * `unchanged`. `changes` lists every changed pair and every unmatched requirement (with `before` or
+ * `unchanged`. `same` tells versions of one document apart from different documents (see
+ * {@link outcomeChanged}). `changes` lists every changed pair and every unmatched requirement (with `before` or
  * `after` null): first in the `run`'s order, then those only in `withRun` in its order.
  *
  * @param run the "before" run's requirements; @param withRun the "after" run's (any order: sorted here).
  */
-export function compareRequirements(run: ComparedRequirement[], withRun: ComparedRequirement[]): Comparison {
+export function compareRequirements(run: ComparedRequirement[], withRun: ComparedRequirement[], same: SameDocument = sameId): Comparison {
   const byOrder = (a: ComparedRequirement, b: ComparedRequirement) => a.requirement.order_index - b.requirement.order_index;
   const left = [...run].sort(byOrder);
   const right = [...withRun].sort(byOrder);
@@ -102,7 +139,7 @@ export function compareRequirements(run: ComparedRequirement[], withRun: Compare
     }
     matched.add(r);
     const after = outcomeOf(r);
-    if (!outcomeChanged(before, after)) {
+    if (!outcomeChanged(l, r, same)) {
       summary.unchanged++;
       continue;
     }

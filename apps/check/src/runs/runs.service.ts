@@ -12,7 +12,7 @@ import {
   RUN_NAME_MAX_CHARS,
 } from '@kb/common';
 import { CheckRequirementsRequestedEvent } from '@kb/events';
-import { DocumentsClient, requireProject, resolveHandbooks } from '@kb/knowledge';
+import { DocumentsClient, requireProject, resolveHandbooks, versionChainRoots } from '@kb/knowledge';
 import { compareRequirements, Comparison } from './run-compare';
 import { RequirementRow, ReviewDecision, RunRow, RunsRepository, SubRequirementRow } from './runs.repository';
 
@@ -214,7 +214,8 @@ export class RunsService {
 
   /**
    * Compares the machine results of two runs of the org (any projects, any statuses): `id` is
-   * "before", `withId` "after". See compareRequirements for matching and what counts as a change.
+   * "before", `withId` "after". See compareRequirements for matching and what counts as a change;
+   * the first sources' documents are read from the documents service to know their version chains.
    * @returns the comparison with both run ids.
    * @throws AppError VALIDATION_ERROR (`id` or `with` not a UUID), NOT_FOUND (either run unknown or another org's).
    */
@@ -224,7 +225,11 @@ export class RunsService {
     const other = await this.deps.repository.findRun(ctx.orgId, withId);
     if (!other) throw AppError.notFound('Check run to compare with (with) not found.');
     const [before, after] = await Promise.all([this.deps.repository.listRequirements(ctx.orgId, run.id), this.deps.repository.listRequirements(ctx.orgId, other.id)]);
-    return { runId: run.id, withRunId: other.id, ...compareRequirements(before, after) };
+    // Versions of one document count as one document when the quote is the same (a revision).
+    const firstSources = [...before, ...after].flatMap((r) => r.subs.flatMap((s) => s.sources ?? []).slice(0, 1).map((src) => src.handbook_id));
+    const roots = await versionChainRoots(ctx, this.deps.documents, firstSources);
+    const same = (a: string, b: string) => (roots.get(a) ?? a) === (roots.get(b) ?? b);
+    return { runId: run.id, withRunId: other.id, ...compareRequirements(before, after, same) };
   }
 
   private requireIds(runId: string, requirementId: string): void {
