@@ -1,5 +1,6 @@
 # kb-platform: one image for the six services (gateway, documents, ingestion, retrieval, check,
-# agent); the command picks the service. See deploy/README.md.
+# agent); the command picks the service. The gateway also serves the review workspace (the browser
+# app) at /app/. See deploy/README.md.
 #
 #   docker build -t kb-platform:dev .                                   # every service, no OCR tools
 #   docker build --build-arg WITH_OCR=true -t kb-platform-ingestion:dev .   # + poppler-utils, tesseract (for ingestion)
@@ -16,27 +17,48 @@
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------
-# build: every dependency (dev included), ts-proto code generation, tsc into dist/
+# build: every dependency (dev included), ts-proto code generation, tsc into dist/, and the review
+# workspace (apps/web, Vite) into dist/web, which the gateway serves at /app/
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 COPY deploy/docker/verify-installed.mjs /usr/local/lib/kb/
 # `npm install` honouring the lockfile, checked against it afterwards (npm ci rejects this
-# lockfile: see deploy/docker/verify-installed.mjs). Optional packages are not needed to build;
-# install scripts are not run (none is needed, some phone home or download).
-RUN cp package-lock.json /tmp/package-lock.json \
+# lockfile: see deploy/docker/verify-installed.mjs). Optional packages are left out (other
+# platforms' binaries), except the two native packages Vite needs to build the workspace, added
+# back for the build's architecture at their locked versions: Rolldown's (the bundler) and
+# Lightning CSS's (CSS minification). Install scripts are not run (none is needed, some phone
+# home or download).
+RUN case "$(dpkg --print-architecture)" in \
+      amd64) arch=x64 ;; \
+      arm64) arch=arm64 ;; \
+      *) echo "kb-platform images are built for linux/amd64 and linux/arm64, not $(dpkg --print-architecture)" >&2; exit 1 ;; \
+    esac \
+ && cp package-lock.json /tmp/package-lock.json \
  && npm install --include=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund \
- && node /usr/local/lib/kb/verify-installed.mjs /tmp/package-lock.json
+ && locked() { node -p "require('/tmp/package-lock.json').packages['node_modules/$1'].version"; } \
+ && npm install --include=dev --omit=optional --ignore-scripts --no-save --no-audit --no-fund \
+      "@rolldown/binding-linux-$arch-gnu@$(locked @rolldown/binding-linux-x64-gnu)" \
+      "lightningcss-linux-$arch-gnu@$(locked lightningcss-linux-x64-gnu)" \
+ && node /usr/local/lib/kb/verify-installed.mjs /tmp/package-lock.json node_modules --arch "$arch" \
+ && test -d "node_modules/@rolldown/binding-linux-$arch-gnu" \
+ && test -d "node_modules/lightningcss-linux-$arch-gnu"
 COPY tsconfig.json tsconfig.base.json tsconfig.build.json ./
 COPY tools ./tools
 COPY proto ./proto
 COPY libs ./libs
 COPY apps ./apps
+# The workspace imports the SDK from source (its browser entry; the generated OpenAPI types it
+# names are type-only imports, which Vite drops). No packages/*/package.json: the clients
+# themselves are not built here (tools/build.mjs).
+COPY packages/sdk/src ./packages/sdk/src
 RUN node tools/build.mjs \
  && rm -f dist/.tsbuildinfo \
  && test -f dist/apps/gateway/src/main.js \
- && test -f dist/apps/gateway/src/cli/kbctl.js
+ && test -f dist/apps/gateway/src/cli/kbctl.js \
+ && test -f dist/web/index.html \
+ && ls dist/web/assets/*.js >/dev/null
 
 # ---------------------------------------------------------------------------------------------
 # prod-deps: production dependencies only, exactly at their locked versions
@@ -140,6 +162,8 @@ ENV NODE_ENV=production \
 
 WORKDIR /app
 COPY --from=prod-deps /src/node_modules ./node_modules
+# dist/ holds the services and the review workspace (dist/web, served by the gateway at /app/;
+# GATEWAY_WORKSPACE_DIR defaults to it).
 COPY --from=build /src/dist ./dist
 # The embedding model (read-only; KB_MODELS_DIR).
 COPY --from=model /models ./models

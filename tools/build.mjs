@@ -21,23 +21,29 @@ run(bin('tsc-alias'), ['-p', 'tsconfig.build.json']);
 
 // Client packages. Until the root declares npm workspaces, the CLI finds the SDK through a link in
 // its own node_modules (what a workspace install would provide), so `node packages/cli/dist/main.js`
-// runs from a checkout. The service's Docker image copies no packages/ (it ships no clients): skipped there.
-if (!existsSync(path.join(root, 'packages/sdk/package.json'))) process.exit(0);
-const quiet = spawnSync(process.execPath, [path.join(root, 'tools/openapi.mjs'), '--no-build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-if (quiet.status !== 0) process.exit(quiet.status ?? 1);
-run(process.execPath, [path.join(root, 'packages/sdk/scripts/generate.mjs')]);
-run(bin('tsc'), ['-p', 'packages/sdk/tsconfig.json']);
-const link = path.join(root, 'packages/cli/node_modules/@kb-platform/sdk');
-let linked = false;
-try {
-  linked = lstatSync(link).isSymbolicLink() || existsSync(link);
-} catch {}
-if (!linked) {
-  mkdirSync(path.dirname(link), { recursive: true });
-  symlinkSync(path.relative(path.dirname(link), path.join(root, 'packages/sdk')), link, 'dir');
+// runs from a checkout. The service's Docker image ships no clients (it copies only the SDK's
+// sources, for the workspace below, not its package.json): skipped there.
+if (existsSync(path.join(root, 'packages/sdk/package.json'))) buildClients();
+
+/** The OpenAPI document, the SDK (generated types, tsc) and the CLI linked to it. */
+function buildClients() {
+  const quiet = spawnSync(process.execPath, [path.join(root, 'tools/openapi.mjs'), '--no-build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (quiet.status !== 0) process.exit(quiet.status ?? 1);
+  run(process.execPath, [path.join(root, 'packages/sdk/scripts/generate.mjs')]);
+  run(bin('tsc'), ['-p', 'packages/sdk/tsconfig.json']);
+  const link = path.join(root, 'packages/cli/node_modules/@kb-platform/sdk');
+  let linked = false;
+  try {
+    linked = lstatSync(link).isSymbolicLink() || existsSync(link);
+  } catch {}
+  if (!linked) {
+    mkdirSync(path.dirname(link), { recursive: true });
+    symlinkSync(path.relative(path.dirname(link), path.join(root, 'packages/sdk')), link, 'dir');
+  }
+  run(bin('tsc'), ['-p', 'packages/cli/tsconfig.json']);
 }
-run(bin('tsc'), ['-p', 'packages/cli/tsconfig.json']);
 
 // The review workspace (apps/web, issue 31): a Vite build into dist/web, served by the gateway at
-// /app/. It takes the SDK from source through its browser entry (packages/sdk/src/browser.ts).
+// /app/. It takes the SDK from source through its browser entry (packages/sdk/src/browser.ts), whose
+// imports of the generated types are type-only (dropped by Vite): the Docker image builds it too.
 if (existsSync(path.join(root, 'apps/web/index.html'))) run(bin('vite'), ['build', '--config', 'apps/web/vite.config.mts']);

@@ -66,6 +66,7 @@ async function main() {
       `  Demo org id:  ${orgId} (Safety Assistant on)\n` +
       `  Demo API key: ${apiKey}\n` +
       `  API docs:     ${publicUrl}/docs\n` +
+      `  Workspace:    ${publicUrl}/app/   (review workspace in the browser; sign in with the API key)\n` +
       `  Search:       ${search}\n` +
       `  Try:          curl -H "Authorization: Bearer ${apiKey}" ${publicUrl}/api/v2/organization\n` +
       `  Operator CLI: npm run --silent kbctl -- key list --org ${orgId} --json   (kbctl --help for every command)\n` +

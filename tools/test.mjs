@@ -14,7 +14,8 @@ import { ensureNodeRuntime } from './lib/node-runtime.mjs';
 
 await ensureNodeRuntime();
 ensureNodeModules();
-ensureSystemPackages();
+// browser: Debian's chromium for the review workspace's browser tests (optional: they skip without it).
+ensureSystemPackages({ browser: true });
 if (!process.env.KB_SKIP_MINIO && !process.env.KB_MINIO_BIN) {
   step('ensuring a MinIO server binary for the S3 storage tests (built once, then cached)');
   const r = spawnSync('bash', [path.join(ROOT, 'tools/minio.sh'), 'ensure'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });

@@ -281,6 +281,29 @@ describe('Dockerfile', () => {
     expect(build).toMatch(/node tools\/build\.mjs/);
   });
 
+  test('build stage builds the review workspace (dist/web, served at /app/) with Vite\'s native packages for the build\'s architecture', () => {
+    const build = stage('build').lines.join('\n');
+    expect(build).toMatch(/amd64\) arch=x64 ;;/);
+    expect(build).toMatch(/arm64\) arch=arm64 ;;/);
+    expect(build).toMatch(/"@rolldown\/binding-linux-\$arch-gnu@\$\(locked @rolldown\/binding-linux-x64-gnu\)"/);
+    expect(build).toMatch(/"lightningcss-linux-\$arch-gnu@\$\(locked lightningcss-linux-x64-gnu\)"/);
+    expect(build).toMatch(/verify-installed\.mjs \/tmp\/package-lock\.json node_modules --arch "\$arch"/);
+    // Both architectures' packages are in the lockfile, at the version of the x64 one.
+    const lock = JSON.parse(read('package-lock.json')).packages;
+    for (const pkg of ['@rolldown/binding-linux', 'lightningcss-linux']) {
+      const x64 = lock[`node_modules/${pkg}-x64-gnu`]?.version;
+      expect([pkg, x64, lock[`node_modules/${pkg}-arm64-gnu`]?.version]).toEqual([pkg, expect.any(String), x64]);
+    }
+    // The app imports the SDK's browser entry from source; the built files are checked.
+    expect(build).toMatch(/COPY packages\/sdk\/src \.\/packages\/sdk\/src/);
+    expect(build).toMatch(/test -f dist\/web\/index\.html/);
+    expect(read('apps/web/vite.config.mts')).toMatch(/outDir: path\.join\(root, 'dist\/web'\)/);
+    expect(stage('runtime').lines.join('\n')).toMatch(/COPY --from=build \/src\/dist \.\/dist/);
+    // The image's workspace folder is what compose and the chart give the gateway.
+    expect(parseYaml(read('docker-compose.yml')).services.gateway.environment.GATEWAY_WORKSPACE_DIR).toBe('${GATEWAY_WORKSPACE_DIR:-/app/dist/web}');
+    expect(parseYaml(read('helm/kb-platform/values.yaml')).gateway.workspaceDir).toBe('/app/dist/web');
+  });
+
   test('runtime gets production dependencies only, exactly at their locked versions', () => {
     const deps = stage('prod-deps').lines.join('\n');
     expect(deps).toMatch(/npm (ci|install)\b[^\n]*--omit=dev/);
@@ -361,10 +384,10 @@ describe('Dockerfile', () => {
       expect([src, exists(src)]).toEqual([src, true]);
       // A file must pass; a directory must send its files (tests, generated code and local installs
       // such as tools/llm-server/node_modules aside: `**/node_modules` never reaches the daemon).
-      const files = filesUnder(src).filter((f) => !/\.(medium-)?spec\.ts$|\/gen\/|\/node_modules\//.test(f));
+      const files = filesUnder(src).filter((f) => !/\.(medium-)?spec\.ts$|\/gen\/|\/sdk\/src\/generated\/|\/node_modules\//.test(f));
       expect([src, files.filter((f) => !dockerignoreIncludes(f))]).toEqual([src, []]);
     }
-    for (const excluded of ['node_modules', 'dist', '.data', '.git', '.env', 'libs/proto/src/gen', 'apps/gateway/src/app.module.spec.ts', 'helm', 'test']) {
+    for (const excluded of ['node_modules', 'dist', '.data', '.git', '.env', 'libs/proto/src/gen', 'packages/sdk/src/generated', 'packages/cli', 'apps/gateway/src/app.module.spec.ts', 'helm', 'test']) {
       expect([excluded, dockerignoreIncludes(excluded)]).toEqual([excluded, false]);
     }
   });

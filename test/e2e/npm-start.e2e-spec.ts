@@ -74,6 +74,11 @@ if (!installedByUs) console.warn('npm-start e2e skipped: node_modules has no .kb
     const me = await fetch(`${url}/api/v2/organization`, { headers: { Authorization: `Bearer ${key}` } });
     expect(((await me.json()) as any).data.id).toBe(orgId);
     expect(banner).toContain(`key list --org ${orgId}`);
+    // The review workspace's address, served without a key by the same gateway.
+    const workspace = /Workspace:\s+(\S+)/.exec(banner)?.[1];
+    expect(workspace).toBe(`${url}/app/`);
+    const page = await fetch(workspace!);
+    expect([page.status, (await page.text()).includes('<title>Review workspace')]).toEqual([200, true]);
 
     const env: NodeJS.ProcessEnv = { ...process.env, KB_DATA_DIR: path.join(dir, 'data') };
     delete env.DATABASE_URL;

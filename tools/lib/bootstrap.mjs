@@ -66,15 +66,19 @@ function which(cmd) {
 }
 
 /**
- * System packages: nats-server (required), poppler-utils (PDF text), tesseract (OCR).
+ * System packages: nats-server (required), poppler-utils (PDF text), tesseract (OCR), and with
+ * `browser` Debian's chromium (the review workspace's browser tests; optional, skipped without).
  * Installs them with apt-get when running as root on Debian/Ubuntu; otherwise says exactly how.
  * @returns paths of the tools found.
  */
-export function ensureSystemPackages({ ocr = true } = {}) {
+export function ensureSystemPackages({ ocr = true, browser = false } = {}) {
   const wanted = [
     { cmd: 'nats-server', pkg: 'nats-server', required: true },
     { cmd: 'pdftotext', pkg: 'poppler-utils', required: true },
     ...(ocr ? [{ cmd: 'tesseract', pkg: 'tesseract-ocr tesseract-ocr-eng', required: false }] : []),
+    // The review workspace's browser tests (test/e2e/support/browser.ts): Debian's Chromium, driven
+    // by playwright-core; the tests skip, saying why, where it is missing.
+    ...(browser && !process.env.KB_CHROMIUM ? [{ cmd: 'chromium', pkg: 'chromium', required: false }] : []),
   ];
   const missing = wanted.filter((w) => !which(w.cmd));
   if (missing.length > 0) {
@@ -82,8 +86,17 @@ export function ensureSystemPackages({ ocr = true } = {}) {
     const isRoot = process.getuid?.() === 0;
     if (isRoot && which('apt-get')) {
       step(`installing system packages: ${pkgs.join(' ')}`);
+      const apt = ['install', '-y', '-qq', '--no-install-recommends'];
+      const aptEnv = { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } };
       run('apt-get', ['update', '-qq']);
-      run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+      // Chromium alone may fail (Ubuntu ships it as a snap, which containers cannot install): its
+      // tests then skip, saying why. The other packages must install.
+      const browserPkg = missing.filter((m) => m.cmd === 'chromium').map((m) => m.pkg);
+      const others = pkgs.filter((p) => !browserPkg.includes(p));
+      if (others.length > 0) run('apt-get', [...apt, ...others], aptEnv);
+      if (browserPkg.length > 0 && spawnSync('apt-get', [...apt, ...browserPkg], { cwd: ROOT, stdio: 'inherit', ...aptEnv }).status !== 0) {
+        step('warning: could not install chromium with apt-get; the browser tests of the review workspace are skipped');
+      }
     } else {
       const still = missing.filter((m) => m.required);
       const advice =
@@ -92,7 +105,11 @@ export function ensureSystemPackages({ ocr = true } = {}) {
         `  macOS:         brew install nats-server poppler tesseract\n` +
         `  Or run the whole stack in containers: docker compose up`;
       if (still.length > 0) throw new Error(advice);
-      step(`warning: ${advice}\n  (OCR of scanned pages will fail with a message until tesseract is installed)`);
+      const consequences = [
+        missing.some((m) => m.cmd === 'tesseract') && 'OCR of scanned pages will fail with a message until tesseract is installed',
+        missing.some((m) => m.cmd === 'chromium') && 'the browser tests of the review workspace are skipped until chromium is installed (or KB_CHROMIUM names a Chromium)',
+      ].filter(Boolean);
+      step(`warning: ${advice}\n  (${consequences.join('; ')})`);
     }
   }
   return { natsServer: which('nats-server') };

@@ -29,6 +29,7 @@ import { createRequestPolicy, isPublicPath, publicRouteOf } from './common/reque
 import { UsageRepository } from './usage/usage.repository';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
 import { createValidationPipe, invalidTextIn } from './common/validation';
+import { defaultWorkspaceDir, mountWorkspace, workspaceSecurityHeaders } from './workspace';
 
 /** The request-timeout timer of a request (cleared when its response ends). */
 const TIMEOUT_TIMER = Symbol('timeout-timer');
@@ -203,6 +204,11 @@ export interface GatewayConfig {
    * that answer is not stored (a retry with the same Idempotency-Key creates another endpoint).
    */
   WEBHOOK_SECRET_KEY?: string;
+  /**
+   * Directory of the built review workspace served at /app/ (index.html and assets/); unset: dist/web
+   * next to the built gateway (workspace.ts defaultWorkspaceDir).
+   */
+  GATEWAY_WORKSPACE_DIR?: string;
   /** Object storage settings (sharedEnv.storage). */
   storage: ReturnType<typeof storageConfigFromEnv>;
 }
@@ -239,13 +245,25 @@ interface Lifecycle {
 }
 
 /**
+ * What {@link createGateway} serves besides the API. Both need @fastify/static, whose ES-module
+ * dependencies Jest's CommonJS loader cannot require: tests that run the gateway in-process turn
+ * them off.
+ */
+export interface GatewayOptions {
+  /** The OpenAPI reference at /docs and its document at /docs/openapi.json (default true). */
+  serveReference?: boolean;
+  /** The review workspace at /app/ (workspace.ts; default: the value of `serveReference`). */
+  serveWorkspace?: boolean;
+}
+
+/**
  * Builds the gateway: database (migrations), key cache and its NATS invalidation, usage consumer,
- * Nest app on Fastify with the admission hook, security headers, CORS, error envelope and the
- * OpenAPI reference at /docs (unless `options.serveReference` is false). The caller listens (`app.listen`) and calls `close` on shutdown.
+ * Nest app on Fastify with the admission hook, security headers, CORS, error envelope, the
+ * OpenAPI reference at /docs and the review workspace at /app/ (see {@link GatewayOptions}). The caller listens (`app.listen`) and calls `close` on shutdown.
  * Each step below is a function of this file, in the order it runs.
  * @throws when PostgreSQL or NATS cannot be reached.
  */
-export async function createGateway(config: GatewayConfig, logger: Logger, options: { serveReference?: boolean } = {}): Promise<Gateway> {
+export async function createGateway(config: GatewayConfig, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const backends = await openBackends(config, logger);
   const policy = createRequestPolicy({ accounts: backends.accounts, rateLimiter: backends.rateLimiter, usage: backends.usage });
   const app = await createNestApp(config, logger, backends, createFastifyAdapter(config, policy));
@@ -257,6 +275,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   addAdmissionHook(fastify, config, logger, policy, lifecycle);
   addBodyAndResponseHooks(fastify, config, logger, createIdempotency(config, logger, backends));
   await mountLocalStorage(fastify, config);
+  if ((options.serveWorkspace ?? options.serveReference) !== false) await mountWorkspace(fastify, config.GATEWAY_WORKSPACE_DIR ?? defaultWorkspaceDir(), logger);
   const openapi = mountReference(app, options);
   await app.init();
   let closing: Promise<void> | undefined;
@@ -437,9 +456,11 @@ async function registerCors(fastify: FastifyInstance, config: GatewayConfig): Pr
 function addAdmissionHook(fastify: FastifyInstance, config: GatewayConfig, logger: Logger, policy: ReturnType<typeof createRequestPolicy>, lifecycle: Lifecycle): void {
   // Security headers: helmet's defaults (nosniff, frame denial, HSTS, no referrer…), computed once
   // since they do not depend on the request. The API returns JSON only, so its CSP forbids
-  // everything and nothing is cached; /docs has no CSP (the reference UI loads its own scripts).
+  // everything and nothing is cached; /docs has no CSP (the reference UI loads its own scripts);
+  // the review workspace at /app/ has its own CSP (workspace.ts workspaceCspDirectives).
   const helmetHeaders = securityHeaders({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
   const apiHeaders = { ...helmetHeaders, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'", 'cache-control': 'no-store' };
+  const workspaceHeaders = workspaceSecurityHeaders(config.storage);
   const timeoutMessage = `The request did not complete within ${Math.round(config.GATEWAY_REQUEST_TIMEOUT_MS / 1000)} seconds. Retry later.`;
   const timeoutMs = config.GATEWAY_REQUEST_TIMEOUT_MS;
   fastify.addHook('onRequest', async (request, reply) => {
@@ -452,7 +473,7 @@ function addAdmissionHook(fastify: FastifyInstance, config: GatewayConfig, logge
     const publicRoute = publicRouteOf(path);
     const probe = publicRoute?.kind === 'probe';
     reply.header('x-request-id', request.id);
-    reply.headers(publicRoute && !probe ? helmetHeaders : apiHeaders);
+    reply.headers(!publicRoute || probe ? apiHeaders : publicRoute.kind === 'workspace' ? workspaceHeaders : helmetHeaders);
     const route = request.routeOptions.url;
     state[ROUTE] = route;
     // [telemetry] the SERVER span; the route template names it (bounded cardinality).
@@ -599,8 +620,8 @@ async function mountLocalStorage(fastify: FastifyInstance, config: GatewayConfig
 /**
  * Builds the OpenAPI document of the app's controllers and, unless `options.serveReference` is
  * false, serves the browsable reference at `/docs` and the document at `/docs/openapi.json`. The
- * reference needs @fastify/static (ESM); tests that run the gateway in-process inside Jest's
- * CommonJS loader skip it.
+ * reference needs @fastify/static (its dependencies are ES modules); tests that run the gateway
+ * in-process inside Jest's CommonJS loader skip it (GatewayOptions).
  */
 function mountReference(app: NestFastifyApplication, options: { serveReference?: boolean }): OpenAPIObject {
   const openapi = buildOpenApiDocument(app);

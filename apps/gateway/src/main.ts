@@ -38,6 +38,8 @@ runService(logger, async () => {
     STORAGE_CORS_ORIGINS: z.string().default('*'),
     /** The webhooks service's server key: seals the kept idempotent answer of POST /api/v2/webhooks (it holds a signing secret). */
     WEBHOOK_SECRET_KEY: z.string().min(32, 'WEBHOOK_SECRET_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)').optional(),
+    /** Directory of the built review workspace served at /app/; unset: dist/web next to the built gateway. */
+    GATEWAY_WORKSPACE_DIR: z.string().min(1).optional(),
     /** Streamed chat: an SSE comment after this much silence (ms; passed to ChatController). */
     CHAT_SSE_HEARTBEAT_MS: env.int(15_000),
   });

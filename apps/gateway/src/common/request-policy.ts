@@ -9,9 +9,10 @@ import { RateLimiter } from './rate-limit';
  * What a public route serves (it decides its headers and body handling in gateway.ts):
  * - `probe`: health probes, answered like the API (its security headers, no tracing span);
  * - `reference`: the browsable API reference and its OpenAPI document (no CSP: the UI loads scripts);
- * - `storage`: presigned URLs of the local storage driver, whose signature is the authorization.
+ * - `storage`: presigned URLs of the local storage driver, whose signature is the authorization;
+ * - `workspace`: the review workspace's static files at /app/ (its own CSP; the app's API calls carry a key).
  */
-export type PublicRouteKind = 'probe' | 'reference' | 'storage';
+export type PublicRouteKind = 'probe' | 'reference' | 'storage' | 'workspace';
 
 /** One entry of {@link PUBLIC_ROUTES}: an exact path, or (`prefix`) every path starting with it. */
 export interface PublicRoute {
@@ -31,6 +32,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { path: '/docs', prefix: false, kind: 'reference' },
   { path: '/docs/', prefix: true, kind: 'reference' },
   { path: '/storage/', prefix: true, kind: 'storage' },
+  { path: '/app', prefix: false, kind: 'workspace' },
+  { path: '/app/', prefix: true, kind: 'workspace' },
 ];
 
 /**
