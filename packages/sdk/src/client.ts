@@ -129,7 +129,7 @@ export class KbClient {
           const tries = attempt === 0 ? '' : ` (${attempt + 1} attempts)`;
           if (timedOut) throw new KbTimeoutError(`No response from ${origin} within ${this.timeoutMs} ms${tries}.`, { cause: error });
           const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-          throw new KbConnectionError(`Cannot reach ${origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}${tries}`, { cause: error });
+          throw new KbConnectionError(`Cannot reach ${origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, { cause: error });
         }
         await sleep(this.backoffMs(attempt), request.signal);
         continue;

@@ -279,13 +279,27 @@ export function itemSource(item: UploadItem, index: number): UploadSource {
     name = item.name;
     const data = item.data;
     if (typeof Blob !== 'undefined' && data instanceof Blob) blob = data;
-    else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) blob = new Blob([data as BlobPart]);
+    else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) blob = new Blob([data as ArrayBuffer]);
     else throw new TypeError(`Item ${index}: data must be a Blob, an ArrayBuffer or a typed array (a Uint8Array, a Buffer).`);
   } else {
     throw new TypeError(`Item ${index}: expected a File, or { name, data } with a Blob, an ArrayBuffer or a Uint8Array.`);
   }
   if (typeof name !== 'string' || name === '') throw new TypeError(`Item ${index}: a file name is needed (a File, or { name, data }); a bare Blob has none.`);
   return { file: name, name, size: blob.size, put: (target, onBytes, signal) => putBlob(name as string, blob, target, onBytes, signal) };
+}
+
+/** What {@link putBlob} uses of a browser's XMLHttpRequest (typed here: the package compiles without the DOM library too). */
+interface UploadXhr {
+  open(method: string, url: string): void;
+  setRequestHeader(name: string, value: string): void;
+  send(body: Blob): void;
+  abort(): void;
+  readonly status: number;
+  readonly responseText: string;
+  readonly upload: { onprogress: ((event: { loaded: number }) => void) | null };
+  onload: (() => void) | null;
+  onerror: (() => void) | null;
+  onabort: (() => void) | null;
 }
 
 /**
@@ -295,10 +309,11 @@ export function itemSource(item: UploadItem, index: number): UploadSource {
  */
 function putBlob(name: string, blob: Blob, target: UploadTarget, onBytes: (sent: number) => void, signal?: AbortSignal): Promise<void> {
   const refused = (status: number, body: string) => new UploadPutError(`Upload of ${name} refused by storage: ${status} ${body.slice(0, 300)}`, status);
-  if (typeof XMLHttpRequest !== 'undefined') {
+  const Xhr = (globalThis as { XMLHttpRequest?: new () => UploadXhr }).XMLHttpRequest;
+  if (Xhr) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const xhr = new XMLHttpRequest();
+      const xhr = new Xhr();
       const onAbort = () => xhr.abort();
       const done = () => signal?.removeEventListener('abort', onAbort);
       xhr.open(target.method, target.url);
