@@ -2,8 +2,9 @@
 // Build: ts-proto code generation, then one incremental tsc over apps/ and libs/ into dist/,
 // then tsc-alias rewrites the @kb/* path aliases to relative imports. Then the client packages:
 // the OpenAPI document (dist/openapi.json, tools/openapi.mjs), the SDK's types generated from it
-// (openapi-typescript) and packages/sdk and packages/cli compiled into their own dist/; last the
-// review workspace (apps/web) with Vite into dist/web.
+// (openapi-typescript) and packages/sdk (CommonJS, plus its browser entry as ES modules in
+// dist/esm) and packages/cli compiled into their own dist/; last the review workspace (apps/web)
+// with Vite into dist/web.
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
@@ -31,6 +32,8 @@ function buildClients() {
   if (quiet.status !== 0) process.exit(quiet.status ?? 1);
   run(process.execPath, [path.join(root, 'packages/sdk/scripts/generate.mjs')]);
   run(bin('tsc'), ['-p', 'packages/sdk/tsconfig.json']);
+  // Its browser entry again as ES modules (dist/esm: `@kb-platform/sdk/browser` for bundlers).
+  run(process.execPath, [path.join(root, 'packages/sdk/scripts/build-esm.mjs')]);
   const link = path.join(root, 'packages/cli/node_modules/@kb-platform/sdk');
   let linked = false;
   try {

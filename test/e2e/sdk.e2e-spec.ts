@@ -18,6 +18,10 @@ import {
   getWebhook,
   iterateChunks,
   KbApiError,
+  KbAuthenticationError,
+  KbConflictError,
+  KbRateLimitError,
+  KbValidationError,
   KbWebhookVerificationError,
   listAuditEvents,
   listChunks,
@@ -32,6 +36,8 @@ import {
   runCheck,
   setRequirementReview,
   waitForCheckRun,
+  uploadBlob,
+  uploadBlobs,
   uploadDirectory,
   uploadFile,
   uploadFiles,
@@ -108,6 +114,43 @@ describe('TypeScript SDK', () => {
     expect(summary.failed[0].error).toMatch(/\w/);
   });
 
+  it('uploadBlobs uploads a Blob and a File (the browser path) into a project and waits; uploadBlob with replaces makes version 2', async () => {
+    const policy = readFileSync(corpusFile('markdown/jupiterone_policy_ir.md'));
+    const events: UploadProgress[] = [];
+    const summary = await uploadBlobs(
+      kb,
+      [
+        { name: 'ir-from-blob.md', data: new Blob([policy]) },
+        new File([readFileSync(corpusFile('markdown/jupiterone_policy_access.md'))], 'access-from-file.md', { type: 'text/markdown' }),
+      ],
+      { projectId, pollIntervalMs: 500, onProgress: (p) => events.push(p) },
+    );
+    expect(summary.failed).toEqual([]);
+    expect(summary.documents.map((d) => [d.file, d.document.file_name, d.document.status, d.document.project_id])).toEqual([
+      ['ir-from-blob.md', 'ir-from-blob.md', 'completed', projectId],
+      ['access-from-file.md', 'access-from-file.md', 'completed', projectId],
+    ]);
+    expect(summary.documents[0].document.size_bytes).toBe(policy.length);
+    // Byte progress of a fetch PUT (no XMLHttpRequest in Node): 0, then the whole size; each item by its index.
+    const blobBytes = events.filter((e) => e.index === 0 && e.stage === 'uploading').map((e) => e.bytesSent);
+    expect(blobBytes[0]).toBe(0);
+    expect(blobBytes[blobBytes.length - 1]).toBe(policy.length);
+    expect(events.filter((e) => e.index === 1).at(-1)).toMatchObject({ file: 'access-from-file.md', stage: 'done' });
+
+    const v1 = summary.documents[0].document;
+    const v2 = await uploadBlob(kb, { name: 'ir-from-blob.md', data: new TextEncoder().encode(policy.toString('utf8').replace('All alerts must be reviewed', 'All alerts must be reviewed within 5 minutes')) }, {
+      projectId,
+      replaces: v1.id,
+      pollIntervalMs: 500,
+    });
+    expect(v2).toMatchObject({ status: 'completed', version: 2, replaces: v1.id, project_id: projectId });
+    expect(await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id: v1.id } } }))).toMatchObject({ superseded_by: v2.id });
+    const again = await uploadBlob(kb, new File([policy], 'ir-from-blob.md'), { projectId, replaces: v1.id }).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(KbConflictError);
+    await expect(uploadBlobs(kb, [new File(['a'], 'a.txt'), new File(['b'], 'b.txt')], { replaces: v2.id })).rejects.toThrow(TypeError);
+    await kb.data(kb.api.DELETE('/api/v2/documents', { body: { document_ids: [v1.id, v2.id, summary.documents[1].document.id] } }));
+  });
+
   it('lists the audit log with listAuditEvents: filters, Date bounds, typed 400', async () => {
     const since = new Date(Date.now() - 1000);
     const created = await kb.data(kb.api.POST('/api/v2/projects', { body: { name: 'Audited' } }));
@@ -164,10 +207,14 @@ describe('TypeScript SDK', () => {
   it('raises typed errors with code, status and request id', async () => {
     const error = await kb.data(kb.api.POST('/api/v2/projects', { body: { name: '' } })).catch((e) => e);
     expect(error).toBeInstanceOf(KbApiError);
+    expect(error).toBeInstanceOf(KbValidationError);
     expect(error).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
     expect(error.request_id).toMatch(/\S{8,}/);
+    expect(error.requestId).toBe(error.request_id);
     const unauthorized = new KbClient({ baseUrl: baseUrl(), apiKey: 'kb_not_a_key' });
-    await expect(unauthorized.data(unauthorized.api.GET('/api/v2/organization'))).rejects.toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
+    const denied = await unauthorized.data(unauthorized.api.GET('/api/v2/organization')).catch((e) => e);
+    expect(denied).toBeInstanceOf(KbAuthenticationError);
+    expect(denied).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
   });
 
   it('answers a question about the uploaded PDF with citations (query)', async () => {
@@ -408,7 +455,9 @@ describe('TypeScript SDK', () => {
     const impatient = new KbClient({ baseUrl: baseUrl(), apiKey: limited.key, maxRetries: 0 });
     await impatient.data(impatient.api.GET('/api/v2/organization')).catch(() => undefined);
     const error = await impatient.data(impatient.api.GET('/api/v2/organization')).catch((e) => e);
+    expect(error).toBeInstanceOf(KbRateLimitError);
     expect(error).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
     expect(error.retryAfterSeconds).toBeGreaterThan(0);
+    expect(error.retryAfter).toBe(error.retryAfterSeconds);
   });
 });

@@ -1,14 +1,60 @@
-// @kb-platform/sdk for browsers: everything of the package that needs no Node built-in (`node:`
-// modules), so a bundler targeting the browser (Vite, esbuild --platform=browser) can take it.
-// The Node entry (index.ts) re-exports all of this plus the file-system uploads and verifyWebhook.
-export { KbClient, type KbClientOptions, type DataOf } from './client';
-export { KbApiError, KbTimeoutError } from './errors';
+// @kb-platform/sdk for browsers (and workers): everything of the package that needs no Node
+// built-in (`node:` modules), so a bundler targeting the browser (Vite, esbuild --platform=browser,
+// rolldown) can take it; `@kb-platform/sdk/browser` resolves to its ES module build (dist/esm).
+// The Node entry (index.ts) re-exports all of this plus the uploads from paths (files.ts).
+export { KbClient, RETRIED_STATUSES, type KbClientOptions, type DataOf } from './client';
+export {
+  KbApiError,
+  KbValidationError,
+  KbAuthenticationError,
+  KbQuotaExceededError,
+  KbForbiddenError,
+  KbAgentNotEnabledError,
+  KbNotFoundError,
+  KbConflictError,
+  KbPayloadTooLargeError,
+  KbRateLimitError,
+  KbInternalError,
+  KbServiceUnavailableError,
+  KbServiceTimeoutError,
+  KbTimeoutError,
+  KbConnectionError,
+  ERROR_CLASS_BY_CODE,
+} from './errors';
+export {
+  uploadBlobs,
+  uploadBlob,
+  waitForDocuments,
+  listDocuments,
+  UploadPutError,
+  type UploadItem,
+  type ListDocumentsOptions,
+  type UploadOptions,
+  type UploadProgress,
+  type UploadSummary,
+} from './documents';
 export { listChunks, iterateChunks, getChunk, getPage } from './chunks';
 export { chat, chatText, type ChatEvent } from './chat';
 export { runCheck, waitForCheckRun, setRequirementReview, clearRequirementReview, rerunCheckRun, compareCheckRuns, downloadReport, type ReportFormat } from './checks';
 export { exportBatch, waitForBatch } from './batches';
+export {
+  createWebhook,
+  listWebhooks,
+  getWebhook,
+  updateWebhook,
+  deleteWebhook,
+  listWebhookDeliveries,
+  retryWebhookDelivery,
+  verifyWebhook,
+  KbWebhookVerificationError,
+  type WebhookEvent,
+  type WebhookEventType,
+  type WebhookHeaders,
+  type WebhookVerificationReason,
+  type Page,
+  type PageOptions,
+} from './webhooks';
 export { listAuditEvents, type AuditEventFilter } from './audit';
 export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION, type UploadContentType } from './content-types';
-export type { Page, PageOptions } from './webhooks';
 export type * from './types';
 export type { paths, components } from './generated/openapi';

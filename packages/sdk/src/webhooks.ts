@@ -1,4 +1,5 @@
-import { timingSafeEqual } from 'node:crypto';
+// No Node built-ins: the endpoint helpers and verifyWebhook run in Node, browsers and workers
+// (standardwebhooks hashes with pure-JS SHA-256; the text is decoded with TextDecoder).
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { KbClient } from './client';
 import type { Batch, CheckRequirement, CheckRun, CreatedWebhook, CreateWebhook, Document, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
@@ -125,7 +126,10 @@ const REASONS: Array<[RegExp, WebhookVerificationReason, string]> = [
  * tolerance; `ignoreTimestamp: true` skips that check only — for debugging a captured request,
  * never in a receiver).
  *
- * @param payload the RAW request body, exactly as received (before any JSON parsing).
+ * Runs anywhere (Node, browsers, workers: no Node built-in), but belongs on a server: the secret
+ * must never reach a browser.
+ *
+ * @param payload the RAW request body, exactly as received (before any JSON parsing; bytes are read as UTF-8).
  * @param headers the request's headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
  * @param secret the endpoint's `whsec_…` secret shown at creation.
  * @returns the event, typed by its `type`.
@@ -133,7 +137,7 @@ const REASONS: Array<[RegExp, WebhookVerificationReason, string]> = [
  */
 export function verifyWebhook(payload: string | Uint8Array, headers: WebhookHeaders, secret: string, options: { ignoreTimestamp?: boolean } = {}): WebhookEvent {
   const flat = flattenHeaders(headers);
-  const body = typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8');
+  const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   const webhook = new Webhook(secret);
   try {
     if (options.ignoreTimestamp) {
@@ -182,8 +186,15 @@ function flattenHeaders(headers: WebhookHeaders): Record<string, string> {
   return flat;
 }
 
+/**
+ * Whether two signatures are equal, in a time that depends on their length only (not on where
+ * they differ), as node:crypto's timingSafeEqual; written out so the module needs no Node built-in.
+ */
 function constantTimeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  if (x.length !== y.length) return false;
+  let difference = 0;
+  for (let i = 0; i < x.length; i++) difference |= x[i] ^ y[i];
+  return difference === 0;
 }
