@@ -7,6 +7,7 @@ import { useEffect, useRef } from 'react';
 import type { QuoteLocation } from '@kb-platform/sdk/browser';
 import { locationFits } from './source';
 import './evidence.css';
+import { scrollIntoContainer } from './scroll';
 
 /** Props of {@link ChunkTextView}. */
 export interface ChunkTextViewProps {
@@ -29,8 +30,7 @@ export function ChunkTextView({ text, location }: ChunkTextViewProps) {
 
   useEffect(() => {
     if (!fits) return;
-    const smooth = !window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
-    markRef.current?.scrollIntoView({ block: 'center', inline: 'nearest', behavior: smooth ? 'smooth' : 'auto' });
+    if (markRef.current) scrollIntoContainer(markRef.current);
   }, [fits, text, start, end]);
 
   return (

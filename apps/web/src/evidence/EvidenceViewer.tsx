@@ -15,6 +15,7 @@ import { Alert, Button, Center, Group, Loader, Paper, SegmentedControl, Stack, T
 import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useId, useState, type ReactNode } from 'react';
 import { KbApiError, getChunk, getPage, type KbClient } from '@kb-platform/sdk/browser';
+import { describeError } from '../errors';
 import { ChunkTextView } from './ChunkTextView';
 import { PdfPageView } from './PdfPageView';
 import { isPdfContentType, pagesOf, type EvidenceSource } from './source';
@@ -39,15 +40,6 @@ export interface EvidenceViewerProps {
 const DOWNLOAD_STALE_MS = 4 * 60_000;
 const URL_MARGIN_MS = 60_000;
 
-/** A one-line description of an API or network failure (the envelope's message, code and request id). */
-export function describeError(error: unknown): string {
-  if (error instanceof KbApiError) {
-    const id = error.request_id ? ` (request ${error.request_id})` : '';
-    return `${error.message} [${error.code}]${id}`;
-  }
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** react-query keys of what the viewer loads, namespaced so they do not meet the screens' own. */
 export const evidenceKeys = {
   document: (documentId: string) => ['evidence', 'document', documentId] as const,
@@ -59,7 +51,7 @@ export const evidenceKeys = {
 function Pending({ label }: { label: string }) {
   return (
     <Center py="md">
-      <Loader size="sm" aria-label={label} />
+      <Loader size="sm" role="status" aria-label={label} />
     </Center>
   );
 }

@@ -16,6 +16,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { QuoteBox } from '@kb-platform/sdk/browser';
 import { loadPdfJs, usePdfDocument } from './pdf-documents';
 import './evidence.css';
+import { scrollIntoContainer } from './scroll';
 
 /** Props of {@link PdfPageView}. */
 export interface PdfPageViewProps {
@@ -164,8 +165,7 @@ export function PdfPageView({ documentId, url, page, boxes, pageSize, textLayer 
     const first = firstHighlightRef.current;
     if (!first) return;
     scrolledFor.current = boxesKey;
-    const smooth = !window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
-    first.scrollIntoView({ block: 'center', inline: 'nearest', behavior: smooth ? 'smooth' : 'auto' });
+    scrollIntoContainer(first);
   }, [rendered, boxesKey]);
 
   const error = loadError ?? renderError;
@@ -189,7 +189,7 @@ export function PdfPageView({ documentId, url, page, boxes, pageSize, textLayer 
       ) : null}
       {!error && !rendered ? (
         <Center py="md" aria-live="polite">
-          <Loader size="sm" aria-label={document ? `Drawing page ${page}` : 'Loading the PDF'} />
+          <Loader size="sm" role="status" aria-label={document ? `Drawing page ${page}` : 'Loading the PDF'} />
         </Center>
       ) : null}
       <div

@@ -1,0 +1,118 @@
+/**
+ * A project's check runs: the list (status, counters, people's reviews) and "New check run" from
+ * pasted requirements, one per line, checked against all the project's current documents. The run
+ * is created and triggered at once, then its review screen opens.
+ */
+import { Alert, Anchor, Badge, Button, Checkbox, Group, Modal, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { ListTable } from '../components/list-table';
+import { describeError } from '../errors';
+import { formatDate } from '../format';
+import { useKb } from '../session';
+
+/** Requirements of pasted text: one per non-empty line, trimmed (at most 1,000, the API's limit). */
+export function requirementsOf(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
+export const RUN_STATUS_COLOR: Record<string, string> = { pending: 'gray', processing: 'blue', completed: 'green', stopped: 'orange', failed: 'red' };
+
+export function RunsPanel({ projectId }: { projectId: string }) {
+  const kb = useKb();
+  const navigate = useNavigate();
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [text, setText] = useState('');
+  const [skipBreakdown, setSkipBreakdown] = useState(false);
+  const runs = useQuery({
+    queryKey: ['runs', projectId],
+    queryFn: () => kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: projectId, limit: 200 } } })),
+    refetchInterval: (q) => (q.state.data?.data.some((r) => r.status === 'processing' || r.status === 'pending') ? 2000 : false),
+  });
+  const requirements = requirementsOf(text);
+  const create = useMutation({
+    mutationFn: async () => {
+      const run = await kb.data(kb.api.POST('/api/v2/check/runs', { body: { project_id: projectId, name: name.trim(), requirements: requirements.map((t) => ({ text: t })) } }));
+      await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: run.id } }, body: { skip_breakdown: skipBreakdown } }));
+      return run;
+    },
+    onSuccess: (run) => navigate(`/projects/${projectId}/runs/${run.id}`),
+  });
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (name.trim() && requirements.length > 0 && requirements.length <= 1000) create.mutate();
+  }
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={2} size="h3">
+          Check runs
+        </Title>
+        <Button onClick={() => (create.reset(), setOpen(true))}>New check run</Button>
+      </Group>
+      <ListTable
+        query={runs}
+        label="Check runs"
+        empty="No check run yet."
+        columns={['Name', 'Status', 'Checked', 'Pass / fail (with reviews)', 'Reviewed', 'Created']}
+        row={(r) => (
+          <Table.Tr key={r.id}>
+            <Table.Td>
+              <Anchor component={Link} to={`/projects/${projectId}/runs/${r.id}`}>
+                {r.name}
+              </Anchor>
+            </Table.Td>
+            <Table.Td>
+              <Badge color={RUN_STATUS_COLOR[r.status] ?? 'gray'}>
+                {r.status}
+              </Badge>
+            </Table.Td>
+            <Table.Td>
+              {r.processed_requirements} / {r.total_requirements}
+            </Table.Td>
+            <Table.Td>
+              {r.review_summary.passed} / {r.review_summary.failed}
+            </Table.Td>
+            <Table.Td>{r.review_summary.reviewed}</Table.Td>
+            <Table.Td>{formatDate(r.created_at)}</Table.Td>
+          </Table.Tr>
+        )}
+      />
+      <Modal opened={open} onClose={() => setOpen(false)} title="New check run" size="lg">
+        <form onSubmit={submit}>
+          <Stack>
+            <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+            <Textarea
+              label="Requirements"
+              description="One requirement per line; checked against every current document of the project."
+              required
+              autosize
+              minRows={6}
+              maxRows={16}
+              value={text}
+              onChange={(e) => setText(e.currentTarget.value)}
+              error={requirements.length > 1000 ? `${requirements.length} requirements: a run takes at most 1,000` : undefined}
+            />
+            <Text size="sm" c="dimmed" aria-live="polite">
+              {requirements.length} requirement{requirements.length === 1 ? '' : 's'}
+            </Text>
+            <Checkbox label="Skip the breakdown into sub-requirements (faster)" checked={skipBreakdown} onChange={(e) => setSkipBreakdown(e.currentTarget.checked)} />
+            {create.error && <Alert color="red">{describeError(create.error)}</Alert>}
+            <Group justify="flex-end">
+              <Button type="submit" loading={create.isPending} disabled={!name.trim() || requirements.length === 0 || requirements.length > 1000}>
+                Create and run
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
+    </Stack>
+  );
+}
