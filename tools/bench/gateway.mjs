@@ -4,7 +4,9 @@
 // quota counter, envelope, security headers, logging), anchored on what the design fixes: the same
 // JSON from a bare NestJS application on the Fastify adapter (the gateway's framework), and from a
 // bare Fastify route; each server in its own process on this machine, in the same run. Prints the
-// ratios (gateway / bare NestJS is the anchor) and the Node.js version. No target is set.
+// ratios (gateway / bare NestJS is the anchor) and the Node.js version. No target is set for those.
+// Wide-body case (issue 29): p99 of the same GET idle vs while 200,000-key bodies are being
+// refused (`wide_body`); the target is p99_ratio <= 2.
 // Usage: npm run bench:gateway [-- --duration 10 --connections 10]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -91,9 +93,37 @@ try {
   // Where the cost is: the same gateway on a public route (Nest pipeline, hooks, headers, log
   // line; no key lookup, no rate-limit round trip to PostgreSQL).
   const publicResult = summary('gateway GET /healthz (no auth, no rate limit)', await run(`${stack.baseUrl}/healthz`, {}));
+  // Wide bodies (issue 29): the same authenticated GET, idle and then while another client sends
+  // 200,000-key JSON bodies (2.3 MB) back to back, each refused with 400 by the pre-parse shape
+  // check. Before the fix one such body held the event loop ~15 s; the goal is p99 within 2x idle.
+  const wideIdle = summary('gateway GET /api/v2/organization, idle (wide-body baseline)', await run(gatewayUrl, headers));
+  const wideBody = JSON.stringify({ name: 'x', ...Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1])) });
+  let sending = true;
+  let refused = 0;
+  const refusedMs = [];
+  const sender = (async () => {
+    while (sending) {
+      const t = performance.now();
+      const res = await fetch(`${stack.baseUrl}/api/v2/projects`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: wideBody });
+      await res.arrayBuffer();
+      if (res.status === 400) refused++;
+      refusedMs.push(performance.now() - t);
+    }
+  })();
+  const wideLoad = summary('gateway GET /api/v2/organization while 200k-key bodies are refused', await run(gatewayUrl, headers));
+  sending = false;
+  await sender;
+  refusedMs.sort((x, y) => x - y);
+  const wide = {
+    idle_p99_ms: wideIdle.p99_ms,
+    during_wide_bodies_p99_ms: wideLoad.p99_ms,
+    p99_ratio: Number((wideLoad.p99_ms / Math.max(1, wideIdle.p99_ms)).toFixed(2)),
+    wide_bodies_refused_400: refused,
+    wide_body_answer_p50_ms: Number((refusedMs[Math.floor(refusedMs.length / 2)] ?? 0).toFixed(1)),
+  };
   const ratio = gatewayResult.requests_per_s / fastifyResult.requests_per_s;
   const loadavg = os.loadavg().map((x) => Number(x.toFixed(2)));
-  console.table([fastifyResult, nestResult, gatewayResult, publicResult]);
+  console.table([fastifyResult, nestResult, gatewayResult, publicResult, wideIdle, wideLoad]);
   console.log(
     JSON.stringify({
       node: process.versions.node,
@@ -104,6 +134,7 @@ try {
       bare_nest: nestResult,
       gateway: gatewayResult,
       gateway_public_route: publicResult,
+      wide_body: wide,
       nest_ratio: Number((nestResult.requests_per_s / fastifyResult.requests_per_s).toFixed(3)),
       // The anchor: the gateway's throughput as a share of its own framework's bare route.
       gateway_to_nest_ratio: Number((gatewayResult.requests_per_s / nestResult.requests_per_s).toFixed(3)),
