@@ -4,7 +4,9 @@
 // quota counter, envelope, security headers, logging), anchored on what the design fixes: the same
 // JSON from a bare NestJS application on the Fastify adapter (the gateway's framework), and from a
 // bare Fastify route; each server in its own process on this machine, in the same run. Prints the
-// ratios (gateway / bare NestJS is the anchor) and the Node.js version. No target is set.
+// ratios (gateway / bare NestJS is the anchor) and the Node.js version. No target is set for those.
+// Wide-body case (issue 29): p99 of the same GET idle vs while 200,000-key bodies are being
+// refused, one every 100 ms and back to back (`wide_body`); the target is p99_ratio <= 2.
 // Usage: npm run bench:gateway [-- --duration 10 --connections 10]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -91,9 +93,50 @@ try {
   // Where the cost is: the same gateway on a public route (Nest pipeline, hooks, headers, log
   // line; no key lookup, no rate-limit round trip to PostgreSQL).
   const publicResult = summary('gateway GET /healthz (no auth, no rate limit)', await run(`${stack.baseUrl}/healthz`, {}));
+  // Wide bodies (issue 29): the same authenticated GET, idle and then while another client sends
+  // 200,000-key JSON bodies (2.3 MB) back to back, each refused with 400 by the pre-parse shape
+  // check. Before the fix one such body held the event loop ~15 s; the goal is p99 within 2x idle.
+  const wideIdle = summary('gateway GET /api/v2/organization, idle (wide-body baseline)', await run(gatewayUrl, headers));
+  const wideBody = JSON.stringify({ name: 'x', ...Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1])) });
+  // One sender, one wide body at a time; `pauseMs` between bodies (0 = back to back, which also
+  // loads the machine with 2.3 MB uploads, ~130 MB/s; 100 ms = 10 bodies/s, six times what one key's
+  // default rate limit of 100/min lets through).
+  const underWideBodies = async (label, pauseMs) => {
+    let sending = true;
+    let refused = 0;
+    const answerMs = [];
+    const sender = (async () => {
+      while (sending) {
+        const t = performance.now();
+        const res = await fetch(`${stack.baseUrl}/api/v2/projects`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: wideBody });
+        await res.arrayBuffer();
+        if (res.status === 400) refused++;
+        answerMs.push(performance.now() - t);
+        if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+      }
+    })();
+    const result = summary(label, await run(gatewayUrl, headers));
+    sending = false;
+    await sender;
+    answerMs.sort((x, y) => x - y);
+    return { result, refused, answerP50: Number((answerMs[Math.floor(answerMs.length / 2)] ?? 0).toFixed(1)) };
+  };
+  const paced = await underWideBodies('gateway GET /api/v2/organization while a 200k-key body is refused every 100 ms', 100);
+  const backToBack = await underWideBodies('gateway GET /api/v2/organization while 200k-key bodies are refused back to back', 0);
+  const wideLoad = paced.result;
+  const wide = {
+    idle_p99_ms: wideIdle.p99_ms,
+    paced_100ms_p99_ms: paced.result.p99_ms,
+    // The target (issue 29): within 2x of idle.
+    p99_ratio: Number((paced.result.p99_ms / Math.max(1, wideIdle.p99_ms)).toFixed(2)),
+    back_to_back_p99_ms: backToBack.result.p99_ms,
+    back_to_back_p99_ratio: Number((backToBack.result.p99_ms / Math.max(1, wideIdle.p99_ms)).toFixed(2)),
+    wide_bodies_refused_400: paced.refused + backToBack.refused,
+    wide_body_answer_p50_ms: backToBack.answerP50,
+  };
   const ratio = gatewayResult.requests_per_s / fastifyResult.requests_per_s;
   const loadavg = os.loadavg().map((x) => Number(x.toFixed(2)));
-  console.table([fastifyResult, nestResult, gatewayResult, publicResult]);
+  console.table([fastifyResult, nestResult, gatewayResult, publicResult, wideIdle, wideLoad, backToBack.result]);
   console.log(
     JSON.stringify({
       node: process.versions.node,
@@ -104,6 +147,7 @@ try {
       bare_nest: nestResult,
       gateway: gatewayResult,
       gateway_public_route: publicResult,
+      wide_body: wide,
       nest_ratio: Number((nestResult.requests_per_s / fastifyResult.requests_per_s).toFixed(3)),
       // The anchor: the gateway's throughput as a share of its own framework's bare route.
       gateway_to_nest_ratio: Number((gatewayResult.requests_per_s / nestResult.requests_per_s).toFixed(3)),

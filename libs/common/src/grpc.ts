@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { HealthImplementation, ServingStatusMap } from 'grpc-health-check';
 import { randomUUID } from 'node:crypto';
 import { AppError, ErrorCode, fromGrpcError, toGrpcError } from './errors';
+import { databaseUnavailableError } from './db-errors';
 import { currentContext, Logger, runWithContext } from './logger';
 import { observeGrpcCall } from '@kb/telemetry'; // [telemetry] gRPC server metrics
 
@@ -70,7 +71,8 @@ function readContext(metadata: grpc.Metadata): { orgId?: string; requestId: stri
 /**
  * Wraps async handlers into grpc-js handlers: reads org and request id from metadata (calls
  * without `x-org-id` are rejected with UNAUTHENTICATED), runs the handler inside the request
- * context, maps AppError to a gRPC status with the exact code in a trailer, and hides anything
+ * context, maps AppError to a gRPC status with the exact code in a trailer, a database that cannot
+ * be reached (`isDatabaseUnavailable`) to UNAVAILABLE / SERVICE_UNAVAILABLE, and hides anything
  * else behind INTERNAL (logged with its stack).
  */
 export function adaptHandlers<D extends AnyDefinition>(
@@ -97,8 +99,12 @@ export function adaptHandlers<D extends AnyDefinition>(
             observeGrpcCall(path, 'OK', ms / 1000); // [telemetry]
             callback(null, response);
           },
-          (error: unknown) => {
+          (thrown: unknown) => {
             const ms = Number(process.hrtime.bigint() - started) / 1e6;
+            // PostgreSQL down or restarting: UNAVAILABLE (503 at the gateway), not INTERNAL.
+            const unavailable = thrown instanceof AppError ? null : databaseUnavailableError(thrown);
+            if (unavailable) logger.error({ rpc: path, ms, err: thrown }, 'rpc failed: database unavailable');
+            const error = unavailable ?? thrown;
             if (error instanceof AppError) {
               logger.info({ rpc: path, ms, code: error.code, msg_text: error.message }, 'rpc error');
               const status = toGrpcError(error);

@@ -16,3 +16,5 @@ export * from './limits';
 export * from './proto-enum';
 export * from './pick';
 export * from './audit';
+export * from './text-length';
+export * from './db-errors';

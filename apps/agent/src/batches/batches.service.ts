@@ -1,4 +1,4 @@
-import { AppError, CallContext, ErrorCode, Logger, runWithContext, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, pageWindow } from '@kb/common';
+import { AppError, CallContext, charCount, ErrorCode, Logger, runWithContext, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, pageWindow } from '@kb/common';
 import { BatchQuestionEvent, BatchStatus } from '@kb/events';
 import { citationToProto } from '@kb/knowledge';
 import { isAbortError, ModelProviderError } from '@kb/models';
@@ -52,7 +52,7 @@ export class BatchesService {
    */
   async create(ctx: CallContext, req: NewBatch): Promise<BatchRow> {
     if (req.questions.length < 1 || req.questions.length > MAX_BATCH_QUESTIONS) throw AppError.validation(`questions must have 1 to ${MAX_BATCH_QUESTIONS} items.`);
-    if (req.questions.some((q) => !q.trim() || q.length > QUESTION_MAX_CHARS)) throw AppError.validation(`Each question must be 1 to ${QUESTION_MAX_CHARS} characters.`);
+    if (req.questions.some((q) => !q.trim() || charCount(q) > QUESTION_MAX_CHARS)) throw AppError.validation(`Each question must be 1 to ${QUESTION_MAX_CHARS} characters.`);
     if (req.chatType === 'safety' && !req.safetyAssistantEnabled) {
       throw new AppError(ErrorCode.AGENT_NOT_ENABLED, 'The Safety Assistant is not enabled for your organization. Ask your administrator to enable it.');
     }

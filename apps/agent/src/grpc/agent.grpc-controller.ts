@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { AppError, CallContext, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers, MAX_CHAT_MESSAGES } from '@kb/common';
+import { AppError, CallContext, databaseUnavailableError, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers, MAX_CHAT_MESSAGES } from '@kb/common';
 import { citationToProto } from '@kb/knowledge';
 import { isAbortError, providerAppError, type ProviderErrorMessages } from '@kb/models';
 import { agentV1 } from '@kb/proto';
@@ -19,10 +19,10 @@ const CHAT_MODEL_FAILURE: ProviderErrorMessages = {
   timeout: 'The chat model is unavailable or returned an error. Retry later.',
 };
 
-/** Maps any answering failure to the AppError a client sees (model failures → SERVICE_UNAVAILABLE, or TIMEOUT). */
+/** Maps any answering failure to the AppError a client sees (model failures or an unreachable database → SERVICE_UNAVAILABLE, or TIMEOUT). */
 export function toClientError(error: unknown): AppError {
   const mapped = providerAppError(error, CHAT_MODEL_FAILURE);
-  return mapped instanceof AppError ? mapped : AppError.internal();
+  return mapped instanceof AppError ? mapped : (databaseUnavailableError(error) ?? AppError.internal());
 }
 
 function chatInput(req: agentV1.ChatRequest, source: AnswerRequest['source'], signal?: AbortSignal): AnswerRequest {

@@ -10,6 +10,8 @@ import {
   REVIEW_COMMENT_MAX_CHARS,
   REVIEWER_MAX_CHARS,
   RUN_NAME_MAX_CHARS,
+  charCount,
+  sliceChars,
 } from '@kb/common';
 import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { DocumentsClient, requireProject, resolveHandbooks, versionChainRoots } from '@kb/knowledge';
@@ -24,7 +26,7 @@ export const RERUN_NAME_SUFFIX = ' (rerun)';
  * whole stays within RUN_NAME_MAX_CHARS characters.
  */
 export function defaultRerunName(original: string): string {
-  return `${original.slice(0, RUN_NAME_MAX_CHARS - RERUN_NAME_SUFFIX.length).trimEnd()}${RERUN_NAME_SUFFIX}`;
+  return `${sliceChars(original, RUN_NAME_MAX_CHARS - RERUN_NAME_SUFFIX.length).trimEnd()}${RERUN_NAME_SUFFIX}`;
 }
 
 /** A run to create, in domain terms (the gRPC controller decodes `metadata_json`). */
@@ -66,12 +68,12 @@ export class RunsService {
   async create(ctx: CallContext, req: NewRun): Promise<RunRow> {
     if (!isUuid(req.projectId)) throw AppError.validation('project_id must be a UUID.');
     const name = (req.name ?? '').trim();
-    if (!name || name.length > RUN_NAME_MAX_CHARS) throw AppError.validation(`name must be 1 to ${RUN_NAME_MAX_CHARS} characters.`);
+    if (!name || charCount(name) > RUN_NAME_MAX_CHARS) throw AppError.validation(`name must be 1 to ${RUN_NAME_MAX_CHARS} characters.`);
     if (req.requirements.length < 1 || req.requirements.length > MAX_REQUIREMENTS_PER_RUN)
       throw AppError.validation(`requirements must have 1 to ${MAX_REQUIREMENTS_PER_RUN} items.`);
     const requirements = req.requirements.map((r, i) => {
       const text = (r.text ?? '').trim();
-      if (!text || r.text.length > REQUIREMENT_MAX_CHARS)
+      if (!text || charCount(r.text) > REQUIREMENT_MAX_CHARS)
         throw AppError.validation(`requirements[${i}].text must be 1 to ${REQUIREMENT_MAX_CHARS} characters.`);
       return { text, metadata: r.metadata };
     });
@@ -173,8 +175,8 @@ export class RunsService {
     this.requireIds(runId, requirementId);
     if (review.decision !== 'pass' && review.decision !== 'fail') throw AppError.validation('decision must be one of: pass, fail.');
     const reviewer = (review.reviewer ?? '').trim();
-    if (!reviewer || review.reviewer.length > REVIEWER_MAX_CHARS) throw AppError.validation(`reviewer must be 1 to ${REVIEWER_MAX_CHARS} characters.`);
-    if (review.comment !== null && review.comment.length > REVIEW_COMMENT_MAX_CHARS)
+    if (!reviewer || charCount(review.reviewer) > REVIEWER_MAX_CHARS) throw AppError.validation(`reviewer must be 1 to ${REVIEWER_MAX_CHARS} characters.`);
+    if (review.comment !== null && charCount(review.comment) > REVIEW_COMMENT_MAX_CHARS)
       throw AppError.validation(`comment must be at most ${REVIEW_COMMENT_MAX_CHARS} characters.`);
     const comment = review.comment?.trim() || null;
     return this.deps.repository.setReview(ctx.orgId, runId, requirementId, { decision: review.decision as ReviewDecision, reviewer, comment }, ctx);
@@ -204,7 +206,7 @@ export class RunsService {
     if (name === null) runName = defaultRerunName(source.name);
     else {
       runName = name.trim();
-      if (!runName || name.length > RUN_NAME_MAX_CHARS) throw AppError.validation(`name must be 1 to ${RUN_NAME_MAX_CHARS} characters.`);
+      if (!runName || charCount(name) > RUN_NAME_MAX_CHARS) throw AppError.validation(`name must be 1 to ${RUN_NAME_MAX_CHARS} characters.`);
     }
     await requireProject(ctx, this.deps.documents, source.project_id);
     const run = await this.deps.repository.rerun(ctx.orgId, source.id, runName, ctx);

@@ -1,4 +1,4 @@
-import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, isAcceptedContentType, normalizeContentType, unique, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES } from '@kb/common';
+import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, charLengthWithin, isAcceptedContentType, normalizeContentType, unique, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES } from '@kb/common';
 import { ProcessRequestedEvent } from '@kb/events';
 import { isStorageError, type ObjectInfo, type ObjectStorage } from '@kb/storage';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -70,7 +70,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
  * header, which cannot carry them, so such a document could never be downloaded.
  */
 export function fileNameProblem(name: string): string | null {
-  if (name.length < 1 || name.length > FILE_NAME_MAX_CHARS) return `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters.`;
+  if (!charLengthWithin(name, 1, FILE_NAME_MAX_CHARS)) return `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters.`;
   if (name.trim() === '') return 'file_name must not be blank (only spaces).';
   if (CONTROL_CHARACTERS.test(name)) return 'file_name must not contain control characters (such as NUL, tab, CR or LF).';
   if (/[\/\\]/.test(name)) return 'file_name must not contain path separators (/ or \\).';

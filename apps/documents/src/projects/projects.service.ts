@@ -1,18 +1,18 @@
-import { AppError, CallContext, DESCRIPTION_MAX_CHARS, PROJECT_NAME_MAX_CHARS } from '@kb/common';
+import { AppError, CallContext, charCount, DESCRIPTION_MAX_CHARS, PROJECT_NAME_MAX_CHARS } from '@kb/common';
 import { randomUUID } from 'node:crypto';
 import { ProjectEntity } from './project.entity';
 import { ProjectsRepository, ProjectWithCount } from './projects.repository';
 
 function validateName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length < 1 || name.length > PROJECT_NAME_MAX_CHARS) {
+  if (trimmed.length < 1 || charCount(name) > PROJECT_NAME_MAX_CHARS) {
     throw AppError.validation(`name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters.`);
   }
   return name;
 }
 
 function validateDescription(description: string): string {
-  if (description.length > DESCRIPTION_MAX_CHARS) {
+  if (charCount(description) > DESCRIPTION_MAX_CHARS) {
     throw AppError.validation(`description must be at most ${DESCRIPTION_MAX_CHARS} characters.`);
   }
   return description;

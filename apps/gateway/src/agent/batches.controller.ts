@@ -3,7 +3,7 @@ import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_
 import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
@@ -11,7 +11,7 @@ import { Paginated, RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
-import { UuidParamPipe } from '../common/validation';
+import { CharLength, UuidParamPipe } from '../common/validation';
 import { CHAT_TYPES } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
 import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
@@ -23,13 +23,13 @@ export class CreateBatchDto {
   @ArrayMinSize(1, { message: 'questions must have at least 1 item' })
   @ArrayMaxSize(MAX_BATCH_QUESTIONS, { message: `questions must have at most ${MAX_BATCH_QUESTIONS} items` })
   @IsString({ each: true, message: 'questions must contain only strings' })
-  @Length(1, QUESTION_MAX_CHARS, { each: true, message: `each question must be 1 to ${QUESTION_MAX_CHARS} characters` })
+  @CharLength(1, QUESTION_MAX_CHARS, { each: true, message: `each question must be 1 to ${QUESTION_MAX_CHARS} characters` })
   questions: string[];
 
   @ApiPropertyOptional({ maxLength: BATCH_NAME_MAX_CHARS, example: 'Site induction FAQ' })
   @IsOptional()
   @IsString({ message: 'name must be a string' })
-  @MaxLength(BATCH_NAME_MAX_CHARS, { message: `name must be at most ${BATCH_NAME_MAX_CHARS} characters` })
+  @CharLength(0, BATCH_NAME_MAX_CHARS, { message: `name must be at most ${BATCH_NAME_MAX_CHARS} characters` })
   name?: string;
 
   @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })

@@ -3,14 +3,14 @@ import { agentV1 } from '@kb/proto';
 import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min, ValidateNested } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
 import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { EachItemAnObject, OptionalUuidList } from '../common/validation';
+import { CharLength, EachItemAnObject, OptionalUuidList } from '../common/validation';
 import { ACCOUNTS, AGENT_CLIENT, CHAT_SSE_HEARTBEAT_MS } from '../common/tokens';
 import { CHAT_TYPES } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
@@ -25,7 +25,7 @@ export class ChatMessageDto {
 
   @ApiProperty({ minLength: 1, maxLength: 8000, example: 'What must be checked before using a scaffold?' })
   @IsString({ message: 'content must be a string' })
-  @Length(1, 8000, { message: 'content must be 1 to 8000 characters' })
+  @CharLength(1, 8000, { message: 'content must be 1 to 8000 characters' })
   content: string;
 }
 

@@ -7,16 +7,17 @@ import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional,
 import { ErrorCode } from '@kb/common';
 import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, Length, MaxLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
 import { Paginated, RAW_RESPONSE } from '../common/envelope';
 import { DocumentsClient } from '../common/clients';
 import { DOCUMENTS_CLIENT, LOGGER } from '../common/tokens';
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
+import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH, METADATA_MAX_MEMBERS } from '../common/body-shape';
 import { REPORT_CONTENT_TYPES, REPORT_FORMATS, ReportFormat, reportSummary, writeReport } from './report';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
-import { EachItemAnObject, NON_BLANK_PATTERN, OptionalUuidList, UuidParamPipe } from '../common/validation';
+import { CharLength, EachItemAnObject, FreeFormObject, NON_BLANK_PATTERN, OptionalUuidList, UuidParamPipe } from '../common/validation';
 
 /** Nest injection token of the CheckRunsService gRPC client. */
 export const CHECK_RUNS_CLIENT = Symbol('CheckRunsClient');
@@ -28,12 +29,21 @@ const RUN_CALL_TIMEOUT_MS = 60_000;
 export class RequirementInputDto {
   @ApiProperty({ minLength: 1, maxLength: REQUIREMENT_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text (not blank)' })
   @IsString({ message: 'text must be a string' })
-  @Length(1, REQUIREMENT_MAX_CHARS, { message: `text must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
+  @CharLength(1, REQUIREMENT_MAX_CHARS, { message: `text must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
   text: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { clause: '4.2.1', source_row: 7 }, description: 'any JSON object; returned as is with the requirement' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    maxProperties: METADATA_MAX_MEMBERS,
+    example: { clause: '4.2.1', source_row: 7 },
+    description:
+      `any JSON object; returned as is with the requirement. At most ${METADATA_MAX_MEMBERS} keys and array items in all its levels, ` +
+      `nested at most ${METADATA_MAX_DEPTH} levels, ${METADATA_MAX_BYTES} bytes (16 KiB) as JSON; more → 400 VALIDATION_ERROR`,
+  })
   @IsOptional()
   @IsObject({ message: 'metadata must be a JSON object' })
+  @FreeFormObject('metadata')
   metadata?: Record<string, unknown>;
 }
 
@@ -44,7 +54,7 @@ export class CreateRunDto {
 
   @ApiProperty({ minLength: 1, maxLength: RUN_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Tender 2026-14 requirements', description: 'run name (not blank)' })
   @IsString({ message: 'name must be a string' })
-  @Length(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
+  @CharLength(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
   name: string;
 
   @ApiProperty({ type: [RequirementInputDto], minItems: 1, maxItems: MAX_REQUIREMENTS_PER_RUN })
@@ -80,13 +90,13 @@ export class ReviewDto {
 
   @ApiProperty({ minLength: 1, maxLength: REVIEWER_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Dana Reviewer', description: 'who decided (not blank)' })
   @IsString({ message: 'reviewer must be a string' })
-  @Length(1, REVIEWER_MAX_CHARS, { message: `reviewer must be 1 to ${REVIEWER_MAX_CHARS} characters` })
+  @CharLength(1, REVIEWER_MAX_CHARS, { message: `reviewer must be 1 to ${REVIEWER_MAX_CHARS} characters` })
   reviewer: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: REVIEW_COMMENT_MAX_CHARS, example: 'The cited plan is the 2024 edition; the current one drops the shift inspection.' })
   @IsOptional()
   @IsString({ message: 'comment must be a string' })
-  @MaxLength(REVIEW_COMMENT_MAX_CHARS, { message: `comment must be at most ${REVIEW_COMMENT_MAX_CHARS} characters` })
+  @CharLength(0, REVIEW_COMMENT_MAX_CHARS, { message: `comment must be at most ${REVIEW_COMMENT_MAX_CHARS} characters` })
   comment?: string | null;
 }
 
@@ -101,7 +111,7 @@ export class RerunRunDto {
   })
   @IsOptional()
   @IsString({ message: 'name must be a string' })
-  @Length(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
+  @CharLength(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
   name?: string;
 }
 

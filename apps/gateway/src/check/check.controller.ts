@@ -4,10 +4,10 @@ import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
 import { ApiEnvelope, ApiErrors } from '../common/openapi';
-import { IsString, IsUUID, Length } from 'class-validator';
+import { IsString, IsUUID } from 'class-validator';
 import { CheckClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
-import { OptionalUuidList } from '../common/validation';
+import { CharLength, OptionalUuidList } from '../common/validation';
 import { CHECK_CLIENT } from '../common/tokens';
 import { presentSource } from '@kb/events';
 
@@ -47,7 +47,7 @@ export class VerifyDto {
 
   @ApiProperty({ minLength: 1, maxLength: REQUIREMENT_MAX_CHARS, example: 'All workers on site must wear a hard hat.' })
   @IsString({ message: 'requirement must be a string' })
-  @Length(1, REQUIREMENT_MAX_CHARS, { message: `requirement must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
+  @CharLength(1, REQUIREMENT_MAX_CHARS, { message: `requirement must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
   requirement: string;
 
   @OptionalUuidList('handbook_ids', 'document ids (handbooks) to limit the check to')

@@ -1,4 +1,4 @@
-import { AppError, ErrorCode, HTTP_STATUS_BY_CODE, Logger } from '@kb/common';
+import { AppError, databaseUnavailableError, ErrorCode, HTTP_STATUS_BY_CODE, Logger } from '@kb/common';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope } from './envelope';
@@ -20,10 +20,14 @@ const CODE_BY_HTTP_STATUS: Record<number, ErrorCode> = {
 
 /**
  * Maps any error to an HTTP status and the error envelope: the single place where errors become
- * HTTP. AppError keeps its code; framework errors (unknown route, body parsing, body too large)
+ * HTTP. AppError keeps its code; a database that cannot be reached (`isDatabaseUnavailable`) is
+ * 503 SERVICE_UNAVAILABLE (logged); framework errors (unknown route, body parsing, body too large)
  * map by status; anything else is a 500 with a generic message (details only in the log).
  */
 export function toHttpError(error: unknown, method: string, url: string): { status: number; code: string; message: string; unexpected: boolean } {
+  // The gateway's own database (keys, usage, idempotency) unreachable: 503, as a service's would be.
+  const unavailable = error instanceof AppError ? null : databaseUnavailableError(error);
+  if (unavailable) return { status: 503, code: unavailable.code, message: unavailable.message, unexpected: true };
   if (error instanceof AppError) {
     // An INTERNAL_ERROR relayed from a service is logged here too (with the request id), so every
     // 500 the gateway sends leaves an error line in its log (the service logged its own cause).

@@ -96,6 +96,11 @@ export function applyRules(schema: Json, rules: ValidationMetadata[]): void {
         if (typeof b === 'number') target.maxLength = b;
         else delete target.maxLength;
         break;
+      case 'charLength':
+        // CharLength (validation.ts): code points, as JSON Schema's minLength/maxLength count them.
+        if (typeof a === 'number' && a > 0) target.minLength = a;
+        if (typeof b === 'number') target.maxLength = b;
+        break;
       case 'minLength':
         target.minLength = a;
         break;

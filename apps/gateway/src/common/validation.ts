@@ -1,8 +1,9 @@
-import { AppError, isUuid, MAX_IDS_PER_REQUEST } from '@kb/common';
+import { AppError, charLengthWithin, isUuid, MAX_IDS_PER_REQUEST } from '@kb/common';
 import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsUUID, ValidateBy } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsOptional, IsUUID, ValidateBy, ValidationOptions } from 'class-validator';
 import { Transform } from 'class-transformer';
+import { metadataProblem } from './body-shape';
 
 function flatten(errors: ValidationError[], parent = ''): string[] {
   return errors.flatMap((e) => {
@@ -176,4 +177,38 @@ function textProblem(text: string): string | null {
   if (text.includes('\u0000')) return 'contains a NUL character (U+0000), which text fields cannot hold.';
   if (LONE_SURROGATE.test(text)) return 'contains a lone UTF-16 surrogate: it is not valid Unicode text.';
   return null;
+}
+
+/**
+ * A text field of `min` to `max` characters, counted as Unicode code points (`charCount` of
+ * @kb/common: the rule of service-api.md §8 and of every service's own check). Replaces
+ * class-validator's `Length`/`MaxLength`, whose validator.js count skips variation selectors
+ * (U+FE0F), so that a text the gateway accepts is never refused by a service, nor the reverse.
+ * A value that is not a string passes (pair with `IsString`). `options.each` checks every item of an array.
+ */
+export function CharLength(min: number, max: number, options: ValidationOptions & { message: string }): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'charLength',
+      constraints: [min, max],
+      validator: { validate: (value: unknown) => typeof value !== 'string' || charLengthWithin(value, min, max) },
+    },
+    options,
+  );
+}
+
+/**
+ * A free-form JSON object field (`requirements[].metadata`) within the limits of body-shape.ts:
+ * at most METADATA_MAX_MEMBERS keys and array items in all, METADATA_MAX_DEPTH levels and
+ * METADATA_MAX_BYTES as JSON; the message names the field's path (`requirements.3.metadata must
+ * have at most 64 keys…`). Pair with `IsObject`.
+ */
+export function FreeFormObject(field: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'freeFormObject',
+    validator: {
+      validate: (value: unknown) => metadataProblem(value) === null,
+      defaultMessage: (args) => `${field} ${metadataProblem(args?.value) ?? 'is not valid'}`,
+    },
+  });
 }

@@ -6,13 +6,13 @@ import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags 
 import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, PageSizeView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
 import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { PageNumberParamPipe, UuidParamPipe } from '../common/validation';
+import { CharLength, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
 
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
 /**
@@ -41,7 +41,7 @@ export class ReserveUploadDto {
     description: 'not blank, without path separators (`/`, `\\`) or control characters (checked by the documents service, fileNameProblem)',
   })
   @IsString({ message: 'file_name must be a string' })
-  @Length(1, FILE_NAME_MAX_CHARS, { message: `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters` })
+  @CharLength(1, FILE_NAME_MAX_CHARS, { message: `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters` })
   file_name: string;
 
   @ApiProperty({
@@ -50,7 +50,7 @@ export class ReserveUploadDto {
     description: 'an accepted type (canonical spelling shown; any case, parameters such as `; charset=utf-8` and common aliases are accepted too)',
   })
   @IsString({ message: 'content_type must be a string' })
-  @Length(1, 255, { message: 'content_type must be 1 to 255 characters' })
+  @CharLength(1, 255, { message: 'content_type must be 1 to 255 characters' })
   content_type: string;
 
   @ApiProperty({ minimum: 0, maximum: MAX_UPLOAD_BYTES, example: 482113 })

@@ -4,24 +4,24 @@ import { CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS }
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ProjectView } from '../common/api-models';
 import { ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
-import { IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { IsOptional, IsString, ValidateIf } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { NON_BLANK_PATTERN, UuidParamPipe } from '../common/validation';
+import { CharLength, NON_BLANK_PATTERN, UuidParamPipe } from '../common/validation';
 
 export class CreateProjectDto {
   @ApiProperty({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Site safety 2026', description: 'not blank' })
   @IsString({ message: 'name must be a string' })
-  @Length(1, PROJECT_NAME_MAX_CHARS, { message: `name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters` })
+  @CharLength(1, PROJECT_NAME_MAX_CHARS, { message: `name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters` })
   name: string;
 
   @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'Handbooks and method statements for the north site' })
   @IsOptional()
   @IsString({ message: 'description must be a string' })
-  @MaxLength(DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
+  @CharLength(0, DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
   description?: string | null;
 }
 
@@ -32,13 +32,13 @@ export class UpdateProjectDto {
   // Validated whenever present: `"name": null` is refused, never stored as the text "null".
   @ValidateIf((o: UpdateProjectDto) => o.name !== undefined)
   @IsString({ message: 'name must be a string (omit it to keep the current name)' })
-  @Length(1, PROJECT_NAME_MAX_CHARS, { message: `name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters` })
+  @CharLength(1, PROJECT_NAME_MAX_CHARS, { message: `name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters` })
   name?: string;
 
   @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'Handbooks for the renovated warehouse', description: 'null clears the description' })
   @ValidateIf((o: UpdateProjectDto) => o.description !== null && o.description !== undefined)
   @IsString({ message: 'description must be a string or null' })
-  @MaxLength(DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
+  @CharLength(0, DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
   description?: string | null;
 }
 

@@ -3,14 +3,14 @@ import { DELIVERY_STATUSES, deliveryStatus, WEBHOOK_EVENT_TYPES } from '@kb/even
 import { webhooksV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, ValidateIf } from 'class-validator';
 import { WebhooksClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { ApiEnvelope, ApiErrors } from '../common/openapi';
 import { PaginationQuery } from '../common/pagination.dto';
 import { WEBHOOKS_CLIENT } from '../common/tokens';
-import { UuidParamPipe } from '../common/validation';
+import { CharLength, UuidParamPipe } from '../common/validation';
 
 const EVENTS = [...WEBHOOK_EVENT_TYPES, '*'];
 const EVENTS_DESCRIPTION = `1 or more of ${WEBHOOK_EVENT_TYPES.join(', ')}; or ["*"] for every event`;
@@ -22,7 +22,7 @@ export class CreateWebhookDto {
     description: 'https (http only where the operator allows it); never a loopback, link-local or private address unless the operator allows them',
   })
   @IsString({ message: 'url must be a string' })
-  @Length(1, WEBHOOK_URL_MAX_CHARS, { message: `url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters` })
+  @CharLength(1, WEBHOOK_URL_MAX_CHARS, { message: `url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters` })
   url: string;
 
   @ApiProperty({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, example: ['document.completed', 'document.failed'], description: EVENTS_DESCRIPTION })
@@ -35,7 +35,7 @@ export class CreateWebhookDto {
   @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'ERP import' })
   @IsOptional()
   @IsString({ message: 'description must be a string' })
-  @MaxLength(DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
+  @CharLength(0, DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
   description?: string | null;
 }
 
@@ -43,7 +43,7 @@ export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: WEBHOOK_URL_MAX_CHARS, example: 'https://hooks.example.org/kb-events', description: 'omit to keep the URL' })
   @ValidateIf((o: UpdateWebhookDto) => o.url !== undefined)
   @IsString({ message: 'url must be a string' })
-  @Length(1, WEBHOOK_URL_MAX_CHARS, { message: `url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters` })
+  @CharLength(1, WEBHOOK_URL_MAX_CHARS, { message: `url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters` })
   url?: string;
 
   @ApiPropertyOptional({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, example: ['check_run.completed', 'batch.completed'], description: `omit to keep them; ${EVENTS_DESCRIPTION}` })
@@ -57,7 +57,7 @@ export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'Nightly sync to the ERP', description: 'null clears the description' })
   @ValidateIf((o: UpdateWebhookDto) => o.description !== null && o.description !== undefined)
   @IsString({ message: 'description must be a string or null' })
-  @MaxLength(DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
+  @CharLength(0, DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })
   description?: string | null;
 
   @ApiPropertyOptional({ example: false, description: 'false pauses deliveries (they wait, and are retried once re-enabled)' })

@@ -1,4 +1,4 @@
-import { AppError, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
+import { AppError, charLengthWithin, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
 import ipaddr from 'ipaddr.js';
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
@@ -65,7 +65,7 @@ function hostOf(url: URL): string {
  * @throws AppError VALIDATION_ERROR naming the rule broken.
  */
 export async function checkEndpointUrl(raw: string, policy: DestinationPolicy): Promise<string> {
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > WEBHOOK_URL_MAX_CHARS) throw AppError.validation(`url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters.`);
+  if (typeof raw !== 'string' || !charLengthWithin(raw, 1, WEBHOOK_URL_MAX_CHARS)) throw AppError.validation(`url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters.`);
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,4 +1,4 @@
-import { AppError, CallContext, isUuid, DESCRIPTION_MAX_CHARS } from '@kb/common';
+import { AppError, CallContext, charCount, isUuid, DESCRIPTION_MAX_CHARS } from '@kb/common';
 import { WEBHOOK_EVENT_TYPES } from '@kb/events';
 import { randomUUID } from 'node:crypto';
 import { newSigningSecret, SecretBox } from './secrets';
@@ -23,7 +23,7 @@ export function checkEvents(events: string[]): string[] {
 
 function checkDescription(d: string | undefined | null): string | null {
   if (d === undefined || d === null) return null;
-  if (d.length > DESCRIPTION_MAX_CHARS) throw AppError.validation(`description must be at most ${DESCRIPTION_MAX_CHARS} characters.`);
+  if (charCount(d) > DESCRIPTION_MAX_CHARS) throw AppError.validation(`description must be at most ${DESCRIPTION_MAX_CHARS} characters.`);
   return d;
 }
 
