@@ -94,11 +94,14 @@ describeBrowser('review workspace in a browser', () => {
     await highlights.first().waitFor({ timeout: 60_000 });
     await page.getByText(`Page ${source.boxes[0].page}`).first().waitFor();
     await page.locator('[data-testid="pdf-page"][data-rendered="true"]').waitFor({ timeout: 60_000 });
+    // Runs in the page (no DOM types here: the tests compile for Node).
+    type Rect = { left: number; top: number; width: number; height: number };
+    type El = { dataset: Record<string, string>; getBoundingClientRect(): Rect; closest(selector: string): El };
     const drawn = await highlights.evaluateAll((els) =>
-      els.map((el) => {
-        const d = (el as HTMLElement).dataset;
+      (els as unknown as El[]).map((el) => {
+        const d = el.dataset;
         const r = el.getBoundingClientRect();
-        const pageEl = el.closest('[data-testid="pdf-page"]') as HTMLElement;
+        const pageEl = el.closest('[data-testid="pdf-page"]');
         const p = pageEl.getBoundingClientRect();
         return { page: Number(d.page), x0: Number(d.x0), y0: Number(d.y0), x1: Number(d.x1), y1: Number(d.y1), scale: Number(pageEl.dataset.scale), left: r.left - p.left, top: r.top - p.top, width: r.width, height: r.height };
       }),
