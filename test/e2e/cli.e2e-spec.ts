@@ -1,13 +1,13 @@
 // The `kb` command line (packages/cli, built by tools/build.mjs) run as a user runs it, against the
 // live stack: KB_BASE_URL / KB_API_KEY, tables and progress on a non-terminal, `--json` for scripts,
-// exit codes, `--help` on every command.
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+// exit codes, `--help` on every command, shell completion, profiles (`kb login`).
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { api, baseUrl, corpusFile, newOrg, ROOT } from './support/harness';
+import { api, baseUrl, corpusFile, kbctl, newOrg, ROOT } from './support/harness';
 import { startReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(300_000);
@@ -20,10 +20,21 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `kb …` with the given API key (KB_API_KEY unset when null) and optional stdin. */
-function kb(key: string | null, args: string[], input?: string): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, KB_BASE_URL: baseUrl(), KB_API_KEY: key ?? '' };
+/** A config folder of no profile by default: a developer's own ~/.config/kb must not change the results. */
+const NO_CONFIG = mkdtempSync(path.join(os.tmpdir(), 'kb-cli-config-'));
+
+/**
+ * Runs `kb …` with the given API key (KB_API_KEY unset when null), optional stdin, and environment
+ * changes (`undefined` unsets a variable).
+ */
+function kb(key: string | null, args: string[], input?: string, extraEnv: Record<string, string | undefined> = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env, KB_BASE_URL: baseUrl(), KB_API_KEY: key ?? '', XDG_CONFIG_HOME: NO_CONFIG };
+  delete env.KB_PROFILE;
   if (key === null) delete env.KB_API_KEY;
+  for (const [name, value] of Object.entries(extraEnv)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -37,8 +48,8 @@ function kb(key: string | null, args: string[], input?: string): Promise<Run> {
 }
 
 /** `kb … --json`, expecting exit 0; its one JSON document. */
-async function json(key: string, args: string[], input?: string): Promise<any> {
-  const r = await kb(key, [...args, '--json'], input);
+async function json(key: string | null, args: string[], input?: string, extraEnv: Record<string, string | undefined> = {}): Promise<any> {
+  const r = await kb(key, [...args, '--json'], input, extraEnv);
   if (r.code !== 0) throw new Error(`kb ${args.join(' ')} exited ${r.code}: ${r.stdout}${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -86,7 +97,21 @@ const COMMANDS = [
   'webhooks retry',
   'webhooks verify',
   'audit list',
+  'login',
+  'logout',
+  'completion',
 ];
+/** Commands that print no JSON (a shell script). */
+const NO_JSON = new Set(['completion']);
+
+/** A shell's path when it is installed here (zsh and fish may not be), else null. */
+function shell(name: string): string | null {
+  try {
+    return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
+}
 
 describe('kb command line', () => {
   const org = newOrg('E2E CLI');
@@ -104,16 +129,99 @@ describe('kb command line', () => {
       const r = await kb(key, [...command.split(' '), '--help']);
       expect([command, r.code]).toEqual([command, 0]);
       expect(r.stdout).toContain(`Usage: kb ${command}`);
-      expect(r.stdout).toContain('--json');
+      if (!NO_JSON.has(command)) expect(r.stdout).toContain('--json');
     }
+    expect(top.stdout).toMatch(/Exit codes: 0 success, 1 error, 2 usage, 3 authentication, 4 rate limit or\s+quota, 5 requirements failed/);
+    expect((await kb(key, ['completion', '--help'])).stdout).toContain('kb completion bash > ~/.local/share/bash-completion/completions/kb');
+  });
+
+  it('exits 2 on a usage error, 3 without a valid key, 4 over the quota', async () => {
+    for (const args of [['org', '--bogus'], ['docs', 'list', '--limit', 'x'], ['frobnicate'], ['completion', 'tcsh'], ['runs', 'report', 'x', '--format', 'docx']]) {
+      const r = await kb(key, args);
+      expect([args, r.code]).toEqual([args, 2]);
+      expect(r.stderr).toMatch(/^error: /);
+    }
+    const wrong = await kb('kb_not_a_real_key', ['org', '--json']);
+    expect(wrong.code).toBe(3);
+    expect(JSON.parse(wrong.stdout).error).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+    // 402: a monthly request quota of 1, spent by the first call (not retried: the next month is far).
+    const capped = newOrg('E2E CLI quota');
+    kbctl('org', 'quota', '--org', capped.orgId, '--requests', '1');
+    expect((await kb(capped.key, ['org'])).code).toBe(0);
+    const over = await kb(capped.key, ['org']);
+    expect(over.code).toBe(4);
+    expect(over.stderr).toMatch(/^kb: QUOTA_EXCEEDED \(402\): /);
+  });
+
+  it('prints completion scripts for bash, zsh and fish that the shells parse, with every command', async () => {
+    for (const name of ['bash', 'zsh', 'fish']) {
+      const r = await kb(null, ['completion', name]);
+      expect([name, r.code]).toEqual([name, 0]);
+      for (const command of COMMANDS) for (const word of command.split(' ')) expect(r.stdout).toContain(word);
+      expect(r.stdout).toContain('awaiting_upload'); // an option's choices (docs list --status)
+      const file = path.join(tmp, `kb.${name}`);
+      writeFileSync(file, r.stdout);
+      const binary = shell(name);
+      if (binary) execFileSync(binary, ['-n', file]); // throws on a syntax error
+    }
+    // bash: what <Tab> offers at a few places (the engine of the other two is the same).
+    const offers = (line: string[]) =>
+      execFileSync('bash', ['-c', `source "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _kb_completion; echo "\${COMPREPLY[*]}"`, path.join(tmp, 'kb.bash'), ...line], {
+        encoding: 'utf8',
+      }).trim();
+    expect(offers(['kb', 'do'])).toBe('docs');
+    expect(offers(['kb', '--profile', 'ci', 'runs', 'report', 'x', '--format', ''])).toBe('xlsx csv pdf');
+    expect(offers(['kb', 'check', 'f.csv', '--fail-on', ''])).toBe('fail unsure');
+    expect(offers(['kb', 'completion', ''])).toBe('bash zsh fish');
+  });
+
+  it('logs in to a profile (config file 0600), uses it, lets flags and the environment override it, logs out', async () => {
+    const config = mkdtempSync(path.join(os.tmpdir(), 'kb-cli-xdg-'));
+    const file = path.join(config, 'kb', 'config.json');
+    // No KB_BASE_URL / KB_API_KEY: only the profile connects.
+    const bare = { XDG_CONFIG_HOME: config, KB_BASE_URL: undefined };
+    const login = await kb(null, ['login', '--base-url', baseUrl()], `${key}\n`, bare);
+    expect(login).toMatchObject({ code: 0, stdout: `Logged in to E2E CLI (${org.orgId}) at ${baseUrl()}; saved as profile "default" in ${file}\n` });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ profiles: { default: { base_url: baseUrl(), api_key: key } } });
+    expect(login.stdout + login.stderr).not.toContain(key);
+    expect(await json(null, ['org'], undefined, bare)).toEqual({ id: org.orgId, name: 'E2E CLI' });
+
+    // A wrong key is refused (3) and not saved; --api-key is refused on login (2): it would stay in the shell history.
+    expect((await kb(null, ['login', '--profile', 'ci', '--base-url', baseUrl()], 'kb_wrong\n', bare)).code).toBe(3);
+    expect((await kb(null, ['login', '--profile', 'ci', '--api-key', key], '', bare)).code).toBe(2);
+    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')).profiles)).toEqual(['default']);
+    // KB_API_KEY is read by login too; KB_PROFILE selects the profile.
+    expect((await kb(key, ['login', '--profile', 'ci', '--base-url', baseUrl(), '--json'], '', bare)).code).toBe(0);
+    expect((await kb(null, ['org'], undefined, { ...bare, KB_PROFILE: 'ci' })).code).toBe(0);
+    expect((await kb(null, ['--profile', 'nope', 'org'], undefined, bare)).code).toBe(2);
+
+    // Precedence, field by field: flag > environment > profile.
+    const profiles = JSON.parse(readFileSync(file, 'utf8')).profiles;
+    profiles.moved = { base_url: 'http://127.0.0.1:9', api_key: key };
+    writeFileSync(file, JSON.stringify({ profiles }));
+    const unreachable = await kb(null, ['--profile', 'moved', 'org'], undefined, bare);
+    expect(unreachable).toMatchObject({ code: 1, stderr: expect.stringContaining('Cannot reach http://127.0.0.1:9') });
+    expect((await kb(null, ['--profile', 'moved', 'org'], undefined, { ...bare, KB_BASE_URL: baseUrl() })).code).toBe(0);
+    expect((await kb(null, ['--profile', 'moved', '--base-url', baseUrl(), 'org'], undefined, bare)).code).toBe(0);
+    expect((await kb('kb_wrong', ['org'], undefined, bare)).code).toBe(3); // KB_API_KEY over the default profile
+    expect((await kb('kb_wrong', ['--api-key', key, 'org'], undefined, bare)).code).toBe(0);
+
+    expect(await json(null, ['logout'], undefined, bare)).toEqual({ profile: 'default', removed: true, config_file: file });
+    expect((await kb(null, ['logout'], undefined, bare)).stdout).toBe(`no profile "default" in ${file}: nothing to remove\n`);
+    const loggedOut = await kb(null, ['org'], undefined, { ...bare, KB_BASE_URL: baseUrl() });
+    expect(loggedOut.code).toBe(3);
+    expect(loggedOut.stderr).toMatch(/kb login/);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it('says how to configure it when KB_API_KEY is missing, in words and in JSON', async () => {
     const plain = await kb(null, ['org']);
-    expect(plain.code).toBe(1);
+    expect(plain.code).toBe(3);
     expect(plain.stderr).toMatch(/KB_API_KEY/);
     const asJson = await kb(null, ['org', '--json']);
-    expect(asJson.code).toBe(1);
+    expect(asJson.code).toBe(3);
     expect(JSON.parse(asJson.stdout).error).toMatchObject({ code: 'CLIENT_ERROR', message: expect.stringMatching(/KB_API_KEY/) });
     // A service that cannot be reached (a port just freed): named, after the retries.
     const server = net.createServer();
@@ -215,7 +323,7 @@ describe('kb command line', () => {
     const again = await kb(key, ['upload', v2File, '--replaces', v1.id]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/CONFLICT|superseded/);
-    expect((await kb(key, ['upload', v1File, v2File, '--replaces', v2.id])).code).toBe(1);
+    expect((await kb(key, ['upload', v1File, v2File, '--replaces', v2.id])).code).toBe(2);
     expect(await json(key, ['docs', 'delete', v1.id, v2.id])).toEqual({ deleted: [v1.id, v2.id] });
   });
 
@@ -300,7 +408,7 @@ describe('kb command line', () => {
 
       expect(await json(key, ['webhooks', 'update', id, '--disable', '--clear-description'])).toMatchObject({ id, enabled: false, description: null });
       const nothing = await kb(key, ['webhooks', 'update', id]);
-      expect(nothing.code).toBe(1);
+      expect(nothing.code).toBe(2);
       expect(nothing.stderr).toMatch(/nothing to change/);
       expect(await json(key, ['webhooks', 'delete', id])).toEqual({ deleted: id });
       expect((await kb(key, ['webhooks', 'get', id])).code).toBe(1);
@@ -333,18 +441,31 @@ describe('kb command line', () => {
     expect(JSON.parse(refused.stdout).error).toMatchObject({ code: 'AGENT_NOT_ENABLED', status: 403 });
   });
 
-  it('verifies one requirement', async () => {
-    const r = await kb(key, ['verify', 'All alerts must be reviewed to identify security incidents.', '--project', projectId]);
+  it('verifies one requirement, exiting 5 with --fail-on when it is not met', async () => {
+    const met = 'All alerts must be reviewed to identify security incidents.';
+    const r = await kb(key, ['verify', met, '--project', projectId, '--fail-on', 'fail']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^COMPLIANT \(confidence 0\.\d\d\)\nEvidence: ".*All alerts must be reviewed.*" \(jupiterone_policy_ir\.md\)/);
+    // unsure: 5 exactly when the confidence is below 0.7 (the API's threshold).
+    const unsure = await kb(key, ['verify', met, '--project', projectId, '--fail-on', 'unsure', '--json']);
+    expect(unsure.code).toBe(JSON.parse(unsure.stdout).confidence < 0.7 ? 5 : 0);
+    const unmet = 'Backups must be encrypted with AES-256, and tested weekly.';
+    const plain = await kb(key, ['verify', unmet, '--project', projectId, '--json']);
+    expect(plain.code).toBe(0); // no gate without --fail-on
+    expect(JSON.parse(plain.stdout).verdict).not.toBe('COMPLIANT');
+    const gated = await kb(key, ['verify', unmet, '--project', projectId, '--fail-on', 'fail']);
+    expect(gated.code).toBe(5);
+    expect(gated.stdout).toMatch(/^(CONTRADICTS|NOT_FOUND) \(confidence/);
+    expect(gated.stderr).toBe('kb: requirements failed (--fail-on fail): 1 of 1 fail\n');
   });
 
   it('checks a requirements file: a table of verdicts, --out CSV and JSON, and the run commands', async () => {
     const file = path.join(tmp, 'requirements.csv');
     writeFileSync(file, 'ref,requirement\nIR-1,All alerts must be reviewed to identify security incidents.\nBK-1,"Backups must be encrypted with AES-256, and tested weekly."\n');
     const csvOut = path.join(tmp, 'results.csv');
-    const r = await kb(key, ['check', file, '--project', projectId, '--out', csvOut]);
-    expect(r.code).toBe(0);
+    const r = await kb(key, ['check', file, '--project', projectId, '--out', csvOut, '--fail-on', 'fail']);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain('kb: requirements failed (--fail-on fail): 1 of 2 fail\n');
     expect(r.stderr).toMatch(/check run [0-9a-f-]{36}: 2 requirement\(s\)/);
     expect(r.stdout).toMatch(/│ 1\s+│ All alerts must be reviewed to\s.*│ ✔ PASS/s);
     expect(r.stdout).toMatch(/│ 2\s+│ Backups must be encrypted.*│ ✘ FAIL/s);
@@ -386,7 +507,7 @@ describe('kb command line', () => {
     expect(replaced).toMatchObject({ id: firstReq.id, review: { decision: 'pass', reviewer: 'Lee', comment: null, outdated: false } });
     expect((await json(key, ['runs', 'status', runId])).review_summary.reviewed).toBe(1);
     const badDecision = await kb(key, ['review', 'set', runId, firstReq.id, '--decision', 'maybe', '--reviewer', 'Lee']);
-    expect(badDecision.code).not.toBe(0);
+    expect(badDecision.code).toBe(2);
     const tooLong = await kb(key, ['review', 'set', runId, firstReq.id, '--decision', 'pass', '--reviewer', 'x'.repeat(201), '--json']);
     expect(tooLong.code).toBe(1);
     expect(JSON.parse(tooLong.stdout).error).toMatchObject({ code: 'VALIDATION_ERROR', status: 400 });
@@ -401,9 +522,19 @@ describe('kb command line', () => {
     const xlsxSaved = await json(key, ['runs', 'report', runId, '--out', path.join(reportDir, 'report.xlsx')]);
     expect(xlsxSaved).toMatchObject({ run_id: runId, format: 'xlsx', saved_to: path.join(reportDir, 'report.xlsx') });
     expect(readFileSync(xlsxSaved.saved_to).subarray(0, 2).toString()).toBe('PK');
-    expect((await kb(key, ['runs', 'report', runId, '--format', 'docx'])).code).not.toBe(0);
+    expect((await kb(key, ['runs', 'report', runId, '--format', 'docx'])).code).toBe(2);
     expect(await json(key, ['review', 'clear', runId, firstReq.id])).toEqual({ run_id: runId, requirement_id: firstReq.id, review: null });
     expect((await json(key, ['runs', 'requirements', runId])).requirements[0].review).toBeNull();
+
+    // A CI gate on the run: 5 while a requirement fails; a person's current review overrides the machine.
+    const gated = await kb(key, ['runs', 'wait', runId, '--fail-on', 'fail', '--json']);
+    expect(gated.code).toBe(5);
+    expect(JSON.parse(gated.stdout).id).toBe(runId);
+    expect(gated.stderr).toBe('kb: requirements failed (--fail-on fail): 1 of 2 fail\n');
+    const reqs = (await json(key, ['runs', 'requirements', runId])).requirements;
+    for (const x of reqs) await json(key, ['review', 'set', runId, x.id, '--decision', 'pass', '--reviewer', 'CI']);
+    expect(await kb(key, ['runs', 'wait', runId, '--fail-on', 'unsure'])).toMatchObject({ code: 0, stderr: '' });
+    for (const x of reqs) await json(key, ['review', 'clear', runId, x.id]);
 
     // Rerun (JSON and words), checked, then compared with the original: <id> before, --with after.
     const rerun = await json(key, ['runs', 'rerun', runId, '--name', 'CLI rerun']);

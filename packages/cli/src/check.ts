@@ -4,6 +4,8 @@ import { SingleBar, Presets } from 'cli-progress';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { runCheck, type CheckRunDetail, type KbClient } from '@kb-platform/sdk';
+import { ExitCode } from './exit-codes';
+import { gateMessage, LOW_CONFIDENCE, machinePasses as passes, runGate, type FailOn } from './gate';
 import { clip, pages, printJson, table } from './output';
 
 /**
@@ -44,15 +46,8 @@ export interface CheckCommandOptions {
   skipBreakdown?: boolean;
   handbook?: string[];
   json?: boolean;
-}
-
-/** Confidence below which a verdict's evidence is insufficient (service-api.md, verify `confidence`). */
-const LOW_CONFIDENCE = 0.7;
-
-/** Pass/fail of a completed requirement (decisions.md: passes when every sub-requirement complies). */
-function passes(r: CheckRunDetail['requirements'][number]): boolean | null {
-  if (r.status !== 'completed') return null;
-  return r.sub_requirements.length > 0 && r.sub_requirements.every((s) => s.status === 'comply');
+  /** Exit 5 when the requirements are not met (gate.ts). */
+  failOn?: FailOn;
 }
 
 /** One row per sub-requirement, for `--out results.csv`. */
@@ -80,7 +75,7 @@ function csvOf(run: CheckRunDetail): string {
 /**
  * `kb check <requirements file> --project <id>`: creates a run, triggers it, shows a progress bar
  * until it ends, then a table of verdicts (or the run as JSON) and writes `--out` (.csv or .json).
- * Exit 1 when the run failed or was stopped.
+ * Exit 1 when the run failed or was stopped; else, with `failOn`, exit 5 when the gate trips.
  */
 export async function checkCommand(kb: KbClient, file: string, options: CheckCommandOptions): Promise<void> {
   const requirements = await readRequirements(file);
@@ -134,5 +129,12 @@ export async function checkCommand(kb: KbClient, file: string, options: CheckCom
       `Run ${run.id} ${run.status}: ${run.processed_requirements}/${run.total_requirements} checked, ${run.passed_requirements} pass, ${run.failed_requirements} fail${options.out ? `; results written to ${options.out}` : ''}\n`,
     );
   }
-  if (run.status !== 'completed') process.exitCode = 1;
+  if (run.status !== 'completed') process.exitCode = ExitCode.ERROR;
+  else if (options.failOn) {
+    const gate = runGate(run, options.failOn);
+    if (gate.tripped) {
+      process.stderr.write(gateMessage(gate, options.failOn));
+      process.exitCode = ExitCode.REQUIREMENTS_FAILED;
+    }
+  }
 }

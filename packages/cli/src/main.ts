@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // `kb`: the command line of the service for API users (operators use `kbctl`). Configured by
-// KB_BASE_URL and KB_API_KEY; `--json` on every command prints one JSON document on stdout.
+// flags, KB_BASE_URL / KB_API_KEY, or a profile saved by `kb login` (config.ts); `--json` on every
+// command prints one JSON document on stdout; exit codes in exit-codes.ts.
 import { createWriteStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Command, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import {
   chatText,
@@ -28,10 +29,13 @@ import {
   type ChatRequest,
   type CheckRequirementChange,
   type CheckRun,
-  type KbClient,
+  KbClient,
 } from '@kb-platform/sdk';
 import { checkCommand } from './check';
-import { client, type ConnectionOptions } from './config';
+import { COMPLETION_HELP, completionScript, SHELLS, type Shell } from './completion';
+import { checkProfileName, client, configPath, DEFAULT_BASE_URL, DEFAULT_PROFILE, readConfig, writeConfig, type ConnectionOptions } from './config';
+import { exitCodeOf, ExitCode, MissingCredentialsError, UsageError } from './exit-codes';
+import { FAIL_ON_CHOICES, gateMessage, runGate, verdictGate, type FailOn } from './gate';
 import { clip, fail, pages, printJson, table } from './output';
 import { uploadCommand } from './upload';
 import { webhooksCommands } from './webhooks';
@@ -39,11 +43,18 @@ import { webhooksCommands } from './webhooks';
 type Opts = ConnectionOptions & { json?: boolean } & Record<string, any>;
 
 const program = new Command('kb')
-  .description('Command line of the knowledge-base and compliance-checking service.\nConfiguration: KB_BASE_URL (default http://localhost:8080) and KB_API_KEY.')
+  .description(
+    'Command line of the knowledge-base and compliance-checking service.\n' +
+      'Configuration: `kb login` saves an API key as a profile; KB_BASE_URL (default http://localhost:8080) and KB_API_KEY override it.\n' +
+      'Exit codes: 0 success, 1 error, 2 usage, 3 authentication, 4 rate limit or quota, 5 requirements failed (--fail-on).',
+  )
   .version('0.1.0')
   .showHelpAfterError()
-  .addOption(new Option('--base-url <url>', 'service address (default: KB_BASE_URL)'))
-  .addOption(new Option('--api-key <key>', 'API key (default: KB_API_KEY)'));
+  // Usage errors of the parser are thrown (a CommanderError) instead of exiting 1: exit-codes.ts maps them to 2.
+  .exitOverride()
+  .addOption(new Option('--base-url <url>', 'service address (default: KB_BASE_URL, else the profile\'s)'))
+  .addOption(new Option('--api-key <key>', 'API key (default: KB_API_KEY, else the profile\'s)'))
+  .addOption(new Option('--profile <name>', `profile of the config file (default: KB_PROFILE, else "${DEFAULT_PROFILE}")`));
 
 /** Declares a leaf command: `--json` option, and an action that gets the SDK client and reports errors. */
 function leaf(parent: Command, spec: string, description: string, action: (kb: KbClient, args: any[], opts: Opts) => Promise<void>): Command {
@@ -62,9 +73,18 @@ function leaf(parent: Command, spec: string, description: string, action: (kb: K
 
 const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
 const int = (value: string) => {
-  if (!/^\d+$/.test(value)) throw new Error(`not a whole number: ${value}`);
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`not a whole number: ${value}`);
   return Number(value);
 };
+/** `--fail-on fail|unsure` (gate.ts): exit 5 when the requirements are not met. */
+const failOnOption = () =>
+  new Option('--fail-on <what>', 'exit 5 when a requirement fails ("fail"), or also when a verdict is unsure: confidence below 0.7 ("unsure")').choices(FAIL_ON_CHOICES);
+/** Exit 5 (with a line on stderr) when a gate trips. */
+function applyGate(gate: ReturnType<typeof runGate>, failOn: FailOn): void {
+  if (!gate.tripped) return;
+  process.stderr.write(gateMessage(gate, failOn));
+  if (!process.exitCode) process.exitCode = ExitCode.REQUIREMENTS_FAILED;
+}
 
 // ── upload ──
 leaf(program, 'upload <paths...>', 'upload files and folders (walked), process them and wait; a progress bar per file, then a summary', (kb, [paths], o) =>
@@ -289,6 +309,7 @@ leaf(program, 'verify <requirement>', 'check one requirement against a project (
   const v = await kb.data(
     kb.api.POST('/api/v2/check/verify', { body: { project_id: o.project, requirement, ...(o.handbook ? { handbook_ids: o.handbook } : {}) } }),
   );
+  if (o.failOn) applyGate(verdictGate(v, o.failOn), o.failOn);
   if (o.json) return printJson(v);
   process.stdout.write(`${v.verdict} (confidence ${v.confidence.toFixed(2)})\n`);
   if (v.evidence) process.stdout.write(`Evidence: "${v.evidence}"${v.sources[0] ? ` (${[v.sources[0].title, pages(v.sources[0])].filter(Boolean).join(' ')})` : ''}\n`);
@@ -296,15 +317,17 @@ leaf(program, 'verify <requirement>', 'check one requirement against a project (
   if (v.recommendation) process.stdout.write(`Recommendation: ${v.recommendation}\n`);
 })
   .requiredOption('-p, --project <id>', 'project to check against')
-  .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list);
+  .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list)
+  .addOption(failOnOption());
 leaf(program, 'check <requirements>', 'run a check of a requirements file (.csv or one per line) with a progress bar and a table of verdicts', (kb, [file], o) =>
-  checkCommand(kb, file, { project: o.project, name: o.name, out: o.out, skipBreakdown: o.skipBreakdown, handbook: o.handbook, json: o.json }),
+  checkCommand(kb, file, { project: o.project, name: o.name, out: o.out, skipBreakdown: o.skipBreakdown, handbook: o.handbook, json: o.json, failOn: o.failOn }),
 )
   .requiredOption('-p, --project <id>', 'project to check against')
   .option('-n, --name <name>', 'run name (default: the file name)')
   .option('-o, --out <file>', 'also write the results: .csv (one row per sub-requirement) or .json (the run)')
   .option('--skip-breakdown', 'one sub-requirement per requirement (faster)')
-  .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list);
+  .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list)
+  .addOption(failOnOption());
 const runs = program.command('runs').description('check runs: list, status, requirements, wait, stop, trigger again, rerun, compare, report');
 const runTable = () => table(['run id', 'name', 'status', 'checked', 'pass', 'fail', 'created'], [38, 'flex', 11, 9, 6, 6, 26]);
 type RunRow = Pick<CheckRun, 'id' | 'name' | 'status' | 'processed_requirements' | 'total_requirements' | 'passed_requirements' | 'failed_requirements'> & { created_at?: string };
@@ -340,7 +363,7 @@ leaf(runs, 'requirements <id>', 'the requirements of a run with their sub-requir
     ]);
   process.stdout.write(`${t.toString()}\n`);
 });
-leaf(runs, 'wait <id>', 'wait until a run ends (progress bar)', async (kb, [id], o) => {
+leaf(runs, 'wait <id>', 'wait until a run ends (progress bar); with --fail-on, a CI gate on its requirements (a person\'s current review overrides the machine)', async (kb, [id], o) => {
   const bar = !o.json && process.stderr.isTTY ? new SingleBar({ format: 'checking |{bar}| {value}/{total} requirements', stream: process.stderr }, Presets.shades_classic) : null;
   let started = false;
   const r = await waitForCheckRun(kb, id, {
@@ -349,11 +372,16 @@ leaf(runs, 'wait <id>', 'wait until a run ends (progress bar)', async (kb, [id],
       else bar?.update(run.processed_requirements);
     },
   }).finally(() => bar?.stop());
+  if (o.failOn) {
+    // A run that did not complete cannot be judged: an error (1), not a verdict on the requirements.
+    if (r.status !== 'completed') process.exitCode = ExitCode.ERROR;
+    else applyGate(runGate(r, o.failOn), o.failOn);
+  }
   if (o.json) return printJson(r);
   const t = runTable();
   t.push(runRow(r));
   process.stdout.write(`${t.toString()}\n`);
-});
+}).addOption(failOnOption());
 leaf(runs, 'trigger <id>', 'start (or restart) checking a run', async (kb, [id], o) => {
   const r = await kb.data(
     kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id } }, body: { reprocess: !!o.reprocess, skip_breakdown: !!o.skipBreakdown } }),
@@ -518,4 +546,107 @@ leaf(audit, 'list', 'list audit events, newest first (action, resource, API key,
   .option('--limit <n>', 'page size (max 200)', int, 50)
   .option('--offset <n>', 'results to skip', int, 0);
 
-program.parseAsync(process.argv).catch((error) => fail(error, process.argv.includes('--json')));
+// ── login / logout / completion ──
+/**
+ * The API key for `kb login`: KB_API_KEY when set, else stdin: a hidden prompt on a terminal, the
+ * first non-empty line otherwise (`pass show kb | kb login`). Never a command-line argument (it
+ * would stay in the shell's history).
+ */
+async function readApiKey(): Promise<string> {
+  if (process.env.KB_API_KEY) return process.env.KB_API_KEY.trim();
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const c of stdin) chunks.push(c as Buffer);
+    return (Buffer.concat(chunks).toString('utf8').split(/\r?\n/).find((l) => l.trim()) ?? '').trim();
+  }
+  process.stderr.write('API key (kb_…, not shown): ');
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  stdin.resume();
+  return new Promise((resolve, reject) => {
+    let value = '';
+    const done = () => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+    };
+    const onData = (chunk: string) => {
+      for (const ch of chunk) {
+        if (ch === '\r' || ch === '\n') return done(), resolve(value.trim());
+        if (ch === '\u0003' || ch === '\u0004') return done(), reject(new Error('cancelled'));
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else if (ch >= ' ') value += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+/** The profile `kb login`/`kb logout` act on: `--profile`, else KB_PROFILE, else "default". */
+const profileName = (o: Opts) => checkProfileName(o.profile ?? (process.env.KB_PROFILE || DEFAULT_PROFILE));
+
+program
+  .command('login')
+  .description(
+    'check an API key with the service and save it, with the address, as a profile of the config file (' +
+      'the key: KB_API_KEY, else stdin: a hidden prompt on a terminal, or piped)',
+  )
+  .option('--json', 'print one JSON document on stdout (for scripts)')
+  .addHelpText('after', `\nConfig file: ${configPath()} (mode 0600; $XDG_CONFIG_HOME/kb/config.json, default ~/.config/kb/config.json).\nExamples:\n  kb login --base-url https://kb.example.com\n  pass show kb-ci | kb login --profile ci --base-url https://kb.example.com`)
+  .action(async (_o: unknown, command: Command) => {
+    const o = command.optsWithGlobals() as Opts;
+    try {
+      if (o.apiKey) throw new UsageError('kb login takes no --api-key (it would stay in the shell history): type the key at the prompt, pipe it on stdin, or set KB_API_KEY.');
+      const name = profileName(o);
+      const file = configPath();
+      const config = readConfig(file);
+      const previous = Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined;
+      const baseUrl = (o.baseUrl ?? (process.env.KB_BASE_URL || previous?.base_url || DEFAULT_BASE_URL)).replace(/\/+$/, '');
+      const apiKey = await readApiKey();
+      if (!apiKey) throw new MissingCredentialsError('No API key given: type it at the prompt, pipe it on stdin, or set KB_API_KEY.');
+      const kb = new KbClient({ baseUrl, apiKey });
+      const org = await kb.data(kb.api.GET('/api/v2/organization'));
+      config.profiles[name] = { base_url: baseUrl, api_key: apiKey };
+      writeConfig(config, file);
+      if (o.json) return printJson({ profile: name, base_url: baseUrl, organization: org, config_file: file });
+      process.stdout.write(`Logged in to ${org.name} (${org.id}) at ${baseUrl}; saved as profile "${name}" in ${file}\n`);
+    } catch (error) {
+      fail(error, o.json);
+    }
+  });
+program
+  .command('logout')
+  .description('remove a profile (its address and API key) from the config file; nothing to remove is not an error')
+  .option('--json', 'print one JSON document on stdout (for scripts)')
+  .action(async (_o: unknown, command: Command) => {
+    const o = command.optsWithGlobals() as Opts;
+    try {
+      const name = profileName(o);
+      const file = configPath();
+      const config = readConfig(file);
+      const existed = Object.hasOwn(config.profiles, name);
+      if (existed) {
+        delete config.profiles[name];
+        writeConfig(config, file);
+      }
+      if (o.json) return printJson({ profile: name, removed: existed, config_file: file });
+      process.stdout.write(existed ? `removed profile "${name}" from ${file}\n` : `no profile "${name}" in ${file}: nothing to remove\n`);
+    } catch (error) {
+      fail(error, o.json);
+    }
+  });
+program
+  .command('completion')
+  .description('print the shell completion script of kb (bash, zsh or fish) on stdout')
+  .addArgument(new Argument('<shell>', 'the shell').choices(SHELLS))
+  .addHelpText('after', COMPLETION_HELP)
+  .action((shell: Shell) => {
+    process.stdout.write(completionScript(program, shell));
+  });
+
+program.parseAsync(process.argv).catch((error) => {
+  // The parser already printed its message (and help for a usage error): only the exit code is left.
+  if (error instanceof CommanderError) process.exitCode = exitCodeOf(error);
+  else fail(error, process.argv.includes('--json'));
+});

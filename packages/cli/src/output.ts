@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import { KbApiError, KbTimeoutError } from '@kb-platform/sdk';
+import { exitCodeOf, UsageError } from './exit-codes';
 
 /** Options every command takes. */
 export interface CommonOptions {
@@ -40,7 +41,8 @@ export function pages(source: { start_page?: number | null; end_page?: number | 
 }
 
 /**
- * Reports a failure and sets exit code 1: with `--json` `{"error":{code,message,status,request_id}}`
+ * Reports a failure and sets its exit code (exit-codes.ts: 1, or 2 usage, 3 authentication, 4 rate
+ * limit or quota): with `--json` `{"error":{code,message,status,request_id}}`
  * on stdout (like kbctl), else one line on stderr with the code, message and request id.
  */
 export function fail(error: unknown, json: boolean | undefined): void {
@@ -49,8 +51,10 @@ export function fail(error: unknown, json: boolean | undefined): void {
       ? { code: error.code, message: error.message, status: error.status, request_id: error.request_id }
       : error instanceof KbTimeoutError
         ? { code: 'TIMEOUT', message: error.message, status: null, request_id: null }
-        : { code: 'CLIENT_ERROR', message: error instanceof Error ? error.message : String(error), status: null, request_id: null };
+        : error instanceof UsageError
+          ? { code: 'USAGE_ERROR', message: error.message, status: null, request_id: null }
+          : { code: 'CLIENT_ERROR', message: error instanceof Error ? error.message : String(error), status: null, request_id: null };
   if (json) printJson({ error: e });
   else process.stderr.write(`kb: ${e.code}${e.status ? ` (${e.status})` : ''}: ${e.message}${e.request_id ? ` [request ${e.request_id}]` : ''}\n`);
-  process.exitCode = 1;
+  process.exitCode = exitCodeOf(error);
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import { filesOf, uploadFiles, type KbClient, type UploadProgress } from '@kb-platform/sdk';
 import { clip, printJson, table } from './output';
+import { UsageError } from './exit-codes';
 
 /** Options of `kb upload`. */
 export interface UploadCommandOptions {
@@ -44,7 +45,7 @@ const size = (bytes: number) => (bytes >= 1 << 20 ? `${(bytes / (1 << 20)).toFix
  */
 export async function uploadCommand(kb: KbClient, paths: string[], options: UploadCommandOptions): Promise<void> {
   const { files, skipped } = await filesOf(paths, options.recursive);
-  if (options.replaces !== undefined && files.length !== 1) throw new Error(`--replaces takes exactly one file (${files.length} found).`);
+  if (options.replaces !== undefined && files.length !== 1) throw new UsageError(`--replaces takes exactly one file (${files.length} found).`);
   const tty = !options.json && process.stderr.isTTY;
   const nameWidth = Math.min(40, Math.max(8, ...files.map((f) => path.basename(f).length)));
   const bars = tty

@@ -14,14 +14,15 @@ import {
   type WebhookEndpoint,
   type WebhookHeaders,
 } from '@kb-platform/sdk';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { UsageError } from './exit-codes';
 import { clip, printJson, table } from './output';
 
 type Opts = { json?: boolean } & Record<string, any>;
 type Leaf = (parent: Command, spec: string, description: string, action: (kb: KbClient, args: any[], opts: Opts) => Promise<void>) => Command;
 
 const int = (value: string) => {
-  if (!/^\d+$/.test(value)) throw new Error(`not a whole number: ${value}`);
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`not a whole number: ${value}`);
   return Number(value);
 };
 const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
@@ -120,7 +121,7 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
     if (o.clearDescription) changes.description = null;
     if (o.enable) changes.enabled = true;
     if (o.disable) changes.enabled = false;
-    if (Object.keys(changes).length === 0) throw new Error('nothing to change: give --url, --events, --description, --clear-description, --enable or --disable');
+    if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give --url, --events, --description, --clear-description, --enable or --disable');
     const w = await updateWebhook(kb, id, changes as Parameters<typeof updateWebhook>[2]);
     if (o.json) return printJson(w);
     const t = endpointTable();
@@ -175,7 +176,7 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
         const headers: Record<string, string> = o.headers ? parseHeaderFile(await readFile(o.headers, 'utf8')) : {};
         for (const h of (o.header as string[] | undefined) ?? []) {
           const at = h.indexOf(':');
-          if (at <= 0) throw new Error(`--header takes name:value, got ${clip(h, 60)}`);
+          if (at <= 0) throw new UsageError(`--header takes name:value, got ${clip(h, 60)}`);
           headers[h.slice(0, at).trim().toLowerCase()] = h.slice(at + 1).trim();
         }
         const payload = await readInput(payloadFile ?? '-');
