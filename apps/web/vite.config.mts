@@ -2,6 +2,7 @@
 // (decisions.md "Review workspace"). `node tools/build.mjs` runs `vite build` into dist/web; the
 // SDK is taken from source through its browser entry (no `node:` imports on that path).
 import react from '@vitejs/plugin-react';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
@@ -14,7 +15,11 @@ export default defineConfig({
   base: '/app/',
   plugins: [react()],
   resolve: {
-    alias: { '@kb-platform/sdk/browser': path.join(root, 'packages/sdk/src/browser.ts') },
+    alias: [
+      { find: '@kb-platform/sdk/browser', replacement: path.join(root, 'packages/sdk/src/browser.ts') },
+      // csv-parse's Node build needs Node's Buffer; its browser build bundles what it needs.
+      { find: /^csv-parse\/sync$/, replacement: createRequire(import.meta.url).resolve('csv-parse/browser/esm/sync') },
+    ],
   },
   build: {
     outDir: path.join(root, 'dist/web'),

@@ -4,11 +4,12 @@
  */
 import '@mantine/core/styles.css';
 import '@mantine/dropzone/styles.css';
-import { createTheme, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
+import { createTheme, MantineProvider, Modal, type CSSVariablesResolver } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { BrowserRouter, Navigate, Route, Routes, useLocation } from 'react-router';
 import type { ReactNode } from 'react';
 import { Layout } from './layout';
+import { ComparePage } from './pages/compare';
 import { ProjectPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { RunPage } from './pages/run';
@@ -23,7 +24,13 @@ import { KbApiError } from '@kb-platform/sdk/browser';
  * black text ≥ 0.175 ((L + 0.05) / 0.05 ≥ 4.5; WCAG 2.1 contrast ratio). Dimmed text is gray 7 instead
  * of Mantine's gray 6 (3.3:1 on white). Light and outline variants are not used for text.
  */
-const theme = createTheme({ primaryShade: 8, autoContrast: true, luminanceThreshold: 0.179 });
+const theme = createTheme({
+  primaryShade: 8,
+  autoContrast: true,
+  luminanceThreshold: 0.179,
+  // A dialog's close button (an icon) gets a name screen readers can say (axe "button-name").
+  components: { Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }) },
+});
 const cssVariables: CSSVariablesResolver = () => ({ variables: {}, light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' }, dark: {} });
 
 const queryClient = new QueryClient({
@@ -63,6 +70,7 @@ export function App() {
                 <Route index element={<ProjectsPage />} />
                 <Route path="projects/:projectId" element={<ProjectPage />} />
                 <Route path="projects/:projectId/runs/:runId" element={<RunPage />} />
+                <Route path="projects/:projectId/runs/:runId/compare/:withId" element={<ComparePage />} />
                 <Route path="*" element={<Navigate to="/" replace />} />
               </Route>
             </Routes>

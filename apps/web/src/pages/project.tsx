@@ -1,9 +1,13 @@
-/** One project: its documents and its check runs, as two tabs (the tab is kept in the URL). */
+/**
+ * One project: its documents, its check runs and questions about it (Ask), as tabs (the tab is kept
+ * in the URL). The Ask tab's conversation is held here, so it stays while the person switches tabs.
+ */
 import { Alert, Loader, Stack, Tabs, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useParams, useSearchParams } from 'react-router';
 import { describeError } from '../errors';
 import { useKb } from '../session';
+import { AskPanel, useConversation } from './ask-panel';
 import { DocumentsPanel } from './documents-panel';
 import { RunsPanel } from './runs-panel';
 
@@ -11,7 +15,9 @@ export function ProjectPage() {
   const kb = useKb();
   const { projectId = '' } = useParams();
   const [params, setParams] = useSearchParams();
-  const tab = params.get('tab') === 'runs' ? 'runs' : 'documents';
+  const asked = params.get('tab');
+  const tab = asked === 'runs' || asked === 'ask' ? asked : 'documents';
+  const conversation = useConversation(projectId);
   const project = useQuery({
     queryKey: ['project', projectId],
     queryFn: () => kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id: projectId } } })),
@@ -26,16 +32,20 @@ export function ProjectPage() {
         </Title>
         {project.data.description && <Text c="dimmed">{project.data.description}</Text>}
       </div>
-      <Tabs value={tab} onChange={(v) => setParams(v === 'runs' ? { tab: 'runs' } : {}, { replace: true })} keepMounted={false}>
+      <Tabs value={tab} onChange={(v) => setParams(v === 'runs' || v === 'ask' ? { tab: v } : {}, { replace: true })} keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="documents">Documents</Tabs.Tab>
           <Tabs.Tab value="runs">Check runs</Tabs.Tab>
+          <Tabs.Tab value="ask">Ask</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="documents" pt="md">
           <DocumentsPanel projectId={projectId} />
         </Tabs.Panel>
         <Tabs.Panel value="runs" pt="md">
           <RunsPanel projectId={projectId} />
+        </Tabs.Panel>
+        <Tabs.Panel value="ask" pt="md">
+          <AskPanel conversation={conversation} />
         </Tabs.Panel>
       </Tabs>
     </Stack>

@@ -17,6 +17,7 @@ import { EvidenceViewer, fromCheckSource } from '../evidence';
 import { formatDate, formatScore } from '../format';
 import { CONFIDENT, effectiveResult, machineResult, NO_FILTER, reviewQueue, scoreOf, type QueueFilter } from '../review/queue';
 import { useKb, useSession } from '../session';
+import { CompareButton, RerunButton } from './run-actions';
 import { RUN_STATUS_COLOR } from './runs-panel';
 
 type Source = NonNullable<CheckRequirement['sub_requirements'][number]['sources']>[number];
@@ -117,8 +118,16 @@ export function RunPage() {
               {r.review_summary.passed} pass / {r.review_summary.failed} fail · {r.review_summary.reviewed} reviewed
             </Text>
           </Group>
+          {r.source_run_id && (
+            <Text size="sm">
+              A re-run of <Link to={`/projects/${projectId}/runs/${r.source_run_id}`}>an earlier run</Link> ·{' '}
+              <Link to={`/projects/${projectId}/runs/${r.source_run_id}/compare/${r.id}`}>compare with it</Link>
+            </Text>
+          )}
         </div>
         <Group>
+          <RerunButton projectId={projectId} run={r} disabled={active} />
+          <CompareButton projectId={projectId} run={r} />
           {active && (
             <Button variant="default" color="red" loading={stop.isPending} onClick={() => stop.mutate()}>
               Stop

@@ -1,16 +1,20 @@
 /**
  * A project's check runs: the list (status, counters, people's reviews) and "New check run" from
- * pasted requirements, one per line, checked against all the project's current documents. The run
- * is created and triggered at once, then its review screen opens.
+ * pasted requirements, one per line, or from a CSV or XLSX file (a column chosen on a preview),
+ * checked against all the project's current documents. The run is created and triggered at once,
+ * then its review screen opens.
  */
-import { Alert, Anchor, Badge, Button, Checkbox, Group, Modal, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { Alert, Anchor, Badge, Button, Checkbox, Group, Modal, Stack, Table, Tabs, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { queryOptions, useMutation, useQuery } from '@tanstack/react-query';
+import type { KbClient } from '@kb-platform/sdk/browser';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { ListTable } from '../components/list-table';
 import { describeError } from '../errors';
 import { formatDate } from '../format';
+import { MAX_REQUIREMENTS, type RequirementInput } from '../runs/requirements-table';
 import { useKb } from '../session';
+import { RequirementsFromFile, type FileRequirements } from './requirements-file';
 
 /** Requirements of pasted text: one per non-empty line, trimmed (at most 1,000, the API's limit). */
 export function requirementsOf(text: string): string[] {
@@ -18,6 +22,18 @@ export function requirementsOf(text: string): string[] {
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter(Boolean);
+}
+
+/**
+ * The query of a project's runs (the first 200: the API's largest page), polled every 2 s
+ * while one of them is pending or processing. Shared by the runs tab and the run page's "Compare with…".
+ */
+export function projectRunsQuery(kb: KbClient, projectId: string) {
+  return queryOptions({
+    queryKey: ['runs', projectId],
+    queryFn: () => kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: projectId, limit: 200 } } })),
+    refetchInterval: (q) => (q.state.data?.data.some((r) => r.status === 'processing' || r.status === 'pending') ? 2000 : false),
+  });
 }
 
 export const RUN_STATUS_COLOR: Record<string, string> = { pending: 'gray', processing: 'blue', completed: 'green', stopped: 'orange', failed: 'red' };
@@ -29,15 +45,21 @@ export function RunsPanel({ projectId }: { projectId: string }) {
   const [name, setName] = useState('');
   const [text, setText] = useState('');
   const [skipBreakdown, setSkipBreakdown] = useState(false);
-  const runs = useQuery({
-    queryKey: ['runs', projectId],
-    queryFn: () => kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: projectId, limit: 200 } } })),
-    refetchInterval: (q) => (q.state.data?.data.some((r) => r.status === 'processing' || r.status === 'pending') ? 2000 : false),
-  });
-  const requirements = requirementsOf(text);
+  const [source, setSource] = useState<'paste' | 'file'>('paste');
+  const [fromFile, setFromFile] = useState<FileRequirements | null>(null);
+  const runs = useQuery(projectRunsQuery(kb, projectId));
+  const pasted = requirementsOf(text);
+  const requirements: RequirementInput[] = source === 'paste' ? pasted.map((t) => ({ text: t })) : (fromFile?.requirements ?? []);
+  const problem =
+    source === 'paste'
+      ? pasted.length > MAX_REQUIREMENTS
+        ? `${pasted.length} requirements: a run takes at most 1,000`
+        : null
+      : (fromFile?.problem ?? null);
+  const ready = name.trim() !== '' && requirements.length > 0 && !problem;
   const create = useMutation({
     mutationFn: async () => {
-      const run = await kb.data(kb.api.POST('/api/v2/check/runs', { body: { project_id: projectId, name: name.trim(), requirements: requirements.map((t) => ({ text: t })) } }));
+      const run = await kb.data(kb.api.POST('/api/v2/check/runs', { body: { project_id: projectId, name: name.trim(), requirements } }));
       await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: run.id } }, body: { skip_breakdown: skipBreakdown } }));
       return run;
     },
@@ -46,7 +68,7 @@ export function RunsPanel({ projectId }: { projectId: string }) {
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (name.trim() && requirements.length > 0 && requirements.length <= 1000) create.mutate();
+    if (ready) create.mutate();
   }
 
   return (
@@ -85,28 +107,46 @@ export function RunsPanel({ projectId }: { projectId: string }) {
           </Table.Tr>
         )}
       />
-      <Modal opened={open} onClose={() => setOpen(false)} title="New check run" size="lg">
+      <Modal opened={open} onClose={() => setOpen(false)} title="New check run" size="xl">
         <form onSubmit={submit}>
           <Stack>
             <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-            <Textarea
-              label="Requirements"
-              description="One requirement per line; checked against every current document of the project."
-              required
-              autosize
-              minRows={6}
-              maxRows={16}
-              value={text}
-              onChange={(e) => setText(e.currentTarget.value)}
-              error={requirements.length > 1000 ? `${requirements.length} requirements: a run takes at most 1,000` : undefined}
-            />
-            <Text size="sm" c="dimmed" aria-live="polite">
-              {requirements.length} requirement{requirements.length === 1 ? '' : 's'}
-            </Text>
+            <Tabs value={source} onChange={(v) => setSource(v === 'file' ? 'file' : 'paste')}>
+              <Tabs.List>
+                <Tabs.Tab value="paste">Paste text</Tabs.Tab>
+                <Tabs.Tab value="file">From a file (CSV, XLSX)</Tabs.Tab>
+              </Tabs.List>
+              <Tabs.Panel value="paste" pt="sm">
+                <Stack gap="xs">
+                  <Textarea
+                    label="Requirements"
+                    description="One requirement per line; checked against every current document of the project."
+                    autosize
+                    minRows={6}
+                    maxRows={16}
+                    value={text}
+                    onChange={(e) => setText(e.currentTarget.value)}
+                    error={source === 'paste' ? (problem ?? undefined) : undefined}
+                  />
+                  <Text size="sm" c="dimmed" aria-live="polite">
+                    {pasted.length} requirement{pasted.length === 1 ? '' : 's'}
+                  </Text>
+                </Stack>
+              </Tabs.Panel>
+              <Tabs.Panel value="file" pt="sm">
+                <RequirementsFromFile
+                  onChange={(value) => {
+                    setFromFile(value);
+                    // A run named after the file unless the person named it already.
+                    if (value) setName((n) => n || value.fileName.replace(/\.(csv|xlsx)$/i, ''));
+                  }}
+                />
+              </Tabs.Panel>
+            </Tabs>
             <Checkbox label="Skip the breakdown into sub-requirements (faster)" checked={skipBreakdown} onChange={(e) => setSkipBreakdown(e.currentTarget.checked)} />
             {create.error && <Alert color="red">{describeError(create.error)}</Alert>}
             <Group justify="flex-end">
-              <Button type="submit" loading={create.isPending} disabled={!name.trim() || requirements.length === 0 || requirements.length > 1000}>
+              <Button type="submit" loading={create.isPending} disabled={!ready}>
                 Create and run
               </Button>
             </Group>
