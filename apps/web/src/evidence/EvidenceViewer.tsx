@@ -11,12 +11,12 @@
  *   page without highlights above the passage text, anything else the passage text alone;
  * - the passage text: GET /api/v2/documents/{id}/chunks/{chunk_id}.
  */
-import { Alert, Button, Center, Group, Loader, Paper, SegmentedControl, Stack, Text, Title, type TitleOrder } from '@mantine/core';
+import { Alert, Center, Group, Loader, Paper, SegmentedControl, Stack, Text, Title, type TitleOrder } from '@mantine/core';
 import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useId, useState, type ReactNode } from 'react';
 import { KbApiError, getChunk, getPage, type KbClient } from '@kb-platform/sdk/browser';
-import { describeError } from '../errors';
 import { ChunkTextView } from './ChunkTextView';
+import { Failed } from './failed';
 import { PdfPageView } from './PdfPageView';
 import { isPdfContentType, pagesOf, type EvidenceSource } from './source';
 
@@ -53,21 +53,6 @@ function Pending({ label }: { label: string }) {
     <Center py="md">
       <Loader size="sm" role="status" aria-label={label} />
     </Center>
-  );
-}
-
-function Failed({ title, error, onRetry }: { title: string; error: unknown; onRetry?: () => void }) {
-  return (
-    <Alert color="red" title={title} role="alert">
-      <Stack gap="xs" align="flex-start">
-        <Text size="sm">{describeError(error)}</Text>
-        {onRetry ? (
-          <Button size="xs" variant="light" color="red" onClick={onRetry}>
-            Try again
-          </Button>
-        ) : null}
-      </Stack>
-    </Alert>
   );
 }
 

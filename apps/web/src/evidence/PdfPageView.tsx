@@ -10,12 +10,13 @@
  * `left = x0 * scale`, `top = y0 * scale`, `width = (x1 - x0) * scale`, `height = (y1 - y0) * scale`
  * CSS pixels from the page element's top-left corner (origin top-left, as the boxes).
  */
-import { Alert, Button, Center, Loader, Stack, Text } from '@mantine/core';
+import { Center, Loader } from '@mantine/core';
 import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { QuoteBox } from '@kb-platform/sdk/browser';
 import { loadPdfJs, usePdfDocument } from './pdf-documents';
 import './evidence.css';
+import { Failed } from './failed';
 import { scrollIntoContainer } from './scroll';
 
 /** Props of {@link PdfPageView}. */
@@ -176,16 +177,7 @@ export function PdfPageView({ documentId, url, page, boxes, pageSize, textLayer 
   return (
     <div ref={outerRef} className="kb-evidence-page-frame">
       {error ? (
-        <Alert color="red" title="The page could not be shown" role="alert">
-          <Stack gap="xs" align="flex-start">
-            <Text size="sm">{describe(error)}</Text>
-            {onRetry ? (
-              <Button size="xs" variant="light" color="red" onClick={onRetry}>
-                Try again
-              </Button>
-            ) : null}
-          </Stack>
-        </Alert>
+        <Failed title="The page could not be shown" error={error} onRetry={onRetry} describe={describe} />
       ) : null}
       {!error && !rendered ? (
         <Center py="md" aria-live="polite">

@@ -7,6 +7,7 @@ import { ListTable } from '../components/list-table';
 import { describeError } from '../errors';
 import { formatDate } from '../format';
 import { useKb } from '../session';
+import { SubmitRow } from '../components/submit-row';
 
 export function ProjectsPage() {
   const kb = useKb();
@@ -69,11 +70,7 @@ export function ProjectsPage() {
             <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
             <Textarea label="Description" maxLength={500} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
             {create.error && <Alert color="red">{describeError(create.error)}</Alert>}
-            <Group justify="flex-end">
-              <Button type="submit" loading={create.isPending} disabled={!name.trim()}>
-                Create
-              </Button>
-            </Group>
+            <SubmitRow loading={create.isPending} disabled={!name.trim()}>Create</SubmitRow>
           </Stack>
         </form>
       </Modal>

@@ -5,7 +5,7 @@
  * - "Compare with…": another run of the project, compared on the compare screen (the older run is
  *   "before", the newer "after"; the screen can swap them).
  */
-import { Alert, Button, Checkbox, Group, Modal, NativeSelect, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Checkbox, Modal, NativeSelect, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
@@ -14,6 +14,7 @@ import { describeError } from '../errors';
 import { formatDate } from '../format';
 import { useKb } from '../session';
 import { projectRunsQuery } from './runs-panel';
+import { SubmitRow } from '../components/submit-row';
 
 /** The compare screen's route for two runs, the older one first ("before"). */
 export function compareRoute(projectId: string, a: Pick<CheckRun, 'id' | 'created_at'>, b: Pick<CheckRun, 'id' | 'created_at'>): string {
@@ -60,11 +61,7 @@ export function RerunButton({ projectId, run, disabled }: { projectId: string; r
             <TextInput label="Name of the new run" placeholder={`${run.name} (rerun)`} maxLength={500} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
             <Checkbox label="Skip the breakdown into sub-requirements (faster)" checked={skipBreakdown} onChange={(e) => setSkipBreakdown(e.currentTarget.checked)} />
             {rerun.error && <Alert color="red">{describeError(rerun.error)}</Alert>}
-            <Group justify="flex-end">
-              <Button type="submit" loading={rerun.isPending}>
-                Re-run now
-              </Button>
-            </Group>
+            <SubmitRow loading={rerun.isPending}>Re-run now</SubmitRow>
           </Stack>
         </form>
       </Modal>
@@ -109,11 +106,7 @@ export function CompareButton({ projectId, run }: { projectId: string; run: Chec
               }))}
               data-autofocus
             />
-            <Group justify="flex-end">
-              <Button type="submit" disabled={!chosen}>
-                Compare
-              </Button>
-            </Group>
+            <SubmitRow disabled={!chosen}>Compare</SubmitRow>
           </Stack>
         </form>
       </Modal>

@@ -19,6 +19,7 @@ import { CONFIDENT, effectiveResult, machineResult, NO_FILTER, reviewQueue, scor
 import { useKb, useSession } from '../session';
 import { CompareButton, RerunButton } from './run-actions';
 import { RUN_STATUS_COLOR } from './runs-panel';
+import { SubmitRow } from '../components/submit-row';
 
 type Source = NonNullable<CheckRequirement['sub_requirements'][number]['sources']>[number];
 
@@ -397,11 +398,7 @@ function RequirementDetail({
           <Stack>
             <Text size="sm">Reviews carry the reviewer's name in the audit log and the reports. It is asked once for this session.</Text>
             <TextInput label="Reviewer" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-            <Group justify="flex-end">
-              <Button type="submit" disabled={!name.trim()}>
-                Save and record “{askName}”
-              </Button>
-            </Group>
+            <SubmitRow disabled={!name.trim()}>Save and record “{askName}”</SubmitRow>
           </Stack>
         </form>
       </Modal>

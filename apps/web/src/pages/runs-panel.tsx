@@ -15,6 +15,7 @@ import { formatDate } from '../format';
 import { MAX_REQUIREMENTS, type RequirementInput } from '../runs/requirements-table';
 import { useKb } from '../session';
 import { RequirementsFromFile, type FileRequirements } from './requirements-file';
+import { SubmitRow } from '../components/submit-row';
 
 /** Requirements of pasted text: one per non-empty line, trimmed (at most 1,000, the API's limit). */
 export function requirementsOf(text: string): string[] {
@@ -145,11 +146,7 @@ export function RunsPanel({ projectId }: { projectId: string }) {
             </Tabs>
             <Checkbox label="Skip the breakdown into sub-requirements (faster)" checked={skipBreakdown} onChange={(e) => setSkipBreakdown(e.currentTarget.checked)} />
             {create.error && <Alert color="red">{describeError(create.error)}</Alert>}
-            <Group justify="flex-end">
-              <Button type="submit" loading={create.isPending} disabled={!ready}>
-                Create and run
-              </Button>
-            </Group>
+            <SubmitRow loading={create.isPending} disabled={!ready}>Create and run</SubmitRow>
           </Stack>
         </form>
       </Modal>
