@@ -149,6 +149,33 @@ describeBrowser('review workspace in a browser', () => {
     expect(oscal[6]).toBe('Ada Officer');
   });
 
+  it('at a tablet width (820 × 1180) the review and the documents fit the width: the panes stack, nothing scrolls sideways', async () => {
+    const overflow = () => page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number }).document.documentElement.scrollWidth - (globalThis as unknown as { innerWidth: number }).innerWidth);
+    const reviewUrl = page.url();
+    await page.setViewportSize({ width: 820, height: 1180 });
+    try {
+      await page.getByTestId('requirement-text').waitFor();
+      await page.locator('[data-testid="pdf-page"][data-rendered="true"]').waitFor({ timeout: 60_000 });
+      expect(await overflow()).toBeLessThanOrEqual(0);
+      // Stacked: the evidence is below the requirement, as wide as it.
+      const requirement = (await page.getByRole('region', { name: 'Requirement' }).boundingBox())!;
+      const evidence = (await page.getByTestId('evidence-pane').boundingBox())!;
+      expect(evidence.y).toBeGreaterThanOrEqual(requirement.y + requirement.height - 1);
+      expect(Math.abs(evidence.width - requirement.width)).toBeLessThanOrEqual(2);
+      await expectAccessible('tablet review');
+      await screenshot(page, 'workspace-tablet-review');
+      await page.getByRole('link', { name: /Check runs/ }).click();
+      await page.getByRole('tab', { name: 'Documents' }).click();
+      await page.getByRole('table', { name: 'Documents' }).waitFor();
+      expect(await overflow()).toBeLessThanOrEqual(0);
+      await expectAccessible('tablet documents');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    await page.goto(reviewUrl);
+    await page.getByTestId('requirement-text').waitFor();
+  });
+
   it('signs out: back to the sign-in page, the key gone from the tab', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();

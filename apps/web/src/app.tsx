@@ -4,6 +4,7 @@
  */
 import '@mantine/core/styles.css';
 import '@mantine/dropzone/styles.css';
+import './panes.css';
 import { createTheme, MantineProvider, Modal, type CSSVariablesResolver } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { BrowserRouter, Navigate, Route, Routes, useLocation } from 'react-router';

@@ -120,8 +120,8 @@ export function AskPanel({ conversation }: { conversation: Conversation }) {
   const open = (turnId: number, citation: ChatCitation) => setShown({ turnId, citation });
 
   return (
-    <Group align="flex-start" wrap="nowrap" gap="md">
-      <Stack style={{ flex: 1, minWidth: 0 }} gap="sm">
+    <div className="kb-panes" style={{ ['--kb-pane-height' as string]: 'calc(100vh - 250px)' }}>
+      <Stack className="kb-pane" style={{ overflowY: 'visible', maxHeight: 'none' }} gap="sm">
         <div ref={log} role="log" aria-label="Conversation" tabIndex={0} style={{ maxHeight: 'calc(100vh - 380px)', minHeight: 120, overflowY: 'auto' }}>
           {turns.length === 0 ? (
             <Text c="dimmed">
@@ -167,11 +167,11 @@ export function AskPanel({ conversation }: { conversation: Conversation }) {
         </form>
       </Stack>
       {shown && (
-        <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" style={{ flex: 1.2, minWidth: 0, maxHeight: 'calc(100vh - 250px)', overflowY: 'auto' }}>
+        <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" className="kb-pane" data-grow="wide">
           <EvidenceViewer kb={kb} source={fromCitation(shown.citation)} />
         </Paper>
       )}
-    </Group>
+    </div>
   );
 }
 

@@ -94,8 +94,8 @@ export function ComparePage() {
         A requirement has changed when its result (pass, fail, pending), its confidence band (below or at least 70 %) or its first source differs. Requirements are matched by their
         text.
       </Text>
-      <Group align="flex-start" wrap="nowrap" gap="md">
-        <div tabIndex={0} role="region" aria-label="Changes" style={{ flex: 1, minWidth: 0, maxHeight: PANE_HEIGHT, overflowY: 'auto' }}>
+      <div className="kb-panes" style={{ ['--kb-pane-height' as string]: PANE_HEIGHT }}>
+        <div tabIndex={0} role="region" aria-label="Changes" className="kb-pane">
           {c.changes.length === 0 ? (
             <Text>No requirement changed between these runs.</Text>
           ) : (
@@ -113,11 +113,11 @@ export function ComparePage() {
           )}
         </div>
         {shown && (
-          <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" style={{ flex: 1.2, minWidth: 0, maxHeight: PANE_HEIGHT, overflowY: 'auto' }}>
+          <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" className="kb-pane" data-grow="wide">
             <EvidenceViewer kb={kb} source={fromCheckSource(shown.source)} />
           </Paper>
         )}
-      </Group>
+      </div>
     </Stack>
   );
 }

@@ -7,7 +7,7 @@
  * The reviewer's name is asked once per session.
  */
 import { Accordion, Alert, Badge, Button, Card, Group, Loader, Menu, Modal, Paper, Progress, ScrollArea, SegmentedControl, Stack, Switch, Text, TextInput, Textarea, Title, UnstyledButton } from '@mantine/core';
-import { useHotkeys } from '@mantine/hooks';
+import { useHotkeys, useMediaQuery } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
@@ -57,6 +57,8 @@ export function RunPage() {
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [source, setSource] = useState<Source | null>(null);
   const [exportError, setExportError] = useState<string | null>(null);
+  // Below 62em the panes stack (panes.css): the queue then gets a shorter scroll of its own.
+  const narrow = useMediaQuery('(max-width: 62em)') ?? false;
 
   const run = useQuery({
     queryKey: ['run', runId],
@@ -149,10 +151,10 @@ export function RunPage() {
       {active && <Progress value={r.total_requirements ? (100 * r.processed_requirements) / r.total_requirements : 0} animated aria-label="Run progress" />}
       {stop.error && <Alert color="red">{describeError(stop.error)}</Alert>}
       {exportError && <Alert color="red" title="Export">{exportError}</Alert>}
-      <Group align="flex-start" wrap="nowrap" gap="md">
-        <Paper withBorder p="sm" w={320} style={{ flexShrink: 0 }}>
+      <div className="kb-panes" style={{ ['--kb-pane-height' as string]: PANE_HEIGHT }}>
+        <Paper withBorder p="sm" className="kb-pane" data-grow="fixed">
           <QueueFilters filter={filter} onChange={setFilter} />
-          <ScrollArea.Autosize mah={`calc(${PANE_HEIGHT} - 130px)`} mt="sm">
+          <ScrollArea.Autosize mah={narrow ? '40vh' : `calc(${PANE_HEIGHT} - 130px)`} mt="sm">
             <nav aria-label="Requirements to review">
               <QueueList items={[...queue.uncertain, ...queue.pending]} selectedId={selected?.id ?? null} onSelect={setSelectedId} />
               {queue.confident.length > 0 && (
@@ -173,7 +175,7 @@ export function RunPage() {
             </nav>
           </ScrollArea.Autosize>
         </Paper>
-        <div tabIndex={0} role="region" aria-label="Requirement" style={{ flex: 1, minWidth: 0, maxHeight: PANE_HEIGHT, overflowY: 'auto' }}>
+        <div tabIndex={0} role="region" aria-label="Requirement" className="kb-pane">
           {selected ? (
             <RequirementDetail runId={runId} requirement={selected} source={source} onSource={setSource} onMove={move} run={r} />
           ) : (
@@ -181,11 +183,11 @@ export function RunPage() {
           )}
         </div>
         {source && (
-          <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" style={{ flex: 1.4, minWidth: 0, maxHeight: PANE_HEIGHT, overflowY: 'auto' }}>
+          <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" className="kb-pane" data-grow="wide">
             <EvidenceViewer kb={kb} source={fromCheckSource(source)} />
           </Paper>
         )}
-      </Group>
+      </div>
     </Stack>
   );
 }
