@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `npm run openapi`: builds, then writes the OpenAPI 3.1 document the gateway serves at
 // /docs/openapi.json to dist/openapi.json (or the path given as first argument), without any
-// backing service running (apps/gateway/src/reference.ts). Generated, never committed.
+// backing service running (apps/gateway/src/reference.ts). `--no-build` skips the build (tools/build.mjs
+// runs it so). `--update` (`npm run openapi:update`) also writes the committed copy,
+// openapi/openapi.json (COMMITTED_REFERENCE), which a unit test (apps/gateway/src/reference.spec.ts)
+// keeps equal to what the code builds: run it after an API change and commit the result.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,8 +17,12 @@ if (!process.argv.includes('--no-build')) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 const out = path.resolve(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? path.join(root, 'dist/openapi.json'));
-const { buildGatewayReference } = createRequire(import.meta.url)(path.join(root, 'dist/apps/gateway/src/reference.js'));
+const { buildGatewayReference, serializeReference, COMMITTED_REFERENCE } = createRequire(import.meta.url)(path.join(root, 'dist/apps/gateway/src/reference.js'));
 const doc = await buildGatewayReference();
-mkdirSync(path.dirname(out), { recursive: true });
-writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
-process.stdout.write(`${path.relative(process.cwd(), out) || out}: OpenAPI ${doc.openapi}, ${Object.keys(doc.paths).length} paths\n`);
+const text = serializeReference(doc);
+const targets = [out, ...(process.argv.includes('--update') ? [path.join(root, COMMITTED_REFERENCE)] : [])];
+for (const file of targets) {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  process.stdout.write(`${path.relative(process.cwd(), file) || file}: OpenAPI ${doc.openapi}, ${Object.keys(doc.paths).length} paths, ${Object.keys(doc.webhooks ?? {}).length} webhooks\n`);
+}

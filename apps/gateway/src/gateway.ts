@@ -12,6 +12,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { buildOpenApiDocument } from './common/openapi';
+import { WEBHOOK_EVENT_MODELS } from './webhooks/webhook-events';
 import { subscribeAccountChanges } from './accounts/account-events';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { AccountsService } from './accounts/accounts.service';
@@ -616,7 +617,7 @@ async function mountLocalStorage(fastify: FastifyInstance, config: GatewayConfig
  * in-process inside Jest's CommonJS loader skip it (GatewayOptions).
  */
 function mountReference(app: NestFastifyApplication, options: { serveReference?: boolean }): OpenAPIObject {
-  const openapi = buildOpenApiDocument(app);
+  const openapi = buildOpenApiDocument(app, WEBHOOK_EVENT_MODELS);
   if (options.serveReference !== false) SwaggerModule.setup('docs', app, openapi, { jsonDocumentUrl: 'docs/openapi.json' });
   return openapi;
 }

@@ -1,13 +1,14 @@
 import { ErrorCode } from '@kb/common';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { applyRules, validationRules } from './common/openapi-validation';
 import { CreateProjectDto } from './projects/projects.controller';
 import { FILE_NAME_PATTERN } from './documents/documents.controller';
 import { fileNameProblem } from '../../documents/src/documents/documents.service';
-import { buildGatewayReference } from './reference';
+import { buildGatewayReference, COMMITTED_REFERENCE, serializeReference } from './reference';
+import { SKIP_REASONS, WEBHOOK_EVENT_TYPES } from '@kb/events';
 import { MAX_PAGE_NUMBER } from './common/validation';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -138,7 +139,7 @@ describe('the API reference built without any backing service (npm run openapi)'
     expect(new RegExp(create.properties.name.pattern).test('Site safety')).toBe(true);
     // Rules of the services: blank names refused; an update names at least one field.
     expect(new RegExp(create.properties.name.pattern).test('   ')).toBe(false);
-    expect(doc.components.schemas.UpdateProjectDto.anyOf).toEqual([{ required: ['name'] }, { required: ['description'] }]);
+    expect(doc.components.schemas.UpdateProjectDto.allOf).toEqual([{ anyOf: [{ required: ['name'] }, { required: ['description'] }] }]);
     // A schema that says otherwise is overwritten by the rules.
     const wrong: Json = { type: 'string', minLength: 0, maxLength: 999 };
     applyRules(wrong, validationRules(CreateProjectDto).get('name')!);
@@ -173,6 +174,56 @@ describe('the API reference built without any backing service (npm run openapi)'
     expect(reserve.description).toMatch(/PUT <upload\.url>/);
     expect(reserve.description).toMatch(/Content-Type/);
     expect(doc.paths['/healthz'].get.security).toEqual([]);
+  });
+
+  it('equals the committed openapi/openapi.json, so that an API change shows in the diff', () => {
+    const committed = readFileSync(path.join(ROOT, COMMITTED_REFERENCE), 'utf8');
+    const built = serializeReference(doc as never);
+    if (committed === built) return;
+    const a = committed.split('\n');
+    const b = built.split('\n');
+    const line = a.findIndex((l, i) => l !== b[i]);
+    throw new Error(
+      `${COMMITTED_REFERENCE} differs from the document the code builds (first at line ${line + 1}: committed ${JSON.stringify(a[line])}, built ${JSON.stringify(b[line])}). ` +
+        'Run `npm run openapi:update` and commit the result.',
+    );
+  });
+
+  it('types every number: integers for sizes, counters, indexes and pages; `number` only for fractional quantities', () => {
+    // Scores and confidences (0–1) and PDF coordinates (points, fractional) are the only non-integers.
+    const FRACTIONAL = new Set(['confidence', 'score', 'width', 'height', 'x0', 'y0', 'x1', 'y1']);
+    const numbers: string[] = [];
+    for (const [name, s] of Object.entries(doc.components.schemas as Json)) {
+      for (const [field, p] of Object.entries((s.properties ?? {}) as Json)) if ([p.type].flat().includes('number')) numbers.push(`${name}.${field}`);
+    }
+    expect(numbers.filter((n) => !FRACTIONAL.has(n.split('.')[1]))).toEqual([]);
+    for (const f of ['ProjectView.document_count', 'DocumentView.size_bytes', 'DocumentView.chunk_count', 'DocumentView.version', 'DocumentChunkView.order_index', 'CitationView.index', 'BatchView.total_questions', 'UsageView.total_tokens', 'DeliveryView.attempts']) {
+      const [model, field] = f.split('.');
+      expect([f, [doc.components.schemas[model].properties[field].type].flat()[0]]).toEqual([f, 'integer']);
+    }
+  });
+
+  it('closes the type holes of clients: the project update body, skip reasons, verify sources’ section', () => {
+    expect(doc.paths['/api/v2/projects/{id}'].patch.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/UpdateProjectDto' });
+    expect(doc.components.schemas.SkippedDocumentView.properties.reason.enum).toEqual([...SKIP_REASONS]);
+    expect(Object.keys(doc.components.schemas.VerifySourceView.properties)).toEqual(Object.keys(doc.components.schemas.SourceView.properties));
+  });
+
+  it('describes each webhook event’s payload under OpenAPI 3.1 `webhooks`, signed with the Standard Webhooks headers', () => {
+    expect(Object.keys(doc.webhooks)).toEqual([...WEBHOOK_EVENT_TYPES]);
+    const dataOf: Record<string, string> = {};
+    for (const [type, item] of Object.entries(doc.webhooks as Json)) {
+      const op = item.post;
+      expect(op.parameters.filter((p: Json) => p.required).map((p: Json) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+      const body = schema(op.requestBody.content['application/json'].schema.$ref);
+      expect(body.required).toEqual(['id', 'type', 'created_at', 'org_id', 'data']);
+      expect(body.properties.type.enum).toEqual([type]);
+      dataOf[type] = body.properties.data.$ref.replace('#/components/schemas/', '');
+      expect(Object.keys(schema(body.properties.data.$ref).properties).length).toBeGreaterThan(0);
+    }
+    // `data` is the resource as its GET shows it (docs/webhooks.md "Events").
+    expect(dataOf).toMatchObject({ 'document.ready': 'DocumentView', 'check_run.completed': 'RunView', 'batch.failed': 'BatchView', 'check_run.requirement_reviewed': 'RequirementView' });
+    expect(doc.paths['/api/v2/documents/{id}'].get.responses['200'].content['application/json'].schema.properties.data.$ref).toBe('#/components/schemas/DocumentView');
   });
 
   it('passes Redocly’s recommended ruleset with 0 errors and 0 warnings', () => {

@@ -6,6 +6,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { OpenAPIObject } from '@nestjs/swagger';
 import { GATEWAY_CONTROLLERS } from './app.module';
 import { buildOpenApiDocument } from './common/openapi';
+import { WEBHOOK_EVENT_MODELS } from './webhooks/webhook-events';
 
 /**
  * The injection tokens the controllers' constructors ask for (`@Inject(TOKEN)` or a class type),
@@ -37,14 +38,31 @@ class ReferenceModule {
  * Builds the OpenAPI 3.1 document the gateway serves at `/docs/openapi.json`, without any backing
  * service: Nest's preview mode scans the module graph (routes, parameters, decorators) without
  * instantiating controllers or providers, so no database, NATS or gRPC connection is made.
- * `npm run openapi` writes it to `dist/openapi.json`; the e2e suite checks it equals the served one.
+ * `npm run openapi` writes it to `dist/openapi.json` (and `npm run openapi:update` to the committed
+ * COMMITTED_REFERENCE too); the e2e suite checks it equals the served one.
  * @returns the finalized document (see finalizeOpenApi).
  */
 export async function buildGatewayReference(): Promise<OpenAPIObject> {
   const app = await NestFactory.create<NestFastifyApplication>(ReferenceModule.create(), new FastifyAdapter(), { preview: true, logger: false, abortOnError: false });
   try {
-    return buildOpenApiDocument(app);
+    return buildOpenApiDocument(app, WEBHOOK_EVENT_MODELS);
   } finally {
     await app.close();
   }
+}
+
+/**
+ * Where the document is committed, relative to the repository root: API changes show in a diff
+ * there, and a unit test (reference.spec.ts) fails while it differs from what the code builds.
+ * Refreshed by `npm run openapi:update`.
+ */
+export const COMMITTED_REFERENCE = 'openapi/openapi.json';
+
+/**
+ * The document as text, the way it is written to disk: JSON indented by two spaces, keys in the
+ * order the builder makes them (deterministic: the order of controllers, routes, decorators and
+ * fields in the code, so a diff shows an API change where it was made), and a final newline.
+ */
+export function serializeReference(doc: OpenAPIObject): string {
+  return `${JSON.stringify(doc, null, 2)}\n`;
 }

@@ -40,6 +40,17 @@ export interface ProcessRequestedEvent {
 /** Document statuses after processing starts. */
 export type ProcessingOutcome = 'ready' | 'completed' | 'failed';
 
+/**
+ * Why `POST /api/v2/documents/process` skipped a document (its `skipped[].reason`), as the documents
+ * service decides (DocumentsService.startProcessing): `not_found` (no such document in the
+ * organization), `not_awaiting_upload` (its processing already started), `upload_not_found` (no
+ * file was PUT to its upload URL), `size_mismatch` (the stored file's size differs from the
+ * declared `size_bytes`), `content_type_mismatch` (the file was PUT with another content type
+ * than the declared one).
+ */
+export const SKIP_REASONS = ['not_found', 'not_awaiting_upload', 'upload_not_found', 'size_mismatch', 'content_type_mismatch'] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
 /** Processing stages, in the order a document goes through them (OCR may come before or after `ready`). */
 export const PROGRESS_STAGES = ['extracting', 'ocr', 'chunking', 'indexing', 'embedding'] as const;
 export type ProgressStage = (typeof PROGRESS_STAGES)[number];

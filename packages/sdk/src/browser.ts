@@ -55,6 +55,6 @@ export {
   type PageOptions,
 } from './webhooks';
 export { listAuditEvents, type AuditEventFilter } from './audit';
-export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION, type UploadContentType } from './content-types';
+export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION, UPLOAD_CONTENT_TYPES, type UploadContentType } from './content-types';
 export type * from './types';
 export type { paths, components } from './generated/openapi';

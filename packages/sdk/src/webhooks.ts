@@ -2,7 +2,8 @@
 // (standardwebhooks hashes with pure-JS SHA-256; the text is decoded with TextDecoder).
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { KbClient } from './client';
-import type { Batch, CheckRequirement, CheckRun, CreatedWebhook, CreateWebhook, Document, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
+import type { webhooks } from './generated/openapi';
+import type { CreatedWebhook, CreateWebhook, Document, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
 
 /** A page of a list: its items and `pagination` (`limit`, `offset`, `total`) as the service sends them. */
 export interface Page<T> {
@@ -78,20 +79,18 @@ export async function retryWebhookDelivery(kb: KbClient, id: string, deliveryId:
 /** The event types an endpoint can subscribe to (decisions.md "Webhooks"). */
 export type WebhookEventType = WebhookDelivery['event'];
 
-type EventOf<T extends WebhookEventType, D> = { id: string; type: T; created_at: string; org_id: string; data: D };
+/** The body of a delivery of one event type, as the OpenAPI document's `webhooks` describes it. */
+type EventBody<T extends keyof webhooks> = webhooks[T]['post']['requestBody']['content']['application/json'];
 
 /**
- * The body of a delivery, by `type`: `data` is the resource as its GET returns it — a
- * {@link Document} for `document.*`, a check run without `requirements` for `check_run.*` (the
- * requirement with its `review` for `check_run.requirement_reviewed`), a
- * batch without `results` for `batch.*`. `id` is the event id (also the `webhook-id` header, the
- * same on every attempt: de-duplicate on it); `created_at` the time of the state change.
+ * The body of a delivery, by `type` (generated from the OpenAPI document's `webhooks`, one schema
+ * per event type): `data` is the resource as its GET returns it — a {@link Document} for
+ * `document.*`, a check run without `requirements` for `check_run.*` (the requirement with its
+ * `review` for `check_run.requirement_reviewed`), a batch without `results` for `batch.*`. `id` is
+ * the event id (also the `webhook-id` header, the same on every attempt: de-duplicate on it);
+ * `created_at` the time of the state change.
  */
-export type WebhookEvent =
-  | EventOf<'document.ready' | 'document.completed' | 'document.failed' | 'document.deleted', Document>
-  | EventOf<'check_run.completed' | 'check_run.failed' | 'check_run.stopped', CheckRun>
-  | EventOf<'check_run.requirement_reviewed', CheckRequirement>
-  | EventOf<'batch.completed' | 'batch.failed', Batch>;
+export type WebhookEvent = { [T in keyof webhooks]: EventBody<T> }[keyof webhooks];
 
 /** Why {@link verifyWebhook} refused a delivery. */
 export type WebhookVerificationReason = 'missing_headers' | 'bad_timestamp' | 'timestamp_too_old' | 'timestamp_too_new' | 'bad_signature' | 'bad_payload';

@@ -1,5 +1,5 @@
 import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, charLengthWithin, isAcceptedContentType, normalizeContentType, unique, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES } from '@kb/common';
-import { ProcessRequestedEvent } from '@kb/events';
+import { ProcessRequestedEvent, type SkipReason } from '@kb/events';
 import { isStorageError, type ObjectInfo, type ObjectStorage } from '@kb/storage';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { from, lastValueFrom, mergeMap, toArray } from 'rxjs';
@@ -12,7 +12,8 @@ import type { IndexedChunk } from '@kb/knowledge';
 export const UPLOAD_URL_TTL_SECONDS = 2 * 3600;
 export const DOWNLOAD_URL_TTL_SECONDS = 10 * 60;
 
-export type SkipReason = 'not_found' | 'not_awaiting_upload' | 'upload_not_found' | 'size_mismatch' | 'content_type_mismatch';
+/** Why a document was skipped (SKIP_REASONS of `@kb/events`, which the API reference lists). */
+export type { SkipReason };
 
 export interface ProcessResult {
   processed: string[];

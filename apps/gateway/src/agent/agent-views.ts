@@ -8,12 +8,12 @@ import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocat
  * "Batches" and "Answerability").
  */
 export class CitationView {
-  @ApiProperty({ example: 1, description: '1-based; matches the [n] marker in the answer' }) index: number;
+  @ApiProperty({ type: 'integer', minimum: 1, example: 1, description: '1-based; matches the [n] marker in the answer' }) index: number;
   @ApiProperty({ format: 'uuid' }) document_id: string;
   @ApiProperty({ example: 'site-safety-plan.pdf' }) file_name: string;
   @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) chunk_id: string;
-  @ApiProperty({ type: Number, nullable: true, example: 4 }) start_page: number | null;
-  @ApiProperty({ type: Number, nullable: true, example: 4 }) end_page: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 4 }) end_page: number | null;
   @ApiProperty({ example: 'Hard hats are required at all times on site.', description: 'verbatim from the chunk; a whole sentence in extractive answers' }) quote: string;
   @ApiProperty({ example: 0.91, description: 'how well the quote matches the question (0–1)' }) score: number;
   @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the cited chunk (outermost first), null when it is under no heading' })
@@ -23,9 +23,9 @@ export class CitationView {
 }
 
 export class UsageView {
-  @ApiProperty({ example: 812 }) prompt_tokens: number;
-  @ApiProperty({ example: 41 }) completion_tokens: number;
-  @ApiProperty({ example: 853 }) total_tokens: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 812 }) prompt_tokens: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 41 }) completion_tokens: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 853 }) total_tokens: number;
 }
 
 const CONFIDENCE = {
@@ -90,7 +90,7 @@ export class ChatErrorEventData {
 }
 
 export class BatchResultView {
-  @ApiProperty({ example: 0, description: '0-based position of the question' }) index: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 0, description: '0-based position of the question' }) index: number;
   @ApiProperty({ example: 'Are hard hats required on site?' }) question: string;
   @ApiProperty({ enum: [...BATCH_QUESTION_STATUSES] }) status: string;
   @ApiProperty({ type: String, nullable: true }) answer: string | null;
@@ -107,9 +107,9 @@ export class BatchView {
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) project_id: string | null;
   @ApiProperty({ type: String, nullable: true, enum: ['general', 'project', 'safety'] }) chat_type: string | null;
   @ApiProperty({ enum: [...BATCH_STATUSES] }) status: string;
-  @ApiProperty({ example: 10 }) total_questions: number;
-  @ApiProperty({ example: 4 }) processed_questions: number;
-  @ApiProperty({ example: 0 }) failed_questions: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 10 }) total_questions: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 4 }) processed_questions: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 0 }) failed_questions: number;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }

@@ -20,6 +20,8 @@ export class VerifySourceView {
   @ApiProperty({ example: 'site-safety-plan.pdf', description: 'source document name' }) title: string;
   @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the chunk (outermost first), null when it is under no heading' })
+  section: string | null;
   @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
   @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
 }

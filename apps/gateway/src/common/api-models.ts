@@ -1,4 +1,4 @@
-import { DOCUMENT_STATUSES } from '@kb/events';
+import { DOCUMENT_STATUSES, SKIP_REASONS } from '@kb/events';
 import { PROJECT_NAME_MAX_CHARS } from '@kb/common';
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 
@@ -16,7 +16,7 @@ export class ProjectView {
   @ApiProperty({ example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' }) org_id: string;
   @ApiProperty({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, example: 'Site safety 2026' }) name: string;
   @ApiProperty({ type: String, nullable: true, example: 'Handbooks for the new site' }) description: string | null;
-  @ApiProperty({ example: 3, description: 'documents in the project, any status' }) document_count: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 3, description: 'documents in the project, any status' }) document_count: number;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) updated_at: string;
 }
@@ -25,9 +25,9 @@ const PROGRESS_STAGES = ['extracting', 'ocr', 'chunking', 'indexing', 'embedding
 
 export class DocumentProgressView {
   @ApiProperty({ enum: PROGRESS_STAGES, example: 'ocr' }) stage: string;
-  @ApiProperty({ type: Number, nullable: true, example: 3, description: 'pages done in this stage (OCR: pages OCRed so far); null where the stage does not work by page' })
+  @ApiProperty({ type: 'integer', nullable: true, example: 3, description: 'pages done in this stage (OCR: pages OCRed so far); null where the stage does not work by page' })
   pages_done: number | null;
-  @ApiProperty({ type: Number, nullable: true, example: 12, description: 'pages this stage works on (OCR: the pages to OCR); null where not counted' })
+  @ApiProperty({ type: 'integer', nullable: true, example: 12, description: 'pages this stage works on (OCR: the pages to OCR); null where not counted' })
   pages_total: number | null;
 }
 
@@ -37,9 +37,9 @@ export class DocumentView {
   @ApiProperty({ type: String, format: 'uuid', nullable: true, example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' }) project_id: string | null;
   @ApiProperty({ example: 'handbook.pdf' }) file_name: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
-  @ApiProperty({ type: Number, nullable: true, example: 482113 }) size_bytes: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 482113, description: 'bytes' }) size_bytes: number | null;
   @ApiProperty({ enum: [...DOCUMENT_STATUSES], example: 'completed' }) status: string;
-  @ApiProperty({ type: Number, nullable: true, example: 42 }) chunk_count: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 42 }) chunk_count: number | null;
   @ApiProperty({ type: String, nullable: true, example: null }) error_message: string | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:01:10.000Z' }) updated_at: string;
@@ -49,7 +49,7 @@ export class DocumentView {
     description: 'where processing is, updated at least every 5 s of work; null outside `processing` and `ready`',
   })
   progress: DocumentProgressView | null;
-  @ApiProperty({ example: 2, minimum: 1, description: 'version in its chain of revisions: 1 for a first upload, the replaced document\'s version + 1 for an upload with `replaces`' })
+  @ApiProperty({ type: 'integer', example: 2, minimum: 1, description: 'version in its chain of revisions: 1 for a first upload, the replaced document\'s version + 1 for an upload with `replaces`' })
   version: number;
   @ApiProperty({ type: String, format: 'uuid', nullable: true, example: '4e5f6a7b-8c9d-4e0f-9a1b-2c3d4e5f6a7b', description: 'the previous version, null for a first upload' })
   replaces: string | null;
@@ -102,9 +102,9 @@ export class DocumentChunkView {
   @ApiProperty({ example: 'Hard hats are required at all times on site.' }) text: string;
   @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path (outermost first, joined by " > "), null when the chunk is under no heading' })
   section: string | null;
-  @ApiProperty({ type: Number, nullable: true, example: 4, description: '1-based; null where the format has no pages' }) start_page: number | null;
-  @ApiProperty({ type: Number, nullable: true, example: 4 }) end_page: number | null;
-  @ApiProperty({ example: 0, description: '0-based position of the chunk in the document' }) order_index: number;
+  @ApiProperty({ type: 'integer', nullable: true, example: 4, description: '1-based; null where the format has no pages' }) start_page: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 4 }) end_page: number | null;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 0, description: '0-based position of the chunk in the document' }) order_index: number;
 }
 
 export class UploadSlotView {
@@ -118,9 +118,12 @@ export class ReservedDocumentView extends DocumentView {
   @ApiProperty({ type: UploadSlotView }) upload: UploadSlotView;
 }
 
+const SKIP_REASONS_DESCRIPTION =
+  '`not_found`: no such document in the organization; `not_awaiting_upload`: its processing already started; `upload_not_found`: no file was PUT to its upload URL; `size_mismatch`: the stored file\'s size differs from the declared `size_bytes`; `content_type_mismatch`: the file was PUT with another content type than the declared one';
+
 export class SkippedDocumentView {
   @ApiProperty({ format: 'uuid' }) document_id: string;
-  @ApiProperty({ example: 'not_found' }) reason: string;
+  @ApiProperty({ enum: SKIP_REASONS, example: 'not_found', description: SKIP_REASONS_DESCRIPTION }) reason: string;
 }
 
 export class FailedDocumentView {
@@ -143,7 +146,7 @@ export class DownloadView {
   @ApiProperty({ format: 'uuid' }) document_id: string;
   @ApiProperty({ example: 'handbook.pdf' }) file_name: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
-  @ApiProperty({ type: Number, nullable: true, example: 482113 }) size_bytes: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 482113, description: 'bytes' }) size_bytes: number | null;
   @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f/9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d/handbook.pdf?X-Kb-Method=GET&X-Kb-Expires=1764547860&X-Kb-Content-Type=application%2Fpdf&X-Kb-File-Name=handbook.pdf&X-Kb-Signature=b2a3f4e5d6c7b8a9f0e1d2c3b4a5968778695a4b3d2e1c8a06f5d3b7e2a9c1f4', description: 'presigned GET URL of the stored file; no Authorization header' }) download_url: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:10:00.000Z' }) expires_at: string;
 }

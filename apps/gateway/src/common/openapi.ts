@@ -181,11 +181,18 @@ export function defaultOperationId(controllerKey: string, methodKey: string): st
   return `${methodKey}${controllerKey.replace(/Controller$/, '')}`;
 }
 
+/** A webhook event type for the reference: the model of its `data` and when it is sent. */
+export interface WebhookEventSpec {
+  model: Type<unknown>;
+  when: string;
+}
+
 /**
  * Builds the OpenAPI 3.1 document of the app from its controllers and decorators, writes the
- * class-validator rules of every DTO into its schema (applyValidationRules), then finalizes it.
+ * class-validator rules of every DTO into its schema (applyValidationRules), finalizes it, then
+ * adds the webhook events (addWebhooks), keyed by event type (`document.ready`…).
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, webhooks: Readonly<Record<string, WebhookEventSpec>> = {}): OpenAPIObject {
   const doc = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -198,10 +205,82 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       .addServer('/', 'The gateway that serves this document (`/docs/openapi.json`); a local `npm start` stack is http://localhost:8080.')
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer kb_…` (an opaque key created by `kbctl key create`, not a JWT).' }, 'bearer')
       .build(),
-    { operationIdFactory: defaultOperationId },
+    { operationIdFactory: defaultOperationId, extraModels: [...new Set(Object.values(webhooks).map((w) => w.model))] },
   );
   applyValidationRules(doc, operationInputs(app));
-  return finalizeOpenApi(doc);
+  return addWebhooks(finalizeOpenApi(doc), webhooks);
+}
+
+/** `document.ready` → `DocumentReady` (the stem of the event's schema and operation names). */
+function eventStem(type: string): string {
+  return type
+    .split(/[._]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
+}
+
+/** The Standard Webhooks headers of every delivery (docs/webhooks.md "Verifying a delivery"). */
+const WEBHOOK_HEADERS: Json[] = [
+  { name: 'webhook-id', in: 'header', required: true, description: 'The event id (`id` of the body): the same on every attempt; de-duplicate on it.', schema: { type: 'string', format: 'uuid' } },
+  { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix time (seconds) of this attempt; refuse one too far from now.', schema: { type: 'string', pattern: '^[0-9]+$' }, example: '1764547200' },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description: '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` keyed by the endpoint\'s secret (Standard Webhooks); verify on the raw body.',
+    schema: { type: 'string', pattern: '^v1,' },
+    example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+  },
+];
+
+/**
+ * The webhook events in OpenAPI 3.1 `webhooks` (which @nestjs/swagger only builds from controller
+ * routes, and the events are no routes of the gateway): for each event type a schema
+ * `<Stem>Event` (`{ id, type, created_at, org_id, data }`, `type` the event type, `data` a `$ref`
+ * to the model's schema) and an operation `POST` named `<stem>Event` with the signature headers,
+ * the body, and the answers the service reads (2xx within 10 s: delivered; anything else:
+ * retried). Receivers' clients get typed payloads from it (openapi-typescript's `webhooks`).
+ */
+export function addWebhooks(doc: OpenAPIObject, webhooks: Readonly<Record<string, WebhookEventSpec>>): OpenAPIObject {
+  const entries = Object.entries(webhooks);
+  if (entries.length === 0) return doc;
+  const d = doc as Json;
+  const schemas = d.components.schemas as Json;
+  const out: Json = {};
+  for (const [type, { model, when }] of entries) {
+    const name = `${eventStem(type)}Event`;
+    if (!schemas[model.name]) throw new Error(`addWebhooks: ${type}: no schema ${model.name} in the document`);
+    schemas[name] = {
+      type: 'object',
+      description: `The body of a \`${type}\` delivery. ${when}`,
+      required: ['id', 'type', 'created_at', 'org_id', 'data'],
+      properties: {
+        id: { type: 'string', format: 'uuid', description: 'the event id (also the `webhook-id` header), the same on every attempt and for every endpoint', example: '5b0c1f5e-6a5e-4b47-9d63-4a1f2f0e8c11' },
+        type: { type: 'string', enum: [type], example: type },
+        created_at: { type: 'string', format: 'date-time', description: 'the time of the state change', example: '2026-11-24T01:02:03.456Z' },
+        org_id: { type: 'string', example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' },
+        data: { $ref: getSchemaPath(model.name) },
+      },
+    };
+    const stem = eventStem(type);
+    out[type] = {
+      post: {
+        operationId: `${stem.charAt(0).toLowerCase()}${stem.slice(1)}Event`,
+        summary: `${type} event`,
+        description: `${when} Sent as a POST to each enabled endpoint of the organization subscribed to \`${type}\` (or \`*\`), signed (Standard Webhooks), retried until a 2xx answer for 24 h (docs/webhooks.md).`,
+        tags: ['webhooks'],
+        security: [],
+        parameters: WEBHOOK_HEADERS,
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: getSchemaPath(name) } } } },
+        responses: {
+          '2XX': { description: 'Delivered: any 2xx answer within 10 s (WEBHOOK_TIMEOUT_MS); the body is not read.' },
+          '4XX': { description: 'Any other answer (a 4xx such as 400 for a signature that does not verify, a 5xx, a redirect, no answer in time) is a failed attempt, retried with backoff.' },
+        },
+      },
+    };
+  }
+  d.webhooks = out;
+  return doc;
 }
 
 /**

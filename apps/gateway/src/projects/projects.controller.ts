@@ -25,8 +25,14 @@ export class CreateProjectDto {
   description?: string | null;
 }
 
-/** At least one of name and description (the documents service refuses an empty update). */
-@ApiSchemaExtra({ anyOf: [{ required: ['name'] }, { required: ['description'] }] })
+/**
+ * At least one of name and description (the documents service refuses an empty update). Stated as
+ * `allOf: [{ anyOf: [{ required: [name] }, { required: [description] }] }]`, which JSON Schema reads
+ * exactly as a top-level `anyOf`, but which client generators read as "this object, with a
+ * constraint": openapi-typescript made the top-level form `{…} | unknown` (so `unknown`) and
+ * openapi-python-client `Any`.
+ */
+@ApiSchemaExtra({ allOf: [{ anyOf: [{ required: ['name'] }, { required: ['description'] }] }] })
 export class UpdateProjectDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Site safety 2027', description: 'omit to keep the name; null is refused (a project always has a name)' })
   // Validated whenever present: `"name": null` is refused, never stored as the text "null".

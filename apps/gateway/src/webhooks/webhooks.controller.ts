@@ -87,8 +87,8 @@ class DeliveryView {
   @ApiProperty({ enum: WEBHOOK_EVENT_TYPES }) event: string;
   @ApiProperty({ format: 'uuid', description: 'The event id (webhook-id header; the same on every attempt).' }) event_id: string;
   @ApiProperty({ enum: [...DELIVERY_STATUSES] }) status: string;
-  @ApiProperty({ example: 1 }) attempts: number;
-  @ApiProperty({ type: Number, nullable: true, example: 200, description: 'HTTP status of the last answer; null when there was none' }) response_status: number | null;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1 }) attempts: number;
+  @ApiProperty({ type: 'integer', nullable: true, example: 200, description: 'HTTP status of the last answer; null when there was none' }) response_status: number | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_attempt_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a pending delivery is tried next' }) next_attempt_at: string | null;
