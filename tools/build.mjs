@@ -25,6 +25,16 @@ run(bin('tsc-alias'), ['-p', 'tsconfig.build.json']);
 // runs from a checkout. The service's Docker image ships no clients (it copies only the SDK's
 // sources, for the workspace below, not its package.json): skipped there.
 if (existsSync(path.join(root, 'packages/sdk/package.json'))) buildClients();
+else if (existsSync(path.join(root, 'apps/web/index.html')) && existsSync(path.join(root, 'packages/sdk/scripts/generate.mjs'))) {
+  // The image: only the SDK's generated sources the workspace needs, from the committed document
+  // (openapi/openapi.json, which apps/gateway/src/reference.spec.ts keeps equal to the code's).
+  const r = spawnSync(process.execPath, [path.join(root, 'packages/sdk/scripts/generate.mjs')], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, KB_OPENAPI_FILE: path.join(root, 'openapi/openapi.json') },
+  });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
 
 /** The OpenAPI document, the SDK (generated types, tsc) and the CLI linked to it. */
 function buildClients() {
