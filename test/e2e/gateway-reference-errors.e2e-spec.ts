@@ -313,6 +313,59 @@ describe('gateway: errors in the envelope', () => {
     }
   });
 
+  it('is not ready while NATS is unreachable, and ready again once it is back (issue 29 defect 8)', async () => {
+    // A TCP relay to the suite's NATS that the test cuts (what the gateway sees when nats-server dies).
+    const upstream = new URL(process.env.KB_E2E_NATS_URL!.split(',')[0]);
+    const sockets = new Set<net.Socket>();
+    let relay: net.Server | null = null;
+    const port = Number((await unusedAddress()).split(':')[1]);
+    const up = () =>
+      new Promise<void>((resolve) => {
+        relay = net.createServer((client) => {
+          const server = net.connect(Number(upstream.port), upstream.hostname);
+          for (const sock of [client, server]) {
+            sockets.add(sock);
+            sock.on('close', () => sockets.delete(sock));
+            sock.on('error', () => undefined);
+          }
+          client.pipe(server).pipe(client);
+        });
+        relay.listen(port, '127.0.0.1', () => resolve());
+      });
+    const down = async () => {
+      const r = relay;
+      relay = null;
+      sockets.forEach((sock) => sock.destroy());
+      if (r) await new Promise((resolve) => r.close(resolve));
+    };
+    await up();
+    const gw = await createGateway(configFor({ NATS_URL: `nats://127.0.0.1:${port}` }), logger, { serveReference: false });
+    const readyz = async (url: string) => {
+      const res = await request(url).get('/readyz');
+      return { status: res.status, nats: res.body.data?.checks?.nats, message: res.body.error?.message };
+    };
+    try {
+      await gw.app.listen(0, '127.0.0.1');
+      const url = await gw.app.getUrl();
+      expect(await readyz(url)).toEqual({ status: 200, nats: 'ok', message: undefined });
+      await down();
+      const started = Date.now();
+      expect(await readyz(url)).toEqual({ status: 503, nats: undefined, message: expect.stringMatching(/^Not ready: NATS is unavailable\.$/) });
+      // At once (the client knows it is disconnected), not after minutes; within the 2 s check bound anyway.
+      expect(Date.now() - started).toBeLessThan(2_500);
+      await up();
+      let back = await readyz(url);
+      for (let i = 0; i < 50 && back.status !== 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        back = await readyz(url);
+      }
+      expect(back).toEqual({ status: 200, nats: 'ok', message: undefined });
+    } finally {
+      await gw.close().catch(() => undefined);
+      await down();
+    }
+  });
+
   it('sends security headers and no CORS headers unless origins are configured', async () => {
     const res = await a.get('/api/v2/organization').set('Origin', 'https://evil.example');
     expect(res.headers['x-content-type-options']).toBe('nosniff');

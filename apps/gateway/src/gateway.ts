@@ -385,6 +385,7 @@ async function createNestApp(config: GatewayConfig, logger: Logger, backends: Ba
         webhooks: config.WEBHOOKS_GRPC_URL,
       },
       chatHeartbeatMs: config.CHAT_SSE_HEARTBEAT_MS,
+      nats: backends.nc,
     }),
     adapter,
     // Nest's own JSON parser decodes the bytes loosely (invalid UTF-8 → U+FFFD): ours instead (strictJsonParser).
