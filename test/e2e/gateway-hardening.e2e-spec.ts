@@ -71,6 +71,20 @@ describe('gateway hardening: what an adversarial probe broke', () => {
     expectValidation(await a.post('/api/v2/agent/query').send({ question: 'what\u0000?' }), /question/);
   });
 
+  it('drops unknown keys whatever they hold: a NUL or a lone surrogate there is not refused (issue 29 defect 10)', async () => {
+    // Schema-valid bodies (the document allows extra keys) with unknown keys holding what a text
+    // field may not: they are dropped like any unknown key, and the request succeeds.
+    const created = await a.post('/api/v2/projects').send({ name: 'Unknown keys', 'x\u0000y': 'a\u0000b', extra: { 'k\u0000': ['\ud800'] } });
+    expect([created.status, created.body.data.name, Object.keys(created.body.data)]).toEqual([201, 'Unknown keys', expect.not.arrayContaining(['x\u0000y', 'extra'])]);
+    const renamed = await a.patch(`/api/v2/projects/${created.body.data.id}`).send({ name: 'Renamed', '\u0000': null });
+    expect([renamed.status, renamed.body.data.name]).toEqual([200, 'Renamed']);
+    // Inside a nested object the API reads (a requirement), an unknown key is dropped too ...
+    const run = await a.post('/api/v2/check/runs').send({ project_id: created.body.data.id, name: 'r', requirements: [{ text: 'x', 'n\u0000': [['\u0000']] }] });
+    expect(run.status).toBe(201);
+    // ... while a free-form object that is kept (metadata) still refuses such a key.
+    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: created.body.data.id, name: 'r', requirements: [{ text: 'x', metadata: { 'k\u0000': 1 } }] }), /metadata/);
+  });
+
   // Defect 4: loose parsing.
   it('does not rename a project to "null" and reads only decimal integers as limit/offset', async () => {
     const project = (await a.post('/api/v2/projects').send({ name: 'Keep my name' })).body.data;

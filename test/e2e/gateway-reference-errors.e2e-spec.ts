@@ -134,8 +134,10 @@ describe('gateway: OpenAPI reference', () => {
         }
       }
     }
-    // Every code of the contract is documented somewhere (AGENT_NOT_ENABLED by the agent routes).
-    expect([...codesSeen].sort()).toEqual(expect.arrayContaining(Object.values(ErrorCode).filter((c) => c !== ErrorCode.AGENT_NOT_ENABLED).sort()));
+    // Every code of the contract is documented somewhere (AGENT_NOT_ENABLED by the agent routes;
+    // METHOD_NOT_ALLOWED answers methods no operation has: in the document's description).
+    expect([...codesSeen].sort()).toEqual(expect.arrayContaining(Object.values(ErrorCode).filter((c) => c !== ErrorCode.AGENT_NOT_ENABLED && c !== ErrorCode.METHOD_NOT_ALLOWED).sort()));
+    expect(served.info.description).toContain('`METHOD_NOT_ALLOWED` (405)');
     expect(served.components.schemas.ProjectView.properties.name.example).toBeDefined();
   });
 
@@ -166,7 +168,7 @@ describe('gateway: errors in the envelope', () => {
       ['negative offset', () => a.get('/api/v2/projects?offset=-1'), 400, 'VALIDATION_ERROR'],
       ['non-numeric limit', () => a.get('/api/v2/projects?limit=ten'), 400, 'VALIDATION_ERROR'],
       ['unknown route', () => a.get('/api/v2/unknown'), 404, 'NOT_FOUND'],
-      ['unknown method', () => a.patch('/api/v2/documents'), 404, 'NOT_FOUND'],
+      ['method the path does not serve', () => a.patch('/api/v2/documents'), 405, 'METHOD_NOT_ALLOWED'],
       ['unknown top-level route', () => a.get('/nope'), 404, 'NOT_FOUND'],
       ['any route without a key', () => request(baseUrl()).get('/nope'), 401, 'UNAUTHORIZED'],
       ['body over the limit', () => a.post('/api/v2/projects').send({ name: 'x', description: 'y'.repeat(11 * 1024 * 1024) }), 413, 'PAYLOAD_TOO_LARGE'],
@@ -180,6 +182,35 @@ describe('gateway: errors in the envelope', () => {
       expect(res.headers['x-request-id']).toBe(res.body.request_id);
       if (res.status !== 401) expect([name, res.headers['x-ratelimit-limit']]).toEqual([name, '6000']);
     }
+  });
+
+  it('answers 405 with Allow for a method a path does not serve; unknown paths stay 404, HEAD keeps working (issue 29 defect 10)', async () => {
+    const cases: Array<[string, () => Promise<request.Response>, string]> = [
+      ['PUT on a collection', () => a.put('/api/v2/projects').send({ name: 'x' }), 'GET, HEAD, POST'],
+      ['TRACE on a collection', () => request(baseUrl()).trace('/api/v2/check/runs').set('Authorization', `Bearer ${org.key}`), 'GET, HEAD, POST'],
+      ['POST on a resource', () => a.post('/api/v2/projects/6f1c2a9e-0000-4000-8000-000000000000').send({}), 'GET, HEAD, PATCH, DELETE'],
+      // A body that is not JSON does not turn it into a 400: the method is what is wrong.
+      ['DELETE with a text body', () => a.delete('/api/v2/check/verify').set('Content-Type', 'text/plain').send('x'), 'POST'],
+      ['POST on a probe (no key needed)', () => request(baseUrl()).post('/healthz'), 'GET, HEAD'],
+    ];
+    for (const [name, send, allow] of cases) {
+      const res = await send();
+      expect([name, res.status, res.headers.allow, res.body]).toEqual([name, 405, allow, { ...ENVELOPE_ERROR, error: { code: 'METHOD_NOT_ALLOWED', message: expect.any(String) } }]);
+      expect(res.headers['x-request-id']).toBe(res.body.request_id);
+    }
+    // Like any answer to the API: the key first (401 without one), the rate-limit headers with one.
+    expect((await request(baseUrl()).put('/api/v2/projects')).status).toBe(401);
+    expect((await a.put('/api/v2/projects')).headers['x-ratelimit-limit']).toBe('6000');
+    // A path the gateway does not serve at all stays 404, whatever the method.
+    const unknown = await a.put('/api/v2/nothing-here');
+    expect([unknown.status, unknown.headers.allow, unknown.body.error.code]).toEqual([404, undefined, 'NOT_FOUND']);
+    // HEAD of a GET route is served (no 405); the review workspace keeps its own 404.
+    expect((await request(baseUrl()).head('/api/v2/projects').set('Authorization', `Bearer ${org.key}`)).status).toBe(200);
+    // Where a fixed path and a parameter route both match (`/api/v2/documents/process` and
+    // `/api/v2/documents/{id}`), the path is the fixed one's, as documented: GET is a 405 too.
+    for (const res of [await a.get('/api/v2/documents/process'), await a.put('/api/v2/documents/process')]) expect([res.status, res.headers.allow]).toEqual([405, 'POST']);
+    expect((await a.get('/api/v2/documents/not-a-uuid')).status).toBe(400);
+    expect((await request(baseUrl()).post('/app/x')).status).toBe(404);
   });
 
   /**
@@ -279,6 +310,59 @@ describe('gateway: errors in the envelope', () => {
     } finally {
       hung.close();
       await gw.close().catch(() => undefined);
+    }
+  });
+
+  it('is not ready while NATS is unreachable, and ready again once it is back (issue 29 defect 8)', async () => {
+    // A TCP relay to the suite's NATS that the test cuts (what the gateway sees when nats-server dies).
+    const upstream = new URL(process.env.KB_E2E_NATS_URL!.split(',')[0]);
+    const sockets = new Set<net.Socket>();
+    let relay: net.Server | null = null;
+    const port = Number((await unusedAddress()).split(':')[1]);
+    const up = () =>
+      new Promise<void>((resolve) => {
+        relay = net.createServer((client) => {
+          const server = net.connect(Number(upstream.port), upstream.hostname);
+          for (const sock of [client, server]) {
+            sockets.add(sock);
+            sock.on('close', () => sockets.delete(sock));
+            sock.on('error', () => undefined);
+          }
+          client.pipe(server).pipe(client);
+        });
+        relay.listen(port, '127.0.0.1', () => resolve());
+      });
+    const down = async () => {
+      const r = relay;
+      relay = null;
+      sockets.forEach((sock) => sock.destroy());
+      if (r) await new Promise((resolve) => r.close(resolve));
+    };
+    await up();
+    const gw = await createGateway(configFor({ NATS_URL: `nats://127.0.0.1:${port}` }), logger, { serveReference: false });
+    const readyz = async (url: string) => {
+      const res = await request(url).get('/readyz');
+      return { status: res.status, nats: res.body.data?.checks?.nats, message: res.body.error?.message };
+    };
+    try {
+      await gw.app.listen(0, '127.0.0.1');
+      const url = await gw.app.getUrl();
+      expect(await readyz(url)).toEqual({ status: 200, nats: 'ok', message: undefined });
+      await down();
+      const started = Date.now();
+      expect(await readyz(url)).toEqual({ status: 503, nats: undefined, message: expect.stringMatching(/^Not ready: NATS is unavailable\.$/) });
+      // At once (the client knows it is disconnected), not after minutes; within the 2 s check bound anyway.
+      expect(Date.now() - started).toBeLessThan(2_500);
+      await up();
+      let back = await readyz(url);
+      for (let i = 0; i < 50 && back.status !== 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        back = await readyz(url);
+      }
+      expect(back).toEqual({ status: 200, nats: 'ok', message: undefined });
+    } finally {
+      await gw.close().catch(() => undefined);
+      await down();
     }
   });
 

@@ -13,14 +13,28 @@ import { api, baseUrl, newOrg, ROOT } from './support/harness';
 jest.setTimeout(900_000);
 
 /**
- * The checks that must hold for every response: no 5xx, a status, content type, headers and body
- * the document declares for that operation. Left out: `negative_data_rejection` /
- * `positive_data_acceptance` (they assume a generated "valid" request is accepted, but valid ids of
- * resources that do not exist are a 404 by contract), `ignored_auth` (covered by the gateway's own
- * 401 tests with a real key). The stateful phase follows the document's links (creation → the
+ * Every check schemathesis has (`--checks all`, issue 29 defect 10) but one: no 5xx; a status,
+ * content type, headers and body the document declares for that operation; a request the document
+ * calls invalid refused (`negative_data_rejection`); a missing required header
+ * refused; a method a path does not serve answered 405 with `Allow` (`unsupported_method`), and an
+ * `Allow` listing exactly the documented methods (`allow_header_conformance`); a deleted resource
+ * gone (`use_after_free`) and a created one there (`ensure_resource_availability`); a request
+ * without the key refused (`ignored_auth`). `object_level_authorization` needs a second identity
+ * configured and does nothing without one (another organization's resources are a 404: the
+ * gateway's own tests). The stateful phase follows the document's links (creation → the
  * operations on the new id) and applies the same checks.
  */
-const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_headers_conformance', 'response_schema_conformance'];
+const CHECKS = ['all'];
+
+/**
+ * Left out, because it cannot apply to this API: `positive_data_acceptance` (a request valid by
+ * the document must be accepted). Some rules of the contract relate several fields or values,
+ * which JSON Schema cannot state, so a request the schema allows is rightly a 400: `since` after
+ * `until` (audit events), a conversation whose last message is not the user's (chat), a webhook
+ * PATCH with none of its fields, a URL that is not absolute http(s), a question that is only
+ * blanks. Such requests are the gateway's own 400 tests (gateway-hardening*, webhooks e2e).
+ */
+const EXCLUDED_CHECKS = ['positive_data_acceptance'];
 
 function schemathesisBin(): { bin?: string; reason?: string } {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'tools/lib/schemathesis.mjs'), 'ensure'], { encoding: 'utf8' });
@@ -55,6 +69,8 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
           `Authorization: Bearer ${org.key}`,
           '--checks',
           CHECKS.join(','),
+          '--exclude-checks',
+          EXCLUDED_CHECKS.join(','),
           '--phases',
           'examples,coverage,fuzzing,stateful',
           '--max-examples',

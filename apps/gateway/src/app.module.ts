@@ -46,6 +46,8 @@ export interface GatewayModuleOptions {
   addresses: { documents: string; check: string; agent: string; retrieval: string; ingestion: string; webhooks: string };
   /** Streamed chat: an SSE comment after this much silence (ms; CHAT_SSE_HEARTBEAT_MS). */
   chatHeartbeatMs: number;
+  /** The gateway's NATS connection: `/readyz` checks it (HealthTargets.nats). */
+  nats?: HealthTargets['nats'];
 }
 
 /**
@@ -57,7 +59,7 @@ export interface GatewayModuleOptions {
 @Module({})
 export class AppModule {
   static create(options: GatewayModuleOptions): DynamicModule {
-    const health: HealthTargets = { database: options.database, services: { ...options.addresses } };
+    const health: HealthTargets = { database: options.database, services: { ...options.addresses }, nats: options.nats };
     return {
       module: AppModule,
       controllers: GATEWAY_CONTROLLERS,

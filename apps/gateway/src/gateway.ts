@@ -29,7 +29,7 @@ import { RateLimitWindowsRepository } from './common/rate-limit.repository';
 import { createRequestPolicy, isPublicPath, publicRouteOf } from './common/request-policy';
 import { UsageRepository } from './usage/usage.repository';
 import { consumeTokenUsage, UsageService } from './usage/usage.service';
-import { createValidationPipe, invalidTextIn } from './common/validation';
+import { createValidationPipe } from './common/validation';
 import { defaultWorkspaceDir, mountWorkspace, workspaceSecurityHeaders } from './workspace';
 import { jsonShapeProblem } from './common/body-shape';
 
@@ -386,6 +386,7 @@ async function createNestApp(config: GatewayConfig, logger: Logger, backends: Ba
         webhooks: config.WEBHOOKS_GRPC_URL,
       },
       chatHeartbeatMs: config.CHAT_SSE_HEARTBEAT_MS,
+      nats: backends.nc,
     }),
     adapter,
     // Nest's own JSON parser decodes the bytes loosely (invalid UTF-8 → U+FFFD): ours instead (strictJsonParser).
@@ -476,16 +477,61 @@ function addAdmissionHook(fastify: FastifyInstance, config: GatewayConfig, logge
       reply.header('Connection', 'close');
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway is shutting down. Retry; another replica will answer.');
     }
-    if (publicRoute) return;
-    try {
-      await policy(request, reply);
-    } catch (e) {
-      if (e instanceof AppError) throw e;
-      logger.error({ err: e, request_id: request.id }, 'admission check failed');
-      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
+    if (!publicRoute) {
+      try {
+        await policy(request, reply);
+      } catch (e) {
+        if (e instanceof AppError) throw e;
+        logger.error({ err: e, request_id: request.id }, 'admission check failed');
+        throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
+      }
     }
-    requireJsonBody(request);
+    // A path the gateway serves, with another method: 405 and `Allow` (RFC 9110 section 15.5.6),
+    // after the key and limits like any answer; a path it does not serve stays 404. A request that
+    // a parameter route took (`GET /api/v2/documents/:id` for `GET /api/v2/documents/process`)
+    // while a more specific route serves that path with other methods is such a request too.
+    if (request.is404 || route?.includes(':')) refuseUnservedMethod(fastify, request.method, path, reply);
+    if (!publicRoute) requireJsonBody(request);
   });
+}
+
+/**
+ * The methods tried for the `Allow` header of a 405: those the gateway's routes use (Fastify adds
+ * HEAD to every GET route). OPTIONS is answered by the CORS plugin (GATEWAY_CORS_ORIGINS) or not
+ * at all, so it is never listed.
+ */
+const ROUTABLE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * The methods `path` is served with, in {@link ROUTABLE_METHODS} order, from Fastify's router:
+ * only routes with a fixed pattern (`/api/v2/projects/:id`) count, and of those the most specific
+ * (fewest parameters): `/api/v2/documents/process` is served by POST, although GET
+ * `/api/v2/documents/:id` would take it as an id, so its `Allow` is the documented `POST`.
+ * Catch-all routes (`/app/*`, `/storage/v1/*`, the CORS plugin's `OPTIONS *`) are left out: they
+ * have their own answers to other methods. An empty list means the path is unknown (404).
+ */
+export function methodsServing(fastify: Pick<FastifyInstance, 'findRoute'>, path: string): string[] {
+  const matches = ROUTABLE_METHODS.flatMap((method) => {
+    const found = fastify.findRoute({ method, url: path });
+    const params = (found?.params ?? {}) as Record<string, string | undefined>;
+    return found !== null && params['*'] === undefined ? [{ method, params: Object.keys(params).length }] : [];
+  });
+  const fewest = Math.min(...matches.map((m) => m.params));
+  return matches.filter((m) => m.params === fewest).map((m) => m.method);
+}
+
+/**
+ * For a request that matched no route, or only a parameter route: when `path` is served with
+ * other methods only ({@link methodsServing}), sets `Allow` on `reply` and throws 405
+ * METHOD_NOT_ALLOWED (the error envelope, docs/gateway.md); else returns, and the request goes on
+ * (to its route, or to the 404 NOT_FOUND).
+ * @throws AppError METHOD_NOT_ALLOWED
+ */
+function refuseUnservedMethod(fastify: FastifyInstance, method: string, path: string, reply: FastifyReply): void {
+  const allowed = methodsServing(fastify, path);
+  if (allowed.length === 0 || allowed.includes(method)) return;
+  reply.header('allow', allowed.join(', '));
+  throw new AppError(ErrorCode.METHOD_NOT_ALLOWED, `Method ${method} is not allowed on ${path}; it serves ${allowed.join(', ')}.`);
 }
 
 /**
@@ -507,14 +553,15 @@ function createIdempotency(config: GatewayConfig, logger: Logger, backends: Back
 function addBodyAndResponseHooks(fastify: FastifyInstance, config: GatewayConfig, logger: Logger, idempotency: Idempotency): void {
   // Once the body is parsed, before the handler (and Nest's validation pipe) runs:
   // - JSON bodies must be objects (nesting and size were bounded before parsing, jsonShapeProblem):
-  //   arrays or scalars would otherwise reach validation as if they were DTOs;
+  //   arrays or scalars would otherwise reach validation as if they were DTOs (texts are checked
+  //   by the validation pipe, once unknown keys are dropped);
   // - idempotency keys of POST requests are claimed, or their stored response replayed.
   fastify.addHook('preHandler', (request, reply, done) => {
     const body = request.body;
     if (body !== undefined && !isPublicPath(request.url)) {
       if (body === null || typeof body !== 'object' || Array.isArray(body)) return done(AppError.validation('The request body must be a JSON object.'));
-      const badText = invalidTextIn(body);
-      if (badText !== null) return done(AppError.validation(badText));
+      // Texts holding NUL or a lone surrogate are refused by the validation pipe, after unknown
+      // keys are dropped (createValidationPipe): a key the API does not read is never refused for its content.
     }
     if (request.method !== 'POST' || request.headers['idempotency-key'] === undefined) return done();
     // A replay has been sent by the hook: the handler must not run (no `done`).

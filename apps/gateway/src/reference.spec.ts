@@ -75,7 +75,9 @@ describe('the API reference built without any backing service (npm run openapi)'
     expect(Object.keys(chat).sort()).toEqual(['application/json', 'text/event-stream']);
     const events = schema(chat['text/event-stream'].schema.$ref).oneOf;
     expect(events.map((e: Json) => e.properties.event.const)).toEqual(['meta', 'delta', 'citations', 'done', 'error']);
-    for (const e of events) expect(Object.keys(schema(e.properties.data.$ref).properties).length).toBeGreaterThan(0);
+    // `data` is JSON text on the wire: a string whose content is the event's model.
+    for (const e of events) expect([e.properties.data.type, e.properties.data.contentMediaType]).toEqual(['string', 'application/json']);
+    for (const e of events) expect(Object.keys(schema(e.properties.data.contentSchema.$ref).properties).length).toBeGreaterThan(0);
     const csv = doc.paths['/api/v2/agent/batches/{id}/export'].get.responses['200'];
     expect(Object.keys(csv.content)).toEqual(['text/csv']);
     expect(csv.content['text/csv'].example).toMatch(/^index,question,status,answer,sources,error\r\n/);

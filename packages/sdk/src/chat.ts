@@ -1,11 +1,22 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { KbClient } from './client';
 import { KbApiError } from './errors';
-import type { paths } from './generated/openapi';
+import type { components } from './generated/openapi';
 import type { ChatReply, ChatRequest } from './types';
 
-/** One Server-Sent Event of a streamed chat reply, as the OpenAPI document declares the stream. */
-type StreamEvent = paths['/api/v2/chat']['post']['responses'][200]['content']['text/event-stream'];
+type Schemas = components['schemas'];
+
+/**
+ * One Server-Sent Event of a streamed chat reply with its `data` parsed: the document declares
+ * `data` as JSON text (a string whose `contentSchema` is the event's model); the SDK yields the
+ * parsed model.
+ */
+type StreamEvent =
+  | { event: 'meta'; data: Schemas['ChatMetaEventData'] }
+  | { event: 'delta'; data: Schemas['ChatDeltaEventData'] }
+  | { event: 'citations'; data: Schemas['ChatCitationsEventData'] }
+  | { event: 'done'; data: Schemas['ChatDoneEventData'] }
+  | { event: 'error'; data: Schemas['ChatErrorEventData'] };
 
 /**
  * The events a streamed chat yields, in the order the service sends them (decisions.md "POST

@@ -160,7 +160,7 @@ export class ReadinessView {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string', enum: ['ok', 'unavailable'] },
-    example: { database: 'ok', documents: 'ok', ingestion: 'ok', retrieval: 'ok', check: 'ok', agent: 'ok' },
+    example: { database: 'ok', nats: 'ok', documents: 'ok', ingestion: 'ok', retrieval: 'ok', check: 'ok', agent: 'ok' },
   })
   checks: Record<string, 'ok' | 'unavailable'>;
 }

@@ -17,6 +17,7 @@ export const ERROR_CODE_MEANING: Record<ErrorCode, string> = {
   [ErrorCode.FORBIDDEN]: 'the resource belongs to another organization (document delete)',
   [ErrorCode.AGENT_NOT_ENABLED]: 'chat_type safety while the Safety Assistant is not enabled',
   [ErrorCode.NOT_FOUND]: 'resource not found or of another organization; unknown route',
+  [ErrorCode.METHOD_NOT_ALLOWED]: 'the path exists but not with this HTTP method; the Allow header lists the methods it serves',
   [ErrorCode.CONFLICT]: 'state conflict; Idempotency-Key reused with a different request or while the first is in flight',
   [ErrorCode.PAYLOAD_TOO_LARGE]: 'request body larger than the limit (GATEWAY_BODY_LIMIT_BYTES, 10 MB by default)',
   [ErrorCode.RATE_LIMITED]: 'per-key requests-per-minute limit exceeded; Retry-After says how many seconds to wait',
@@ -32,6 +33,7 @@ const EXAMPLE_MESSAGE: Record<ErrorCode, string> = {
   [ErrorCode.FORBIDDEN]: 'Documents belong to another organization.',
   [ErrorCode.AGENT_NOT_ENABLED]: 'The Safety Assistant is not enabled for this organization.',
   [ErrorCode.NOT_FOUND]: 'Project 0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10 not found.',
+  [ErrorCode.METHOD_NOT_ALLOWED]: 'Method PUT is not allowed on /api/v2/projects; it serves GET, HEAD, POST.',
   [ErrorCode.CONFLICT]: 'This Idempotency-Key was already used with a different request (method, path or body). Use a new key for a new request.',
   [ErrorCode.PAYLOAD_TOO_LARGE]: 'The request body is larger than allowed.',
   [ErrorCode.RATE_LIMITED]: 'Rate limit of 100 requests per minute exceeded. Retry in 42 seconds.',
@@ -158,7 +160,7 @@ const DESCRIPTION = `Projects, documents, compliance checks and grounded answers
 
 **Envelope.** Success: \`{ success: true, data, request_id }\` (+ \`pagination\` on lists). Error: \`{ success: false, error: { code, message }, request_id }\` — for every error, including unknown routes, malformed JSON and oversized bodies.
 
-**Request id.** \`X-Request-Id\` (1–128 printable ASCII characters) is kept, otherwise generated; it is echoed in the header and in \`request_id\`, and carried to every backing service and log line.
+**Request id.** \`X-Request-Id\` is kept when it is 1–128 printable ASCII characters; any other value is accepted and replaced by a generated UUID (never refused); it is echoed in the header and in \`request_id\`, and carried to every backing service and log line.
 
 **Rate limits.** Fixed one-minute window per API key (100/min by default, set per key), shared by all gateway replicas. \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` are on every authenticated response, errors included. Over the limit: 429 \`RATE_LIMITED\` with \`Retry-After\` (seconds).
 
@@ -467,13 +469,23 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
     'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
   };
   d.components.parameters = {
-    RequestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'Client request id (1–128 printable ASCII characters), echoed back.', schema: { type: 'string', maxLength: 128 } },
+    // Any value is accepted (none is refused): one that is not a valid id is replaced, so the
+    // schema declares no length or pattern the server does not enforce (issue 29 defect 10).
+    RequestId: {
+      name: 'X-Request-Id',
+      in: 'header',
+      required: false,
+      description:
+        'Client request id, echoed back in the `X-Request-Id` header and `request_id`. Kept when it is 1–128 printable ASCII characters; any other value (longer, empty, other characters) is accepted and replaced by a generated UUID, never refused.',
+      schema: { type: 'string' },
+    },
     IdempotencyKey: {
       name: 'Idempotency-Key',
       in: 'header',
       required: false,
-      description: 'Makes the POST safe to retry for 24 h: same key and body → the first response is replayed (`Idempotent-Replayed: true`).',
-      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      description: 'Makes the POST safe to retry for 24 h: same key and body → the first response is replayed (`Idempotent-Replayed: true`). 1–255 printable ASCII characters, else 400.',
+      // Printable ASCII (U+0020–U+007E), as idempotency.ts checks it.
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[ -~]+$' },
       example: 'create-project-2026-11-22-001',
     },
   };
@@ -494,12 +506,16 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
       if (stream) {
         delete operation[EVENT_STREAM_EXTENSION];
         d.components.schemas[stream.name] = {
-          description: 'One Server-Sent Event: sent as `event: <event>`, then `data: <data as JSON>`, then a blank line. Comment lines (`: heartbeat`) may come between events.',
+          description:
+            'One Server-Sent Event: sent as `event: <event>`, then `data: <data as JSON>`, then a blank line. Comment lines (`: heartbeat`) may come between events. The `data` field is JSON text (`contentMediaType` application/json): parse it to get the object of its `contentSchema`.',
+          // `data` is text on the wire (the SSE format): a string whose content is the JSON of the
+          // event's model (JSON Schema 2020-12 contentMediaType/contentSchema), as a client (or
+          // schemathesis) reading the stream sees it (issue 29 defect 10).
           oneOf: Object.entries(stream.events).map(([event, ref]) => ({
             type: 'object',
             title: event,
             required: ['event', 'data'],
-            properties: { event: { type: 'string', const: event }, data: { $ref: ref } },
+            properties: { event: { type: 'string', const: event }, data: { type: 'string', contentMediaType: 'application/json', contentSchema: { $ref: ref } } },
           })),
         };
         const r = (operation.responses[String(stream.status)] ??= { description: stream.description });

@@ -31,7 +31,10 @@ export function arrayQueryParameter(query: unknown): string | null {
 
 /**
  * The gateway's ValidationPipe: before the DTO rules, a query parameter given as an array
- * (`limit[]=1`, `limit=1&limit=2`) → 400 VALIDATION_ERROR naming it.
+ * (`limit[]=1`, `limit=1&limit=2`) → 400 VALIDATION_ERROR naming it; after them, a body text or
+ * key holding NUL or a lone surrogate ({@link invalidTextIn}) → 400 naming it. That check reads the
+ * validated body, whose unknown keys are already dropped (`whitelist`): a key the API does not read
+ * is dropped whatever it holds, never refused for its content (issue 29 defect 10).
  */
 class GatewayValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -39,7 +42,12 @@ class GatewayValidationPipe extends ValidationPipe {
       const name = metadata.data ? (Array.isArray(value) ? metadata.data : null) : arrayQueryParameter(value);
       if (name !== null) throw AppError.validation(`${name} must be given once, as a single value (not an array such as ${name}[]=… or a repeated ${name}=…).`);
     }
-    return super.transform(value, metadata);
+    const result = await super.transform(value, metadata);
+    if (metadata.type === 'body') {
+      const badText = invalidTextIn(result);
+      if (badText !== null) throw AppError.validation(badText);
+    }
+    return result;
   }
 }
 
