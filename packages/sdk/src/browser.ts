@@ -11,6 +11,7 @@ export {
   KbForbiddenError,
   KbAgentNotEnabledError,
   KbNotFoundError,
+  KbMethodNotAllowedError,
   KbConflictError,
   KbPayloadTooLargeError,
   KbRateLimitError,

@@ -1,4 +1,5 @@
-import { KbApiError, retryAfterSeconds } from './errors';
+import { ErrorCode, HTTP_STATUS_BY_CODE } from '@kb/common';
+import { ERROR_CLASS_BY_CODE, KbApiError, retryAfterSeconds } from './errors';
 
 describe('SDK errors', () => {
   it('reads Retry-After as delta-seconds or as an HTTP date (RFC 9110 §10.2.3)', () => {
@@ -17,5 +18,14 @@ describe('SDK errors', () => {
     expect(await KbApiError.fromResponse(envelope)).toMatchObject({ status: 429, code: 'RATE_LIMITED', message: 'Wait 3 s.', request_id: 'r-1', retryAfterSeconds: 3 });
     const proxy = new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway', headers: { 'X-Request-Id': 'r-2' } });
     expect(await KbApiError.fromResponse(proxy)).toMatchObject({ status: 502, code: 'HTTP_502', request_id: 'r-2', message: expect.stringContaining('Bad gateway') });
+  });
+
+  it('has a class of its own for every error code the service sends (libs/common ErrorCode), found by its code', () => {
+    for (const code of Object.values(ErrorCode)) {
+      const status = HTTP_STATUS_BY_CODE[code];
+      const byCode = KbApiError.of(status, code, 'm', null);
+      expect([code, byCode.constructor === KbApiError]).toEqual([code, false]);
+      expect(byCode).toBeInstanceOf(ERROR_CLASS_BY_CODE[code]);
+    }
   });
 });

@@ -89,6 +89,10 @@ export class KbAgentNotEnabledError extends KbForbiddenError {
 export class KbNotFoundError extends KbApiError {
   override readonly name: string = 'KbNotFoundError';
 }
+/** 405 `METHOD_NOT_ALLOWED`: the path exists but not with this method; the `Allow` header lists the methods it serves. */
+export class KbMethodNotAllowedError extends KbApiError {
+  override readonly name: string = 'KbMethodNotAllowedError';
+}
 /** 409 `CONFLICT`: the resource's state forbids the call (a run already processing, a project with documents, a superseded document). */
 export class KbConflictError extends KbApiError {
   override readonly name: string = 'KbConflictError';
@@ -124,6 +128,7 @@ export const ERROR_CLASS_BY_CODE: Readonly<Record<string, ErrorClass>> = {
   FORBIDDEN: KbForbiddenError,
   AGENT_NOT_ENABLED: KbAgentNotEnabledError,
   NOT_FOUND: KbNotFoundError,
+  METHOD_NOT_ALLOWED: KbMethodNotAllowedError,
   CONFLICT: KbConflictError,
   PAYLOAD_TOO_LARGE: KbPayloadTooLargeError,
   RATE_LIMITED: KbRateLimitError,
@@ -139,6 +144,7 @@ const ERROR_CLASS_BY_STATUS: Readonly<Record<number, ErrorClass>> = {
   402: KbQuotaExceededError,
   403: KbForbiddenError,
   404: KbNotFoundError,
+  405: KbMethodNotAllowedError,
   409: KbConflictError,
   413: KbPayloadTooLargeError,
   429: KbRateLimitError,
