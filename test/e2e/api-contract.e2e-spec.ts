@@ -55,7 +55,7 @@ describe('API contract', () => {
       expect((await raw().get('/healthz')).status).toBe(200);
       const ready = await raw().get('/readyz');
       expect(ready.status).toBe(200);
-      expect(ready.body.data.checks).toMatchObject({ database: 'ok', documents: 'ok', ingestion: 'ok', retrieval: 'ok', check: 'ok', agent: 'ok' });
+      expect(ready.body.data.checks).toMatchObject({ database: 'ok', nats: 'ok', documents: 'ok', ingestion: 'ok', retrieval: 'ok', check: 'ok', agent: 'ok' });
       const doc = await raw().get('/docs/openapi.json');
       expect(doc.status).toBe(200);
       expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v2/projects', '/api/v2/documents/process', '/api/v2/check/verify']));

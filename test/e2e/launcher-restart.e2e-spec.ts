@@ -66,7 +66,7 @@ describe('local launcher: a crashed service is restarted, forever', () => {
       const r = await readyz();
       return r.status === 200 ? r.body : undefined;
     });
-    expect(back.data.checks).toEqual({ database: 'ok', documents: 'ok', ingestion: 'ok', retrieval: 'ok', check: 'ok', agent: 'ok', webhooks: 'ok' });
+    expect(back.data.checks).toEqual({ database: 'ok', nats: 'ok', documents: 'ok', ingestion: 'ok', retrieval: 'ok', check: 'ok', agent: 'ok', webhooks: 'ok' });
     pids.add(pidOf('check'));
     expect(pids.size).toBe(KILLS + 1);
 

@@ -202,7 +202,11 @@ describeBrowser('review workspace: runs from files, re-run and compare, ask', ()
 
     // The conversation stays while the person looks at another tab.
     await page.getByRole('tab', { name: 'Documents' }).click();
+    await page.getByRole('table', { name: 'Documents' }).waitFor();
     await page.getByRole('tab', { name: 'Ask' }).click();
+    // The tab's panel mounts after the click: wait for it before counting (CI counted an empty panel).
+    await page.getByRole('log', { name: 'Conversation' }).waitFor();
+    await page.getByTestId('turn').nth(2).waitFor();
     expect(await page.getByTestId('turn').count()).toBe(3);
     expect(problems.consoleErrors).toEqual([]);
     expect(problems.failedRequests).toEqual([]);
