@@ -14,7 +14,7 @@ import { useCallback, useEffect, useRef, useState, type FormEvent, type Keyboard
 import { chat } from '@kb-platform/sdk/browser';
 import { foundNothing, historyFor, pagesLabel, segmentsOf, CONFIDENT, type ChatCitation, type Turn } from '../ask/conversation';
 import { describeError } from '../errors';
-import { EvidenceViewer, fromCitation } from '../evidence';
+import { EvidencePane, fromCitation } from '../evidence';
 import { formatScore } from '../format';
 import { useKb } from '../session';
 
@@ -167,9 +167,7 @@ export function AskPanel({ conversation }: { conversation: Conversation }) {
         </form>
       </Stack>
       {shown && (
-        <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" className="kb-pane" data-grow="wide">
-          <EvidenceViewer kb={kb} source={fromCitation(shown.citation)} />
-        </Paper>
+        <EvidencePane kb={kb} source={fromCitation(shown.citation)} />
       )}
     </div>
   );

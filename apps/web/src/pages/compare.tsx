@@ -11,7 +11,7 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { compareCheckRuns, type CheckRequirementChange, type CheckRunDetail } from '@kb-platform/sdk/browser';
 import { describeError } from '../errors';
-import { EvidenceViewer, fromCheckSource } from '../evidence';
+import { EvidencePane, fromCheckSource } from '../evidence';
 import { formatDate, formatScore } from '../format';
 import { useKb } from '../session';
 
@@ -113,9 +113,7 @@ export function ComparePage() {
           )}
         </div>
         {shown && (
-          <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" className="kb-pane" data-grow="wide">
-            <EvidenceViewer kb={kb} source={fromCheckSource(shown.source)} />
-          </Paper>
+          <EvidencePane kb={kb} source={fromCheckSource(shown.source)} />
         )}
       </div>
     </Stack>

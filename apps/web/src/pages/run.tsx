@@ -13,7 +13,7 @@ import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { downloadReport, setRequirementReview, type CheckRequirement, type CheckRunDetail, type ReportFormat } from '@kb-platform/sdk/browser';
 import { describeError } from '../errors';
-import { EvidenceViewer, fromCheckSource } from '../evidence';
+import { EvidencePane, fromCheckSource } from '../evidence';
 import { formatDate, formatScore } from '../format';
 import { CONFIDENT, effectiveResult, machineResult, NO_FILTER, reviewQueue, scoreOf, type QueueFilter } from '../review/queue';
 import { useKb, useSession } from '../session';
@@ -183,9 +183,7 @@ export function RunPage() {
           )}
         </div>
         {source && (
-          <Paper withBorder tabIndex={0} role="region" aria-label="Evidence" data-testid="evidence-pane" className="kb-pane" data-grow="wide">
-            <EvidenceViewer kb={kb} source={fromCheckSource(source)} />
-          </Paper>
+          <EvidencePane kb={kb} source={fromCheckSource(source)} />
         )}
       </div>
     </Stack>
