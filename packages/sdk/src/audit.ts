@@ -1,6 +1,6 @@
 import type { KbClient } from './client';
 import type { AuditEvent } from './types';
-import type { Page, PageOptions } from './webhooks';
+import type { Page, PageOptions } from './paging';
 
 /** Filters of {@link listAuditEvents} (all optional; combined with AND). */
 export interface AuditEventFilter extends PageOptions {

@@ -4,6 +4,21 @@
 // The Node entry (index.ts) re-exports all of this plus the uploads from paths (files.ts).
 export { KbClient, RETRIED_STATUSES, type KbClientOptions, type DataOf } from './client';
 export {
+  OrganizationApi,
+  ProjectsApi,
+  DocumentsApi,
+  ChecksApi,
+  RunsApi,
+  ReviewsApi,
+  AgentApi,
+  BatchesApi,
+  WebhooksApi,
+  AuditApi,
+  type CallOptions,
+} from './namespaces';
+export { PagedList, type Page, type PageOptions, type PageFetcher } from './paging';
+export { pollIntervals, POLL_DEFAULTS, type PollOptions } from './polling';
+export {
   KbApiError,
   KbValidationError,
   KbAuthenticationError,
@@ -36,8 +51,19 @@ export {
 } from './documents';
 export { listChunks, iterateChunks, getChunk, getPage } from './chunks';
 export { chat, chatText, type ChatEvent } from './chat';
-export { runCheck, waitForCheckRun, setRequirementReview, clearRequirementReview, rerunCheckRun, compareCheckRuns, downloadReport, type ReportFormat } from './checks';
-export { exportBatch, waitForBatch } from './batches';
+export {
+  runCheck,
+  waitForCheckRun,
+  setRequirementReview,
+  clearRequirementReview,
+  rerunCheckRun,
+  compareCheckRuns,
+  downloadReport,
+  type ReportFormat,
+  type ListCheckRunsOptions,
+  type WaitForCheckRunOptions,
+} from './checks';
+export { exportBatch, waitForBatch, type ListBatchesOptions, type WaitForBatchOptions } from './batches';
 export {
   createWebhook,
   listWebhooks,
@@ -52,8 +78,6 @@ export {
   type WebhookEventType,
   type WebhookHeaders,
   type WebhookVerificationReason,
-  type Page,
-  type PageOptions,
 } from './webhooks';
 export { listAuditEvents, type AuditEventFilter } from './audit';
 export { contentTypeFor, CONTENT_TYPE_BY_EXTENSION, UPLOAD_CONTENT_TYPES, type UploadContentType } from './content-types';

@@ -1,51 +1,152 @@
 import type { KbClient } from './client';
-import { KbApiError, KbTimeoutError } from './errors';
-import type { CheckRequirement, CheckRun, CheckRunComparison, CheckRunDetail, CreateCheckRun, RerunCheckRun, ReviewRequirement, TriggerCheckRun } from './types';
+import { KbApiError } from './errors';
+import type { Page, PageOptions } from './paging';
+import { ListWindow, pollUntil, type PollOptions } from './polling';
+import type {
+  CheckRequirement,
+  CheckRun,
+  CheckRunComparison,
+  CheckRunDetail,
+  CreateCheckRun,
+  RerunCheckRun,
+  ReviewRequirement,
+  TriggerCheckRun,
+  TriggeredRun,
+  Verdict,
+  VerifyRequirement,
+} from './types';
 
 /** Run statuses after which a run does not change by itself. */
 const FINAL_RUN = ['completed', 'stopped', 'failed'];
 
 /**
- * Creates a check run (POST /api/v2/check/runs), triggers it (POST …/trigger) and polls it
- * (GET /api/v2/check/runs/{id}) until it is `completed`, `stopped` or `failed`; `onProgress` gets
- * the run each time its counters change. Requirements may be given as plain strings.
+ * Creates a check run, status `pending` (POST /api/v2/check/runs): `requirements` 1 to 1,000
+ * items of `{ text (≤ 5,000 characters), metadata? }`; it is not started (see {@link triggerCheckRun}).
+ * @throws KbApiError 400 (invalid run), 404 (unknown project or handbook).
+ */
+export async function createCheckRun(kb: KbClient, run: CreateCheckRun, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
+  return (await kb.data(kb.api.POST('/api/v2/check/runs', { body: run, signal: options.signal }))) as CheckRun;
+}
+
+/**
+ * A check run with every requirement and its sub-requirements (GET /api/v2/check/runs/{id}): the
+ * largest read of a run (a run of 1,000 requirements is megabytes); the list's summary
+ * ({@link listCheckRuns}) has the same counters without the requirements.
+ * @throws KbApiError 404 (unknown run or another organization's).
+ */
+export async function getCheckRun(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunDetail> {
+  return (await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } }, signal: options.signal }))) as CheckRunDetail;
+}
+
+/** Filter and paging of {@link listCheckRuns}. */
+export interface ListCheckRunsOptions extends PageOptions {
+  projectId?: string;
+}
+
+/**
+ * One page of the organization's check runs, newest first, without their requirements
+ * (GET /api/v2/check/runs): counters, `review_summary` and processing timestamps.
+ * @throws KbApiError 400 (bad filter).
+ */
+export async function listCheckRuns(kb: KbClient, options: ListCheckRunsOptions = {}): Promise<Page<CheckRun>> {
+  const query = { project_id: options.projectId, limit: options.limit, offset: options.offset };
+  return (await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query }, signal: options.signal }))) as Page<CheckRun>;
+}
+
+/**
+ * Every requirement of a run in order, each with its sub-requirements, `metadata` and `review`
+ * (GET /api/v2/check/runs/{id}/requirements; not paginated).
+ * @throws KbApiError 404 (unknown run or another organization's).
+ */
+export async function listCheckRunRequirements(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement[]> {
+  return (await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } }, signal: options.signal }))) as CheckRequirement[];
+}
+
+/**
+ * Starts checking a run (POST /api/v2/check/runs/{id}/trigger): every requirement not `completed`
+ * (all of them with `reprocess: true`); `skip_breakdown: true` gives each requirement one
+ * sub-requirement (faster). A run with nothing left to check goes straight to `completed`.
+ * @returns `{ run_id, task_id, status }` (`processing`, or `completed`).
+ * @throws KbApiError 404 (unknown run), 409 (the run is being processed).
+ */
+export async function triggerCheckRun(kb: KbClient, id: string, trigger: TriggerCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<TriggeredRun> {
+  return (await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id } }, body: trigger, signal: options.signal }))) as TriggeredRun;
+}
+
+/**
+ * Stops a run being processed (POST /api/v2/check/runs/{id}/stop): it becomes `stopped`; work in
+ * flight is abandoned and those requirements return to `pending` (trigger it to go on).
+ * @returns the run (summary).
+ * @throws KbApiError 404 (unknown run), 409 (the run is not `processing`).
+ */
+export async function stopCheckRun(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
+  return (await kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id } }, signal: options.signal }))) as CheckRun;
+}
+
+/**
+ * Checks one requirement against a project's documents at once (POST /api/v2/check/verify):
+ * `{ project_id, requirement (≤ 5,000 characters), handbook_ids? }`.
+ * @returns the verdict with its evidence and sources.
+ * @throws KbApiError 400 (invalid request), 404 (unknown project).
+ */
+export async function verifyRequirement(kb: KbClient, request: VerifyRequirement, options: { signal?: AbortSignal } = {}): Promise<Verdict> {
+  return (await kb.data(kb.api.POST('/api/v2/check/verify', { body: request, signal: options.signal }))) as Verdict;
+}
+
+/** Options of {@link waitForCheckRun} and {@link runCheck}'s wait. */
+export interface WaitForCheckRunOptions extends PollOptions {
+  /** Called with the run (its summary: counters and status, no requirements) each time its status or counters change. */
+  onProgress?: (run: CheckRun) => void;
+}
+
+/**
+ * Creates a check run (POST /api/v2/check/runs), triggers it (POST …/trigger) and waits for it
+ * ({@link waitForCheckRun}) until it is `completed`, `stopped` or `failed`; `onProgress` gets the
+ * run each time its counters change. Requirements may be given as plain strings.
  * @returns the run's detail with every requirement and its sub-requirements.
  * @throws KbApiError (e.g. 404 for an unknown project or handbook); KbTimeoutError after `timeoutMs` (default 1 h; the run keeps going on the service).
  */
 export async function runCheck(
   kb: KbClient,
   run: Omit<CreateCheckRun, 'requirements'> & { requirements: Array<string | CreateCheckRun['requirements'][number]> },
-  options: { trigger?: Partial<TriggerCheckRun>; onProgress?: (run: CheckRun | CheckRunDetail) => void; pollIntervalMs?: number; timeoutMs?: number; signal?: AbortSignal } = {},
+  options: WaitForCheckRunOptions & { trigger?: Partial<TriggerCheckRun> } = {},
 ): Promise<CheckRunDetail> {
   const requirements = run.requirements.map((r) => (typeof r === 'string' ? { text: r } : r));
-  const created = await kb.data(kb.api.POST('/api/v2/check/runs', { body: { ...run, requirements }, signal: options.signal }));
-  options.onProgress?.(created as CheckRun);
-  await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: created.id } }, body: options.trigger ?? {}, signal: options.signal }));
+  const created = await createCheckRun(kb, { ...run, requirements }, options);
+  options.onProgress?.(created);
+  await triggerCheckRun(kb, created.id, options.trigger ?? {}, options);
   return waitForCheckRun(kb, created.id, options);
 }
 
 /**
- * Polls a check run until it is `completed`, `stopped` or `failed` (see {@link runCheck}).
- * @throws KbApiError 404 for an unknown run; KbTimeoutError after `timeoutMs` (default 1 h).
+ * Waits until a check run is `completed`, `stopped` or `failed`, cheaply: each poll reads the run's
+ * summary from the list of runs (GET /api/v2/check/runs, newest first, a window of 20 to 50
+ * summaries found by {@link ListWindow}: no requirements), at intervals of `pollIntervalMs` (0.5 s)
+ * doubling up to `maxPollIntervalMs` (10 s); the full detail (GET /api/v2/check/runs/{id}) is read
+ * once, at the end. A run that is not among the organization's 50 newest is polled by its detail.
+ * `onProgress` gets the run's summary each time its status or counters change.
+ * @returns the run's detail with every requirement and its sub-requirements.
+ * @throws KbApiError 404 for an unknown run; KbTimeoutError after `timeoutMs` (default 1 h); TypeError for bad intervals.
  */
-export async function waitForCheckRun(
-  kb: KbClient,
-  id: string,
-  options: { onProgress?: (run: CheckRunDetail) => void; pollIntervalMs?: number; timeoutMs?: number; signal?: AbortSignal } = {},
-): Promise<CheckRunDetail> {
-  const deadline = Date.now() + (options.timeoutMs ?? 3600_000);
-  let last = '';
-  for (;;) {
-    const detail = (await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } }, signal: options.signal }))) as CheckRunDetail;
-    const fingerprint = JSON.stringify([detail.status, detail.processed_requirements, detail.passed_requirements, detail.failed_requirements]);
-    if (fingerprint !== last) {
-      last = fingerprint;
-      options.onProgress?.(detail);
-    }
-    if (FINAL_RUN.includes(detail.status)) return detail;
-    if (Date.now() > deadline) throw new KbTimeoutError(`Check run ${id} still ${detail.status} after ${options.timeoutMs ?? 3600_000} ms.`);
-    await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs ?? 1000));
-  }
+export async function waitForCheckRun(kb: KbClient, id: string, options: WaitForCheckRunOptions = {}): Promise<CheckRunDetail> {
+  const signal = options.signal;
+  const window = new ListWindow<CheckRun>((offset, limit) => listCheckRuns(kb, { offset, limit, signal }));
+  let detail: CheckRunDetail | undefined;
+  await pollUntil<CheckRun>(
+    async () => {
+      const listed = await window.find(id);
+      detail = listed ? undefined : await getCheckRun(kb, id, { signal });
+      return listed ?? detail!;
+    },
+    (run) => FINAL_RUN.includes(run.status),
+    {
+      ...options,
+      fingerprint: (run) => JSON.stringify([run.status, run.processed_requirements, run.passed_requirements, run.failed_requirements]),
+      onChange: options.onProgress,
+      describe: (run) => `Check run ${id} still ${run.status}`,
+    },
+  );
+  return detail ?? getCheckRun(kb, id, { signal });
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { KbClient } from './client';
 import type { DocumentChunk, PageSize } from './types';
-import type { Page, PageOptions } from './webhooks';
+import { PagedList, type Page, type PageOptions } from './paging';
 
 /**
  * One page of a document's chunks, in document order (GET /api/v2/documents/{id}/chunks):
@@ -16,17 +16,12 @@ export async function listChunks(kb: KbClient, documentId: string, options: Page
 
 /**
  * Every chunk of a document, in document order, fetched a page at a time (`pageSize`, default
- * 200, the largest page) as the iteration goes.
+ * 200, the largest page) as the iteration goes: `kb.documents.chunks(id, { limit })` with another
+ * default page size.
  * @throws KbApiError as {@link listChunks}.
  */
 export async function* iterateChunks(kb: KbClient, documentId: string, options: { pageSize?: number; signal?: AbortSignal } = {}): AsyncGenerator<DocumentChunk> {
-  const limit = options.pageSize ?? 200;
-  for (let offset = 0; ; ) {
-    const page = await listChunks(kb, documentId, { limit, offset, signal: options.signal });
-    yield* page.data;
-    offset += page.data.length;
-    if (page.data.length === 0 || offset >= page.pagination.total) return;
-  }
+  yield* new PagedList<DocumentChunk>((offset, limit, signal) => listChunks(kb, documentId, { offset, limit, signal }), { limit: options.pageSize ?? 200, signal: options.signal });
 }
 
 /**

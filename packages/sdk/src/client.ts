@@ -1,6 +1,21 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { KbApiError, KbConnectionError, KbTimeoutError, retryAfterSeconds } from './errors';
 import type { paths } from './generated/openapi';
+import {
+  AgentApi,
+  AuditApi,
+  BatchesApi,
+  ChecksApi,
+  DocumentsApi,
+  OrganizationApi,
+  ProjectsApi,
+  ReviewsApi,
+  RunsApi,
+  WebhooksApi,
+} from './namespaces';
+import { sleep } from './sleep';
+
+export { sleep };
 
 /** Settings of a {@link KbClient}. */
 export interface KbClientOptions {
@@ -41,19 +56,16 @@ export const RETRIED_STATUSES: readonly number[] = [408, 429, 500, 502, 503, 504
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 30_000;
 
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
-  });
-
 /**
- * The client of the service: `api` is the typed openapi-fetch client generated from the OpenAPI
- * document (`kb.api.GET('/api/v2/projects', { params: { query: { limit: 10 } } })`), `data()` and
- * `page()` unwrap its results (throwing {@link KbApiError} on an error envelope). The helpers
- * (uploads, waits, chat, check runs, batches) are in the other modules and take a client.
+ * The client of the service. Every operation of the API is a method of a resource namespace:
+ * `kb.organization`, `kb.projects`, `kb.documents`, `kb.checks`, `kb.runs`, `kb.reviews`,
+ * `kb.agent`, `kb.batches`, `kb.webhooks`, `kb.audit` (e.g. `await kb.projects.create({ name })`);
+ * every list is a {@link PagedList} (`for await (const p of kb.projects.list())` across pages,
+ * `.firstPage()` for one). Under them, `api` is the typed openapi-fetch client generated from the
+ * OpenAPI document (`kb.api.GET('/api/v2/projects', { params: { query: { limit: 10 } } })`), and
+ * `data()` and `page()` unwrap its results (throwing {@link KbApiError} on an error envelope). The
+ * helper functions the namespaces call (uploads, waits, chat, check runs, batches) are exported too
+ * and take a client as first argument.
  *
  * Every request carries `Authorization: Bearer <apiKey>`; every POST an `Idempotency-Key`
  * (a UUID, unless the caller set one), kept across retries. Each attempt has `timeoutMs` (60 s)
@@ -73,6 +85,26 @@ export class KbClient {
   readonly timeoutMs: number;
   private readonly apiKey: string;
   private readonly baseFetch: typeof fetch;
+  /** The organization of the key. */
+  readonly organization = new OrganizationApi(this);
+  /** Projects: list, get, create, update, delete. */
+  readonly projects = new ProjectsApi(this);
+  /** Documents: list, get, reserve, process, delete, download, upload (in-memory files), wait, chunks, chunk, page. */
+  readonly documents = new DocumentsApi(this);
+  /** One requirement checked at once: verify. */
+  readonly checks = new ChecksApi(this);
+  /** Check runs: create, createAndWait, get, list, requirements, trigger, stop, rerun, compare, report, wait. */
+  readonly runs = new RunsApi(this);
+  /** Reviews of a run's requirements: set, clear. */
+  readonly reviews = new ReviewsApi(this);
+  /** Answers: query, chat (streamed), chatText. */
+  readonly agent = new AgentApi(this);
+  /** Batches of questions: create, get, list, results, export, wait. */
+  readonly batches = new BatchesApi(this);
+  /** Webhook endpoints: create, list, get, update, delete, deliveries, retryDelivery. */
+  readonly webhooks = new WebhooksApi(this);
+  /** The audit log: list. */
+  readonly audit = new AuditApi(this);
 
   constructor(options: KbClientOptions = {}) {
     this.baseUrl = (options.baseUrl ?? env('KB_BASE_URL') ?? 'http://localhost:8080').replace(/\/+$/, '');

@@ -1,11 +1,12 @@
 // Documents without Node built-ins (browsers, workers, Node): the upload flow shared by every kind
 // of source (reserve → PUT to the presigned URL → process → wait), uploads of Blobs, Files and
 // bytes, the document list and the wait. Uploads from paths (node:fs, node:http) are in files.ts.
-import { type KbClient, sleep } from './client';
+import type { KbClient } from './client';
+import { sleep } from './sleep';
 import { CONTENT_TYPE_BY_EXTENSION, contentTypeFor } from './content-types';
 import { KbApiError, KbTimeoutError } from './errors';
 import type { Document } from './types';
-import type { Page, PageOptions } from './webhooks';
+import type { Page, PageOptions } from './paging';
 
 /** Statuses after which a document does not change by itself. */
 const FINAL = ['completed', 'failed'];

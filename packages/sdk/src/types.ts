@@ -77,3 +77,17 @@ export type WebhookEndpoint = DataOf<SuccessBody<paths['/api/v2/webhooks/{id}'][
 export type WebhookDelivery = Item<DataOf<SuccessBody<paths['/api/v2/webhooks/{id}/deliveries']['get']>>>;
 /** An audit event (GET /api/v2/audit-events). */
 export type AuditEvent = Item<DataOf<SuccessBody<paths['/api/v2/audit-events']['get']>>>;
+/** Body of POST /api/v2/projects. */
+export type CreateProject = RequestBody<paths['/api/v2/projects']['post']>;
+/** Body of PATCH /api/v2/projects/{id}. */
+export type UpdateProject = RequestBody<paths['/api/v2/projects/{id}']['patch']>;
+/** Body of POST /api/v2/documents (a reservation of an upload slot). */
+export type ReserveDocument = RequestBody<paths['/api/v2/documents']['post']>;
+/** Result of DELETE /api/v2/documents. */
+export type DeletedDocuments = DataOf<SuccessBody<paths['/api/v2/documents']['delete']>>;
+/** Body of POST /api/v2/check/verify. */
+export type VerifyRequirement = RequestBody<paths['/api/v2/check/verify']['post']>;
+/** The verdict on one requirement (POST /api/v2/check/verify). */
+export type Verdict = DataOf<SuccessBody<paths['/api/v2/check/verify']['post']>>;
+/** Result of POST /api/v2/check/runs/{id}/trigger: `{ run_id, task_id, status }`. */
+export type TriggeredRun = DataOf<SuccessBody<paths['/api/v2/check/runs/{id}/trigger']['post']>>;

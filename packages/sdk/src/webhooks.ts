@@ -3,20 +3,11 @@
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { KbClient } from './client';
 import type { webhooks } from './generated/openapi';
+import type { Page, PageOptions } from './paging';
 import type { CreatedWebhook, CreateWebhook, Document, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
 
-/** A page of a list: its items and `pagination` (`limit`, `offset`, `total`) as the service sends them. */
-export interface Page<T> {
-  data: T[];
-  pagination: { limit: number; offset: number; total: number };
-}
-
-/** Paging of a list call: `limit` 1–200 (default 50), `offset` ≥ 0 (default 0). */
-export interface PageOptions {
-  limit?: number;
-  offset?: number;
-  signal?: AbortSignal;
-}
+// Page and PageOptions lived here before paging.ts: still exported from this module.
+export type { Page, PageOptions } from './paging';
 
 /**
  * Registers an endpoint (POST /api/v2/webhooks). The answer holds the signing `secret`
