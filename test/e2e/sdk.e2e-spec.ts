@@ -10,7 +10,6 @@ import {
   clearRequirementReview,
   compareCheckRuns,
   createWebhook,
-  deleteWebhook,
   downloadReport,
   exportBatch,
   getChunk,
@@ -27,13 +26,11 @@ import {
   listChunks,
   listWebhookDeliveries,
   listWebhooks,
-  retryWebhookDelivery,
-  updateWebhook,
   verifyWebhook,
   KbClient,
+  pollIntervals,
   rerunCheckRun,
   listDocuments,
-  runCheck,
   setRequirementReview,
   waitForCheckRun,
   uploadBlob,
@@ -41,7 +38,6 @@ import {
   uploadDirectory,
   uploadFile,
   uploadFiles,
-  waitForBatch,
   waitForDocuments,
   type UploadProgress,
 } from '@kb-platform/sdk';
@@ -50,9 +46,36 @@ import { startReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(300_000);
 
+/** The most polls a wait of `elapsedMs` can make with the default intervals (0.5 s doubling to 10 s): one at once, one after each interval that fits. */
+function maxPolls(elapsedMs: number): number {
+  let polls = 1;
+  let at = 0;
+  for (const ms of pollIntervals()) {
+    at += ms;
+    if (at > elapsedMs) return polls;
+    polls++;
+  }
+  return polls;
+}
+
 describe('TypeScript SDK', () => {
   const org = newOrg('E2E SDK');
   const kb = new KbClient({ baseUrl: baseUrl(), apiKey: org.key });
+  /** A client of the same key that records each request it sends, as `METHOD /path?query`, through its `fetch` option. */
+  const countingClient = () => {
+    const requests: string[] = [];
+    const client = new KbClient({
+      baseUrl: baseUrl(),
+      apiKey: org.key,
+      fetch: async (input, init) => {
+        const request = new Request(input as Request, init);
+        const url = new URL(request.url);
+        requests.push(`${request.method} ${url.pathname}${url.search}`);
+        return fetch(request);
+      },
+    });
+    return { kb: client, requests };
+  };
   let projectId: string;
   let pdfId: string;
 
@@ -62,19 +85,26 @@ describe('TypeScript SDK', () => {
 
   it('reads the organization of the key', async () => {
     expect(await kb.data(kb.api.GET('/api/v2/organization'))).toEqual({ id: org.orgId, name: 'E2E SDK' });
+    expect(await kb.organization.get()).toEqual({ id: org.orgId, name: 'E2E SDK' });
   });
 
-  it('manages projects: create, get, list with pagination, patch, delete (409 while it has documents)', async () => {
-    const created = await kb.data(kb.api.POST('/api/v2/projects', { body: { name: 'Temporary' } }));
+  it('manages projects with kb.projects: create, get, list iterated across pages, update, delete (409 while it has documents)', async () => {
+    const created = await kb.projects.create({ name: 'Temporary' });
     expect(created).toMatchObject({ name: 'Temporary', description: null, document_count: 0, org_id: org.orgId });
-    expect(await kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id: created.id } } }))).toEqual(created);
-    const page = await kb.page(kb.api.GET('/api/v2/projects', { params: { query: { limit: 1 } } }));
+    expect(await kb.projects.get(created.id)).toEqual(created);
+    const page = await kb.projects.list({ limit: 1 }).firstPage();
     expect(page.pagination).toEqual({ limit: 1, offset: 0, total: 2 });
     expect(page.data.map((p) => p.id)).toEqual([created.id]);
-    const renamed = await kb.data(kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id: created.id } }, body: { name: 'Renamed', description: 'now described' } }));
+    // Every project, a page of one at a time: two requests, newest first.
+    const counted = countingClient();
+    const all = [];
+    for await (const project of counted.kb.projects.list({ limit: 1 })) all.push(project.id);
+    expect(all).toEqual([created.id, projectId]);
+    expect(counted.requests).toEqual(['GET /api/v2/projects?limit=1&offset=0', 'GET /api/v2/projects?limit=1&offset=1']);
+    const renamed = await kb.projects.update(created.id, { name: 'Renamed', description: 'now described' });
     expect([renamed.name, renamed.description]).toEqual(['Renamed', 'now described']);
-    expect(await kb.data(kb.api.DELETE('/api/v2/projects/{id}', { params: { path: { id: created.id } } }))).toBeUndefined();
-    const gone = await kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id: created.id } } })).catch((e) => e);
+    expect(await kb.projects.delete(created.id)).toBeUndefined();
+    const gone = await kb.projects.get(created.id).catch((e) => e);
     expect(gone).toBeInstanceOf(KbApiError);
     expect(gone).toMatchObject({ status: 404, code: 'NOT_FOUND' });
   });
@@ -93,7 +123,7 @@ describe('TypeScript SDK', () => {
     expect(sent[sent.length - 1]).toBe(829059);
     expect(sent.length).toBeGreaterThan(2);
 
-    const blocked = await kb.data(kb.api.DELETE('/api/v2/projects/{id}', { params: { path: { id: projectId } } })).catch((e) => e);
+    const blocked = await kb.projects.delete(projectId).catch((e) => e);
     expect(blocked).toMatchObject({ status: 409, code: 'CONFLICT' });
   });
 
@@ -160,26 +190,34 @@ describe('TypeScript SDK', () => {
     expect(page.data[0]).toMatchObject({ resource_id: created.id, actor: { api_key_name: 'E2E SDK key' }, data: { before: { description: null }, after: { description: 'audited' } } });
     expect(page.pagination).toEqual({ limit: 50, offset: 0, total: 2 });
     expect((await listAuditEvents(kb, { action: 'project.created', resourceId: created.id, limit: 1, until: since })).data).toEqual([]);
+    // The same log through kb.audit, every event of the resource across pages of one.
+    expect((await kb.audit.list({ resourceType: 'project', resourceId: created.id, limit: 1 }).toArray()).map((e) => e.action)).toEqual(['project.updated', 'project.created']);
     const bad = await listAuditEvents(kb, { since: 'yesterday' }).catch((e) => e);
     expect(bad).toBeInstanceOf(KbApiError);
     expect(bad).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
   });
 
-  it('lists, reads, downloads and deletes documents through the typed client', async () => {
+  it('lists, reads, downloads and deletes documents with kb.documents (and the typed client)', async () => {
     const page = await kb.page(kb.api.GET('/api/v2/documents', { params: { query: { project_id: projectId, status: 'completed' } } }));
     expect(page.data.map((d) => d.file_name).sort()).toEqual(['OSHA2001.pdf', 'access.md', 'ir.md']);
-    const one = await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id: pdfId } } }));
+    const iterated = await kb.documents.list({ projectId, status: 'completed', limit: 2 }).toArray();
+    expect(iterated.map((d) => d.id)).toEqual(page.data.map((d) => d.id));
+    const one = await kb.documents.get(pdfId);
     expect(one.status).toBe('completed');
+    expect(await kb.documents.wait([pdfId])).toEqual([one]);
     expect(await waitForDocuments(kb, [pdfId])).toEqual([one]);
-    const download = await kb.data(kb.api.GET('/api/v2/documents/{id}/download', { params: { path: { id: pdfId } } }));
+    const download = await kb.documents.download(pdfId);
     const bytes = Buffer.from(await (await fetch(download.download_url)).arrayBuffer());
     expect(bytes.equals(readFileSync(corpusFile('pdf/OSHA2001.pdf')))).toBe(true);
 
-    const reserved = await kb.data(kb.api.POST('/api/v2/documents', { body: { file_name: 'never-sent.pdf', content_type: 'application/pdf', size_bytes: 10 } }));
+    const reserved = await kb.documents.reserve({ file_name: 'never-sent.pdf', content_type: 'application/pdf', size_bytes: 10 });
     expect(reserved.upload.method).toBe('PUT');
-    const processed = await kb.data(kb.api.POST('/api/v2/documents/process', { body: { document_ids: [reserved.id] } }));
+    const processed = await kb.documents.process([reserved.id]);
     expect(processed).toEqual({ processed: [], skipped: [{ document_id: reserved.id, reason: 'upload_not_found' }], failed: [] });
-    expect(await kb.data(kb.api.DELETE('/api/v2/documents', { body: { document_ids: [reserved.id] } }))).toEqual({ deleted: [reserved.id] });
+    expect(await kb.documents.delete([reserved.id])).toEqual({ deleted: [reserved.id] });
+    const fromMemory = await kb.documents.uploadOne({ name: 'namespace-note.txt', data: new TextEncoder().encode('Ladders are inspected weekly.') }, { pollIntervalMs: 500 });
+    expect(fromMemory).toMatchObject({ file_name: 'namespace-note.txt', status: 'completed' });
+    await kb.documents.delete([fromMemory.id]);
   });
 
   it('uploads a new version with replaces; listDocuments with current lists only current versions', async () => {
@@ -217,10 +255,8 @@ describe('TypeScript SDK', () => {
     expect(denied).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
   });
 
-  it('answers a question about the uploaded PDF with citations (query)', async () => {
-    const answer = await kb.data(
-      kb.api.POST('/api/v2/agent/query', { body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' } }),
-    );
+  it('answers a question about the uploaded PDF with citations (kb.agent.query)', async () => {
+    const answer = await kb.agent.query({ question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' });
     expect(answer.citations.length).toBeGreaterThan(0);
     expect(answer.citations[0].file_name).toBe('OSHA2001.pdf');
     expect(answer.answer).toMatch(/\[1\]/);
@@ -234,6 +270,7 @@ describe('TypeScript SDK', () => {
     for await (const chunk of iterateChunks(kb, pdfId, { pageSize: 7 })) all.push(chunk);
     expect(all).toHaveLength(doc.chunk_count!);
     expect(all.slice(2, 5)).toEqual(page.data);
+    expect(await kb.documents.chunks(pdfId, { limit: 200 }).toArray()).toEqual(all);
     expect(all.every((c) => c.document_id === pdfId && typeof c.text === 'string')).toBe(true);
     const answer = await kb.data(kb.api.POST('/api/v2/agent/query', { body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' } }));
     const citation = answer.citations[0];
@@ -246,11 +283,11 @@ describe('TypeScript SDK', () => {
   it("places a citation's quote: location slices the chunk text, boxes lie inside the page getPage sizes; getPage's 404", async () => {
     const answer = await kb.data(kb.api.POST('/api/v2/agent/query', { body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' } }));
     const citation = answer.citations[0];
-    const chunk = await getChunk(kb, citation.document_id, citation.chunk_id);
+    const chunk = await kb.documents.chunk(citation.document_id, citation.chunk_id);
     expect(chunk.text.slice(citation.location!.char_start, citation.location!.char_end)).toBe(citation.quote);
     expect(citation.boxes.length).toBeGreaterThan(0);
     for (const box of citation.boxes) {
-      const size = await getPage(kb, citation.document_id, box.page);
+      const size = await kb.documents.page(citation.document_id, box.page);
       expect(size.page).toBe(box.page);
       expect(box.x1 <= size.width && box.y1 <= size.height && box.x0 < box.x1 && box.y0 < box.y1).toBe(true);
     }
@@ -258,13 +295,14 @@ describe('TypeScript SDK', () => {
     expect(past).toMatchObject({ status: 404, code: 'NOT_FOUND' });
   });
 
-  it('manages a webhook endpoint, and verifies what the service delivers to it with verifyWebhook', async () => {
+  it('manages a webhook endpoint with kb.webhooks, and verifies what the service delivers to it with verifyWebhook', async () => {
     const receiver = await startReceiver();
     try {
-      const hook = await createWebhook(kb, { url: receiver.url('/sdk'), events: ['document.deleted'], description: 'SDK hook' });
+      const hook = await kb.webhooks.create({ url: receiver.url('/sdk'), events: ['document.deleted'], description: 'SDK hook' });
       expect(hook.secret).toMatch(/^whsec_/);
       expect((await listWebhooks(kb, { limit: 10 })).data.map((h) => h.id)).toEqual([hook.id]);
-      expect(await getWebhook(kb, hook.id)).toEqual({ ...hook, secret: undefined });
+      expect((await kb.webhooks.list().toArray()).map((h) => h.id)).toEqual([hook.id]);
+      expect(await kb.webhooks.get(hook.id)).toEqual({ ...hook, secret: undefined });
       const refused = await createWebhook(kb, { url: 'ftp://example.com/x', events: ['*'] }).catch((e) => e);
       expect(refused).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
 
@@ -283,12 +321,13 @@ describe('TypeScript SDK', () => {
       }
       expect(log.pagination.total).toBe(1);
       expect(log.data[0]).toMatchObject({ event: 'document.deleted', event_id: event.id, attempts: 1, response_status: 200 });
-      expect(await retryWebhookDelivery(kb, hook.id, log.data[0].id)).toMatchObject({ id: log.data[0].id, status: 'pending' });
+      expect((await kb.webhooks.deliveries(hook.id).toArray()).map((d) => d.id)).toEqual([log.data[0].id]);
+      expect(await kb.webhooks.retryDelivery(hook.id, log.data[0].id)).toMatchObject({ id: log.data[0].id, status: 'pending' });
       await receiver.waitFor((all) => all.filter((r) => r.path === '/sdk').length === 2, 60_000, 'the retried delivery');
       expect(verifyWebhook(receiver.at('/sdk')[1].body, receiver.at('/sdk')[1].headers, hook.secret).id).toBe(event.id);
 
-      expect(await updateWebhook(kb, hook.id, { enabled: false, description: null })).toMatchObject({ enabled: false, description: null });
-      expect(await deleteWebhook(kb, hook.id)).toBeUndefined();
+      expect(await kb.webhooks.update(hook.id, { enabled: false, description: null })).toMatchObject({ enabled: false, description: null });
+      expect(await kb.webhooks.delete(hook.id)).toBeUndefined();
       expect(await getWebhook(kb, hook.id).catch((e) => e)).toMatchObject({ status: 404, code: 'NOT_FOUND' });
     } finally {
       await receiver.close();
@@ -298,7 +337,7 @@ describe('TypeScript SDK', () => {
   it('streams a chat reply as SSE events meta → delta… → citations → done, and the same reply without streaming', async () => {
     const request = { messages: [{ role: 'user' as const, content: 'Must employers notify employees exposed to toxic materials?' }], project_id: projectId, chat_type: 'project' as const };
     const events = [];
-    for await (const event of chat(kb, request)) events.push(event);
+    for await (const event of kb.agent.chat(request)) events.push(event);
     const names = events.map((e) => e.event);
     expect(names[0]).toBe('meta');
     expect(names.slice(-2)).toEqual(['citations', 'done']);
@@ -306,7 +345,8 @@ describe('TypeScript SDK', () => {
     const text = events.flatMap((e) => (e.event === 'delta' ? [e.data.content] : [])).join('');
     const plain = await kb.data(kb.api.POST('/api/v2/chat', { body: { ...request, stream: false } }));
     expect(text).toBe(plain.message.content);
-    const collected = await chatText(kb, request);
+    const collected = await kb.agent.chatText(request);
+    expect((await chatText(kb, request)).message.content).toBe(plain.message.content);
     expect(collected.message.content).toBe(plain.message.content);
     expect(collected.citations.map((c) => c.file_name)).toContain('OSHA2001.pdf');
     // An error before the stream begins is the envelope's, thrown typed.
@@ -316,21 +356,26 @@ describe('TypeScript SDK', () => {
     });
   });
 
-  it('verifies one requirement with verbatim evidence', async () => {
-    const verdict = (await kb.data(
-      kb.api.POST('/api/v2/check/verify', { body: { project_id: projectId, requirement: 'Employers must notify employees exposed to toxic materials.' } }),
-    )) as { verdict: string; evidence: string; sources: Array<{ title: string }> };
+  it('verifies one requirement with verbatim evidence (kb.checks.verify)', async () => {
+    const verdict = await kb.checks.verify({ project_id: projectId, requirement: 'Employers must notify employees exposed to toxic materials.' });
     expect(verdict.verdict).toBe('COMPLIANT');
     expect(verdict.sources[0].title).toBe('OSHA2001.pdf');
   });
 
-  it('runCheck creates, triggers and waits with progress; the run is listed with its requirements', async () => {
+  it('kb.runs.createAndWait (runCheck) creates, triggers and waits with progress and few requests; the run is listed with its requirements', async () => {
     const progress: number[] = [];
-    const run = await runCheck(
-      kb,
+    const counted = countingClient();
+    const started = Date.now();
+    const run = await counted.kb.runs.createAndWait(
       { project_id: projectId, name: 'SDK run', requirements: ['Employers must notify employees exposed to toxic materials.', { text: 'Backups must be encrypted with AES-256.', metadata: { ref: 'B-1' } }] },
       { onProgress: (r) => progress.push(r.processed_requirements) },
     );
+    // The wait polls the light list of runs (no requirements) with backoff, and reads the run's detail once, at the end.
+    const polls = counted.requests.filter((r) => r.startsWith('GET /api/v2/check/runs?'));
+    expect(counted.requests.filter((r) => !polls.includes(r))).toEqual(['POST /api/v2/check/runs', `POST /api/v2/check/runs/${run.id}/trigger`, `GET /api/v2/check/runs/${run.id}`]);
+    expect(polls.length).toBeGreaterThan(0);
+    expect(polls.length).toBeLessThanOrEqual(maxPolls(Date.now() - started));
+    expect(polls.every((r) => /[?&]limit=(20|50)(&|$)/.test(r))).toBe(true);
     expect(run.status).toBe('completed');
     expect(run.total_requirements).toBe(2);
     expect(run.passed_requirements + run.failed_requirements).toBe(2);
@@ -342,11 +387,13 @@ describe('TypeScript SDK', () => {
 
     const listed = await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: projectId } } }));
     expect((listed.data as Array<{ id: string }>).map((r) => r.id)).toContain(run.id);
-    const requirements = await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id: run.id } } }));
+    expect((await kb.runs.list({ projectId }).toArray()).map((r) => r.id)).toEqual([run.id]);
+    expect(await kb.runs.get(run.id)).toEqual(run);
+    const requirements = await kb.runs.requirements(run.id);
     expect(requirements.map((r) => r.text)).toEqual(['Employers must notify employees exposed to toxic materials.', 'Backups must be encrypted with AES-256.']);
 
     // A person's review next to the machine's verdict, counted in review_summary, then removed.
-    const reviewed = await setRequirementReview(kb, run.id, second.id, { decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.' });
+    const reviewed = await kb.reviews.set(run.id, second.id, { decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.' });
     expect(reviewed).toMatchObject({ id: second.id, review: { decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.', outdated: false } });
     const withReview = await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id: run.id } } }));
     expect(withReview.review_summary).toEqual({ reviewed: 1, passed: 2, failed: 0 });
@@ -357,14 +404,14 @@ describe('TypeScript SDK', () => {
     expect(reportCsv.map((r) => [r.index, r.requirement])).toEqual(requirements.map((r) => [String(r.order_index), r.text]));
     expect(reportCsv[1]).toMatchObject({ review_decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.' });
     expect(Buffer.from((await downloadReport(kb, run.id)).subarray(0, 2)).toString()).toBe('PK');
-    expect(Buffer.from((await downloadReport(kb, run.id, 'pdf')).subarray(0, 5)).toString()).toBe('%PDF-');
+    expect(Buffer.from((await kb.runs.report(run.id, 'pdf')).subarray(0, 5)).toString()).toBe('%PDF-');
     await expect(downloadReport(kb, run.id, 'docx' as 'pdf')).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
-    await clearRequirementReview(kb, run.id, second.id);
+    await kb.reviews.clear(run.id, second.id);
     await clearRequirementReview(kb, run.id, second.id);
     expect((await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id: run.id } } })))[1].review).toBeNull();
 
     // Rerun (same requirements, source_run_id) and compare: pending until checked, then the machine's results side by side.
-    const rerun = await rerunCheckRun(kb, run.id, { name: 'SDK rerun' });
+    const rerun = await kb.runs.rerun(run.id, { name: 'SDK rerun' });
     expect(rerun).toMatchObject({ name: 'SDK rerun', status: 'pending', source_run_id: run.id, total_requirements: 2, project_id: projectId });
     const beforeCheck = await compareCheckRuns(kb, run.id, rerun.id);
     expect(beforeCheck).toMatchObject({ run_id: run.id, with_run_id: rerun.id, summary: { unchanged: 0, changed: 2, only_in_run: 0, only_in_with: 0 } });
@@ -372,9 +419,9 @@ describe('TypeScript SDK', () => {
       [0, 'pass', { result: 'pending', score: null, evidence: [], sources: [] }],
       [1, 'fail', { result: 'pending', score: null, evidence: [], sources: [] }],
     ]);
-    await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: rerun.id } }, body: {} }));
+    expect(await kb.runs.trigger(rerun.id)).toMatchObject({ run_id: rerun.id });
     expect((await waitForCheckRun(kb, rerun.id, { pollIntervalMs: 300 })).status).toBe('completed');
-    const afterCheck = await compareCheckRuns(kb, run.id, rerun.id);
+    const afterCheck = await kb.runs.compare(run.id, rerun.id);
     expect(afterCheck.summary.unchanged + afterCheck.summary.changed).toBe(2);
     expect(afterCheck.changes.every((c) => c.before !== null && c.after !== null && c.after.result !== 'pending')).toBe(true);
     expect((await rerunCheckRun(kb, run.id)).name).toBe('SDK run (rerun)');
@@ -384,21 +431,32 @@ describe('TypeScript SDK', () => {
     await expect(compareCheckRuns(kb, run.id, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
 
     // Stop applies to a run being processed: on a completed run it is a 409, thrown typed.
-    await expect(kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id: run.id } } }))).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    await expect(kb.runs.stop(run.id)).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
     // Triggering again with reprocess checks everything anew.
     const again = await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: run.id } }, body: { reprocess: true, skip_breakdown: true } }));
     expect(again).toMatchObject({ run_id: run.id, status: 'processing' });
+    // Stopped while processing: the run as it is now, stopped.
+    const stopped = await kb.runs.stop(run.id).catch((e: unknown) => e);
+    if (stopped instanceof KbConflictError) expect((await kb.runs.get(run.id)).status).toBe('completed');
+    else expect(stopped).toMatchObject({ id: run.id, status: 'stopped' });
   });
 
-  it('creates a batch, waits for it and exports its CSV', async () => {
-    const created = await kb.data(
-      kb.api.POST('/api/v2/agent/batches', { body: { questions: ['Must employers notify employees exposed to toxic materials?', 'Who reviews alerts?'], name: 'SDK batch', project_id: projectId, chat_type: 'project' } }),
-    );
+  it('creates a batch with kb.batches, waits for it with few requests and exports its CSV', async () => {
+    const created = await kb.batches.create({ questions: ['Must employers notify employees exposed to toxic materials?', 'Who reviews alerts?'], name: 'SDK batch', project_id: projectId, chat_type: 'project' });
     expect(created.status).toBe('pending');
     const counts: number[] = [];
-    const done = await waitForBatch(kb, created.id, { onProgress: (b) => counts.push(b.processed_questions) });
+    const counted = countingClient();
+    const started = Date.now();
+    const done = await counted.kb.batches.wait(created.id, { onProgress: (b) => counts.push(b.processed_questions) });
     expect(done.status).toBe('completed');
     expect(counts[counts.length - 1]).toBe(2);
+    const polls = counted.requests.filter((r) => r.startsWith('GET /api/v2/agent/batches?'));
+    expect(counted.requests.filter((r) => !polls.includes(r))).toEqual([`GET /api/v2/agent/batches/${created.id}`]);
+    expect(polls.length).toBeLessThanOrEqual(maxPolls(Date.now() - started));
+    expect(await kb.batches.get(created.id)).toEqual(done);
+    expect(await kb.batches.results(created.id)).toEqual(done.results);
+    expect((await kb.batches.list({ projectId, status: 'completed' }).toArray()).map((b) => b.id)).toEqual([created.id]);
+    expect(await kb.batches.export(created.id)).toBe(await exportBatch(kb, created.id));
     const csv = await exportBatch(kb, created.id);
     const rows = parse(csv, { columns: true }) as Array<Record<string, string>>;
     expect(rows.map((r) => [r.index, r.question, r.status])).toEqual([

@@ -57,7 +57,7 @@ export class ProjectsApi {
    */
   list(options: PageOptions = {}): PagedList<T.Project> {
     return new PagedList(
-      async (offset, limit, signal) => (await this.kb.page(this.kb.api.GET('/api/v2/projects', { params: { query: { offset, limit } }, signal }))) as Page<T.Project>,
+      async (offset, limit, signal) => (await this.kb.page(this.kb.api.GET('/api/v2/projects', { params: { query: { limit, offset } }, signal }))) as Page<T.Project>,
       options,
     );
   }
