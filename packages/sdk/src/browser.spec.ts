@@ -41,6 +41,7 @@ describe('the browser entry (src/browser.ts)', () => {
     expect(esm.dynamicImports).toEqual([]);
     expect(esm.code).not.toMatch(NODE_IMPORT);
     expect(esm.code).toMatch(/export \{[^}]*\buploadBlobs\b/);
+    expect(esm.code).toMatch(/export \{[^}]*\bPagedList\b/);
     // The check sees Node imports where there are some: the Node entry's uploads from paths.
     const node = bundle('packages/sdk/src/index.ts', 'esm');
     expect(node.imports).toEqual(expect.arrayContaining(['node:fs', 'node:http', 'node:path']));
@@ -63,6 +64,10 @@ describe('the browser entry (src/browser.ts)', () => {
       expect(() => new sdk.KbClient()).toThrow(/No API key/);
       const kb = new sdk.KbClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'kb_browser' });
       expect(await kb.data(kb.api.GET('/api/v2/organization'))).toEqual({ id: 'org-1', name: 'Org' });
+      // The resource namespaces are on the browser entry's client too.
+      expect(await kb.organization.get()).toEqual({ id: 'org-1', name: 'Org' });
+      await expect(kb.projects.get('00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(sdk.KbNotFoundError);
+      expect(typeof kb.runs.list().firstPage).toBe('function');
       const missing = await kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id: '00000000-0000-4000-8000-000000000000' } } })).catch((e: unknown) => e);
       expect(missing).toBeInstanceOf(sdk.KbNotFoundError);
       expect(missing).toBeInstanceOf(sdk.KbApiError);
