@@ -154,7 +154,7 @@ export const RESTART_DEFAULTS = {
    * systemd's StartLimitBurst of 5). Killed workers must come back at once: JetStream redelivers
    * their unacknowledged work 10 s after their last heartbeat (README, "Crash recovery") and it waits
    * for a worker; with doubling from the first crash, four kills within 10 s left none for 4 s after
-   * the fourth, and the takeover of the first kill's work took 20 s (issue 29; 12 s with this burst).
+   * the fourth, and the takeover of the first kill's work took 19.9 s (issue 29; 11.6 s with this burst).
    * A service that keeps crashing at start-up still backs off after it.
    */
   promptRestarts: 5,
