@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client as PgClient } from 'pg';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedRequestBody } from '@kb/models/testing';
 import { api, newOrg, ROOT, ExtraStack, startExtraStack, streamChat as streamChatAt } from './support/harness';
 
@@ -32,6 +33,8 @@ describe('agent with a chat model configured', () => {
   let databaseUrl: string;
   let model: ScriptedOpenAiServer;
   let org: { orgId: string; key: string };
+  /** Every answer call (not routing) for a `CRASH …` question: the question and when it reached the model (ms). */
+  const crashCalls: { question: string; at: number }[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-model-'));
@@ -41,7 +44,10 @@ describe('agent with a chat model configured', () => {
       if (q.includes('SLOW')) return { content: 'Late answer [1].', delayMs: 6000 };
       if (q.includes('BROKEN')) return { status: 500 };
       if (q.includes('FAIL')) return { status: 400 };
-      if (q.includes('CRASH')) return { content: 'Guardrails are 42 inches high [1].', delayMs: 1500 };
+      if (q.includes('CRASH')) {
+        crashCalls.push({ question: q, at: Date.now() });
+        return { content: 'Guardrails are 42 inches high [1].', delayMs: 1500 };
+      }
       return { content: 'Protection starts at 6 feet [2]. Rails are 42 inches high [1][99]. See also [2].', chunks: ['Protection starts at 6 feet [', '2]. Rails are 42 inches high [1][9', '9]. See also [2].'] };
     });
     const env = {
@@ -129,39 +135,106 @@ describe('agent with a chat model configured', () => {
     expect([res.status, res.body.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
   });
 
+  /** AGENT_BATCH_CONCURRENCY of this stack: questions one agent process answers at once. */
+  const CONCURRENCY = 2;
+  const agentPid = () => JSON.parse(readFileSync(path.join(dir, 'stack', 'pids.json'), 'utf8')).agent as number;
+  const agentLog = () => path.join(dir, 'stack', 'logs', 'agent.log');
+
+  /** Polls the batch until it is `completed` (at most 150 s). */
+  async function completedBatch(id: string): Promise<any> {
+    for (let i = 0; i < 600; i++) {
+      const r = await api(org.key, baseUrl).get(`/api/v2/agent/batches/${id}`);
+      if (r.status === 200 && r.body.data.status === 'completed') return r.body.data;
+      await new Promise((res) => setTimeout(res, 250));
+    }
+    throw new Error(`batch ${id} did not complete`);
+  }
+
+  /**
+   * SIGKILLs the agent process; returns when, and which questions the batch had already finished
+   * just before (read from the database: the API needs the agent, which may still be starting).
+   */
+  async function killAgent(batchId: string): Promise<{ pid: number; at: number; finished: Set<string> }> {
+    const db = new PgClient({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query(`SELECT question FROM agent.batch_questions WHERE batch_id = $1 AND status <> 'pending'`, [batchId]);
+      const pid = agentPid();
+      const at = Date.now();
+      process.kill(pid, 'SIGKILL');
+      return { pid, at, finished: new Set(rows.map((r) => r.question as string)) };
+    } finally {
+      await db.end();
+    }
+  }
+
+  /** Waits until the model has been asked one of `questions` (an answer is in flight). */
+  async function untilAsked(questions: string[]): Promise<void> {
+    const asked = () => crashCalls.some((c) => questions.some((q) => c.question.includes(q)));
+    for (let i = 0; i < 300 && !asked(); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(asked()).toBe(true);
+  }
+
+  /**
+   * What the kills cost, from the model's side (its answer calls for `questions`): no question
+   * finished before a kill is asked again after it; at most CONCURRENCY questions (those in flight)
+   * are asked again across each kill. Prints the repeats and, for each question asked again, the
+   * pause between the kill that interrupted it and the model being asked it again (the takeover).
+   * @returns the number of repeated answer calls and the longest takeover (ms).
+   */
+  function assessKills(label: string, questions: string[], kills: { at: number; finished: Set<string> }[]): { repeats: number; longestTakeoverMs: number } {
+    const callsOf = new Map(questions.map((q) => [q, crashCalls.filter((c) => c.question.includes(q)).map((c) => c.at)]));
+    const takeovers: number[] = [];
+    /** Per kill, the questions asked again because it interrupted them; and repeats no kill explains. */
+    const interrupted = kills.map(() => [] as string[]);
+    const unexplained: string[] = [];
+    for (const [q, calls] of callsOf) {
+      for (let i = 1; i < calls.length; i++) {
+        // The kill that interrupted the previous call: the first one after it, before this call.
+        const k = kills.findIndex((kill) => kill.at >= calls[i - 1] && kill.at <= calls[i]);
+        if (k < 0) unexplained.push(q);
+        else {
+          interrupted[k].push(q);
+          takeovers.push(calls[i] - kills[k].at);
+        }
+      }
+    }
+    const repeats = [...callsOf.values()].reduce((n, calls) => n + Math.max(0, calls.length - 1), 0);
+    const longestTakeoverMs = takeovers.length > 0 ? Math.max(...takeovers) : 0;
+    // Printed, not asserted (no timed assertions); README "Crash recovery" keeps the measured figures.
+    console.log(
+      `${label}: ${repeats} repeated answer call(s) for ${questions.length} questions (per kill: ${interrupted.map((q) => q.length).join(', ')}); ` +
+        `takeover pauses (kill → the model asked the interrupted question again): ${takeovers.map((t) => `${t} ms`).join(', ') || 'none'}`,
+    );
+    expect(questions.filter((q) => callsOf.get(q)!.length === 0)).toEqual([]);
+    expect(unexplained).toEqual([]);
+    kills.forEach((kill, k) => {
+      // A question finished before a kill is never asked again; at most the CONCURRENCY in flight are.
+      expect(questions.filter((q) => kill.finished.has(q) && callsOf.get(q)!.some((t) => t > kill.at))).toEqual([]);
+      expect(interrupted[k].length).toBeLessThanOrEqual(CONCURRENCY);
+    });
+    return { repeats, longestTakeoverMs };
+  }
+
   it('a batch survives its worker being killed mid-batch; a question the model rejects is recorded as failed', async () => {
-    const pidOf = () => JSON.parse(readFileSync(path.join(dir, 'stack', 'pids.json'), 'utf8')).agent as number;
     const questions = [...Array.from({ length: 6 }, (_, i) => `CRASH ${i}: how high are guardrails?`), 'FAIL: guardrails?'];
     const a = api(org.key, baseUrl);
     const b = (await a.post('/api/v2/agent/batches').send({ questions, chat_type: 'safety' })).body.data;
-    // Kill the agent while questions are in flight (each model answer takes 1.5 s).
-    for (let i = 0; i < 100; i++) {
-      if ((await a.get(`/api/v2/agent/batches/${b.id}`)).body.data.status === 'processing') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const pid = pidOf();
-    const agentLog = path.join(dir, 'stack', 'logs', 'agent.log');
-    const logFrom = readFileSync(agentLog).length;
-    const killedAt = Date.now();
-    process.kill(pid, 'SIGKILL');
-    let done: any;
-    for (let i = 0; i < 600; i++) {
-      const r = await a.get(`/api/v2/agent/batches/${b.id}`);
-      if (r.status === 200 && r.body.data.status === 'completed') {
-        done = r.body.data;
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(pidOf()).not.toBe(pid);
-    expect(done).toBeDefined();
+    // Kill the agent while answers are in flight (each model answer takes 1.5 s).
+    await untilAsked(questions.slice(0, 6));
+    const logFrom = readFileSync(agentLog()).length;
+    const kill = await killAgent(b.id);
+    const done = await completedBatch(b.id);
+    expect(agentPid()).not.toBe(kill.pid);
     expect([done.total_questions, done.processed_questions, done.failed_questions]).toEqual([7, 7, 1]);
     expect(done.results.slice(0, 6).map((r: any) => [r.status, r.answer])).toEqual(Array(6).fill(['completed', 'Guardrails are 42 inches high [1].']));
     expect(done.results[6].status).toBe('failed');
     expect(done.results[6].error).toMatch(/model/i);
+    // Only the questions in flight at the kill were asked of the model again (a repeat is a paid call).
+    assessKills('batch, one kill', questions.slice(0, 6), [kill]);
     // The takeover pause (kill → a worker starts a redelivered question): printed, not asserted (no
     // timed assertions); docs/agent.md keeps the measured figure.
-    const redelivered = readFileSync(agentLog)
+    const redelivered = readFileSync(agentLog())
       .subarray(logFrom)
       .toString('utf8')
       .split('\n')
@@ -169,6 +242,27 @@ describe('agent with a chat model configured', () => {
       .map((l) => JSON.parse(l))
       .filter((l) => l.msg === 'answering batch question' && l.batch_id === b.id && l.attempt >= 2);
     expect(redelivered.length).toBeGreaterThan(0);
-    console.log(`takeover pause (batch, worker killed mid-batch): ${Math.min(...redelivered.map((l) => Date.parse(l.time))) - killedAt} ms`);
+    console.log(`takeover pause (batch, worker killed mid-batch): ${Math.min(...redelivered.map((l) => Date.parse(l.time))) - kill.at} ms`);
+  });
+
+  it('four kills of the batch worker within 10 s: every interrupted question is taken over, and only those are asked twice', async () => {
+    const questions = Array.from({ length: 16 }, (_, i) => `CRASH x${i}: how high are guardrails?`);
+    const b = (await api(org.key, baseUrl).post('/api/v2/agent/batches').send({ questions, chat_type: 'safety' })).body.data;
+    await untilAsked(questions);
+    // Kills 3.2 s apart (0, 3.2, 6.4, 9.6 s), each of the agent process running then (the launcher
+    // restarts it 0.5, 1 and 2 s after the first three).
+    const kills: { pid: number; at: number; finished: Set<string> }[] = [];
+    for (let k = 0; k < 4; k++) {
+      if (k > 0) {
+        while (Date.now() < kills[0].at + 3200 * k || agentPid() === kills[k - 1].pid) await new Promise((r) => setTimeout(r, 50));
+      }
+      kills.push(await killAgent(b.id));
+    }
+    expect(kills[3].at - kills[0].at).toBeLessThan(10_000);
+    const done = await completedBatch(b.id);
+    expect([done.total_questions, done.processed_questions, done.failed_questions]).toEqual([16, 16, 0]);
+    expect(done.results.every((r: any) => r.status === 'completed' && r.answer === 'Guardrails are 42 inches high [1].')).toBe(true);
+    const { longestTakeoverMs } = assessKills('batch, four kills in 10 s', questions, kills);
+    console.log(`takeover pause (batch, four kills in 10 s): the longest ${longestTakeoverMs} ms; the batch completed ${Date.now() - kills[3].at} ms after the last kill`);
   });
 });

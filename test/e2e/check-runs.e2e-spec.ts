@@ -343,6 +343,12 @@ describe('compliance checking through the gateway', () => {
       // timed assertions); docs/check.md keeps the measured figure.
       const takeover = Math.min(...redelivered.map((l) => Date.parse(l.time))) - killedAt;
       console.log(`takeover pause (check run, worker killed mid-run): ${takeover} ms`);
+      // Only the requirements in flight at the kill were checked again (a repeat is a paid model call
+      // with a hosted judge): at most one per work item the killed process held (CHECK_RUN_CONCURRENCY, 4).
+      const checking = checkLog().filter((l) => l.msg === 'checking requirement' && l.run_id === run.id);
+      const repeats = checking.length - new Set(checking.map((l) => l.requirement_id)).size;
+      console.log(`requirements checked again after the kill: ${repeats} of 120`);
+      expect(repeats).toBeLessThanOrEqual(4);
     });
   });
 });

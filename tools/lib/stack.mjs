@@ -147,8 +147,17 @@ function startNats(natsServer, dataDir, port) {
 
 /** Restart policy of the supervisor (startStack's `restart` option overrides any of them). */
 export const RESTART_DEFAULTS = {
-  /** Delay before the first restart after a crash (ms). */
+  /** Delay before a restart after a crash, and of the first `promptRestarts` crashes in a row (ms). */
   initialDelayMs: 500,
+  /**
+   * Crashes in a row restarted after `initialDelayMs` before the doubling starts (a burst, as
+   * systemd's StartLimitBurst of 5). Killed workers must come back at once: JetStream redelivers
+   * their unacknowledged work 10 s after their last heartbeat (README, "Crash recovery") and it waits
+   * for a worker; with doubling from the first crash, four kills within 10 s left none for 4 s after
+   * the fourth, and the takeover of the first kill's work took 19.9 s (issue 29; 11.6 s with this burst).
+   * A service that keeps crashing at start-up still backs off after it.
+   */
+  promptRestarts: 5,
   /** Largest delay between restarts (ms): a service that keeps crashing is retried this often, forever. */
   maxDelayMs: 30_000,
   /** A service that stayed up this long (ms) before crashing starts again from initialDelayMs. */
@@ -156,16 +165,18 @@ export const RESTART_DEFAULTS = {
 };
 
 /**
- * Delay (ms) before restarting a service after its `attempt`-th crash in a row (1-based): capped
- * exponential backoff, `initialDelayMs × 2^(attempt−1)`, at most `maxDelayMs` (the doubling
+ * Delay (ms) before restarting a service after its `attempt`-th crash in a row (1-based):
+ * `initialDelayMs` for the first `promptRestarts` (0 when unset) crashes, then capped exponential
+ * backoff, `initialDelayMs × 2^(attempt−1−promptRestarts)`, at most `maxDelayMs` (the doubling
  * schedule of e.g. systemd's `RestartSteps`/Kubernetes' CrashLoopBackOff, without jitter: one
  * supervisor per service, nothing to de-synchronise).
  * @param {number} attempt 1 for the first crash in a row
- * @param {{initialDelayMs: number, maxDelayMs: number}} policy
+ * @param {{initialDelayMs: number, maxDelayMs: number, promptRestarts?: number}} policy
  * @returns {number}
  */
 export function restartDelayMs(attempt, policy) {
-  return Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(attempt - 1, 30));
+  const doublings = Math.max(0, attempt - 1 - (policy.promptRestarts ?? 0));
+  return Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(doublings, 30));
 }
 
 function canConnect(port) {
@@ -189,10 +200,10 @@ function canConnect(port) {
  * @param {object} [o.env] extra environment for every service
  * @param {boolean} [o.quiet] do not echo service logs (they always go to dataDir/logs/)
  * @param {Partial<typeof RESTART_DEFAULTS>} [o.restart] restart policy (RESTART_DEFAULTS by default)
- * A service that exits once the stack is up is restarted, forever, after `restartDelayMs` (capped
- * exponential backoff over its crashes in a row). Every exit and restart is reported on stderr and
- * in dataDir/logs/stack.log (`[stack] <time> check exited (signal SIGKILL) after 4.2 s; restart
- * attempt 3 in 2.0 s`); PIDs are kept in dataDir/pids.json.
+ * A service that exits once the stack is up is restarted, forever, after `restartDelayMs` (at once
+ * for the first `promptRestarts` crashes in a row, then capped exponential backoff). Every exit and
+ * restart is reported on stderr and in dataDir/logs/stack.log (`[stack] <time> check exited (signal
+ * SIGKILL) after 4.2 s; restart attempt 7 in 1.0 s`); PIDs are kept in dataDir/pids.json.
  * @returns {Promise<{baseUrl: string, databaseUrl: string, env: object, ports: object, services: Map, stop: () => Promise<void>}>}
  */
 export async function startStack(o) {
