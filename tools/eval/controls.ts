@@ -227,6 +227,8 @@ interface Outcome {
   /** See the module comment ("confident"). */
   confidence: number;
   firstSource: string | null;
+  /** The justification (explanation and quote) of the first sub-requirement with a source, for `--details`. */
+  justification: string | null;
   parts: number;
   verdicts: string[];
 }
@@ -305,8 +307,9 @@ async function main() {
     const { subs, passed } = await checkRequirement({ judge, assessor }, { orgId, requestId: randomUUID() }, scope, text, { skipBreakdown: a.skipBreakdown });
     const failing = subs.filter((s) => s.verdict !== 'COMPLIANT');
     const confidence = passed ? Math.min(...subs.map((s) => s.score)) : Math.max(...failing.map((s) => s.score));
-    const first = subs.find((s) => s.sources.length > 0)?.sources[0]?.handbook_id ?? null;
-    return { passed, confidence, firstSource: first ? docIdOf.get(first) ?? first : null, parts: subs.length, verdicts: subs.map((s) => s.verdict) };
+    const sourced = subs.find((s) => s.sources.length > 0);
+    const first = sourced?.sources[0]?.handbook_id ?? null;
+    return { passed, confidence, firstSource: first ? docIdOf.get(first) ?? first : null, justification: sourced?.justification ?? null, parts: subs.length, verdicts: subs.map((s) => s.verdict) };
   };
 
   const mappedOf = (r: ControlRequirement) => r.mapped.filter((m) => libraryIds.has(m));

@@ -1,4 +1,5 @@
 import { evidenceUnits, isNonEvidence, rankUnits, unitCandidates, unitModelText } from './evidence';
+import { evidenceOfReading, topHeading, type RsmReading } from './verdict-signals';
 import type { PassageInput } from './types';
 
 const passage = (text: string, section: string | null = null): PassageInput => ({
@@ -83,5 +84,36 @@ describe('rankUnits and unitCandidates', () => {
     const third = chunk('third', 'The office closes at six.', 1);
     const candidates = unitCandidates(rankUnits('Backups are tested.', [third, second, first]), 2);
     expect(candidates.map((c) => c.unit.passage.chunkId)).toEqual(['first', 'second']);
+  });
+});
+
+describe('evidenceOfReading (the evidence among the candidates the requirement-satisfaction model read)', () => {
+  const chunk = (id: string, text: string, section: string | null): PassageInput => ({ ...passage(text, section), chunkId: id, documentId: `doc-${id}` });
+  const read = (id: string, text: string, section: string | null, satisfies: number, titleSimilarity: number | null, score = 0.5): RsmReading => {
+    const [unit] = rankUnits('Incidents are reported within one hour.', [chunk(id, text, section)]);
+    return { unit: { ...unit, score }, scores: [satisfies, 0.05, 0.95 - satisfies], titleSimilarity };
+  };
+
+  it("prefers, of two units the model reads alike, the one in the document whose title names the requirement's subject", () => {
+    const training = read('training', 'Staff report suspected events to the security team.', 'Security Awareness Training > Topics', 0.72, 0.21);
+    const incident = read('incident', 'Anyone who notices an event reports it to the security team.', 'Incident Response Procedure > Reporting', 0.7, 0.58);
+    expect(evidenceOfReading([training, incident]).unit.unit.passage.chunkId).toBe('incident');
+    // Without titles, the model's reading decides.
+    expect(evidenceOfReading([{ ...training, titleSimilarity: null }, { ...incident, titleSimilarity: null }]).unit.unit.passage.chunkId).toBe('training');
+  });
+
+  it('does not let a title outweigh a clear reading, nor favour or penalise a unit without heading', () => {
+    const meets = read('meets', 'Incidents are reported to the security team within one hour.', 'Operations Manual', 0.93, 0.2);
+    const titled = read('titled', 'The team meets weekly.', 'Incident Response Procedure', 0.08, 0.6);
+    expect(evidenceOfReading([meets, titled]).unit.unit.passage.chunkId).toBe('meets');
+    const plain = read('plain', 'Incidents are reported within the hour.', null, 0.8, null);
+    const other = read('other', 'Reports go to the security team.', 'Incident Response Procedure', 0.7, 0.6);
+    expect(evidenceOfReading([plain, other]).unit.unit.passage.chunkId).toBe('plain');
+  });
+
+  it('takes the top heading of a section path', () => {
+    expect(topHeading('Incident Management Process > I - Identification and Triage')).toBe('Incident Management Process');
+    expect(topHeading(null)).toBeNull();
+    expect(topHeading('')).toBeNull();
   });
 });

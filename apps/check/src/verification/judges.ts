@@ -10,6 +10,7 @@ import {
   RSM_CANDIDATES,
   rsmSignals,
   semanticCandidates,
+  topHeading,
   unitCandidates,
   unitKey,
   unitModelText,
@@ -181,20 +182,36 @@ export class EmbeddedJudge implements RequirementJudge {
   /**
    * Has the requirement-satisfaction model read the candidates (the best evidence unit, by `rankUnits`, of each of
    * the {@link RSM_CANDIDATES} chunks retrieval ranks highest: `unitCandidates`) against the core statement and
-   * puts its reading into `semantic.rsm`. A failure leaves it out (the judge then runs its embeddings-only
-   * variant) and is logged.
+   * puts its reading into `semantic.rsm`, with each candidate's title similarity (`TITLE_PRIOR_WEIGHT`) unless
+   * `titles` is false. A failure leaves it out (the judge then runs its embeddings-only variant) and is logged.
    */
-  private async satisfactionScores(core: string, passages: PassageInput[], semantic: SemanticInput, signal?: AbortSignal): Promise<void> {
+  private async satisfactionScores(core: string, passages: PassageInput[], semantic: SemanticInput, signal?: AbortSignal, titles = true): Promise<void> {
     if (!this.rsm) return;
     const candidates = unitCandidates(rankUnits(core, passages, semantic), RSM_CANDIDATES);
     if (candidates.length === 0) return;
     try {
       const scores = await this.rsm.score(candidates.map((c) => ({ premise: unitModelText(c.unit), hypothesis: core })), signal);
-      semantic.rsm = candidates.map((unit, i) => ({ unit, scores: [scores[i].entailment, scores[i].contradiction, scores[i].neutral] }));
+      const similarity = titles ? await this.titleSimilarities(semantic.query, candidates.map((c) => topHeading(c.unit.passage.section)), signal) : [];
+      semantic.rsm = candidates.map((unit, i) => ({ unit, scores: [scores[i].entailment, scores[i].contradiction, scores[i].neutral], titleSimilarity: similarity[i] ?? null }));
     } catch (error) {
       if (signal?.aborted) throw error;
       this.logger?.warn({ err: error }, 'requirement-satisfaction scoring failed: judging this requirement with embeddings only');
     }
+  }
+
+  /**
+   * Cosine similarity of the core statement's vector `query` to each heading (null for a missing one), the headings
+   * embedded through the sentence cache (a procedure's title is read by many requirements).
+   * @throws what the embedding model throws (the caller then judges without the model's reading).
+   */
+  private async titleSimilarities(query: number[], headings: Array<string | null>, signal?: AbortSignal): Promise<Array<number | null>> {
+    if (!this.embeddings) return headings.map(() => null);
+    const missing = [...new Set(headings.filter((h): h is string => h !== null && this.cache.get(h) === undefined))];
+    if (missing.length) (await embedByLength(this.embeddings, missing, signal)).forEach((v, i) => this.cache.set(missing[i], v));
+    return headings.map((h) => {
+      const v = h === null ? undefined : this.cache.get(h);
+      return v ? v.reduce((sum, x, i) => sum + x * query[i], 0) : null;
+    });
   }
 
   /**
@@ -222,7 +239,9 @@ export class EmbeddedJudge implements RequirementJudge {
   /**
    * The signal vectors of one example, for `train:judge`: lexical; semantic when embeddings are on; nli
    * (semantic + `NLI_SIGNAL_NAMES`) when the entailment model is on too, with `nliScores`, the
-   * entailment model's [P(entailment), P(contradiction), P(neutral)] of the scored candidates, best first.
+   * entailment model's [P(entailment), P(contradiction), P(neutral)] of the scored candidates, best first; rsm
+   * (the requirement-satisfaction model's reading, `RSM_SIGNAL_NAMES`) when that model is on, its evidence chosen
+   * without the title prior.
    */
   async signals(
     requirement: string,
@@ -239,7 +258,9 @@ export class EmbeddedJudge implements RequirementJudge {
     if (this.rsm) {
       const core = readRequirement(requirement).core;
       const onCore = (await this.semanticInput(core, passages)) ?? semantic;
-      await this.satisfactionScores(core, passages, onCore);
+      // The verdict model is fitted on the evidence chosen without the title prior (docs/check.md "Evidence choice"):
+      // fitted on the title-chosen evidence it measured worse on held-out ContractNLI and the negative control.
+      await this.satisfactionScores(core, passages, onCore, undefined, false);
       const reading = rsmSignals(onCore.rsm);
       if (reading) {
         rsm = [...verdictSignals(core, passages, onCore, { modalityText: requirement }).vector, ...reading.vector];
