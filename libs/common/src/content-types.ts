@@ -95,7 +95,7 @@ export const CONTENT_TYPE_BY_EXTENSION: Readonly<Record<string, DocumentContentT
  * on the reservation's `content_type`) for clients such as the SDK to map files to types.
  */
 export const EXTENSIONS_BY_CONTENT_TYPE: Readonly<Record<DocumentContentType, readonly string[]>> = Object.freeze(
-  Object.fromEntries(DOCUMENT_FORMATS.map((f) => [f.type, f.extensions])) as Record<DocumentContentType, readonly string[]>,
+  Object.fromEntries(DOCUMENT_FORMATS.map((f): [string, readonly string[]] => [f.type, f.extensions])) as Record<DocumentContentType, readonly string[]>,
 );
 
 /** The accepted content type of a file name by its extension (any case), or undefined. */
