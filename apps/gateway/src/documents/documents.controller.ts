@@ -52,7 +52,7 @@ export class ReserveUploadDto {
   file_name: string;
 
   @ApiProperty({
-    enum: [...ACCEPTED_CONTENT_TYPES],
+    enum: ACCEPTED_CONTENT_TYPES,
     example: 'application/pdf',
     description:
       'an accepted type (canonical spelling shown; any case, parameters such as `; charset=utf-8` and common aliases are accepted too). `x-kb-file-extensions` gives the file extensions of each type, for clients that upload files from disk.',
