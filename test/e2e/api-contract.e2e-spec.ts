@@ -138,7 +138,11 @@ describe('API contract', () => {
         expect({ body, status: res.status, code: res.body.error?.code }).toEqual({ body, status: 400, code: 'VALIDATION_ERROR' });
       }
       const unsupported = await a.post('/api/v2/documents').send(cases[4]);
-      expect(unsupported.body.error.message).toContain('application/pdf');
+      expect(unsupported.body.error.message).toBe(
+        "content_type 'application/x-msdownload' is not supported. Supported types: application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, " +
+          'application/vnd.openxmlformats-officedocument.presentationml.presentation, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, ' +
+          'text/csv, text/plain, text/markdown, text/html, application/json, image/png, image/jpeg, image/tiff.',
+      );
       const foreignProject = (await api(other.key).post('/api/v2/projects').send({ name: 'theirs' })).body.data.id;
       const res = await a.post('/api/v2/documents').send({ file_name: 'a.pdf', content_type: 'application/pdf', size_bytes: 1, project_id: foreignProject });
       expect(res.status).toBe(404);

@@ -24,8 +24,6 @@ describe('ingestion of every corpus format', () => {
   const docs = new Map<string, any>();
   let retrieval: ReturnType<typeof createAsyncClient<typeof retrievalV1.RetrievalServiceService>>;
 
-  const EXT_TYPES: Record<string, string> = { ...CONTENT_TYPES, '.md': 'text/markdown', '.txt': 'text/plain' };
-
   /** Corpus files (relative paths) of a type the service accepts; of the scanned PDFs only linn. */
   function corpusFiles(): string[] {
     const out: string[] = [];
@@ -33,7 +31,7 @@ describe('ingestion of every corpus format', () => {
       for (const name of readdirSync(path.join(CORPUS, dir)).sort()) {
         const rel = path.join(dir, name);
         if (statSync(path.join(CORPUS, rel)).isDirectory()) walk(rel);
-        else if (EXT_TYPES[path.extname(name)]) out.push(rel);
+        else if (CONTENT_TYPES[path.extname(name)]) out.push(rel);
       }
     };
     walk('');
@@ -61,7 +59,7 @@ describe('ingestion of every corpus format', () => {
     const files = corpusFiles();
     expect(files.length).toBeGreaterThan(40);
     for (const rel of files) {
-      ids.set(rel, await uploadFile(org.key, { path: corpusFile(rel), name: path.basename(rel), contentType: EXT_TYPES[path.extname(rel)] }));
+      ids.set(rel, await uploadFile(org.key, { path: corpusFile(rel), name: path.basename(rel), contentType: CONTENT_TYPES[path.extname(rel)] }));
     }
     const res = await a.post('/api/v2/documents/process').send({ document_ids: [...ids.values()] });
     expect(res.status).toBe(200);

@@ -41,7 +41,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '@kb/common';
+import { contentTypeForFile, loadConfig } from '@kb/common';
 import { chatModelEnv } from '@kb/models';
 import { passageOf } from '@kb/knowledge';
 import { rankUnits, readRequirement, semanticCandidates, sentenceUnits, unitKey, unitModelText, type PassageInput } from '@kb/text';
@@ -90,15 +90,6 @@ export interface EvalDocument {
   contentType: string;
 }
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.md': 'text/markdown',
-  '.txt': 'text/plain',
-  '.pdf': 'application/pdf',
-  '.html': 'text/html',
-  '.htm': 'text/html',
-  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-};
-
 /** The requirements of one framework file: `sections[].requirements[]` or `domains[].controls[]`, text = summary (or `title: summary`). */
 export function loadFramework(file: string, withTitle = false): ControlRequirement[] {
   const data = JSON.parse(readFileSync(file, 'utf8'));
@@ -116,13 +107,15 @@ export function loadFramework(file: string, withTitle = false): ControlRequireme
   return out;
 }
 
-/** The files of a folder with a known content type, as documents whose id is the file name without extension. */
+/** The files of a folder of an accepted content type (by extension, DOCUMENT_FORMATS), as documents whose id is the file name without extension. */
 export function documentsIn(dir: string): EvalDocument[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
-    .filter((f) => CONTENT_TYPES[path.extname(f).toLowerCase()])
     .sort()
-    .map((f) => ({ id: path.basename(f, path.extname(f)), file: path.join(dir, f), contentType: CONTENT_TYPES[path.extname(f).toLowerCase()] }));
+    .flatMap((f) => {
+      const contentType = contentTypeForFile(f);
+      return contentType ? [{ id: path.basename(f, path.extname(f)), file: path.join(dir, f), contentType }] : [];
+    });
 }
 
 /** Unrelated documents of the negative control: construction and safety documents of this repository and of ../shared/corpus. */
@@ -133,7 +126,7 @@ export function defaultNegativeDocuments(root: string): EvalDocument[] {
     path.join(corpus, 'pdf/OSHA2001.pdf'),
     ...['First_Aid', 'More_Details', 'Signs_and_Symptoms', 'precautions_high', 'precautions_veryhigh'].map((n) => path.join(corpus, `html/osha_heat_app_${n}.html`)),
   ];
-  return files.filter((f) => existsSync(f)).map((f) => ({ id: path.basename(f, path.extname(f)), file: f, contentType: CONTENT_TYPES[path.extname(f).toLowerCase()] }));
+  return files.filter((f) => existsSync(f)).map((f) => ({ id: path.basename(f, path.extname(f)), file: f, contentType: contentTypeForFile(f) ?? 'text/plain' }));
 }
 
 /** Stable UUID-shaped id (SHA-1, RFC 4122 §4.3 layout) of a document of one org of the evaluation. */
@@ -268,7 +261,7 @@ async function main() {
   const requirements = frameworkFiles.flatMap((f) => loadFramework(f, a.withTitle));
   const library = documentsIn(path.join(a.dataset, 'procedures'));
   const libraryIds = new Set(library.map((d) => d.id));
-  const negatives = a.noNegative ? [] : a.negative.length ? a.negative.map((f) => ({ id: path.basename(f, path.extname(f)), file: path.resolve(f), contentType: CONTENT_TYPES[path.extname(f).toLowerCase()] ?? 'text/plain' })) : defaultNegativeDocuments(root);
+  const negatives = a.noNegative ? [] : a.negative.length ? a.negative.map((f) => ({ id: path.basename(f, path.extname(f)), file: path.resolve(f), contentType: contentTypeForFile(f) ?? 'text/plain' })) : defaultNegativeDocuments(root);
 
   const work = mkdtempSync(path.join(os.tmpdir(), 'kb-eval-controls-'));
   const dir = a.indexDir ? path.resolve(a.indexDir) : path.join(work, 'index');

@@ -1,5 +1,5 @@
 import { presentDocument, DOCUMENT_STATUSES, DocumentStatus, documentStatus } from '@kb/events';
-import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, ErrorCode, isUuid, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES, MAX_IDS_PER_REQUEST, pickSnakeFields } from '@kb/common';
+import { ACCEPTED_CONTENT_TYPES, AppError, EXTENSIONS_BY_CONTENT_TYPE, CallContext, ErrorCode, isUuid, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES, MAX_IDS_PER_REQUEST, pickSnakeFields } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -32,6 +32,13 @@ const UPLOAD_DESCRIPTION = [
   '- **Browsers:** `OPTIONS` preflights are answered with the origins of `STORAGE_CORS_ORIGINS` (local driver) or the bucket\'s CORS rules (S3).',
 ].join('\n');
 
+/**
+ * A vendor extension (OpenAPI 3.1 "Specification Extensions") on the reservation's `content_type`:
+ * the file extensions of each enum type, from DOCUMENT_FORMATS. The SDK generates its extension map
+ * from it (packages/sdk/scripts/generate.mjs). A variable, spread, since ApiPropertyOptions lists no `x-` keys.
+ */
+const FILE_EXTENSIONS = { 'x-kb-file-extensions': EXTENSIONS_BY_CONTENT_TYPE };
+
 export class ReserveUploadDto {
   @ApiProperty({
     minLength: 1,
@@ -47,7 +54,9 @@ export class ReserveUploadDto {
   @ApiProperty({
     enum: ACCEPTED_CONTENT_TYPES,
     example: 'application/pdf',
-    description: 'an accepted type (canonical spelling shown; any case, parameters such as `; charset=utf-8` and common aliases are accepted too)',
+    description:
+      'an accepted type (canonical spelling shown; any case, parameters such as `; charset=utf-8` and common aliases are accepted too). `x-kb-file-extensions` gives the file extensions of each type, for clients that upload files from disk.',
+    ...FILE_EXTENSIONS,
   })
   @IsString({ message: 'content_type must be a string' })
   @CharLength(1, 255, { message: 'content_type must be 1 to 255 characters' })

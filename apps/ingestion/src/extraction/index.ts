@@ -1,46 +1,20 @@
-import { normalizeContentType } from '@kb/common';
+import { ACCEPTED_FORMATS_PHRASE, documentFormat, normalizeContentType } from '@kb/common';
 /**
  * Document extraction: turns an uploaded file into structural blocks (headings, paragraphs,
  * lists, tables) with page numbers where the format has pages. One module per format; this file
  * dispatches by content type.
  */
 import { stat } from 'node:fs/promises';
-import { createContext, ExtractionContext, raceAbort, textTooLarge } from './context';
-import { extractCsv } from './csv';
-import { extractDocx } from './docx';
-import { extractHtml } from './html';
-import { extractImage } from './image';
-import { extractJson } from './json';
-import { extractMarkdown } from './markdown';
-import { extractInWorker, OFF_THREAD_TYPES } from './off-thread';
-import { extractPdf, extractPdfOcrPages } from './pdf';
+import { createContext, raceAbort, textTooLarge } from './context';
+import { EXTRACTORS, extractorFor } from './extractors';
+import { extractInWorker } from './off-thread';
+import { extractPdfOcrPages } from './pdf';
 import type { PageWord } from './word-boxes';
-import { extractPptx } from './pptx';
-import { extractText } from './text';
 import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions } from './types';
-import { extractXlsx } from './xlsx';
 
 export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions, ExtractionProgressListener } from './types';
 export { ExtractionError } from './types';
 export { chunkWordBoxes, type PageLayout, type PageSize, type PageWord } from './word-boxes';
-
-type Extractor = (ctx: ExtractionContext, filePath: string) => Promise<ExtractedDocument>;
-
-const EXTRACTORS: Readonly<Record<string, Extractor>> = {
-  'application/pdf': extractPdf,
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': extractDocx,
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation': extractPptx,
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': extractXlsx,
-  'text/csv': extractCsv,
-  'text/plain': extractText,
-  'text/markdown': extractMarkdown,
-  'text/html': extractHtml,
-  'application/json': extractJson,
-  'image/png': extractImage,
-  'image/jpeg': extractImage,
-  'image/tiff': extractImage,
-};
-
 
 /** The MIME types {@link extractDocument} accepts (canonical spelling). */
 export const SUPPORTED_CONTENT_TYPES: readonly string[] = Object.freeze(Object.keys(EXTRACTORS));
@@ -61,39 +35,34 @@ export { normalizeContentType };
  * `CORRUPT_FILE`, `ENCRYPTED` (password needed to open), `NO_TEXT`, `TIMEOUT`
  * (`options.timeoutMs`, default 300000 ms, exceeded; child processes are killed),
  * `TOO_LARGE` (more than `options.maxPages`, default 2000, pages/sheets/slides),
- * `OCR_UNAVAILABLE` (scanned content but tesseract/pdftoppm missing); DOCX, XLSX, PPTX and HTML
- * are parsed in a worker thread (off-thread.ts) and give `TOO_LARGE` when it needs more than
+ * `OCR_UNAVAILABLE` (scanned content but tesseract/pdftoppm missing); the formats with `offThread`
+ * in DOCUMENT_FORMATS (DOCX, XLSX, PPTX, HTML) are parsed in a worker thread (off-thread.ts) and give `TOO_LARGE` when it needs more than
  * `options.maxHeapMb` of heap.
  * When `options.signal` aborts, the signal's reason is thrown. File-system errors reading
  * `filePath` (e.g. ENOENT) are passed through unchanged.
  */
 export async function extractDocument(filePath: string, contentType: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
   const type = normalizeContentType(contentType);
-  const extractor = EXTRACTORS[type];
-  if (!extractor) {
-    throw new ExtractionError(
-      'UNSUPPORTED_TYPE',
-      `Files of type "${contentType}" cannot be processed; upload a PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text, Markdown, HTML, JSON or image (PNG, JPEG, TIFF) file.`,
-    );
+  const extractor = extractorFor(type);
+  const format = documentFormat(type);
+  if (!extractor || !format) {
+    throw new ExtractionError('UNSUPPORTED_TYPE', `Files of type "${contentType}" cannot be processed; upload a ${ACCEPTED_FORMATS_PHRASE} file.`);
   }
   const { ctx, dispose } = createContext(options);
   try {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (TEXT_TYPES.has(type)) {
+    if (format.text) {
       // Text formats are read whole: refuse before reading when the file alone exceeds the budget.
       const { size } = await stat(filePath);
       if (size > ctx.maxTextBytes) throw textTooLarge(ctx, size);
     }
     // Library parsers that would hold the event loop for seconds on a large file run in a worker thread.
-    if (OFF_THREAD_TYPES.has(type)) return await extractInWorker(ctx, type, filePath);
+    if (format.offThread) return await extractInWorker(ctx, type, filePath);
     return await raceAbort(ctx, extractor(ctx, filePath));
   } finally {
     dispose();
   }
 }
-
-/** Types whose whole file is text (their size is their text size, within a small factor). */
-const TEXT_TYPES = new Set(['text/csv', 'text/plain', 'text/markdown', 'text/html', 'application/json']);
 
 /**
  * OCRs pages of a PDF that {@link extractDocument} left out with `deferOcr` (its

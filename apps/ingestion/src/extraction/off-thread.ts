@@ -1,6 +1,7 @@
 /**
- * Off-thread extraction: DOCX, XLSX, PPTX and HTML are parsed by JavaScript libraries (mammoth,
- * exceljs, JSZip, cheerio) that work synchronously for seconds on a large file. Run on the service's
+ * Off-thread extraction: the formats marked `offThread` in DOCUMENT_FORMATS (@kb/common), DOCX,
+ * XLSX, PPTX and HTML, are parsed by JavaScript libraries (mammoth, exceljs, JSZip, cheerio) that
+ * work synchronously for seconds on a large file. Run on the service's
  * event loop, they would stop its heartbeats (JetStream then redelivers the document to another
  * worker after the ack wait) and freeze every other job of the process. Each such extraction runs
  * in its own `worker_threads` Worker (worker.ts), one per document and ended after it, so that:
@@ -12,25 +13,11 @@
  * A fresh thread per document (no pool) keeps one document's memory from outliving it and costs
  * about 0.1-0.3 s of module loading, small next to a document's processing.
  */
+import { documentFormat } from '@kb/common';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ExtractionContext } from './context';
 import { ExtractedDocument, ExtractionError, ExtractionErrorCode } from './types';
-
-/** Content types extracted in a worker thread. */
-export const OFF_THREAD_TYPES: ReadonlySet<string> = new Set([
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  'text/html',
-]);
-
-const LABELS: Readonly<Record<string, string>> = {
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'Word document',
-  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'PowerPoint file',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'Excel workbook',
-  'text/html': 'HTML page',
-};
 
 /** The job a worker receives as `workerData`. */
 export interface WorkerJob {
@@ -85,7 +72,7 @@ function deserialize(e: SerializedError): Error {
 }
 
 /**
- * Extracts `filePath` (of canonical type `contentType`, one of {@link OFF_THREAD_TYPES}) in a new
+ * Extracts `filePath` (of canonical type `contentType`, a DOCUMENT_FORMATS row with `offThread: true`) in a new
  * worker thread whose old-generation heap is capped at `ctx.maxHeapMb` MB. Resolves with the
  * document; rejects with the extractor's `ExtractionError`, with `TOO_LARGE` ("needs more than N
  * MB of memory") when the thread runs out of heap, with the context's abort reason (time limit,
@@ -124,7 +111,7 @@ export function extractInWorker(ctx: ExtractionContext, contentType: string, fil
           reject(
             new ExtractionError(
               'TOO_LARGE',
-              `The ${LABELS[contentType] ?? 'file'} needs more than ${ctx.maxHeapMb} MB of memory to read, more than the limit per document; ` +
+              `The ${documentFormat(contentType)?.label ?? 'file'} needs more than ${ctx.maxHeapMb} MB of memory to read, more than the limit per document; ` +
                 'split it into smaller files and upload them separately.',
             ),
           ),
