@@ -199,7 +199,9 @@ function canConnect(port) {
  *   metrics: {<service>: port} for the /metrics listeners (0 or missing = free port)
  * @param {object} [o.env] extra environment for every service
  * @param {boolean} [o.quiet] do not echo service logs (they always go to dataDir/logs/)
- * @param {Partial<typeof RESTART_DEFAULTS>} [o.restart] restart policy (RESTART_DEFAULTS by default)
+ * @param {Partial<typeof RESTART_DEFAULTS> & Record<string, Partial<typeof RESTART_DEFAULTS>>} [o.restart] restart
+ *   policy (RESTART_DEFAULTS by default), and per process (`postgres`, `nats`, a service) overrides of it, e.g.
+ *   `{ nats: { initialDelayMs: 3000 } }`
  * A service that exits once the stack is up is restarted, forever, after `restartDelayMs` (at once
  * for the first `promptRestarts` crashes in a row, then capped exponential backoff); so are
  * PostgreSQL and nats-server, on the same port and data folder (dataDir/postgres, the JetStream
@@ -233,7 +235,8 @@ export async function startStack(o) {
       } catch {}
     }
   };
-  const policy = { ...RESTART_DEFAULTS, ...(o.restart ?? {}) };
+  /** The restart policy of one process: RESTART_DEFAULTS, then `o.restart`, then `o.restart[name]`. */
+  const policyFor = (name) => ({ ...RESTART_DEFAULTS, ...(o.restart ?? {}), ...(o.restart?.[name] ?? {}) });
   /** process name → { crashes in a row, when it was last started, pending restart timer } */
   const supervision = new Map();
   const stackLog = createWriteStream(path.join(dataDir, 'logs', 'stack.log'), { flags: 'a' });
@@ -253,6 +256,7 @@ export async function startStack(o) {
    * throws (a server that cannot start yet) counts as one more crash.
    */
   const scheduleRestart = (name, state, reason, logPath, relaunch) => {
+    const policy = policyFor(name);
     const upMs = Date.now() - state.startedAt;
     state.crashes = upMs >= policy.stableAfterMs ? 1 : state.crashes + 1;
     const delay = restartDelayMs(state.crashes, policy);

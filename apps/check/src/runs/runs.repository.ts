@@ -392,16 +392,18 @@ export class RunsRepository {
    * the requirement is already completed (a redelivered work item).
    */
   async claim(orgId: string, runId: string, generation: number, requirementId: string): Promise<RequirementRow | null> {
-    // Two statements: the share lock waits for a trigger still queueing its work (RunsRepository.trigger
-    // holds the run row until it commits), and the UPDATE, a later statement, then reads the
-    // requirements as that trigger left them (one statement would see them as they were before it,
-    // e.g. still `completed` before a reprocess).
+    // Lock first, by id alone, then decide: the share lock waits for a trigger still queueing its work
+    // (RunsRepository.trigger holds the run row until it commits) and returns the row as that trigger
+    // left it. Conditions on status or generation in the locking statement would be tested against
+    // the row as it was before that trigger (READ COMMITTED tests a row version older than the
+    // statement's snapshot only once it matched), and so would the requirements in the same
+    // statement (still `completed` before a reprocess): the UPDATE is a later statement.
     return this.db.transaction(async (m) => {
-      const [run] = await m.query(
-        `SELECT id FROM check_runs WHERE org_id = $1 AND id = $2 AND status = 'processing' AND generation = $3 FOR SHARE`,
-        [orgId, runId, generation],
+      const [run]: Pick<RunRow, 'status' | 'generation'>[] = await m.query(
+        `SELECT status, generation FROM check_runs WHERE org_id = $1 AND id = $2 FOR SHARE`,
+        [orgId, runId],
       );
-      if (!run) return null;
+      if (!run || run.status !== 'processing' || Number(run.generation) !== generation) return null;
       const rows = rowsOf<RequirementRow>(await m.query(
         `UPDATE check_requirements r SET status = 'processing', updated_at = $4
          WHERE r.id = $3 AND r.run_id = $2 AND r.org_id = $1 AND r.status <> 'completed'
