@@ -51,7 +51,6 @@ describe('local launcher: a crashed service is restarted, forever', () => {
 
   afterAll(async () => {
     await stack?.stop();
-    if (process.env.TMP_KEEP) require('node:fs').cpSync(path.join(dataDir, 'logs'), process.env.TMP_KEEP, { recursive: true });
     if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 
@@ -175,7 +174,7 @@ describe('local launcher: a crashed service is restarted, forever', () => {
     expect(log).toMatch(/ nats restarted \(attempt 1, pid \d+\)/);
     expect(log).toMatch(/ postgres exited \(signal SIGKILL\) after [\d.]+ s; restart attempt 1 in 0\.5 s/);
     expect(log).toMatch(/ postgres restarted \(attempt \d+, pid \d+\)/);
-    // The recovery figures of docs/operations: printed for the record.
+    // The recovery figures (README, "Crash recovery"): printed for the record.
     console.log(JSON.stringify({ readyzDownMs, outageOverMs, natsReadyMs, natsWorkMs, pgBackMs, pgReadyMs }));
   });
 });
