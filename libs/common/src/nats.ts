@@ -14,9 +14,17 @@ import { currentContext, Logger, runWithContext } from './logger';
 import { REQUEST_ID_METADATA_KEY } from './grpc';
 import { metrics, registerConsumerLag, withConsumerSpan, withProducerSpan } from '@kb/telemetry'; // [telemetry]
 
-/** Connects to NATS (NATS_URL), retrying the initial connection for up to `waitMs` (default 30 s). */
+/** Connections of {@link connectNats} that lost their server and are reconnecting. */
+const disconnected = new WeakSet<NatsConnection>();
+
+/**
+ * Connects to NATS (NATS_URL), retrying the initial connection for up to `waitMs` (default 30 s).
+ * A lost server is reconnected forever, every 500 ms (nats-server restarted by the launcher, or
+ * a cluster member back); meanwhile {@link publishEvent} fails at once instead of holding the
+ * message for the JetStream publish timeout (5 s).
+ */
 export async function connectNats(url: string, name: string, waitMs = 30_000): Promise<NatsConnection> {
-  return connect({
+  const nc = await connect({
     servers: url.split(','),
     name,
     waitOnFirstConnect: true,
@@ -24,6 +32,21 @@ export async function connectNats(url: string, name: string, waitMs = 30_000): P
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
   });
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect') disconnected.add(nc);
+      else if (status.type === 'reconnect') disconnected.delete(nc);
+    }
+  })().catch(() => undefined);
+  return nc;
+}
+
+/** Thrown by {@link publishEvent} while the connection has no server (it is reconnecting). */
+export class NatsUnavailableError extends Error {
+  constructor() {
+    super('NATS is unavailable: the connection is reconnecting to its server.');
+    this.name = 'NatsUnavailableError';
+  }
 }
 
 /** Creates the JetStream stream if missing, or updates its subjects. File storage, limits retention. */
@@ -52,8 +75,11 @@ export async function ensureStream(nc: NatsConnection, name: string, subjects: s
  * Publishes a JSON event to JetStream and waits for the stream's ack. `msgId` makes the publish
  * idempotent within the stream's duplicate window. The current request id travels in a header,
  * and the trace context (W3C `traceparent`) too, so the consumer continues the publisher's trace.
+ * @throws NatsUnavailableError at once while a {@link connectNats} connection is reconnecting;
+ *   the nats.js timeout error when the stream does not acknowledge within 5 s.
  */
 export async function publishEvent(nc: NatsConnection, subject: string, payload: unknown, msgId?: string): Promise<void> {
+  if (disconnected.has(nc)) throw new NatsUnavailableError();
   const h = natsHeaders();
   h.set(REQUEST_ID_METADATA_KEY, currentContext()?.requestId ?? randomUUID());
   // [telemetry] PRODUCER span; traceparent written into the headers.

@@ -61,13 +61,18 @@ export class BatchesRepository {
 
   /**
    * Inserts a pending batch and its questions (`idx` 0… in the given order) and its `batch.created`
-   * audit event, in one transaction.
+   * audit event, in one transaction. `queue`, when given, is called inside that transaction with the
+   * row: the batch commits only when it resolves, so a batch whose questions cannot be queued (NATS
+   * down) is never created. The transaction holds the batch's advisory lock, which
+   * {@link awaitCreation} waits for: a worker handed a question before the commit waits for it.
    * @returns the row as inserted (not read back: a worker may already be changing it).
+   * @throws whatever `queue` throws (nothing is inserted then).
    */
   async create(
     orgId: string,
     input: { name: string | null; projectId: string | null; chatType: string | null; safetyAssistantEnabled: boolean; questions: string[] },
     origin?: AuditOrigin,
+    queue?: (row: BatchRow) => Promise<void>,
   ): Promise<BatchRow> {
     const now = new Date();
     const row: BatchRow = {
@@ -85,6 +90,7 @@ export class BatchesRepository {
       updated_at: now,
     };
     await this.db.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [row.id]);
       await m.query(
         `INSERT INTO batches (id, org_id, name, project_id, chat_type, safety_assistant_enabled, status, total_questions, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $8)`,
@@ -99,8 +105,19 @@ export class BatchesRepository {
         orgId, action: 'batch.created', resourceType: 'batch', resourceId: row.id, origin, at: now,
         data: { after: { name: row.name, project_id: row.project_id, chat_type: row.chat_type, total_questions: row.total_questions, status: row.status } },
       });
+      if (queue) await queue(row);
     });
     return row;
+  }
+
+  /**
+   * Waits until the transaction creating batch `id` (if one is still open) has committed or rolled
+   * back: a worker can be handed a question while {@link create} is still queueing the others.
+   * Returns at once otherwise.
+   */
+  async awaitCreation(id: string): Promise<void> {
+    // Autocommit: the shared lock is taken once the creator's exclusive one is released, and released at once.
+    await this.db.query(`SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))`, [id]);
   }
 
   /** Batches of the org, newest first, optionally of one project and/or in one status. */

@@ -113,13 +113,31 @@ describe('BatchesService on PostgreSQL', () => {
     expect((await batches.get(ORG, batch.id))!.batch).toMatchObject({ status: 'completed', processed_questions: 1, failed_questions: 1 });
   });
 
-  it('marks the batch failed, with its event, when its questions cannot be queued', async () => {
+  it('creates nothing when its questions cannot be queued; a worker handed a question before the commit waits for it', async () => {
+    const count = async () => (await db.query(`SELECT count(*)::int AS n FROM batches WHERE org_id = $1`, [ORG.orgId]))[0].n as number;
+    const before = await count();
     queueDown = true;
     await expect(create(ORG, ['q'])).rejects.toMatchObject({ code: ErrorCode.SERVICE_UNAVAILABLE });
-    const [row] = await db.query(`SELECT id, status FROM batches WHERE org_id = $1 ORDER BY created_at DESC LIMIT 1`, [ORG.orgId]);
-    expect(row.status).toBe('failed');
-    expect(await new BatchesRepository(db).markFailed(row.id)).toBe(false); // already failed: nothing changes
-    expect(await outboxTypes(row.id)).toEqual(['batch.failed']);
+    expect(await count()).toBe(before);
+    expect((await db.query(`SELECT count(*)::int AS n FROM audit.audit_events WHERE org_id = $1 AND action = 'batch.created'`, [ORG.orgId]))[0].n).toBe(before);
+
+    // The queue works: the first question is handed to a worker while the creation is still queueing.
+    queueDown = false;
+    let early: Promise<void> | undefined;
+    const slow = new BatchesService({
+      repository: new BatchesRepository(db),
+      answers,
+      logger,
+      publish: async (event) => {
+        published.push(event);
+        if (!early) early = batches.processQuestion(event, { isLastAttempt: false });
+        await new Promise((r) => setTimeout(r, 200));
+      },
+    });
+    const batch = await slow.create(ORG, { questions: ['q1', 'q2'], safetyAssistantEnabled: false });
+    await early;
+    for (const event of published.slice(1)) await batches.processQuestion(event, { isLastAttempt: false });
+    expect((await batches.get(ORG, batch.id))!.batch).toMatchObject({ status: 'completed', processed_questions: 2, failed_questions: 0 });
   });
 
   it('keeps a failed batch failed: its unanswered questions fail with it and work items queued before the failure answer nothing', async () => {

@@ -48,7 +48,7 @@ export class BatchesService {
    * Creates a batch with status `pending` and queues one work item per question.
    * @throws AppError VALIDATION_ERROR (bad chat_type / project without id), AGENT_NOT_ENABLED
    *   (safety not enabled), NOT_FOUND (project), SERVICE_UNAVAILABLE when the queue is down (the
-   *   batch is then marked `failed`).
+   *   batch is then not created: its questions are queued before its transaction commits).
    */
   async create(ctx: CallContext, req: NewBatch): Promise<BatchRow> {
     if (req.questions.length < 1 || req.questions.length > MAX_BATCH_QUESTIONS) throw AppError.validation(`questions must have 1 to ${MAX_BATCH_QUESTIONS} items.`);
@@ -59,21 +59,26 @@ export class BatchesService {
     if (req.chatType && !['general', 'project', 'safety'].includes(req.chatType)) throw AppError.validation('chat_type must be one of general, project, safety.');
     if (req.chatType === 'project' && !req.projectId) throw AppError.validation('project_id is required when chat_type is project.');
     if (req.projectId) await this.deps.answers.requireProject(ctx, req.projectId);
-    const batch = await this.deps.repository.create(ctx.orgId, {
-      name: req.name ?? null,
-      projectId: req.projectId ?? null,
-      chatType: req.chatType ?? null,
-      safetyAssistantEnabled: req.safetyAssistantEnabled,
-      questions: req.questions,
-    }, ctx);
+    let queueError: unknown;
+    let batch: BatchRow;
     try {
-      for (let i = 0; i < req.questions.length; i++) {
-        await this.deps.publish({ batchId: batch.id, orgId: ctx.orgId, index: i }, `${batch.id}:${i}`);
-      }
+      batch = await this.deps.repository.create(
+        ctx.orgId,
+        { name: req.name ?? null, projectId: req.projectId ?? null, chatType: req.chatType ?? null, safetyAssistantEnabled: req.safetyAssistantEnabled, questions: req.questions },
+        ctx,
+        async (row) => {
+          try {
+            for (let i = 0; i < req.questions.length; i++) await this.deps.publish({ batchId: row.id, orgId: ctx.orgId, index: i }, `${row.id}:${i}`);
+          } catch (err) {
+            queueError = err;
+            throw err;
+          }
+        },
+      );
     } catch (err) {
-      this.deps.logger.error({ err, batch_id: batch.id }, 'could not queue batch questions');
-      await this.deps.repository.markFailed(batch.id);
-      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The batch could not be queued. Retry shortly.');
+      if (queueError === undefined || err !== queueError) throw err;
+      this.deps.logger.error({ err }, 'could not queue batch questions; the batch was not created');
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The batch could not be queued and was not created. Retry shortly.');
     }
     // What was inserted: a worker may already have picked the first question up.
     return batch;
@@ -113,6 +118,8 @@ export class BatchesService {
   }
 
   private async processInContext(ctx: CallContext, event: BatchQuestionEvent, delivery: { isLastAttempt: boolean; attempt?: number }): Promise<void> {
+    // Handed over while the batch's creation is still queueing its questions: wait for its commit.
+    await this.deps.repository.awaitCreation(event.batchId);
     const batch = await this.deps.repository.find(event.orgId, event.batchId);
     if (!batch) return;
     const item = await this.deps.repository.findQuestion(event.batchId, event.index);

@@ -183,4 +183,36 @@ describe('RunsRepository on PostgreSQL', () => {
     expect(await runs.fail(ORG, run.id, t.run.generation, 'again')).toBe(false);
     expect(await outboxTypes(run.id)).toEqual(['check_run.failed']);
   });
+  it('work queued inside a trigger: a worker handed it before the commit waits for it; a failed queue changes nothing', async () => {
+    const run = await newRun();
+    // A first pass completes every requirement: the reprocess below turns them from completed to pending.
+    const first = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: true });
+    for (const id of first.requirementIds) {
+      await runs.claim(ORG, run.id, first.run.generation, id);
+      await runs.complete(ORG, run.id, first.run.generation, id, [compliant('a')]);
+    }
+    const completed = (await runs.findRun(ORG, run.id))!;
+    expect(completed.status).toBe('completed');
+
+    // The queue fails: the run, its requirements and results are as they were.
+    const before = await runs.listRequirements(ORG, run.id);
+    await expect(runs.trigger(ORG, run.id, { reprocess: true, skipBreakdown: true }, undefined, async () => {
+      throw new Error('NATS is down');
+    })).rejects.toThrow('NATS is down');
+    expect(await runs.findRun(ORG, run.id)).toEqual(completed);
+    expect(await runs.listRequirements(ORG, run.id)).toEqual(before);
+
+    // The queue works, and a worker claims the first requirement while the trigger has not committed yet.
+    let early: Promise<unknown> | undefined;
+    const t = await runs.trigger(ORG, run.id, { reprocess: true, skipBreakdown: true }, undefined, async ({ run: r, requirementIds }) => {
+      early = runs.claim(ORG, run.id, r.generation, requirementIds[0]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    });
+    expect(await early).toMatchObject({ id: t.requirementIds[0], status: 'processing' });
+    for (const [i, id] of t.requirementIds.entries()) {
+      if (i > 0) expect(await runs.claim(ORG, run.id, t.run.generation, id)).toMatchObject({ status: 'processing' });
+      expect((await runs.complete(ORG, run.id, t.run.generation, id, [missing('c')])).outcome).toBe('stored');
+    }
+    expect(await runs.findRun(ORG, run.id)).toMatchObject({ status: 'completed', processed_requirements: 3 });
+  });
 });

@@ -305,9 +305,21 @@ export class RunsRepository {
    * to pending; otherwise requirements left in `processing` by a stop or failure go back to pending and
    * completed ones are kept. A run with nothing left to check goes straight to `completed`.
    *
-   * @throws AppError NOT_FOUND (unknown run or another org's), CONFLICT (run already processing).
+   * `queue`, when given, is called inside the transaction once the transition is written, with what
+   * is left to check: the transition commits only when it resolves, so work that cannot be queued
+   * (NATS down) leaves the run exactly as it was. A worker that receives a queued item before the
+   * commit waits for it in {@link claim} (the run row stays locked until then).
+   *
+   * @throws AppError NOT_FOUND (unknown run or another org's), CONFLICT (run already processing);
+   *   whatever `queue` throws (nothing is changed then).
    */
-  async trigger(orgId: string, id: string, opts: { reprocess: boolean; skipBreakdown: boolean }, origin?: AuditOrigin): Promise<TriggerOutcome> {
+  async trigger(
+    orgId: string,
+    id: string,
+    opts: { reprocess: boolean; skipBreakdown: boolean },
+    origin?: AuditOrigin,
+    queue?: (outcome: TriggerOutcome) => Promise<void>,
+  ): Promise<TriggerOutcome> {
     return this.db.transaction(async (m) => {
       const [run]: RunRow[] = await m.query(`SELECT ${RUN_COLUMNS} FROM check_runs WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
       if (!run) throw AppError.notFound('Check run not found.');
@@ -341,7 +353,9 @@ export class RunsRepository {
         orgId, action: 'check_run.triggered', resourceType: 'check_run', resourceId: id, origin, at: now,
         data: { reprocess: opts.reprocess, skip_breakdown: opts.skipBreakdown, requirements_queued: pending.length, before: { status: run.status }, after: { status: after.status } },
       });
-      return { run: after, requirementIds: pending.map((p) => p.id) };
+      const outcome = { run: after, requirementIds: pending.map((p) => p.id) };
+      if (queue) await queue(outcome);
+      return outcome;
     });
   }
 
@@ -378,17 +392,26 @@ export class RunsRepository {
    * the requirement is already completed (a redelivered work item).
    */
   async claim(orgId: string, runId: string, generation: number, requirementId: string): Promise<RequirementRow | null> {
-    const rows = rowsOf<RequirementRow>(await this.db.query(
-      `WITH c AS (
-         SELECT id FROM check_runs WHERE org_id = $1 AND id = $2 AND status = 'processing' AND generation = $3 FOR SHARE
-       )
-       UPDATE check_requirements r SET status = 'processing', updated_at = $5
-       FROM c
-       WHERE r.id = $4 AND r.run_id = c.id AND r.org_id = $1 AND r.status <> 'completed'
-       RETURNING r.*`,
-      [orgId, runId, generation, requirementId, new Date()],
-    ));
-    return rows[0] ?? null;
+    // Lock first, by id alone, then decide: the share lock waits for a trigger still queueing its work
+    // (RunsRepository.trigger holds the run row until it commits) and returns the row as that trigger
+    // left it. Conditions on status or generation in the locking statement would be tested against
+    // the row as it was before that trigger (READ COMMITTED tests a row version older than the
+    // statement's snapshot only once it matched), and so would the requirements in the same
+    // statement (still `completed` before a reprocess): the UPDATE is a later statement.
+    return this.db.transaction(async (m) => {
+      const [run]: Pick<RunRow, 'status' | 'generation'>[] = await m.query(
+        `SELECT status, generation FROM check_runs WHERE org_id = $1 AND id = $2 FOR SHARE`,
+        [orgId, runId],
+      );
+      if (!run || run.status !== 'processing' || Number(run.generation) !== generation) return null;
+      const rows = rowsOf<RequirementRow>(await m.query(
+        `UPDATE check_requirements r SET status = 'processing', updated_at = $4
+         WHERE r.id = $3 AND r.run_id = $2 AND r.org_id = $1 AND r.status <> 'completed'
+         RETURNING r.*`,
+        [orgId, runId, requirementId, new Date()],
+      ));
+      return rows[0] ?? null;
+    });
   }
 
   /**

@@ -90,30 +90,48 @@ export class RunsService {
 
   /**
    * Trigger: pending/stopped/failed/completed → processing (or straight to completed when nothing is left),
-   * then publishes the work items. If publishing fails the run is failed with a reason (retrying the trigger
-   * resumes it) and SERVICE_UNAVAILABLE is returned.
+   * publishing the work items before the transition commits. If they cannot be published (NATS
+   * down), the run is left exactly as it was (status, counters, requirements, no audit event) and
+   * SERVICE_UNAVAILABLE is returned: "the run was not started", and retrying the trigger is safe.
+   * Items published before a failure carry this trigger's generation, which never commits: workers
+   * discard them (RunsRepository.claim), or, delivered after a later trigger reached the same
+   * generation, check requirements that trigger queued too (a requirement is stored once).
    */
   async trigger(ctx: CallContext, id: string, options: { reprocess: boolean; skipBreakdown: boolean }): Promise<RunRow> {
     if (!isUuid(id)) throw AppError.validation('id must be a UUID.');
-    const { run, requirementIds } = await this.deps.repository.trigger(ctx.orgId, id, options, ctx);
     const size = Math.max(1, this.deps.groupSize);
-    try {
-      for (let i = 0, n = 0; i < requirementIds.length; i += size, n++) {
-        const item: CheckRequirementsRequestedEvent = {
-          orgId: ctx.orgId,
-          runId: run.id,
-          generation: run.generation,
-          projectId: run.project_id,
-          handbookIds: run.handbook_ids ?? [],
-          skipBreakdown: run.skip_breakdown,
-          requirementIds: requirementIds.slice(i, i + size),
-        };
-        await this.deps.publishWork(item, `check:${run.id}:${run.generation}:${n}`);
+    const queued = Symbol('not queued');
+    let queueError: unknown = queued;
+    const queue = async ({ run, requirementIds }: { run: RunRow; requirementIds: string[] }) => {
+      try {
+        for (let i = 0, n = 0; i < requirementIds.length; i += size, n++) {
+          const item: CheckRequirementsRequestedEvent = {
+            orgId: ctx.orgId,
+            runId: run.id,
+            generation: run.generation,
+            projectId: run.project_id,
+            handbookIds: run.handbook_ids ?? [],
+            skipBreakdown: run.skip_breakdown,
+            requirementIds: requirementIds.slice(i, i + size),
+          };
+          // The trigger's task id, not its generation: a trigger that failed after publishing some items
+          // rolls its generation back, and the next trigger's items (same generation) must not be
+          // dropped as duplicates of those within the stream's duplicate window.
+          await this.deps.publishWork(item, `check:${run.id}:${run.task_id}:${n}`);
+        }
+      } catch (err) {
+        queueError = err;
+        throw err;
       }
+    };
+    let run: RunRow;
+    let requirementIds: string[];
+    try {
+      ({ run, requirementIds } = await this.deps.repository.trigger(ctx.orgId, id, options, ctx, queue));
     } catch (err) {
-      this.deps.logger.error({ err, run_id: run.id }, 'could not queue check run work');
-      await this.deps.repository.fail(ctx.orgId, run.id, run.generation, 'The run could not be queued for processing; trigger it again.');
-      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The work queue is unavailable; the run was not started. Retry shortly.');
+      if (queueError === queued || err !== queueError) throw err;
+      this.deps.logger.error({ err, run_id: id }, 'could not queue check run work; the run is unchanged');
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The work queue is unavailable; the run was not started and is unchanged. Retry shortly.');
     }
     this.deps.logger.info({ run_id: run.id, task_id: run.task_id, requirements: requirementIds.length }, 'check run triggered');
     return run;
