@@ -170,10 +170,12 @@ COPY --from=prod-deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # The embedding model (read-only; KB_MODELS_DIR).
 COPY --from=model /models ./models
-# The embedded judge's cross-encoders, committed with their training scripts (check service; found from
-# dist/ as /app/libs/text/models/judge-rsm-minilm and judge-nli-minilm; JUDGE_RSM_MODEL_DIR and
-# JUDGE_NLI_MODEL_DIR override them).
-COPY libs/text/models ./libs/text/models
+# The embedded judge's cross-encoders (check service; found from dist/ as /app/libs/text/models/judge-rsm-minilm
+# and judge-nli-minilm; JUDGE_RSM_MODEL_DIR and JUDGE_NLI_MODEL_DIR override them). Each model folder keeps its
+# training code in train/, which .dockerignore leaves out; the JSON models (judge, answerability) are compiled
+# into dist/ with the code that imports them.
+COPY libs/text/models/judge-nli-minilm ./libs/text/models/judge-nli-minilm
+COPY libs/text/models/judge-rsm-minilm ./libs/text/models/judge-rsm-minilm
 COPY package.json ./
 COPY deploy/docker/entrypoint.sh deploy/docker/healthcheck.mjs ./deploy/docker/
 # The sample construction-safety corpus, so `kbctl safety load /app/samples/safety-corpus` works in the image.

@@ -382,12 +382,13 @@ describe('Dockerfile', () => {
       fs.statSync(path.join(ROOT, rel)).isDirectory() ? fs.readdirSync(path.join(ROOT, rel)).flatMap((f) => filesUnder(`${rel}/${f}`)) : [rel];
     for (const src of sources) {
       expect([src, exists(src)]).toEqual([src, true]);
-      // A file must pass; a directory must send its files (tests, generated code and local installs
-      // such as tools/llm-server/node_modules aside: `**/node_modules` never reaches the daemon).
-      const files = filesUnder(src).filter((f) => !/\.(medium-)?spec\.ts$|\/gen\/|\/sdk\/src\/generated\/|\/node_modules\//.test(f));
+      // A file must pass; a directory must send its files (tests, generated code, local installs such
+      // as tools/llm-server/node_modules and the models' training code aside: `**/node_modules` and
+      // `libs/text/models/*/train` never reach the daemon).
+      const files = filesUnder(src).filter((f) => !/\.(medium-)?spec\.ts$|\/gen\/|\/sdk\/src\/generated\/|\/node_modules\/|^libs\/text\/models\/[^/]+\/train\//.test(f));
       expect([src, files.filter((f) => !dockerignoreIncludes(f))]).toEqual([src, []]);
     }
-    for (const excluded of ['node_modules', 'dist', '.data', '.git', '.env', 'libs/proto/src/gen', 'packages/sdk/src/generated', 'packages/cli', 'apps/gateway/src/app.module.spec.ts', 'helm', 'test']) {
+    for (const excluded of ['node_modules', 'dist', '.data', '.git', '.env', 'libs/proto/src/gen', 'packages/sdk/src/generated', 'packages/cli', 'apps/gateway/src/app.module.spec.ts', 'helm', 'test', 'libs/text/models/judge/train/policy-cases.json', 'libs/text/models/judge-nli-minilm/train/train_nli.py']) {
       expect([excluded, dockerignoreIncludes(excluded)]).toEqual([excluded, false]);
     }
   });

@@ -12,7 +12,7 @@
 //   is answered well when a gold answer string stands in the FIRST citation's quote; an unanswerable
 //   one when the answer has no citations. `--split tune|report|all` picks articles (tools/eval/squad2.mjs),
 //   `--limit N` the first N questions of each article. A question set whose questions carry `split`
-//   (tools/train/answerability/product-questions.json) takes `--split tune|report|all` too.
+//   (libs/text/models/answerability/train/product-questions.json) takes `--split tune|report|all` too.
 // Both report `confidence`: precision and coverage of answers with confidence >= 0.7 (the first
 // citation holds the gold answer) and a reliability table (confidence bins against that accuracy).
 // With LLM_BASE_URL (+ LLM_MODEL, LLM_API_KEY) set, the model-configured path is evaluated.
@@ -241,7 +241,7 @@ try {
     };
 
     // `--split tune|report` keeps the questions of that half when the set labels them (the product
-    // question set of tools/train/answerability/product-set.mjs); `all` (default) keeps every one.
+    // question set of libs/text/models/answerability/train/product-set.mjs); `all` (default) keeps every one.
     if (values.split !== 'all' && !set.questions.some((q) => q.split)) throw new Error(`${datasetFile} has no split labels: use --split all`);
     if (!['tune', 'report', 'all'].includes(values.split)) throw new Error(`--split must be tune, report or all (got ${values.split})`);
     const questions = set.questions.filter((q) => values.split === 'all' || q.split === values.split).slice(0, limit);

@@ -18,7 +18,7 @@
  *   CONTRADICTS, no evidence → NOT_FOUND.
  * - ContractNLI (a JSON file like dev.json): each NDA is a project, each of its 17 hypotheses a
  *   requirement. Entailment → COMPLIANT, Contradiction → CONTRADICTS, NotMentioned → NOT_FOUND.
- * - Policy cases (a JSON file with `documents` and `cases`, like libs/text/train/policy-cases.json).
+ * - Policy cases (a JSON file with `documents` and `cases`, like libs/text/models/judge/train/policy-cases.json).
  *
  * Split ({@link splitOf}): a fixed 70/30 split by group — the NDA for ContractNLI, the smallest cited
  * abstract for SciFact (claims written from the same citation stay together) — so `train:judge` never
@@ -167,7 +167,7 @@ export function loadContractNli(file: string): Dataset {
 }
 
 /**
- * Written policy cases (libs/text/train/policy-cases.json): `documents` [{id, file_name, text}] and `cases`
+ * Written policy cases (libs/text/models/judge/train/policy-cases.json): `documents` [{id, file_name, text}] and `cases`
  * [{document, requirement, label}] with the verdict as label; each document is a project, split by document.
  */
 export function loadPolicyCases(file: string): Dataset {

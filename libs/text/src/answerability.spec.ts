@@ -4,7 +4,7 @@ import { alignSentences, sentenceUnits } from './align';
 import { ANSWERABILITY_MODEL, answerType, answerTypeMatch, CONFIDENT_ANSWER, decideAnswerability, linearDecision, MIN_ANSWER_COVERAGE, plattPredict } from './answerability';
 import type { PassageInput } from './types';
 
-const VECTORS = path.resolve(__dirname, '../../../tools/train/answerability/test-vectors.json');
+const VECTORS = path.resolve(__dirname, '../models/answerability/test-vectors.json');
 
 describe('answerability model (parameters trained with scikit-learn, evaluated in TypeScript)', () => {
   const vectors = JSON.parse(readFileSync(VECTORS, 'utf8'));

@@ -1,7 +1,7 @@
 import { alignSentences, idfWeights, matchCredit, sentenceUnits, type Alignment } from './align';
 import { analyze } from './analyze';
 import type { PassageInput } from './types';
-import trained from '../../../tools/train/answerability/answerability-model.json';
+import trained from '../models/answerability/answerability-model.json';
 
 /**
  * Embeds texts into L2-normalised vectors (cosine = dot product), e.g. `LocalEmbeddingModel.embed`
@@ -161,7 +161,7 @@ export interface AnswerabilityParams {
   question: Linear;
   calibration: Platt;
   threshold: number;
-  /** The coverage floor the cut-off was chosen with (train.py `MIN_ANSWER_COVERAGE`; equals {@link MIN_ANSWER_COVERAGE}). */
+  /** The coverage floor the cut-off was chosen with (train_answerability.py `MIN_ANSWER_COVERAGE`; equals {@link MIN_ANSWER_COVERAGE}). */
   min_answer_coverage?: number;
 }
 
@@ -173,7 +173,7 @@ export const CONFIDENT_ANSWER = 0.7;
  * IDF-weighted content terms (`passageCoverage` of {@link alignSentences}, in [0, 1]), the question is
  * not answered by these passages, whatever the model says. 0.34 is the relevance floor of the
  * extractive answerer before the trained model (`DEFAULT_MIN_RELEVANCE`, main until 3cf2a83),
- * restored under it; train.py counts the questions it declines in every figure and chooses the
+ * restored under it; train_answerability.py counts the questions it declines in every figure and chooses the
  * cut-off with it (docs/agent.md "Answerability and confidence").
  */
 export const MIN_ANSWER_COVERAGE = 0.34;
@@ -181,7 +181,7 @@ export const MIN_ANSWER_COVERAGE = 0.34;
 /** Confidence of an answer declined by the coverage floor is capped just below {@link CONFIDENT_ANSWER}: it cites nothing. */
 const DECLINED_CONFIDENCE_CAP = 0.699;
 
-/** The committed parameters (tools/train/answerability/answerability-model.json, `npm run train:answerability`). */
+/** The committed parameters (libs/text/models/answerability/answerability-model.json, `npm run train:answerability`). */
 export const ANSWERABILITY_MODEL = trained as unknown as { semantic: AnswerabilityParams; lexical: AnswerabilityParams; trained: Record<string, unknown> };
 
 const dot = (w: number[], x: number[]) => w.reduce((s, wi, i) => s + wi * (x[i] ?? 0), 0);
@@ -284,7 +284,7 @@ export function questionSignals(ranked: ScoredSentence[], context: number[]): nu
 /**
  * Decides whether the retrieved passages answer `question`, and which sentence does.
  *
- * Method (trained by `npm run train:answerability`, tools/train/answerability/): every whole sentence
+ * Method (trained by `npm run train:answerability`, libs/text/models/answerability/train/): every whole sentence
  * of the passages gets the signals of {@link sentenceSignals}; a logistic regression over them ranks
  * the sentences (trained to find the sentence holding the gold answer of SQuAD 2.0 questions); a
  * second logistic regression over the best sentence's logit, its margin over the runner-up, the best

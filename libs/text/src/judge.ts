@@ -33,7 +33,7 @@ export const CONFIDENT = 0.7;
 export interface JudgeOptions {
   /** Sentence embeddings (see `semanticCandidates`); without them the judge aligns by words only. */
   semantic?: SemanticInput;
-  /** Trained parameters; default the committed model (libs/text/train/judge-model.json). */
+  /** Trained parameters; default the committed model (libs/text/models/judge/judge-model.json). */
   model?: VerdictModel;
 }
 

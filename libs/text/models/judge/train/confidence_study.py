@@ -10,7 +10,7 @@ or the files given) and fits exactly what train_judge.py fits, on the `train` sp
    precision of its k highest-scored verdicts;
 3. the held-out figures (macro-F1, confident precision and coverage) for the out-of-fold precision
    target of the confidence map at 0.92 (today), 0.90 and 0.88.
-Usage: OMP_NUM_THREADS=1 ~/.cache/kb-platform/venv/bin/python libs/text/train/confidence_study.py [DUMP ...]
+Usage: OMP_NUM_THREADS=1 ~/.cache/kb-platform/venv/bin/python libs/text/models/judge/train/confidence_study.py [DUMP ...]
 """
 import json
 import os

@@ -11,10 +11,10 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensurePythonVenv } from '../../../../tools/lib/bootstrap.mjs';
+import { ensurePythonVenv } from '../../../../../tools/lib/bootstrap.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../../../..');
+const root = path.resolve(here, '../../../../..');
 const cache = process.env.KB_CACHE_DIR ?? path.join(os.homedir(), '.cache/kb-platform');
 const datasets = process.env.KB_DATASETS ?? path.resolve(root, '../shared/datasets');
 const models = process.env.KB_MODELS_DIR ?? path.resolve(root, '../shared/models');
@@ -47,7 +47,7 @@ process.stderr.write(`split check: ${groups.length} groups agree with tools/eval
 run('nice', [
   '-n', '10', python, path.join(here, 'train_nli.py'),
   '--datasets', datasets,
-  '--policy', path.join(root, 'libs/text/train/policy-cases.json'),
+  '--policy', path.join(root, 'libs/text/models/judge/train/policy-cases.json'),
   '--written', path.join(here, 'nli-cases.json'),
   '--base-tokenizer', path.join(models, 'all-MiniLM-L6-v2'),
   '--out', out,

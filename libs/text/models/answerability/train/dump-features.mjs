@@ -1,4 +1,4 @@
-// Writes the training vectors of the answerability model (see train.py): for every SQuAD 2.0
+// Writes the training vectors of the answerability model (see train_answerability.py): for every SQuAD 2.0
 // question, the signals of every whole sentence of its top retrieved passages, computed by the
 // service's own code (@kb/text sentenceSignals, built into dist/) with the real embedding model.
 //
@@ -9,16 +9,16 @@
 // tune/report) is added with `--product FILE`: its passages are the chunks of all its documents
 // (extracted and chunked by the ingestion's code), ranked the same way; rows carry `source: "product"`
 // and `article` = `product:<file>` (`product:none` for the unanswerable ones), the leave-one-out group.
-// Usage: node dump-features.mjs --dataset FILE [--product FILE] --out FILE.jsonl  (called by run.mjs)
+// Usage: node dump-features.mjs --dataset FILE [--product FILE] --out FILE.jsonl  (called by train-answerability.mjs)
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { loadSquad, normalizeForMatch, splitArticles } from '../../eval/squad2.mjs';
+import { loadSquad, normalizeForMatch, splitArticles } from '../../../../../tools/eval/squad2.mjs';
 import { loadProductSet } from './product-set.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../..');
 const require = createRequire(import.meta.url);
 const text = require(path.join(ROOT, 'dist/libs/text/src/index.js'));
 const { LocalEmbeddingModel } = require(path.join(ROOT, 'dist/libs/models/src/index.js'));

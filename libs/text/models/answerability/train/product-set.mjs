@@ -1,4 +1,4 @@
-// The product's own answerability question set (tools/train/answerability/product-questions.json):
+// The product's own answerability question set (libs/text/models/answerability/train/product-questions.json):
 // questions a construction team asks over documents of ../shared/corpus (heat-illness guidance,
 // the OSH Act, access and risk policies), answerable (with `gold`, a verbatim phrase of the
 // sentence that answers) or not (`gold: null`, with `absent`: words the answer would need that
@@ -9,7 +9,7 @@
 //     `absent` word in no chunk of any document — else the script fails and names the question;
 //   - `split` (tune | report) is assigned deterministically: within the answerable and within the
 //     unanswerable questions, ordered by SHA-256 of the question text, alternately tune and report.
-//     Only the tune half may be used for training or tuning (train.py); report is for figures.
+//     Only the tune half may be used for training or tuning (train_answerability.py); report is for figures.
 // `node product-set.mjs` (or `--write`) checks, then rewrites the file with the splits.
 // `loadProductSet()` is used by dump-features.mjs (the passages the questions are asked over).
 import { createHash } from 'node:crypto';
@@ -17,17 +17,17 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { normalizeForMatch } from '../../eval/squad2.mjs';
+import { normalizeForMatch } from '../../../../../tools/eval/squad2.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '../../..');
+const ROOT = path.resolve(HERE, '../../../../..');
 export const PRODUCT_SET = path.join(HERE, 'product-questions.json');
 const CORPUS = path.resolve(ROOT, '../shared/corpus');
 const TYPES = { '.md': 'text/markdown', '.html': 'text/html', '.txt': 'text/plain', '.pdf': 'application/pdf' };
 
 /**
  * Extracts and chunks the set's documents with the ingestion code in dist/ (build first).
- * @returns {Promise<{ set: object, passages: import('../../../libs/text/src/types').PassageInput[] }>}
+ * @returns {Promise<{ set: object, passages: import('../../../src/types').PassageInput[] }>}
  *   the parsed set and every chunk of every document as a passage (`documentId` = the corpus path,
  *   `score` 0; the caller ranks them).
  */

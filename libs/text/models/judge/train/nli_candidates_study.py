@@ -6,7 +6,7 @@ and fits exactly what train_judge.py fits for the `nli` variant with the signals
 candidates, K = 1, 2, 3, 4, 8, on the `train` split only (the held-out rows are not read). Prints, per K:
 out-of-fold macro-F1 and calibrated log-loss, and the model's confident (>= 0.7) verdicts out of fold per
 source (precision, count, coverage) with the per-source, cross-fitted confidence rule of train_judge.py.
-Usage: OMP_NUM_THREADS=1 ~/.cache/kb-platform/venv/bin/python libs/text/train/nli_candidates_study.py [DUMP ...]
+Usage: OMP_NUM_THREADS=1 ~/.cache/kb-platform/venv/bin/python libs/text/models/judge/train/nli_candidates_study.py [DUMP ...]
 """
 import json
 import os

