@@ -34,7 +34,7 @@ export function outputTail(text, lines = FAILURE_TAIL_LINES) {
  * @param {string} what the step, as its `step()` line says it ("building (proto → TypeScript, tsc)")
  * @param {string} command the command as shown to the user
  * @param {{status: number|null, signal?: string|null, error?: Error}} exit how it ended (spawn's result)
- * @param {string} output its stdout and stderr, interleaved as far as known ('' when they went to the terminal)
+ * @param {string|null} output its stdout and stderr, interleaved as far as known (null when they went to the terminal)
  * @returns {string}
  */
 export function childFailureMessage(what, command, exit, output) {
@@ -43,25 +43,20 @@ export function childFailureMessage(what, command, exit, output) {
     : exit.signal
       ? `was stopped by signal ${exit.signal}`
       : `exited with code ${exit.status}`;
+  if (output === null) return `${what} failed: \`${command}\` ${how} (its output is above)`;
   const tail = outputTail(output);
   return `${what} failed: \`${command}\` ${how}${tail ? `; its last output lines:\n${tail}` : ' and printed nothing'}`;
 }
 
 /**
- * Runs a set-up command to its end (npm install, the build, apt-get, pip), its output captured and
- * then echoed on stderr (stdout is kept for results).
- * @throws Error from {@link childFailureMessage} (exit status and the last lines of its output)
- *   when it fails; the whole output is echoed first when it is longer than those lines.
+ * Runs a set-up command to its end (npm install, the build, apt-get, pip), its output going to the
+ * terminal as it comes (a first `npm install` or build takes minutes: the user sees its progress).
+ * @throws Error from {@link childFailureMessage} (the step, the command and its exit status; its own
+ *   output, the reason, is just above on the terminal) when it fails.
  */
 function run(cmd, args, { what = `${cmd} ${args[0] ?? ''}`.trim(), ...options } = {}) {
-  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'], ...options });
-  const output = `${r.stdout ?? ''}${r.stderr ?? ''}`;
-  if (r.status === 0) {
-    process.stderr.write(output);
-    return;
-  }
-  if (output.split('\n').filter((l) => l.trim() !== '').length > FAILURE_TAIL_LINES) process.stderr.write(output);
-  throw new Error(childFailureMessage(what, [cmd, ...args].join(' '), r, output));
+  const r = spawnSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], ...options });
+  if (r.status !== 0) throw new Error(childFailureMessage(what, [cmd, ...args].join(' '), r, null));
 }
 
 /**
