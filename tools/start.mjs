@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // `npm start`: sets up what is missing, starts the whole service on embedded defaults, prints the
 // base URL and a demo API key. Ctrl-C stops everything; data stays in .data/ (delete it to reset).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
+import { build, ensureNodeModules, ensureSystemPackages, ROOT, runChild, step } from './lib/bootstrap.mjs';
 import { ensureNodeRuntime } from './lib/node-runtime.mjs';
 
 const dataDir = path.resolve(process.env.KB_DATA_DIR ?? path.join(ROOT, '.data'));
@@ -57,8 +57,17 @@ async function main() {
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
 
-  const { orgId, key: apiKey } = await demoKey(stack);
-  loadSafetyCorpus(stack);
+  let orgId, apiKey;
+  try {
+    ({ orgId, key: apiKey } = await demoKey(stack));
+    await loadSafetyCorpus(stack);
+  } catch (e) {
+    // Say why first (stopping takes seconds), then leave nothing running.
+    process.stderr.write(`\nnpm start failed: ${e.message}\n`);
+    step('stopping');
+    await stack.stop();
+    process.exit(1);
+  }
   const publicUrl = `http://localhost:${stack.ports.gateway}`;
   process.stdout.write(
     `\nThe service is running.\n` +
@@ -113,13 +122,39 @@ function ensureEmbeddingModel(modelsDir) {
   return 'lexical (BM25) only: no embedding model (see above)';
 }
 
-/** Loads the shipped sample construction-safety corpus (idempotent: same-named documents are replaced). */
-function loadSafetyCorpus(stack) {
-  step('loading the sample safety corpus (samples/safety-corpus)');
-  execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'safety', 'load', path.join(ROOT, 'samples/safety-corpus'), '--json'], {
-    env: { ...process.env, DATABASE_URL: stack.databaseUrl, DOCUMENTS_GRPC_URL: `127.0.0.1:${stack.ports.documents}` },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+/**
+ * How long the sample corpus may take to load, in seconds: connecting, uploading and waiting for
+ * ingestion, retries of transient failures included. On an idle laptop it takes about 5 s; under a
+ * load average of 12 on 2 cores about a minute. 30 minutes is generous on purpose: a slow machine
+ * must not fail the start-up, while a stuck ingestion still ends it with a message.
+ */
+const SAFETY_LOAD_TIMEOUT_S = 1800;
+
+/** kbctl: the operator CLI as built (`dist/`), with the command shown in failure messages. */
+const KBCTL = path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js');
+
+/**
+ * Runs `kbctl <args> --json` against the started stack, without blocking the supervisor.
+ * @returns the JSON object it printed.
+ * @throws Error naming the step, kbctl's exit status, its `{error: {code, message}}` and its last stderr lines.
+ */
+async function kbctl(what, stack, args) {
+  const env = { ...process.env, DATABASE_URL: stack.databaseUrl, NATS_URL: stack.env.NATS_URL, DOCUMENTS_GRPC_URL: `127.0.0.1:${stack.ports.documents}` };
+  return JSON.parse(await runChild(what, process.execPath, [KBCTL, ...args, '--json'], { env, show: `kbctl ${args.join(' ')} --json` }));
+}
+
+/**
+ * Loads the sample construction-safety corpus (idempotent: same-named documents are replaced):
+ * samples/safety-corpus, or the folder KB_SAFETY_CORPUS_DIR names. kbctl waits for the real
+ * condition (every document processed) and retries transient failures itself, within
+ * {@link SAFETY_LOAD_TIMEOUT_S}.
+ */
+async function loadSafetyCorpus(stack) {
+  const folder = path.resolve(process.env.KB_SAFETY_CORPUS_DIR || path.join(ROOT, 'samples/safety-corpus'));
+  const shown = folder.startsWith(ROOT + path.sep) ? path.relative(ROOT, folder) : folder;
+  const what = `loading the sample safety corpus (${shown})`;
+  step(what);
+  await kbctl(what, stack, ['safety', 'load', folder, '--timeout', String(SAFETY_LOAD_TIMEOUT_S)]);
 }
 
 /**
@@ -133,15 +168,9 @@ async function demoKey(stack) {
     const res = await fetch(`${stack.baseUrl}/api/v2/organization`, { headers: { Authorization: `Bearer ${saved.key}` } });
     if (res.status === 200) return { orgId: saved.org_id, key: saved.key };
   }
-  const kbctl = (...args) =>
-    JSON.parse(
-      execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), ...args, '--json'], {
-        env: { ...process.env, DATABASE_URL: stack.databaseUrl },
-        encoding: 'utf8',
-      }),
-    );
-  const org = kbctl('org', 'create', '--name', 'Demo Organization', '--safety');
-  const key = kbctl('key', 'create', '--org', org.id, '--name', 'demo');
+  step('creating the demo organization and its API key');
+  const org = await kbctl('creating the demo organization', stack, ['org', 'create', '--name', 'Demo Organization', '--safety']);
+  const key = await kbctl('creating the demo API key', stack, ['key', 'create', '--org', org.id, '--name', 'demo']);
   // Local demo convenience only: the service itself stores just the key's hash.
   writeFileSync(file, JSON.stringify({ org_id: org.id, key: key.key }, null, 2), { mode: 0o600 });
   return { orgId: org.id, key: key.key };

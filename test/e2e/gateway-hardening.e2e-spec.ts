@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
 import { api, baseUrl, kbctl, newOrg, waitForDocument } from './support/harness';
@@ -309,6 +310,30 @@ describe('gateway hardening, round two', () => {
       const res = await a.post('/api/v2/agent/query').send({ question });
       expectValidation(res, /^question must not be blank/);
       expect(res.body.error.message).not.toMatch(/last message/);
+    }
+  });
+
+  // Defect 14: CONNECT (Node's `connect` event, never seen by Fastify) closed the connection with no answer.
+  it('answers CONNECT with 405 in the envelope and Allow, whether its target is a host or a served path', async () => {
+    const connect = (target: string) =>
+      new Promise<string>((resolve, reject) => {
+        const url = new URL(baseUrl());
+        const socket = net.connect(Number(url.port), url.hostname, () => socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`));
+        let text = '';
+        socket.setEncoding('utf8').on('data', (d) => (text += d));
+        socket.once('close', () => resolve(text));
+        socket.once('error', reject);
+      });
+    for (const [target, allow] of [
+      ['example.com:443', 'GET, HEAD, POST, PUT, PATCH, DELETE'],
+      ['/api/v2/projects', 'GET, HEAD, POST'],
+    ]) {
+      const answer = await connect(target);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+      expect(head).toContain(`\r\nAllow: ${allow}\r\n`);
+      const id = /\r\nX-Request-Id: (\S+)/.exec(head)?.[1];
+      expect(JSON.parse(body)).toEqual({ success: false, error: { code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining('not a proxy') }, request_id: id });
     }
   });
 });

@@ -16,15 +16,21 @@ const KBCTL = path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js');
 const installedByUs = existsSync(path.join(ROOT, 'node_modules/.kb-install-stamp'));
 if (!installedByUs) console.warn('npm-start e2e skipped: node_modules has no .kb-install-stamp (not installed by npm test / npm start), so npm start would run npm install');
 
+/** Busy-looping processes kept running while npm start starts: the machine of issue 29 had a load average of 12. */
+const BUSY_LOOPS = 2;
+
 /**
- * `npm start` (tools/start.mjs) as a user runs it, on its own data folder and free ports: the banner
- * names the demo organization, and `kbctl org list` (through the npm wrapper tools/kbctl.mjs, which
- * finds the local stack by KB_DATA_DIR) lists it with the Safety Assistant on and one active key.
- * Lexical search (no embedding model to fetch). Also `kbctl --help`, which needs no database.
+ * `npm start` (tools/start.mjs) as a user runs it, on its own data folder and free ports, on a
+ * loaded machine ({@link BUSY_LOOPS} busy loops beside it; issue 29 defect 13: the corpus load
+ * failed under load): the banner names the demo organization, and `kbctl org list` (through the
+ * npm wrapper tools/kbctl.mjs, which finds the local stack by KB_DATA_DIR) lists it with the
+ * Safety Assistant on and one active key. Lexical search (no embedding model to fetch). A start
+ * whose corpus load fails says why and leaves nothing running. Also `kbctl --help`, which needs no database.
  */
 (installedByUs ? describe : describe.skip)('npm start banner and kbctl org list / --help', () => {
   let dir: string;
   let start: ChildProcess | undefined;
+  let env: NodeJS.ProcessEnv;
   let banner = '';
 
   beforeAll(async () => {
@@ -39,26 +45,35 @@ if (!installedByUs) console.warn('npm-start e2e skipped: node_modules has no .kb
       'RETRIEVAL_GRPC_PORT',
       'CHECK_GRPC_PORT',
       'AGENT_GRPC_PORT',
+      'WEBHOOKS_GRPC_PORT',
       'GATEWAY_METRICS_PORT',
       'DOCUMENTS_METRICS_PORT',
       'INGESTION_METRICS_PORT',
       'RETRIEVAL_METRICS_PORT',
       'CHECK_METRICS_PORT',
       'AGENT_METRICS_PORT',
+      'WEBHOOKS_METRICS_PORT',
     ])
       ports[name] = String(await freePort());
-    const env: NodeJS.ProcessEnv = { ...process.env, ...ports, KB_DATA_DIR: path.join(dir, 'data'), EMBEDDINGS_PROVIDER: 'none' };
-    for (const leaked of ['DATABASE_URL', 'NATS_URL', 'DOCUMENTS_GRPC_URL', 'PUBLIC_BASE_URL']) delete env[leaked];
-    start = spawn(process.execPath, [path.join(ROOT, 'tools/start.mjs')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    start.stderr!.on('data', (d) => (stderr += d));
-    await new Promise<void>((resolve, reject) => {
-      start!.stdout!.on('data', (d) => {
-        banner += d;
-        if (/Press Ctrl-C to stop/.test(banner)) resolve();
+    env = { ...process.env, ...ports, KB_DATA_DIR: path.join(dir, 'data'), EMBEDDINGS_PROVIDER: 'none' };
+    for (const leaked of ['DATABASE_URL', 'NATS_URL', 'DOCUMENTS_GRPC_URL', 'PUBLIC_BASE_URL', 'KB_SAFETY_CORPUS_DIR']) delete env[leaked];
+    const busy = Array.from({ length: BUSY_LOOPS }, () => spawn(process.execPath, ['-e', 'for(;;);'], { stdio: 'ignore' }));
+    const began = Date.now();
+    try {
+      start = spawn(process.execPath, [path.join(ROOT, 'tools/start.mjs')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      start.stderr!.on('data', (d) => (stderr += d));
+      await new Promise<void>((resolve, reject) => {
+        start!.stdout!.on('data', (d) => {
+          banner += d;
+          if (/Press Ctrl-C to stop/.test(banner)) resolve();
+        });
+        start!.once('exit', (code) => reject(new Error(`npm start exited (${code}) before its banner:\n${banner}\n${stderr.slice(-3000)}`)));
       });
-      start!.once('exit', (code) => reject(new Error(`npm start exited (${code}) before its banner:\n${banner}\n${stderr.slice(-3000)}`)));
-    });
+    } finally {
+      for (const b of busy) b.kill('SIGKILL');
+    }
+    console.log(`npm start beside ${BUSY_LOOPS} busy loops: banner after ${((Date.now() - began) / 1000).toFixed(1)} s`);
   });
 
   afterAll(async () => {
@@ -88,6 +103,26 @@ if (!installedByUs) console.warn('npm-start e2e skipped: node_modules has no .kb
     expect(organizations).toEqual([
       expect.objectContaining({ id: orgId, name: 'Demo Organization', safety_assistant_enabled: true, active_keys: 1, monthly_request_quota: null }),
     ]);
+  });
+
+  // Issue 29 defect 13: a failed step said only that kbctl exited non-zero (its --json error went to an ignored stdout).
+  it('a start whose corpus load fails prints the step, kbctl\'s exit status and its error, and stops everything', async () => {
+    const url = /Base URL:\s+(\S+)/.exec(banner)?.[1];
+    await stopChild(start!);
+    start = undefined;
+    const missing = path.join(dir, 'no-such-corpus');
+    const again = spawn(process.execPath, [path.join(ROOT, 'tools/start.mjs')], { cwd: ROOT, env: { ...env, KB_SAFETY_CORPUS_DIR: missing }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    again.stdout!.on('data', (d) => (output += d));
+    again.stderr!.on('data', (d) => (output += d));
+    const code = await new Promise<number | null>((resolve) => again.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(output).toContain(`npm start failed: loading the sample safety corpus (${missing}) failed: \`kbctl safety load ${missing}`);
+    expect(output).toContain('exited with code 1; its last output lines:');
+    expect(output).toContain(`"message":"Not a folder: ${missing}"`);
+    expect(output).not.toContain('The service is running.');
+    // Nothing left serving: the gateway's port refuses connections.
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 });
 

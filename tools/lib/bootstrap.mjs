@@ -1,6 +1,6 @@
 // Set-up steps shared by `npm start` and `npm test`: npm dependencies, system packages, build.
 // Plain Node (no npm dependencies): it runs before `npm ci`.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,9 +13,85 @@ export function step(message) {
   process.stderr.write(`» ${message}\n`);
 }
 
-function run(cmd, args, options = {}) {
-  const r = spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit', ...options });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}`);
+/** Lines of a failed child's output quoted in the error (as tools/lib/stack.mjs quotes a service's log). */
+export const FAILURE_TAIL_LINES = 15;
+/** Characters of a failed child's output quoted at most (a minified line can be long). */
+const FAILURE_TAIL_CHARS = 4000;
+
+/** The last `lines` non-blank lines of `text` (at most 4,000 characters); '' for none. */
+export function outputTail(text, lines = FAILURE_TAIL_LINES) {
+  return String(text ?? '')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(-lines)
+    .join('\n')
+    .slice(-FAILURE_TAIL_CHARS);
+}
+
+/**
+ * The message of a set-up step whose child process failed, in one shape for every step, e.g.
+ * "loading the sample safety corpus failed: `kbctl safety load … --json` exited with code 1; its last output lines:\n…".
+ * @param {string} what the step, as its `step()` line says it ("building (proto → TypeScript, tsc)")
+ * @param {string} command the command as shown to the user
+ * @param {{status: number|null, signal?: string|null, error?: Error}} exit how it ended (spawn's result)
+ * @param {string|null} output its stdout and stderr, interleaved as far as known (null when they went to the terminal)
+ * @returns {string}
+ */
+export function childFailureMessage(what, command, exit, output) {
+  const how = exit.error
+    ? `could not run (${exit.error.message})`
+    : exit.signal
+      ? `was stopped by signal ${exit.signal}`
+      : `exited with code ${exit.status}`;
+  if (output === null) return `${what} failed: \`${command}\` ${how} (its output is above)`;
+  const tail = outputTail(output);
+  return `${what} failed: \`${command}\` ${how}${tail ? `; its last output lines:\n${tail}` : ' and printed nothing'}`;
+}
+
+/**
+ * Runs a set-up command to its end (npm install, the build, apt-get, pip), its output going to the
+ * terminal as it comes (a first `npm install` or build takes minutes: the user sees its progress).
+ * @throws Error from {@link childFailureMessage} (the step, the command and its exit status; its own
+ *   output, the reason, is just above on the terminal) when it fails.
+ */
+function run(cmd, args, { what = `${cmd} ${args[0] ?? ''}`.trim(), ...options } = {}) {
+  const r = spawnSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], ...options });
+  if (r.status !== 0) throw new Error(childFailureMessage(what, [cmd, ...args].join(' '), r, null));
+}
+
+/**
+ * Runs a child process of a set-up step without blocking this process (the stack's supervisor
+ * keeps restarting services meanwhile). Its stderr is relayed to ours as it comes (progress lines);
+ * its stdout is returned (a `--json` result).
+ * @param {string} what the step, for the failure message
+ * @param {string} cmd executable
+ * @param {string[]} args
+ * @param {{env?: NodeJS.ProcessEnv, show?: string, echo?: boolean}} [o] environment; the command
+ *   as shown in a failure (default `cmd args`); echo=false keeps stderr for the failure message only
+ * @returns {Promise<string>} its stdout
+ * @throws Error from {@link childFailureMessage} when it cannot start, exits non-zero or is killed:
+ *   exit status and the last lines of its output (stdout and stderr, in arrival order)
+ */
+export function runChild(what, cmd, args, o = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, env: o.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      stdout += d;
+      output += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      output += d;
+      if (o.echo !== false) process.stderr.write(d);
+    });
+    let spawnError;
+    child.once('error', (e) => (spawnError = e));
+    child.once('close', (status, signal) => {
+      if (status === 0) return resolve(stdout);
+      reject(new Error(childFailureMessage(what, o.show ?? [cmd, ...args].join(' '), { status, signal, error: spawnError }, output)));
+    });
+  });
 }
 
 /**
@@ -33,7 +109,7 @@ export function ensureNodeModules() {
   const want = hash.digest('hex');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return;
   step('installing npm dependencies (npm install, honouring package-lock.json)');
-  run('npm', ['install', '--no-audit', '--no-fund']);
+  run('npm', ['install', '--no-audit', '--no-fund'], { what: 'installing npm dependencies' });
   writeFileSync(stamp, want);
 }
 
@@ -138,7 +214,7 @@ export function ensureGoTool(name, module) {
 /** Generates gRPC code and compiles the TypeScript (incremental). */
 export function build() {
   step('building (proto → TypeScript, tsc)');
-  run(process.execPath, ['tools/build.mjs']);
+  run(process.execPath, ['tools/build.mjs'], { what: 'building' });
 }
 
 /** Runs a command and returns its stdout, or null when it fails. */

@@ -78,15 +78,40 @@ function answerClientError(error: Error & { code?: string }, socket: import('nod
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', ErrorCode.TIMEOUT, 'The request was not received in time.']
         : [400, 'Bad Request', ErrorCode.VALIDATION_ERROR, 'The request is not valid HTTP.'];
+  writeRawError(socket, status, reason, code, message);
+  socket.destroy();
+}
+
+/**
+ * Writes one error answer (the envelope, a fresh request id, `Connection: close`) straight on
+ * `socket`, for requests that never reach Fastify; `extraHeaders` are added as given.
+ */
+function writeRawError(socket: import('node:net').Socket, status: number, reason: string, code: ErrorCode, message: string, extraHeaders = ''): void {
   const id = randomUUID();
   const body = JSON.stringify(errorEnvelope(code, message, id));
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${id}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
+  if (!socket.writable) return;
+  socket.write(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${id}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n${extraHeaders}Connection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Answers a `CONNECT` request (Node hands those to the server's `connect` event, never to Fastify;
+ * without a listener it closed the connection with no answer, issue 29 defect 14): 405
+ * METHOD_NOT_ALLOWED in the envelope, since the gateway is not a proxy and opens no tunnels.
+ * `Allow` lists the methods of the target when it is a path the gateway serves, else every method
+ * its routes use ({@link ROUTABLE_METHODS}). Then the connection is closed (a CONNECT's bytes after
+ * the request would be tunnel data).
+ */
+function answerConnect(fastify: FastifyInstance, req: import('node:http').IncomingMessage, socket: import('node:net').Socket): void {
+  const target = req.url ?? '';
+  const served = target.startsWith('/') ? methodsServing(fastify, target.split('?')[0]) : [];
+  const allow = (served.length > 0 ? served : [...ROUTABLE_METHODS]).join(', ');
+  writeRawError(socket, 405, 'Method Not Allowed', ErrorCode.METHOD_NOT_ALLOWED, `Method CONNECT is not allowed: the gateway is not a proxy; it serves ${allow}.`, `Allow: ${allow}\r\n`);
+  socket.end();
+  socket.once('error', () => undefined);
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 /**
@@ -258,6 +283,7 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   await registerCors(fastify, config);
   const lifecycle: Lifecycle = { draining: false };
   addAdmissionHook(fastify, config, logger, policy, lifecycle);
+  fastify.server.on('connect', (req, socket) => answerConnect(fastify, req, socket as import('node:net').Socket));
   addBodyAndResponseHooks(fastify, config, logger, createIdempotency(config, logger, backends));
   await mountLocalStorage(fastify, config);
   if ((options.serveWorkspace ?? options.serveReference) !== false) await mountWorkspace(fastify, config.GATEWAY_WORKSPACE_DIR ?? defaultWorkspaceDir(), logger);
