@@ -157,7 +157,8 @@ export function decideWithRules(
   const v = (name: string) => signals.vector[SIGNAL_INDEX.get(name)!];
   const cueOnBest = ['quantity_conflict_best', 'clock_conflict', 'polarity_mismatch_best', 'antonym_best', 'evidence_negated_best', 'modality_weaker', 'hedged'].some((n) => v(n) > 0);
   // With the requirement-satisfaction model's reading, full support also needs the passage it reads as meeting
-  // the requirement best to hold that very sentence.
+  // the requirement best to hold that very sentence (the unit chosen with or without the title prior: a sentence
+  // that states the requirement in full is not lost to a neighbouring procedure's title).
   const readAsBest = !options.satisfying || !signals.best || options.satisfying.some((u) => u.passage === signals.best!.unit.passage && u.start <= signals.best!.unit.start && u.end >= signals.best!.unit.end);
   if (signals.semantic && readAsBest && v('coverage_best') >= 0.999 && v('similarity_best') >= FULL_SUPPORT_SIMILARITY_MIN && v('numbers_shared') === 1 && !v('requirement_negated') && !cueOnBest) {
     return { verdict: 'COMPLIANT', confidence: Math.max(FULL_SUPPORT_CONFIDENCE, verdict === 'COMPLIANT' ? decided.confidence : 0), rule: 'full-support' };
@@ -223,7 +224,7 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   const variant = rsm ? model.variants.rsm! : withNli ? model.variants.nli! : signals.semantic ? model.variants.semantic : model.variants.lexical;
   const p = predictProba(variant, rsm ? [...signals.vector, ...rsm.vector] : withNli ? [...signals.vector, ...signals.nli!] : signals.vector);
   const probs = Object.fromEntries(VERDICT_CLASSES.map((c, i) => [c, p[i]])) as Record<Verdict, number>;
-  const decided = decideWithRules(signals, variant, p, rsm ? { doubtCaps: true, satisfying: [rsm.best.unit.unit], contradictionReading: rsm.contradicting.scores[1] } : {});
+  const decided = decideWithRules(signals, variant, p, rsm ? { doubtCaps: true, satisfying: [rsm.best.unit.unit, rsm.untitled.unit.unit], contradictionReading: rsm.contradicting.scores[1] } : {});
   const best = signals.best;
   const verdict: Verdict = best ? decided.verdict : 'NOT_FOUND';
   const confidence = best ? round3(decided.confidence) : 0.9;

@@ -113,14 +113,15 @@ export const RSM_SIGNAL_NAMES = [
 ] as const;
 
 /**
- * The {@link RSM_SIGNAL_NAMES} values of a reading, the evidence (`best`: {@link evidenceOfReading}) and the unit
- * read as contradicting most (`contradicting`).
+ * The {@link RSM_SIGNAL_NAMES} values of a reading, the evidence (`best`: {@link evidenceOfReading}), the evidence
+ * the choice without titles would take (`untitled`) and the unit read as contradicting most (`contradicting`).
  * @returns null for an empty reading.
  */
-export function rsmSignals(reading: RsmReading[] | undefined): { vector: number[]; best: RsmReading; contradicting: RsmReading } | null {
+export function rsmSignals(reading: RsmReading[] | undefined): { vector: number[]; best: RsmReading; untitled: RsmReading; contradicting: RsmReading } | null {
   if (!reading || reading.length === 0) return null;
   const bySat = [...reading].sort((a, b) => b.scores[0] - a.scores[0]);
   const best = evidenceOfReading(reading);
+  const untitled = evidenceOfReading(reading.map((r) => ({ ...r, titleSimilarity: null })));
   const contradicting = [...reading].sort((a, b) => b.scores[1] - a.scores[1])[0];
   const mean = reading.reduce((s, r) => s + r.scores[0], 0) / reading.length;
   return {
@@ -137,6 +138,7 @@ export function rsmSignals(reading: RsmReading[] | undefined): { vector: number[
       best.unit.headingCoverage,
     ],
     best,
+    untitled,
     contradicting,
   };
 }
