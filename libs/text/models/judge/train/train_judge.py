@@ -259,14 +259,19 @@ def fit_variant(rows, names, variant):
     return model, params, info, {"oof": oof, "y": y, "pred": pred, "source": np.array([r["dataset"] for r in train]), "groups": groups, "X": X}
 
 
-def macro_f1(y, pred):
+def f1_per_class(y, pred):
+    """F1 of each of the three classes (0 for a class never predicted nor present)."""
     f = []
     for c in range(3):
         tp = np.sum((pred == c) & (y == c))
         prec = tp / max(1, np.sum(pred == c))
         rec = tp / max(1, np.sum(y == c))
         f.append(0 if prec + rec == 0 else 2 * prec * rec / (prec + rec))
-    return float(np.mean(f))
+    return f
+
+
+def macro_f1(y, pred):
+    return float(np.mean(f1_per_class(y, pred)))
 
 
 NEVER = 1.0 + 1e-9  # a threshold no probability reaches: the class's model verdicts stay below 0.7
@@ -377,12 +382,7 @@ def report(model, params, rows, variant):
         decided = [decide(params, row) for row in p]
         pred = np.array([d[0] for d in decided])
         conf = np.array([d[1] for d in decided])
-        f1 = []
-        for c in range(3):
-            tp = np.sum((pred == c) & (y == c))
-            prec = tp / max(1, np.sum(pred == c))
-            rec = tp / max(1, np.sum(y == c))
-            f1.append(0 if prec + rec == 0 else 2 * prec * rec / (prec + rec))
+        f1 = f1_per_class(y, pred)
         sure = conf >= CONFIDENT
         out[ds] = {
             "n": len(held),
