@@ -6,7 +6,7 @@
 // dist/esm) and packages/cli compiled into their own dist/; last the review workspace (apps/web)
 // with Vite into dist/web.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, symlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,10 +20,11 @@ run(process.execPath, [path.join(root, 'tools/proto-gen.mjs')]);
 run(bin('tsc'), ['-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', 'dist/.tsbuildinfo']);
 run(bin('tsc-alias'), ['-p', 'tsconfig.build.json']);
 
-// Client packages. Until the root declares npm workspaces, the CLI finds the SDK through a link in
-// its own node_modules (what a workspace install would provide), so `node packages/cli/dist/main.js`
-// runs from a checkout. The service's Docker image ships no clients (it copies only the SDK's
-// sources, for the workspace below, not its package.json): skipped there.
+// Client packages: npm workspaces of the root package.json (`"workspaces": ["packages/*"]`), so the
+// root's `npm install` links the SDK as node_modules/@kb-platform/sdk, where the CLI (and
+// packages/sdk/examples) find it, and installs the CLI's own dependencies. The service's Docker
+// image ships no clients (it copies only the SDK's sources, for the workspace below, not its
+// package.json, so its npm install sees no workspace either): skipped there.
 if (existsSync(path.join(root, 'packages/sdk/package.json'))) buildClients();
 else if (existsSync(path.join(root, 'apps/web/index.html')) && existsSync(path.join(root, 'packages/sdk/scripts/generate.mjs'))) {
   // The image: only the SDK's generated sources the workspace needs, from the committed document
@@ -36,23 +37,22 @@ else if (existsSync(path.join(root, 'apps/web/index.html')) && existsSync(path.j
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-/** The OpenAPI document, the SDK (generated types, tsc) and the CLI linked to it. */
+/**
+ * The OpenAPI document, the SDK (generated types, tsc) and the CLI (which imports the built SDK
+ * through node_modules/@kb-platform/sdk). Exits 1, saying to run `npm install`, when that link is
+ * missing (node_modules installed before the root declared the workspaces).
+ */
 function buildClients() {
+  if (!existsSync(path.join(root, 'node_modules/@kb-platform/sdk/package.json'))) {
+    console.error('build: node_modules/@kb-platform/sdk is missing (the npm workspace link to packages/sdk): run `npm install` at the repository root');
+    process.exit(1);
+  }
   const quiet = spawnSync(process.execPath, [path.join(root, 'tools/openapi.mjs'), '--no-build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   if (quiet.status !== 0) process.exit(quiet.status ?? 1);
   run(process.execPath, [path.join(root, 'packages/sdk/scripts/generate.mjs')]);
   run(bin('tsc'), ['-p', 'packages/sdk/tsconfig.json']);
   // Its browser entry again as ES modules (dist/esm: `@kb-platform/sdk/browser` for bundlers).
   run(process.execPath, [path.join(root, 'packages/sdk/scripts/build-esm.mjs')]);
-  const link = path.join(root, 'packages/cli/node_modules/@kb-platform/sdk');
-  let linked = false;
-  try {
-    linked = lstatSync(link).isSymbolicLink() || existsSync(link);
-  } catch {}
-  if (!linked) {
-    mkdirSync(path.dirname(link), { recursive: true });
-    symlinkSync(path.relative(path.dirname(link), path.join(root, 'packages/sdk')), link, 'dir');
-  }
   run(bin('tsc'), ['-p', 'packages/cli/tsconfig.json']);
 }
 
