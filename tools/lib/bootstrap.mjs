@@ -2,7 +2,7 @@
 // Plain Node (no npm dependencies): it runs before `npm ci`.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -95,8 +95,27 @@ export function runChild(what, cmd, args, o = {}) {
 }
 
 /**
- * Installs npm dependencies when node_modules is missing or was installed from another
- * package.json / package-lock.json (a hash stamp in node_modules records which).
+ * The files an install depends on, relative to the root: package.json, package-lock.json and the
+ * package.json of every npm workspace (the root's `workspaces`, e.g. `packages/*` → packages/sdk,
+ * packages/cli), sorted so the list is the same on every machine.
+ * @returns {string[]}
+ */
+export function installInputs() {
+  const workspaces = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).workspaces ?? [];
+  const dirs = workspaces.flatMap((w) => {
+    if (!w.endsWith('/*')) return [w];
+    const parent = w.slice(0, -2);
+    return existsSync(path.join(ROOT, parent)) ? readdirSync(path.join(ROOT, parent)).map((d) => `${parent}/${d}`) : [];
+  });
+  const manifests = dirs.map((d) => `${d}/package.json`).filter((f) => existsSync(path.join(ROOT, f)));
+  return ['package.json', 'package-lock.json', ...manifests.sort()];
+}
+
+/**
+ * Installs npm dependencies when node_modules is missing or was installed from other
+ * {@link installInputs} (the root package.json, package-lock.json, the workspaces' package.json):
+ * a hash stamp in node_modules records which. One install at the root also links the workspaces
+ * (node_modules/@kb-platform/sdk → packages/sdk).
  *
  * `npm install` honouring the lockfile is used rather than `npm ci`: some registry mirrors serve
  * only the Linux builds of optional platform packages (LanceDB, Jest's resolver), so the lockfile
@@ -105,7 +124,7 @@ export function runChild(what, cmd, args, o = {}) {
 export function ensureNodeModules() {
   const stamp = path.join(ROOT, 'node_modules/.kb-install-stamp');
   const hash = createHash('sha256');
-  for (const f of ['package.json', 'package-lock.json']) hash.update(readFileSync(path.join(ROOT, f)));
+  for (const f of installInputs()) hash.update(`${f}\0`).update(readFileSync(path.join(ROOT, f)));
   const want = hash.digest('hex');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return;
   step('installing npm dependencies (npm install, honouring package-lock.json)');
