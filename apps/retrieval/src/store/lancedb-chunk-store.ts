@@ -1,7 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { FixedSizeList, Field, Float32, Int32, Schema, Utf8 } from 'apache-arrow';
 import {
   ChunkStore,
   requirePage,
@@ -10,26 +9,30 @@ import {
   ChunkVector,
   DenseChunkIndex,
   VectorSpace,
-  MAX_QUERY_LENGTH,
   SearchHit,
   SearchScope,
   StoredChunk,
 } from './chunk-store';
-import { packWordBoxes, type PackedWordBoxes, requireString, requireStringArray, requireTopK, unpackWordBoxes, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
+import { requireString, requireStringArray, requireTopK, validateDocumentChunks, validation, wrapEngineCall } from './store-input';
+import {
+  addSearchTextColumn,
+  addWordBoxesColumn,
+  checkSchema,
+  CHUNK_SCHEMA,
+  ChunkRow,
+  CHUNKS_TABLE,
+  COLUMNS,
+  fromRow,
+  FTS_COLUMN,
+  toRow,
+  VECTOR_SPACE_FILE,
+  vectorSchema,
+  VECTORS_TABLE,
+} from './lancedb/schema';
+import { documentsFilter, ID_BATCH, MAX_CHUNKS_PER_DOCUMENT, sanitizeQuery, scopeFilter, sqlString, validateChunk } from './lancedb/sql';
 
-/** Name of the one LanceDB table holding every org's chunks. */
-export const CHUNKS_TABLE = 'chunks';
-
-/**
- * Column carrying the BM25 index: the chunk's heading path, then its text
- * (`heading_path || ' ' || text`; the JSON punctuation of `heading_path` is split away by the
- * tokenizer). Section titles say what a passage is about but are not part of chunk text (the
- * chunker keeps them in `headingPath`). Measured on SciFact train (title as the heading, 505
- * claims, `npm run eval:retrieval`): nDCG@10 0.849 with `text` alone, 0.861 with the title in the
- * same field; a separate title field fused by LanceDB's MultiMatchQuery gave 0.846 (boost 1) and
- * 0.764 (boost 2), so one field it is.
- */
-export const FTS_COLUMN = 'search_text';
+export { CHUNKS_TABLE, FTS_COLUMN, VECTORS_TABLE } from './lancedb/schema';
+export { sanitizeQuery, scopeFilter, sqlString } from './lancedb/sql';
 
 /**
  * Tokenizer of the BM25 index on `text` (LanceDB 0.37.1 `Index.fts`, Lance's inverted index,
@@ -177,27 +180,6 @@ export function vectorIndexName(partitions: number): string {
 
 const VECTOR_INDEX_NAME_PREFIX = 'vector_ivf_p';
 
-/** Table of dense chunk vectors (one vector space at a time, see `vector-space.json`). */
-export const VECTORS_TABLE = 'chunk_vectors';
-/** File recording the vector space (model name, dimensions) of {@link VECTORS_TABLE}. */
-const VECTOR_SPACE_FILE = 'vector-space.json';
-
-function vectorSchema(dimensions: number): Schema {
-  return new Schema([
-    new Field('id', new Utf8(), false),
-    new Field('org_id', new Utf8(), false),
-    new Field('project_id', new Utf8(), true),
-    new Field('document_id', new Utf8(), false),
-    new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false),
-  ]);
-}
-
-/** Upper bound of chunks read for one document (a 2,000-page PDF gives ~10k chunks). */
-const MAX_CHUNKS_PER_DOCUMENT = 1_000_000;
-
-/** Size of the `IN (...)` lists sent to LanceDB by `getChunks`. */
-const ID_BATCH = 500;
-
 /**
  * Most chunk rows (replaced documents' new rows, or vectors) folded into one group commit; a
  * single larger document is committed on its own. Bounds the memory and the duration of one
@@ -247,46 +229,6 @@ export interface ChunkIndexStatus {
   /** Rows searched by a flat scan until the next optimize. */
   unindexedRows: number;
 }
-
-/** Column layout of the table: one row per chunk. Lists are JSON strings (exact round trip). */
-interface ChunkRow {
-  id: string;
-  org_id: string;
-  project_id: string | null;
-  document_id: string;
-  file_name: string;
-  chunk_index: number;
-  text: string;
-  /** JSON array of strings. */
-  heading_path: string;
-  start_page: number | null;
-  end_page: number | null;
-  /** JSON array of `{ page, offset }`. */
-  page_spans: string;
-  /** JSON of the packed word boxes (see `packWordBoxes`); `[]` in rows written before boxes existed. */
-  word_boxes: string;
-  /** What BM25 indexes: heading path and text (see {@link FTS_COLUMN}); never read back. */
-  search_text?: string;
-}
-
-const CHUNK_SCHEMA = new Schema([
-  new Field('id', new Utf8(), false),
-  new Field('org_id', new Utf8(), false),
-  new Field('project_id', new Utf8(), true),
-  new Field('document_id', new Utf8(), false),
-  new Field('file_name', new Utf8(), false),
-  new Field('chunk_index', new Int32(), false),
-  new Field('text', new Utf8(), false),
-  new Field('heading_path', new Utf8(), false),
-  new Field('start_page', new Int32(), true),
-  new Field('end_page', new Int32(), true),
-  new Field('page_spans', new Utf8(), false),
-  new Field('word_boxes', new Utf8(), false),
-  new Field(FTS_COLUMN, new Utf8(), false),
-]);
-
-/** Columns read back into a {@link StoredChunk} (everything but the derived {@link FTS_COLUMN}). */
-const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !== FTS_COLUMN);
 
 /**
  * The embedded {@link ChunkStore}: one LanceDB table in a local directory, with a BM25 full-text
@@ -1163,62 +1105,6 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   }
 }
 
-// ---- query and filter building (exported for unit tests) ----
-
-/**
- * Quotes `value` as an SQL string literal for LanceDB filters (DataFusion SQL): wraps it in single
- * quotes and doubles embedded single quotes. Backslashes have no escape meaning there (verified on
- * 0.37.1), so any well-formed string, including `'`, `\`, `--` and newlines, stays one literal.
- * @throws ChunkStoreError `Validation` for a string with NUL or unpaired surrogates (not
- *   representable exactly in UTF-8, so two different ids could collide).
- */
-export function sqlString(value: string): string {
-  if (value.includes('\u0000') || LONE_SURROGATE.test(value)) {
-    throw validation('identifier contains NUL or an unpaired surrogate');
-  }
-  return `'${value.replace(/'/g, "''")}'`;
-}
-
-/**
- * The `where` predicate of a search scope: the org, then project scope (that project OR
- * org-level), then document ids.
- * @throws ChunkStoreError `Validation` for a missing org id or malformed lists.
- */
-export function scopeFilter(scope: SearchScope): string {
-  if (scope === null || typeof scope !== 'object') throw validation('scope must be an object');
-  requireString('scope.orgId', scope.orgId);
-  const parts = [`org_id = ${sqlString(scope.orgId)}`];
-  if (scope.projectId !== undefined && scope.projectId !== null) {
-    if (typeof scope.projectId !== 'string') throw validation('scope.projectId must be a string or null');
-    parts.push(`(project_id = ${sqlString(scope.projectId)} OR project_id IS NULL)`);
-  }
-  if (scope.documentIds !== undefined) {
-    const ids = requireStringArray('scope.documentIds', scope.documentIds);
-    if (ids.length > 0) parts.push(`document_id IN (${ids.map(sqlString).join(', ')})`);
-  }
-  if (scope.excludeDocumentIds !== undefined) {
-    const ids = requireStringArray('scope.excludeDocumentIds', scope.excludeDocumentIds);
-    if (ids.length > 0) parts.push(`document_id NOT IN (${ids.map(sqlString).join(', ')})`);
-  }
-  return parts.join(' AND ');
-}
-
-/**
- * Turns user text into plain terms for a LanceDB `MatchQuery`: Unicode NFKC, every character that
- * is not a letter, digit or combining mark becomes a space, whitespace collapses, and the result
- * is cut to {@link MAX_QUERY_LENGTH}. The index tokenizer ('simple') splits on the same
- * characters, so no searchable term is lost, and no query syntax survives (quotes would otherwise
- * request a phrase query, which an index without positions rejects). Boolean words such as "AND"
- * are ordinary words (then stop words). Returns '' when nothing searchable remains.
- */
-export function sanitizeQuery(query: string): string {
-  return query
-    .slice(0, MAX_QUERY_LENGTH)
-    .normalize('NFKC')
-    .replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ')
-    .trim();
-}
-
 // ---- helpers ----
 
 /** A `replaceDocumentChunks` or `deleteDocuments` call. */
@@ -1256,15 +1142,6 @@ function documentKey(orgId: string, documentId: string): string {
   return `${orgId}\u0000${documentId}`;
 }
 
-/** SQL predicate matching the rows of these documents: one `org_id = … AND document_id IN (…)` per org. */
-function documentsFilter(docs: { orgId: string; documentId: string }[]): string {
-  const byOrg = new Map<string, string[]>();
-  for (const { orgId, documentId } of docs) byOrg.set(orgId, [...(byOrg.get(orgId) ?? []), documentId]);
-  return [...byOrg]
-    .map(([orgId, ids]) => `(org_id = ${sqlString(orgId)} AND document_id IN (${[...new Set(ids)].map(sqlString).join(', ')}))`)
-    .join(' OR ');
-}
-
 /**
  * True when `err` (or its cause) is Lance's optimistic-concurrency conflict ("Retryable commit
  * conflict for version N: This Rewrite transaction was preempted by concurrent transaction
@@ -1277,65 +1154,11 @@ function isCommitConflict(err: unknown): boolean {
   return false;
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 const stderrLogger: ChunkStoreLogger = {
   warn(obj, msg) {
     process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...obj })}\n`);
   },
 };
-
-/** The shared structural checks, plus: ids must be safe inside the SQL filters LanceDB is given. */
-function validateChunk(chunk: StoredChunk, i: number): void {
-  validateStoredChunk(chunk, i);
-  for (const v of [chunk.id, chunk.orgId, chunk.documentId, chunk.projectId ?? '']) sqlString(v);
-}
-
-function toRow(c: StoredChunk): ChunkRow {
-  const row: ChunkRow = {
-    id: c.id,
-    org_id: c.orgId,
-    project_id: c.projectId,
-    document_id: c.documentId,
-    file_name: c.fileName,
-    chunk_index: c.chunkIndex,
-    text: c.text,
-    heading_path: JSON.stringify(c.headingPath),
-    start_page: c.startPage,
-    end_page: c.endPage,
-    page_spans: JSON.stringify(c.pageSpans.map((s) => ({ page: s.page, offset: s.offset }))),
-    word_boxes: JSON.stringify(packWordBoxes(c.wordBoxes)),
-  };
-  return { ...row, search_text: `${row.heading_path} ${row.text}` };
-}
-
-function fromRow(r: ChunkRow): StoredChunk {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    projectId: r.project_id ?? null,
-    documentId: r.document_id,
-    fileName: r.file_name,
-    chunkIndex: Number(r.chunk_index),
-    text: r.text,
-    headingPath: JSON.parse(r.heading_path) as string[],
-    startPage: r.start_page === null || r.start_page === undefined ? null : Number(r.start_page),
-    endPage: r.end_page === null || r.end_page === undefined ? null : Number(r.end_page),
-    pageSpans: JSON.parse(r.page_spans) as { page: number; offset: number }[],
-    wordBoxes: unpackWordBoxes(r.word_boxes ? (JSON.parse(r.word_boxes) as PackedWordBoxes) : []),
-  };
-}
-
-async function checkSchema(table: lancedb.Table): Promise<void> {
-  const names = new Set((await table.schema()).fields.map((f) => f.name));
-  const missing = COLUMNS.filter((c) => !names.has(c));
-  if (missing.length > 0) {
-    throw new ChunkStoreError(
-      ChunkStoreErrorCode.Internal,
-      `table "${CHUNKS_TABLE}" lacks columns ${missing.join(', ')}: not a chunk store of this version`,
-    );
-  }
-}
 
 /**
  * Scalar indexes on the scope columns, so the prefilter of a scoped search reads index pages
@@ -1414,26 +1237,6 @@ function trainedPartitions(name: string): number | null {
   if (!name.startsWith(VECTOR_INDEX_NAME_PREFIX)) return null;
   const n = Number(name.slice(VECTOR_INDEX_NAME_PREFIX.length));
   return Number.isInteger(n) && n > 0 ? n : null;
-}
-
-/**
- * Tables written before word boxes existed get the column, empty (`[]`) in their rows: those
- * chunks' quotes have `boxes: []` until their documents are processed again.
- */
-async function addWordBoxesColumn(table: lancedb.Table): Promise<void> {
-  const names = new Set((await table.schema()).fields.map((f) => f.name));
-  if (names.has('word_boxes') || !names.has('page_spans')) return;
-  await table.addColumns([{ name: 'word_boxes', valueSql: "'[]'" }]);
-}
-
-/**
- * Tables written before {@link FTS_COLUMN} existed get the column, computed by LanceDB from the
- * stored columns with the same expression as new rows (one rewrite at the first open).
- */
-async function addSearchTextColumn(table: lancedb.Table): Promise<void> {
-  const names = new Set((await table.schema()).fields.map((f) => f.name));
-  if (names.has(FTS_COLUMN)) return;
-  await table.addColumns([{ name: FTS_COLUMN, valueSql: "concat(heading_path, ' ', text)" }]);
 }
 
 /**
