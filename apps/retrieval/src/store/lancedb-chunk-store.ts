@@ -28,8 +28,9 @@ import {
   VECTOR_SPACE_FILE,
   vectorSchema,
   VECTORS_TABLE,
+  VectorTableHandle,
 } from './lancedb/schema';
-import { documentsFilter, ID_BATCH, MAX_CHUNKS_PER_DOCUMENT, sanitizeQuery, scopeFilter, sqlString, validateChunk } from './lancedb/sql';
+import { ID_BATCH, MAX_CHUNKS_PER_DOCUMENT, sanitizeQuery, scopeFilter, sqlString, validateChunk } from './lancedb/sql';
 
 export { CHUNKS_TABLE, FTS_COLUMN, VECTORS_TABLE } from './lancedb/schema';
 import {
@@ -45,7 +46,11 @@ import {
   vectorScopeIndexes,
 } from './lancedb/table-maintenance';
 
+import { LanceDbGroupCommitter } from './lancedb/group-commit';
+import { WriteQueue } from './lancedb/write-queue';
+
 export { sanitizeQuery, scopeFilter, sqlString } from './lancedb/sql';
+export { MAX_GROUP_CALLS, MAX_GROUP_ROWS } from './lancedb/write-queue';
 export {
   DEFAULT_RETAIN_VERSIONS_MS,
   FTS_TOKENIZER,
@@ -101,16 +106,6 @@ export const MAX_OPTIMIZE_DELAY_MS = 60_000;
  * wait for that one attempt only).
  */
 export const MAX_OPTIMIZE_CONFLICTS = 3;
-
-/**
- * Most chunk rows (replaced documents' new rows, or vectors) folded into one group commit; a
- * single larger document is committed on its own. Bounds the memory and the duration of one
- * commit (10,000 rows of ~1,200 characters ≈ 25 MB of Arrow data), during which later writes wait.
- */
-export const MAX_GROUP_ROWS = 10_000;
-
-/** Most write calls folded into one group commit (bounds the size of the SQL predicates built). */
-export const MAX_GROUP_CALLS = 2_000;
 
 /** Minimal structured logger (pino-compatible: `logger.warn(obj, msg)`). */
 export interface ChunkStoreLogger {
@@ -196,11 +191,12 @@ export interface ChunkIndexStatus {
 export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   /** Directories held by an open store of this process (a second store would race commits). */
   private static readonly openDirs = new Set<string>();
-  private writeTail: Promise<unknown> = Promise.resolve();
+  /** Writes one at a time, group commit, and the calls in flight (see {@link WriteQueue}). */
+  private readonly queue: WriteQueue;
+  /** What a group commit writes, and the per-document registry it keeps. */
+  private readonly commits: LanceDbGroupCommitter;
   /** Maintenance jobs (optimize, and vector space resets waiting for one) run one at a time. */
   private maintenanceTail: Promise<unknown> = Promise.resolve();
-  /** Running and queued calls (settled promise → start time, epoch ms), for close() and version cleanup. */
-  private readonly inflight = new Map<Promise<unknown>, number>();
   /** Running maintenance jobs, awaited by close() (not counted as readers by version cleanup). */
   private readonly maintenance = new Set<Promise<unknown>>();
   private optimizeTimer: NodeJS.Timeout | undefined;
@@ -218,20 +214,9 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   /** Background optimizes failed in a row (the retry delay doubles with each). */
   private optimizeFailures = 0;
   /** Dense vectors of the current vector space (table {@link VECTORS_TABLE}), when one is set. */
-  private vectors: { space: VectorSpace; table: lancedb.Table } | null = null;
+  private vectors: VectorTableHandle | null = null;
   /** IVF partitions a dense search probes, updated whenever the vector index is brought up to date. */
   private vectorNprobes = VECTOR_INDEX_MIN_NPROBES;
-  /** The group accepting new batched writes (its commit job is already queued), if any. */
-  private openGroup: PendingWrite[] | null = null;
-  /**
-   * Group commit only: chunks per stored document ({@link documentKey}), read from the table at
-   * open and kept in step by every commit; `null` after a failed commit (re-read before the next).
-   * Lets a group know without a query which documents already have rows. Memory: one entry per
-   * document (~150 bytes; 100k documents ≈ 15 MB).
-   */
-  private chunkCountByDocument: Map<string, number> | null = null;
-  /** Group commit only: documents that have rows in the vectors table (same upkeep as above). */
-  private vectorDocuments: Set<string> | null = null;
 
   private constructor(
     private readonly dir: string,
@@ -242,7 +227,10 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     private readonly retainVersionsMs: number,
     private readonly logger: ChunkStoreLogger,
     private readonly groupCommit: boolean,
-  ) {}
+  ) {
+    this.commits = new LanceDbGroupCommitter(table, () => this.vectors, (vectors) => this.markWritten(vectors));
+    this.queue = new WriteQueue(() => this.assertOpen(), this.commits);
+  }
 
   /**
    * Opens (creating if needed) the store in `dir`. Creates the table and the FTS index when
@@ -302,11 +290,11 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async replaceDocumentChunks(orgId: string, documentId: string, chunks: StoredChunk[]): Promise<void> {
     const rows = validateDocumentChunks(orgId, documentId, chunks, validateChunk).map(toRow);
     if (this.groupCommit) {
-      await this.enqueue({ kind: 'replace', orgId, documentId, rows });
+      await this.queue.enqueue({ kind: 'replace', orgId, documentId, rows });
       return;
     }
     const docFilter = `org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`;
-    await this.write('replaceDocumentChunks', async () => {
+    await this.queue.write('replaceDocumentChunks', async () => {
       if (rows.length === 0) {
         await this.table.delete(docFilter);
       } else {
@@ -329,8 +317,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     requireString('orgId', orgId);
     const ids = requireStringArray('documentIds', documentIds);
     if (ids.length === 0) return 0;
-    if (this.groupCommit) return this.enqueue({ kind: 'delete', orgId, documentIds: ids });
-    return this.write('deleteDocuments', async () => {
+    if (this.groupCommit) return this.queue.enqueue({ kind: 'delete', orgId, documentIds: ids });
+    return this.queue.write('deleteDocuments', async () => {
       const filter = `org_id = ${sqlString(orgId)} AND document_id IN (${ids.map(sqlString).join(', ')})`;
       const result = await this.table.delete(filter);
       if (this.vectors) await this.vectors.table.delete(filter);
@@ -342,7 +330,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async countChunks(orgId: string, documentId: string): Promise<number> {
     requireString('orgId', orgId);
     requireString('documentId', documentId);
-    return this.read('countChunks', () =>
+    return this.queue.read('countChunks', () =>
       this.table.countRows(`org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`),
     );
   }
@@ -353,7 +341,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     const filter = scopeFilter(scope);
     const terms = sanitizeQuery(query);
     if (terms === '') return [];
-    return this.read('search', async () => {
+    return this.queue.read('search', async () => {
       // LanceDB 0.37.1 quirk (measured with explainPlan): while the FTS index covers no live row
       // (a new table before its first optimize, or after every indexed row was deleted), the plan
       // is FlatMatchQuery -> GlobalLimit with NO sort, so `limit(k)` returns the first k matches
@@ -384,7 +372,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     requireString('orgId', orgId);
     const ids = requireStringArray('chunkIds', chunkIds);
     if (ids.length === 0) return [];
-    return this.read('getChunks', async () => {
+    return this.queue.read('getChunks', async () => {
       const byId = new Map<string, StoredChunk>();
       for (let i = 0; i < ids.length; i += ID_BATCH) {
         const batch = ids.slice(i, i + ID_BATCH);
@@ -404,7 +392,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     requireString('orgId', orgId);
     requireString('documentId', documentId);
     requirePage(limit, offset);
-    return this.read('listDocumentChunks', async () => {
+    return this.queue.read('listDocumentChunks', async () => {
       // LanceDB queries have no ORDER BY: read the (id, chunk_index) pairs of the document (two
       // small columns, on the document_id scalar index), order them here, then fetch the page.
       const where = `org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`;
@@ -443,7 +431,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       throw validation('space.dimensions must be a positive integer');
     }
     // Inside the maintenance queue too: no optimize may be working on the table being dropped.
-    await this.write('resetVectorSpace', () => this.maintain(async () => {
+    await this.queue.write('resetVectorSpace', () => this.maintain(async () => {
       this.vectors?.table.close();
       this.vectors = null;
       const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite' });
@@ -453,7 +441,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       await rename(`${file}.tmp`, file);
       this.vectors = { space: { model: space.model, dimensions: space.dimensions }, table };
       this.vectorNprobes = VECTOR_INDEX_MIN_NPROBES;
-      this.vectorDocuments = new Set();
+      this.commits.vectorSpaceReset();
     }));
   }
 
@@ -469,8 +457,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       }
     }
     if (vectors.length === 0) return 0;
-    if (this.groupCommit) return this.enqueue({ kind: 'vectors', orgId, documentId, vectors, space: current });
-    return this.write('upsertVectors', async () => {
+    if (this.groupCommit) return this.queue.enqueue({ kind: 'vectors', orgId, documentId, vectors, space: current });
+    return this.queue.write('upsertVectors', async () => {
       if (this.vectors !== current) return 0; // the space was reset meanwhile: these vectors are of the old one
       const chunks = await this.documentChunksNow(orgId, documentId);
       const byId = new Map(chunks.map((c) => [c.id, c]));
@@ -501,7 +489,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     const current = this.vectors;
     if (!current) return [];
     if (!Array.isArray(vector) || vector.length !== current.space.dimensions) throw validation('query vector does not match the vector space');
-    return this.read('searchDense', async () => {
+    return this.queue.read('searchDense', async () => {
       const rows = (await current.table
         .vectorSearch(vector)
         .distanceType('cosine')
@@ -520,11 +508,11 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async documentChunks(orgId: string, documentId: string): Promise<StoredChunk[]> {
     requireString('orgId', orgId);
     requireString('documentId', documentId);
-    return this.read('documentChunks', () => this.documentChunksNow(orgId, documentId));
+    return this.queue.read('documentChunks', () => this.documentChunksNow(orgId, documentId));
   }
 
   async listDocuments(): Promise<{ orgId: string; documentId: string }[]> {
-    return this.read('listDocuments', async () => {
+    return this.queue.read('listDocuments', async () => {
       const seen = new Map<string, { orgId: string; documentId: string }>();
       for await (const batch of this.table.query().select(['org_id', 'document_id'])) {
         for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) {
@@ -584,13 +572,13 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       this.optimizeTimer = undefined;
     }
     this.assertOpen();
-    await this.writeTail;
+    await this.queue.idle();
     await this.runOptimize();
   }
 
   /** Row counts of the table and of its FTS index (see {@link ChunkIndexStatus}). */
   async indexStatus(): Promise<ChunkIndexStatus> {
-    return this.read('indexStatus', async () => {
+    return this.queue.read('indexStatus', async () => {
       const [totalRows, stats] = await Promise.all([
         this.table.countRows(),
         this.table.indexStats(this.ftsIndexName),
@@ -612,7 +600,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       this.closing = (async () => {
         if (this.optimizeTimer) clearTimeout(this.optimizeTimer);
         this.optimizeTimer = undefined;
-        await Promise.allSettled([...this.inflight.keys(), ...this.maintenance, this.writeTail, this.maintenanceTail]);
+        await Promise.allSettled([...this.queue.pending(), ...this.maintenance, this.maintenanceTail]);
         try {
           this.vectors?.table.close();
           this.table.close();
@@ -686,7 +674,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     for (let conflicts = 0; ; conflicts++) {
       const exclusive = conflicts >= MAX_OPTIMIZE_CONFLICTS;
       try {
-        if (exclusive) await this.write('optimize', () => this.maintain(() => this.optimizeNow()));
+        if (exclusive) await this.queue.write('optimize', () => this.maintain(() => this.optimizeNow()));
         else await this.trackMaintenance(wrapEngineCall('LanceDB', 'optimize', () => this.maintain(() => this.optimizeNow())));
         return;
       } catch (err) {
@@ -722,11 +710,11 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     this.firstUnindexedAt = undefined;
     const started = performance.now();
     try {
-      if (chunks) await this.table.optimize({ cleanupOlderThan: await cleanupCutoff(this.table, this.retainVersionsMs, this.inflight.values()) });
+      if (chunks) await this.table.optimize({ cleanupOlderThan: await cleanupCutoff(this.table, this.retainVersionsMs, this.queue.callStarts()) });
       // The vectors table: compaction of the small fragments each upsert adds, and the vector
       // index (when one exists) brought up to date.
       if (vectors) {
-        await vectors.table.optimize({ cleanupOlderThan: await cleanupCutoff(vectors.table, this.retainVersionsMs, this.inflight.values()) });
+        await vectors.table.optimize({ cleanupOlderThan: await cleanupCutoff(vectors.table, this.retainVersionsMs, this.queue.callStarts()) });
         const partitions = await ensureVectorIndex(vectors.table);
         if (vectors === this.vectors) this.vectorNprobes = vectorIndexNprobes(partitions);
       }
@@ -740,267 +728,6 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     }
   }
 
-  /**
-   * Adds a write to the open group, or opens a group whose commit job joins the write queue now.
-   * The job closes the group when it starts, so calls arriving while earlier writes run share
-   * one commit, and calls arriving later form the next group: call order is kept.
-   */
-  private enqueue(write: ChunkCall | VectorCall): Promise<number> {
-    this.assertOpen();
-    const done = new Promise<number>((resolve, reject) => {
-      const pending = { ...write, resolve, reject } as PendingWrite;
-      if (this.openGroup) {
-        this.openGroup.push(pending);
-        return;
-      }
-      const group: PendingWrite[] = [pending];
-      this.openGroup = group;
-      const run = this.writeTail.then(() => {
-        if (this.openGroup === group) this.openGroup = null;
-        return this.commitGroup(group);
-      });
-      this.writeTail = run.catch(() => undefined);
-      this.track(run);
-    });
-    return this.track(done);
-  }
-
-  /**
-   * Commits a closed group in slices: each slice is a run of consecutive calls of one family
-   * (chunk writes, or vector upserts) within {@link MAX_GROUP_CALLS} and {@link MAX_GROUP_ROWS}.
-   * Settles every call's promise; never rejects itself.
-   */
-  private async commitGroup(group: PendingWrite[]): Promise<void> {
-    let start = 0;
-    while (start < group.length) {
-      const vectorsFamily = group[start].kind === 'vectors';
-      let end = start;
-      let rows = 0;
-      while (end < group.length && (group[end].kind === 'vectors') === vectorsFamily && end - start < MAX_GROUP_CALLS) {
-        const n = rowCount(group[end]);
-        if (end > start && rows + n > MAX_GROUP_ROWS) break;
-        rows += n;
-        end++;
-      }
-      const slice = group.slice(start, end);
-      start = end;
-      await this.commitSlice(slice, vectorsFamily);
-    }
-  }
-
-  /** One commit for `slice`; when it fails and holds several calls, one commit per call. */
-  private async commitSlice(slice: PendingWrite[], vectorsFamily: boolean): Promise<void> {
-    const apply = (calls: PendingWrite[]) =>
-      wrapEngineCall('LanceDB', vectorsFamily ? 'upsertVectors' : calls.length === 1 ? calls[0].kind === 'replace' ? 'replaceDocumentChunks' : 'deleteDocuments' : 'group commit', () =>
-        vectorsFamily ? this.applyVectorWrites(calls as VectorWrite[]) : this.applyChunkWrites(calls as ChunkWrite[]),
-      );
-    try {
-      const results = await apply(slice);
-      slice.forEach((call, i) => call.resolve(results[i]));
-      return;
-    } catch (err) {
-      if (slice.length === 1) {
-        slice[0].reject(err);
-        return;
-      }
-    }
-    for (const call of slice) {
-      try {
-        call.resolve((await apply([call]))[0]);
-      } catch (err) {
-        call.reject(err);
-      }
-    }
-  }
-
-  /**
-   * Applies chunk writes (in call order) as one commit of the chunks table, preceded by one delete
-   * of the affected documents' vectors. Returns per call: 0 for a replace, the number of chunks
-   * removed for a delete.
-   */
-  private async applyChunkWrites(calls: ChunkWrite[]): Promise<number[]> {
-    const touched = new Map<string, { orgId: string; documentId: string }>();
-    for (const call of calls) {
-      for (const documentId of call.kind === 'replace' ? [call.documentId] : call.documentIds) {
-        touched.set(documentKey(call.orgId, documentId), { orgId: call.orgId, documentId });
-      }
-    }
-    const registry = await this.registry();
-    const stored = registry.chunks;
-    // Replay in call order: `next` holds each document's rows after the calls seen so far.
-    const next = new Map<string, ChunkRow[]>();
-    const results = calls.map((call) => {
-      if (call.kind === 'replace') {
-        next.set(documentKey(call.orgId, call.documentId), call.rows);
-        return 0;
-      }
-      let removed = 0;
-      for (const documentId of call.documentIds) {
-        const key = documentKey(call.orgId, documentId);
-        removed += next.get(key)?.length ?? stored.get(key) ?? 0;
-        next.set(key, []);
-      }
-      return removed;
-    });
-    const stale = [...touched].filter(([key]) => (stored.get(key) ?? 0) > 0).map(([, doc]) => doc);
-    const staleVectors = [...touched].filter(([key]) => registry.vectors.has(key)).map(([, doc]) => doc);
-    const rows = [...next.values()].flat();
-    try {
-      // Vectors first: a crash after this commit leaves chunks without vectors, never the reverse.
-      if (this.vectors && staleVectors.length > 0) {
-        await this.vectors.table.delete(documentsFilter(staleVectors));
-        for (const key of touched.keys()) registry.vectors.delete(key);
-        this.markWritten(true);
-      }
-      if (stale.length > 0) {
-        const staleFilter = documentsFilter(stale);
-        if (rows.length === 0) {
-          await this.table.delete(staleFilter);
-        } else {
-          // One commit: upsert the new rows, delete the stale documents' rows that are not among
-          // them. Keyed on (org_id, id) so a colliding id of another org is never touched.
-          await this.table
-            .mergeInsert(['org_id', 'id'])
-            .whenMatchedUpdateAll()
-            .whenNotMatchedInsertAll()
-            .whenNotMatchedBySourceDelete({ where: staleFilter })
-            .execute(rows as unknown as Record<string, unknown>[]);
-        }
-      } else if (rows.length > 0) {
-        await this.table.add(rows as unknown as Record<string, unknown>[]);
-      }
-    } catch (err) {
-      this.chunkCountByDocument = null;
-      this.vectorDocuments = null;
-      throw err;
-    }
-    for (const [key, docRows] of next) {
-      if (docRows.length > 0) stored.set(key, docRows.length);
-      else stored.delete(key);
-    }
-    if (stale.length > 0 || rows.length > 0) this.markWritten();
-    return results;
-  }
-
-  /**
-   * Applies vector upserts as one commit of the vectors table: vectors of chunks that exist (read
-   * now, in the write queue), the last call winning for a chunk given twice; an `add` when none of
-   * those chunks has a vector yet, else a `mergeInsert` keyed on (org_id, id).
-   */
-  private async applyVectorWrites(calls: VectorWrite[]): Promise<number[]> {
-    const current = this.vectors;
-    const live = calls.filter((call) => call.space === current);
-    if (!current || live.length === 0) return calls.map(() => 0);
-    const docs = new Map(live.map((call) => [documentKey(call.orgId, call.documentId), { orgId: call.orgId, documentId: call.documentId }]));
-    const chunks = new Map<string, string | null>(); // (org, id) → project_id, for chunks that exist in their document
-    for (const row of await this.selectRows(this.table, [...docs.values()], ['org_id', 'id', 'document_id', 'project_id'])) {
-      chunks.set(`${documentKey(row.org_id, row.document_id)}\u0000${row.id}`, row.project_id ?? null);
-    }
-    const byChunk = new Map<string, { id: string; org_id: string; project_id: string | null; document_id: string; vector: number[] }>();
-    const results = calls.map((call) => {
-      if (call.space !== current) return 0;
-      let stored = 0;
-      for (const v of call.vectors) {
-        const key = `${documentKey(call.orgId, call.documentId)}\u0000${v.chunkId}`;
-        if (!chunks.has(key)) continue;
-        byChunk.set(`${call.orgId}\u0000${v.chunkId}`, { id: v.chunkId, org_id: call.orgId, project_id: chunks.get(key)!, document_id: call.documentId, vector: v.vector });
-        stored++;
-      }
-      return stored;
-    });
-    const rows = [...byChunk.values()];
-    if (rows.length === 0) return results;
-    const registry = await this.registry();
-    try {
-      if (![...docs.keys()].some((key) => registry.vectors.has(key))) {
-        await current.table.add(rows as unknown as Record<string, unknown>[]);
-      } else {
-        await current.table
-          .mergeInsert(['org_id', 'id'])
-          .whenMatchedUpdateAll()
-          .whenNotMatchedInsertAll()
-          .execute(rows as unknown as Record<string, unknown>[]);
-      }
-    } catch (err) {
-      this.vectorDocuments = null;
-      throw err;
-    }
-    for (const row of rows) registry.vectors.add(documentKey(row.org_id, row.document_id));
-    this.markWritten(true);
-    return results;
-  }
-
-  /**
-   * The per-document chunk counts and vector documents, read from the tables when not held
-   * (at the first group, and after a failed commit, whose effect is then unknown).
-   */
-  private async registry(): Promise<{ chunks: Map<string, number>; vectors: Set<string> }> {
-    if (!this.chunkCountByDocument) {
-      const counts = new Map<string, number>();
-      for await (const batch of this.table.query().select(['org_id', 'document_id'])) {
-        for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) {
-          const key = documentKey(row.org_id, row.document_id);
-          counts.set(key, (counts.get(key) ?? 0) + 1);
-        }
-      }
-      this.chunkCountByDocument = counts;
-    }
-    if (!this.vectorDocuments) {
-      const docs = new Set<string>();
-      if (this.vectors) {
-        for await (const batch of this.vectors.table.query().select(['org_id', 'document_id'])) {
-          for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) docs.add(documentKey(row.org_id, row.document_id));
-        }
-      }
-      this.vectorDocuments = docs;
-    }
-    return { chunks: this.chunkCountByDocument, vectors: this.vectorDocuments };
-  }
-
-  /** `columns` of every row of `table` belonging to `docs`, read in slices of {@link ID_BATCH} documents. */
-  private async selectRows(
-    table: lancedb.Table,
-    docs: { orgId: string; documentId: string }[],
-    columns: string[],
-  ): Promise<{ id: string; org_id: string; document_id: string; project_id: string | null }[]> {
-    const out: { id: string; org_id: string; document_id: string; project_id: string | null }[] = [];
-    for (let i = 0; i < docs.length; i += ID_BATCH) {
-      const rows = (await table
-        .query()
-        .where(documentsFilter(docs.slice(i, i + ID_BATCH)))
-        .select(columns)
-        .limit(MAX_CHUNKS_PER_DOCUMENT * ID_BATCH)
-        .toArray()) as { id: string; org_id: string; document_id: string; project_id: string | null }[];
-      out.push(...rows);
-    }
-    return out;
-  }
-
-  /** Runs `fn` after every queued write; failures do not block later writes. */
-  private write<T>(op: string, fn: () => Promise<T>): Promise<T> {
-    this.assertOpen();
-    // Batched calls made after this one must commit after it: close the open group.
-    this.openGroup = null;
-    const run = this.writeTail.then(() => wrapEngineCall('LanceDB', op, fn));
-    this.writeTail = run.catch(() => undefined);
-    return this.track(run);
-  }
-
-  private read<T>(op: string, fn: () => Promise<T>): Promise<T> {
-    this.assertOpen();
-    return this.track(wrapEngineCall('LanceDB', op, fn));
-  }
-
-  private track<T>(promise: Promise<T>): Promise<T> {
-    const settled = promise.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.inflight.set(settled, Date.now());
-    void settled.then(() => this.inflight.delete(settled));
-    return promise;
-  }
-
   private assertOpen(): void {
     if (this.closing) throw new ChunkStoreError(ChunkStoreErrorCode.Unavailable, 'chunk store is closed');
   }
@@ -1008,40 +735,6 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
 
 // ---- helpers ----
 
-/** A `replaceDocumentChunks` or `deleteDocuments` call. */
-type ChunkCall =
-  | { kind: 'replace'; orgId: string; documentId: string; rows: ChunkRow[] }
-  | { kind: 'delete'; orgId: string; documentIds: string[] };
-
-/** An `upsertVectors` call; `space` is the vectors table it was validated against. */
-interface VectorCall {
-  kind: 'vectors';
-  orgId: string;
-  documentId: string;
-  vectors: ChunkVector[];
-  space: { space: VectorSpace; table: lancedb.Table };
-}
-
-/** How a waiting call is settled. */
-interface Settle {
-  resolve(result: number): void;
-  reject(error: unknown): void;
-}
-
-type ChunkWrite = ChunkCall & Settle;
-type VectorWrite = VectorCall & Settle;
-/** A call waiting for its group commit. */
-type PendingWrite = ChunkWrite | VectorWrite;
-
-/** Rows a pending call writes (counted against {@link MAX_GROUP_ROWS}). */
-function rowCount(write: PendingWrite): number {
-  return write.kind === 'replace' ? write.rows.length : write.kind === 'vectors' ? write.vectors.length : 0;
-}
-
-/** Map key of one document of one org (NUL cannot occur in ids, see {@link sqlString}). */
-function documentKey(orgId: string, documentId: string): string {
-  return `${orgId}\u0000${documentId}`;
-}
 
 /**
  * True when `err` (or its cause) is Lance's optimistic-concurrency conflict ("Retryable commit
