@@ -1,3 +1,11 @@
+/**
+ * The embedded LanceDB adapter of the {@link ChunkStore} port: the store class, its options and
+ * its open/close life cycle, the port's reads and writes. Its parts live in `./lancedb/`:
+ * `schema` (table layout, row mapping, column upgrades), `sql` (filters, quoting, query terms),
+ * `write-queue` (write order, group commit, calls in flight), `group-commit` (what a group
+ * commit writes), `optimize-scheduler` (when optimizes run) and `table-maintenance` (indexes,
+ * version cleanup). The names they exported from this file before are re-exported here.
+ */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
@@ -14,6 +22,8 @@ import {
   StoredChunk,
 } from './chunk-store';
 import { requireString, requireStringArray, requireTopK, validateDocumentChunks, validation, wrapEngineCall } from './store-input';
+import { LanceDbGroupCommitter } from './lancedb/group-commit';
+import { ChunkStoreLogger, DEFAULT_OPTIMIZE_DELAY_MS, OptimizeScheduler, stderrLogger } from './lancedb/optimize-scheduler';
 import {
   addSearchTextColumn,
   addWordBoxesColumn,
@@ -31,26 +41,29 @@ import {
   VectorTableHandle,
 } from './lancedb/schema';
 import { ID_BATCH, MAX_CHUNKS_PER_DOCUMENT, sanitizeQuery, scopeFilter, sqlString, validateChunk } from './lancedb/sql';
-
-export { CHUNKS_TABLE, FTS_COLUMN, VECTORS_TABLE } from './lancedb/schema';
 import {
   cleanupCutoff,
   DEFAULT_RETAIN_VERSIONS_MS,
   ensureFtsIndex,
   ensureScalarIndexes,
   ensureVectorIndex,
-  FTS_TOKENIZER,
   VECTOR_INDEX_MIN_NPROBES,
   vectorIndexNprobes,
   vectorIndexPartitions,
   vectorScopeIndexes,
 } from './lancedb/table-maintenance';
-
-import { LanceDbGroupCommitter } from './lancedb/group-commit';
 import { WriteQueue } from './lancedb/write-queue';
 
+export {
+  type ChunkStoreLogger,
+  DEFAULT_OPTIMIZE_DELAY_MS,
+  MAX_INDEX_LAG_MS,
+  MAX_OPTIMIZE_CONFLICTS,
+  MAX_OPTIMIZE_DELAY_MS,
+  OPTIMIZE_COST_FACTOR,
+} from './lancedb/optimize-scheduler';
+export { CHUNKS_TABLE, FTS_COLUMN, VECTORS_TABLE } from './lancedb/schema';
 export { sanitizeQuery, scopeFilter, sqlString } from './lancedb/sql';
-export { MAX_GROUP_CALLS, MAX_GROUP_ROWS } from './lancedb/write-queue';
 export {
   DEFAULT_RETAIN_VERSIONS_MS,
   FTS_TOKENIZER,
@@ -62,55 +75,7 @@ export {
   vectorIndexNprobes,
   vectorIndexPartitions,
 } from './lancedb/table-maintenance';
-
-/**
- * Default quiet period (ms): the `optimize()` that folds written rows into the FTS index runs this
- * long after the LAST write (a debounce), so a burst of writes shares one optimize; under
- * continuous writes it runs at the latest {@link MAX_INDEX_LAG_MS} after the first unindexed
- * write. Until then the rows are already searchable: LanceDB 0.37.1 searches rows not yet in the
- * index with a flat (exhaustive) BM25 scan and merges them with the indexed results, so the delay
- * costs only search latency, growing with the rows and fragments written in that window
- * (measured: ~470 unindexed rows in 100 fragments next to 20k indexed rows raise p50 from ~4 to
- * ~30 ms).
- */
-export const DEFAULT_OPTIMIZE_DELAY_MS = 1000;
-
-/**
- * Longest time (ms) rows wait for the FTS index under continuous writes (see
- * {@link DEFAULT_OPTIMIZE_DELAY_MS}; at least the adaptive gap of {@link OPTIMIZE_COST_FACTOR}).
- * Measured with `npm run bench:index` style loads (2,000 SciFact abstracts, 8 calls in flight,
- * 2 cores): optimizing ~1 s after each write, as before, halved indexing throughput (56 vs 122
- * documents/s without any optimize), because each optimize is O(table) and then held the write
- * queue (it now runs beside it, but still takes CPU).
- */
-export const MAX_INDEX_LAG_MS = 10_000;
-
-/**
- * The optimize delay is at least this many times the duration of the previous optimize, so
- * optimization takes at most ~1/(1+factor) of the time under continuous writes. An optimize
- * no longer holds the write queue (see {@link LanceDbChunkStore}), but it competes for the same
- * CPU cores: on 0.37.1 its FTS index update is O(table) (measured ~150-500 ms at 20k chunks).
- */
-export const OPTIMIZE_COST_FACTOR = 4;
-
-/** Upper bound (ms) of the adaptive optimize delay. */
-export const MAX_OPTIMIZE_DELAY_MS = 60_000;
-
-/**
- * An optimize runs beside writes (LanceDB's MVCC). A write that deletes or updates rows of the
- * fragments an optimize is compacting makes the optimize's commit fail with Lance's "Retryable
- * commit conflict" (the write wins; measured on 0.37.1: `add`, `delete` and `mergeInsert` are
- * never blocked and retry themselves when the compaction commits first). The optimize is then
- * retried at once; after this many preempted attempts in a row, the next attempt runs inside the
- * write queue, so the index makes progress even under a continuous stream of replaces (writes
- * wait for that one attempt only).
- */
-export const MAX_OPTIMIZE_CONFLICTS = 3;
-
-/** Minimal structured logger (pino-compatible: `logger.warn(obj, msg)`). */
-export interface ChunkStoreLogger {
-  warn(obj: Record<string, unknown>, msg: string): void;
-}
+export { MAX_GROUP_CALLS, MAX_GROUP_ROWS } from './lancedb/write-queue';
 
 /** Options of {@link LanceDbChunkStore.open}. */
 export interface LanceDbChunkStoreOptions {
@@ -195,24 +160,9 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   private readonly queue: WriteQueue;
   /** What a group commit writes, and the per-document registry it keeps. */
   private readonly commits: LanceDbGroupCommitter;
-  /** Maintenance jobs (optimize, and vector space resets waiting for one) run one at a time. */
-  private maintenanceTail: Promise<unknown> = Promise.resolve();
-  /** Running maintenance jobs, awaited by close() (not counted as readers by version cleanup). */
-  private readonly maintenance = new Set<Promise<unknown>>();
-  private optimizeTimer: NodeJS.Timeout | undefined;
-  /** When the armed optimize timer fires (epoch ms). */
-  private optimizeDueAt = 0;
-  /** When the oldest write not yet folded into the index was made (epoch ms). */
-  private firstUnindexedAt: number | undefined;
-  /** Rows were written since the last optimize. */
-  private dirty = false;
-  /** The vectors table was written since the last optimize (group commit only). */
-  private vectorsDirty = false;
+  /** When optimizes run, and the maintenance queue (see {@link OptimizeScheduler}). */
+  private readonly scheduler: OptimizeScheduler<VectorTableHandle>;
   private closing: Promise<void> | undefined;
-  /** Duration of the last optimize (ms), for the adaptive delay. */
-  private lastOptimizeMs = 0;
-  /** Background optimizes failed in a row (the retry delay doubles with each). */
-  private optimizeFailures = 0;
   /** Dense vectors of the current vector space (table {@link VECTORS_TABLE}), when one is set. */
   private vectors: VectorTableHandle | null = null;
   /** IVF partitions a dense search probes, updated whenever the vector index is brought up to date. */
@@ -223,12 +173,18 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     private readonly db: lancedb.Connection,
     private readonly table: lancedb.Table,
     private readonly ftsIndexName: string,
-    private readonly optimizeDelayMs: number | false,
+    optimizeDelayMs: number | false,
     private readonly retainVersionsMs: number,
-    private readonly logger: ChunkStoreLogger,
+    logger: ChunkStoreLogger,
     private readonly groupCommit: boolean,
   ) {
-    this.commits = new LanceDbGroupCommitter(table, () => this.vectors, (vectors) => this.markWritten(vectors));
+    this.scheduler = new OptimizeScheduler<VectorTableHandle>(optimizeDelayMs, logger, {
+      optimize: (chunks, vectors) => this.optimizeTables(chunks, vectors),
+      currentVectors: () => this.vectors,
+      exclusive: (fn) => this.queue.write('optimize', fn),
+      isClosing: () => this.closing !== undefined,
+    });
+    this.commits = new LanceDbGroupCommitter(table, () => this.vectors, (vectors) => this.scheduler.markWritten(vectors));
     this.queue = new WriteQueue(() => this.assertOpen(), this.commits);
   }
 
@@ -273,8 +229,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         const store = new LanceDbChunkStore(absDir, db, table, name, optimizeDelayMs, retainVersionsMs, logger, options.groupCommit ?? true);
         await store.loadVectorSpace();
         if (unindexedRows > 0) {
-          store.dirty = true;
-          store.scheduleOptimize();
+          store.scheduler.markUnindexed();
         }
         return store;
       } catch (err) {
@@ -309,7 +264,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       }
       // The document's text changed: its vectors describe the old chunks.
       if (this.vectors) await this.vectors.table.delete(docFilter);
-      this.markWritten();
+      this.scheduler.markWritten();
     });
   }
 
@@ -322,7 +277,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       const filter = `org_id = ${sqlString(orgId)} AND document_id IN (${ids.map(sqlString).join(', ')})`;
       const result = await this.table.delete(filter);
       if (this.vectors) await this.vectors.table.delete(filter);
-      if (result.numDeletedRows > 0) this.markWritten();
+      if (result.numDeletedRows > 0) this.scheduler.markWritten();
       return result.numDeletedRows;
     });
   }
@@ -431,7 +386,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       throw validation('space.dimensions must be a positive integer');
     }
     // Inside the maintenance queue too: no optimize may be working on the table being dropped.
-    await this.queue.write('resetVectorSpace', () => this.maintain(async () => {
+    await this.queue.write('resetVectorSpace', () => this.scheduler.maintain(async () => {
       this.vectors?.table.close();
       this.vectors = null;
       const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite' });
@@ -471,7 +426,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         .whenMatchedUpdateAll()
         .whenNotMatchedInsertAll()
         .execute(rows as unknown as Record<string, unknown>[]);
-      this.markWritten(true); // compacts the vectors table too (optimizeNow)
+      this.scheduler.markWritten(true); // compacts the vectors table too (optimizeNow)
       return rows.length;
     });
   }
@@ -567,13 +522,10 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
    * @throws ChunkStoreError `Internal` when LanceDB fails (rows stay searchable by flat scan).
    */
   async optimize(): Promise<void> {
-    if (this.optimizeTimer) {
-      clearTimeout(this.optimizeTimer);
-      this.optimizeTimer = undefined;
-    }
+    this.scheduler.cancel();
     this.assertOpen();
     await this.queue.idle();
-    await this.runOptimize();
+    await this.scheduler.runOptimize();
   }
 
   /** Row counts of the table and of its FTS index (see {@link ChunkIndexStatus}). */
@@ -598,9 +550,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async close(): Promise<void> {
     if (!this.closing) {
       this.closing = (async () => {
-        if (this.optimizeTimer) clearTimeout(this.optimizeTimer);
-        this.optimizeTimer = undefined;
-        await Promise.allSettled([...this.queue.pending(), ...this.maintenance, this.maintenanceTail]);
+        this.scheduler.cancel();
+        await Promise.allSettled([...this.queue.pending(), ...this.scheduler.pending()]);
         try {
           this.vectors?.table.close();
           this.table.close();
@@ -615,116 +566,18 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
 
   // ---- internals ----
 
-  /** Notes a commit (of the chunks table, or with `vectors` of the vectors table) and arms the optimize timer. */
-  private markWritten(vectors = false): void {
-    if (vectors) this.vectorsDirty = true;
-    else this.dirty = true;
-    this.firstUnindexedAt ??= Date.now();
-    this.scheduleOptimize();
-  }
-
   /**
-   * (Re)arms the optimize timer: the adaptive gap after the latest write, but no later than
-   * {@link MAX_INDEX_LAG_MS} (or the gap, if longer) after the first write not yet optimized.
+   * What one optimize does (called by the {@link OptimizeScheduler}): LanceDB `optimize` of the
+   * chunks table (when `chunks`) and of `vectors`, whose vector index is then brought up to date.
    */
-  private scheduleOptimize(): void {
-    if (this.optimizeDelayMs === false || this.closing) return;
-    const gap = Math.min(
-      MAX_OPTIMIZE_DELAY_MS,
-      Math.max(this.optimizeDelayMs, OPTIMIZE_COST_FACTOR * this.lastOptimizeMs) * 2 ** this.optimizeFailures,
-    );
-    const now = Date.now();
-    const due = Math.min(now + gap, (this.firstUnindexedAt ?? now) + Math.max(MAX_INDEX_LAG_MS, gap));
-    if (this.optimizeTimer) {
-      if (this.optimizeDueAt === due) return;
-      clearTimeout(this.optimizeTimer);
-    }
-    this.optimizeDueAt = due;
-    const delay = Math.max(0, due - now);
-    this.optimizeTimer = setTimeout(() => {
-      this.optimizeTimer = undefined;
-      if (this.closing) return;
-      this.runOptimize().then(
-        () => {
-          this.optimizeFailures = 0;
-        },
-        (err: unknown) => {
-          if (this.closing) return;
-          this.optimizeFailures = Math.min(this.optimizeFailures + 1, 16);
-          this.logger.warn(
-            {
-              err: err instanceof Error ? err.message : String(err),
-              table: CHUNKS_TABLE,
-              failures: this.optimizeFailures,
-            },
-            'chunk store: background optimize failed; will retry; unindexed rows stay searchable by flat scan',
-          );
-          this.scheduleOptimize();
-        },
-      );
-    }, delay);
-    this.optimizeTimer.unref();
-  }
-
-  /**
-   * One optimize, beside the write queue; on a commit conflict with a concurrent write, again
-   * (the attempt after {@link MAX_OPTIMIZE_CONFLICTS} conflicts inside the write queue).
-   */
-  private async runOptimize(): Promise<void> {
-    for (let conflicts = 0; ; conflicts++) {
-      const exclusive = conflicts >= MAX_OPTIMIZE_CONFLICTS;
-      try {
-        if (exclusive) await this.queue.write('optimize', () => this.maintain(() => this.optimizeNow()));
-        else await this.trackMaintenance(wrapEngineCall('LanceDB', 'optimize', () => this.maintain(() => this.optimizeNow())));
-        return;
-      } catch (err) {
-        if (exclusive || !isCommitConflict(err) || this.closing) throw err;
-      }
-    }
-  }
-
-  /** Runs `fn` after every queued maintenance job; failures do not block later jobs. */
-  private maintain<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.maintenanceTail.then(fn);
-    this.maintenanceTail = run.catch(() => undefined);
-    return run;
-  }
-
-  private trackMaintenance<T>(promise: Promise<T>): Promise<T> {
-    const settled = promise.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.maintenance.add(settled);
-    void settled.then(() => this.maintenance.delete(settled));
-    return promise;
-  }
-
-  private async optimizeNow(): Promise<void> {
-    const chunks = this.dirty;
-    const vectors = this.vectorsDirty ? this.vectors : null;
-    if (!chunks && !vectors) return;
-    this.vectorsDirty = false;
-    this.dirty = false;
-    const firstUnindexedAt = this.firstUnindexedAt;
-    this.firstUnindexedAt = undefined;
-    const started = performance.now();
-    try {
-      if (chunks) await this.table.optimize({ cleanupOlderThan: await cleanupCutoff(this.table, this.retainVersionsMs, this.queue.callStarts()) });
-      // The vectors table: compaction of the small fragments each upsert adds, and the vector
-      // index (when one exists) brought up to date.
-      if (vectors) {
-        await vectors.table.optimize({ cleanupOlderThan: await cleanupCutoff(vectors.table, this.retainVersionsMs, this.queue.callStarts()) });
-        const partitions = await ensureVectorIndex(vectors.table);
-        if (vectors === this.vectors) this.vectorNprobes = vectorIndexNprobes(partitions);
-      }
-    } catch (err) {
-      this.dirty ||= chunks;
-      this.vectorsDirty ||= vectors !== null && vectors === this.vectors;
-      this.firstUnindexedAt = Math.min(firstUnindexedAt ?? Date.now(), this.firstUnindexedAt ?? Date.now());
-      throw err;
-    } finally {
-      this.lastOptimizeMs = performance.now() - started;
+  private async optimizeTables(chunks: boolean, vectors: VectorTableHandle | null): Promise<void> {
+    if (chunks) await this.table.optimize({ cleanupOlderThan: await cleanupCutoff(this.table, this.retainVersionsMs, this.queue.callStarts()) });
+    // The vectors table: compaction of the small fragments each upsert adds, and the vector
+    // index (when one exists) brought up to date.
+    if (vectors) {
+      await vectors.table.optimize({ cleanupOlderThan: await cleanupCutoff(vectors.table, this.retainVersionsMs, this.queue.callStarts()) });
+      const partitions = await ensureVectorIndex(vectors.table);
+      if (vectors === this.vectors) this.vectorNprobes = vectorIndexNprobes(partitions);
     }
   }
 
@@ -732,24 +585,3 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     if (this.closing) throw new ChunkStoreError(ChunkStoreErrorCode.Unavailable, 'chunk store is closed');
   }
 }
-
-// ---- helpers ----
-
-
-/**
- * True when `err` (or its cause) is Lance's optimistic-concurrency conflict ("Retryable commit
- * conflict for version N: This Rewrite transaction was preempted by concurrent transaction
- * Delete …", lance 10 `conflict_resolver.rs`): the operation can simply be run again.
- */
-function isCommitConflict(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (/commit conflict|preempted by concurrent transaction/i.test(e.message)) return true;
-  }
-  return false;
-}
-
-const stderrLogger: ChunkStoreLogger = {
-  warn(obj, msg) {
-    process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...obj })}\n`);
-  },
-};
