@@ -27,12 +27,6 @@ export const VECTORS_TABLE = 'chunk_vectors';
 /** File recording the vector space (model name, dimensions) of {@link VECTORS_TABLE}. */
 export const VECTOR_SPACE_FILE = 'vector-space.json';
 
-/** The vectors table of the current vector space, with that space. */
-export interface VectorTableHandle {
-  space: VectorSpace;
-  table: lancedb.Table;
-}
-
 /**
  * Arrow schema of {@link VECTORS_TABLE}: chunk id, org, project, document, and `vector`
  * FixedSizeList<Float32>[dimensions].
@@ -45,6 +39,12 @@ export function vectorSchema(dimensions: number): Schema {
     new Field('document_id', new Utf8(), false),
     new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false),
   ]);
+}
+
+/** The vectors table of the current vector space, with that space. */
+export interface VectorTableHandle {
+  space: VectorSpace;
+  table: lancedb.Table;
 }
 
 /** Column layout of the table: one row per chunk. Lists are JSON strings (exact round trip). */
