@@ -1,7 +1,14 @@
+/**
+ * The embedded LanceDB adapter of the {@link ChunkStore} port: the store class, its options and
+ * its open/close life cycle, the port's reads and writes. Its parts live in `./lancedb/`:
+ * `schema` (table layout, row mapping, column upgrades), `sql` (filters, quoting, query terms),
+ * `write-queue` (write order, group commit, calls in flight), `group-commit` (what a group
+ * commit writes), `optimize-scheduler` (when optimizes run) and `table-maintenance` (indexes,
+ * version cleanup). The names they exported from this file before are re-exported here.
+ */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { FixedSizeList, Field, Float32, Int32, Schema, Utf8 } from 'apache-arrow';
 import {
   ChunkStore,
   requirePage,
@@ -10,208 +17,65 @@ import {
   ChunkVector,
   DenseChunkIndex,
   VectorSpace,
-  MAX_QUERY_LENGTH,
   SearchHit,
   SearchScope,
   StoredChunk,
 } from './chunk-store';
-import { packWordBoxes, type PackedWordBoxes, requireString, requireStringArray, requireTopK, unpackWordBoxes, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
+import { requireString, requireStringArray, requireTopK, validateDocumentChunks, validation, wrapEngineCall } from './store-input';
+import { LanceDbGroupCommitter } from './lancedb/group-commit';
+import { ChunkStoreLogger, DEFAULT_OPTIMIZE_DELAY_MS, OptimizeScheduler, stderrLogger } from './lancedb/optimize-scheduler';
+import {
+  addSearchTextColumn,
+  addWordBoxesColumn,
+  checkSchema,
+  CHUNK_SCHEMA,
+  ChunkRow,
+  CHUNKS_TABLE,
+  COLUMNS,
+  fromRow,
+  FTS_COLUMN,
+  toRow,
+  VECTOR_SPACE_FILE,
+  vectorSchema,
+  VECTORS_TABLE,
+  VectorTableHandle,
+} from './lancedb/schema';
+import { ID_BATCH, MAX_CHUNKS_PER_DOCUMENT, sanitizeQuery, scopeFilter, sqlString, validateChunk } from './lancedb/sql';
+import {
+  cleanupCutoff,
+  DEFAULT_RETAIN_VERSIONS_MS,
+  ensureFtsIndex,
+  ensureScalarIndexes,
+  ensureVectorIndex,
+  VECTOR_INDEX_MIN_NPROBES,
+  vectorIndexNprobes,
+  vectorIndexPartitions,
+  vectorScopeIndexes,
+} from './lancedb/table-maintenance';
+import { WriteQueue } from './lancedb/write-queue';
 
-/** Name of the one LanceDB table holding every org's chunks. */
-export const CHUNKS_TABLE = 'chunks';
-
-/**
- * Column carrying the BM25 index: the chunk's heading path, then its text
- * (`heading_path || ' ' || text`; the JSON punctuation of `heading_path` is split away by the
- * tokenizer). Section titles say what a passage is about but are not part of chunk text (the
- * chunker keeps them in `headingPath`). Measured on SciFact train (title as the heading, 505
- * claims, `npm run eval:retrieval`): nDCG@10 0.849 with `text` alone, 0.861 with the title in the
- * same field; a separate title field fused by LanceDB's MultiMatchQuery gave 0.846 (boost 1) and
- * 0.764 (boost 2), so one field it is.
- */
-export const FTS_COLUMN = 'search_text';
-
-/**
- * Tokenizer of the BM25 index on `text` (LanceDB 0.37.1 `Index.fts`, Lance's inverted index,
- * whose analyzer chain is tantivy's: base tokenizer, then lowercasing, stemming, stop-word
- * removal and ASCII folding). The query is analyzed by the same chain, so both sides agree.
- * Changing a value rebuilds the index over the whole table at the next `open()`.
- *
- * Values chosen for English technical and regulatory text, checked by measurement on SciFact
- * train (`npm run eval:retrieval`, docs/retrieval.md): without stemming nDCG@10 drops by 0.025;
- * without stop-word removal it rises by only 0.002 (noise), so removal stays (smaller index, and
- * a stop-word-only query matches nothing, as the port promises).
- * - `baseTokenizer: 'simple'`: splits on whitespace and punctuation ("ISO/IEC 27001:2022" →
- *   iso, iec, 27001, 2022), matching what {@link sanitizeQuery} does to the query.
- * - `lowercase`: case carries no meaning for lexical retrieval here ("Fire" = "fire").
- * - `stem` with `language: 'English'`: Snowball English stemmer (rust-stemmers), so
- *   "extinguishers"/"extinguisher" and "inspected"/"inspection" meet.
- * - `removeStopWords`: Lance's built-in English list (it removes "no", "not", "should" but keeps
- *   "must", "shall", "may", "cannot"). Measured on 0.37.1: the filter runs after stemming, so a
- *   few stop words whose stem differs ("any" → "ani", "only" → "onli") stay in the index.
- *   BM25's IDF would down-weight them anyway; removal mostly shrinks postings.
- * - `asciiFolding`: "naïve" = "naive", "Größe" = "grosse", ligatures unfolded.
- * - `maxTokenLength: 40`: Lance's default; longer tokens (hashes, base64) are dropped.
- * - `withPosition: false`: no phrase queries are issued, so positions would only grow the index.
- */
-export const FTS_TOKENIZER = {
-  baseTokenizer: 'simple',
-  language: 'English',
-  lowercase: true,
-  stem: true,
-  removeStopWords: true,
-  asciiFolding: true,
-  maxTokenLength: 40,
-  withPosition: false,
-} as const satisfies Partial<lancedb.FtsOptions>;
-
-/** `indexDetails` keys LanceDB reports for {@link FTS_TOKENIZER}'s options (checked at open). */
-const FTS_DETAIL_KEYS: Record<keyof typeof FTS_TOKENIZER, string> = {
-  baseTokenizer: 'base_tokenizer',
-  language: 'language',
-  lowercase: 'lower_case',
-  stem: 'stem',
-  removeStopWords: 'remove_stop_words',
-  asciiFolding: 'ascii_folding',
-  maxTokenLength: 'max_token_length',
-  withPosition: 'with_position',
-};
-
-/**
- * Default quiet period (ms): the `optimize()` that folds written rows into the FTS index runs this
- * long after the LAST write (a debounce), so a burst of writes shares one optimize; under
- * continuous writes it runs at the latest {@link MAX_INDEX_LAG_MS} after the first unindexed
- * write. Until then the rows are already searchable: LanceDB 0.37.1 searches rows not yet in the
- * index with a flat (exhaustive) BM25 scan and merges them with the indexed results, so the delay
- * costs only search latency, growing with the rows and fragments written in that window
- * (measured: ~470 unindexed rows in 100 fragments next to 20k indexed rows raise p50 from ~4 to
- * ~30 ms).
- */
-export const DEFAULT_OPTIMIZE_DELAY_MS = 1000;
-
-/**
- * Longest time (ms) rows wait for the FTS index under continuous writes (see
- * {@link DEFAULT_OPTIMIZE_DELAY_MS}; at least the adaptive gap of {@link OPTIMIZE_COST_FACTOR}).
- * Measured with `npm run bench:index` style loads (2,000 SciFact abstracts, 8 calls in flight,
- * 2 cores): optimizing ~1 s after each write, as before, halved indexing throughput (56 vs 122
- * documents/s without any optimize), because each optimize is O(table) and then held the write
- * queue (it now runs beside it, but still takes CPU).
- */
-export const MAX_INDEX_LAG_MS = 10_000;
-
-/**
- * The optimize delay is at least this many times the duration of the previous optimize, so
- * optimization takes at most ~1/(1+factor) of the time under continuous writes. An optimize
- * no longer holds the write queue (see {@link LanceDbChunkStore}), but it competes for the same
- * CPU cores: on 0.37.1 its FTS index update is O(table) (measured ~150-500 ms at 20k chunks).
- */
-export const OPTIMIZE_COST_FACTOR = 4;
-
-/** Upper bound (ms) of the adaptive optimize delay. */
-export const MAX_OPTIMIZE_DELAY_MS = 60_000;
-
-/**
- * An optimize runs beside writes (LanceDB's MVCC). A write that deletes or updates rows of the
- * fragments an optimize is compacting makes the optimize's commit fail with Lance's "Retryable
- * commit conflict" (the write wins; measured on 0.37.1: `add`, `delete` and `mergeInsert` are
- * never blocked and retry themselves when the compaction commits first). The optimize is then
- * retried at once; after this many preempted attempts in a row, the next attempt runs inside the
- * write queue, so the index makes progress even under a continuous stream of replaces (writes
- * wait for that one attempt only).
- */
-export const MAX_OPTIMIZE_CONFLICTS = 3;
-
-/**
- * Default time (ms) old table versions are kept after a newer version REPLACED them; `optimize()`
- * deletes the rest. Every write adds a version and every optimize rewrites fragments, so retained
- * versions multiply disk use (measured: 262 MB for 20k chunks with a 60 s retention during a
- * 150 s ingest, 6 MB without). A search or write reads the version that was the latest when it
- * started, for milliseconds to seconds; the retention is also stretched to cover the oldest call
- * still running (see {@link LanceDbChunkStore.optimize}). LanceDB's own default (7 days) suits
- * shared tables.
- */
-export const DEFAULT_RETAIN_VERSIONS_MS = 10_000;
-
-/**
- * Rows of the vectors table from which an approximate (IVF) vector index is built, at the next
- * optimize. Below it, dense search is exact (a flat scan). Measured on 2 loaded cores, 100k
- * vectors of 384 dimensions: exact search p95 830 ms; IVF_FLAT (cosine, 316 partitions, 20 probed)
- * p95 17 ms, recall@10 1.0 against exact search on clustered test vectors, built in 16 s. HNSW_SQ
- * took 359 s to build with a worse p95 (73 ms) and recall@10 0.974, so IVF_FLAT it is.
- */
-export const VECTOR_INDEX_MIN_ROWS = 10_000;
-
-/** Fewest IVF partitions an approximate search probes (LanceDB's own default `nprobes`). */
-export const VECTOR_INDEX_MIN_NPROBES = 20;
-
-/** Share of the IVF partitions an approximate search probes (see {@link vectorIndexNprobes}). */
-export const VECTOR_INDEX_PROBE_SHARE = 0.2;
-
-/**
- * Partitions an IVF search probes (LanceDB `nprobes`) for an index trained with `partitions`
- * partitions: {@link VECTOR_INDEX_PROBE_SHARE} of them, at least {@link VECTOR_INDEX_MIN_NPROBES}.
- * Measured on the bench:query chunk vectors (all-MiniLM-L6-v2, 100k rows, 316 partitions, 200
- * SciFact claims, recall@10 against exact search): 20 probes 0.847, 40 0.929, 60 0.948, 80 0.961,
- * with p50 latency 8–10 ms throughout (docs/retrieval.md).
- * @param partitions IVF partitions of the vector index (0 when there is none)
- * @returns an integer ≥ VECTOR_INDEX_MIN_NPROBES
- */
-export function vectorIndexNprobes(partitions: number): number {
-  return Math.max(VECTOR_INDEX_MIN_NPROBES, Math.ceil(VECTOR_INDEX_PROBE_SHARE * Math.max(0, partitions)));
-}
-
-/**
- * The vector index is retrained (new partitions, √rows) once the table holds this many times the rows
- * it was trained on. Rows that `optimize()` adds later are assigned to the partitions trained on the
- * first rows, and those partitions fit the table worse as it grows: trained at 10k rows and grown
- * incrementally to 100k, recall@10 at 64 probes measured 0.81 on the bench:query vectors, against
- * about 0.95 for an index trained on all 100k (docs/retrieval.md). Doubling keeps the total
- * training work proportional to the rows written (each retrain costs about as much as all before it).
- */
-export const VECTOR_INDEX_RETRAIN_GROWTH = 2;
-
-/** Name of the vector index trained with `partitions` IVF partitions (the name records the count). */
-export function vectorIndexName(partitions: number): string {
-  return `${VECTOR_INDEX_NAME_PREFIX}${partitions}`;
-}
-
-const VECTOR_INDEX_NAME_PREFIX = 'vector_ivf_p';
-
-/** Table of dense chunk vectors (one vector space at a time, see `vector-space.json`). */
-export const VECTORS_TABLE = 'chunk_vectors';
-/** File recording the vector space (model name, dimensions) of {@link VECTORS_TABLE}. */
-const VECTOR_SPACE_FILE = 'vector-space.json';
-
-function vectorSchema(dimensions: number): Schema {
-  return new Schema([
-    new Field('id', new Utf8(), false),
-    new Field('org_id', new Utf8(), false),
-    new Field('project_id', new Utf8(), true),
-    new Field('document_id', new Utf8(), false),
-    new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false),
-  ]);
-}
-
-/** Upper bound of chunks read for one document (a 2,000-page PDF gives ~10k chunks). */
-const MAX_CHUNKS_PER_DOCUMENT = 1_000_000;
-
-/** Size of the `IN (...)` lists sent to LanceDB by `getChunks`. */
-const ID_BATCH = 500;
-
-/**
- * Most chunk rows (replaced documents' new rows, or vectors) folded into one group commit; a
- * single larger document is committed on its own. Bounds the memory and the duration of one
- * commit (10,000 rows of ~1,200 characters ≈ 25 MB of Arrow data), during which later writes wait.
- */
-export const MAX_GROUP_ROWS = 10_000;
-
-/** Most write calls folded into one group commit (bounds the size of the SQL predicates built). */
-export const MAX_GROUP_CALLS = 2_000;
-
-/** Minimal structured logger (pino-compatible: `logger.warn(obj, msg)`). */
-export interface ChunkStoreLogger {
-  warn(obj: Record<string, unknown>, msg: string): void;
-}
+export {
+  type ChunkStoreLogger,
+  DEFAULT_OPTIMIZE_DELAY_MS,
+  MAX_INDEX_LAG_MS,
+  MAX_OPTIMIZE_CONFLICTS,
+  MAX_OPTIMIZE_DELAY_MS,
+  OPTIMIZE_COST_FACTOR,
+} from './lancedb/optimize-scheduler';
+export { CHUNKS_TABLE, FTS_COLUMN, VECTORS_TABLE } from './lancedb/schema';
+export { sanitizeQuery, scopeFilter, sqlString } from './lancedb/sql';
+export {
+  DEFAULT_RETAIN_VERSIONS_MS,
+  FTS_TOKENIZER,
+  VECTOR_INDEX_MIN_NPROBES,
+  VECTOR_INDEX_MIN_ROWS,
+  VECTOR_INDEX_PROBE_SHARE,
+  VECTOR_INDEX_RETRAIN_GROWTH,
+  vectorIndexName,
+  vectorIndexNprobes,
+  vectorIndexPartitions,
+} from './lancedb/table-maintenance';
+export { MAX_GROUP_CALLS, MAX_GROUP_ROWS } from './lancedb/write-queue';
 
 /** Options of {@link LanceDbChunkStore.open}. */
 export interface LanceDbChunkStoreOptions {
@@ -247,46 +111,6 @@ export interface ChunkIndexStatus {
   /** Rows searched by a flat scan until the next optimize. */
   unindexedRows: number;
 }
-
-/** Column layout of the table: one row per chunk. Lists are JSON strings (exact round trip). */
-interface ChunkRow {
-  id: string;
-  org_id: string;
-  project_id: string | null;
-  document_id: string;
-  file_name: string;
-  chunk_index: number;
-  text: string;
-  /** JSON array of strings. */
-  heading_path: string;
-  start_page: number | null;
-  end_page: number | null;
-  /** JSON array of `{ page, offset }`. */
-  page_spans: string;
-  /** JSON of the packed word boxes (see `packWordBoxes`); `[]` in rows written before boxes existed. */
-  word_boxes: string;
-  /** What BM25 indexes: heading path and text (see {@link FTS_COLUMN}); never read back. */
-  search_text?: string;
-}
-
-const CHUNK_SCHEMA = new Schema([
-  new Field('id', new Utf8(), false),
-  new Field('org_id', new Utf8(), false),
-  new Field('project_id', new Utf8(), true),
-  new Field('document_id', new Utf8(), false),
-  new Field('file_name', new Utf8(), false),
-  new Field('chunk_index', new Int32(), false),
-  new Field('text', new Utf8(), false),
-  new Field('heading_path', new Utf8(), false),
-  new Field('start_page', new Int32(), true),
-  new Field('end_page', new Int32(), true),
-  new Field('page_spans', new Utf8(), false),
-  new Field('word_boxes', new Utf8(), false),
-  new Field(FTS_COLUMN, new Utf8(), false),
-]);
-
-/** Columns read back into a {@link StoredChunk} (everything but the derived {@link FTS_COLUMN}). */
-const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !== FTS_COLUMN);
 
 /**
  * The embedded {@link ChunkStore}: one LanceDB table in a local directory, with a BM25 full-text
@@ -332,53 +156,37 @@ const COLUMNS = CHUNK_SCHEMA.fields.map((f) => f.name).filter((name) => name !==
 export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   /** Directories held by an open store of this process (a second store would race commits). */
   private static readonly openDirs = new Set<string>();
-  private writeTail: Promise<unknown> = Promise.resolve();
-  /** Maintenance jobs (optimize, and vector space resets waiting for one) run one at a time. */
-  private maintenanceTail: Promise<unknown> = Promise.resolve();
-  /** Running and queued calls (settled promise → start time, epoch ms), for close() and version cleanup. */
-  private readonly inflight = new Map<Promise<unknown>, number>();
-  /** Running maintenance jobs, awaited by close() (not counted as readers by version cleanup). */
-  private readonly maintenance = new Set<Promise<unknown>>();
-  private optimizeTimer: NodeJS.Timeout | undefined;
-  /** When the armed optimize timer fires (epoch ms). */
-  private optimizeDueAt = 0;
-  /** When the oldest write not yet folded into the index was made (epoch ms). */
-  private firstUnindexedAt: number | undefined;
-  /** Rows were written since the last optimize. */
-  private dirty = false;
-  /** The vectors table was written since the last optimize (group commit only). */
-  private vectorsDirty = false;
+  /** Writes one at a time, group commit, and the calls in flight (see {@link WriteQueue}). */
+  private readonly queue: WriteQueue;
+  /** What a group commit writes, and the per-document registry it keeps. */
+  private readonly commits: LanceDbGroupCommitter;
+  /** When optimizes run, and the maintenance queue (see {@link OptimizeScheduler}). */
+  private readonly scheduler: OptimizeScheduler<VectorTableHandle>;
   private closing: Promise<void> | undefined;
-  /** Duration of the last optimize (ms), for the adaptive delay. */
-  private lastOptimizeMs = 0;
-  /** Background optimizes failed in a row (the retry delay doubles with each). */
-  private optimizeFailures = 0;
   /** Dense vectors of the current vector space (table {@link VECTORS_TABLE}), when one is set. */
-  private vectors: { space: VectorSpace; table: lancedb.Table } | null = null;
+  private vectors: VectorTableHandle | null = null;
   /** IVF partitions a dense search probes, updated whenever the vector index is brought up to date. */
   private vectorNprobes = VECTOR_INDEX_MIN_NPROBES;
-  /** The group accepting new batched writes (its commit job is already queued), if any. */
-  private openGroup: PendingWrite[] | null = null;
-  /**
-   * Group commit only: chunks per stored document ({@link documentKey}), read from the table at
-   * open and kept in step by every commit; `null` after a failed commit (re-read before the next).
-   * Lets a group know without a query which documents already have rows. Memory: one entry per
-   * document (~150 bytes; 100k documents ≈ 15 MB).
-   */
-  private chunkCountByDocument: Map<string, number> | null = null;
-  /** Group commit only: documents that have rows in the vectors table (same upkeep as above). */
-  private vectorDocuments: Set<string> | null = null;
 
   private constructor(
     private readonly dir: string,
     private readonly db: lancedb.Connection,
     private readonly table: lancedb.Table,
     private readonly ftsIndexName: string,
-    private readonly optimizeDelayMs: number | false,
+    optimizeDelayMs: number | false,
     private readonly retainVersionsMs: number,
-    private readonly logger: ChunkStoreLogger,
+    logger: ChunkStoreLogger,
     private readonly groupCommit: boolean,
-  ) {}
+  ) {
+    this.scheduler = new OptimizeScheduler<VectorTableHandle>(optimizeDelayMs, logger, {
+      optimize: (chunks, vectors) => this.optimizeTables(chunks, vectors),
+      currentVectors: () => this.vectors,
+      exclusive: (fn) => this.queue.write('optimize', fn),
+      isClosing: () => this.closing !== undefined,
+    });
+    this.commits = new LanceDbGroupCommitter(table, () => this.vectors, (vectors) => this.scheduler.markWritten(vectors));
+    this.queue = new WriteQueue(() => this.assertOpen(), this.commits);
+  }
 
   /**
    * Opens (creating if needed) the store in `dir`. Creates the table and the FTS index when
@@ -421,8 +229,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         const store = new LanceDbChunkStore(absDir, db, table, name, optimizeDelayMs, retainVersionsMs, logger, options.groupCommit ?? true);
         await store.loadVectorSpace();
         if (unindexedRows > 0) {
-          store.dirty = true;
-          store.scheduleOptimize();
+          store.scheduler.markUnindexed();
         }
         return store;
       } catch (err) {
@@ -438,11 +245,11 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async replaceDocumentChunks(orgId: string, documentId: string, chunks: StoredChunk[]): Promise<void> {
     const rows = validateDocumentChunks(orgId, documentId, chunks, validateChunk).map(toRow);
     if (this.groupCommit) {
-      await this.enqueue({ kind: 'replace', orgId, documentId, rows });
+      await this.queue.enqueue({ kind: 'replace', orgId, documentId, rows });
       return;
     }
     const docFilter = `org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`;
-    await this.write('replaceDocumentChunks', async () => {
+    await this.queue.write('replaceDocumentChunks', async () => {
       if (rows.length === 0) {
         await this.table.delete(docFilter);
       } else {
@@ -457,7 +264,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       }
       // The document's text changed: its vectors describe the old chunks.
       if (this.vectors) await this.vectors.table.delete(docFilter);
-      this.markWritten();
+      this.scheduler.markWritten();
     });
   }
 
@@ -465,12 +272,12 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     requireString('orgId', orgId);
     const ids = requireStringArray('documentIds', documentIds);
     if (ids.length === 0) return 0;
-    if (this.groupCommit) return this.enqueue({ kind: 'delete', orgId, documentIds: ids });
-    return this.write('deleteDocuments', async () => {
+    if (this.groupCommit) return this.queue.enqueue({ kind: 'delete', orgId, documentIds: ids });
+    return this.queue.write('deleteDocuments', async () => {
       const filter = `org_id = ${sqlString(orgId)} AND document_id IN (${ids.map(sqlString).join(', ')})`;
       const result = await this.table.delete(filter);
       if (this.vectors) await this.vectors.table.delete(filter);
-      if (result.numDeletedRows > 0) this.markWritten();
+      if (result.numDeletedRows > 0) this.scheduler.markWritten();
       return result.numDeletedRows;
     });
   }
@@ -478,7 +285,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async countChunks(orgId: string, documentId: string): Promise<number> {
     requireString('orgId', orgId);
     requireString('documentId', documentId);
-    return this.read('countChunks', () =>
+    return this.queue.read('countChunks', () =>
       this.table.countRows(`org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`),
     );
   }
@@ -489,7 +296,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     const filter = scopeFilter(scope);
     const terms = sanitizeQuery(query);
     if (terms === '') return [];
-    return this.read('search', async () => {
+    return this.queue.read('search', async () => {
       // LanceDB 0.37.1 quirk (measured with explainPlan): while the FTS index covers no live row
       // (a new table before its first optimize, or after every indexed row was deleted), the plan
       // is FlatMatchQuery -> GlobalLimit with NO sort, so `limit(k)` returns the first k matches
@@ -520,7 +327,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     requireString('orgId', orgId);
     const ids = requireStringArray('chunkIds', chunkIds);
     if (ids.length === 0) return [];
-    return this.read('getChunks', async () => {
+    return this.queue.read('getChunks', async () => {
       const byId = new Map<string, StoredChunk>();
       for (let i = 0; i < ids.length; i += ID_BATCH) {
         const batch = ids.slice(i, i + ID_BATCH);
@@ -540,7 +347,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     requireString('orgId', orgId);
     requireString('documentId', documentId);
     requirePage(limit, offset);
-    return this.read('listDocumentChunks', async () => {
+    return this.queue.read('listDocumentChunks', async () => {
       // LanceDB queries have no ORDER BY: read the (id, chunk_index) pairs of the document (two
       // small columns, on the document_id scalar index), order them here, then fetch the page.
       const where = `org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`;
@@ -579,7 +386,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       throw validation('space.dimensions must be a positive integer');
     }
     // Inside the maintenance queue too: no optimize may be working on the table being dropped.
-    await this.write('resetVectorSpace', () => this.maintain(async () => {
+    await this.queue.write('resetVectorSpace', () => this.scheduler.maintain(async () => {
       this.vectors?.table.close();
       this.vectors = null;
       const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite' });
@@ -589,7 +396,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       await rename(`${file}.tmp`, file);
       this.vectors = { space: { model: space.model, dimensions: space.dimensions }, table };
       this.vectorNprobes = VECTOR_INDEX_MIN_NPROBES;
-      this.vectorDocuments = new Set();
+      this.commits.vectorSpaceReset();
     }));
   }
 
@@ -605,8 +412,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       }
     }
     if (vectors.length === 0) return 0;
-    if (this.groupCommit) return this.enqueue({ kind: 'vectors', orgId, documentId, vectors, space: current });
-    return this.write('upsertVectors', async () => {
+    if (this.groupCommit) return this.queue.enqueue({ kind: 'vectors', orgId, documentId, vectors, space: current });
+    return this.queue.write('upsertVectors', async () => {
       if (this.vectors !== current) return 0; // the space was reset meanwhile: these vectors are of the old one
       const chunks = await this.documentChunksNow(orgId, documentId);
       const byId = new Map(chunks.map((c) => [c.id, c]));
@@ -619,7 +426,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         .whenMatchedUpdateAll()
         .whenNotMatchedInsertAll()
         .execute(rows as unknown as Record<string, unknown>[]);
-      this.markWritten(true); // compacts the vectors table too (optimizeNow)
+      this.scheduler.markWritten(true); // compacts the vectors table too (optimizeNow)
       return rows.length;
     });
   }
@@ -637,7 +444,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     const current = this.vectors;
     if (!current) return [];
     if (!Array.isArray(vector) || vector.length !== current.space.dimensions) throw validation('query vector does not match the vector space');
-    return this.read('searchDense', async () => {
+    return this.queue.read('searchDense', async () => {
       const rows = (await current.table
         .vectorSearch(vector)
         .distanceType('cosine')
@@ -656,11 +463,11 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async documentChunks(orgId: string, documentId: string): Promise<StoredChunk[]> {
     requireString('orgId', orgId);
     requireString('documentId', documentId);
-    return this.read('documentChunks', () => this.documentChunksNow(orgId, documentId));
+    return this.queue.read('documentChunks', () => this.documentChunksNow(orgId, documentId));
   }
 
   async listDocuments(): Promise<{ orgId: string; documentId: string }[]> {
-    return this.read('listDocuments', async () => {
+    return this.queue.read('listDocuments', async () => {
       const seen = new Map<string, { orgId: string; documentId: string }>();
       for await (const batch of this.table.query().select(['org_id', 'document_id'])) {
         for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) {
@@ -715,18 +522,15 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
    * @throws ChunkStoreError `Internal` when LanceDB fails (rows stay searchable by flat scan).
    */
   async optimize(): Promise<void> {
-    if (this.optimizeTimer) {
-      clearTimeout(this.optimizeTimer);
-      this.optimizeTimer = undefined;
-    }
+    this.scheduler.cancel();
     this.assertOpen();
-    await this.writeTail;
-    await this.runOptimize();
+    await this.queue.idle();
+    await this.scheduler.runOptimize();
   }
 
   /** Row counts of the table and of its FTS index (see {@link ChunkIndexStatus}). */
   async indexStatus(): Promise<ChunkIndexStatus> {
-    return this.read('indexStatus', async () => {
+    return this.queue.read('indexStatus', async () => {
       const [totalRows, stats] = await Promise.all([
         this.table.countRows(),
         this.table.indexStats(this.ftsIndexName),
@@ -746,9 +550,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async close(): Promise<void> {
     if (!this.closing) {
       this.closing = (async () => {
-        if (this.optimizeTimer) clearTimeout(this.optimizeTimer);
-        this.optimizeTimer = undefined;
-        await Promise.allSettled([...this.inflight.keys(), ...this.maintenance, this.writeTail, this.maintenanceTail]);
+        this.scheduler.cancel();
+        await Promise.allSettled([...this.queue.pending(), ...this.scheduler.pending()]);
         try {
           this.vectors?.table.close();
           this.table.close();
@@ -763,705 +566,22 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
 
   // ---- internals ----
 
-  /** Notes a commit (of the chunks table, or with `vectors` of the vectors table) and arms the optimize timer. */
-  private markWritten(vectors = false): void {
-    if (vectors) this.vectorsDirty = true;
-    else this.dirty = true;
-    this.firstUnindexedAt ??= Date.now();
-    this.scheduleOptimize();
-  }
-
   /**
-   * (Re)arms the optimize timer: the adaptive gap after the latest write, but no later than
-   * {@link MAX_INDEX_LAG_MS} (or the gap, if longer) after the first write not yet optimized.
+   * What one optimize does (called by the {@link OptimizeScheduler}): LanceDB `optimize` of the
+   * chunks table (when `chunks`) and of `vectors`, whose vector index is then brought up to date.
    */
-  private scheduleOptimize(): void {
-    if (this.optimizeDelayMs === false || this.closing) return;
-    const gap = Math.min(
-      MAX_OPTIMIZE_DELAY_MS,
-      Math.max(this.optimizeDelayMs, OPTIMIZE_COST_FACTOR * this.lastOptimizeMs) * 2 ** this.optimizeFailures,
-    );
-    const now = Date.now();
-    const due = Math.min(now + gap, (this.firstUnindexedAt ?? now) + Math.max(MAX_INDEX_LAG_MS, gap));
-    if (this.optimizeTimer) {
-      if (this.optimizeDueAt === due) return;
-      clearTimeout(this.optimizeTimer);
+  private async optimizeTables(chunks: boolean, vectors: VectorTableHandle | null): Promise<void> {
+    if (chunks) await this.table.optimize({ cleanupOlderThan: await cleanupCutoff(this.table, this.retainVersionsMs, this.queue.callStarts()) });
+    // The vectors table: compaction of the small fragments each upsert adds, and the vector
+    // index (when one exists) brought up to date.
+    if (vectors) {
+      await vectors.table.optimize({ cleanupOlderThan: await cleanupCutoff(vectors.table, this.retainVersionsMs, this.queue.callStarts()) });
+      const partitions = await ensureVectorIndex(vectors.table);
+      if (vectors === this.vectors) this.vectorNprobes = vectorIndexNprobes(partitions);
     }
-    this.optimizeDueAt = due;
-    const delay = Math.max(0, due - now);
-    this.optimizeTimer = setTimeout(() => {
-      this.optimizeTimer = undefined;
-      if (this.closing) return;
-      this.runOptimize().then(
-        () => {
-          this.optimizeFailures = 0;
-        },
-        (err: unknown) => {
-          if (this.closing) return;
-          this.optimizeFailures = Math.min(this.optimizeFailures + 1, 16);
-          this.logger.warn(
-            {
-              err: err instanceof Error ? err.message : String(err),
-              table: CHUNKS_TABLE,
-              failures: this.optimizeFailures,
-            },
-            'chunk store: background optimize failed; will retry; unindexed rows stay searchable by flat scan',
-          );
-          this.scheduleOptimize();
-        },
-      );
-    }, delay);
-    this.optimizeTimer.unref();
-  }
-
-  /**
-   * One optimize, beside the write queue; on a commit conflict with a concurrent write, again
-   * (the attempt after {@link MAX_OPTIMIZE_CONFLICTS} conflicts inside the write queue).
-   */
-  private async runOptimize(): Promise<void> {
-    for (let conflicts = 0; ; conflicts++) {
-      const exclusive = conflicts >= MAX_OPTIMIZE_CONFLICTS;
-      try {
-        if (exclusive) await this.write('optimize', () => this.maintain(() => this.optimizeNow()));
-        else await this.trackMaintenance(wrapEngineCall('LanceDB', 'optimize', () => this.maintain(() => this.optimizeNow())));
-        return;
-      } catch (err) {
-        if (exclusive || !isCommitConflict(err) || this.closing) throw err;
-      }
-    }
-  }
-
-  /** Runs `fn` after every queued maintenance job; failures do not block later jobs. */
-  private maintain<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.maintenanceTail.then(fn);
-    this.maintenanceTail = run.catch(() => undefined);
-    return run;
-  }
-
-  private trackMaintenance<T>(promise: Promise<T>): Promise<T> {
-    const settled = promise.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.maintenance.add(settled);
-    void settled.then(() => this.maintenance.delete(settled));
-    return promise;
-  }
-
-  private async optimizeNow(): Promise<void> {
-    const chunks = this.dirty;
-    const vectors = this.vectorsDirty ? this.vectors : null;
-    if (!chunks && !vectors) return;
-    this.vectorsDirty = false;
-    this.dirty = false;
-    const firstUnindexedAt = this.firstUnindexedAt;
-    this.firstUnindexedAt = undefined;
-    const started = performance.now();
-    try {
-      if (chunks) await this.table.optimize({ cleanupOlderThan: await this.cleanupCutoff(this.table) });
-      // The vectors table: compaction of the small fragments each upsert adds, and the vector
-      // index (when one exists) brought up to date.
-      if (vectors) {
-        await vectors.table.optimize({ cleanupOlderThan: await this.cleanupCutoff(vectors.table) });
-        const partitions = await ensureVectorIndex(vectors.table);
-        if (vectors === this.vectors) this.vectorNprobes = vectorIndexNprobes(partitions);
-      }
-    } catch (err) {
-      this.dirty ||= chunks;
-      this.vectorsDirty ||= vectors !== null && vectors === this.vectors;
-      this.firstUnindexedAt = Math.min(firstUnindexedAt ?? Date.now(), this.firstUnindexedAt ?? Date.now());
-      throw err;
-    } finally {
-      this.lastOptimizeMs = performance.now() - started;
-    }
-  }
-
-  /**
-   * The `cleanupOlderThan` of an optimize of `table`: Lance deletes the versions CREATED before
-   * it (never the latest). Returned: the creation time of the oldest version that was still the
-   * latest at `now − keep`, where `keep` = max(`retainVersionsMs`, age of the oldest running call
-   * + 1 s). A version is thus deleted only once it was replaced more than `keep` ago, so no search
-   * or write still running can be reading it, including the version this optimize's own
-   * compaction replaces.
-   */
-  private async cleanupCutoff(table: lancedb.Table): Promise<Date> {
-    const now = Date.now();
-    const oldestCall = Math.min(now, ...this.inflight.values());
-    const since = now - Math.max(this.retainVersionsMs, now - oldestCall + 1000);
-    const versions = (await table.listVersions())
-      .map((v) => ({ version: v.version, at: new Date(v.timestamp).getTime() }))
-      .sort((a, b) => a.version - b.version);
-    for (let i = 0; i + 1 < versions.length; i++) {
-      if (versions[i + 1].at >= since) return new Date(Math.min(versions[i].at, since));
-    }
-    return new Date(Math.min(versions.at(-1)?.at ?? since, since));
-  }
-
-  /**
-   * Adds a write to the open group, or opens a group whose commit job joins the write queue now.
-   * The job closes the group when it starts, so calls arriving while earlier writes run share
-   * one commit, and calls arriving later form the next group: call order is kept.
-   */
-  private enqueue(write: ChunkCall | VectorCall): Promise<number> {
-    this.assertOpen();
-    const done = new Promise<number>((resolve, reject) => {
-      const pending = { ...write, resolve, reject } as PendingWrite;
-      if (this.openGroup) {
-        this.openGroup.push(pending);
-        return;
-      }
-      const group: PendingWrite[] = [pending];
-      this.openGroup = group;
-      const run = this.writeTail.then(() => {
-        if (this.openGroup === group) this.openGroup = null;
-        return this.commitGroup(group);
-      });
-      this.writeTail = run.catch(() => undefined);
-      this.track(run);
-    });
-    return this.track(done);
-  }
-
-  /**
-   * Commits a closed group in slices: each slice is a run of consecutive calls of one family
-   * (chunk writes, or vector upserts) within {@link MAX_GROUP_CALLS} and {@link MAX_GROUP_ROWS}.
-   * Settles every call's promise; never rejects itself.
-   */
-  private async commitGroup(group: PendingWrite[]): Promise<void> {
-    let start = 0;
-    while (start < group.length) {
-      const vectorsFamily = group[start].kind === 'vectors';
-      let end = start;
-      let rows = 0;
-      while (end < group.length && (group[end].kind === 'vectors') === vectorsFamily && end - start < MAX_GROUP_CALLS) {
-        const n = rowCount(group[end]);
-        if (end > start && rows + n > MAX_GROUP_ROWS) break;
-        rows += n;
-        end++;
-      }
-      const slice = group.slice(start, end);
-      start = end;
-      await this.commitSlice(slice, vectorsFamily);
-    }
-  }
-
-  /** One commit for `slice`; when it fails and holds several calls, one commit per call. */
-  private async commitSlice(slice: PendingWrite[], vectorsFamily: boolean): Promise<void> {
-    const apply = (calls: PendingWrite[]) =>
-      wrapEngineCall('LanceDB', vectorsFamily ? 'upsertVectors' : calls.length === 1 ? calls[0].kind === 'replace' ? 'replaceDocumentChunks' : 'deleteDocuments' : 'group commit', () =>
-        vectorsFamily ? this.applyVectorWrites(calls as VectorWrite[]) : this.applyChunkWrites(calls as ChunkWrite[]),
-      );
-    try {
-      const results = await apply(slice);
-      slice.forEach((call, i) => call.resolve(results[i]));
-      return;
-    } catch (err) {
-      if (slice.length === 1) {
-        slice[0].reject(err);
-        return;
-      }
-    }
-    for (const call of slice) {
-      try {
-        call.resolve((await apply([call]))[0]);
-      } catch (err) {
-        call.reject(err);
-      }
-    }
-  }
-
-  /**
-   * Applies chunk writes (in call order) as one commit of the chunks table, preceded by one delete
-   * of the affected documents' vectors. Returns per call: 0 for a replace, the number of chunks
-   * removed for a delete.
-   */
-  private async applyChunkWrites(calls: ChunkWrite[]): Promise<number[]> {
-    const touched = new Map<string, { orgId: string; documentId: string }>();
-    for (const call of calls) {
-      for (const documentId of call.kind === 'replace' ? [call.documentId] : call.documentIds) {
-        touched.set(documentKey(call.orgId, documentId), { orgId: call.orgId, documentId });
-      }
-    }
-    const registry = await this.registry();
-    const stored = registry.chunks;
-    // Replay in call order: `next` holds each document's rows after the calls seen so far.
-    const next = new Map<string, ChunkRow[]>();
-    const results = calls.map((call) => {
-      if (call.kind === 'replace') {
-        next.set(documentKey(call.orgId, call.documentId), call.rows);
-        return 0;
-      }
-      let removed = 0;
-      for (const documentId of call.documentIds) {
-        const key = documentKey(call.orgId, documentId);
-        removed += next.get(key)?.length ?? stored.get(key) ?? 0;
-        next.set(key, []);
-      }
-      return removed;
-    });
-    const stale = [...touched].filter(([key]) => (stored.get(key) ?? 0) > 0).map(([, doc]) => doc);
-    const staleVectors = [...touched].filter(([key]) => registry.vectors.has(key)).map(([, doc]) => doc);
-    const rows = [...next.values()].flat();
-    try {
-      // Vectors first: a crash after this commit leaves chunks without vectors, never the reverse.
-      if (this.vectors && staleVectors.length > 0) {
-        await this.vectors.table.delete(documentsFilter(staleVectors));
-        for (const key of touched.keys()) registry.vectors.delete(key);
-        this.markWritten(true);
-      }
-      if (stale.length > 0) {
-        const staleFilter = documentsFilter(stale);
-        if (rows.length === 0) {
-          await this.table.delete(staleFilter);
-        } else {
-          // One commit: upsert the new rows, delete the stale documents' rows that are not among
-          // them. Keyed on (org_id, id) so a colliding id of another org is never touched.
-          await this.table
-            .mergeInsert(['org_id', 'id'])
-            .whenMatchedUpdateAll()
-            .whenNotMatchedInsertAll()
-            .whenNotMatchedBySourceDelete({ where: staleFilter })
-            .execute(rows as unknown as Record<string, unknown>[]);
-        }
-      } else if (rows.length > 0) {
-        await this.table.add(rows as unknown as Record<string, unknown>[]);
-      }
-    } catch (err) {
-      this.chunkCountByDocument = null;
-      this.vectorDocuments = null;
-      throw err;
-    }
-    for (const [key, docRows] of next) {
-      if (docRows.length > 0) stored.set(key, docRows.length);
-      else stored.delete(key);
-    }
-    if (stale.length > 0 || rows.length > 0) this.markWritten();
-    return results;
-  }
-
-  /**
-   * Applies vector upserts as one commit of the vectors table: vectors of chunks that exist (read
-   * now, in the write queue), the last call winning for a chunk given twice; an `add` when none of
-   * those chunks has a vector yet, else a `mergeInsert` keyed on (org_id, id).
-   */
-  private async applyVectorWrites(calls: VectorWrite[]): Promise<number[]> {
-    const current = this.vectors;
-    const live = calls.filter((call) => call.space === current);
-    if (!current || live.length === 0) return calls.map(() => 0);
-    const docs = new Map(live.map((call) => [documentKey(call.orgId, call.documentId), { orgId: call.orgId, documentId: call.documentId }]));
-    const chunks = new Map<string, string | null>(); // (org, id) → project_id, for chunks that exist in their document
-    for (const row of await this.selectRows(this.table, [...docs.values()], ['org_id', 'id', 'document_id', 'project_id'])) {
-      chunks.set(`${documentKey(row.org_id, row.document_id)}\u0000${row.id}`, row.project_id ?? null);
-    }
-    const byChunk = new Map<string, { id: string; org_id: string; project_id: string | null; document_id: string; vector: number[] }>();
-    const results = calls.map((call) => {
-      if (call.space !== current) return 0;
-      let stored = 0;
-      for (const v of call.vectors) {
-        const key = `${documentKey(call.orgId, call.documentId)}\u0000${v.chunkId}`;
-        if (!chunks.has(key)) continue;
-        byChunk.set(`${call.orgId}\u0000${v.chunkId}`, { id: v.chunkId, org_id: call.orgId, project_id: chunks.get(key)!, document_id: call.documentId, vector: v.vector });
-        stored++;
-      }
-      return stored;
-    });
-    const rows = [...byChunk.values()];
-    if (rows.length === 0) return results;
-    const registry = await this.registry();
-    try {
-      if (![...docs.keys()].some((key) => registry.vectors.has(key))) {
-        await current.table.add(rows as unknown as Record<string, unknown>[]);
-      } else {
-        await current.table
-          .mergeInsert(['org_id', 'id'])
-          .whenMatchedUpdateAll()
-          .whenNotMatchedInsertAll()
-          .execute(rows as unknown as Record<string, unknown>[]);
-      }
-    } catch (err) {
-      this.vectorDocuments = null;
-      throw err;
-    }
-    for (const row of rows) registry.vectors.add(documentKey(row.org_id, row.document_id));
-    this.markWritten(true);
-    return results;
-  }
-
-  /**
-   * The per-document chunk counts and vector documents, read from the tables when not held
-   * (at the first group, and after a failed commit, whose effect is then unknown).
-   */
-  private async registry(): Promise<{ chunks: Map<string, number>; vectors: Set<string> }> {
-    if (!this.chunkCountByDocument) {
-      const counts = new Map<string, number>();
-      for await (const batch of this.table.query().select(['org_id', 'document_id'])) {
-        for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) {
-          const key = documentKey(row.org_id, row.document_id);
-          counts.set(key, (counts.get(key) ?? 0) + 1);
-        }
-      }
-      this.chunkCountByDocument = counts;
-    }
-    if (!this.vectorDocuments) {
-      const docs = new Set<string>();
-      if (this.vectors) {
-        for await (const batch of this.vectors.table.query().select(['org_id', 'document_id'])) {
-          for (const row of batch.toArray() as unknown as { org_id: string; document_id: string }[]) docs.add(documentKey(row.org_id, row.document_id));
-        }
-      }
-      this.vectorDocuments = docs;
-    }
-    return { chunks: this.chunkCountByDocument, vectors: this.vectorDocuments };
-  }
-
-  /** `columns` of every row of `table` belonging to `docs`, read in slices of {@link ID_BATCH} documents. */
-  private async selectRows(
-    table: lancedb.Table,
-    docs: { orgId: string; documentId: string }[],
-    columns: string[],
-  ): Promise<{ id: string; org_id: string; document_id: string; project_id: string | null }[]> {
-    const out: { id: string; org_id: string; document_id: string; project_id: string | null }[] = [];
-    for (let i = 0; i < docs.length; i += ID_BATCH) {
-      const rows = (await table
-        .query()
-        .where(documentsFilter(docs.slice(i, i + ID_BATCH)))
-        .select(columns)
-        .limit(MAX_CHUNKS_PER_DOCUMENT * ID_BATCH)
-        .toArray()) as { id: string; org_id: string; document_id: string; project_id: string | null }[];
-      out.push(...rows);
-    }
-    return out;
-  }
-
-  /** Runs `fn` after every queued write; failures do not block later writes. */
-  private write<T>(op: string, fn: () => Promise<T>): Promise<T> {
-    this.assertOpen();
-    // Batched calls made after this one must commit after it: close the open group.
-    this.openGroup = null;
-    const run = this.writeTail.then(() => wrapEngineCall('LanceDB', op, fn));
-    this.writeTail = run.catch(() => undefined);
-    return this.track(run);
-  }
-
-  private read<T>(op: string, fn: () => Promise<T>): Promise<T> {
-    this.assertOpen();
-    return this.track(wrapEngineCall('LanceDB', op, fn));
-  }
-
-  private track<T>(promise: Promise<T>): Promise<T> {
-    const settled = promise.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.inflight.set(settled, Date.now());
-    void settled.then(() => this.inflight.delete(settled));
-    return promise;
   }
 
   private assertOpen(): void {
     if (this.closing) throw new ChunkStoreError(ChunkStoreErrorCode.Unavailable, 'chunk store is closed');
   }
-}
-
-// ---- query and filter building (exported for unit tests) ----
-
-/**
- * Quotes `value` as an SQL string literal for LanceDB filters (DataFusion SQL): wraps it in single
- * quotes and doubles embedded single quotes. Backslashes have no escape meaning there (verified on
- * 0.37.1), so any well-formed string, including `'`, `\`, `--` and newlines, stays one literal.
- * @throws ChunkStoreError `Validation` for a string with NUL or unpaired surrogates (not
- *   representable exactly in UTF-8, so two different ids could collide).
- */
-export function sqlString(value: string): string {
-  if (value.includes('\u0000') || LONE_SURROGATE.test(value)) {
-    throw validation('identifier contains NUL or an unpaired surrogate');
-  }
-  return `'${value.replace(/'/g, "''")}'`;
-}
-
-/**
- * The `where` predicate of a search scope: the org, then project scope (that project OR
- * org-level), then document ids.
- * @throws ChunkStoreError `Validation` for a missing org id or malformed lists.
- */
-export function scopeFilter(scope: SearchScope): string {
-  if (scope === null || typeof scope !== 'object') throw validation('scope must be an object');
-  requireString('scope.orgId', scope.orgId);
-  const parts = [`org_id = ${sqlString(scope.orgId)}`];
-  if (scope.projectId !== undefined && scope.projectId !== null) {
-    if (typeof scope.projectId !== 'string') throw validation('scope.projectId must be a string or null');
-    parts.push(`(project_id = ${sqlString(scope.projectId)} OR project_id IS NULL)`);
-  }
-  if (scope.documentIds !== undefined) {
-    const ids = requireStringArray('scope.documentIds', scope.documentIds);
-    if (ids.length > 0) parts.push(`document_id IN (${ids.map(sqlString).join(', ')})`);
-  }
-  if (scope.excludeDocumentIds !== undefined) {
-    const ids = requireStringArray('scope.excludeDocumentIds', scope.excludeDocumentIds);
-    if (ids.length > 0) parts.push(`document_id NOT IN (${ids.map(sqlString).join(', ')})`);
-  }
-  return parts.join(' AND ');
-}
-
-/**
- * Turns user text into plain terms for a LanceDB `MatchQuery`: Unicode NFKC, every character that
- * is not a letter, digit or combining mark becomes a space, whitespace collapses, and the result
- * is cut to {@link MAX_QUERY_LENGTH}. The index tokenizer ('simple') splits on the same
- * characters, so no searchable term is lost, and no query syntax survives (quotes would otherwise
- * request a phrase query, which an index without positions rejects). Boolean words such as "AND"
- * are ordinary words (then stop words). Returns '' when nothing searchable remains.
- */
-export function sanitizeQuery(query: string): string {
-  return query
-    .slice(0, MAX_QUERY_LENGTH)
-    .normalize('NFKC')
-    .replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ')
-    .trim();
-}
-
-// ---- helpers ----
-
-/** A `replaceDocumentChunks` or `deleteDocuments` call. */
-type ChunkCall =
-  | { kind: 'replace'; orgId: string; documentId: string; rows: ChunkRow[] }
-  | { kind: 'delete'; orgId: string; documentIds: string[] };
-
-/** An `upsertVectors` call; `space` is the vectors table it was validated against. */
-interface VectorCall {
-  kind: 'vectors';
-  orgId: string;
-  documentId: string;
-  vectors: ChunkVector[];
-  space: { space: VectorSpace; table: lancedb.Table };
-}
-
-/** How a waiting call is settled. */
-interface Settle {
-  resolve(result: number): void;
-  reject(error: unknown): void;
-}
-
-type ChunkWrite = ChunkCall & Settle;
-type VectorWrite = VectorCall & Settle;
-/** A call waiting for its group commit. */
-type PendingWrite = ChunkWrite | VectorWrite;
-
-/** Rows a pending call writes (counted against {@link MAX_GROUP_ROWS}). */
-function rowCount(write: PendingWrite): number {
-  return write.kind === 'replace' ? write.rows.length : write.kind === 'vectors' ? write.vectors.length : 0;
-}
-
-/** Map key of one document of one org (NUL cannot occur in ids, see {@link sqlString}). */
-function documentKey(orgId: string, documentId: string): string {
-  return `${orgId}\u0000${documentId}`;
-}
-
-/** SQL predicate matching the rows of these documents: one `org_id = … AND document_id IN (…)` per org. */
-function documentsFilter(docs: { orgId: string; documentId: string }[]): string {
-  const byOrg = new Map<string, string[]>();
-  for (const { orgId, documentId } of docs) byOrg.set(orgId, [...(byOrg.get(orgId) ?? []), documentId]);
-  return [...byOrg]
-    .map(([orgId, ids]) => `(org_id = ${sqlString(orgId)} AND document_id IN (${[...new Set(ids)].map(sqlString).join(', ')}))`)
-    .join(' OR ');
-}
-
-/**
- * True when `err` (or its cause) is Lance's optimistic-concurrency conflict ("Retryable commit
- * conflict for version N: This Rewrite transaction was preempted by concurrent transaction
- * Delete …", lance 10 `conflict_resolver.rs`): the operation can simply be run again.
- */
-function isCommitConflict(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (/commit conflict|preempted by concurrent transaction/i.test(e.message)) return true;
-  }
-  return false;
-}
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-const stderrLogger: ChunkStoreLogger = {
-  warn(obj, msg) {
-    process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...obj })}\n`);
-  },
-};
-
-/** The shared structural checks, plus: ids must be safe inside the SQL filters LanceDB is given. */
-function validateChunk(chunk: StoredChunk, i: number): void {
-  validateStoredChunk(chunk, i);
-  for (const v of [chunk.id, chunk.orgId, chunk.documentId, chunk.projectId ?? '']) sqlString(v);
-}
-
-function toRow(c: StoredChunk): ChunkRow {
-  const row: ChunkRow = {
-    id: c.id,
-    org_id: c.orgId,
-    project_id: c.projectId,
-    document_id: c.documentId,
-    file_name: c.fileName,
-    chunk_index: c.chunkIndex,
-    text: c.text,
-    heading_path: JSON.stringify(c.headingPath),
-    start_page: c.startPage,
-    end_page: c.endPage,
-    page_spans: JSON.stringify(c.pageSpans.map((s) => ({ page: s.page, offset: s.offset }))),
-    word_boxes: JSON.stringify(packWordBoxes(c.wordBoxes)),
-  };
-  return { ...row, search_text: `${row.heading_path} ${row.text}` };
-}
-
-function fromRow(r: ChunkRow): StoredChunk {
-  return {
-    id: r.id,
-    orgId: r.org_id,
-    projectId: r.project_id ?? null,
-    documentId: r.document_id,
-    fileName: r.file_name,
-    chunkIndex: Number(r.chunk_index),
-    text: r.text,
-    headingPath: JSON.parse(r.heading_path) as string[],
-    startPage: r.start_page === null || r.start_page === undefined ? null : Number(r.start_page),
-    endPage: r.end_page === null || r.end_page === undefined ? null : Number(r.end_page),
-    pageSpans: JSON.parse(r.page_spans) as { page: number; offset: number }[],
-    wordBoxes: unpackWordBoxes(r.word_boxes ? (JSON.parse(r.word_boxes) as PackedWordBoxes) : []),
-  };
-}
-
-async function checkSchema(table: lancedb.Table): Promise<void> {
-  const names = new Set((await table.schema()).fields.map((f) => f.name));
-  const missing = COLUMNS.filter((c) => !names.has(c));
-  if (missing.length > 0) {
-    throw new ChunkStoreError(
-      ChunkStoreErrorCode.Internal,
-      `table "${CHUNKS_TABLE}" lacks columns ${missing.join(', ')}: not a chunk store of this version`,
-    );
-  }
-}
-
-/**
- * Scalar indexes on the scope columns, so the prefilter of a scoped search reads index pages
- * instead of evaluating the predicate on every row: BITMAP for the low-cardinality `org_id` and
- * `project_id`, BTREE for `document_id` (LanceDB's guidance: bitmap below ~10k distinct values).
- * Also a BTREE on the chunk `id`: a dense search reads its hits' chunks by id (`getChunks`), which
- * without it scans every row of the org (measured at 100k chunks, 50 ids, load ~16 on 2 cores:
- * p50 23 / p95 50 ms without, 7.6 / 22 ms with; built in 0.25 s). New rows are added by
- * `optimize()`; rows not yet covered are filtered by a scan.
- */
-async function ensureScalarIndexes(table: lancedb.Table, indexes: () => readonly (readonly [string, lancedb.Index])[] = chunkIndexes): Promise<void> {
-  const existing = new Set((await table.listIndices()).flatMap((ix) => (ix.columns.length === 1 ? [ix.columns[0]] : [])));
-  for (const [column, config] of indexes()) {
-    if (!existing.has(column)) await table.createIndex(column, { config });
-  }
-}
-
-/** Fresh index configs each time: a LanceDB `Index` is consumed by the `createIndex` it is given to. */
-const chunkIndexes = () =>
-  [
-    ['org_id', lancedb.Index.bitmap()],
-    ['project_id', lancedb.Index.bitmap()],
-    ['document_id', lancedb.Index.btree()],
-    ['id', lancedb.Index.btree()],
-  ] as const;
-
-/**
- * The vectors table's scope columns: a dense search prefilters on them before the nearest-neighbour
- * search, which without an index evaluates the predicate on every vector row.
- */
-const vectorScopeIndexes = () =>
-  [
-    ['org_id', lancedb.Index.bitmap()],
-    ['project_id', lancedb.Index.bitmap()],
-  ] as const;
-
-/**
- * Builds the IVF_FLAT cosine index on `vector` once the table holds {@link VECTOR_INDEX_MIN_ROWS}
- * rows (partitions: √rows, LanceDB's guidance), and trains it again with √rows partitions once the
- * table has grown to {@link VECTOR_INDEX_RETRAIN_GROWTH} times the rows it was trained on (the new
- * index is built beside the old one, which is dropped after: searches keep an index meanwhile).
- * Between retrains, `optimize()` adds new rows to the trained partitions.
- * @returns the partitions of the vector index (0 while there is none)
- */
-async function ensureVectorIndex(table: lancedb.Table): Promise<number> {
-  const index = (await table.listIndices()).find((ix) => ix.columns.includes('vector'));
-  const trained = index ? trainedPartitions(index.name) : 0;
-  const rows = await table.countRows();
-  if (!index && rows < VECTOR_INDEX_MIN_ROWS) return 0;
-  if (index && trained !== null && rows < VECTOR_INDEX_RETRAIN_GROWTH * trained * trained) return trained;
-  const partitions = Math.round(Math.sqrt(rows));
-  if (index?.name === vectorIndexName(partitions)) return partitions;
-  await table.createIndex('vector', {
-    config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: partitions }),
-    name: vectorIndexName(partitions),
-  });
-  if (index) await table.dropIndex(index.name);
-  return partitions;
-}
-
-/**
- * IVF partitions of the vector index of `table`: read from its name ({@link vectorIndexName}); for an
- * index built before the name recorded them, √(rows it covers), the count it was built with at best.
- * @returns 0 when the table has no vector index
- */
-export async function vectorIndexPartitions(table: lancedb.Table): Promise<number> {
-  const index = (await table.listIndices()).find((ix) => ix.columns.includes('vector'));
-  if (!index) return 0;
-  const partitions = trainedPartitions(index.name);
-  if (partitions !== null) return partitions;
-  return Math.round(Math.sqrt((await table.indexStats(index.name))?.numIndexedRows ?? 0));
-}
-
-/** Partition count recorded in a vector index name, or null for a name that does not record it. */
-function trainedPartitions(name: string): number | null {
-  if (!name.startsWith(VECTOR_INDEX_NAME_PREFIX)) return null;
-  const n = Number(name.slice(VECTOR_INDEX_NAME_PREFIX.length));
-  return Number.isInteger(n) && n > 0 ? n : null;
-}
-
-/**
- * Tables written before word boxes existed get the column, empty (`[]`) in their rows: those
- * chunks' quotes have `boxes: []` until their documents are processed again.
- */
-async function addWordBoxesColumn(table: lancedb.Table): Promise<void> {
-  const names = new Set((await table.schema()).fields.map((f) => f.name));
-  if (names.has('word_boxes') || !names.has('page_spans')) return;
-  await table.addColumns([{ name: 'word_boxes', valueSql: "'[]'" }]);
-}
-
-/**
- * Tables written before {@link FTS_COLUMN} existed get the column, computed by LanceDB from the
- * stored columns with the same expression as new rows (one rewrite at the first open).
- */
-async function addSearchTextColumn(table: lancedb.Table): Promise<void> {
-  const names = new Set((await table.schema()).fields.map((f) => f.name));
-  if (names.has(FTS_COLUMN)) return;
-  await table.addColumns([{ name: FTS_COLUMN, valueSql: "concat(heading_path, ' ', text)" }]);
-}
-
-/**
- * Creates the FTS index on {@link FTS_COLUMN}, or rebuilds it when its tokenizer differs from
- * FTS_TOKENIZER; drops an FTS index of an older version on another column.
- */
-async function ensureFtsIndex(table: lancedb.Table): Promise<{ name: string; unindexedRows: number }> {
-  const indices = await table.listIndices();
-  for (const stale of indices.filter((ix) => ix.indexType === 'FTS' && !(ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN))) {
-    await table.dropIndex(stale.name);
-  }
-  const existing = indices.find(
-    (ix) => ix.indexType === 'FTS' && ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN,
-  );
-  if (existing && tokenizerMatches(existing.indexDetails)) {
-    const stats = await table.indexStats(existing.name);
-    return { name: existing.name, unindexedRows: stats?.numUnindexedRows ?? 0 };
-  }
-  await table.createIndex(FTS_COLUMN, { config: lancedb.Index.fts(FTS_TOKENIZER), replace: true });
-  const created = (await table.listIndices()).find((ix) => ix.indexType === 'FTS' && ix.columns[0] === FTS_COLUMN);
-  if (!created) throw new ChunkStoreError(ChunkStoreErrorCode.Internal, 'FTS index was not created');
-  return { name: created.name, unindexedRows: 0 };
-}
-
-function tokenizerMatches(details: unknown): boolean {
-  if (details === null || typeof details !== 'object') return false;
-  const d = details as Record<string, unknown>;
-  return (Object.keys(FTS_DETAIL_KEYS) as (keyof typeof FTS_TOKENIZER)[]).every(
-    (key) => d[FTS_DETAIL_KEYS[key]] === FTS_TOKENIZER[key],
-  );
 }
