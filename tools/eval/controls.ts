@@ -10,7 +10,7 @@
  *
  *   npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N]
  *     [--skip-breakdown] [--with-title] [--negative FILE]… [--index-dir DIR] [--no-negative]
- *     [--dump-features FILE] [--dump-units FILE] [--details FILE]
+ *     [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE]
  *
  * Splits, by framework family (requirements reworded between editions stay on one side): `train` (the
  * requirement-satisfaction model is trained on these: NIST SP 800-53 / FedRAMP High, CIS Controls v8, CSA CCM
@@ -33,7 +33,8 @@
  *
  * `--dump-features FILE` writes the embedded judge's signals of each mapped requirement (whole, no breakdown)
  * against the procedures (gold COMPLIANT) and against the unrelated documents (gold NOT_FOUND), for
- * `npm run train:judge`; `--dump-units FILE` writes the evidence units of each mapped requirement's procedures
+ * `npm run train:judge` (with `--unrelated-only`, only the rows against the unrelated documents, split `<split>-unrelated`:
+ * train_judge.py checks the confidence threshold on them and never fits on them); `--dump-units FILE` writes the evidence units of each mapped requirement's procedures
  * and of the passages retrieval ranks highest, for `npm run train:rsm`.
  */
 import pino from 'pino';
@@ -185,6 +186,7 @@ interface Args {
   noNegative: boolean;
   indexDir?: string;
   dumpFeatures?: string;
+  unrelatedOnly: boolean;
   dumpUnits?: string;
   details?: string;
 }
@@ -195,7 +197,7 @@ function parse(argv: string[]): Args {
   const root = path.resolve(__dirname, '../../..');
   const split = (one('--split') ?? 'report') as Args['split'];
   if (!['train', 'fit', 'report', 'all'].includes(split)) {
-    process.stderr.write('usage: npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N] [--skip-breakdown] [--with-title] [--negative FILE]… [--no-negative] [--index-dir DIR] [--dump-features FILE] [--dump-units FILE] [--details FILE]\n');
+    process.stderr.write('usage: npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N] [--skip-breakdown] [--with-title] [--negative FILE]… [--no-negative] [--index-dir DIR] [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE]\n');
     process.exit(2);
   }
   return {
@@ -209,6 +211,7 @@ function parse(argv: string[]): Args {
     noNegative: argv.includes('--no-negative'),
     indexDir: one('--index-dir'),
     dumpFeatures: one('--dump-features'),
+    unrelatedOnly: argv.includes('--unrelated-only'),
     dumpUnits: one('--dump-units'),
     details: one('--details'),
   };
@@ -322,10 +325,13 @@ async function main() {
         const core = readRequirement(r.text).core;
         for (const [orgId, gold] of [[LIBRARY_ORG, 'COMPLIANT'], [NEGATIVE_ORG, 'NOT_FOUND']] as const) {
           if (orgId === NEGATIVE_ORG && negatives.length === 0) continue;
+          if (orgId === LIBRARY_ORG && a.unrelatedOnly) continue;
           const passages = await search.search({ orgId, requestId: 'dump' }, core, scope, VERIFY_TOP_K);
           const s = await judge.signals(r.text, passages);
+          const split = splitOfFramework(r.framework) + (a.unrelatedOnly ? '-unrelated' : '');
+          const id = `${r.id}:${gold}${a.unrelatedOnly ? ':unrelated-only' : ''}`;
           lines.push(
-            JSON.stringify({ id: `${r.id}:${gold}`, dataset: 'controls', framework: r.framework, split: splitOfFramework(r.framework), group: groupOf(r), gold, lexical: s.lexical, semantic: s.semantic, nli: s.nli, nli_scores: s.nliScores, rsm: s.rsm, rsm_scores: s.rsmScores }),
+            JSON.stringify({ id, dataset: 'controls', framework: r.framework, split, group: groupOf(r), gold, lexical: s.lexical, semantic: s.semantic, nli: s.nli, nli_scores: s.nliScores, rsm: s.rsm, rsm_scores: s.rsmScores }),
           );
         }
         if ((i + 1) % 100 === 0) process.stderr.write(`signals ${i + 1}\n`);

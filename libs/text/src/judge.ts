@@ -3,7 +3,7 @@ import { unitModelText } from './evidence';
 import { makeQuote } from './pages';
 import { usageOf } from './tokens';
 import type { PassageInput, Quote, Usage } from './types';
-import { decide, interp, predictProba, VERDICT_CLASSES, VERDICT_MODEL, type VerdictModel, type VerdictModelVariant } from './verdict-model';
+import { confidenceOf, decide, interp, predictProba, VERDICT_CLASSES, VERDICT_MODEL, type VerdictModel, type VerdictModelVariant } from './verdict-model';
 import { readRequirement, specificFrequencies } from './requirement-language';
 import { rsmSignals, SIGNAL_NAMES, verdictSignals, type SemanticInput, type VerdictSignals } from './verdict-signals';
 
@@ -140,15 +140,16 @@ export function decideWithRules(
   signals: VerdictSignals,
   variant: VerdictModelVariant,
   p: number[],
+  x: number[],
   options: { doubtCaps?: boolean; satisfying?: { passage: PassageInput; start: number; end: number }[]; contradictionReading?: number } = {},
 ): { verdict: Verdict; confidence: number; rule: DecisionRule } {
-  let decided = decide(variant, p);
+  let decided = decide(variant, p, x);
   // With the requirement-satisfaction model, a contradiction must be stated by the evidence: the model reads a
   // candidate as contradicting (≥ 0.5) or the evidence sentence carries an explicit cue; a cue on another,
   // off-topic candidate ("before each shift" against "after … inactivity") is not enough.
   if (options.contradictionReading !== undefined && VERDICT_CLASSES[decided.index] === 'CONTRADICTS' && options.contradictionReading < 0.5 && !signals.conflictOnBest) {
     const k = [0, 2].reduce((a, b) => (p[b] * variant.decision_weights[b] > p[a] * variant.decision_weights[a] ? b : a));
-    decided = { index: k, confidence: Math.max(0, Math.min(1, interp(p[k], variant.confidence[k]))) };
+    decided = { index: k, confidence: confidenceOf(variant, k, p[k], x) };
   }
   const verdict = VERDICT_CLASSES[decided.index] as Verdict;
   if (signals.verbatim) {
@@ -222,9 +223,10 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   const signals = verdictSignals(core, passages, options.semantic, { modalityText: requirement });
   const withNli = !rsm && !!signals.nli && !!model.variants.nli;
   const variant = rsm ? model.variants.rsm! : withNli ? model.variants.nli! : signals.semantic ? model.variants.semantic : model.variants.lexical;
-  const p = predictProba(variant, rsm ? [...signals.vector, ...rsm.vector] : withNli ? [...signals.vector, ...signals.nli!] : signals.vector);
+  const x = rsm ? [...signals.vector, ...rsm.vector] : withNli ? [...signals.vector, ...signals.nli!] : signals.vector;
+  const p = predictProba(variant, x);
   const probs = Object.fromEntries(VERDICT_CLASSES.map((c, i) => [c, p[i]])) as Record<Verdict, number>;
-  const decided = decideWithRules(signals, variant, p, rsm ? { doubtCaps: true, satisfying: [rsm.best.unit.unit, rsm.untitled.unit.unit], contradictionReading: rsm.contradicting.scores[1] } : {});
+  const decided = decideWithRules(signals, variant, p, x, rsm ? { doubtCaps: true, satisfying: [rsm.best.unit.unit, rsm.untitled.unit.unit], contradictionReading: rsm.contradicting.scores[1] } : {});
   const best = signals.best;
   const verdict: Verdict = best ? decided.verdict : 'NOT_FOUND';
   const confidence = best ? round3(decided.confidence) : 0.9;

@@ -40,6 +40,12 @@ export interface VerdictModelVariant {
   decision_weights: number[];
   /** Per verdict: its probability → the reported confidence. */
   confidence: Knots[];
+  /**
+   * Per verdict, the corroboration its confidence needs to reach 0.7, or null: the signal `feature` must be above
+   * `above` (the `rsm` variant's COMPLIANT: the section heading of the evidence names some of the requirement's
+   * terms; train_judge.py CORROBORATION_PARAMS). Absent: no verdict needs one.
+   */
+  confident_requires?: ({ feature: string; above: number } | null)[];
 }
 
 /** Value of one tree for `x`: from the root, left when x[feature] <= threshold (signals are never NaN). */
@@ -106,17 +112,36 @@ export function predictProba(variant: VerdictModelVariant, x: number[]): number[
   return out.map((v) => (v > 1 && v <= 1 + 1e-5 ? 1 : v));
 }
 
+/** Highest confidence of a verdict whose corroboration (`confident_requires`) is missing: just below 0.7. */
+export const UNCORROBORATED_CONFIDENCE_CAP = 0.69;
+
 /**
- * The verdict and its reported confidence for calibrated probabilities `p`: verdict k = argmax p_k × w_k
- * (`decision_weights`), confidence = that verdict's trained monotone map of p_k, which makes confidence ≥ 0.7
- * mean "right at least 9 times in 10" on the training data's out-of-fold predictions (see train_judge.py).
+ * The reported confidence of verdict `index` with probability `pk`: its trained monotone map, capped at
+ * {@link UNCORROBORATED_CONFIDENCE_CAP} when the variant requires a corroboration for it that `x` lacks.
+ * @param x the signal vector in `variant.features` order.
+ * @throws Error when the variant names a corroborating feature it does not have (a corrupt judge-model.json).
+ */
+export function confidenceOf(variant: VerdictModelVariant, index: number, pk: number, x: number[]): number {
+  const c = Math.max(0, Math.min(1, interp(pk, variant.confidence[index])));
+  const need = variant.confident_requires?.[index];
+  if (!need) return c;
+  const i = variant.features.indexOf(need.feature);
+  if (i < 0) throw new Error(`judge model: confident_requires names ${need.feature}, not one of the variant's features`);
+  return x[i] > need.above ? c : Math.min(c, UNCORROBORATED_CONFIDENCE_CAP);
+}
+
+/**
+ * The verdict and its reported confidence for calibrated probabilities `p` of signal vector `x`: verdict k =
+ * argmax p_k × w_k (`decision_weights`), confidence = {@link confidenceOf} (that verdict's trained monotone map
+ * of p_k, which makes confidence ≥ 0.7 mean "right at least 9 times in 10" on the training data's out-of-fold
+ * predictions, see train_judge.py; below 0.7 without the corroboration the variant requires).
  *
  * @returns the index into {@link VERDICT_CLASSES} and the confidence in [0, 1].
  */
-export function decide(variant: VerdictModelVariant, p: number[]): { index: number; confidence: number } {
+export function decide(variant: VerdictModelVariant, p: number[], x: number[]): { index: number; confidence: number } {
   let index = 0;
   for (let k = 1; k < p.length; k++) if (p[k] * variant.decision_weights[k] > p[index] * variant.decision_weights[index]) index = k;
-  return { index, confidence: Math.max(0, Math.min(1, interp(p[index], variant.confidence[index]))) };
+  return { index, confidence: confidenceOf(variant, index, p[index], x) };
 }
 
 /** The committed trained parameters (libs/text/models/judge/judge-model.json). */
