@@ -1,4 +1,4 @@
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import type { AuditEvent } from './types';
 import type { Page, PageOptions } from './paging';
 
@@ -23,7 +23,7 @@ const iso = (v: Date | string | undefined) => (v instanceof Date ? v.toISOString
  * reviews, the reviewer; `data` with before/after for updates and reviews; the call's `request_id`).
  * @throws KbApiError 400 for a bad filter (a time that is not RFC 3339, `since` after `until`…).
  */
-export async function listAuditEvents(kb: KbClient, filter: AuditEventFilter = {}): Promise<Page<AuditEvent>> {
+export async function listAuditEvents(kb: KbTransport, filter: AuditEventFilter = {}): Promise<Page<AuditEvent>> {
   const query = {
     resource_type: filter.resourceType,
     resource_id: filter.resourceId,

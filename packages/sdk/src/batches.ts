@@ -1,4 +1,4 @@
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import { KbApiError } from './errors';
 import type { Page, PageOptions } from './paging';
 import { ListWindow, pollUntil, type PollOptions } from './polling';
@@ -14,7 +14,7 @@ const FINAL_BATCH = ['completed', 'failed'];
  * @returns the batch's summary.
  * @throws KbApiError 400 (invalid batch), 403 AGENT_NOT_ENABLED, 404 (unknown project).
  */
-export async function createBatch(kb: KbClient, batch: CreateBatch, options: { signal?: AbortSignal } = {}): Promise<Batch> {
+export async function createBatch(kb: KbTransport, batch: CreateBatch, options: { signal?: AbortSignal } = {}): Promise<Batch> {
   return (await kb.data(kb.api.POST('/api/v2/agent/batches', { body: batch, signal: options.signal }))) as Batch;
 }
 
@@ -23,7 +23,7 @@ export async function createBatch(kb: KbClient, batch: CreateBatch, options: { s
  * citations, error }]` in question order.
  * @throws KbApiError 404 (unknown batch or another organization's).
  */
-export async function getBatch(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<BatchDetail> {
+export async function getBatch(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<BatchDetail> {
   return (await kb.data(kb.api.GET('/api/v2/agent/batches/{id}', { params: { path: { id } }, signal: options.signal }))) as BatchDetail;
 }
 
@@ -37,7 +37,7 @@ export interface ListBatchesOptions extends PageOptions {
  * One page of the organization's batches, newest first, without their results (GET /api/v2/agent/batches).
  * @throws KbApiError 400 (bad filter).
  */
-export async function listBatches(kb: KbClient, options: ListBatchesOptions = {}): Promise<Page<Batch>> {
+export async function listBatches(kb: KbTransport, options: ListBatchesOptions = {}): Promise<Page<Batch>> {
   const query = { project_id: options.projectId, status: options.status, limit: options.limit, offset: options.offset };
   return (await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query }, signal: options.signal }))) as Page<Batch>;
 }
@@ -57,7 +57,7 @@ export interface WaitForBatchOptions extends PollOptions {
  * @returns the batch with its results.
  * @throws KbApiError 404 for an unknown batch; KbTimeoutError after `timeoutMs` (default 1 h); TypeError for bad intervals.
  */
-export async function waitForBatch(kb: KbClient, id: string, options: WaitForBatchOptions = {}): Promise<BatchDetail> {
+export async function waitForBatch(kb: KbTransport, id: string, options: WaitForBatchOptions = {}): Promise<BatchDetail> {
   const signal = options.signal;
   const window = new ListWindow<Batch>((offset, limit) => listBatches(kb, { offset, limit, signal }));
   let detail: BatchDetail | undefined;
@@ -84,7 +84,7 @@ export async function waitForBatch(kb: KbClient, id: string, options: WaitForBat
  * (`wait: true`, with the options of {@link waitForBatch}; without it, unfinished rows show their status).
  * @throws KbApiError 404 for an unknown batch.
  */
-export async function exportBatch(kb: KbClient, id: string, options: WaitForBatchOptions & { wait?: boolean } = {}): Promise<string> {
+export async function exportBatch(kb: KbTransport, id: string, options: WaitForBatchOptions & { wait?: boolean } = {}): Promise<string> {
   if (options.wait) await waitForBatch(kb, id, options);
   const response = await kb.raw(`/api/v2/agent/batches/${encodeURIComponent(id)}/export`, { headers: { Accept: 'text/csv' }, signal: options.signal });
   if (!response.ok) throw await KbApiError.fromResponse(response);

@@ -3,6 +3,7 @@
 // rolldown) can take it; `@kb-platform/sdk/browser` resolves to its ES module build (dist/esm).
 // The Node entry (index.ts) re-exports all of this plus the uploads from paths (files.ts).
 export { KbClient, RETRIED_STATUSES, type KbClientOptions, type DataOf } from './client';
+export { KbTransport } from './transport';
 export {
   OrganizationApi,
   ProjectsApi,

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import { KbApiError } from './errors';
 import type { components } from './generated/openapi';
 import type { ChatReply, ChatRequest } from './types';
@@ -32,7 +32,7 @@ export type ChatEvent = Exclude<StreamEvent, { event: 'error' }>;
  * and the `request_id` of the `meta` event).
  */
 export async function* chat(
-  kb: KbClient,
+  kb: KbTransport,
   request: Omit<ChatRequest, 'stream'> | string,
   options: { signal?: AbortSignal } = {},
 ): AsyncGenerator<ChatEvent, void, undefined> {
@@ -76,7 +76,7 @@ export async function* chat(
  * @throws KbApiError as {@link chat}.
  */
 export async function chatText(
-  kb: KbClient,
+  kb: KbTransport,
   request: Omit<ChatRequest, 'stream'> | string,
   onDelta?: (text: string) => void,
   options: { signal?: AbortSignal } = {},

@@ -1,4 +1,4 @@
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import { KbApiError } from './errors';
 import type { Page, PageOptions } from './paging';
 import { ListWindow, pollUntil, type PollOptions } from './polling';
@@ -24,7 +24,7 @@ const FINAL_RUN = ['completed', 'stopped', 'failed'];
  * items of `{ text (≤ 5,000 characters), metadata? }`; it is not started (see {@link triggerCheckRun}).
  * @throws KbApiError 400 (invalid run), 404 (unknown project or handbook).
  */
-export async function createCheckRun(kb: KbClient, run: CreateCheckRun, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
+export async function createCheckRun(kb: KbTransport, run: CreateCheckRun, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
   return (await kb.data(kb.api.POST('/api/v2/check/runs', { body: run, signal: options.signal }))) as CheckRun;
 }
 
@@ -34,7 +34,7 @@ export async function createCheckRun(kb: KbClient, run: CreateCheckRun, options:
  * ({@link listCheckRuns}) has the same counters without the requirements.
  * @throws KbApiError 404 (unknown run or another organization's).
  */
-export async function getCheckRun(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunDetail> {
+export async function getCheckRun(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunDetail> {
   return (await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } }, signal: options.signal }))) as CheckRunDetail;
 }
 
@@ -48,7 +48,7 @@ export interface ListCheckRunsOptions extends PageOptions {
  * (GET /api/v2/check/runs): counters, `review_summary` and processing timestamps.
  * @throws KbApiError 400 (bad filter).
  */
-export async function listCheckRuns(kb: KbClient, options: ListCheckRunsOptions = {}): Promise<Page<CheckRun>> {
+export async function listCheckRuns(kb: KbTransport, options: ListCheckRunsOptions = {}): Promise<Page<CheckRun>> {
   const query = { project_id: options.projectId, limit: options.limit, offset: options.offset };
   return (await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query }, signal: options.signal }))) as Page<CheckRun>;
 }
@@ -58,7 +58,7 @@ export async function listCheckRuns(kb: KbClient, options: ListCheckRunsOptions 
  * (GET /api/v2/check/runs/{id}/requirements; not paginated).
  * @throws KbApiError 404 (unknown run or another organization's).
  */
-export async function listCheckRunRequirements(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement[]> {
+export async function listCheckRunRequirements(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement[]> {
   return (await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } }, signal: options.signal }))) as CheckRequirement[];
 }
 
@@ -69,7 +69,7 @@ export async function listCheckRunRequirements(kb: KbClient, id: string, options
  * @returns `{ run_id, task_id, status }` (`processing`, or `completed`).
  * @throws KbApiError 404 (unknown run), 409 (the run is being processed).
  */
-export async function triggerCheckRun(kb: KbClient, id: string, trigger: TriggerCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<TriggeredRun> {
+export async function triggerCheckRun(kb: KbTransport, id: string, trigger: TriggerCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<TriggeredRun> {
   return (await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id } }, body: trigger, signal: options.signal }))) as TriggeredRun;
 }
 
@@ -79,7 +79,7 @@ export async function triggerCheckRun(kb: KbClient, id: string, trigger: Trigger
  * @returns the run (summary).
  * @throws KbApiError 404 (unknown run), 409 (the run is not `processing`).
  */
-export async function stopCheckRun(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
+export async function stopCheckRun(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
   return (await kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id } }, signal: options.signal }))) as CheckRun;
 }
 
@@ -89,7 +89,7 @@ export async function stopCheckRun(kb: KbClient, id: string, options: { signal?:
  * @returns the verdict with its evidence and sources.
  * @throws KbApiError 400 (invalid request), 404 (unknown project).
  */
-export async function verifyRequirement(kb: KbClient, request: VerifyRequirement, options: { signal?: AbortSignal } = {}): Promise<Verdict> {
+export async function verifyRequirement(kb: KbTransport, request: VerifyRequirement, options: { signal?: AbortSignal } = {}): Promise<Verdict> {
   return (await kb.data(kb.api.POST('/api/v2/check/verify', { body: request, signal: options.signal }))) as Verdict;
 }
 
@@ -107,7 +107,7 @@ export interface WaitForCheckRunOptions extends PollOptions {
  * @throws KbApiError (e.g. 404 for an unknown project or handbook); KbTimeoutError after `timeoutMs` (default 1 h; the run keeps going on the service).
  */
 export async function runCheck(
-  kb: KbClient,
+  kb: KbTransport,
   run: Omit<CreateCheckRun, 'requirements'> & { requirements: Array<string | CreateCheckRun['requirements'][number]> },
   options: WaitForCheckRunOptions & { trigger?: Partial<TriggerCheckRun> } = {},
 ): Promise<CheckRunDetail> {
@@ -128,7 +128,7 @@ export async function runCheck(
  * @returns the run's detail with every requirement and its sub-requirements.
  * @throws KbApiError 404 for an unknown run; KbTimeoutError after `timeoutMs` (default 1 h); TypeError for bad intervals.
  */
-export async function waitForCheckRun(kb: KbClient, id: string, options: WaitForCheckRunOptions = {}): Promise<CheckRunDetail> {
+export async function waitForCheckRun(kb: KbTransport, id: string, options: WaitForCheckRunOptions = {}): Promise<CheckRunDetail> {
   const signal = options.signal;
   const window = new ListWindow<CheckRun>((offset, limit) => listCheckRuns(kb, { offset, limit, signal }));
   let detail: CheckRunDetail | undefined;
@@ -156,7 +156,7 @@ export async function waitForCheckRun(kb: KbClient, id: string, options: WaitFor
  * @returns the requirement with its `review` (`outdated` false).
  * @throws KbApiError 400 (invalid review), 404 (unknown run or requirement, or another organization's), 409 (the requirement is not completed).
  */
-export async function setRequirementReview(kb: KbClient, runId: string, requirementId: string, review: ReviewRequirement, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement> {
+export async function setRequirementReview(kb: KbTransport, runId: string, requirementId: string, review: ReviewRequirement, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement> {
   return kb.data(
     kb.api.PUT('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', { params: { path: { id: runId, requirement_id: requirementId } }, body: review, signal: options.signal }),
   ) as Promise<CheckRequirement>;
@@ -167,7 +167,7 @@ export async function setRequirementReview(kb: KbClient, runId: string, requirem
  * succeeds also when it had none.
  * @throws KbApiError 404 (unknown run or requirement, or another organization's), 409 (the requirement is not completed).
  */
-export async function clearRequirementReview(kb: KbClient, runId: string, requirementId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+export async function clearRequirementReview(kb: KbTransport, runId: string, requirementId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
   await kb.data(kb.api.DELETE('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', { params: { path: { id: runId, requirement_id: requirementId } }, signal: options.signal }));
 }
 
@@ -180,7 +180,7 @@ export async function clearRequirementReview(kb: KbClient, runId: string, requir
  * @returns the new run.
  * @throws KbApiError 400 (invalid name), 404 (unknown run or another organization's).
  */
-export async function rerunCheckRun(kb: KbClient, id: string, rerun: RerunCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
+export async function rerunCheckRun(kb: KbTransport, id: string, rerun: RerunCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
   return kb.data(kb.api.POST('/api/v2/check/runs/{id}/rerun', { params: { path: { id } }, body: rerun, signal: options.signal })) as Promise<CheckRun>;
 }
 
@@ -191,7 +191,7 @@ export async function rerunCheckRun(kb: KbClient, id: string, rerun: RerunCheckR
  * source changed, and those only in one run (`before` or `after` null); `summary` counts them.
  * @throws KbApiError 400 (an id not a UUID), 404 (either run unknown or another organization's).
  */
-export async function compareCheckRuns(kb: KbClient, runId: string, withRunId: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunComparison> {
+export async function compareCheckRuns(kb: KbTransport, runId: string, withRunId: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunComparison> {
   return kb.data(
     kb.api.GET('/api/v2/check/runs/{id}/compare', { params: { path: { id: runId }, query: { with: withRunId } }, signal: options.signal }),
   ) as Promise<CheckRunComparison>;
@@ -208,7 +208,7 @@ export type ReportFormat = 'xlsx' | 'csv' | 'pdf';
  * @returns the file's bytes.
  * @throws KbApiError 400 (bad format), 404 (unknown run or another organization's), 409 (the run is pending).
  */
-export async function downloadReport(kb: KbClient, runId: string, format: ReportFormat = 'xlsx', options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+export async function downloadReport(kb: KbTransport, runId: string, format: ReportFormat = 'xlsx', options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
   const response = await kb.raw(`/api/v2/check/runs/${encodeURIComponent(runId)}/report?format=${encodeURIComponent(format)}`, { signal: options.signal });
   if (!response.ok) throw await KbApiError.fromResponse(response);
   return new Uint8Array(await response.arrayBuffer());

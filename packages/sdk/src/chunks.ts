@@ -1,4 +1,4 @@
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import type { DocumentChunk, PageSize } from './types';
 import { PagedList, type Page, type PageOptions } from './paging';
 
@@ -8,7 +8,7 @@ import { PagedList, type Page, type PageOptions } from './paging';
  * document's chunk count. `limit` 1–200 (default 50).
  * @throws KbApiError 404 for an unknown document, or one without chunks yet (not `ready` or `completed`).
  */
-export async function listChunks(kb: KbClient, documentId: string, options: PageOptions = {}): Promise<Page<DocumentChunk>> {
+export async function listChunks(kb: KbTransport, documentId: string, options: PageOptions = {}): Promise<Page<DocumentChunk>> {
   return (await kb.page(
     kb.api.GET('/api/v2/documents/{id}/chunks', { params: { path: { id: documentId }, query: { limit: options.limit, offset: options.offset } }, signal: options.signal }),
   )) as Page<DocumentChunk>;
@@ -20,7 +20,7 @@ export async function listChunks(kb: KbClient, documentId: string, options: Page
  * default page size.
  * @throws KbApiError as {@link listChunks}.
  */
-export async function* iterateChunks(kb: KbClient, documentId: string, options: { pageSize?: number; signal?: AbortSignal } = {}): AsyncGenerator<DocumentChunk> {
+export async function* iterateChunks(kb: KbTransport, documentId: string, options: { pageSize?: number; signal?: AbortSignal } = {}): AsyncGenerator<DocumentChunk> {
   yield* new PagedList<DocumentChunk>((offset, limit, signal) => listChunks(kb, documentId, { offset, limit, signal }), { limit: options.pageSize ?? 200, signal: options.signal });
 }
 
@@ -29,7 +29,7 @@ export async function* iterateChunks(kb: KbClient, documentId: string, options: 
  * (GET /api/v2/documents/{id}/chunks/{node_id}).
  * @throws KbApiError 404 for an unknown document or chunk.
  */
-export async function getChunk(kb: KbClient, documentId: string, nodeId: string, options: { signal?: AbortSignal } = {}): Promise<DocumentChunk> {
+export async function getChunk(kb: KbTransport, documentId: string, nodeId: string, options: { signal?: AbortSignal } = {}): Promise<DocumentChunk> {
   return (await kb.data(kb.api.GET('/api/v2/documents/{id}/chunks/{node_id}', { params: { path: { id: documentId, node_id: nodeId } }, signal: options.signal }))) as DocumentChunk;
 }
 
@@ -41,6 +41,6 @@ export async function getChunk(kb: KbClient, documentId: string, nodeId: string,
  *   document or another organization's, one not processed yet, a format without pages (not a PDF),
  *   or a page past the last one.
  */
-export async function getPage(kb: KbClient, documentId: string, page: number, options: { signal?: AbortSignal } = {}): Promise<PageSize> {
+export async function getPage(kb: KbTransport, documentId: string, page: number, options: { signal?: AbortSignal } = {}): Promise<PageSize> {
   return (await kb.data(kb.api.GET('/api/v2/documents/{id}/pages/{n}', { params: { path: { id: documentId, n: page } }, signal: options.signal }))) as PageSize;
 }

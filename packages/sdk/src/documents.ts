@@ -1,7 +1,7 @@
 // Documents without Node built-ins (browsers, workers, Node): the upload flow shared by every kind
 // of source (reserve → PUT to the presigned URL → process → wait), uploads of Blobs, Files and
 // bytes, the document list and the wait. Uploads from paths (node:fs, node:http) are in files.ts.
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import { sleep } from './sleep';
 import { CONTENT_TYPE_BY_EXTENSION, contentTypeFor } from './content-types';
 import { KbApiError, KbTimeoutError } from './errors';
@@ -133,7 +133,7 @@ export async function putWithRetries(source: UploadSource, target: UploadTarget,
  * @throws KbTimeoutError when `wait` exceeds `timeoutMs`.
  * @throws TypeError when `replaces` is given with more than one source.
  */
-export async function uploadSources(kb: KbClient, sources: UploadSource[], options: UploadOptions = {}): Promise<UploadSummary> {
+export async function uploadSources(kb: KbTransport, sources: UploadSource[], options: UploadOptions = {}): Promise<UploadSummary> {
   if (options.replaces !== undefined && sources.length !== 1) throw new TypeError(`replaces applies to exactly one file (${sources.length} given).`);
   const summary: UploadSummary = { documents: [], failed: [], skipped: [] };
   const progress: UploadProgress[] = sources.map((s, index) => ({ file: s.file, index, stage: 'reserving', bytesSent: 0, bytesTotal: s.size }));
@@ -252,7 +252,7 @@ export type UploadItem = File | { name: string; data: Blob | ArrayBuffer | Array
  * @returns the summary as `uploadFiles`': `file` is each item's name.
  * @throws TypeError for an item that is neither a File nor `{ name, data }`; otherwise as {@link uploadSources}.
  */
-export async function uploadBlobs(kb: KbClient, items: UploadItem[], options: UploadOptions = {}): Promise<UploadSummary> {
+export async function uploadBlobs(kb: KbTransport, items: UploadItem[], options: UploadOptions = {}): Promise<UploadSummary> {
   return uploadSources(kb, items.map(itemSource), options);
 }
 
@@ -260,7 +260,7 @@ export async function uploadBlobs(kb: KbClient, items: UploadItem[], options: Up
  * Uploads one in-memory file (see {@link uploadBlobs}) and returns its document (`completed` when waited for).
  * @throws KbApiError when the service refuses the file, or its processing fails (code `PROCESSING_FAILED` with the document's error message).
  */
-export async function uploadBlob(kb: KbClient, item: UploadItem, options: UploadOptions = {}): Promise<Document> {
+export async function uploadBlob(kb: KbTransport, item: UploadItem, options: UploadOptions = {}): Promise<Document> {
   const source = itemSource(item, 0);
   return onlyDocument(await uploadSources(kb, [source], options), source.name);
 }
@@ -363,7 +363,7 @@ export interface ListDocumentsOptions extends PageOptions {
  * `replaces` and `superseded_by`.
  * @throws KbApiError 400 for a bad filter.
  */
-export async function listDocuments(kb: KbClient, options: ListDocumentsOptions = {}): Promise<Page<Document>> {
+export async function listDocuments(kb: KbTransport, options: ListDocumentsOptions = {}): Promise<Page<Document>> {
   const query = { project_id: options.projectId, status: options.status, current: options.current, limit: options.limit, offset: options.offset };
   return (await kb.page(kb.api.GET('/api/v2/documents', { params: { query }, signal: options.signal }))) as Page<Document>;
 }
@@ -377,7 +377,7 @@ export async function listDocuments(kb: KbClient, options: ListDocumentsOptions 
  * @throws KbTimeoutError after `timeoutMs` (default 30 min); KbNotFoundError when a document is not found.
  */
 export async function waitForDocuments(
-  kb: KbClient,
+  kb: KbTransport,
   ids: string[],
   options: { until?: 'ready' | 'completed'; timeoutMs?: number; pollIntervalMs?: number; onProgress?: (document: Document) => void; signal?: AbortSignal } = {},
 ): Promise<Document[]> {

@@ -6,7 +6,7 @@ import { readdir, stat } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import { contentTypeFor } from './content-types';
 import { onlyDocument, UploadPutError, uploadSources, type UploadOptions, type UploadSource, type UploadSummary, type UploadTarget } from './documents';
 import type { Document } from './types';
@@ -26,7 +26,7 @@ import type { Document } from './types';
  * @throws KbTimeoutError when `wait` exceeds `timeoutMs`.
  * @throws TypeError when `replaces` is given with more than one file.
  */
-export async function uploadFiles(kb: KbClient, files: string[], options: UploadOptions = {}): Promise<UploadSummary> {
+export async function uploadFiles(kb: KbTransport, files: string[], options: UploadOptions = {}): Promise<UploadSummary> {
   if (options.replaces !== undefined && files.length !== 1) throw new TypeError(`replaces applies to exactly one file (${files.length} given).`);
   return uploadSources(kb, await Promise.all(files.map(fileSource)), options);
 }
@@ -44,7 +44,7 @@ export async function fileSource(file: string): Promise<UploadSource> {
  * Uploads one file (see {@link uploadFiles}) and returns its document (`completed` when waited for).
  * @throws KbApiError when the service refuses the file, or its processing fails (code `PROCESSING_FAILED` with the document's error message).
  */
-export async function uploadFile(kb: KbClient, file: string, options: UploadOptions = {}): Promise<Document> {
+export async function uploadFile(kb: KbTransport, file: string, options: UploadOptions = {}): Promise<Document> {
   return onlyDocument(await uploadFiles(kb, [file], options), path.basename(file));
 }
 
@@ -52,7 +52,7 @@ export async function uploadFile(kb: KbClient, file: string, options: UploadOpti
  * Uploads every file of a folder (and its subfolders unless `recursive` is false) whose type the
  * service accepts; other files are listed in `skipped`. Hidden files are left out.
  */
-export async function uploadDirectory(kb: KbClient, directory: string, options: UploadOptions & { recursive?: boolean } = {}): Promise<UploadSummary> {
+export async function uploadDirectory(kb: KbTransport, directory: string, options: UploadOptions & { recursive?: boolean } = {}): Promise<UploadSummary> {
   const { files, skipped } = await filesOf([directory], options.recursive ?? true);
   const summary = await uploadFiles(kb, files, options);
   summary.skipped.push(...skipped);

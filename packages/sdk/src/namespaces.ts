@@ -26,7 +26,7 @@ import {
   type WaitForCheckRunOptions,
 } from './checks';
 import { getChunk, getPage, listChunks } from './chunks';
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import { listDocuments, uploadBlob, uploadBlobs, waitForDocuments, type ListDocumentsOptions, type UploadItem, type UploadOptions, type UploadSummary } from './documents';
 import { PagedList, type Page, type PageOptions } from './paging';
 import type * as T from './types';
@@ -39,7 +39,7 @@ export interface CallOptions {
 
 /** `kb.organization`: the organization of the API key. */
 export class OrganizationApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** The organization of the key, `{ id, name }` (GET /api/v2/organization). @throws KbApiError 401. */
   async get(options: CallOptions = {}): Promise<T.Organization> {
@@ -49,7 +49,7 @@ export class OrganizationApi {
 
 /** `kb.projects`: the organization's projects. */
 export class ProjectsApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /**
    * The organization's projects, newest first (GET /api/v2/projects), as a {@link PagedList}:
@@ -85,7 +85,7 @@ export class ProjectsApi {
 
 /** `kb.documents`: documents, their uploads, chunks and pages. Uploads from paths and folders are Node's `uploadFile`/`uploadFiles`/`uploadDirectory`. */
 export class DocumentsApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** Documents, newest first, filtered by `projectId`, `status`, `current` (GET /api/v2/documents; {@link listDocuments}), as a {@link PagedList}. */
   list(options: ListDocumentsOptions = {}): PagedList<T.Document> {
@@ -155,7 +155,7 @@ export class DocumentsApi {
 
 /** `kb.checks`: one requirement checked at once. */
 export class ChecksApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** The verdict on one requirement against a project's documents (POST /api/v2/check/verify; {@link verifyRequirement}). */
   verify(request: T.VerifyRequirement, options: CallOptions = {}): Promise<T.Verdict> {
@@ -165,7 +165,7 @@ export class ChecksApi {
 
 /** `kb.runs`: check runs, many requirements checked in the background. */
 export class RunsApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** Creates a run, `pending` ({@link createCheckRun}). */
   create(run: T.CreateCheckRun, options: CallOptions = {}): Promise<T.CheckRun> {
@@ -225,7 +225,7 @@ export class RunsApi {
 
 /** `kb.reviews`: a person's decision on a completed requirement of a run. */
 export class ReviewsApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** Records (or replaces) the review of a requirement ({@link setRequirementReview}). */
   set(runId: string, requirementId: string, review: T.ReviewRequirement, options: CallOptions = {}): Promise<T.CheckRequirement> {
@@ -240,7 +240,7 @@ export class ReviewsApi {
 
 /** `kb.agent`: answers with citations. */
 export class AgentApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** One question, one answer with citations (POST /api/v2/agent/query). @throws KbApiError 400, 403 AGENT_NOT_ENABLED, 404. */
   async query(request: T.QueryRequest, options: CallOptions = {}): Promise<T.Answer> {
@@ -260,7 +260,7 @@ export class AgentApi {
 
 /** `kb.batches`: many questions answered in the background. */
 export class BatchesApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** Creates a batch, `pending` ({@link createBatch}). */
   create(batch: T.CreateBatch, options: CallOptions = {}): Promise<T.Batch> {
@@ -295,7 +295,7 @@ export class BatchesApi {
 
 /** `kb.webhooks`: endpoints that receive the organization's events, and their delivery logs. */
 export class WebhooksApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** Registers an endpoint; the answer holds its `secret`, shown this once ({@link createWebhook}). */
   create(webhook: T.CreateWebhook, options: CallOptions = {}): Promise<T.CreatedWebhook> {
@@ -335,7 +335,7 @@ export class WebhooksApi {
 
 /** `kb.audit`: the organization's audit log. */
 export class AuditApi {
-  constructor(private readonly kb: KbClient) {}
+  constructor(private readonly kb: KbTransport) {}
 
   /** Audit events, newest first, filtered by resource, action and time ({@link listAuditEvents}), as a {@link PagedList}. */
   list(filter: AuditEventFilter = {}): PagedList<T.AuditEvent> {

@@ -1,6 +1,6 @@
 // Names for the API's resources, derived from the generated document (src/generated/openapi.ts):
 // each is the `data` of an operation's success response, or a request body, as declared there.
-import type { DataOf } from './client';
+import type { DataOf } from './transport';
 import type { components, paths } from './generated/openapi';
 
 type SuccessBody<O> = O extends { responses: infer R }

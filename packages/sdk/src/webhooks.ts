@@ -1,7 +1,7 @@
 // No Node built-ins: the endpoint helpers and verifyWebhook run in Node, browsers and workers
 // (standardwebhooks hashes with pure-JS SHA-256; the text is decoded with TextDecoder).
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { KbClient } from './client';
+import type { KbTransport } from './transport';
 import type { webhooks } from './generated/openapi';
 import type { Page, PageOptions } from './paging';
 import type { CreatedWebhook, CreateWebhook, Document, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
@@ -16,17 +16,17 @@ export type { Page, PageOptions } from './paging';
  *   has credentials, or names a private/loopback address (unless allowed); an unknown event type;
  *   `"*"` mixed with other types; a description over 500 characters.
  */
-export async function createWebhook(kb: KbClient, body: CreateWebhook, options: { signal?: AbortSignal } = {}): Promise<CreatedWebhook> {
+export async function createWebhook(kb: KbTransport, body: CreateWebhook, options: { signal?: AbortSignal } = {}): Promise<CreatedWebhook> {
   return (await kb.data(kb.api.POST('/api/v2/webhooks', { body, signal: options.signal }))) as CreatedWebhook;
 }
 
 /** The organization's endpoints, newest first, without secrets (GET /api/v2/webhooks). @throws KbApiError. */
-export async function listWebhooks(kb: KbClient, options: PageOptions = {}): Promise<Page<WebhookEndpoint>> {
+export async function listWebhooks(kb: KbTransport, options: PageOptions = {}): Promise<Page<WebhookEndpoint>> {
   return (await kb.page(kb.api.GET('/api/v2/webhooks', { params: { query: { limit: options.limit, offset: options.offset } }, signal: options.signal }))) as Page<WebhookEndpoint>;
 }
 
 /** One endpoint (GET /api/v2/webhooks/{id}). @throws KbApiError 404 for an unknown endpoint or one of another organization. */
-export async function getWebhook(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<WebhookEndpoint> {
+export async function getWebhook(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<WebhookEndpoint> {
   return (await kb.data(kb.api.GET('/api/v2/webhooks/{id}', { params: { path: { id } }, signal: options.signal }))) as WebhookEndpoint;
 }
 
@@ -35,12 +35,12 @@ export async function getWebhook(kb: KbClient, id: string, options: { signal?: A
  * clears it; `enabled: false` pauses deliveries, `true` resumes them).
  * @throws KbApiError 400 (the creation rules, or no field given), 404.
  */
-export async function updateWebhook(kb: KbClient, id: string, changes: UpdateWebhook, options: { signal?: AbortSignal } = {}): Promise<WebhookEndpoint> {
+export async function updateWebhook(kb: KbTransport, id: string, changes: UpdateWebhook, options: { signal?: AbortSignal } = {}): Promise<WebhookEndpoint> {
   return (await kb.data(kb.api.PATCH('/api/v2/webhooks/{id}', { params: { path: { id } }, body: changes, signal: options.signal }))) as WebhookEndpoint;
 }
 
 /** Deletes an endpoint and its delivery log (DELETE /api/v2/webhooks/{id}, 204). @throws KbApiError 404. */
-export async function deleteWebhook(kb: KbClient, id: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+export async function deleteWebhook(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<void> {
   await kb.data(kb.api.DELETE('/api/v2/webhooks/{id}', { params: { path: { id } }, signal: options.signal }));
 }
 
@@ -49,7 +49,7 @@ export async function deleteWebhook(kb: KbClient, id: string, options: { signal?
  * delivery's `status` (pending, succeeded, failed), `attempts`, `response_status`, `last_error`…
  * @throws KbApiError 404.
  */
-export async function listWebhookDeliveries(kb: KbClient, id: string, options: PageOptions = {}): Promise<Page<WebhookDelivery>> {
+export async function listWebhookDeliveries(kb: KbTransport, id: string, options: PageOptions = {}): Promise<Page<WebhookDelivery>> {
   return (await kb.page(
     kb.api.GET('/api/v2/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: options.limit, offset: options.offset } }, signal: options.signal }),
   )) as Page<WebhookDelivery>;
@@ -61,7 +61,7 @@ export async function listWebhookDeliveries(kb: KbClient, id: string, options: P
  * @returns the delivery as it is now.
  * @throws KbApiError 404 for an unknown endpoint or delivery.
  */
-export async function retryWebhookDelivery(kb: KbClient, id: string, deliveryId: string, options: { signal?: AbortSignal } = {}): Promise<WebhookDelivery> {
+export async function retryWebhookDelivery(kb: KbTransport, id: string, deliveryId: string, options: { signal?: AbortSignal } = {}): Promise<WebhookDelivery> {
   return (await kb.data(
     kb.api.POST('/api/v2/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: deliveryId } }, signal: options.signal }),
   )) as WebhookDelivery;

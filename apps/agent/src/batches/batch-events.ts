@@ -1,7 +1,7 @@
 import { OutboxEventInput } from '@kb/common';
 import { batchQuestionStatus, batchStatus, presentBatch, WebhookEventType } from '@kb/events';
 import { agentV1 } from '@kb/proto';
-import type { BatchRow, QuestionRow } from './batches.repository';
+import type { BatchRow, QuestionRow } from './batch-rows';
 
 /** A batch row (and its questions, in order) as its gRPC message. */
 export function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {

@@ -4,37 +4,10 @@ import type { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { batchEvent } from './batch-events';
+import type { BatchRow, QuestionRow } from './batch-rows';
 
 /** The error of each question left unanswered when its batch fails as a whole (BatchesRepository.markFailed). */
 export const BATCH_FAILED_QUESTION_ERROR = 'The batch could not be queued, so this question was not answered.';
-
-/** A row of `batches`. Timestamps are Date; counters are integers. */
-export interface BatchRow {
-  id: string;
-  org_id: string;
-  name: string | null;
-  project_id: string | null;
-  chat_type: string | null;
-  safety_assistant_enabled: boolean;
-  status: BatchStatus;
-  total_questions: number;
-  processed_questions: number;
-  failed_questions: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** A row of `batch_questions` (the columns a batch's GET shows). */
-export interface QuestionRow {
-  idx: number;
-  question: string;
-  status: BatchQuestionStatus;
-  answer: string | null;
-  citations: agentV1.Citation[];
-  agent: string | null;
-  error: string | null;
-  confidence: number | null;
-}
 
 /** The outcome of one question, to be recorded. */
 export interface QuestionOutcome {

@@ -3,7 +3,8 @@ import { BatchQuestionEvent, BatchStatus } from '@kb/events';
 import { citationToProto } from '@kb/knowledge';
 import { isAbortError, ModelProviderError } from '@kb/models';
 import { AnswerService } from '../answering/answer.service';
-import { BatchesRepository, BatchRow, QuestionRow } from './batches.repository';
+import { BatchesRepository } from './batches.repository';
+import type { BatchRow, QuestionRow } from './batch-rows';
 
 /** A batch to create (the use case's input; the gRPC controller maps CreateBatchRequest to it). */
 export interface NewBatch {

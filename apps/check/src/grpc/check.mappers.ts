@@ -2,8 +2,7 @@ import { pickCamelFields, pickFields } from '@kb/common';
 import { requirementStatus, runStatus, subRequirementStatus } from '@kb/events';
 import { checkV1 } from '@kb/proto';
 import type { Comparison, RequirementOutcome } from '../runs/run-compare';
-import type { RequirementWithSubs } from '../runs/runs.service';
-import type { RequirementRow, RunRow, StoredSource } from '../runs/runs.repository';
+import type { RequirementRow, RequirementWithSubs, RunRow, StoredSource } from '../runs/run-rows';
 import type { Verification } from '../verification/verify.service';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);

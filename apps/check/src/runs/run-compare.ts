@@ -1,6 +1,6 @@
 import { evidenceOf } from '@kb/events';
 import { CONFIDENT } from '@kb/text';
-import type { RequirementRow, StoredSource, SubRequirementRow } from './runs.repository';
+import type { RequirementRow, StoredSource, SubRequirementRow } from './run-rows';
 
 /** A requirement with its sub-requirements in order (what RunsRepository.listRequirements returns). */
 export interface ComparedRequirement {

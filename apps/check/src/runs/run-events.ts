@@ -1,7 +1,7 @@
 import { OutboxEventInput } from '@kb/common';
 import { presentRequirement, presentRun, WebhookEventType } from '@kb/events';
 import { toProtoRequirement, toProtoRun } from '../grpc/check.mappers';
-import type { RequirementRow, RunRow, SubRequirementRow } from './runs.repository';
+import type { RequirementRow, RunRow, SubRequirementRow } from './run-rows';
 
 /** The webhook event of a run's state change, `data` being the run as GET shows it (without requirements). */
 export function runEvent(type: Exclude<Extract<WebhookEventType, `check_run.${string}`>, 'check_run.requirement_reviewed'>, r: RunRow, at: Date): OutboxEventInput {

@@ -3,106 +3,15 @@ import { requirementEvent, runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
 import { DataSource, EntityManager } from 'typeorm';
+import type { RequirementRow, ReviewDecision, ReviewSummary, RunRow, StoredSource, SubRequirementRow } from './run-rows';
 
 export type { RequirementStatus, RunStatus, SubRequirementStatus };
-
-/** A row of `check_runs`. Timestamps are Date; counters are integers. */
-export interface RunRow {
-  id: string;
-  org_id: string;
-  project_id: string;
-  name: string;
-  status: RunStatus;
-  handbook_ids: string[];
-  total_requirements: number;
-  processed_requirements: number;
-  passed_requirements: number;
-  failed_requirements: number;
-  generation: number;
-  task_id: string | null;
-  skip_breakdown: boolean;
-  error_message: string | null;
-  processing_started_at: Date | null;
-  processing_completed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  /** Counts with people's reviews applied (decisions.md "Review of check results"); see REVIEW_SUMMARY_SQL. */
-  review_summary: ReviewSummary;
-  /** The run this one re-runs (decisions.md "Re-running and comparing check runs"); null for a run created directly. */
-  source_run_id: string | null;
-}
-
-/**
- * `reviewed`: completed requirements with a current (not outdated) review; `passed`/`failed`: every
- * completed requirement counted by its current review's decision, else by the machine's result.
- */
-export interface ReviewSummary {
-  reviewed: number;
-  passed: number;
-  failed: number;
-}
-
-/** A person's decision on a requirement; `review_decision` null = not reviewed (the other review columns are then null/false). */
-export type ReviewDecision = 'pass' | 'fail';
-
-export interface RequirementRow {
-  id: string;
-  run_id: string;
-  org_id: string;
-  order_index: number;
-  text: string;
-  metadata: Record<string, unknown> | null;
-  status: RequirementStatus;
-  passed: boolean | null;
-  review_decision: ReviewDecision | null;
-  review_comment: string | null;
-  review_reviewer: string | null;
-  reviewed_at: Date | null;
-  /** True when the requirement was checked again after the review. */
-  review_outdated: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** A review to store (already validated by the use case). */
 export interface ReviewInput {
   decision: ReviewDecision;
   reviewer: string;
   comment: string | null;
-}
-
-/** A source as stored with a sub-requirement (decisions.md "Source"). */
-export interface StoredSource {
-  handbook_id: string;
-  node_id: string;
-  title: string;
-  start_page: number | null;
-  end_page: number | null;
-  /** Heading path of the chunk; absent in sources stored before it was recorded (shown as null). */
-  section?: string | null;
-  /**
-   * The evidence quote's offsets in the chunk text (decisions.md "Where a quote stands"); absent in
-   * sources stored before locations were recorded (shown as null).
-   */
-  location?: { char_start: number; char_end: number } | null;
-  /** One box per line of the quote in its PDF page (points, top-left origin); absent = none. */
-  boxes?: { page: number; x0: number; y0: number; x1: number; y1: number }[];
-}
-
-export interface SubRequirementRow {
-  id: string;
-  requirement_id: string;
-  run_id: string;
-  org_id: string;
-  order_index: number;
-  text: string;
-  justification: string;
-  score: number;
-  status: SubRequirementStatus;
-  verdict: string | null;
-  sources: StoredSource[] | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** The outcome of checking one sub-requirement, to be stored. */

@@ -16,7 +16,8 @@ import {
 import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { DocumentsClient, requireProject, resolveHandbooks, versionChainRoots } from '@kb/knowledge';
 import { compareRequirements, Comparison } from './run-compare';
-import { RequirementRow, ReviewDecision, RunRow, RunsRepository, SubRequirementRow } from './runs.repository';
+import { RunsRepository } from './runs.repository';
+import type { RequirementRow, RequirementWithSubs, ReviewDecision, RunRow, SubRequirementRow } from './run-rows';
 
 /** Appended to the original's name when a rerun is given none. */
 export const RERUN_NAME_SUFFIX = ' (rerun)';
@@ -36,12 +37,6 @@ export interface NewRun {
   /** Each requirement's text and its client metadata (a JSON object, or null). */
   requirements: { text: string; metadata: Record<string, unknown> | null }[];
   handbookIds: string[];
-}
-
-/** A requirement with its sub-requirements, in order. */
-export interface RequirementWithSubs {
-  requirement: RequirementRow;
-  subs: SubRequirementRow[];
 }
 
 /**

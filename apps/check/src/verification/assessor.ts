@@ -2,7 +2,7 @@ import type { CallContext } from '@kb/common';
 import { DocumentsClient, quotePlacement, RetrievalClient, searchKnowledge, type Passage } from '@kb/knowledge';
 import { requirementCore, type Judgement } from '@kb/text';
 import type { CallUsage, RequirementJudge } from './judges';
-import type { StoredSource } from '../runs/runs.repository';
+import type { StoredSource } from '../runs/run-rows';
 
 /** Passages retrieved as candidate evidence for one requirement. */
 export const VERIFY_TOP_K = 8;

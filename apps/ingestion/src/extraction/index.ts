@@ -9,12 +9,11 @@ import { createContext, raceAbort, textTooLarge } from './context';
 import { EXTRACTORS, extractorFor } from './extractors';
 import { extractInWorker } from './off-thread';
 import { extractPdfOcrPages } from './pdf';
-import type { PageWord } from './word-boxes';
-import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions } from './types';
+import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions, type PageWord } from './types';
 
-export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions, ExtractionProgressListener } from './types';
+export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions, ExtractionProgressListener, PageLayout, PageSize, PageWord } from './types';
 export { ExtractionError } from './types';
-export { chunkWordBoxes, type PageLayout, type PageSize, type PageWord } from './word-boxes';
+export { chunkWordBoxes } from './word-boxes';
 
 /** The MIME types {@link extractDocument} accepts (canonical spelling). */
 export const SUPPORTED_CONTENT_TYPES: readonly string[] = Object.freeze(Object.keys(EXTRACTORS));

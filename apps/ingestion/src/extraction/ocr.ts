@@ -9,8 +9,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExtractionContext } from './context';
 import { runProcess, ToolMissingError } from './process';
-import { ExtractionError } from './types';
-import { PageWord, parseTesseractTsv } from './word-boxes';
+import { ExtractionError, type PageWord } from './types';
+import { parseTesseractTsv } from './word-boxes';
 
 /** What OCR read on one PDF page: its text and its words with boxes in points (top-left origin). */
 export interface OcrPage {

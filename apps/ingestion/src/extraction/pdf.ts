@@ -7,8 +7,8 @@ import { checkAborted, checkPageLimit, ExtractionContext, textTooLarge } from '.
 import { pageTextToBlocks, stripRunningLines } from './layout';
 import { OcrPage, ocrPdfPages } from './ocr';
 import { ProcessResult, runProcess, ToolMissingError } from './process';
-import { ExtractedBlock, ExtractedDocument, ExtractionError } from './types';
-import { PageLayout, PageWord, readPdfLayout } from './word-boxes';
+import { ExtractedBlock, ExtractedDocument, ExtractionError, type PageLayout, type PageWord } from './types';
+import { readPdfLayout } from './word-boxes';
 
 /** The `-bbox-layout` output is about this many times the size of the plain text; bigger is skipped. */
 const LAYOUT_BYTES_PER_TEXT_BYTE = 16;

@@ -1,4 +1,3 @@
-import type { PageLayout } from './word-boxes';
 
 /** Kind of a structural block found in a document. */
 export type BlockKind = 'heading' | 'paragraph' | 'table' | 'list';
@@ -100,4 +99,31 @@ export interface ExtractOptions {
   maxTextBytes?: number;
   maxUnzippedBytes?: number;
   maxHeapMb?: number;
+}
+
+/** One word of a page as the PDF tools read it: its text and its box in points, top-left origin. */
+export interface PageWord {
+  text: string;
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/**
+ * One page's size and words in reading order. `page` is 1-based; `width`/`height` in PDF points
+ * (1/72 inch) of the page as displayed (rotation applied by poppler).
+ */
+export interface PageLayout {
+  page: number;
+  width: number;
+  height: number;
+  words: PageWord[];
+}
+
+/** The size of one page in points (what `GET /api/v2/documents/{id}/pages/{n}` returns). */
+export interface PageSize {
+  page: number;
+  width: number;
+  height: number;
 }

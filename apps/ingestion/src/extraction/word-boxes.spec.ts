@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { chunkDocument } from '../chunking';
 import { extractDocument } from './index';
 import { corpus, hasTool } from './testing/corpus';
-import { alignChunkWords, chunkWordBoxes, PageLayout, parseBboxLayout, parseTesseractTsv } from './word-boxes';
+import type { PageLayout } from './types';
+import { alignChunkWords, chunkWordBoxes, parseBboxLayout, parseTesseractTsv } from './word-boxes';
 
 const POAM = 'pdf/fedramp_guide_poam_rev5.pdf';
 
