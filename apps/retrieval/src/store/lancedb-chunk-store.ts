@@ -22,7 +22,7 @@ import {
   StoredChunk,
 } from './chunk-store';
 import { requireString, requireStringArray, requireTopK, validateDocumentChunks, validation, wrapEngineCall } from './store-input';
-import { LanceDbGroupCommitter } from './lancedb/group-commit';
+import { LanceDbGroupCommitter, replaceRowsWhere } from './lancedb/group-commit';
 import { ChunkStoreLogger, DEFAULT_OPTIMIZE_DELAY_MS, OptimizeScheduler, stderrLogger } from './lancedb/optimize-scheduler';
 import {
   addSearchTextColumn,
@@ -250,18 +250,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     }
     const docFilter = `org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`;
     await this.queue.write('replaceDocumentChunks', async () => {
-      if (rows.length === 0) {
-        await this.table.delete(docFilter);
-      } else {
-        // One commit: upsert the new rows, delete this document's rows that are not among them.
-        // Keyed on (org_id, id) so a colliding id of another org is never touched.
-        await this.table
-          .mergeInsert(['org_id', 'id'])
-          .whenMatchedUpdateAll()
-          .whenNotMatchedInsertAll()
-          .whenNotMatchedBySourceDelete({ where: docFilter })
-          .execute(rows as unknown as Record<string, unknown>[]);
-      }
+      await replaceRowsWhere(this.table, docFilter, rows);
       // The document's text changed: its vectors describe the old chunks.
       if (this.vectors) await this.vectors.table.delete(docFilter);
       this.scheduler.markWritten();

@@ -14,6 +14,25 @@ import type { ChunkWrite, GroupCommitter, VectorWrite } from './write-queue';
  * Applies group-commit slices to the chunks table and the current vectors table. Its methods run
  * only inside the write queue (one at a time). Errors are LanceDB's, unwrapped (the queue wraps them).
  */
+/**
+ * Makes the rows of `table` that match `filter` exactly `rows`, in one commit: deletes them all when `rows` is
+ * empty, else upserts `rows` and deletes the matching rows that are not among them. Keyed on (org_id, id), so a
+ * colliding id of another organization is never touched. Used by the group commit and by the store's direct
+ * (ungrouped) replace.
+ */
+export async function replaceRowsWhere(table: lancedb.Table, filter: string, rows: ChunkRow[]): Promise<void> {
+  if (rows.length === 0) {
+    await table.delete(filter);
+    return;
+  }
+  await table
+    .mergeInsert(['org_id', 'id'])
+    .whenMatchedUpdateAll()
+    .whenNotMatchedInsertAll()
+    .whenNotMatchedBySourceDelete({ where: filter })
+    .execute(rows as unknown as Record<string, unknown>[]);
+}
+
 export class LanceDbGroupCommitter implements GroupCommitter {
   /**
    * Group commit only: chunks per stored document ({@link documentKey}), read from the table at
@@ -86,18 +105,7 @@ export class LanceDbGroupCommitter implements GroupCommitter {
       }
       if (stale.length > 0) {
         const staleFilter = documentsFilter(stale);
-        if (rows.length === 0) {
-          await this.table.delete(staleFilter);
-        } else {
-          // One commit: upsert the new rows, delete the stale documents' rows that are not among
-          // them. Keyed on (org_id, id) so a colliding id of another org is never touched.
-          await this.table
-            .mergeInsert(['org_id', 'id'])
-            .whenMatchedUpdateAll()
-            .whenNotMatchedInsertAll()
-            .whenNotMatchedBySourceDelete({ where: staleFilter })
-            .execute(rows as unknown as Record<string, unknown>[]);
-        }
+        await replaceRowsWhere(this.table, staleFilter, rows);
       } else if (rows.length > 0) {
         await this.table.add(rows as unknown as Record<string, unknown>[]);
       }
