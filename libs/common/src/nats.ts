@@ -147,6 +147,26 @@ export interface ConsumerOptions<T> {
   logger: Logger;
   /** Resolves: ack. Rejects: nak with backoff (redelivered until maxDeliver). */
   handler: (payload: T, delivery: Delivery) => Promise<void>;
+  /**
+   * The unit of work a message asks for (a document id, say), or null for none. Deliveries with
+   * one key never run the handler at once in this process: a delivery whose key is in progress
+   * (a redelivery of the same stream message, or a second message for the same work) waits,
+   * heartbeated, until that run settles. Then it is acknowledged without running the handler when
+   * the run succeeded and the waiting message is not newer than the one that ran (stream sequence
+   * at most the run's: the same request, already done); otherwise (the run failed, or the waiting
+   * message is a later request) its handler runs, after the first. Each process guards only its
+   * own deliveries: across replicas the ack wait and heartbeats keep one delivery live.
+   * Default: no key, deliveries run independently.
+   */
+  singleFlightKey?: (payload: T) => string | null;
+}
+
+/** A handler run of {@link runConsumer} for one single-flight key. */
+interface Flight {
+  /** Stream sequence of the message being handled. */
+  streamSequence: number;
+  /** Resolves when the run settles: true when the handler succeeded (the message was acknowledged). */
+  settled: Promise<boolean>;
 }
 
 /**
@@ -193,6 +213,8 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
   // heartbeats every live delivery and watches for a blocked event loop: a late tick means every
   // delivery of this process went that long without a heartbeat.
   const live = new Set<JsMsg>();
+  /** Runs in progress per single-flight key (options.singleFlightKey). */
+  const flights = new Map<string, Flight>();
   const interval = heartbeatIntervalMs(ackWaitMs);
   let lastTick = Date.now();
   const heartbeat = setInterval(() => {
@@ -216,19 +238,54 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
   const handle = async (msg: JsMsg) => {
     const attempt = msg.info.redeliveryCount;
     const requestId = msg.headers?.get(REQUEST_ID_METADATA_KEY) || randomUUID();
+    const deliveryLog = { consumer: options.durable, streamSequence: msg.info.streamSequence, deliverySequence: msg.info.deliverySequence };
     const stopTimer = metrics.natsHandlerDuration.startTimer({ consumer: options.durable }); // [telemetry]
     try {
       // [telemetry] continue the publisher's trace (traceparent header) in a CONSUMER span
       await withConsumerSpan(msg.subject, msg.headers, { 'messaging.consumer.group.name': options.durable, 'messaging.delivery_count': attempt }, async () => {
         try {
           const payload = JSON.parse(Buffer.from(msg.data).toString('utf8')) as T;
-          await runWithContext({ requestId }, () =>
-            options.handler(payload, { attempt, maxDeliver: options.maxDeliver, isLastAttempt: attempt >= options.maxDeliver }),
-          );
+          const key = options.singleFlightKey?.(payload) ?? null;
+          if (key !== null && flights.has(key)) {
+            // The same work is in progress here: wait for it (this delivery stays live, heartbeated).
+            let ran: Flight | undefined;
+            let ok = false;
+            const log = (msgText: string, extra: object = {}) =>
+              runWithContext({ requestId, delivery: deliveryLog }, () => options.logger.info({ key, attempt, running_stream_seq: ran?.streamSequence, ...extra }, msgText));
+            for (let f = flights.get(key); f; f = flights.get(key)) {
+              ran = f;
+              log('duplicate delivery: waiting for the run of the same work in progress');
+              ok = await f.settled;
+            }
+            // No await from here to the flight's registration below: a third waiter sees it.
+            if (ok && msg.info.streamSequence <= ran!.streamSequence) {
+              log('duplicate delivery acknowledged: the same work already succeeded');
+              msg.ack();
+              metrics.natsMessages.inc({ consumer: options.durable, outcome: 'ack' }); // [telemetry]
+              return;
+            }
+          }
+          let settle: (ok: boolean) => void = () => undefined;
+          if (key !== null) {
+            const settled = new Promise<boolean>((r) => (settle = r));
+            flights.set(key, { streamSequence: msg.info.streamSequence, settled });
+          }
+          let ok = false;
+          try {
+            await runWithContext({ requestId, delivery: deliveryLog }, () =>
+              options.handler(payload, { attempt, maxDeliver: options.maxDeliver, isLastAttempt: attempt >= options.maxDeliver }),
+            );
+            ok = true;
+          } finally {
+            if (key !== null) {
+              flights.delete(key);
+              settle(ok);
+            }
+          }
           msg.ack();
           metrics.natsMessages.inc({ consumer: options.durable, outcome: 'ack' }); // [telemetry]
         } catch (error) {
-          runWithContext({ requestId }, () => options.logger.warn({ err: error, subject: msg.subject, attempt }, 'event handler failed; will retry'));
+          runWithContext({ requestId, delivery: deliveryLog }, () => options.logger.warn({ err: error, subject: msg.subject, attempt }, 'event handler failed; will retry'));
           if (stopping) msg.nak();
           else msg.nak((options.retryDelayMs ?? 2000) * attempt);
           metrics.natsMessages.inc({ consumer: options.durable, outcome: 'nak' }); // [telemetry]
