@@ -113,8 +113,10 @@ describe('ingestion worker crash', () => {
     }
     const doneMs = Date.now() - kills[3].at;
     const log = serviceLog('ingestion', logFrom);
-    for (const l of log.filter((l) => ids.includes(l.document_id!) && /processing document|document processed|duplicate delivery/.test(l.msg)))
-      console.log(`${l.time} ${l.msg} ${l.document_id} attempt=${l.attempt} stream_seq=${l.stream_seq} delivery_seq=${l.delivery_seq}`);
+    // The deliveries (stream_seq: the stream message; delivery_seq: the consumer's delivery), for
+    // reading a failure: a duplicate delivery waits for the run in progress (runConsumer singleFlightKey).
+    const trace = log.filter((l) => ids.includes((l.document_id ?? l.key) as string) && /processing document|document processed|duplicate delivery/.test(l.msg));
+    console.log(trace.map((l) => `${l.time} ${l.document_id ?? l.key} attempt ${l.attempt} stream_seq ${l.stream_seq} delivery_seq ${l.delivery_seq}: ${l.msg}`).join('\n'));
     // Each document finished exactly once (a second `document processed` would be a second write).
     for (const id of ids) expect(log.filter((l) => l.msg === 'document processed' && l.document_id === id)).toHaveLength(1);
     // Takeovers: a document started again after a kill was interrupted by it (the first kill between

@@ -251,7 +251,7 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
             let ran: Flight | undefined;
             let ok = false;
             const log = (msgText: string, extra: object = {}) =>
-              runWithContext({ requestId, delivery: deliveryLog }, () => options.logger.info({ key, attempt, running_stream_seq: ran?.streamSequence, ...extra }, msgText));
+              runWithContext({ requestId, delivery: deliveryLog }, () => options.logger.info({ key, attempt, stream_seq: msg.info.streamSequence, running_stream_seq: ran?.streamSequence, ...extra }, msgText));
             for (let f = flights.get(key); f; f = flights.get(key)) {
               ran = f;
               log('duplicate delivery: waiting for the run of the same work in progress');
