@@ -176,7 +176,10 @@ interface Flight {
  * trace (headers), and counted in the metrics of @kb/telemetry (outcome, duration, queue depth).
  *
  * Each of the `concurrency` slots pulls one message when it is free, so nothing waits unheartbeated
- * in a client buffer and an idle replica can take any pending message.
+ * in a client buffer and an idle replica can take any pending message. Log lines of a handler carry
+ * `consumer`, `stream_seq` and `delivery_seq` (see RequestContext.delivery). With
+ * `singleFlightKey`, a second delivery of work in progress in this process waits for it instead of
+ * running beside it (nats-server 2.9 can deliver one message twice at once: README "Crash recovery").
  * @returns `stop()`, which stops pulling and waits for in-flight handlers (and at most
  *   PULL_EXPIRES_MS for idle pulls).
  */
