@@ -111,9 +111,14 @@ export function heartbeatIntervalMs(ackWaitMs: number): number {
 
 /**
  * How long one pull request of an idle worker slot waits for a message (ms): the longest a
- * consumer's `stop()` waits for its idle slots.
+ * consumer's `stop()` waits for its idle slots, and the longest a killed worker's pull requests stay
+ * open at the server. nats-server 2.9 may pick such a dead request for a redelivery; the delivery
+ * fails and that message waits one more ack wait, and may later come twice at once
+ * (nats-server#5305, #5338; README "Crash recovery"). 1 s, the least nats.js accepts, keeps that
+ * window short (four kills in 10 s: the longest ingestion takeover 20.0 s with 3 s, 11.0 s with 1 s)
+ * for one pull a second per idle slot.
  */
-const PULL_EXPIRES_MS = 3000;
+const PULL_EXPIRES_MS = 1000;
 
 /** What a handler learns about the delivery it is processing. */
 export interface Delivery {
