@@ -100,6 +100,9 @@ runService(logger, async () => {
     concurrency: Math.max(1, config.CHECK_RUN_CONCURRENCY),
     retryDelayMs: 2_000,
     logger,
+    // One run per work item at a time in this process: a redelivery racing the first delivery
+    // (nats-server 2.9, see runConsumer's singleFlightKey) waits for it instead of judging twice.
+    singleFlightKey: (item) => (Array.isArray(item?.requirementIds) ? `${item.runId}:${item.generation}:${item.requirementIds.join(',')}` : null),
     handler: (item, delivery) => worker.process(item, delivery),
   });
 

@@ -104,6 +104,9 @@ runService(logger, async () => {
     concurrency: config.INGESTION_CONCURRENCY,
     retryDelayMs: config.INGESTION_RETRY_DELAY_MS,
     logger,
+    // One run per document at a time in this process: a second delivery of a document in progress
+    // (a redelivery racing the first, seen with nats-server 2.9: docs/ingestion.md) waits for it.
+    singleFlightKey: (event) => (typeof event?.documentId === 'string' ? event.documentId : null),
     handler: async (event, delivery) => {
       const problem = processRequestProblem(event);
       if (problem) {

@@ -6,6 +6,12 @@ import { traceLogFields } from '@kb/telemetry'; // [telemetry] trace ids in log 
 export interface RequestContext {
   requestId: string;
   orgId?: string;
+  /**
+   * The JetStream delivery being handled (set by runConsumer), logged as `consumer`, `stream_seq`
+   * (the stream message: two deliveries with one `stream_seq` are the same message) and
+   * `delivery_seq` (the consumer's delivery counter, new on every delivery and redelivery).
+   */
+  delivery?: { consumer: string; streamSequence: number; deliverySequence: number };
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -38,7 +44,8 @@ const LOG_FLUSH_MS = 100;
 
 /**
  * Structured JSON logger (pino) for one service. Every line carries `service` and, inside a
- * request, `request_id` and `org_id`; inside a trace (OpenTelemetry, see @kb/telemetry) `trace_id` and
+ * request, `request_id` and `org_id`; inside a JetStream delivery `consumer`, `stream_seq` and
+ * `delivery_seq` (see {@link RequestContext});  inside a trace (OpenTelemetry, see @kb/telemetry) `trace_id` and
  * `span_id`. Level from LOG_LEVEL (default info).
  */
 export function createLogger(service: string, options: LoggerOptions = {}): Logger {
@@ -56,6 +63,8 @@ export function createLogger(service: string, options: LoggerOptions = {}): Logg
       mixin() {
         const ctx = storage.getStore();
         const ids = ctx ? { request_id: ctx.requestId, org_id: ctx.orgId } : {};
+        const d = ctx?.delivery;
+        if (d) Object.assign(ids, { consumer: d.consumer, stream_seq: d.streamSequence, delivery_seq: d.deliverySequence });
         return { ...ids, ...traceLogFields() }; // [telemetry]
       },
     },

@@ -168,4 +168,70 @@ describe('runConsumer: ack wait and heartbeats', () => {
     expect(late[0]).toMatchObject({ consumer: durable, ack_wait_ms: ACK_WAIT_MS, in_flight: 1 });
     expect(late[0].gap_ms).toBeGreaterThan(ACK_WAIT_MS / 2);
   });
+
+  /**
+   * singleFlightKey: the same stream message delivered twice at once (here: the first run blocks
+   * the event loop past the ack wait, so JetStream redelivers it to the other free slot, the way a
+   * redelivery raced a live delivery in the four-kill e2e case) never runs the handler twice at once.
+   */
+  async function duplicateDelivery(firstRun: 'succeeds' | 'fails') {
+    const ackWaitMs = 1000; // shorter than the other cases': this one waits for a redelivery
+    const { nc, stream, subject, durable } = await setup();
+    const { logger, lines } = capturingLogger();
+    const runs: Array<{ attempt: number; start: number; end: number }> = [];
+    let running = 0;
+    let overlapped = false;
+    const consumer = await runConsumer<{ id: string }>(nc, {
+      stream,
+      durable,
+      filterSubject: subject,
+      ackWaitMs,
+      maxDeliver: 5,
+      concurrency: 2,
+      retryDelayMs: 20 * ackWaitMs, // a nak's own redelivery comes after the test
+      logger,
+      singleFlightKey: (payload) => payload.id,
+      handler: async (_payload, delivery) => {
+        overlapped ||= running > 0;
+        running += 1;
+        const run = { attempt: delivery.attempt, start: Date.now(), end: 0 };
+        runs.push(run);
+        try {
+          if (runs.length === 1) {
+            const until = Date.now() + 1.3 * ackWaitMs;
+            while (Date.now() < until); // no heartbeat: JetStream redelivers to the other slot
+            await sleep(ackWaitMs); // still running when the redelivery arrives
+            if (firstRun === 'fails') throw new Error('first run failed');
+          }
+        } finally {
+          run.end = Date.now();
+          running -= 1;
+        }
+      },
+    });
+    await publishEvent(nc, subject, { id: 'doc-1' }, 'doc-1');
+    while (runs.length === 0 || runs[0].end === 0) await sleep(20);
+    // Past the waiting delivery's settling and another ack wait: any further delivery would be here.
+    await sleep(2 * ackWaitMs);
+    await consumer.stop();
+    const msgs = lines.filter((l) => /duplicate delivery/.test(l.msg));
+    return { runs, overlapped, msgs };
+  }
+
+  it('singleFlightKey: a duplicate delivery of work in progress waits, then is acknowledged without a second run', async () => {
+    const { runs, overlapped, msgs } = await duplicateDelivery('succeeds');
+    expect(msgs[0]).toMatchObject({ key: 'doc-1', attempt: 2, msg: 'duplicate delivery: waiting for the run of the same work in progress' });
+    expect(msgs[0].stream_seq).toBe(msgs[0].running_stream_seq); // the same stream message
+    expect(msgs.at(-1)!.msg).toBe('duplicate delivery acknowledged: the same work already succeeded');
+    expect(runs.map((r) => r.attempt)).toEqual([1]);
+    expect(overlapped).toBe(false);
+  });
+
+  it('singleFlightKey: a duplicate delivery runs after the run in progress failed, never beside it', async () => {
+    const { runs, overlapped, msgs } = await duplicateDelivery('fails');
+    expect(msgs.map((m) => m.msg)).toEqual(['duplicate delivery: waiting for the run of the same work in progress']);
+    expect(runs.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(runs[1].start).toBeGreaterThanOrEqual(runs[0].end);
+    expect(overlapped).toBe(false);
+  });
 });

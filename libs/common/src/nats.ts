@@ -111,9 +111,14 @@ export function heartbeatIntervalMs(ackWaitMs: number): number {
 
 /**
  * How long one pull request of an idle worker slot waits for a message (ms): the longest a
- * consumer's `stop()` waits for its idle slots.
+ * consumer's `stop()` waits for its idle slots, and the longest a killed worker's pull requests stay
+ * open at the server. nats-server 2.9 may pick such a dead request for a redelivery; the delivery
+ * fails and that message waits one more ack wait, and may later come twice at once
+ * (nats-server#5305, #5338; README "Crash recovery"). 1 s, the least nats.js accepts, keeps that
+ * window short (four kills in 10 s: the longest ingestion takeover 20.0 s with 3 s, 11.0 s with 1 s)
+ * for one pull a second per idle slot.
  */
-const PULL_EXPIRES_MS = 3000;
+const PULL_EXPIRES_MS = 1000;
 
 /** What a handler learns about the delivery it is processing. */
 export interface Delivery {
@@ -147,6 +152,26 @@ export interface ConsumerOptions<T> {
   logger: Logger;
   /** Resolves: ack. Rejects: nak with backoff (redelivered until maxDeliver). */
   handler: (payload: T, delivery: Delivery) => Promise<void>;
+  /**
+   * The unit of work a message asks for (a document id, say), or null for none. Deliveries with
+   * one key never run the handler at once in this process: a delivery whose key is in progress
+   * (a redelivery of the same stream message, or a second message for the same work) waits,
+   * heartbeated, until that run settles. Then it is acknowledged without running the handler when
+   * the run succeeded and the waiting message is not newer than the one that ran (stream sequence
+   * at most the run's: the same request, already done); otherwise (the run failed, or the waiting
+   * message is a later request) its handler runs, after the first. Each process guards only its
+   * own deliveries: across replicas the ack wait and heartbeats keep one delivery live.
+   * Default: no key, deliveries run independently.
+   */
+  singleFlightKey?: (payload: T) => string | null;
+}
+
+/** A handler run of {@link runConsumer} for one single-flight key. */
+interface Flight {
+  /** Stream sequence of the message being handled. */
+  streamSequence: number;
+  /** Resolves when the run settles: true when the handler succeeded (the message was acknowledged). */
+  settled: Promise<boolean>;
 }
 
 /**
@@ -156,7 +181,10 @@ export interface ConsumerOptions<T> {
  * trace (headers), and counted in the metrics of @kb/telemetry (outcome, duration, queue depth).
  *
  * Each of the `concurrency` slots pulls one message when it is free, so nothing waits unheartbeated
- * in a client buffer and an idle replica can take any pending message.
+ * in a client buffer and an idle replica can take any pending message. Log lines of a handler carry
+ * `consumer`, `stream_seq` and `delivery_seq` (see RequestContext.delivery). With
+ * `singleFlightKey`, a second delivery of work in progress in this process waits for it instead of
+ * running beside it (nats-server 2.9 can deliver one message twice at once: README "Crash recovery").
  * @returns `stop()`, which stops pulling and waits for in-flight handlers (and at most
  *   PULL_EXPIRES_MS for idle pulls).
  */
@@ -193,6 +221,8 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
   // heartbeats every live delivery and watches for a blocked event loop: a late tick means every
   // delivery of this process went that long without a heartbeat.
   const live = new Set<JsMsg>();
+  /** Runs in progress per single-flight key (options.singleFlightKey). */
+  const flights = new Map<string, Flight>();
   const interval = heartbeatIntervalMs(ackWaitMs);
   let lastTick = Date.now();
   const heartbeat = setInterval(() => {
@@ -216,19 +246,54 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
   const handle = async (msg: JsMsg) => {
     const attempt = msg.info.redeliveryCount;
     const requestId = msg.headers?.get(REQUEST_ID_METADATA_KEY) || randomUUID();
+    const deliveryLog = { consumer: options.durable, streamSequence: msg.info.streamSequence, deliverySequence: msg.info.deliverySequence };
     const stopTimer = metrics.natsHandlerDuration.startTimer({ consumer: options.durable }); // [telemetry]
     try {
       // [telemetry] continue the publisher's trace (traceparent header) in a CONSUMER span
       await withConsumerSpan(msg.subject, msg.headers, { 'messaging.consumer.group.name': options.durable, 'messaging.delivery_count': attempt }, async () => {
         try {
           const payload = JSON.parse(Buffer.from(msg.data).toString('utf8')) as T;
-          await runWithContext({ requestId }, () =>
-            options.handler(payload, { attempt, maxDeliver: options.maxDeliver, isLastAttempt: attempt >= options.maxDeliver }),
-          );
+          const key = options.singleFlightKey?.(payload) ?? null;
+          if (key !== null && flights.has(key)) {
+            // The same work is in progress here: wait for it (this delivery stays live, heartbeated).
+            let ran: Flight | undefined;
+            let ok = false;
+            const log = (msgText: string, extra: object = {}) =>
+              runWithContext({ requestId, delivery: deliveryLog }, () => options.logger.info({ key, attempt, stream_seq: msg.info.streamSequence, running_stream_seq: ran?.streamSequence, ...extra }, msgText));
+            for (let f = flights.get(key); f; f = flights.get(key)) {
+              ran = f;
+              log('duplicate delivery: waiting for the run of the same work in progress');
+              ok = await f.settled;
+            }
+            // No await from here to the flight's registration below: a third waiter sees it.
+            if (ok && msg.info.streamSequence <= ran!.streamSequence) {
+              log('duplicate delivery acknowledged: the same work already succeeded');
+              msg.ack();
+              metrics.natsMessages.inc({ consumer: options.durable, outcome: 'ack' }); // [telemetry]
+              return;
+            }
+          }
+          let settle: (ok: boolean) => void = () => undefined;
+          if (key !== null) {
+            const settled = new Promise<boolean>((r) => (settle = r));
+            flights.set(key, { streamSequence: msg.info.streamSequence, settled });
+          }
+          let ok = false;
+          try {
+            await runWithContext({ requestId, delivery: deliveryLog }, () =>
+              options.handler(payload, { attempt, maxDeliver: options.maxDeliver, isLastAttempt: attempt >= options.maxDeliver }),
+            );
+            ok = true;
+          } finally {
+            if (key !== null) {
+              flights.delete(key);
+              settle(ok);
+            }
+          }
           msg.ack();
           metrics.natsMessages.inc({ consumer: options.durable, outcome: 'ack' }); // [telemetry]
         } catch (error) {
-          runWithContext({ requestId }, () => options.logger.warn({ err: error, subject: msg.subject, attempt }, 'event handler failed; will retry'));
+          runWithContext({ requestId, delivery: deliveryLog }, () => options.logger.warn({ err: error, subject: msg.subject, attempt }, 'event handler failed; will retry'));
           if (stopping) msg.nak();
           else msg.nak((options.retryDelayMs ?? 2000) * attempt);
           metrics.natsMessages.inc({ consumer: options.durable, outcome: 'nak' }); // [telemetry]
