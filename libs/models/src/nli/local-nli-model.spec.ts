@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync, copyFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { ModelProviderError } from '../errors';
-import { LocalNliModel, type NliScores } from './local-nli-model';
+import { LocalNliModel } from './local-nli-model';
 
 const MODEL_DIR = path.resolve(__dirname, '../../../text/models/judge-nli-minilm');
 
@@ -49,33 +49,6 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
       expect(alone.entailment).toBeCloseTo(together[i].entailment, 1);
       expect(alone.contradiction).toBeCloseTo(together[i].contradiction, 1);
     }
-  });
-
-  it('scores calls made together in one round, each getting its own scores in order; an aborted waiting call is refused alone', async () => {
-    const calls = [
-      [{ premise: 'Smoking is prohibited everywhere on site.', hypothesis: 'Smoking is allowed on site.' }],
-      [
-        { premise: 'Visitors must sign in at the reception desk before entering the site.', hypothesis: 'Visitors are required to sign in at reception.' },
-        { premise: 'x', hypothesis: 'y' },
-      ],
-      [{ premise: 'Backups are encrypted and tested every month.', hypothesis: 'Backups must be tested.' }],
-    ];
-    const alone: NliScores[][] = [];
-    for (const c of calls) alone.push(await model.score(c));
-    const aborted = new AbortController();
-    aborted.abort(new Error('the requirement was cancelled'));
-    // The first call starts a round at once; the others (and the aborted one) wait and share the next round.
-    const together = await Promise.allSettled([model.score(calls[0]), model.score(calls[1]), model.score(calls[0], aborted.signal), model.score(calls[2])]);
-    expect(together.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    expect((together[2] as PromiseRejectedResult).reason).toEqual(new Error('the requirement was cancelled'));
-    const got = [together[0], together[1], together[3]].map((r) => (r as PromiseFulfilledResult<NliScores[]>).value);
-    got.forEach((scores, k) => {
-      expect(scores).toHaveLength(calls[k].length);
-      scores.forEach((s, i) => {
-        expect(s.entailment).toBeCloseTo(alone[k][i].entailment, 1);
-        expect(s.contradiction).toBeCloseTo(alone[k][i].contradiction, 1);
-      });
-    });
   });
 
   it('refuses a folder without the model, naming it', async () => {

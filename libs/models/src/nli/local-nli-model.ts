@@ -25,22 +25,13 @@ const LABEL_NAMES = { entailment: ['entailment', 'satisfies'], contradiction: ['
 export interface LocalNliModelOptions {
   /** The model's folder: `config.json` (with `id2label`), `tokenizer.json` and `onnx/model_quantized.onnx`. */
   dir: string;
-  /**
-   * Pairs per forward pass. Default 4: the pairs of the calls waiting together are sorted by length and run 4 at
-   * a time, which padded least (see {@link LocalNliModel.score}).
-   */
+  /** Pairs per forward pass. Default 8 (pairs of one verify are few; padding grows with the batch's longest pair). */
   batchSize?: number;
   /** Word pieces kept per pair, the longer text truncated first. Default: the folder's `metrics.json` `max_length` (the training length), else 128. */
   maxTokens?: number;
   /** onnxruntime intra-op threads per forward pass. Default 1 (the embedding model's default too). */
   threads?: number;
 }
-
-/** Pairs per forward pass by default ({@link LocalNliModelOptions.batchSize}). */
-const DEFAULT_BATCH_SIZE = 4;
-
-/** Most pairs one round of {@link LocalNliModel.score} takes from the waiting calls (a call larger than this runs alone). */
-const MAX_ROUND_PAIRS = 32;
 
 interface TensorLike {
   dims: number[];
@@ -56,12 +47,10 @@ interface TensorLike {
  * unit, hypothesis = a requirement's core statement; its labels satisfies / contradicts / unrelated are read as
  * entailment / contradiction / neutral; `npm run train:rsm`) and the entailment model
  * `libs/text/models/judge-nli-minilm` (`npm run train:nli`); see docs/check.md "The embedded judge".
- * Forward passes run one at a time; the calls that wait meanwhile are scored together ({@link score}).
+ * Forward passes run one at a time, in call order.
  */
 export class LocalNliModel {
-  /** Calls waiting for the next round of forward passes. */
-  private pending: { pairs: NliPair[]; signal?: AbortSignal; resolve: (s: NliScores[]) => void; reject: (e: unknown) => void }[] = [];
-  private draining = false;
+  private tail: Promise<unknown> = Promise.resolve();
   private constructor(
     readonly dir: string,
     private readonly tokenizer: (a: string[], o: Record<string, unknown>) => Record<string, unknown>,
@@ -125,7 +114,7 @@ export class LocalNliModel {
         tokenizer as unknown as (a: string[], o: Record<string, unknown>) => Record<string, unknown>,
         model as unknown as (inputs: Record<string, unknown>) => Promise<{ logits: TensorLike }>,
         order,
-        { batchSize: options.batchSize ?? DEFAULT_BATCH_SIZE, maxTokens: options.maxTokens ?? trainedLength ?? 128, threads },
+        { batchSize: options.batchSize ?? 8, maxTokens: options.maxTokens ?? trainedLength ?? 128, threads },
       );
       await instance.score([{ premise: 'probe', hypothesis: 'probe' }]);
       return instance;
@@ -136,58 +125,21 @@ export class LocalNliModel {
   }
 
   /**
-   * Scores each pair, in input order. Calls are coalesced: while a round of forward passes runs, the calls
-   * made meanwhile wait, and the next round scores all of their pairs together (up to {@link MAX_ROUND_PAIRS}),
-   * sorted by length and run `batchSize` at a time, so a batch pads little. A check run judges several
-   * requirements at once, each with a few pairs: on the requirement-satisfaction model, 60 requirements of 4
-   * pairs scored 4 requirements per round took 0.77 of the time of one call each (2 threads; 0.79 with 1).
-   * @throws the abort reason when `signal` aborts before the call's round starts.
+   * Scores each pair, in input order; pairs run `batchSize` at a time, sorted by length so a batch pads
+   * little. @throws the abort reason when `signal` aborts before a batch starts.
    */
-  score(pairs: NliPair[], signal?: AbortSignal): Promise<NliScores[]> {
-    if (pairs.length === 0) return Promise.resolve([]);
-    return new Promise<NliScores[]>((resolve, reject) => {
-      this.pending.push({ pairs, signal, resolve, reject });
-      if (!this.draining) void this.drain();
-    });
+  async score(pairs: NliPair[], signal?: AbortSignal): Promise<NliScores[]> {
+    if (pairs.length === 0) return [];
+    const run = this.tail.then(() => this.scoreNow(pairs, signal));
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 
-  /** Runs rounds until no call waits: each round takes the waiting calls (at least one) up to MAX_ROUND_PAIRS pairs. */
-  private async drain(): Promise<void> {
-    this.draining = true;
-    try {
-      while (this.pending.length > 0) {
-        const round: typeof this.pending = [];
-        let size = 0;
-        while (this.pending.length > 0 && (round.length === 0 || size + this.pending[0].pairs.length <= MAX_ROUND_PAIRS)) {
-          const call = this.pending.shift()!;
-          if (call.signal?.aborted) {
-            call.reject(call.signal.reason ?? new Error('aborted'));
-            continue;
-          }
-          round.push(call);
-          size += call.pairs.length;
-        }
-        if (round.length === 0) continue;
-        try {
-          const scores = await this.scoreNow(round.flatMap((c) => c.pairs));
-          let at = 0;
-          for (const call of round) {
-            call.resolve(scores.slice(at, at + call.pairs.length));
-            at += call.pairs.length;
-          }
-        } catch (error) {
-          for (const call of round) call.reject(error);
-        }
-      }
-    } finally {
-      this.draining = false;
-    }
-  }
-
-  private async scoreNow(pairs: NliPair[]): Promise<NliScores[]> {
+  private async scoreNow(pairs: NliPair[], signal?: AbortSignal): Promise<NliScores[]> {
     const order = pairs.map((p, i) => ({ p, i, n: p.premise.length + p.hypothesis.length })).sort((a, b) => a.n - b.n || a.i - b.i);
     const out: NliScores[] = new Array(pairs.length);
     for (let k = 0; k < order.length; k += this.options.batchSize) {
+      if (signal?.aborted) throw signal.reason ?? new Error('aborted');
       const group = order.slice(k, k + this.options.batchSize);
       const inputs = this.tokenizer(
         group.map((g) => g.p.premise.trim() || ' '),
