@@ -51,6 +51,17 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
     }
   });
 
+  it("gives a call the same scores whatever other calls run beside it (the int8 model's scores depend on the batch)", async () => {
+    const mine = [
+      { premise: 'Visitors must sign in at the reception desk before entering the site.', hypothesis: 'Visitors are required to sign in at reception.' },
+      { premise: 'Backups are encrypted and tested every month.', hypothesis: 'Backups must be tested.' },
+    ];
+    const other = [{ premise: 'Smoking is prohibited everywhere on site, including the car park and the site offices.', hypothesis: 'Smoking is allowed on site.' }];
+    const alone = await model.score(mine);
+    const [, beside] = await Promise.all([model.score(other), model.score(mine), model.score(other)]);
+    expect(beside).toEqual(alone);
+  });
+
   it('refuses a folder without the model, naming it', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'nli-missing-'));
     try {
