@@ -15,7 +15,9 @@ import { ensureNodeRuntime } from './lib/node-runtime.mjs';
 await ensureNodeRuntime();
 ensureNodeModules();
 // browser: Debian's chromium for the review workspace's browser tests (optional: they skip without it).
-ensureSystemPackages({ browser: true });
+// The nats-server every suite runs (the stack's, and test/support/nats-server.ts's for the unit and medium
+// tests): built from Go when Go is installed (bootstrap.mjs NATS_SERVER_MODULE), else the system package.
+process.env.KB_NATS_SERVER = ensureSystemPackages({ browser: true }).natsServer;
 if (!process.env.KB_SKIP_MINIO && !process.env.KB_MINIO_BIN) {
   step('ensuring a MinIO server binary for the S3 storage tests (built once, then cached)');
   const r = spawnSync('bash', [path.join(ROOT, 'tools/minio.sh'), 'ensure'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });

@@ -5,12 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
- * A real nats-server (from PATH) with JetStream on a free loopback port, in a temporary store
- * folder, for unit and medium tests.
+ * A real nats-server (`KB_NATS_SERVER`, which `npm test` sets to the one the stack runs, else the one on PATH)
+ * with JetStream on a free loopback port, in a temporary store folder, for unit and medium tests.
  * @returns its URL and `stop` (ends the process, removes the folder).
  */
 export async function startNatsServer(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const bin = execFileSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).trim();
+  const bin = process.env.KB_NATS_SERVER || execFileSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).trim();
   const port = await new Promise<number>((resolve) => {
     const srv = net.createServer();
     srv.listen(0, '127.0.0.1', () => {

@@ -161,14 +161,34 @@ function which(cmd) {
 }
 
 /**
- * System packages: nats-server (required), poppler-utils (PDF text), tesseract (OCR), and with
- * `browser` Debian's chromium (the review workspace's browser tests; optional, skipped without).
- * Installs them with apt-get when running as root on Debian/Ubuntu; otherwise says exactly how.
+ * The nats-server the stack runs when Go is installed: built once from the Go module proxy
+ * (`ensureGoTool`). Debian bookworm's package is 2.9.10, whose JetStream loses a redelivery handed to a
+ * killed worker's pull request that is still open (nats-server#5305, #5338, fixed in 2.10): the work then
+ * waits a second ack wait (a check run's requirement taken over 19.9 s after four kills in 10 s, against
+ * 10.8 s with this version; test/e2e/launcher-restart.e2e-spec.ts).
+ */
+export const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2@v2.15.2';
+
+/**
+ * The nats-server binary: `KB_NATS_SERVER` when set, else the one built from {@link NATS_SERVER_MODULE} when
+ * Go is installed, else null (the system package is used: {@link ensureSystemPackages}).
+ */
+function preferredNatsServer() {
+  if (process.env.KB_NATS_SERVER) return process.env.KB_NATS_SERVER;
+  return which('go') ? ensureGoTool('nats-server', NATS_SERVER_MODULE) : null;
+}
+
+/**
+ * System packages: nats-server (required unless {@link preferredNatsServer} gives one), poppler-utils (PDF
+ * text), tesseract (OCR), and with `browser` Debian's chromium (the review workspace's browser tests;
+ * optional, skipped without). Installs them with apt-get when running as root on Debian/Ubuntu; otherwise
+ * says exactly how.
  * @returns paths of the tools found.
  */
 export function ensureSystemPackages({ ocr = true, browser = false } = {}) {
+  const builtNats = preferredNatsServer();
   const wanted = [
-    { cmd: 'nats-server', pkg: 'nats-server', required: true },
+    ...(builtNats ? [] : [{ cmd: 'nats-server', pkg: 'nats-server', required: true }]),
     { cmd: 'pdftotext', pkg: 'poppler-utils', required: true },
     ...(ocr ? [{ cmd: 'tesseract', pkg: 'tesseract-ocr tesseract-ocr-eng', required: false }] : []),
     // The review workspace's browser tests (test/e2e/support/browser.ts): Debian's Chromium, driven
@@ -207,7 +227,8 @@ export function ensureSystemPackages({ ocr = true, browser = false } = {}) {
       step(`warning: ${advice}\n  (${consequences.join('; ')})`);
     }
   }
-  return { natsServer: which('nats-server') };
+  if (!builtNats) step('note: nats-server from the system packages; one older than 2.10 takes over work from a killed worker only after a second ack wait (install Go to build 2.15, or set KB_NATS_SERVER)');
+  return { natsServer: builtNats ?? which('nats-server') };
 }
 
 /**
