@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { api, corpusFile, newOrg, serviceLog, serviceLogSize, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, serviceLog, serviceLogSize, takeoversAfterKills, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(900_000);
 
@@ -121,17 +121,10 @@ describe('ingestion worker crash', () => {
     for (const id of ids) expect(log.filter((l) => l.msg === 'document processed' && l.document_id === id)).toHaveLength(1);
     // Takeovers: a document started again after a kill was interrupted by it (the first kill between
     // its two starts); the pause is that kill → the next start.
-    const takeovers: number[] = [];
-    const perKill = kills.map(() => 0);
-    for (const id of ids) {
-      const starts = log.filter((l) => l.msg === 'processing document' && l.document_id === id).map((l) => Date.parse(l.time!));
-      for (let i = 1; i < starts.length; i++) {
-        const k = kills.findIndex((kill) => kill.at >= starts[i - 1] && kill.at <= starts[i]);
-        expect(k).toBeGreaterThanOrEqual(0);
-        perKill[k]++;
-        takeovers.push(starts[i] - kills[k].at);
-      }
-    }
+    const { takeovers, perKill } = takeoversAfterKills(
+      ids.map((id) => log.filter((l) => l.msg === 'processing document' && l.document_id === id).map((l) => Date.parse(l.time!))),
+      kills,
+    );
     expect(takeovers.length).toBeGreaterThan(0);
     const longest = Math.max(...takeovers);
     // README "Crash recovery" keeps the measured figures.

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@kb/models/testing';
-import { api, ExtraStack, newOrg, startExtraStack, uploadFile, waitForDocument } from './support/harness';
+import { api, ExtraStack, newOrg, startExtraStack, takeoversAfterKills, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -249,16 +249,7 @@ describe('local launcher: a crashed service is restarted, forever', () => {
     // its two starts); the pause is that kill → the next start.
     const starts = new Map<string, number[]>();
     for (const l of log.filter((x) => x.msg === 'checking requirement')) starts.set(l.requirement_id, [...(starts.get(l.requirement_id) ?? []), Date.parse(l.time)]);
-    const takeovers: number[] = [];
-    const perKill = kills.map(() => 0);
-    for (const times of starts.values()) {
-      for (let i = 1; i < times.length; i++) {
-        const k = kills.findIndex((kill) => kill.at >= times[i - 1] && kill.at <= times[i]);
-        expect(k).toBeGreaterThanOrEqual(0);
-        perKill[k]++;
-        takeovers.push(times[i] - kills[k].at);
-      }
-    }
+    const { takeovers, perKill } = takeoversAfterKills([...starts.values()], kills);
     expect(takeovers.length).toBeGreaterThan(0);
     const longest = Math.max(...takeovers);
     // README "Crash recovery" keeps the measured figures.

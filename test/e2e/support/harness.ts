@@ -135,6 +135,26 @@ export function serviceLog(service: string, from = 0): LogLine[] {
     .map((l) => JSON.parse(l) as LogLine);
 }
 
+/**
+ * Takeover pauses of a fault case: for each item (document, requirement) the start times (ms) of its runs; a
+ * run that starts again after a kill was interrupted by it (the first kill between its two starts), and the
+ * pause is that kill → the next start. Every restart must have a kill before it (else the work ran twice).
+ * @returns the pauses (ms) and how many items each kill interrupted.
+ */
+export function takeoversAfterKills(startsPerItem: number[][], kills: { at: number }[]): { takeovers: number[]; perKill: number[] } {
+  const takeovers: number[] = [];
+  const perKill = kills.map(() => 0);
+  for (const starts of startsPerItem) {
+    for (let i = 1; i < starts.length; i++) {
+      const k = kills.findIndex((kill) => kill.at >= starts[i - 1] && kill.at <= starts[i]);
+      expect(k).toBeGreaterThanOrEqual(0);
+      perKill[k]++;
+      takeovers.push(starts[i] - kills[k].at);
+    }
+  }
+  return { takeovers, perKill };
+}
+
 export function corpusFile(rel: string): string {
   const p = path.join(CORPUS, rel);
   statSync(p);
