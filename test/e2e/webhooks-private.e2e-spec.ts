@@ -84,7 +84,8 @@ describe('webhooks: private destinations refused, secrets never kept in clear', 
     for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
       const res = await api(org.key, stack.baseUrl).get(`/api/v2/webhooks/${hook.id}/deliveries`);
       delivery = res.body.data?.[0];
-      if (delivery?.attempts >= 1) break;
+      // Claiming counts the attempt before it is made; wait until its outcome is recorded too.
+      if (delivery?.attempts >= 1 && (delivery.last_error !== null || delivery.response_status !== null)) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(delivery).toMatchObject({ event: 'document.deleted', response_status: null, last_error: expect.stringMatching(/^refused: /) });
