@@ -141,7 +141,7 @@ describe('API contract', () => {
       expect(unsupported.body.error.message).toBe(
         "content_type 'application/x-msdownload' is not supported. Supported types: application/pdf, application/vnd.openxmlformats-officedocument.wordprocessingml.document, " +
           'application/vnd.openxmlformats-officedocument.presentationml.presentation, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, ' +
-          'text/csv, text/plain, text/markdown, text/html, application/json, image/png, image/jpeg, image/tiff.',
+          'text/csv, text/plain, text/markdown, text/html, application/json, image/png, image/jpeg, image/tiff, application/vnd.oasis.opendocument.text.',
       );
       const foreignProject = (await api(other.key).post('/api/v2/projects').send({ name: 'theirs' })).body.data.id;
       const res = await a.post('/api/v2/documents').send({ file_name: 'a.pdf', content_type: 'application/pdf', size_bytes: 1, project_id: foreignProject });

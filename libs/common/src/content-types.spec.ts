@@ -11,7 +11,7 @@ import {
 } from './content-types';
 
 describe('the document formats table and the lists derived from it', () => {
-  it('accepts the twelve types of decisions.md, in the order the API lists them', () => {
+  it('accepts the twelve types of decisions.md, in the order the API lists them, and ODT after them (docs/ingestion.md "Formats")', () => {
     expect(ACCEPTED_CONTENT_TYPES).toEqual([
       'application/pdf',
       'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
@@ -25,6 +25,7 @@ describe('the document formats table and the lists derived from it', () => {
       'image/png',
       'image/jpeg',
       'image/tiff',
+      'application/vnd.oasis.opendocument.text',
     ]);
   });
 
@@ -33,6 +34,7 @@ describe('the document formats table and the lists derived from it', () => {
     expect(contentTypeForFile('notes.markdown')).toBe('text/markdown');
     expect(contentTypeForFile('scan.JPG')).toBe('image/jpeg');
     expect(contentTypeForFile('page.htm')).toBe('text/html');
+    expect(contentTypeForFile('Plan.ODT')).toBe('application/vnd.oasis.opendocument.text');
     expect(contentTypeForFile('legacy.doc')).toBeUndefined();
     expect(contentTypeForFile('README')).toBeUndefined();
     const extensions = DOCUMENT_FORMATS.flatMap((f) => [...f.extensions]);
@@ -57,7 +59,7 @@ describe('the document formats table and the lists derived from it', () => {
   });
 
   it('names the formats for messages', () => {
-    expect(ACCEPTED_FORMATS_PHRASE).toBe('PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text, Markdown, HTML, JSON or image (PNG, JPEG, TIFF)');
+    expect(ACCEPTED_FORMATS_PHRASE).toBe('PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text, Markdown, HTML, JSON, image (PNG, JPEG, TIFF) or OpenDocument text (.odt)');
     expect(documentFormat('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet')?.label).toBe('Excel workbook');
     expect(documentFormat('application/msword')).toBeUndefined();
   });

@@ -63,6 +63,15 @@ export const DOCUMENT_FORMATS = [
   { type: 'image/png', extensions: ['.png'], aliases: [], label: 'PNG image', listedAs: 'PNG', family: 'image', text: false, offThread: false },
   { type: 'image/jpeg', extensions: ['.jpg', '.jpeg'], aliases: ['image/jpg'], label: 'JPEG image', listedAs: 'JPEG', family: 'image', text: false, offThread: false },
   { type: 'image/tiff', extensions: ['.tif', '.tiff'], aliases: ['image/tif'], label: 'TIFF image', listedAs: 'TIFF', family: 'image', text: false, offThread: false },
+  {
+    type: 'application/vnd.oasis.opendocument.text',
+    extensions: ['.odt'],
+    aliases: [],
+    label: 'OpenDocument text',
+    listedAs: 'OpenDocument text (.odt)',
+    text: false,
+    offThread: true,
+  },
 ] as const satisfies readonly DocumentFormat[];
 
 /** A canonical accepted content type (the `type` of a {@link DOCUMENT_FORMATS} row). */
@@ -123,7 +132,7 @@ export function isAcceptedContentType(value: string): boolean {
 /**
  * The accepted formats as a phrase for messages, in {@link DOCUMENT_FORMATS} order, each by its
  * `listedAs`, a family's members grouped under its name: "PDF, Word (.docx), PowerPoint (.pptx),
- * Excel (.xlsx), CSV, text, Markdown, HTML, JSON or image (PNG, JPEG, TIFF)".
+ * Excel (.xlsx), CSV, text, Markdown, HTML, JSON, image (PNG, JPEG, TIFF) or OpenDocument text (.odt)".
  */
 export const ACCEPTED_FORMATS_PHRASE: string = (() => {
   const groups: Array<{ family?: string; names: string[] }> = [];

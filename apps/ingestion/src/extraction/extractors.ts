@@ -14,6 +14,7 @@ import { extractHtml } from './html';
 import { extractImage } from './image';
 import { extractJson } from './json';
 import { extractMarkdown } from './markdown';
+import { extractOdt } from './odt';
 import { extractPdf } from './pdf';
 import { extractPptx } from './pptx';
 import { extractText } from './text';
@@ -37,6 +38,7 @@ export const EXTRACTORS: Readonly<Record<DocumentContentType, Extractor>> = {
   'image/png': extractImage,
   'image/jpeg': extractImage,
   'image/tiff': extractImage,
+  'application/vnd.oasis.opendocument.text': extractOdt,
 };
 
 /** The extractor of canonical type `type`, or undefined when no format has that type. */

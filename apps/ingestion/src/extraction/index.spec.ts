@@ -22,7 +22,7 @@ describe('extractDocument dispatch', () => {
     expect(error).toBeInstanceOf(ExtractionError);
     expect(error.code).toBe('UNSUPPORTED_TYPE');
     expect(error.message).toBe(
-      'Files of type "application/msword" cannot be processed; upload a PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text, Markdown, HTML, JSON or image (PNG, JPEG, TIFF) file.',
+      'Files of type "application/msword" cannot be processed; upload a PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text, Markdown, HTML, JSON, image (PNG, JPEG, TIFF) or OpenDocument text (.odt) file.',
     );
   });
 
