@@ -9,6 +9,9 @@ import { api, CONTENT_TYPES, CORPUS, corpusFile, newOrg, uploadFile, waitForDocu
 
 jest.setTimeout(600_000);
 
+/** ODT, accepted beyond the contract's twelve types: no corpus file, so the extraction spec's pandoc-written fixture. */
+const ODT_FIXTURE = path.resolve(__dirname, '../../apps/ingestion/src/extraction/testing/heat-illness-plan.odt');
+
 /**
  * Every file of ../shared/corpus through the gateway: upload, process, and each ends `completed`
  * (or `failed` with a message a user can act on). Content checks: citations name the exact
@@ -61,6 +64,7 @@ describe('ingestion of every corpus format', () => {
     for (const rel of files) {
       ids.set(rel, await uploadFile(org.key, { path: corpusFile(rel), name: path.basename(rel), contentType: CONTENT_TYPES[path.extname(rel)] }));
     }
+    ids.set('heat-illness-plan.odt', await uploadFile(org.key, { path: ODT_FIXTURE, name: 'heat-illness-plan.odt', contentType: CONTENT_TYPES['.odt'] }));
     const res = await a.post('/api/v2/documents/process').send({ document_ids: [...ids.values()] });
     expect(res.status).toBe(200);
     expect(res.body.data.processed).toHaveLength(ids.size);
@@ -132,6 +136,16 @@ describe('ingestion of every corpus format', () => {
     // Rows are never split: every table line of a CSV chunk has all 7 cells.
     const csv = await chunksMatching(ids.get('csv/osha_fatality_catastrophe_events_2013-06-15.csv')!, 'fell');
     for (const ch of csv) for (const line of ch.text.split('\n').filter((l) => l.includes(' | '))) expect(line.split(' | ')).toHaveLength(7);
+  });
+
+  it('makes an ODT searchable with its sections, table header and footnote (parsed in the worker thread)', async () => {
+    const id = ids.get('heat-illness-plan.odt')!;
+    const duty = (await chunksMatching(id, 'Supervisor checks heat index each hour')).find((c) => c.text.includes('Supervisor | Checks the heat index each hour.'))!;
+    expect(duty.text).toMatch(/^Role \| Duty$/m);
+    expect(duty.headingPath).toEqual(expect.arrayContaining(['Responsibilities']));
+    expect(duty.startPage ?? null).toBeNull();
+    const note = await chunksMatching(id, 'National Weather Service');
+    expect(note.map((c) => c.text).join('\n')).toMatch(/Heat index as published by the National Weather Service\./);
   });
 
   it('OCRs the scanned Linn brochure with 90%+ word overlap against its ground truth, on page 1', async () => {
