@@ -5,6 +5,9 @@ import JSZip from 'jszip';
 import { extractDocument, ExtractionError } from './index';
 import { corpus } from './testing/corpus';
 
+// Each extraction starts a worker thread that compiles and loads the extractor: seconds on a loaded 2-core machine.
+jest.setTimeout(60_000);
+
 const ODT = 'application/vnd.oasis.opendocument.text';
 /**
  * A real ODT written by pandoc 2.17 (`pandoc heat-illness-plan.md -o heat-illness-plan.odt`, from
