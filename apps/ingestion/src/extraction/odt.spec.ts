@@ -15,7 +15,35 @@ const ODT = 'application/vnd.oasis.opendocument.text';
  */
 const FIXTURE = path.join(__dirname, 'testing/heat-illness-plan.odt');
 
-describe('ODT extraction (officeparser)', () => {
+const NS =
+  'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" ' +
+  'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" ' +
+  'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:xlink="http://www.w3.org/1999/xlink" ' +
+  'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"';
+
+/** A minimal ODT package (mimetype, manifest, content.xml with `body` inside office:text and `automaticStyles`, optional meta.xml). */
+async function buildOdt(body: string, options: { automaticStyles?: string; meta?: string; manifestEntries?: string } = {}): Promise<Buffer> {
+  const zip = new JSZip();
+  zip.file('mimetype', ODT, { compression: 'STORE' });
+  zip.file(
+    'META-INF/manifest.xml',
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+      '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">' +
+      `<manifest:file-entry manifest:full-path="/" manifest:media-type="${ODT}"/>` +
+      (options.manifestEntries ?? '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>') +
+      '</manifest:manifest>',
+  );
+  zip.file(
+    'content.xml',
+    `<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content ${NS} office:version="1.3">` +
+      `<office:automatic-styles>${options.automaticStyles ?? ''}</office:automatic-styles>` +
+      `<office:body><office:text>${body}</office:text></office:body></office:document-content>`,
+  );
+  if (options.meta) zip.file('meta.xml', `<?xml version="1.0" encoding="UTF-8"?>\n<office:document-meta ${NS}><office:meta>${options.meta}</office:meta></office:document-meta>`);
+  return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+}
+
+describe('ODT extraction (JSZip + cheerio)', () => {
   let tmp: string;
   beforeAll(() => {
     tmp = mkdtempSync(path.join(tmpdir(), 'kb-odt-spec-'));
@@ -45,6 +73,90 @@ describe('ODT extraction (officeparser)', () => {
       { kind: 'heading', text: 'First aid', page: null, level: 3 },
       { kind: 'paragraph', text: 'Move the person to a cool place\nand call for help.', page: null },
     ]);
+  });
+
+  it('reads spans, spaces, tabs, links and line breaks; leaves out comments, tracked deletions, hidden text, images and the table of contents', async () => {
+    const file = path.join(tmp, 'inline.odt');
+    writeFileSync(
+      file,
+      await buildOdt(
+        '<text:table-of-content><text:index-body><text:p>Scope\t1</text:p></text:index-body></text:table-of-content>' +
+          '<text:tracked-changes><text:changed-region text:id="c1"><text:deletion><text:p>Deleted wording.</text:p></text:deletion></text:changed-region></text:tracked-changes>' +
+          '<text:p text:style-name="P1">Keep   <text:span text:style-name="T1">exits</text:span><text:s text:c="4"/>clear<text:tab/>at all times' +
+          '<office:annotation><dc:creator>Ann</dc:creator><text:p>Check this with legal.</text:p></office:annotation>' +
+          ' (see <text:a xlink:href="https://www.osha.gov/">OSHA</text:a>).<text:line-break/>Second line' +
+          '<text:hidden-text text:condition="true" text:string-value="secret">secret</text:hidden-text>' +
+          '<draw:frame draw:name="Image1"><draw:image xlink:href="Pictures/1.png"><svg:title>a photo</svg:title></draw:image></draw:frame></text:p>' +
+          '<text:p text:style-name="P2">Site safety plan</text:p>' +
+          '<text:p>Text box follows.<draw:frame draw:name="Frame1"><draw:text-box><text:p>Inside the box.</text:p></draw:text-box></draw:frame></text:p>',
+        {
+          automaticStyles:
+            '<style:style style:name="P1" style:family="paragraph" style:parent-style-name="Standard"/>' +
+            '<style:style style:name="P2" style:family="paragraph" style:parent-style-name="Title"/>',
+          meta: '<dc:title>Property title</dc:title>',
+        },
+      ),
+    );
+    const doc = await extractDocument(file, ODT);
+    expect(doc.blocks).toEqual([
+      { kind: 'paragraph', text: 'Keep exits clear at all times (see OSHA).\nSecond line', page: null },
+      { kind: 'heading', text: 'Site safety plan', page: null, level: 1 },
+      { kind: 'paragraph', text: 'Text box follows.', page: null },
+      { kind: 'paragraph', text: 'Inside the box.', page: null },
+    ]);
+    expect(doc.title).toBe('Site safety plan');
+  });
+
+  it('keeps merged cells aligned, puts notes cited in a table after it, reads a one-column table as paragraphs, and takes the title from meta.xml without a heading', async () => {
+    const file = path.join(tmp, 'tables.odt');
+    const cell = (text: string, extra = '') => `<table:table-cell><text:p>${text}</text:p>${extra}</table:table-cell>`;
+    writeFileSync(
+      file,
+      await buildOdt(
+        '<table:table table:name="T1"><table:table-column table:number-columns-repeated="3"/>' +
+          `<table:table-header-rows><table:table-row>${cell('Hazard')}${cell('Control')}${cell('Owner')}</table:table-row></table:table-header-rows>` +
+          `<table:table-row><table:table-cell table:number-columns-spanned="2"><text:p>Heat<text:note text:id="n1" text:note-class="endnote"><text:note-citation>i</text:note-citation><text:note-body><text:p>Above 90 °F.</text:p></text:note-body></text:note></text:p></table:table-cell><table:covered-table-cell/>${cell('Site lead')}</table:table-row>` +
+          `<table:table-row>${cell('Noise')}${cell('<text:span>Ear</text:span> plugs', '<text:list><text:list-item><text:p>or muffs</text:p></text:list-item></text:list>')}${cell('')}</table:table-row>` +
+          '</table:table>' +
+          `<table:table table:name="Layout"><table:table-row>${cell('Laid out in a one-column table.')}</table:table-row></table:table>`,
+        { meta: '<dc:title>Hazard register</dc:title>' },
+      ),
+    );
+    const doc = await extractDocument(file, ODT);
+    expect(doc.blocks).toEqual([
+      {
+        kind: 'table',
+        text: 'Hazard | Control | Owner\nHeat |  | Site lead\nNoise | Ear plugs or muffs',
+        page: null,
+        tableHeader: 'Hazard | Control | Owner',
+      },
+      { kind: 'paragraph', text: 'Above 90 °F.', page: null },
+      { kind: 'paragraph', text: 'Laid out in a one-column table.', page: null },
+    ]);
+    expect(doc.title).toBe('Hazard register');
+  });
+
+  it('rejects a password-protected ODT (its manifest lists encryption data) as ENCRYPTED', async () => {
+    // What LibreOffice's manifest says for a document saved with a password: each encrypted part has
+    // a manifest:encryption-data (ODF 1.3 part 2, 3.8), and content.xml holds ciphertext.
+    const encryption =
+      '<manifest:encryption-data manifest:checksum-type="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0#sha256-1k" manifest:checksum="AAAA">' +
+      '<manifest:algorithm manifest:algorithm-name="http://www.w3.org/2001/04/xmlenc#aes256-cbc" manifest:initialisation-vector="AAAA"/>' +
+      '<manifest:start-key-generation manifest:start-key-generation-name="http://www.w3.org/2000/09/xmldsig#sha256" manifest:key-size="32"/>' +
+      '<manifest:key-derivation manifest:key-derivation-name="PBKDF2" manifest:key-size="32" manifest:iteration-count="100000" manifest:salt="AAAA"/>' +
+      '</manifest:encryption-data>';
+    const zip = await JSZip.loadAsync(
+      await buildOdt('<text:p>x</text:p>', {
+        manifestEntries: `<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml" manifest:size="2310">${encryption}</manifest:file-entry>`,
+      }),
+    );
+    zip.file('content.xml', Buffer.from('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', 'hex'), { compression: 'STORE' });
+    const file = path.join(tmp, 'encrypted.odt');
+    writeFileSync(file, await zip.generateAsync({ type: 'nodebuffer' }));
+    const error = (await extractDocument(file, ODT).catch((e: unknown) => e)) as ExtractionError;
+    expect(error).toBeInstanceOf(ExtractionError);
+    expect(error.code).toBe('ENCRYPTED');
+    expect(error.message).toBe('The OpenDocument text is password-protected; upload a copy without a password.');
   });
 
   it('rejects a file that is not a ZIP package as CORRUPT_FILE', async () => {

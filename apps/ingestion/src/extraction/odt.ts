@@ -1,12 +1,18 @@
 /**
- * ODT (OpenDocument Text, LibreOffice Writer) with officeparser: the package is checked like the
- * Office Open XML formats (a ZIP within the zip-bomb limits), then parsed into officeparser's
- * document tree, which maps onto blocks: headings keep their outline level, paragraphs, list
- * items, tables (header = first row), footnotes and endnotes as a paragraph right after the block
- * that cites them. Running headers and footers, comments and images are left out; ODT has no
- * fixed pages, so every block has `page: null`.
+ * ODT (OpenDocument Text, LibreOffice Writer): the package is checked like the Office Open XML
+ * formats (a ZIP within the zip-bomb limits), opened with JSZip, and the body of `content.xml`
+ * (`office:body/office:text`) walked with cheerio in XML mode (ODF 1.3 part 3, "Text Content"):
+ * headings (`text:h`) keep their outline level, paragraphs (`text:p`; one in the "Title" style or a
+ * style with an outline level is a heading), list items (`text:list`, nested ones flattened in
+ * order), tables (header = first row); footnotes and endnotes (`text:note`) as a paragraph right
+ * after the block that cites them, text boxes (`draw:frame`) after it too. Running headers and
+ * footers (in styles.xml), comments (`office:annotation`), tracked deletions, hidden text, images
+ * and generated indexes (a table of contents repeats the headings) are left out. ODT has no fixed
+ * pages, so every block has `page: null`.
  */
-import { OfficeErrorType, OfficeParser, type OfficeContentNode, type OfficeError } from 'officeparser';
+import * as cheerio from 'cheerio';
+import type { AnyNode, Element } from 'domhandler';
+import JSZip from 'jszip';
 import { checkAborted, ExtractionContext, raceAbort } from './context';
 import { readOfficePackage } from './office';
 import { cleanCell, tableBlocks } from './table';
@@ -15,6 +21,54 @@ import { DEFAULT_ZIP_LIMITS } from './zip-limits';
 
 const LABEL = 'OpenDocument text';
 const CORRUPT = 'The OpenDocument text could not be read; it may be damaged. Open it in LibreOffice Writer, save a new copy and upload that.';
+
+/** Deepest element nesting followed (sections, lists, frames, spans): real documents stay far below it. */
+const MAX_DEPTH = 200;
+/** Most copies of a cell with `table:number-columns-repeated` (Writer writes 1; only column alignment needs more). */
+const MAX_CELL_REPEAT = 16;
+
+/** Elements whose content is not part of the text: comments, tracked deletions, hidden text, images, generated indexes, declarations. */
+const SKIPPED = new Set([
+  'office:annotation',
+  'office:annotation-end',
+  'text:tracked-changes',
+  'text:hidden-text',
+  'text:hidden-paragraph',
+  'text:number', // the rendered list or outline number ("1.2"), not the author's text
+  'draw:image',
+  'svg:title',
+  'svg:desc',
+  'office:forms',
+  'text:variable-decls',
+  'text:sequence-decls',
+  'text:user-field-decls',
+  'text:dde-connection-decls',
+  'text:table-of-content',
+  'text:illustration-index',
+  'text:table-index',
+  'text:object-index',
+  'text:user-index',
+  'text:alphabetical-index',
+  'table:table-column',
+  'table:table-columns',
+  'table:table-column-group',
+  'table:table-header-columns',
+]);
+
+/** Text of one paragraph as it reads, with the notes and drawings (text boxes) anchored in it. */
+interface Inline {
+  text: string;
+  notes: Element[];
+  drawings: Element[];
+}
+
+function isElement(node: AnyNode): node is Element {
+  return node.type === 'tag';
+}
+
+function tooDeep(depth: number): void {
+  if (depth > MAX_DEPTH) throw new ExtractionError('CORRUPT_FILE', CORRUPT);
+}
 
 /** Whitespace of one paragraph collapsed; line breaks (`text:line-break`) kept as "\n". */
 function clean(text: string | undefined): string {
@@ -25,85 +79,203 @@ function clean(text: string | undefined): string {
     .join('\n');
 }
 
-/** Walks officeparser's tree into blocks, in document order. */
-class OdtWalker {
-  readonly blocks: ExtractedBlock[] = [];
-
-  constructor(private readonly ctx: ExtractionContext) {}
-
-  walk(nodes: readonly OfficeContentNode[] | undefined): void {
-    for (const node of nodes ?? []) this.node(node);
-  }
-
-  private node(node: OfficeContentNode): void {
-    // A block of text (heading, paragraph, list item): its footnotes and endnotes (attached to its
-    // text runs) follow it, so a chunk holds the sentence with its note.
-    let leaf = true;
-    switch (node.type) {
-      case 'heading': {
-        const text = clean(node.text).replace(/\n/g, ' ');
-        const level = Number((node.metadata as { level?: number } | undefined)?.level);
-        if (text) this.blocks.push({ kind: 'heading', text, page: null, level: Number.isInteger(level) ? Math.min(6, Math.max(1, level)) : 1 });
-        break;
-      }
-      case 'paragraph':
-      case 'code':
-      case 'definitionTerm':
-      case 'definitionDescription':
-        this.text('paragraph', node.text);
-        break;
-      case 'list':
-        this.text('list', node.text);
-        break;
-      case 'table':
-        this.table(node);
-        leaf = false;
-        break;
-      // Not part of the text a user searches: images, charts and drawings (text boxes come as
-      // their own paragraphs), comments, breaks; headers and footers are not requested.
-      case 'image':
-      case 'chart':
-      case 'comment':
-      case 'break':
-      case 'header':
-      case 'footer':
-        leaf = false;
-        break;
-      default:
-        // Containers (sections, frames, admonitions, definition lists…): their content in order.
-        if (node.children?.length) {
-          this.walk(node.children);
-          leaf = false;
-        } else this.text('paragraph', node.text);
+/**
+ * Appends the text of `el`'s content to `out` (ODF white-space rules: runs of spaces, tabs and
+ * newlines in the XML are one space; `text:s` a space — its `text:c` count does not matter once
+ * spaces are collapsed — `text:tab` a tab, `text:line-break` a line break). Notes and drawings are
+ * set aside in `out` for the caller.
+ */
+function inline(el: Element, out: Inline, depth: number): void {
+  tooDeep(depth);
+  for (const child of el.children) {
+    if (child.type === 'text') {
+      out.text += child.data.replace(/[ \t\r\n]+/g, ' ');
+      continue;
     }
-    if (leaf) for (const note of collectNotes(node)) this.text('paragraph', note.text);
-  }
-
-  private text(kind: 'paragraph' | 'list', raw: string | undefined): void {
-    const text = clean(raw);
-    if (text) this.blocks.push({ kind, text, page: null });
-  }
-
-  /** One table: cells' text by row; a table of one column is ordinary content (a layout table). */
-  private table(node: OfficeContentNode): void {
-    checkAborted(this.ctx);
-    const rows = (node.children ?? []).filter((r) => r.type === 'row');
-    const cells = rows.map((r) => (r.children ?? []).filter((c) => c.type === 'cell'));
-    const width = Math.max(0, ...cells.map((row) => row.filter((c) => cleanCell(c.text ?? '') !== '').length));
-    if (width <= 1) {
-      for (const row of cells) for (const cell of row) this.walk(cell.children);
-      return;
-    }
-    const texts = cells.map((row) => row.map((c) => c.text ?? '')).filter((row) => row.some((t) => cleanCell(t) !== ''));
-    if (texts.length === 0) return;
-    this.blocks.push(...tableBlocks(texts[0], texts.slice(1), null));
-    for (const row of cells) for (const cell of row) for (const note of collectNotes(cell)) this.text('paragraph', note.text);
+    if (!isElement(child)) continue;
+    const name = child.name;
+    if (name === 'text:s') out.text += ' ';
+    else if (name === 'text:tab') out.text += '\t';
+    else if (name === 'text:line-break') out.text += '\n';
+    else if (name === 'text:note') out.notes.push(child);
+    else if (SKIPPED.has(name)) continue;
+    else if (name.startsWith('draw:') && name !== 'draw:a') out.drawings.push(child);
+    // Spans, links (text:a, draw:a), fields (their shown value), bookmarks, ruby, note references.
+    else inline(child, out, depth + 1);
   }
 }
 
-/** The notes of `node` and of everything inside it (text runs, a table cell's paragraphs). */
-function collectNotes(node: OfficeContentNode): OfficeContentNode[] {
-  return [...(node.notes ?? []), ...(node.children ?? []).flatMap(collectNotes)];
+/** Style name -> heading level of the paragraph styles of content.xml and styles.xml ("Title" is 1; a style's outline level). */
+function headingStyles(xmls: readonly string[]): (style: string | undefined) => number | null {
+  const styles = new Map<string, { parent: string | undefined; outline: string | undefined }>();
+  for (const xml of xmls) {
+    const $ = cheerio.load(xml, { xml: true });
+    $('style\\:style[style\\:family="paragraph"]').each((_, el) => {
+      const name = $(el).attr('style:name');
+      if (name) styles.set(name, { parent: $(el).attr('style:parent-style-name'), outline: $(el).attr('style:default-outline-level') });
+    });
+  }
+  return (style) => {
+    let cur = style;
+    for (let hops = 0; cur && hops < 20; hops++) {
+      const info = styles.get(cur);
+      // An empty outline level is "body text": a heading style turned back into a paragraph.
+      if (info?.outline !== undefined) return info.outline === '' ? null : clampLevel(Number(info.outline));
+      if (cur === 'Title') return 1;
+      cur = info?.parent;
+    }
+    return null;
+  };
+}
+
+function clampLevel(level: number): number | null {
+  return Number.isInteger(level) && level >= 1 ? Math.min(6, level) : null;
+}
+
+/** Walks `office:text` into blocks, in document order. */
+class OdtWalker {
+  readonly blocks: ExtractedBlock[] = [];
+
+  constructor(
+    private readonly ctx: ExtractionContext,
+    private readonly styleLevel: (style: string | undefined) => number | null,
+  ) {}
+
+  walk(nodes: readonly AnyNode[], depth: number, inList: boolean): void {
+    tooDeep(depth);
+    for (const node of nodes) if (isElement(node)) this.element(node, depth, inList);
+  }
+
+  private element(el: Element, depth: number, inList: boolean): void {
+    if (this.blocks.length % 200 === 0) checkAborted(this.ctx);
+    switch (el.name) {
+      case 'text:h': {
+        const level = clampLevel(Number(el.attribs['text:outline-level'] ?? '1')) ?? 1;
+        this.leaf(el, depth, 'heading', level);
+        return;
+      }
+      case 'text:p': {
+        const level = this.styleLevel(el.attribs['text:style-name']);
+        if (level !== null) this.leaf(el, depth, 'heading', level);
+        else this.leaf(el, depth, inList ? 'list' : 'paragraph');
+        return;
+      }
+      case 'text:list':
+        this.walk(el.children, depth + 1, true);
+        return;
+      case 'table:table':
+        this.table(el, depth);
+        return;
+      default:
+        // Sections, list items, frames and their text boxes, shapes, bibliography: their content in order.
+        if (!SKIPPED.has(el.name)) this.walk(el.children, depth + 1, inList);
+    }
+  }
+
+  /** One heading, paragraph or list item, then its notes and the text boxes anchored in it. */
+  private leaf(el: Element, depth: number, kind: 'heading' | 'paragraph' | 'list', level?: number): void {
+    const content: Inline = { text: '', notes: [], drawings: [] };
+    inline(el, content, depth + 1);
+    const text = clean(content.text);
+    if (text) {
+      if (kind === 'heading') this.blocks.push({ kind, text: text.replace(/\n/g, ' '), page: null, level: level ?? 1 });
+      else this.blocks.push({ kind, text, page: null });
+    }
+    this.after(content, depth);
+  }
+
+  /** Notes as one paragraph each (their paragraphs joined), then drawings' text as blocks. */
+  private after(content: Inline, depth: number): void {
+    for (const note of content.notes) {
+      const body = note.children.find((c): c is Element => isElement(c) && c.name === 'text:note-body');
+      if (!body) continue;
+      const inner: Inline = { text: '', notes: [], drawings: [] };
+      paragraphsText(body, inner, depth + 1);
+      const text = clean(inner.text);
+      if (text) this.blocks.push({ kind: 'paragraph', text, page: null });
+      this.after(inner, depth + 1);
+    }
+    for (const drawing of content.drawings) this.walk(drawing.children, depth + 1, false);
+  }
+
+  /** One table: cells' text by row; a table of one column is ordinary content (a layout table). */
+  private table(el: Element, depth: number): void {
+    checkAborted(this.ctx);
+    const rows: Element[][] = [];
+    collectRows(el, rows, depth + 1);
+    const width = Math.max(0, ...rows.map((row) => row.filter((c) => cleanCell(cellText(c, depth).text) !== '').length));
+    if (width <= 1) {
+      for (const row of rows) for (const cell of row) this.walk(cell.children, depth + 1, false);
+      return;
+    }
+    const contents = rows.map((row) => row.flatMap((cell) => Array<Inline>(cellRepeat(cell)).fill(cellText(cell, depth))));
+    const texts = contents.map((row) => row.map((c) => c.text)).filter((row) => row.some((t) => cleanCell(t) !== ''));
+    if (texts.length === 0) return;
+    this.blocks.push(...tableBlocks(texts[0], texts.slice(1), null));
+    for (const row of rows) for (const cell of row) this.after(cellText(cell, depth), depth + 1);
+  }
+}
+
+/** Rows of a table in order (inside header rows, row groups), each as its cells (covered cells of merged ones included, as empty). */
+function collectRows(el: Element, rows: Element[][], depth: number): void {
+  tooDeep(depth);
+  for (const child of el.children) {
+    if (!isElement(child)) continue;
+    if (child.name === 'table:table-row') {
+      rows.push(child.children.filter((c): c is Element => isElement(c) && (c.name === 'table:table-cell' || c.name === 'table:covered-table-cell')));
+    } else if (child.name === 'table:table-header-rows' || child.name === 'table:table-rows' || child.name === 'table:table-row-group') {
+      collectRows(child, rows, depth + 1);
+    }
+  }
+}
+
+function cellRepeat(cell: Element): number {
+  const n = Number(cell.attribs['table:number-columns-repeated'] ?? '1');
+  return Number.isInteger(n) && n > 1 ? Math.min(n, MAX_CELL_REPEAT) : 1;
+}
+
+const cellTexts = new WeakMap<Element, Inline>();
+
+/** Text of a table cell: its paragraphs (in lists, nested tables too) joined by spaces; computed once per cell. */
+function cellText(cell: Element, depth: number): Inline {
+  let content = cellTexts.get(cell);
+  if (!content) {
+    content = { text: '', notes: [], drawings: [] };
+    if (cell.name === 'table:table-cell') paragraphsText(cell, content, depth + 1);
+    cellTexts.set(cell, content);
+  }
+  return content;
+}
+
+/** Appends the text of every paragraph and heading under `el` (a note body, a table cell) to `out`, separated by spaces. */
+function paragraphsText(el: Element, out: Inline, depth: number): void {
+  tooDeep(depth);
+  for (const child of el.children) {
+    if (!isElement(child) || SKIPPED.has(child.name)) continue;
+    if (child.name === 'text:p' || child.name === 'text:h') {
+      if (out.text) out.text += ' ';
+      inline(child, out, depth + 1);
+    } else paragraphsText(child, out, depth + 1);
+  }
+}
+
+/** Throws `ENCRYPTED` when META-INF/manifest.xml says a part is encrypted (ODF 1.3 part 2, 3.8 `manifest:encryption-data`). */
+async function checkEncryption(zip: JSZip): Promise<void> {
+  const manifest = await zip.file('META-INF/manifest.xml')?.async('string');
+  if (!manifest) return;
+  const $ = cheerio.load(manifest, { xml: true });
+  if ($('manifest\\:file-entry > manifest\\:encryption-data').length > 0) {
+    throw new ExtractionError('ENCRYPTED', `The ${LABEL} is password-protected; upload a copy without a password.`);
+  }
+}
+
+async function readParts(zip: JSZip): Promise<{ content: string; styles: string | null; meta: string | null }> {
+  await checkEncryption(zip);
+  const content = await zip.file('content.xml')?.async('string');
+  if (!content) throw new ExtractionError('CORRUPT_FILE', CORRUPT);
+  const styles = (await zip.file('styles.xml')?.async('string')) ?? null;
+  const meta = (await zip.file('meta.xml')?.async('string')) ?? null;
+  return { content, styles, meta };
 }
 
 /**
@@ -115,35 +287,24 @@ function collectNotes(node: OfficeContentNode): OfficeContentNode[] {
  */
 export async function extractOdt(ctx: ExtractionContext, filePath: string): Promise<ExtractedDocument> {
   const buffer = await readOfficePackage(filePath, LABEL, 'odt', { ...DEFAULT_ZIP_LIMITS, maxUncompressedBytes: ctx.maxUnzippedBytes });
-  let ast;
+  let blocks: ExtractedBlock[];
+  let propertyTitle = '';
   try {
-    ast = await raceAbort(
-      ctx,
-      OfficeParser.parseOffice(buffer, {
-        fileType: 'odt',
-        abortSignal: ctx.signal,
-        decompressionLimits: { maxUncompressedBytes: ctx.maxUnzippedBytes },
-        ignoreComments: true,
-        ignoreHeadersAndFooters: true,
-        extractAttachments: false,
-        ocr: false,
-        // Non-fatal issues (an unreadable image, a style it does not know) are not the user's to fix.
-        onWarning: () => undefined,
-      }),
-    );
+    const zip = await raceAbort(ctx, JSZip.loadAsync(buffer));
+    const parts = await raceAbort(ctx, readParts(zip));
+    checkAborted(ctx);
+    const $ = cheerio.load(parts.content, { xml: true });
+    const body = $('office\\:document-content > office\\:body > office\\:text').get(0);
+    if (!body) throw new ExtractionError('CORRUPT_FILE', CORRUPT);
+    const walker = new OdtWalker(ctx, headingStyles(parts.styles ? [parts.styles, parts.content] : [parts.content]));
+    walker.walk(body.children, 0, false);
+    blocks = walker.blocks;
+    if (parts.meta) propertyTitle = clean(cheerio.load(parts.meta, { xml: true })('dc\\:title').first().text()).replace(/\n/g, ' ');
   } catch (e) {
     if (e instanceof ExtractionError || ctx.signal.aborted) throw e;
-    const code = (e as OfficeError | null)?.officeIssue?.code;
-    if (code === OfficeErrorType.PASSWORD_REQUIRED || code === OfficeErrorType.PASSWORD_INCORRECT || code === OfficeErrorType.DOCUMENT_DECRYPTION_FAILED) {
-      throw new ExtractionError('ENCRYPTED', `The ${LABEL} is password-protected; upload a copy without a password.`);
-    }
     throw new ExtractionError('CORRUPT_FILE', CORRUPT);
   }
-  const walker = new OdtWalker(ctx);
-  walker.walk(ast.content);
-  const { blocks } = walker;
   if (blocks.length === 0) throw new ExtractionError('NO_TEXT', `The ${LABEL} contains no text; upload a document with content.`);
-  const propertyTitle = clean(ast.metadata?.title).replace(/\n/g, ' ');
   const title = blocks.find((b) => b.kind === 'heading')?.text ?? (propertyTitle || null);
   return { blocks, pageCount: null, title };
 }
