@@ -24,12 +24,12 @@ export const retrievalEnv = {
   RETRIEVAL_DATA_DIR: env.string('.data/lancedb'),
   /** Vector store adapter: the embedded LanceDB (default) or Qdrant. */
   VECTOR_STORE: z.enum(VECTOR_STORES).default('lancedb'),
-  QDRANT_URL: unsetIfEmpty(z.string().url('QDRANT_URL must be a URL such as http://qdrant:6333').optional()),
+  QDRANT_URL: unsetIfEmpty(z.url('QDRANT_URL must be a URL such as http://qdrant:6333').optional()),
   QDRANT_API_KEY: unsetIfEmpty(z.string().optional()),
   QDRANT_COLLECTION: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/).default('kb_chunks'),
   ...embeddingsEnv,
   /** Optional cross-encoder rerank endpoint (`…/rerank`), Cohere/Jina-style or TEI. */
-  RERANK_BASE_URL: unsetIfEmpty(z.string().url('RERANK_BASE_URL must be a URL such as http://localhost:8082/v1').optional()),
+  RERANK_BASE_URL: unsetIfEmpty(z.url('RERANK_BASE_URL must be a URL such as http://localhost:8082/v1').optional()),
   RERANK_API_KEY: unsetIfEmpty(z.string().optional()),
   RERANK_MODEL: unsetIfEmpty(z.string().optional()),
   RERANK_PROTOCOL: z.enum(['cohere', 'tei']).default('cohere'),

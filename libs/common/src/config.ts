@@ -25,5 +25,5 @@ export const env = {
       .default(fallback ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1' || v === 'yes'),
   string: (fallback: string) => z.string().min(1).default(fallback),
-  url: () => z.string().url(),
+  url: () => z.url(),
 };

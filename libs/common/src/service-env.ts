@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { env } from './config';
 
+const DATABASE_URL_REQUIRED = 'DATABASE_URL is required (postgres://user:pass@host:port/db)';
+
 /**
  * Environment variables shared by several services, declared once (documented in the README's
  * configuration table). Each service spreads the pieces it needs into its own schema.
  */
 export const sharedEnv = {
-  database: { DATABASE_URL: z.string().min(1, 'DATABASE_URL is required (postgres://user:pass@host:port/db)') },
+  // The message also when the variable is unset (zod's own would be "expected string, received undefined").
+  database: { DATABASE_URL: z.string(DATABASE_URL_REQUIRED).min(1, DATABASE_URL_REQUIRED) },
   nats: { NATS_URL: env.string('nats://127.0.0.1:4222') },
   grpcHost: { GRPC_HOST: env.string('0.0.0.0') },
   /**
@@ -17,7 +20,7 @@ export const sharedEnv = {
   telemetry: {
     METRICS_ENABLED: env.bool(true),
     METRICS_HOST: env.string('0.0.0.0'),
-    OTEL_EXPORTER_OTLP_ENDPOINT: z.union([z.literal(''), z.string().url('OTEL_EXPORTER_OTLP_ENDPOINT must be a URL such as http://otel-collector:4318')]).optional(),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.union([z.literal(''), z.url('OTEL_EXPORTER_OTLP_ENDPOINT must be a URL such as http://otel-collector:4318')]).optional(),
     OTEL_SDK_DISABLED: env.bool(false),
   },
   /** The webhook outbox relay of documents, check and agent (docs/webhooks.md). */
@@ -37,7 +40,7 @@ export const sharedEnv = {
    * defaults (extractive answers, heuristic verdicts); no model needed.
    */
   chatModel: {
-    LLM_BASE_URL: z.string().url('LLM_BASE_URL must be a URL such as http://localhost:11434/v1').optional(),
+    LLM_BASE_URL: z.url('LLM_BASE_URL must be a URL such as http://localhost:11434/v1').optional(),
     LLM_API_KEY: z.string().optional(),
     LLM_MODEL: z.string().min(1).optional(),
     LLM_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),

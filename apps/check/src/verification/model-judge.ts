@@ -55,7 +55,7 @@ const JUDGE_SCHEMA = {
 // and a repair round-trip for them would fail a check over a number the code can handle.
 const judgeAnswer = z.object({
   verdict: z.enum(['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND']),
-  confidence: z.coerce.number().finite(),
+  confidence: z.coerce.number(),
   passage: z.coerce.number().int().default(0),
   evidence: z.string().default(''),
   explanation: z.string().min(1),

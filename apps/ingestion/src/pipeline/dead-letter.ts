@@ -14,11 +14,15 @@ import { Logger, NatsConnection, publishEvent } from '@kb/common';
 import { DOCUMENTS_STREAM, ProcessDeadLetterEvent, ProcessRequestedEvent, StatusChangedEvent, Subjects } from '@kb/events';
 import { z } from 'zod';
 
-/** Shape check of a process request (the fields the pipeline uses). */
+/**
+ * Shape check of a process request (the fields the pipeline uses). Ids are checked with `z.guid()`, any
+ * 8-4-4-4-12 hex string as PostgreSQL's uuid type accepts it, not `z.uuid()`, which also requires the
+ * RFC 9562 version and variant digits.
+ */
 const processRequestedSchema = z.object({
-  documentId: z.string().uuid(),
+  documentId: z.guid(),
   orgId: z.string().min(1),
-  projectId: z.string().uuid().nullable().optional(),
+  projectId: z.guid().nullable().optional(),
   fileName: z.string().min(1),
   contentType: z.string().min(1),
   sizeBytes: z.number().int().nonnegative(),

@@ -66,7 +66,8 @@ function destroy(documentId: string, entry: Entry): void {
 export function acquirePdf(documentId: string, url: string): { document: Promise<PDFDocumentProxy>; release: () => void } {
   let entry = open.get(documentId);
   if (!entry) {
-    const task = loadPdfJs().then((mod) => mod.getDocument({ url, isEvalSupported: false, enableXfa: false }));
+    // pdf.js 6 never evaluates strings (its `isEvalSupported` option is gone), as the page's CSP requires.
+    const task = loadPdfJs().then((mod) => mod.getDocument({ url, enableXfa: false }));
     const created: Entry = { task, document: task.then((t) => t.promise), refs: 0, timer: null };
     created.document.catch(() => destroy(documentId, created));
     open.set(documentId, created);

@@ -29,7 +29,7 @@ export const embeddingsEnv = {
   /** Models directory of the `local` provider (`<dir>/<org>/<model>/…`, the transformers.js layout). */
   KB_MODELS_DIR: env.string('.data/models'),
   /** OpenAI-compatible base URL (…/v1) of the `openai` provider. */
-  EMBEDDINGS_BASE_URL: unsetIfEmpty(z.string().url('EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8081/v1').optional()),
+  EMBEDDINGS_BASE_URL: unsetIfEmpty(z.url('EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8081/v1').optional()),
   EMBEDDINGS_API_KEY: unsetIfEmpty(z.string().optional()),
   /** Model id; `local` default {@link DEFAULT_LOCAL_EMBEDDING_MODEL}, required for `openai`. */
   EMBEDDINGS_MODEL: unsetIfEmpty(z.string().min(1).optional()),
