@@ -25,9 +25,11 @@ runService(logger, async () => {
     /** Port of the health-only gRPC server (readiness checks). */
     INGESTION_GRPC_PORT: env.port(50052),
     /** Documents in flight at once on this replica (their I/O overlaps; CPU work is bounded below). */
-    INGESTION_CONCURRENCY: env.int(2),
+    INGESTION_CONCURRENCY: env.int(8),
     /** Documents extracted (text extraction, chunking, OCR) at once on this replica: the CPU-bound part. */
     INGESTION_EXTRACTION_CONCURRENCY: env.int(2),
+    /** Documents in their enrichment steps (OCR of deferred pages, embeddings) at once on this replica; the others extract and become `ready` meanwhile. */
+    INGESTION_ENRICHMENT_CONCURRENCY: env.int(2),
     /** Declared size (bytes) of the documents in flight at once; a larger document runs alone. Bounds memory and work-dir use. */
     INGESTION_INFLIGHT_BYTES: env.int(64 * 1024 * 1024),
     /** Per-document time limit (extraction, OCR and enrichment together). */
@@ -83,6 +85,7 @@ runService(logger, async () => {
     logger,
     inflightBytes: new WorkLimiter(config.INGESTION_INFLIGHT_BYTES),
     extractionSlots: new WorkLimiter(config.INGESTION_EXTRACTION_CONCURRENCY),
+    enrichmentSlots: new WorkLimiter(config.INGESTION_ENRICHMENT_CONCURRENCY),
     timeoutMs: config.INGESTION_TIMEOUT_MS,
     maxPages: config.INGESTION_MAX_PAGES,
     maxTextBytes: config.INGESTION_MAX_TEXT_BYTES,

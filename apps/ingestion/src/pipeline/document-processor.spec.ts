@@ -12,6 +12,7 @@ import { writeLargeDocx, writeLyingZipBomb } from '../extraction/testing/large-f
 import { readFileSync } from 'node:fs';
 import { DocumentProcessor, EnrichmentStep, embeddingsStep, ocrImagePagesStep } from './document-processor';
 import { ProgressReporter } from './progress';
+import { WorkLimiter } from './work-limiter';
 
 const withOcr = hasTool('tesseract') && hasTool('pdftoppm') && hasTool('pdfunite') ? it : it.skip;
 
@@ -203,6 +204,40 @@ describe('DocumentProcessor', () => {
     expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/more text than accepted, more than the limit of 20 KB per document; split it/) });
     await processor(undefined, { maxTextBytes: 100_000 }).process(stored(corpus('csv/osha_fatality_catastrophe_events_2013-06-15.csv'), 'text/csv'), first);
     expect(statuses[1]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/holds about 306 KB of text, more than the limit of 98 KB/) });
+  });
+
+  it('with one enrichment slot, a document behind a slow embedding becomes ready meanwhile, and its wait for the slot does not count against its time limit', async () => {
+    // The first embedding to start holds the only enrichment slot until released; the other document
+    // is `ready` while it waits, then embeds. Its time limit (3 s) is shorter than the wait.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const embedded: string[] = [];
+    let holder: string | null = null;
+    const a = stored(corpus('pdf/OSHA2001.pdf'));
+    const b = stored(corpus('pdf/fedramp_extensions_rev4.pdf'));
+    const p = processor(
+      [
+        embeddingsStep(async (_org, id) => {
+          holder ??= id;
+          if (id === holder) await held;
+          embedded.push(id);
+        }),
+      ],
+      { enrichmentSlots: new WorkLimiter(1), timeoutMs: 3_000 },
+    );
+    const statusOf = (id: string) => statuses.filter((e) => e.documentId === id).map((e) => e.status);
+    const first = p.process(a, { attempt: 1, maxDeliver: 3, isLastAttempt: false });
+    const second = p.process(b, { attempt: 1, maxDeliver: 3, isLastAttempt: false });
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(statusOf(a.documentId)).toEqual(['ready']);
+    expect(statusOf(b.documentId)).toEqual(['ready']);
+    expect(embedded).toEqual([]);
+    release();
+    await Promise.all([first, second]);
+    const other = holder === a.documentId ? b.documentId : a.documentId;
+    expect(embedded).toEqual([holder, other]);
+    expect(statusOf(a.documentId)).toEqual(['ready', 'completed']);
+    expect(statusOf(b.documentId)).toEqual(['ready', 'completed']);
   });
 
   it('fails a document that exceeds the time limit, saying so', async () => {

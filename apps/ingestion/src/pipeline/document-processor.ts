@@ -53,6 +53,13 @@ export interface DocumentProcessorDeps {
    * (`INGESTION_EXTRACTION_CONCURRENCY`). Default: no limit beyond the consumer's concurrency.
    */
   extractionSlots?: WorkLimiter;
+  /**
+   * Documents in their enrichment steps at once, weight 1 per document (`INGESTION_ENRICHMENT_CONCURRENCY`):
+   * the documents behind them extract and become `ready` meanwhile instead of waiting for the embedding
+   * model. The wait for a slot does not count against the per-document time limit. Default: no limit
+   * beyond the consumer's concurrency.
+   */
+  enrichmentSlots?: WorkLimiter;
 }
 
 /**
@@ -298,23 +305,37 @@ export class DocumentProcessor {
       await status('ready', { chunks, extracted }, firstProgress);
       log.info({ chunks: chunks.length, pages: extracted.pageCount, ms: Date.now() - started }, 'document ready');
 
-      for (const step of this.steps) {
-        if (!step.applies(state)) continue;
-        const stepStarted = Date.now();
-        const initial = step.initialProgress?.(state);
-        progress.report(step.stage, initial?.pagesDone ?? null, initial?.pagesTotal ?? null);
-        try {
-          await step.run(state);
-        } catch (error) {
-          if (error instanceof ExtractionError) {
-            log.info({ step: step.name, code: error.code }, 'enrichment step failed');
-            await this.fail(event, error.message, indexed);
-            return;
+      /** Runs the enrichment steps in order; false when one failed for good (the document is then `failed`). */
+      const enrich = async (): Promise<boolean> => {
+        for (const step of this.steps) {
+          if (!step.applies(state)) continue;
+          const stepStarted = Date.now();
+          const initial = step.initialProgress?.(state);
+          progress.report(step.stage, initial?.pagesDone ?? null, initial?.pagesTotal ?? null);
+          try {
+            await step.run(state);
+          } catch (error) {
+            if (error instanceof ExtractionError) {
+              log.info({ step: step.name, code: error.code }, 'enrichment step failed');
+              await this.fail(event, error.message, indexed);
+              return false;
+            }
+            throw error;
           }
-          throw error;
+          log.info({ step: step.name, ms: Date.now() - stepStarted }, 'enrichment step done');
         }
-        log.info({ step: step.name, ms: Date.now() - stepStarted }, 'enrichment step done');
-      }
+        return true;
+      };
+      const slots = this.deps.enrichmentSlots;
+      const waitStarted = Date.now();
+      const enriched = slots && first
+        ? await slots.run(1, () => {
+            // The time limit counts work, not the wait for an enrichment slot.
+            started += Date.now() - waitStarted;
+            return enrich();
+          })
+        : await enrich();
+      if (!enriched) return;
       chunks = state.chunks;
       await progress.close();
       await status('completed', state);
