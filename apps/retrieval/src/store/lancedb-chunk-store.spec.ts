@@ -14,6 +14,8 @@ import {
   sanitizeQuery,
   scopeFilter,
   sqlString,
+  exactSearchIsCheaper,
+  VECTOR_EXACT_SCOPE_FACTOR,
   VECTOR_INDEX_MIN_NPROBES,
   VECTOR_INDEX_MIN_ROWS,
   vectorIndexName,
@@ -417,6 +419,25 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       }
       expect(found / 300).toBeGreaterThanOrEqual(0.9);
 
+      // A small org sharing the table (20 of its 10,020 vectors, in the index after the optimize) is
+      // searched exactly: the same top 5 as brute force over its own vectors. Through the index
+      // (20 of 100 partitions probed) most of its vectors would not even be compared.
+      const small = randomUUID();
+      const smallChunks = chunks(small, Array.from({ length: 20 }, (_, k) => `Small org ${k}`), { orgId: 'org-small' });
+      await store.replaceDocumentChunks('org-small', small, smallChunks);
+      const smallVectors = smallChunks.map((c) => ({ chunkId: c.id, vector: unit() }));
+      await store.upsertVectors('org-small', small, smallVectors);
+      await store.optimize();
+      for (let q = 0; q < 10; q++) {
+        const query = unit();
+        const exact = smallVectors
+          .map((v) => ({ id: v.chunkId, dot: v.vector.reduce((acc, x, k) => acc + x * query[k], 0) }))
+          .sort((a, b) => b.dot - a.dot)
+          .slice(0, 5)
+          .map((r) => r.id);
+        expect((await store.searchDense(query, { orgId: 'org-small' }, 5)).map((h) => h.chunk.id)).toEqual(exact);
+      }
+
       // Grown to VECTOR_INDEX_RETRAIN_GROWTH times the rows it was trained on, the index is trained
       // again with √rows partitions, replacing the old one; searches still find stored vectors.
       const more = Array.from({ length: (VECTOR_INDEX_RETRAIN_GROWTH - 1) * (VECTOR_INDEX_MIN_ROWS / 100) }, () => randomUUID());
@@ -440,6 +461,16 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('searches a scope exactly when that compares fewer vectors than the IVF probes would', () => {
+    expect(VECTOR_EXACT_SCOPE_FACTOR).toBeGreaterThanOrEqual(1);
+    expect(exactSearchIsCheaper(5_000, 5_000, 0, 20)).toBe(true); // no index: always exact
+    // 100 orgs of 10k vectors in 1M rows, 200 of 1,000 partitions probed (~200k vectors compared).
+    expect(exactSearchIsCheaper(10_000, 1_000_000, 1_000, 200)).toBe(10_000 * VECTOR_EXACT_SCOPE_FACTOR <= 200_000);
+    // One org holding the whole table: the index.
+    expect(exactSearchIsCheaper(1_000_000, 1_000_000, 1_000, 200)).toBe(false);
+    expect(exactSearchIsCheaper(20, 10_020, 100, 20)).toBe(true);
   });
 
   it('probes a fifth of the IVF partitions, never fewer than LanceDB\'s default 20', () => {

@@ -94,6 +94,33 @@ export function vectorIndexNprobes(partitions: number): number {
 }
 
 /**
+ * How many times more rows an IVF search may compare than an exact search of the scope before a
+ * scoped dense search goes exact (see {@link exactSearchIsCheaper}). An IVF search compares the
+ * query with every vector of the partitions it probes, whichever org they belong to (LanceDB's
+ * prefilter only drops other orgs' rows from the result: `index_comparisons` in `analyzePlan`),
+ * so with many orgs sharing the table it reads mostly other orgs' vectors; an exact prefiltered
+ * search reads only the scope's rows (the `org_id` bitmap index gives their row ids) and has
+ * recall 1. Per row, the exact search costs more (it reads the rows from the table's files, the
+ * IVF search from the cached index), hence a factor; measured in `npm run bench:query -- --orgs`
+ * (docs/retrieval.md "Latency at scale").
+ */
+export const VECTOR_EXACT_SCOPE_FACTOR = 1;
+
+/**
+ * Whether a dense search of a scope holding `scopeRows` of the table's `totalRows` vectors should
+ * bypass the IVF index (an exact search over the scope's rows only): true when there is no index,
+ * or when the IVF search, probing `nprobes` of `partitions` partitions (about
+ * `nprobes / partitions · totalRows` vectors compared), would compare at least
+ * {@link VECTOR_EXACT_SCOPE_FACTOR} times the scope's rows. With 100 orgs of equal size and a
+ * fifth of the partitions probed, every org search is exact; a single org holding the whole table
+ * uses the index.
+ */
+export function exactSearchIsCheaper(scopeRows: number, totalRows: number, partitions: number, nprobes: number): boolean {
+  if (partitions <= 0) return true;
+  return scopeRows * VECTOR_EXACT_SCOPE_FACTOR <= (Math.min(nprobes, partitions) / partitions) * totalRows;
+}
+
+/**
  * The vector index is retrained (new partitions, √rows) once the table holds this many times the rows
  * it was trained on. Rows that `optimize()` adds later are assigned to the partitions trained on the
  * first rows, and those partitions fit the table worse as it grows: trained at 10k rows and grown
