@@ -285,7 +285,7 @@ try {
   if (hybrid && (process.env.VECTOR_STORE ?? 'lancedb') === 'lancedb') {
     // recall@10 of the store's dense search against exact search, same query vectors, same scope.
     const lancedb = require('@lancedb/lancedb');
-    const { scopeFilter, vectorIndexPartitions, vectorIndexNprobes } = require(path.join(ROOT, 'dist/apps/retrieval/src/store/lancedb-chunk-store.js'));
+    const { exactSearchIsCheaper, sanitizeQuery, scopeFilter, vectorIndexPartitions, vectorIndexNprobes } = require(path.join(ROOT, 'dist/apps/retrieval/src/store/lancedb-chunk-store.js'));
     const model = opened[0].retrieval.service.embeddings;
     const qv = await model.embed(queries.slice(0, 100), undefined, 'query');
     for (const entry of opened) {
@@ -301,6 +301,26 @@ try {
         recall += approx.filter((h) => exact.has(h.chunk.id)).length / Math.max(1, exact.size);
       }
       entry.dense = { vectorIndex: indexed.join(',') || 'none (exact search)', partitions, nprobes: vectorIndexNprobes(partitions), 'recall@10 vs exact': round(recall / qv.length), queries: qv.length };
+      // Tenant isolation: what one org's searches read, from LanceDB's analyzePlan metrics
+      // (rows_scanned: table rows read; index_comparisons: index entries compared), for the
+      // query shapes the store issues (BM25 with the org prefilter; dense search, exact or IVF as
+      // the store chooses), against the org's own row count.
+      const chunksTable = await db.openTable('chunks');
+      const scope = scopeOf(0);
+      const filter = scopeFilter(scope);
+      const metric = (plan, name) => [...plan.matchAll(new RegExp(`${name}=([\\d.]+) ?(K|M)?`, 'g'))].map((m) => Math.round(Number(m[1]) * ({ K: 1e3, M: 1e6 }[m[2]] ?? 1)));
+      const ftsPlan = await chunksTable.query().fullTextSearch(new lancedb.MatchQuery(sanitizeQuery(queries[0]), 'search_text')).where(filter).select(['id', '_score']).limit(50).analyzePlan();
+      const [orgRows, totalRows] = [await table.countRows(filter), await table.countRows()];
+      const exactDense = exactSearchIsCheaper(orgRows, totalRows, partitions, vectorIndexNprobes(partitions));
+      const denseQuery = table.vectorSearch(Array.from(qv[0])).distanceType('cosine').where(filter).select(['id', '_distance']).limit(50);
+      const densePlan = await (exactDense ? denseQuery.bypassVectorIndex() : denseQuery.nprobes(vectorIndexNprobes(partitions))).analyzePlan();
+      entry.isolation = {
+        orgRows,
+        totalRows,
+        bm25: { prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(ftsPlan) ? 'org_id bitmap index' : 'none', rowsScanned: metric(ftsPlan, 'rows_scanned'), postingsCompared: metric(ftsPlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0) },
+        dense: { path: exactDense ? 'exact over the scope' : 'IVF', prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(densePlan) ? 'org_id bitmap index' : 'none', rowsScanned: metric(densePlan, 'rows_scanned'), ivfVectorsCompared: exactDense ? 0 : metric(densePlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0) },
+      };
+      chunksTable.close();
       table.close();
       db.close();
     }
@@ -356,6 +376,7 @@ try {
       store: e.retrieval.describe().store,
       modes: e.modes,
       ...(e.dense ? { dense: e.dense } : {}),
+      ...(e.isolation ? { isolation: e.isolation } : {}),
       ...(e.profile ? { stages: e.profile } : {}),
     };
     process.stderr.write(`  ${e.size}: ${JSON.stringify(results[e.size])}\n`);
