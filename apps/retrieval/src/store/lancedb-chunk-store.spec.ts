@@ -14,8 +14,8 @@ import {
   sanitizeQuery,
   scopeFilter,
   sqlString,
-  exactSearchIsCheaper,
-  VECTOR_EXACT_SCOPE_FACTOR,
+  scopeSearchedExactly,
+  VECTOR_EXACT_MAX_ROWS,
   VECTOR_INDEX_MIN_NPROBES,
   VECTOR_INDEX_MIN_ROWS,
   vectorIndexName,
@@ -463,14 +463,15 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     }
   });
 
-  it('searches a scope exactly when that compares fewer vectors than the IVF probes would', () => {
-    expect(VECTOR_EXACT_SCOPE_FACTOR).toBeGreaterThanOrEqual(1);
-    expect(exactSearchIsCheaper(5_000, 5_000, 0, 20)).toBe(true); // no index: always exact
+  it('searches a small scope exactly: at most VECTOR_EXACT_MAX_ROWS vectors, and no more than the IVF probes would compare', () => {
+    expect(scopeSearchedExactly(5_000, 5_000, 0, 20)).toBe(true); // no index: always exact
     // 100 orgs of 10k vectors in 1M rows, 200 of 1,000 partitions probed (~200k vectors compared).
-    expect(exactSearchIsCheaper(10_000, 1_000_000, 1_000, 200)).toBe(10_000 * VECTOR_EXACT_SCOPE_FACTOR <= 200_000);
+    expect(scopeSearchedExactly(10_000, 1_000_000, 1_000, 200)).toBe(true);
+    // An org too large for an exact search, though a fifth of the table: the index.
+    expect(scopeSearchedExactly(VECTOR_EXACT_MAX_ROWS + 1, 1_000_000, 1_000, 200)).toBe(false);
     // One org holding the whole table: the index.
-    expect(exactSearchIsCheaper(1_000_000, 1_000_000, 1_000, 200)).toBe(false);
-    expect(exactSearchIsCheaper(20, 10_020, 100, 20)).toBe(true);
+    expect(scopeSearchedExactly(10_000, 10_000, 100, 20)).toBe(false);
+    expect(scopeSearchedExactly(20, 10_020, 100, 20)).toBe(true);
   });
 
   it('probes a fifth of the IVF partitions, never fewer than LanceDB\'s default 20', () => {

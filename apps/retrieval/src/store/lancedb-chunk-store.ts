@@ -47,7 +47,7 @@ import {
   ensureFtsIndex,
   ensureScalarIndexes,
   ensureVectorIndex,
-  exactSearchIsCheaper,
+  scopeSearchedExactly,
   VECTOR_INDEX_MIN_NPROBES,
   vectorIndexNprobes,
   vectorIndexPartitions,
@@ -67,9 +67,9 @@ export { CHUNKS_TABLE, FTS_COLUMN, VECTORS_TABLE } from './lancedb/schema';
 export { sanitizeQuery, scopeFilter, sqlString } from './lancedb/sql';
 export {
   DEFAULT_RETAIN_VERSIONS_MS,
-  exactSearchIsCheaper,
+  scopeSearchedExactly,
   FTS_TOKENIZER,
-  VECTOR_EXACT_SCOPE_FACTOR,
+  VECTOR_EXACT_MAX_ROWS,
   VECTOR_INDEX_MIN_NPROBES,
   VECTOR_INDEX_MIN_ROWS,
   VECTOR_INDEX_PROBE_SHARE,
@@ -431,10 +431,11 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
    * predicate as the BM25 search), then the chunks are read by id. Exact (flat) until the vectors
    * table reaches {@link VECTOR_INDEX_MIN_ROWS}; then through an IVF_FLAT index
    * ({@link vectorIndexNprobes} partitions probed), plus a flat scan of rows not yet indexed,
-   * unless the scope holds few enough of the table's vectors that an exact search of the scope's
-   * rows alone compares fewer ({@link exactSearchIsCheaper}: the IVF search compares every row of
-   * the probed partitions, other orgs' included). Two row counts decide (bitmap index reads,
-   * under a millisecond). `score` = cosine similarity (1 − cosine distance).
+   * unless the scope is small ({@link scopeSearchedExactly}: at most
+   * {@link VECTOR_EXACT_MAX_ROWS} vectors, and no more than the IVF search would compare, which
+   * reads every row of the probed partitions, other orgs' included): then an exact search of the
+   * scope's rows alone, recall 1. Two row counts decide (bitmap index reads, under a
+   * millisecond). `score` = cosine similarity (1 − cosine distance).
    */
   async searchDense(vector: number[], scope: SearchScope, topK: number): Promise<SearchHit[]> {
     requireTopK(topK);
@@ -446,7 +447,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       const [partitions, nprobes] = [this.vectorPartitions, this.vectorNprobes];
       const exact =
         partitions === 0 ||
-        exactSearchIsCheaper(...(await Promise.all([current.table.countRows(filter), current.table.countRows()])), partitions, nprobes);
+        scopeSearchedExactly(...(await Promise.all([current.table.countRows(filter), current.table.countRows()])), partitions, nprobes);
       const search = current.table.vectorSearch(vector).distanceType('cosine').where(filter).select(['id', '_distance']).limit(topK);
       const rows = (await (exact ? search.bypassVectorIndex() : search.nprobes(nprobes)).toArray()) as { id: string; _distance: number }[];
       const chunks = new Map((await this.getChunks(scope.orgId, rows.map((r) => r.id))).map((c) => [c.id, c]));
