@@ -14,6 +14,8 @@ import {
   sanitizeQuery,
   scopeFilter,
   sqlString,
+  scopeSearchedExactly,
+  VECTOR_EXACT_MAX_ROWS,
   VECTOR_INDEX_MIN_NPROBES,
   VECTOR_INDEX_MIN_ROWS,
   vectorIndexName,
@@ -417,6 +419,25 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       }
       expect(found / 300).toBeGreaterThanOrEqual(0.9);
 
+      // A small org sharing the table (20 of its 10,020 vectors, in the index after the optimize) is
+      // searched exactly: the same top 5 as brute force over its own vectors. Through the index
+      // (20 of 100 partitions probed) most of its vectors would not even be compared.
+      const small = randomUUID();
+      const smallChunks = chunks(small, Array.from({ length: 20 }, (_, k) => `Small org ${k}`), { orgId: 'org-small' });
+      await store.replaceDocumentChunks('org-small', small, smallChunks);
+      const smallVectors = smallChunks.map((c) => ({ chunkId: c.id, vector: unit() }));
+      await store.upsertVectors('org-small', small, smallVectors);
+      await store.optimize();
+      for (let q = 0; q < 10; q++) {
+        const query = unit();
+        const exact = smallVectors
+          .map((v) => ({ id: v.chunkId, dot: v.vector.reduce((acc, x, k) => acc + x * query[k], 0) }))
+          .sort((a, b) => b.dot - a.dot)
+          .slice(0, 5)
+          .map((r) => r.id);
+        expect((await store.searchDense(query, { orgId: 'org-small' }, 5)).map((h) => h.chunk.id)).toEqual(exact);
+      }
+
       // Grown to VECTOR_INDEX_RETRAIN_GROWTH times the rows it was trained on, the index is trained
       // again with √rows partitions, replacing the old one; searches still find stored vectors.
       const more = Array.from({ length: (VECTOR_INDEX_RETRAIN_GROWTH - 1) * (VECTOR_INDEX_MIN_ROWS / 100) }, () => randomUUID());
@@ -440,6 +461,17 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('searches a small scope exactly: at most VECTOR_EXACT_MAX_ROWS vectors, and no more than the IVF probes would compare', () => {
+    expect(scopeSearchedExactly(5_000, 5_000, 0, 20)).toBe(true); // no index: always exact
+    // 100 orgs of 10k vectors in 1M rows, 200 of 1,000 partitions probed (~200k vectors compared).
+    expect(scopeSearchedExactly(10_000, 1_000_000, 1_000, 200)).toBe(true);
+    // An org too large for an exact search, though a fifth of the table: the index.
+    expect(scopeSearchedExactly(VECTOR_EXACT_MAX_ROWS + 1, 1_000_000, 1_000, 200)).toBe(false);
+    // One org holding the whole table: the index.
+    expect(scopeSearchedExactly(10_000, 10_000, 100, 20)).toBe(false);
+    expect(scopeSearchedExactly(20, 10_020, 100, 20)).toBe(true);
   });
 
   it('probes a fifth of the IVF partitions, never fewer than LanceDB\'s default 20', () => {

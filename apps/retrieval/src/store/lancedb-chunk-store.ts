@@ -47,6 +47,7 @@ import {
   ensureFtsIndex,
   ensureScalarIndexes,
   ensureVectorIndex,
+  scopeSearchedExactly,
   VECTOR_INDEX_MIN_NPROBES,
   vectorIndexNprobes,
   vectorIndexPartitions,
@@ -66,7 +67,9 @@ export { CHUNKS_TABLE, FTS_COLUMN, VECTORS_TABLE } from './lancedb/schema';
 export { sanitizeQuery, scopeFilter, sqlString } from './lancedb/sql';
 export {
   DEFAULT_RETAIN_VERSIONS_MS,
+  scopeSearchedExactly,
   FTS_TOKENIZER,
+  VECTOR_EXACT_MAX_ROWS,
   VECTOR_INDEX_MIN_NPROBES,
   VECTOR_INDEX_MIN_ROWS,
   VECTOR_INDEX_PROBE_SHARE,
@@ -167,6 +170,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   private vectors: VectorTableHandle | null = null;
   /** IVF partitions a dense search probes, updated whenever the vector index is brought up to date. */
   private vectorNprobes = VECTOR_INDEX_MIN_NPROBES;
+  /** IVF partitions of the vector index (0 while there is none), updated with {@link vectorNprobes}. */
+  private vectorPartitions = 0;
 
   private constructor(
     private readonly dir: string,
@@ -385,6 +390,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       await rename(`${file}.tmp`, file);
       this.vectors = { space: { model: space.model, dimensions: space.dimensions }, table };
       this.vectorNprobes = VECTOR_INDEX_MIN_NPROBES;
+      this.vectorPartitions = 0;
       this.commits.vectorSpaceReset();
     }));
   }
@@ -424,8 +430,12 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
    * Cosine nearest-neighbour search over the vectors in `scope` (LanceDB prefilters with the same
    * predicate as the BM25 search), then the chunks are read by id. Exact (flat) until the vectors
    * table reaches {@link VECTOR_INDEX_MIN_ROWS}; then through an IVF_FLAT index
-   * ({@link vectorIndexNprobes} partitions probed), plus a flat scan of rows not yet indexed.
-   * `score` = cosine similarity (1 − cosine distance).
+   * ({@link vectorIndexNprobes} partitions probed), plus a flat scan of rows not yet indexed,
+   * unless the scope is small ({@link scopeSearchedExactly}: at most
+   * {@link VECTOR_EXACT_MAX_ROWS} vectors, and no more than the IVF search would compare, which
+   * reads every row of the probed partitions, other orgs' included): then an exact search of the
+   * scope's rows alone, recall 1. Two row counts decide (bitmap index reads, under a
+   * millisecond). `score` = cosine similarity (1 − cosine distance).
    */
   async searchDense(vector: number[], scope: SearchScope, topK: number): Promise<SearchHit[]> {
     requireTopK(topK);
@@ -434,14 +444,12 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     if (!current) return [];
     if (!Array.isArray(vector) || vector.length !== current.space.dimensions) throw validation('query vector does not match the vector space');
     return this.queue.read('searchDense', async () => {
-      const rows = (await current.table
-        .vectorSearch(vector)
-        .distanceType('cosine')
-        .nprobes(this.vectorNprobes)
-        .where(filter)
-        .select(['id', '_distance'])
-        .limit(topK)
-        .toArray()) as { id: string; _distance: number }[];
+      const [partitions, nprobes] = [this.vectorPartitions, this.vectorNprobes];
+      const exact =
+        partitions === 0 ||
+        scopeSearchedExactly(...(await Promise.all([current.table.countRows(filter), current.table.countRows()])), partitions, nprobes);
+      const search = current.table.vectorSearch(vector).distanceType('cosine').where(filter).select(['id', '_distance']).limit(topK);
+      const rows = (await (exact ? search.bypassVectorIndex() : search.nprobes(nprobes)).toArray()) as { id: string; _distance: number }[];
       const chunks = new Map((await this.getChunks(scope.orgId, rows.map((r) => r.id))).map((c) => [c.id, c]));
       return rows
         .filter((r) => chunks.has(r.id))
@@ -489,7 +497,8 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     const table = await this.db.openTable(VECTORS_TABLE);
     await ensureScalarIndexes(table, vectorScopeIndexes);
     this.vectors = { space, table };
-    this.vectorNprobes = vectorIndexNprobes(await vectorIndexPartitions(table));
+    this.vectorPartitions = await vectorIndexPartitions(table);
+    this.vectorNprobes = vectorIndexNprobes(this.vectorPartitions);
   }
 
   /**
@@ -566,7 +575,10 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     if (vectors) {
       await vectors.table.optimize({ cleanupOlderThan: await cleanupCutoff(vectors.table, this.retainVersionsMs, this.queue.callStarts()) });
       const partitions = await ensureVectorIndex(vectors.table);
-      if (vectors === this.vectors) this.vectorNprobes = vectorIndexNprobes(partitions);
+      if (vectors === this.vectors) {
+        this.vectorPartitions = partitions;
+        this.vectorNprobes = vectorIndexNprobes(partitions);
+      }
     }
   }
 
