@@ -3,6 +3,7 @@
 // Both cache their results in node_modules/.cache (dropped with node_modules, so a new dependency
 // set starts cold): a file whose content has not changed is not checked again.
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './bootstrap.mjs';
 
@@ -39,11 +40,13 @@ export function format({ write = false } = {}) {
  * ESLint over {@link LINTED}. Needs the build's generated sources (libs/proto/src/gen, the SDK's
  * src/generated, the SDK's dist for the CLI), which the type-checked rules read. Computes Nx's
  * project graph first (without it @nx/enforce-module-boundaries skips itself with a warning),
- * from scratch: a cached graph can keep a file's dependencies from before a project.json moved.
+ * from scratch (a few seconds): Nx's cached file map can keep a file's imports from before it
+ * changed, or before a project.json appeared, and the rule would report those.
  * Returns whether it passed (no error, no warning).
  */
 export function lint({ fix = false, extra = [] } = {}) {
-  const env = { NX_DAEMON: 'false', NX_CACHE_PROJECT_GRAPH: 'false' };
+  const env = { NX_DAEMON: 'false' };
+  rmSync(path.join(ROOT, '.nx/workspace-data'), { recursive: true, force: true });
   const graph = spawnSync(bin('nx'), ['show', 'projects'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } });
   if (graph.status !== 0) {
     process.stderr.write('lint: could not compute the Nx project graph (see above)\n');
