@@ -274,7 +274,7 @@ async function main() {
   const embeddings = service.embeddingModel();
   const fingerprint = JSON.stringify({ library: library.map((d) => d.file), negatives: negatives.map((d) => d.file), space: service.denseState() });
   const marker = path.join(dir, 'eval-controls-index.json');
-  let chunks = { library: 0, negative: 0 };
+  let chunks: { library: number; negative: number };
   const t0 = Date.now();
   if (a.indexDir && existsSync(marker) && JSON.parse(readFileSync(marker, 'utf8')).fingerprint === fingerprint) {
     chunks = JSON.parse(readFileSync(marker, 'utf8')).chunks;
