@@ -42,7 +42,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { contentTypeForFile, loadConfig } from '@kb/common';
+import { contentTypeForFile, loadConfig, sharedEnv } from '@kb/common';
 import { chatModelEnv } from '@kb/models';
 import { passageOf } from '@kb/knowledge';
 import { rankUnits, readRequirement, semanticCandidates, sentenceUnits, unitKey, unitModelText, type PassageInput } from '@kb/text';
@@ -255,7 +255,7 @@ function figures(rows: { req: ControlRequirement; library: Outcome; negative: Ou
 async function main() {
   const a = parse(process.argv.slice(2));
   const root = path.resolve(__dirname, '../../..');
-  const logger = pino({ base: { service: 'eval-controls' }, level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+  const logger = pino({ base: { service: 'eval-controls' }, level: loadConfig({ LOG_LEVEL: sharedEnv.logging.LOG_LEVEL.removeDefault().default('warn') }).LOG_LEVEL }, pino.destination({ dest: 2, sync: true }));
   const frameworkFiles = readdirSync(path.join(a.dataset, 'standards'))
     .filter((f) => f.endsWith('.json'))
     .sort()

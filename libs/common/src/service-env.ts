@@ -6,6 +6,11 @@ import { env } from './config';
  * configuration table). Each service spreads the pieces it needs into its own schema.
  */
 export const sharedEnv = {
+  /**
+   * The logger's level (pino's names; `silent` logs nothing). Read by createLogger (logger.ts)
+   * through loadConfig when a logger is created, which is before a service loads its own config.
+   */
+  logging: { LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') },
   database: { DATABASE_URL: z.string().min(1, 'DATABASE_URL is required (postgres://user:pass@host:port/db)') },
   nats: { NATS_URL: env.string('nats://127.0.0.1:4222') },
   grpcHost: { GRPC_HOST: env.string('0.0.0.0') },
