@@ -2,7 +2,7 @@
 // recommended type-checked rules on the TypeScript of apps/, libs/, packages/, test/ and tools/,
 // the plain recommended rules on their JavaScript, and Nx's module boundaries on the tags the
 // project.json files declare. Formatting is Prettier's (.prettierrc.json): eslint-config-prettier,
-// last, turns off every rule it would contradict. README "Engineering" says how to run both.
+// last, turns off every rule it would contradict. README "Lint and formatting" says how to run both.
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
@@ -45,8 +45,6 @@ export default defineConfig(
       // Generated at build, never committed (tools/proto-gen.mjs, packages/sdk/scripts/generate.mjs).
       'libs/proto/src/gen/**',
       'packages/sdk/src/generated/**',
-      // Python training scripts and model data live beside the models; no JavaScript to lint there but the trainers.
-      'libs/text/models/**/*.json',
       // The small language model server installs its own dependencies (its own lockfile).
       'tools/llm-server/node_modules/**',
     ],
