@@ -78,7 +78,10 @@ export default defineConfig(
       '@typescript-eslint/no-unsafe-enum-comparison': 'off',
       // Configured rather than off: a leading underscore marks what is unused on purpose, and a
       // rest sibling is how an object drops a field.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       // Rejecting with an AbortSignal's reason (typed any) or a caught error (unknown) passes the
       // original through; wrapping it would hide what the caller aborted with.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],

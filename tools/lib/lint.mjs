@@ -31,8 +31,19 @@ function run(cmd, args, env = {}) {
 
 /** Prettier over the tree (.prettierignore says what it skips); `write` formats instead of checking. Returns whether it passed. */
 export function format({ write = false } = {}) {
-  const r = run(bin('prettier'), [write ? '--write' : '--check', '--log-level', write ? 'warn' : 'log', '--cache', '--cache-strategy', 'content', '--cache-location', path.join(CACHE, 'prettier/cache.json'), '.']);
-  if (!r.ok && !write) process.stderr.write('\nformat check failed: the files above are not formatted as Prettier formats them; run `npm run format` (then commit).\n');
+  const r = run(bin('prettier'), [
+    write ? '--write' : '--check',
+    '--log-level',
+    write ? 'warn' : 'log',
+    '--cache',
+    '--cache-strategy',
+    'content',
+    '--cache-location',
+    path.join(CACHE, 'prettier/cache.json'),
+    '.',
+  ]);
+  if (!r.ok && !write)
+    process.stderr.write('\nformat check failed: the files above are not formatted as Prettier formats them; run `npm run format` (then commit).\n');
   return r.ok;
 }
 
@@ -52,7 +63,18 @@ export function lint({ fix = false, extra = [] } = {}) {
     process.stderr.write('lint: could not compute the Nx project graph (see above)\n');
     return false;
   }
-  const args = ['--max-warnings', '0', '--cache', '--cache-strategy', 'content', '--cache-location', path.join(CACHE, 'eslint/'), ...(fix ? ['--fix'] : []), ...extra, ...LINTED];
+  const args = [
+    '--max-warnings',
+    '0',
+    '--cache',
+    '--cache-strategy',
+    'content',
+    '--cache-location',
+    path.join(CACHE, 'eslint/'),
+    ...(fix ? ['--fix'] : []),
+    ...extra,
+    ...LINTED,
+  ];
   const r = run(bin('eslint'), args, env);
   if (!r.ok) process.stderr.write(`\nlint failed (${r.seconds} s): fix the problems above (\`npm run lint -- --fix\` fixes some by itself).\n`);
   else process.stdout.write(`lint: clean (${r.seconds} s)\n`);
