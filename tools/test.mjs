@@ -3,13 +3,16 @@
 // tests), builds, then runs the unit suite, the medium suite (repositories and use cases against
 // one embedded PostgreSQL) and the end-to-end suite (the whole stack as separate processes, driven
 // over HTTP with documents from ../shared/corpus; the model-provider path against a real small
-// model served by tools/llm-server). Extra arguments go to Jest.
+// model served by tools/llm-server). Before the tests: the format check (Prettier) before the
+// build and the lint (ESLint) after it, failing fast; both once per CI, on its Node 24 line
+// (tools/lib/lint.mjs lintSkipReason). Extra arguments go to Jest.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build, ensureGoTool, ensureNodeModules, ensureSystemPackages, ROOT, step } from './lib/bootstrap.mjs';
 import { ensureLlmServer } from './lib/llm-server.mjs';
+import { format, lint, lintSkipReason } from './lib/lint.mjs';
 import { ensureNodeRuntime } from './lib/node-runtime.mjs';
 
 await ensureNodeRuntime();
@@ -48,7 +51,19 @@ if (!process.env.KB_LLM_SKIP_REASON) {
     step(`note: the real-model tests are skipped: ${llm.reason}`);
   }
 }
+// Format check and lint first (they fail in seconds, the tests in minutes); the lint's type-checked
+// rules read the build's generated sources, so it runs just after the build.
+const lintSkipped = lintSkipReason();
+if (lintSkipped) step(`note: format check and lint skipped: ${lintSkipped}`);
+else {
+  step('checking the formatting (Prettier; `npm run format` fixes it)');
+  if (!format()) process.exit(1);
+}
 build();
+if (!lintSkipped) {
+  step('linting (ESLint: typescript-eslint type-checked rules, Nx module boundaries)');
+  if (!lint()) process.exit(1);
+}
 const jest = path.join(ROOT, 'node_modules/.bin/jest');
 const extra = process.argv.slice(2);
 const totals = { passed: 0, failed: 0, skipped: 0 };

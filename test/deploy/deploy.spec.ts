@@ -445,8 +445,10 @@ describe('deploy/docker/healthcheck.mjs (run for real)', () => {
 
   test('gRPC: SERVING -> 0, NOT_SERVING -> 1, nothing listening -> 1', async () => {
     // Resolved from this repository's node_modules (the script itself resolves them from /app in the image).
+    /* eslint-disable @typescript-eslint/no-require-imports -- resolved from ROOT, as the probe script resolves them from /app */
     const grpc = require(require.resolve('@grpc/grpc-js', { paths: [ROOT] }));
     const { HealthImplementation } = require(require.resolve('grpc-health-check', { paths: [ROOT] }));
+    /* eslint-enable @typescript-eslint/no-require-imports */
     const server = new grpc.Server();
     const health = new HealthImplementation({ '': 'SERVING' });
     health.addToServer(server);
@@ -526,7 +528,7 @@ describe('docker-compose.yml', () => {
   } catch (e) {
     parseError = (e as Error).message;
   }
-  const { services, volumes } = parsed ?? { services: {} as Record<string, ComposeService>, volumes: {} };
+  const { services, volumes } = parsed ?? { services: {}, volumes: {} };
   const required = requiredVars();
 
   test('parses as YAML (anchors and merge keys resolved)', () => {
@@ -797,7 +799,7 @@ describe('helm chart (render-free)', () => {
     const has = (p: string[]) => {
       let node: unknown = values;
       for (const key of p) {
-        if (node === null || typeof node !== 'object' || !(key in (node as object))) return false;
+        if (node === null || typeof node !== 'object' || !(key in (node))) return false;
         node = (node as Record<string, unknown>)[key];
       }
       return true;
@@ -883,7 +885,7 @@ describe('helm chart (render-free)', () => {
   test('retrieval: one replica, Recreate, its own PVC on the embedded store; HPA and PDB only on Qdrant', () => {
     const r = chartFile('templates/retrieval.yaml');
     expect(r).toMatch(/\$stateless := eq \.Values\.retrieval\.vectorStore "qdrant"/);
-    expect(r).toMatch(/if not \$stateless \}\}\n  replicas: 1\n  strategy:\n    type: Recreate/);
+    expect(r).toMatch(/if not \$stateless \}\}\n {2}replicas: 1\n {2}strategy:\n {4}type: Recreate/);
     expect(r).toMatch(/kind: PersistentVolumeClaim/);
     expect(r).toMatch(/mountPath: \{\{ \.Values\.retrieval\.dataDir \}\}/);
     expect(chartFile('templates/hpa.yaml')).toMatch(/range \$component := list "gateway" "documents" "ingestion" "check" "agent" "webhooks" "retrieval"/);
@@ -1238,7 +1240,7 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       const off = objectsWith('metrics.enabled=false');
       const gw = off.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-gateway'))!;
       expect(gw.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name)).toEqual(['http']);
-      expect((gw.spec.template.metadata as any).annotations['prometheus.io/scrape']).toBeUndefined();
+      expect((gw.spec.template.metadata).annotations['prometheus.io/scrape']).toBeUndefined();
       expect(off.find((o) => o.kind === 'ConfigMap')!.data!.METRICS_ENABLED).toBe('false');
     });
     maybe('Grafana dashboard ConfigMap carries dashboards/kb-platform.json for the sidecar', () => {

@@ -16,7 +16,7 @@ async function waitForBatch(key: string, id: string, timeoutMs = 120_000): Promi
 async function exportCsv(key: string, id: string) {
   const res = await fetch(`${baseUrl()}/api/v2/agent/batches/${id}/export`, { headers: { Authorization: `Bearer ${key}` } });
   const text = await res.text();
-  return { res, text, rows: res.status === 200 ? (parse(text, { columns: true }) as Record<string, string>[]) : [] };
+  return { res, text, rows: res.status === 200 ? parse<Record<string, string>>(text, { columns: true }) : [] };
 }
 
 describe('agent batches', () => {

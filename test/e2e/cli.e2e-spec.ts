@@ -2,7 +2,7 @@
 // live stack: KB_BASE_URL / KB_API_KEY, tables and progress on a non-terminal, `--json` for scripts,
 // exit codes, `--help` on every command, shell completion, profiles (`kb login`).
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -253,7 +253,7 @@ describe('kb command line', () => {
 
   it('uploads a folder: one line per finished file, a summary table, unsupported files skipped', async () => {
     const dir = path.join(tmp, 'policies');
-    require('node:fs').mkdirSync(dir);
+    mkdirSync(dir);
     copyFileSync(corpusFile('markdown/jupiterone_policy_ir.md'), path.join(dir, 'jupiterone_policy_ir.md'));
     copyFileSync(corpusFile('markdown/datica_11-incident_response_policy.md'), path.join(dir, 'datica_11-incident_response_policy.md'));
     writeFileSync(path.join(dir, 'draft.xyz'), 'not a supported type');
@@ -471,7 +471,7 @@ describe('kb command line', () => {
     expect(r.stdout).toMatch(/│ 2\s+│ Backups must be encrypted.*│ ✘ FAIL/s);
     expect(r.stdout).toMatch(/Run ([0-9a-f-]{36}) completed: 2\/2 checked, 1 pass, 1 fail; results written to /);
     const runId = /Run ([0-9a-f-]{36})/.exec(r.stdout)![1];
-    const rows = parse(readFileSync(csvOut, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    const rows = parse<Record<string, string>>(readFileSync(csvOut, 'utf8'), { columns: true });
     expect(Object.keys(rows[0])).toEqual(['index', 'requirement', 'result', 'sub_requirement', 'status', 'score', 'justification', 'sources']);
     expect(rows.filter((x) => x.index === '0').every((x) => x.result === 'pass' && x.status === 'comply')).toBe(true);
     expect(rows.find((x) => x.index === '1')!.result).toBe('fail');
@@ -565,7 +565,7 @@ describe('kb command line', () => {
     const out = path.join(tmp, 'batch.csv');
     const done = await json(key, ['batch', 'create', questions, '--project', projectId, '--name', 'CLI batch', '--wait', '--out', out]);
     expect(done).toMatchObject({ status: 'completed', total_questions: 2, processed_questions: 2, name: 'CLI batch' });
-    const rows = parse(readFileSync(out, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    const rows = parse<Record<string, string>>(readFileSync(out, 'utf8'), { columns: true });
     expect(rows.map((x) => x.question)).toEqual(['Must employers notify employees exposed to toxic materials?', 'Who must review alerts?']);
     expect(rows[0].sources).toMatch(/OSHA2001\.pdf p\.\d+-\d+/);
     expect((await json(key, ['batch', 'list'])).data.map((b: any) => b.id)).toEqual([done.id]);

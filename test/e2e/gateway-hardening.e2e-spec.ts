@@ -296,7 +296,7 @@ describe('gateway hardening, round two', () => {
         controller.close();
       },
     });
-    expect((await put(chunks, { duplex: 'half' } as RequestInit)).status).toBe(413);
+    expect((await put(chunks, { duplex: 'half' })).status).toBe(413);
     const dir = path.join(process.env.KB_E2E_DATA_DIR!, 'objects', 'objects', 'uploads', slot.id);
     expect(readdirSafe(dir).filter((f) => !f.startsWith('.'))).toEqual([]);
     expect((await put('hello')).status).toBe(200);

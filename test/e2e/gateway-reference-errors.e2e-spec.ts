@@ -122,7 +122,7 @@ describe('gateway: OpenAPI reference', () => {
           if (p.startsWith('/api/') && status !== '401' && status !== '431') expect([where, status, Object.keys(r.headers)]).toEqual([where, status, expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])]);
           if (status === '429') expect(r.headers['Retry-After']).toBeDefined();
           if (Number(status) >= 400 && p.startsWith('/api/')) {
-            const examples = Object.values(r.content['application/json'].examples) as Array<{ value: any }>;
+            const examples = Object.values<{ value: any }>(r.content['application/json'].examples);
             expect(examples.length).toBeGreaterThan(0);
             for (const e of examples) codesSeen.add(e.value.error.code);
           }

@@ -68,7 +68,7 @@ describe('TypeScript SDK', () => {
       baseUrl: baseUrl(),
       apiKey: org.key,
       fetch: async (input, init) => {
-        const request = new Request(input as Request, init);
+        const request = new Request(input, init);
         const url = new URL(request.url);
         requests.push(`${request.method} ${url.pathname}${url.search}`);
         return fetch(request);
@@ -458,7 +458,7 @@ describe('TypeScript SDK', () => {
     expect((await kb.batches.list({ projectId, status: 'completed' }).toArray()).map((b) => b.id)).toEqual([created.id]);
     expect(await kb.batches.export(created.id)).toBe(await exportBatch(kb, created.id));
     const csv = await exportBatch(kb, created.id);
-    const rows = parse(csv, { columns: true }) as Array<Record<string, string>>;
+    const rows = parse<Record<string, string>>(csv, { columns: true });
     expect(rows.map((r) => [r.index, r.question, r.status])).toEqual([
       ['0', 'Must employers notify employees exposed to toxic materials?', 'completed'],
       ['1', 'Who reviews alerts?', 'completed'],
@@ -475,7 +475,7 @@ describe('TypeScript SDK', () => {
       baseUrl: baseUrl(),
       apiKey: org.key,
       fetch: async (input, init) => {
-        const request = new Request(input as Request, init);
+        const request = new Request(input, init);
         keys.push(request.headers.get('idempotency-key') ?? '');
         const response = await fetch(request);
         if (!dropped) {
@@ -501,7 +501,7 @@ describe('TypeScript SDK', () => {
       baseUrl: baseUrl(),
       apiKey: limited.key,
       fetch: async (input, init) => {
-        const response = await fetch(new Request(input as Request, init));
+        const response = await fetch(new Request(input, init));
         statuses.push(response.status);
         return response;
       },

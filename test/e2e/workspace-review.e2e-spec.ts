@@ -141,7 +141,7 @@ describeBrowser('review workspace in a browser', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: 'Excel (XLSX)' }).click()]);
     expect(download.suggestedFilename()).toMatch(/^run-[0-9a-f-]{36}\.xlsx$/);
     const wb = new ExcelJS.Workbook();
-    await wb.xlsx.load(readFileSync((await download.path())!) as unknown as ArrayBuffer);
+    await wb.xlsx.load(readFileSync((await download.path())) as unknown as ArrayBuffer);
     const sheet = wb.getWorksheet('Requirements')!;
     const rows = Array.from({ length: sheet.rowCount - 1 }, (_, i) => (sheet.getRow(i + 2).values as unknown[]).slice(1));
     const oscal = rows.find((r) => r[1] === OSCAL)!;

@@ -31,7 +31,7 @@ function bodies(): Array<[string, string]> {
       }
     }
   }
-  for (const [type, item] of Object.entries(doc.webhooks as Json)) out.push([`webhook ${type}`, `webhooks[${q(type)}]['post']['requestBody']['content']['application/json']`]);
+  for (const type of Object.keys(doc.webhooks as Json)) out.push([`webhook ${type}`, `webhooks[${q(type)}]['post']['requestBody']['content']['application/json']`]);
   return out;
 }
 

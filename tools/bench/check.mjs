@@ -58,7 +58,7 @@ async function measure(env) {
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-check-'));
 const stack = await startStack({ dataDir, natsServer, quiet: true, env });
 try {
-  const { org, call } = newTenant(stack, 'Bench check', 1000000);
+  const { call } = newTenant(stack, 'Bench check', 1000000);
   const upload = async (file, projectId) => {
     const bytes = readFileSync(file);
     const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(file), content_type: 'application/pdf', size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}) });

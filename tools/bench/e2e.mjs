@@ -4,7 +4,7 @@
 // alone on the same file in the same run (ratio), (2) query and verify latency on it (p50/p95).
 // Usage: npm run bench:e2e [-- --file <pdf> --queries N]
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';

@@ -33,7 +33,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { ensureSystemPackages, step } from '../lib/bootstrap.mjs';
 import { newTenant } from '../lib/api-client.mjs';
 import { percentile } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';

@@ -42,7 +42,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { contentTypeForFile, loadConfig } from '@kb/common';
+import { contentTypeForFile, loadConfig, sharedEnv } from '@kb/common';
 import { chatModelEnv } from '@kb/models';
 import { passageOf } from '@kb/knowledge';
 import { rankUnits, readRequirement, semanticCandidates, sentenceUnits, unitKey, unitModelText, type PassageInput } from '@kb/text';
@@ -255,7 +255,7 @@ function figures(rows: { req: ControlRequirement; library: Outcome; negative: Ou
 async function main() {
   const a = parse(process.argv.slice(2));
   const root = path.resolve(__dirname, '../../..');
-  const logger = pino({ base: { service: 'eval-controls' }, level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination({ dest: 2, sync: true }));
+  const logger = pino({ base: { service: 'eval-controls' }, level: loadConfig({ LOG_LEVEL: sharedEnv.logging.LOG_LEVEL.removeDefault().default('warn') }).LOG_LEVEL }, pino.destination({ dest: 2, sync: true }));
   const frameworkFiles = readdirSync(path.join(a.dataset, 'standards'))
     .filter((f) => f.endsWith('.json'))
     .sort()
@@ -274,7 +274,7 @@ async function main() {
   const embeddings = service.embeddingModel();
   const fingerprint = JSON.stringify({ library: library.map((d) => d.file), negatives: negatives.map((d) => d.file), space: service.denseState() });
   const marker = path.join(dir, 'eval-controls-index.json');
-  let chunks = { library: 0, negative: 0 };
+  let chunks: { library: number; negative: number };
   const t0 = Date.now();
   if (a.indexDir && existsSync(marker) && JSON.parse(readFileSync(marker, 'utf8')).fingerprint === fingerprint) {
     chunks = JSON.parse(readFileSync(marker, 'utf8')).chunks;

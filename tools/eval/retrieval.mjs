@@ -183,7 +183,7 @@ try {
   const halves = { tune: { n: 0, bm25: totals(), hybrid: totals() }, report: { n: 0, bm25: totals(), hybrid: totals() } };
   const sweepSums = grid.map(() => ({ all: totals(), tune: totals(), report: totals() }));
   const denseOn = dense.state === 'ready';
-  let hybridModes = { lexical: 0, hybrid: 0 };
+  const hybridModes = { lexical: 0, hybrid: 0 };
   let degraded = null;
   const t2 = performance.now();
   const embedder = denseOn ? service.embeddingModel() : null;

@@ -30,7 +30,7 @@
  * `POST /check/verify` retrieves them lexically.
  */
 import pino from 'pino';
-import { requirementCore, type PassageInput } from '@kb/text';
+import { DEFAULT_JUDGE_PARAMS, judgeRequirementWith, requirementCore, type PassageInput } from '@kb/text';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,7 +44,6 @@ import type { StoredChunk } from '../../apps/retrieval/src/store/chunk-store';
 import { VERIFY_TOP_K } from '../../apps/check/src/verification/assessor';
 import { createJudge, openNliModel, openRsmModel } from '../../apps/check/src/verification/create-judge';
 import { EmbeddedJudge, SentenceVectorCache, type RequirementJudge } from '../../apps/check/src/verification/judges';
-import { DEFAULT_JUDGE_PARAMS, judgeRequirementWith } from '../../libs/text/src/heuristic-judge';
 
 type Verdict = 'COMPLIANT' | 'CONTRADICTS' | 'NOT_FOUND';
 const VERDICTS: Verdict[] = ['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND'];

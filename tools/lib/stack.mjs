@@ -125,7 +125,7 @@ export async function startPostgres(dataDir, port, password) {
   try {
     await pg.start();
   } catch (e) {
-    throw new Error(`PostgreSQL did not start (${e?.message ?? 'it exited'}); see ${path.join(dataDir, 'logs', 'postgres.log')}`);
+    throw new Error(`PostgreSQL did not start (${e?.message ?? 'it exited'}); see ${path.join(dataDir, 'logs', 'postgres.log')}`, { cause: e });
   }
   const client = pg.getPgClient();
   await client.connect();

@@ -17,7 +17,6 @@ import {
 import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
 import { chatModelFromConfig, embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
-import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { AnswerService } from './answering/answer.service';
 import { BatchesRepository } from './batches/batches.repository';
@@ -100,7 +99,7 @@ runService(logger, async () => {
     services: [{ name: 'kb.agent.v1.AgentService', definition: unary satisfies AgentUnaryDefinition, handlers: agentUnaryHandlers(answers, batches) }],
   });
   // The shared gRPC helper adapts unary methods only; the server-streaming method is added here.
-  grpcServer.server.addService({ chatStream } as unknown as grpc.ServiceDefinition, { chatStream: chatStreamHandler(answers, logger) });
+  grpcServer.server.addService({ chatStream }, { chatStream: chatStreamHandler(answers, logger) });
   // [telemetry] Prometheus /metrics on its own port
   const metricsServer = await startMetricsServer({ service: 'agent', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.AGENT_METRICS_PORT });
   logger.info({ model: answers.modelName, embeddings: embeddings.model?.model ?? null, batch_concurrency: config.AGENT_BATCH_CONCURRENCY }, 'agent ready');

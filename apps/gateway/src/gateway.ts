@@ -140,6 +140,7 @@ export const REFUSED_BODY_LINGER_MS = 10_000;
  * request's body has been read (`bodyRead` resolved), after which a plain close is clean again.
  */
 function lingerOnClose(socket: import('node:net').Socket, bodyRead: import('node:http').IncomingMessage): void {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back on the same socket below
   const original = socket.destroySoon;
   let closing = false;
   socket.destroySoon = () => {
@@ -392,7 +393,7 @@ function strictJsonParser(app: NestFastifyApplication) {
       done(AppError.validation(shape));
       return;
     }
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   };
 }
 

@@ -15,8 +15,8 @@ import { WEBHOOK_EVENT_MODELS } from './webhooks/webhook-events';
 function injectedTokens(controllers: Array<Type<unknown>>): unknown[] {
   const tokens = new Set<unknown>();
   for (const c of controllers) {
-    const types: unknown[] = Reflect.getMetadata(PARAMTYPES_METADATA, c) ?? [];
-    const explicit: Array<{ index: number; param: unknown }> = Reflect.getMetadata(SELF_DECLARED_DEPS_METADATA, c) ?? [];
+    const types = (Reflect.getMetadata(PARAMTYPES_METADATA, c) as unknown[] | undefined) ?? [];
+    const explicit = (Reflect.getMetadata(SELF_DECLARED_DEPS_METADATA, c) as Array<{ index: number; param: unknown }> | undefined) ?? [];
     types.forEach((t, i) => tokens.add(explicit.find((d) => d.index === i)?.param ?? t));
   }
   return [...tokens].filter((t) => t !== undefined && t !== Object);

@@ -54,7 +54,7 @@ export type RetrievalConfig = z.infer<z.ZodObject<typeof retrievalEnv>>;
  * @throws Error naming each invalid variable.
  */
 export function retrievalConfigFromEnv(raw: NodeJS.ProcessEnv | Record<string, string | undefined> = process.env): RetrievalConfig {
-  return loadConfig(retrievalEnv, raw as NodeJS.ProcessEnv);
+  return loadConfig(retrievalEnv, raw);
 }
 
 /** What {@link openRetrieval} returns. */

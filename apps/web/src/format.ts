@@ -11,7 +11,10 @@ export function formatBytes(n: number | null | undefined): string {
   const units = ['B', 'kB', 'MB', 'GB'];
   let v = n;
   let u = 0;
-  while (v >= 1000 && u < units.length - 1) (v /= 1000), u++;
+  while (v >= 1000 && u < units.length - 1) {
+    v /= 1000;
+    u++;
+  }
   return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
 }
 

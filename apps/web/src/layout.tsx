@@ -30,7 +30,7 @@ export function Layout() {
               onClick={() => {
                 signOut();
                 queryClient.clear();
-                navigate('/sign-in', { replace: true });
+                void navigate('/sign-in', { replace: true });
               }}
             >
               Sign out

@@ -14,9 +14,10 @@ const REVIEWER_ITEM = 'kb.reviewer';
 export interface Session {
   kb: KbClient | null;
   reviewer: string | null;
-  signIn(apiKey: string): void;
-  signOut(): void;
-  setReviewer(name: string): void;
+  // Properties, not methods: pages destructure them (useCallback closures, no `this`).
+  signIn: (apiKey: string) => void;
+  signOut: () => void;
+  setReviewer: (name: string) => void;
 }
 
 const SessionContext = createContext<Session | null>(null);

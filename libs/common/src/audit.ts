@@ -144,6 +144,6 @@ export async function listAuditEvents(db: DataSource | EntityManager, orgId: str
      WHERE ${where} ORDER BY created_at DESC, seq DESC LIMIT $7 OFFSET $8`,
     [...params, filter.limit, filter.offset],
   );
-  const [{ total }] = await db.query(`SELECT count(*)::int AS total FROM audit.audit_events WHERE ${where}`, params);
+  const [{ total }] = await db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM audit.audit_events WHERE ${where}`, params);
   return { rows, total };
 }

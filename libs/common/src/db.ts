@@ -1,4 +1,4 @@
-import { DataSource, DataSourceOptions, EntitySchema, MixedList } from 'typeorm';
+import { DataSource, DataSourceOptions } from 'typeorm';
 
 /**
  * Opens a TypeORM DataSource on PostgreSQL bound to one schema (each service owns its schema),
@@ -14,8 +14,9 @@ import { DataSource, DataSourceOptions, EntitySchema, MixedList } from 'typeorm'
 export async function openDatabase(options: {
   url: string;
   schema: string;
-  entities: MixedList<Function | string | EntitySchema>;
-  migrations: MixedList<Function | string>;
+  // TypeORM's own types for these (lists of entity classes, schemas and globs; migration classes and globs).
+  entities: NonNullable<DataSourceOptions['entities']>;
+  migrations: NonNullable<DataSourceOptions['migrations']>;
   poolSize?: number;
 }): Promise<DataSource> {
   const bootstrap = new DataSource({ type: 'postgres', url: options.url });
@@ -36,7 +37,7 @@ export async function openDatabase(options: {
     synchronize: false,
     // Unqualified SQL (migrations, raw queries) resolves in the service's own schema.
     extra: { max: options.poolSize ?? 10, options: `-c search_path="${options.schema}"` },
-  } as DataSourceOptions);
+  });
   await dataSource.initialize();
   // Replicas starting together migrate one at a time: a session-level advisory lock per schema.
   const lock = dataSource.createQueryRunner();
@@ -51,7 +52,7 @@ export async function openDatabase(options: {
   // [deploy] `<service> --migrate-only` (the Helm chart's pre-install/pre-upgrade Job): migrate the
   // schema, then exit before the service starts serving.
   if (process.argv.includes('--migrate-only')) {
-    const applied = await dataSource.query('SELECT count(*)::int AS n FROM migrations').catch(() => [{ n: null }]);
+    const applied = await dataSource.query<{ n: number | null }[]>('SELECT count(*)::int AS n FROM migrations').catch(() => [{ n: null }]);
     await dataSource.destroy();
     process.stdout.write(`${JSON.stringify({ level: 30, time: new Date().toISOString(), schema: options.schema, migrations: applied[0]?.n, msg: 'migrations applied; exiting (--migrate-only)' })}\n`);
     process.exit(0);

@@ -39,6 +39,7 @@ interface UnaryMethodDefinition<Req, Res> {
   responseSerialize: (value: Res) => Buffer;
   responseDeserialize: (value: Buffer) => Res;
 }
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry of services of different types: each is checked where it is registered
 type AnyDefinition = Record<string, UnaryMethodDefinition<any, any> | { requestStream: boolean; responseStream: boolean; path: string }>;
 type ReqOf<M> = M extends { requestDeserialize: (b: Buffer) => infer R } ? R : never;
 type ResOf<M> = M extends { responseDeserialize: (b: Buffer) => infer R } ? R : never;
@@ -139,6 +140,7 @@ export interface GrpcServiceRegistration<D extends AnyDefinition> {
 export async function startGrpcServer(options: {
   host: string;
   port: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- services of different types, each checked by its registration
   services: GrpcServiceRegistration<any>[];
   logger: Logger;
 }): Promise<{ server: grpc.Server; port: number; shutdown: () => Promise<void> }> {
@@ -152,7 +154,7 @@ export async function startGrpcServer(options: {
   });
   const statusMap: ServingStatusMap = { '': 'SERVING' };
   for (const s of options.services) {
-    server.addService(s.definition as unknown as grpc.ServiceDefinition, adaptHandlers(s.definition, s.handlers, options.logger));
+    server.addService(s.definition as grpc.ServiceDefinition, adaptHandlers(s.definition, s.handlers, options.logger));
     statusMap[s.name] = 'SERVING';
   }
   const health = new HealthImplementation(statusMap);

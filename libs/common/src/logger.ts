@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pino, { Logger } from 'pino';
 import { traceLogFields } from '@kb/telemetry'; // [telemetry] trace ids in log lines
+import { loadConfig } from './config';
+import { sharedEnv } from './service-env';
 
 /** Per-call context carried through every service call and log line. */
 export interface RequestContext {
@@ -46,7 +48,8 @@ const LOG_FLUSH_MS = 100;
  * Structured JSON logger (pino) for one service. Every line carries `service` and, inside a
  * request, `request_id` and `org_id`; inside a JetStream delivery `consumer`, `stream_seq` and
  * `delivery_seq` (see {@link RequestContext});  inside a trace (OpenTelemetry, see @kb/telemetry) `trace_id` and
- * `span_id`. Level from LOG_LEVEL (default info).
+ * `span_id`. Level from LOG_LEVEL (sharedEnv.logging, validated by loadConfig; default info).
+ * @throws Error ("Invalid configuration") when LOG_LEVEL is not one of pino's levels.
  */
 export function createLogger(service: string, options: LoggerOptions = {}): Logger {
   // Synchronous writes by default: a fatal line written just before process.exit is never lost.
@@ -57,7 +60,7 @@ export function createLogger(service: string, options: LoggerOptions = {}): Logg
   if (options.buffered) setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   return pino(
     {
-      level: process.env.LOG_LEVEL ?? 'info',
+      level: loadConfig(sharedEnv.logging).LOG_LEVEL,
       base: { service },
       timestamp: pino.stdTimeFunctions.isoTime,
       mixin() {

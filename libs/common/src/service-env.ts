@@ -8,6 +8,11 @@ const DATABASE_URL_REQUIRED = 'DATABASE_URL is required (postgres://user:pass@ho
  * configuration table). Each service spreads the pieces it needs into its own schema.
  */
 export const sharedEnv = {
+  /**
+   * The logger's level (pino's names; `silent` logs nothing). Read by createLogger (logger.ts)
+   * through loadConfig when a logger is created, which is before a service loads its own config.
+   */
+  logging: { LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') },
   // The message also when the variable is unset (zod's own would be "expected string, received undefined").
   database: { DATABASE_URL: z.string(DATABASE_URL_REQUIRED).min(1, DATABASE_URL_REQUIRED) },
   nats: { NATS_URL: env.string('nats://127.0.0.1:4222') },

@@ -21,7 +21,7 @@ describe('status codecs (one list per status, proto enums derived by name)', () 
     for (const n of [0, 99]) {
       let error: unknown;
       try {
-        documentStatus.fromProto(n as documentsV1.DocumentStatus);
+        documentStatus.fromProto(n);
       } catch (e) {
         error = e;
       }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { chatModelFromEnv, ModelProviderError, OpenAiChatModel, type ChatStreamEvent } from '@kb/models';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '@kb/models/testing';
+import { chatModelFromEnv, ModelProviderError, OpenAiChatModel, type ChatStreamEvent } from './index';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from './testing/scripted-openai-server';
 
 const options = { model: 'scripted-model', timeoutMs: 5_000, maxRetries: 2, maxTokens: 256, responseFormat: 'json_schema' as const };
 const user = (content: string) => [{ role: 'user' as const, content }];

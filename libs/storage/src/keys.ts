@@ -57,7 +57,7 @@ export function assertHeaderText(name: string, value: unknown): string {
 export function normalizeContentType(value: string | string[] | null | undefined): string | null {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw == null) return null;
-  const media = raw.split(';', 1)[0]!.trim().toLowerCase();
+  const media = raw.split(';', 1)[0].trim().toLowerCase();
   return media === '' ? null : media;
 }
 
@@ -67,7 +67,7 @@ export function normalizeContentType(value: string | string[] | null | undefined
  * backslashes and control characters with `_`.
  */
 export function contentDisposition(fileName: string): string {
-  // eslint-disable-next-line no-control-regex
+   
   const fallback = fileName.replace(/[^\u0020-\u007e]|["\\%]/g, '_');
   const encoded = encodeURIComponent(fileName).replace(
     /['()*]/g,

@@ -140,7 +140,7 @@ describe('LocalObjectStorage through a real HTTP server', () => {
       body,
       headers: { 'Content-Type': 'application/pdf' },
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(res.status).toBe(200);
     expect(await h.storage.stat(k)).toEqual({ size: pdf.length, contentType: 'application/pdf', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
   });
@@ -386,7 +386,7 @@ describe('LocalObjectStorage upload limits and aborted uploads', () => {
         controller.enqueue(new Uint8Array(16 * 1024));
       },
     });
-    const res = await fetch(put.url, { method: 'PUT', body, duplex: 'half', headers: { 'Content-Type': 'application/pdf' } } as RequestInit);
+    const res = await fetch(put.url, { method: 'PUT', body, duplex: 'half', headers: { 'Content-Type': 'application/pdf' } });
     expect(res.status).toBe(413);
     await res.arrayBuffer();
     expect(await h.storage.stat(k)).toBeNull();
@@ -402,7 +402,7 @@ describe('LocalObjectStorage upload limits and aborted uploads', () => {
     expect(await errorCode(declaredMore)).toBe('EntityTooLarge');
     const chunks = [Buffer.from('hel'), Buffer.from('lo, world')];
     const body = new ReadableStream<Uint8Array>({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) });
-    const streamed = await fetch(put.url, { method: 'PUT', body, duplex: 'half', headers: { 'Content-Type': 'text/plain' } } as RequestInit);
+    const streamed = await fetch(put.url, { method: 'PUT', body, duplex: 'half', headers: { 'Content-Type': 'text/plain' } });
     expect(streamed.status).toBe(413);
     await streamed.arrayBuffer();
     expect(await h.storage.stat(k)).toBeNull();
@@ -451,7 +451,7 @@ describe('LocalObjectStorage upload limits and aborted uploads', () => {
     });
     // The upload was in progress: only a temp file existed, never the object.
     expect(partialSeen).toHaveLength(1);
-    expect(path.basename(partialSeen[0]!)).toMatch(/^\.kb-tmp-/);
+    expect(path.basename(partialSeen[0])).toMatch(/^\.kb-tmp-/);
     // Give the server a moment to notice the disconnect and clean up.
     for (let i = 0; i < 50 && (await filesUnder(h.rootDir)).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await h.storage.stat(k)).toBeNull();

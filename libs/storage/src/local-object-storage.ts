@@ -757,7 +757,7 @@ async function pruneEmptyDirs(dir: string, stopAt: string): Promise<void> {
 }
 
 function errno(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : undefined;
 }
 
 function isMissing(err: unknown): boolean {

@@ -63,7 +63,7 @@ async function stopProcess(pid: number): Promise<void> {
 }
 
 if (skip) {
-  // eslint-disable-next-line no-console
+   
   console.warn('KB_SKIP_MINIO=1: the s3 driver tests against real MinIO are SKIPPED.');
   describe('S3ObjectStorage against real MinIO', () => {
     it.skip('SKIPPED because KB_SKIP_MINIO=1 (the s3 driver is untested in this run)', () => undefined);

@@ -280,7 +280,7 @@ function parsePublicEndpoint(value: string, useSSL: boolean): { endPoint: string
 }
 
 function s3Code(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : undefined;
 }
 
 function describe(err: unknown): string {

@@ -1,3 +1,4 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- vendor.d.ts types the untyped stemmer and stopword modules; a .d.ts cannot be imported
 /// <reference path="./vendor.d.ts" />
 import stem from 'wink-porter2-stemmer';
 import { eng as STOPWORD_ENG } from 'stopword';

@@ -206,8 +206,8 @@ export function rankUnits(requirement: string, passages: PassageInput[], semanti
     let similarity = 0;
     if (useSemantic) {
       for (const s of unit.sentences) {
-        const v = semantic!.sentences.get(`${s.passageIndex}:${s.start}:${s.end}`);
-        if (v) similarity = Math.max(similarity, dot(semantic!.query, v));
+        const v = semantic.sentences.get(`${s.passageIndex}:${s.start}:${s.end}`);
+        if (v) similarity = Math.max(similarity, dot(semantic.query, v));
       }
     }
     let headingCoverage = headingCache.get(unit.passageIndex);

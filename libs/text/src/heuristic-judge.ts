@@ -1,11 +1,11 @@
 import { alignSentences, idfWeights, matchCredit, sentenceUnits, type Alignment } from './align';
-import { analyze, isStopword, tokenize } from './analyze';
+import { analyze } from './analyze';
 import { makeQuote } from './pages';
 import { antonymFlips, isRestriction, requirementSign, scopedSign } from './polarity';
 import { compareQuantities, extractQuantities, type Quantity } from './quantities';
 import { usageOf } from './tokens';
 import { keywords, where, type Judgement } from './judge';
-import type { PassageInput, Quote } from './types';
+import type { PassageInput } from './types';
 
 /**
  * The hand-tuned heuristic judge that the check service used before the learned judge (`judge.ts`). It is

@@ -9,6 +9,7 @@ export { analyze } from './analyze';
 export { pagesOfSpan } from './pages';
 export { countTokens } from './tokens';
 export { composeAnswer, composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
+export { DEFAULT_JUDGE_PARAMS, judgeRequirementWith, type JudgeParams } from './heuristic-judge';
 export { judgeRequirement, decideWithRules, CONFIDENT, VERBATIM_CONFIDENCE, type DecisionRule, type Judgement, type JudgeOptions, type Verdict } from './judge';
 export { semanticCandidates, statesVerbatim, unitKey, verdictSignals, rankEvidence, rsmSignals, evidenceOfReading, topHeading, SIGNAL_NAMES, NLI_SIGNAL_NAMES, NLI_CANDIDATES, RSM_SIGNAL_NAMES, RSM_CANDIDATES, MAX_SEMANTIC_SENTENCES, type RsmReading, type SemanticInput, type VerdictSignals } from './verdict-signals';
 export { predictProba, decide, VERDICT_MODEL, VERDICT_CLASSES, type VerdictModel, type VerdictModelVariant } from './verdict-model';

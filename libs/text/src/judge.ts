@@ -151,7 +151,7 @@ export function decideWithRules(
     const k = [0, 2].reduce((a, b) => (p[b] * variant.decision_weights[b] > p[a] * variant.decision_weights[a] ? b : a));
     decided = { index: k, confidence: confidenceOf(variant, k, p[k], x) };
   }
-  const verdict = VERDICT_CLASSES[decided.index] as Verdict;
+  const verdict = VERDICT_CLASSES[decided.index];
   if (signals.verbatim) {
     return { verdict: 'COMPLIANT', confidence: Math.max(VERBATIM_CONFIDENCE, verdict === 'COMPLIANT' ? decided.confidence : 0), rule: 'verbatim' };
   }

@@ -186,7 +186,7 @@ export function extractQuantities(text: string): Quantity[] {
     let loOpen = false;
     let hiOpen = false;
     let qStart = start;
-    let qEnd = end + unitLen;
+    const qEnd = end + unitLen;
     // Ranges: "between 3 and 5 m", "3 to 5 m", "3-5 m": the first number takes the second's unit.
     const rangeMatch = text.slice(Math.max(0, start - 30), start).match(/(?:between\s+)?(\d+(?:\.\d+)?)\s*(?:-|\u2013|to|and)\s*$/i);
     if (rangeMatch && !out.some((q) => q.end > start - rangeMatch[0].length)) {

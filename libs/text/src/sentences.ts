@@ -106,7 +106,7 @@ function splitBlock(text: string, block: Piece): Piece[] {
     // what follows, after whitespace
     const rest = text.slice(punctEnd, Math.min(block.end, punctEnd + 40));
     const nextChar = rest.replace(/^\s+/, '')[0] ?? '';
-    if (!/[\p{Lu}\d"'\u201c\u2018(\[\u2022\-*]/u.test(nextChar)) continue;
+    if (!/[\p{Lu}\d"'\u201c\u2018([\u2022\-*]/u.test(nextChar)) continue;
     if (/^\.["'\u201d\u2019)\]]*$/.test(m[0])) {
       const before = text.slice(sentStart, m.index);
       const word = (before.match(/([\p{L}\p{N}.]+)$/u)?.[1] ?? '').toLowerCase();

@@ -332,8 +332,8 @@ export function rankEvidence(requirement: string, passages: PassageInput[], sema
   const useSemantic = !!semantic && semantic.query.length > 0 && semantic.sentences.size > 0;
   const sims = new Map<Alignment, number>();
   if (useSemantic) for (const a of aligned) {
-    const v = semantic!.sentences.get(unitKey(a.unit));
-    if (v) sims.set(a, dot(semantic!.query, v));
+    const v = semantic.sentences.get(unitKey(a.unit));
+    if (v) sims.set(a, dot(semantic.query, v));
   }
   const selection = (a: Alignment) => (useSemantic ? LEXICAL_SELECTION_WEIGHT * a.score + (1 - LEXICAL_SELECTION_WEIGHT) * (sims.get(a) ?? 0) : a.score);
   const ranked = [...aligned].sort((a, b) => selection(b) - selection(a));

@@ -18,7 +18,7 @@ export async function readRequirements(file: string): Promise<Array<{ text: stri
   const text = await readFile(file, 'utf8');
   let out: Array<{ text: string; metadata?: Record<string, string> }>;
   if (path.extname(file).toLowerCase() === '.csv') {
-    const rows = parse(text, { columns: true, skip_empty_lines: true, bom: true, trim: true }) as Record<string, string>[];
+    const rows = parse<Record<string, string>>(text, { columns: true, skip_empty_lines: true, bom: true, trim: true });
     const columns = rows.length ? Object.keys(rows[0]) : [];
     const column = columns.find((c) => ['requirement', 'text'].includes(c.toLowerCase())) ?? columns[0];
     out = rows

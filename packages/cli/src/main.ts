@@ -61,7 +61,7 @@ function leaf(parent: Command, spec: string, description: string, action: (kb: K
   const cmd = parent.command(spec).description(description).option('--json', 'print one JSON document on stdout (for scripts)');
   cmd.action(async (...received: unknown[]) => {
     const command = received[received.length - 1] as Command;
-    const opts = command.optsWithGlobals() as Opts;
+    const opts = command.optsWithGlobals<Opts>();
     try {
       await action(client(opts), received.slice(0, -2), opts);
     } catch (error) {
@@ -368,8 +368,10 @@ leaf(runs, 'wait <id>', 'wait until a run ends (progress bar); with --fail-on, a
   let started = false;
   const r = await waitForCheckRun(kb, id, {
     onProgress: (run) => {
-      if (bar && !started) (started = true), bar.start(run.total_requirements, run.processed_requirements);
-      else bar?.update(run.processed_requirements);
+      if (bar && !started) {
+        started = true;
+        bar.start(run.total_requirements, run.processed_requirements);
+      } else bar?.update(run.processed_requirements);
     },
   }).finally(() => bar?.stop());
   if (o.failOn) {
@@ -450,8 +452,10 @@ async function waitWithBar(kb: KbClient, id: string, json?: boolean): Promise<Ba
   let started = false;
   return waitForBatch(kb, id, {
     onProgress: (b) => {
-      if (bar && !started) (started = true), bar.start(b.total_questions, b.processed_questions);
-      else bar?.update(b.processed_questions);
+      if (bar && !started) {
+        started = true;
+        bar.start(b.total_questions, b.processed_questions);
+      } else bar?.update(b.processed_questions);
     },
   }).finally(() => bar?.stop());
 }
@@ -595,7 +599,7 @@ program
   .option('--json', 'print one JSON document on stdout (for scripts)')
   .addHelpText('after', `\nConfig file: ${configPath()} (mode 0600; $XDG_CONFIG_HOME/kb/config.json, default ~/.config/kb/config.json).\nExamples:\n  kb login --base-url https://kb.example.com\n  pass show kb-ci | kb login --profile ci --base-url https://kb.example.com`)
   .action(async (_o: unknown, command: Command) => {
-    const o = command.optsWithGlobals() as Opts;
+    const o = command.optsWithGlobals<Opts>();
     try {
       if (o.apiKey) throw new UsageError('kb login takes no --api-key (it would stay in the shell history): type the key at the prompt, pipe it on stdin, or set KB_API_KEY.');
       const name = profileName(o);
@@ -620,7 +624,7 @@ program
   .description('remove a profile (its address and API key) from the config file; nothing to remove is not an error')
   .option('--json', 'print one JSON document on stdout (for scripts)')
   .action(async (_o: unknown, command: Command) => {
-    const o = command.optsWithGlobals() as Opts;
+    const o = command.optsWithGlobals<Opts>();
     try {
       const name = profileName(o);
       const file = configPath();

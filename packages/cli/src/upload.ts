@@ -58,9 +58,9 @@ export async function uploadCommand(kb: KbClient, paths: string[], options: Uplo
   const finished = new Set<string>();
   const onProgress = (p: UploadProgress) => {
     if (bars) {
-      let bar = byFile.get(p.file);
+      const bar = byFile.get(p.file);
       const payload = { file: clip(path.basename(p.file), nameWidth).padEnd(nameWidth), stage: stageLabel(p).padEnd(15) };
-      if (!bar) byFile.set(p.file, (bar = bars.create(100, barValue(p), payload)));
+      if (!bar) byFile.set(p.file, bars.create(100, barValue(p), payload));
       else bar.update(barValue(p), payload);
     } else if (!options.json && (p.stage === 'done' || p.stage === 'failed') && !finished.has(p.file)) {
       finished.add(p.file);

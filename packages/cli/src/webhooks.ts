@@ -12,7 +12,6 @@ import {
   type KbClient,
   type WebhookDelivery,
   type WebhookEndpoint,
-  type WebhookHeaders,
 } from '@kb-platform/sdk';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError } from './exit-codes';
@@ -182,7 +181,7 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
         const payload = await readInput(payloadFile ?? '-');
         let event;
         try {
-          event = verifyWebhook(payload, headers as WebhookHeaders, o.secret, { ignoreTimestamp: !!o.ignoreTimestamp });
+          event = verifyWebhook(payload, headers, o.secret, { ignoreTimestamp: !!o.ignoreTimestamp });
         } catch (error) {
           if (!(error instanceof KbWebhookVerificationError)) throw error;
           if (o.json) printJson({ valid: false, reason: error.reason, message: error.message });

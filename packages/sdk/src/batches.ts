@@ -15,7 +15,7 @@ const FINAL_BATCH = ['completed', 'failed'];
  * @throws KbApiError 400 (invalid batch), 403 AGENT_NOT_ENABLED, 404 (unknown project).
  */
 export async function createBatch(kb: KbTransport, batch: CreateBatch, options: { signal?: AbortSignal } = {}): Promise<Batch> {
-  return (await kb.data(kb.api.POST('/api/v2/agent/batches', { body: batch, signal: options.signal }))) as Batch;
+  return await kb.data(kb.api.POST('/api/v2/agent/batches', { body: batch, signal: options.signal }));
 }
 
 /**
@@ -24,7 +24,7 @@ export async function createBatch(kb: KbTransport, batch: CreateBatch, options: 
  * @throws KbApiError 404 (unknown batch or another organization's).
  */
 export async function getBatch(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<BatchDetail> {
-  return (await kb.data(kb.api.GET('/api/v2/agent/batches/{id}', { params: { path: { id } }, signal: options.signal }))) as BatchDetail;
+  return await kb.data(kb.api.GET('/api/v2/agent/batches/{id}', { params: { path: { id } }, signal: options.signal }));
 }
 
 /** Filters and paging of {@link listBatches}. */
@@ -39,7 +39,7 @@ export interface ListBatchesOptions extends PageOptions {
  */
 export async function listBatches(kb: KbTransport, options: ListBatchesOptions = {}): Promise<Page<Batch>> {
   const query = { project_id: options.projectId, status: options.status, limit: options.limit, offset: options.offset };
-  return (await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query }, signal: options.signal }))) as Page<Batch>;
+  return (await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query }, signal: options.signal })));
 }
 
 /** Options of {@link waitForBatch}. */

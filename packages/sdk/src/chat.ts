@@ -58,7 +58,7 @@ export async function* chat(
       if (value) parser.feed(decoder.decode(value, { stream: true }));
       while (queue.length > 0) {
         const message = queue.shift()!;
-        const data = JSON.parse(message.data);
+        const data = JSON.parse(message.data) as { code?: string; message?: string; request_id?: string };
         if (message.event === 'error') throw KbApiError.of(200, String(data.code ?? 'INTERNAL_ERROR'), String(data.message ?? 'The chat stream failed.'), requestId);
         if (message.event === 'meta') requestId = data.request_id ?? requestId;
         yield { event: message.event, data } as ChatEvent;

@@ -25,7 +25,7 @@ const FINAL_RUN = ['completed', 'stopped', 'failed'];
  * @throws KbApiError 400 (invalid run), 404 (unknown project or handbook).
  */
 export async function createCheckRun(kb: KbTransport, run: CreateCheckRun, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
-  return (await kb.data(kb.api.POST('/api/v2/check/runs', { body: run, signal: options.signal }))) as CheckRun;
+  return await kb.data(kb.api.POST('/api/v2/check/runs', { body: run, signal: options.signal }));
 }
 
 /**
@@ -35,7 +35,7 @@ export async function createCheckRun(kb: KbTransport, run: CreateCheckRun, optio
  * @throws KbApiError 404 (unknown run or another organization's).
  */
 export async function getCheckRun(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunDetail> {
-  return (await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } }, signal: options.signal }))) as CheckRunDetail;
+  return await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } }, signal: options.signal }));
 }
 
 /** Filter and paging of {@link listCheckRuns}. */
@@ -50,7 +50,7 @@ export interface ListCheckRunsOptions extends PageOptions {
  */
 export async function listCheckRuns(kb: KbTransport, options: ListCheckRunsOptions = {}): Promise<Page<CheckRun>> {
   const query = { project_id: options.projectId, limit: options.limit, offset: options.offset };
-  return (await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query }, signal: options.signal }))) as Page<CheckRun>;
+  return (await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query }, signal: options.signal })));
 }
 
 /**
@@ -59,7 +59,7 @@ export async function listCheckRuns(kb: KbTransport, options: ListCheckRunsOptio
  * @throws KbApiError 404 (unknown run or another organization's).
  */
 export async function listCheckRunRequirements(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement[]> {
-  return (await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } }, signal: options.signal }))) as CheckRequirement[];
+  return (await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } }, signal: options.signal })));
 }
 
 /**
@@ -70,7 +70,7 @@ export async function listCheckRunRequirements(kb: KbTransport, id: string, opti
  * @throws KbApiError 404 (unknown run), 409 (the run is being processed).
  */
 export async function triggerCheckRun(kb: KbTransport, id: string, trigger: TriggerCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<TriggeredRun> {
-  return (await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id } }, body: trigger, signal: options.signal }))) as TriggeredRun;
+  return await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id } }, body: trigger, signal: options.signal }));
 }
 
 /**
@@ -80,7 +80,7 @@ export async function triggerCheckRun(kb: KbTransport, id: string, trigger: Trig
  * @throws KbApiError 404 (unknown run), 409 (the run is not `processing`).
  */
 export async function stopCheckRun(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
-  return (await kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id } }, signal: options.signal }))) as CheckRun;
+  return await kb.data(kb.api.POST('/api/v2/check/runs/{id}/stop', { params: { path: { id } }, signal: options.signal }));
 }
 
 /**
@@ -90,7 +90,7 @@ export async function stopCheckRun(kb: KbTransport, id: string, options: { signa
  * @throws KbApiError 400 (invalid request), 404 (unknown project).
  */
 export async function verifyRequirement(kb: KbTransport, request: VerifyRequirement, options: { signal?: AbortSignal } = {}): Promise<Verdict> {
-  return (await kb.data(kb.api.POST('/api/v2/check/verify', { body: request, signal: options.signal }))) as Verdict;
+  return await kb.data(kb.api.POST('/api/v2/check/verify', { body: request, signal: options.signal }));
 }
 
 /** Options of {@link waitForCheckRun} and {@link runCheck}'s wait. */
@@ -159,7 +159,7 @@ export async function waitForCheckRun(kb: KbTransport, id: string, options: Wait
 export async function setRequirementReview(kb: KbTransport, runId: string, requirementId: string, review: ReviewRequirement, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement> {
   return kb.data(
     kb.api.PUT('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', { params: { path: { id: runId, requirement_id: requirementId } }, body: review, signal: options.signal }),
-  ) as Promise<CheckRequirement>;
+  );
 }
 
 /**
@@ -181,7 +181,7 @@ export async function clearRequirementReview(kb: KbTransport, runId: string, req
  * @throws KbApiError 400 (invalid name), 404 (unknown run or another organization's).
  */
 export async function rerunCheckRun(kb: KbTransport, id: string, rerun: RerunCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<CheckRun> {
-  return kb.data(kb.api.POST('/api/v2/check/runs/{id}/rerun', { params: { path: { id } }, body: rerun, signal: options.signal })) as Promise<CheckRun>;
+  return kb.data(kb.api.POST('/api/v2/check/runs/{id}/rerun', { params: { path: { id } }, body: rerun, signal: options.signal }));
 }
 
 /**
@@ -194,7 +194,7 @@ export async function rerunCheckRun(kb: KbTransport, id: string, rerun: RerunChe
 export async function compareCheckRuns(kb: KbTransport, runId: string, withRunId: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunComparison> {
   return kb.data(
     kb.api.GET('/api/v2/check/runs/{id}/compare', { params: { path: { id: runId }, query: { with: withRunId } }, signal: options.signal }),
-  ) as Promise<CheckRunComparison>;
+  );
 }
 
 /** The formats of a check run's report (GET /api/v2/check/runs/{id}/report?format=). */

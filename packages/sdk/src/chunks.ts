@@ -11,7 +11,7 @@ import { PagedList, type Page, type PageOptions } from './paging';
 export async function listChunks(kb: KbTransport, documentId: string, options: PageOptions = {}): Promise<Page<DocumentChunk>> {
   return (await kb.page(
     kb.api.GET('/api/v2/documents/{id}/chunks', { params: { path: { id: documentId }, query: { limit: options.limit, offset: options.offset } }, signal: options.signal }),
-  )) as Page<DocumentChunk>;
+  ));
 }
 
 /**
@@ -30,7 +30,7 @@ export async function* iterateChunks(kb: KbTransport, documentId: string, option
  * @throws KbApiError 404 for an unknown document or chunk.
  */
 export async function getChunk(kb: KbTransport, documentId: string, nodeId: string, options: { signal?: AbortSignal } = {}): Promise<DocumentChunk> {
-  return (await kb.data(kb.api.GET('/api/v2/documents/{id}/chunks/{node_id}', { params: { path: { id: documentId, node_id: nodeId } }, signal: options.signal }))) as DocumentChunk;
+  return await kb.data(kb.api.GET('/api/v2/documents/{id}/chunks/{node_id}', { params: { path: { id: documentId, node_id: nodeId } }, signal: options.signal }));
 }
 
 /**
@@ -42,5 +42,5 @@ export async function getChunk(kb: KbTransport, documentId: string, nodeId: stri
  *   or a page past the last one.
  */
 export async function getPage(kb: KbTransport, documentId: string, page: number, options: { signal?: AbortSignal } = {}): Promise<PageSize> {
-  return (await kb.data(kb.api.GET('/api/v2/documents/{id}/pages/{n}', { params: { path: { id: documentId, n: page } }, signal: options.signal }))) as PageSize;
+  return await kb.data(kb.api.GET('/api/v2/documents/{id}/pages/{n}', { params: { path: { id: documentId, n: page } }, signal: options.signal }));
 }

@@ -145,7 +145,7 @@ export async function uploadSources(kb: KbTransport, sources: UploadSource[], op
     report(index, { stage: 'failed', error, ...(document ? { document } : {}) });
     summary.failed.push({ file: sources[index].file, error, ...(document ? { document } : {}) });
   };
-  const reserved: Array<{ index: number; document: Document } | undefined> = new Array(sources.length);
+  const reserved = new Array<{ index: number; document: Document } | undefined>(sources.length);
   let cursor = 0;
   const worker = async () => {
     while (cursor < sources.length) {
@@ -286,7 +286,7 @@ export function itemSource(item: UploadItem, index: number): UploadSource {
     throw new TypeError(`Item ${index}: expected a File, or { name, data } with a Blob, an ArrayBuffer or a Uint8Array.`);
   }
   if (typeof name !== 'string' || name === '') throw new TypeError(`Item ${index}: a file name is needed (a File, or { name, data }); a bare Blob has none.`);
-  return { file: name, name, size: blob.size, put: (target, onBytes, signal) => putBlob(name as string, blob, target, onBytes, signal) };
+  return { file: name, name, size: blob.size, put: (target, onBytes, signal) => putBlob(name, blob, target, onBytes, signal) };
 }
 
 /** What {@link putBlob} uses of a browser's XMLHttpRequest (typed here: the package compiles without the DOM library too). */
@@ -365,7 +365,7 @@ export interface ListDocumentsOptions extends PageOptions {
  */
 export async function listDocuments(kb: KbTransport, options: ListDocumentsOptions = {}): Promise<Page<Document>> {
   const query = { project_id: options.projectId, status: options.status, current: options.current, limit: options.limit, offset: options.offset };
-  return (await kb.page(kb.api.GET('/api/v2/documents', { params: { query }, signal: options.signal }))) as Page<Document>;
+  return (await kb.page(kb.api.GET('/api/v2/documents', { params: { query }, signal: options.signal })));
 }
 
 /**

@@ -47,7 +47,7 @@ export class KbApiError extends Error {
     const text = await response.text().catch(() => '');
     let body: { error?: { code?: unknown; message?: unknown }; request_id?: unknown } | undefined;
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(text) as typeof body;
     } catch {
       body = undefined;
     }

@@ -28,7 +28,7 @@ import {
 import { getChunk, getPage, listChunks } from './chunks';
 import type { KbTransport } from './transport';
 import { listDocuments, uploadBlob, uploadBlobs, waitForDocuments, type ListDocumentsOptions, type UploadItem, type UploadOptions, type UploadSummary } from './documents';
-import { PagedList, type Page, type PageOptions } from './paging';
+import { PagedList, type PageOptions } from './paging';
 import type * as T from './types';
 import { createWebhook, deleteWebhook, getWebhook, listWebhookDeliveries, listWebhooks, retryWebhookDelivery, updateWebhook } from './webhooks';
 
@@ -43,7 +43,7 @@ export class OrganizationApi {
 
   /** The organization of the key, `{ id, name }` (GET /api/v2/organization). @throws KbApiError 401. */
   async get(options: CallOptions = {}): Promise<T.Organization> {
-    return (await this.kb.data(this.kb.api.GET('/api/v2/organization', { signal: options.signal }))) as T.Organization;
+    return await this.kb.data(this.kb.api.GET('/api/v2/organization', { signal: options.signal }));
   }
 }
 
@@ -57,24 +57,24 @@ export class ProjectsApi {
    */
   list(options: PageOptions = {}): PagedList<T.Project> {
     return new PagedList(
-      async (offset, limit, signal) => (await this.kb.page(this.kb.api.GET('/api/v2/projects', { params: { query: { limit, offset } }, signal }))) as Page<T.Project>,
+      async (offset, limit, signal) => (await this.kb.page(this.kb.api.GET('/api/v2/projects', { params: { query: { limit, offset } }, signal }))),
       options,
     );
   }
 
   /** One project (GET /api/v2/projects/{id}). @throws KbApiError 404 (unknown or another organization's). */
   async get(id: string, options: CallOptions = {}): Promise<T.Project> {
-    return (await this.kb.data(this.kb.api.GET('/api/v2/projects/{id}', { params: { path: { id } }, signal: options.signal }))) as T.Project;
+    return await this.kb.data(this.kb.api.GET('/api/v2/projects/{id}', { params: { path: { id } }, signal: options.signal }));
   }
 
   /** Creates a project (POST /api/v2/projects): `name` 1 to 200 characters, `description?`. @throws KbApiError 400. */
   async create(project: T.CreateProject, options: CallOptions = {}): Promise<T.Project> {
-    return (await this.kb.data(this.kb.api.POST('/api/v2/projects', { body: project, signal: options.signal }))) as T.Project;
+    return await this.kb.data(this.kb.api.POST('/api/v2/projects', { body: project, signal: options.signal }));
   }
 
   /** Changes a project's `name` and/or `description` (PATCH /api/v2/projects/{id}). @throws KbApiError 400, 404. */
   async update(id: string, changes: T.UpdateProject, options: CallOptions = {}): Promise<T.Project> {
-    return (await this.kb.data(this.kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id } }, body: changes, signal: options.signal }))) as T.Project;
+    return await this.kb.data(this.kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id } }, body: changes, signal: options.signal }));
   }
 
   /** Deletes a project (DELETE /api/v2/projects/{id}, 204). @throws KbApiError 404, 409 (it still has documents). */
@@ -94,7 +94,7 @@ export class DocumentsApi {
 
   /** One document (GET /api/v2/documents/{id}). @throws KbApiError 404. */
   async get(id: string, options: CallOptions = {}): Promise<T.Document> {
-    return (await this.kb.data(this.kb.api.GET('/api/v2/documents/{id}', { params: { path: { id } }, signal: options.signal }))) as T.Document;
+    return await this.kb.data(this.kb.api.GET('/api/v2/documents/{id}', { params: { path: { id } }, signal: options.signal }));
   }
 
   /**
@@ -104,22 +104,22 @@ export class DocumentsApi {
    * @throws KbApiError 400 (unsupported type…), 404 (unknown project), 409 (`replaces` already superseded), 413 (too large).
    */
   async reserve(reservation: T.ReserveDocument, options: CallOptions = {}): Promise<T.ReservedDocument> {
-    return (await this.kb.data(this.kb.api.POST('/api/v2/documents', { body: reservation, signal: options.signal }))) as T.ReservedDocument;
+    return await this.kb.data(this.kb.api.POST('/api/v2/documents', { body: reservation, signal: options.signal }));
   }
 
   /** Starts processing uploaded documents, up to 100 ids (POST /api/v2/documents/process): `{ processed, skipped, failed }`. @throws KbApiError 400. */
   async process(documentIds: string[], options: CallOptions = {}): Promise<T.ProcessResult> {
-    return (await this.kb.data(this.kb.api.POST('/api/v2/documents/process', { body: { document_ids: documentIds }, signal: options.signal }))) as T.ProcessResult;
+    return await this.kb.data(this.kb.api.POST('/api/v2/documents/process', { body: { document_ids: documentIds }, signal: options.signal }));
   }
 
   /** Deletes documents, up to 100 ids (DELETE /api/v2/documents): `{ deleted }`. @throws KbApiError 400, 403 (another organization's). */
   async delete(documentIds: string[], options: CallOptions = {}): Promise<T.DeletedDocuments> {
-    return (await this.kb.data(this.kb.api.DELETE('/api/v2/documents', { body: { document_ids: documentIds }, signal: options.signal }))) as T.DeletedDocuments;
+    return await this.kb.data(this.kb.api.DELETE('/api/v2/documents', { body: { document_ids: documentIds }, signal: options.signal }));
   }
 
   /** A presigned address of the original file, valid about 10 minutes (GET /api/v2/documents/{id}/download). @throws KbApiError 404. */
   async download(id: string, options: CallOptions = {}): Promise<T.DownloadDescriptor> {
-    return (await this.kb.data(this.kb.api.GET('/api/v2/documents/{id}/download', { params: { path: { id } }, signal: options.signal }))) as T.DownloadDescriptor;
+    return await this.kb.data(this.kb.api.GET('/api/v2/documents/{id}/download', { params: { path: { id } }, signal: options.signal }));
   }
 
   /** Uploads files held in memory (Files, Blobs, bytes): reserve, PUT, process, wait ({@link uploadBlobs}). */
@@ -244,7 +244,7 @@ export class AgentApi {
 
   /** One question, one answer with citations (POST /api/v2/agent/query). @throws KbApiError 400, 403 AGENT_NOT_ENABLED, 404. */
   async query(request: T.QueryRequest, options: CallOptions = {}): Promise<T.Answer> {
-    return (await this.kb.data(this.kb.api.POST('/api/v2/agent/query', { body: request, signal: options.signal }))) as T.Answer;
+    return await this.kb.data(this.kb.api.POST('/api/v2/agent/query', { body: request, signal: options.signal }));
   }
 
   /** A conversation's reply streamed as events: meta, delta…, citations, done (POST /api/v2/chat; {@link chat}). */

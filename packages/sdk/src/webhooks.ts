@@ -4,7 +4,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { KbTransport } from './transport';
 import type { webhooks } from './generated/openapi';
 import type { Page, PageOptions } from './paging';
-import type { CreatedWebhook, CreateWebhook, Document, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
+import type { CreatedWebhook, CreateWebhook, UpdateWebhook, WebhookEndpoint, WebhookDelivery } from './types';
 
 // Page and PageOptions lived here before paging.ts: still exported from this module.
 export type { Page, PageOptions } from './paging';
@@ -17,17 +17,17 @@ export type { Page, PageOptions } from './paging';
  *   `"*"` mixed with other types; a description over 500 characters.
  */
 export async function createWebhook(kb: KbTransport, body: CreateWebhook, options: { signal?: AbortSignal } = {}): Promise<CreatedWebhook> {
-  return (await kb.data(kb.api.POST('/api/v2/webhooks', { body, signal: options.signal }))) as CreatedWebhook;
+  return await kb.data(kb.api.POST('/api/v2/webhooks', { body, signal: options.signal }));
 }
 
 /** The organization's endpoints, newest first, without secrets (GET /api/v2/webhooks). @throws KbApiError. */
 export async function listWebhooks(kb: KbTransport, options: PageOptions = {}): Promise<Page<WebhookEndpoint>> {
-  return (await kb.page(kb.api.GET('/api/v2/webhooks', { params: { query: { limit: options.limit, offset: options.offset } }, signal: options.signal }))) as Page<WebhookEndpoint>;
+  return (await kb.page(kb.api.GET('/api/v2/webhooks', { params: { query: { limit: options.limit, offset: options.offset } }, signal: options.signal })));
 }
 
 /** One endpoint (GET /api/v2/webhooks/{id}). @throws KbApiError 404 for an unknown endpoint or one of another organization. */
 export async function getWebhook(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<WebhookEndpoint> {
-  return (await kb.data(kb.api.GET('/api/v2/webhooks/{id}', { params: { path: { id } }, signal: options.signal }))) as WebhookEndpoint;
+  return await kb.data(kb.api.GET('/api/v2/webhooks/{id}', { params: { path: { id } }, signal: options.signal }));
 }
 
 /**
@@ -36,7 +36,7 @@ export async function getWebhook(kb: KbTransport, id: string, options: { signal?
  * @throws KbApiError 400 (the creation rules, or no field given), 404.
  */
 export async function updateWebhook(kb: KbTransport, id: string, changes: UpdateWebhook, options: { signal?: AbortSignal } = {}): Promise<WebhookEndpoint> {
-  return (await kb.data(kb.api.PATCH('/api/v2/webhooks/{id}', { params: { path: { id } }, body: changes, signal: options.signal }))) as WebhookEndpoint;
+  return await kb.data(kb.api.PATCH('/api/v2/webhooks/{id}', { params: { path: { id } }, body: changes, signal: options.signal }));
 }
 
 /** Deletes an endpoint and its delivery log (DELETE /api/v2/webhooks/{id}, 204). @throws KbApiError 404. */
@@ -52,7 +52,7 @@ export async function deleteWebhook(kb: KbTransport, id: string, options: { sign
 export async function listWebhookDeliveries(kb: KbTransport, id: string, options: PageOptions = {}): Promise<Page<WebhookDelivery>> {
   return (await kb.page(
     kb.api.GET('/api/v2/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: options.limit, offset: options.offset } }, signal: options.signal }),
-  )) as Page<WebhookDelivery>;
+  ));
 }
 
 /**
@@ -62,9 +62,9 @@ export async function listWebhookDeliveries(kb: KbTransport, id: string, options
  * @throws KbApiError 404 for an unknown endpoint or delivery.
  */
 export async function retryWebhookDelivery(kb: KbTransport, id: string, deliveryId: string, options: { signal?: AbortSignal } = {}): Promise<WebhookDelivery> {
-  return (await kb.data(
+  return await kb.data(
     kb.api.POST('/api/v2/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: deliveryId } }, signal: options.signal }),
-  )) as WebhookDelivery;
+  );
 }
 
 /** The event types an endpoint can subscribe to (decisions.md "Webhooks"). */

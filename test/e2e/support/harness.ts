@@ -191,7 +191,7 @@ export async function startExtraStack(dataDir: string, env: Record<string, strin
   });
   const ready = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d) => {
+    child.stdout.on('data', (d) => {
       out += d;
       const line = out.split('\n').find((l) => l.startsWith('READY '));
       if (line) resolve(line.slice(6));

@@ -38,7 +38,7 @@ export async function startRealModelServer(): Promise<RealModelServer> {
   );
   const ready = await new Promise<{ baseUrl: string; model: string }>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d) => {
+    child.stdout.on('data', (d) => {
       out += d;
       const line = out.split('\n').find((l) => l.startsWith('READY '));
       if (line) resolve(JSON.parse(line.slice(6)));

@@ -1,5 +1,5 @@
 import { enqueueWebhookEvent, rowsOf, AuditOrigin, recordAuditEvent } from '@kb/common';
-import type { BatchQuestionStatus, BatchStatus } from '@kb/events';
+import type { BatchStatus } from '@kb/events';
 import type { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -96,7 +96,7 @@ export class BatchesRepository {
   /** Batches of the org, newest first, optionally of one project and/or in one status. */
   async list(orgId: string, filter: { projectId: string | null; status: BatchStatus | null }, limit: number, offset: number): Promise<{ rows: BatchRow[]; total: number }> {
     const where = `org_id = $1 AND ($2::uuid IS NULL OR project_id = $2::uuid) AND ($3::text IS NULL OR status = $3::text)`;
-    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM batches WHERE ${where}`, [orgId, filter.projectId, filter.status]);
+    const [{ total }] = await this.db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM batches WHERE ${where}`, [orgId, filter.projectId, filter.status]);
     const rows: BatchRow[] = await this.db.query(`SELECT * FROM batches WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [
       orgId,
       filter.projectId,
@@ -120,7 +120,7 @@ export class BatchesRepository {
 
   /** One question of a batch (read with its org first), or null. */
   async findQuestion(batchId: string, idx: number): Promise<Pick<QuestionRow, 'idx' | 'question' | 'status'> | null> {
-    const [row] = await this.db.query(`SELECT idx, question, status FROM batch_questions WHERE batch_id = $1 AND idx = $2`, [batchId, idx]);
+    const [row] = await this.db.query<Pick<QuestionRow, 'idx' | 'question' | 'status'>[]>(`SELECT idx, question, status FROM batch_questions WHERE batch_id = $1 AND idx = $2`, [batchId, idx]);
     return row ?? null;
   }
 

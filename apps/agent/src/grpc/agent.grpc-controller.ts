@@ -129,7 +129,7 @@ export function chatStreamHandler(answers: AnswerService, logger: Logger): grpc.
       const ctx: CallContext = { orgId, requestId };
       let started = false;
       const started_at = Date.now();
-      (async () => {
+      void (async () => {
         try {
           const input = chatInput(call.request, 'agent.chat', abort.signal);
           const r = await answers.answer(ctx, input, {

@@ -39,7 +39,7 @@ describe('RunsRepository reviews on PostgreSQL', () => {
     return { run, generation: t.run.generation, ids: t.requirementIds };
   }
   const events = async (runId: string) =>
-    (await db.query(`SELECT type, payload FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`check_run:${runId}`])) as { type: string; payload: { org_id: string; data: any } }[];
+    await db.query<{ type: string; payload: { org_id: string; data: any } }[]>(`SELECT type, payload FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`check_run:${runId}`]);
 
   it('sets and replaces a review, counts it in the summary and enqueues one event per change', async () => {
     const { run, ids } = await checkedRun(ORG, [compliant, missing, compliant]);

@@ -119,7 +119,7 @@ export class RunWorker {
         })
         .catch(() => undefined);
     }, this.deps.watchIntervalMs ?? 2000);
-    let subs: SubRequirementResult[] = [];
+    let subs: SubRequirementResult[];
     try {
       const checked = await checkRequirement(this.deps, ctx, { projectId: item.projectId, documentIds: item.handbookIds }, requirement.text, {
         skipBreakdown: item.skipBreakdown,

@@ -3,7 +3,7 @@ import { requirementEvent, runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
 import { DataSource, EntityManager } from 'typeorm';
-import type { RequirementRow, ReviewDecision, ReviewSummary, RunRow, StoredSource, SubRequirementRow } from './run-rows';
+import type { RequirementRow, ReviewDecision, RunRow, StoredSource, SubRequirementRow } from './run-rows';
 
 export type { RequirementStatus, RunStatus, SubRequirementStatus };
 
@@ -171,7 +171,7 @@ export class RunsRepository {
        ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
       [orgId, projectId, limit, offset],
     );
-    const [{ total }] = await this.db.query(
+    const [{ total }] = await this.db.query<{ total: number }[]>(
       `SELECT count(*)::int AS total FROM check_runs WHERE org_id = $1 AND ($2::uuid IS NULL OR project_id = $2)`,
       [orgId, projectId],
     );
@@ -377,7 +377,7 @@ export class RunsRepository {
       const [{ status }] = rowsOf<{ status: RunStatus }>(await m.query(RECOUNT_SQL, [runId, now]));
       // The run was processing (checked above under the row lock): `completed` now is this transaction's transition.
       if (status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', (await this.findRun(orgId, runId, m))!, now));
-      return { outcome: 'stored' as const, runStatus: status as RunStatus };
+      return { outcome: 'stored' as const, runStatus: status };
     });
   }
 

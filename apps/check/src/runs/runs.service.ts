@@ -17,7 +17,7 @@ import { CheckRequirementsRequestedEvent } from '@kb/events';
 import { DocumentsClient, requireProject, resolveHandbooks, versionChainRoots } from '@kb/knowledge';
 import { compareRequirements, Comparison } from './run-compare';
 import { RunsRepository } from './runs.repository';
-import type { RequirementRow, RequirementWithSubs, ReviewDecision, RunRow, SubRequirementRow } from './run-rows';
+import type { RequirementWithSubs, RunRow } from './run-rows';
 
 /** Appended to the original's name when a rerun is given none. */
 export const RERUN_NAME_SUFFIX = ' (rerun)';
@@ -192,7 +192,7 @@ export class RunsService {
     if (review.comment !== null && charCount(review.comment) > REVIEW_COMMENT_MAX_CHARS)
       throw AppError.validation(`comment must be at most ${REVIEW_COMMENT_MAX_CHARS} characters.`);
     const comment = review.comment?.trim() || null;
-    return this.deps.repository.setReview(ctx.orgId, runId, requirementId, { decision: review.decision as ReviewDecision, reviewer, comment }, ctx);
+    return this.deps.repository.setReview(ctx.orgId, runId, requirementId, { decision: review.decision, reviewer, comment }, ctx);
   }
 
   /**

@@ -103,7 +103,7 @@ export const JUDGE_EMBED_BATCH = 4;
  */
 export async function embedByLength(model: EmbeddingModel, texts: string[], signal?: AbortSignal): Promise<number[][]> {
   const order = texts.map((t, i) => ({ t, i })).sort((a, b) => a.t.length - b.t.length || a.i - b.i);
-  const out: number[][] = new Array(texts.length);
+  const out = new Array<number[]>(texts.length);
   for (let k = 0; k < order.length; k += JUDGE_EMBED_BATCH) {
     const group = order.slice(k, k + JUDGE_EMBED_BATCH);
     const vectors = await model.embed(group.map((g) => g.t), signal, 'query');

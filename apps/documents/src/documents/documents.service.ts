@@ -74,7 +74,7 @@ export function fileNameProblem(name: string): string | null {
   if (!charLengthWithin(name, 1, FILE_NAME_MAX_CHARS)) return `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters.`;
   if (name.trim() === '') return 'file_name must not be blank (only spaces).';
   if (CONTROL_CHARACTERS.test(name)) return 'file_name must not contain control characters (such as NUL, tab, CR or LF).';
-  if (/[\/\\]/.test(name)) return 'file_name must not contain path separators (/ or \\).';
+  if (/[/\\]/.test(name)) return 'file_name must not contain path separators (/ or \\).';
   return null;
 }
 

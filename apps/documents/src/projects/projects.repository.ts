@@ -37,7 +37,7 @@ export class ProjectsRepository {
   async findWithCount(orgId: string, id: string): Promise<ProjectWithCount | null> {
     const project = await this.find(orgId, id);
     if (!project) return null;
-    const [{ count }] = await this.dataSource.query(
+    const [{ count }] = await this.dataSource.query<{ count: number }[]>(
       `SELECT count(*)::int AS count FROM documents WHERE org_id = $1 AND project_id = $2`,
       [orgId, id],
     );
@@ -90,7 +90,7 @@ export class ProjectsRepository {
     return this.dataSource.transaction(async (tx) => {
       const found: { id: string; name: string; description: string | null }[] = await tx.query(`SELECT id, name, description FROM projects WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
       if (found.length === 0) return 'not_found';
-      const [{ count }] = await tx.query(`SELECT count(*)::int AS count FROM documents WHERE project_id = $1`, [id]);
+      const [{ count }] = await tx.query<{ count: number }[]>(`SELECT count(*)::int AS count FROM documents WHERE project_id = $1`, [id]);
       if (count > 0) return 'has_documents';
       await tx.query(`DELETE FROM projects WHERE org_id = $1 AND id = $2`, [orgId, id]);
       await recordAuditEvent(tx, {

@@ -86,7 +86,7 @@ export function presentAuditEvent(row: AuditEventRow): AuditEventView {
     action: row.action,
     resource_type: row.resource_type,
     resource_id: row.resource_id,
-    actor: row.actor as AuditActorView,
+    actor: row.actor,
     data: row.data,
     request_id: row.request_id,
     created_at: new Date(row.created_at).toISOString(),

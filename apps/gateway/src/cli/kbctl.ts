@@ -270,5 +270,5 @@ async function main(): Promise<number> {
 }
 
 if (require.main === module) {
-  main().then((code) => process.exit(code));
+  void main().then((code) => process.exit(code));
 }

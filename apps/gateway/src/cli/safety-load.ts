@@ -113,7 +113,7 @@ function documentsAddress(): string {
   const dataDir = path.resolve(process.env.KB_DATA_DIR ?? '.data');
   const state = path.join(dataDir, 'stack.json');
   if (existsSync(state)) {
-    const port = JSON.parse(readFileSync(state, 'utf8'))?.ports?.documents;
+    const port = (JSON.parse(readFileSync(state, 'utf8')) as { ports?: { documents?: number } } | null)?.ports?.documents;
     if (port) return `127.0.0.1:${port}`;
   }
   return '127.0.0.1:50051';

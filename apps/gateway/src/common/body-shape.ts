@@ -141,7 +141,7 @@ export function metadataProblem(value: unknown): string | null {
     const [v, d] = stack.pop()!;
     if (v === null || typeof v !== 'object') continue;
     if (d > METADATA_MAX_DEPTH) return `must be nested at most ${METADATA_MAX_DEPTH} levels deep`;
-    const children = Array.isArray(v) ? v : Object.values(v as object);
+    const children = Array.isArray(v) ? v : Object.values(v);
     members += children.length;
     if (members > METADATA_MAX_MEMBERS) return `must have at most ${METADATA_MAX_MEMBERS} keys and array items in all`;
     for (const child of children) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);

@@ -49,7 +49,11 @@ export function toHttpError(error: unknown, method: string, url: string): { stat
   else if (status === 413) message = 'The request body is larger than allowed.';
   else if (status === 415) message = 'Unsupported Content-Type: send application/json.';
   else if (fastifyCode.startsWith('FST_ERR_CTP') || error instanceof SyntaxError) message = 'The request body is not valid JSON.';
-  else message = error instanceof HttpException ? String((error.getResponse() as { message?: unknown })?.message ?? error.message) : 'Invalid request.';
+  else if (error instanceof HttpException) {
+    // Nest's message: a string, or the list of a validation pipe's messages (joined as String() joins them).
+    const given = (error.getResponse() as { message?: unknown })?.message;
+    message = typeof given === 'string' ? given : Array.isArray(given) ? given.join(',') : error.message;
+  } else message = 'Invalid request.';
   // 405 → 404 (no such route for the method); 415 → 400 (decisions.md: a body that is not JSON is a VALIDATION_ERROR).
   return { status: status === 405 ? 404 : status === 415 ? 400 : status, code, message, unexpected: false };
 }

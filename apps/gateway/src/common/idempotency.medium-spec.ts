@@ -25,7 +25,7 @@ describe('Idempotency on PostgreSQL', () => {
     const logger = createLogger('gateway-medium');
     logger.level = 'silent';
     const idempotency = new Idempotency(new IdempotencyKeysRepository(db), logger, new SecretBox(SERVER_KEY));
-    app = new FastifyAdapter().getInstance() as unknown as FastifyInstance;
+    app = new FastifyAdapter().getInstance<FastifyInstance>();
     app.addHook('onRequest', (request, _reply, done) => {
       (request as GatewayRequest).kb = { principal: { orgId: String(request.headers['x-org']) } as never };
       done();

@@ -19,7 +19,7 @@ export const IDEMPOTENCY_ABANDONED_MINUTES = 10;
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value as object)
+    return `{${Object.keys(value)
       .sort()
       .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
       .join(',')}}`;
@@ -97,7 +97,7 @@ export class Idempotency {
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
     const claim = await this.claim(orgId, key, request.method, request.url, fingerprint);
     if (claim.kind === 'replay') {
-      const body = claim.body && typeof claim.body === 'object' ? finalEnvelope({ ...(claim.body as object), request_id: String(request.id) }) : claim.body;
+      const body = claim.body && typeof claim.body === 'object' ? finalEnvelope({ ...(claim.body), request_id: String(request.id) }) : claim.body;
       await reply.header('Idempotent-Replayed', 'true').status(claim.status).send(body);
       return;
     }

@@ -310,7 +310,7 @@ export function ApiSchemaExtra(extra: Json): ClassDecorator {
 
 /** Every class class-validator holds rules for, by name (the name @nestjs/swagger gives its schema). */
 function validatedClasses(): Map<string, new (...args: never[]) => unknown> {
-  const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<Function, ValidationMetadata[]> };
+  const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<{ name: string }, ValidationMetadata[]> };
   const out = new Map<string, new (...args: never[]) => unknown>();
   for (const target of storage.validationMetadatas.keys()) if (target.name) out.set(target.name, target as new (...args: never[]) => unknown);
   return out;
@@ -340,7 +340,7 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
     else delete schema.required;
     Object.assign(schema, Reflect.getMetadata(SCHEMA_EXTRA, target) ?? {});
   }
-  for (const [path, item] of Object.entries(doc.paths as Json)) {
+  for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item as Json)) {
       const input = inputs.get(`${method} ${path}`);
       if (!input) continue;

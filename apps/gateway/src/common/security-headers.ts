@@ -25,7 +25,7 @@ export function securityHeaders(options: HelmetOptions): Record<string, string> 
   };
   let finished = false;
   helmet(options)({ headers: {} } as IncomingMessage, recorder as unknown as ServerResponse, (err?: unknown) => {
-    if (err) throw err;
+    if (err) throw err instanceof Error ? err : new Error('helmet failed', { cause: err });
     finished = true;
   });
   if (!finished) throw new Error('helmet did not set its headers synchronously; the options need the request.');

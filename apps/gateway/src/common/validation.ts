@@ -42,7 +42,7 @@ class GatewayValidationPipe extends ValidationPipe {
       const name = metadata.data ? (Array.isArray(value) ? metadata.data : null) : arrayQueryParameter(value);
       if (name !== null) throw AppError.validation(`${name} must be given once, as a single value (not an array such as ${name}[]=… or a repeated ${name}=…).`);
     }
-    const result = await super.transform(value, metadata);
+    const result: unknown = await super.transform(value, metadata);
     if (metadata.type === 'body') {
       const badText = invalidTextIn(result);
       if (badText !== null) throw AppError.validation(badText);

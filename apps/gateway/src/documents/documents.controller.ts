@@ -120,7 +120,7 @@ export class ListDocumentsQuery extends PaginationQuery {
     description: '`true`: only documents not superseded by a newer version (`superseded_by` null); `false` or omitted: all documents',
   })
   @IsOptional()
-  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean({ message: 'current must be true or false' })
   current?: boolean;
 }

@@ -20,7 +20,7 @@ export function checkGrpcHealth(address: string, timeoutMs: number): Promise<boo
     clients.set(address, client);
   }
   return new Promise((resolve) => {
-    client!.makeUnaryRequest(
+    client.makeUnaryRequest(
       '/grpc.health.v1.Health/Check',
       serialize,
       deserialize,

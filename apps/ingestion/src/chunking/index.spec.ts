@@ -188,7 +188,7 @@ describe('chunkDocument on real documents', () => {
     const started = Date.now();
     const extracted = await extractDocument(file, 'application/pdf');
     const chunks = chunkDocument(extracted);
-    // eslint-disable-next-line no-console
+     
     console.log(`debian-policy-4.6.2.0.pdf: extract + chunk ${Date.now() - started} ms, ${chunks.length} chunks`);
     expectWellFormed(chunks);
     const section = chunks.find((c) => c.headingPath[c.headingPath.length - 1] === '4.2 Package relationships')!;

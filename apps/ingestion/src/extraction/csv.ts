@@ -42,7 +42,7 @@ export async function extractCsv(_ctx: ExtractionContext, filePath: string): Pro
       relax_quotes: true,
       skip_empty_lines: true,
       bom: true,
-    }) as string[][];
+    });
   } catch (e) {
     const where = e instanceof Error && /line \d+/i.exec(e.message)?.[0];
     throw new ExtractionError('CORRUPT_FILE', `The CSV file could not be parsed${where ? ` (${where})` : ''}; check its quoting and upload it again.`);

@@ -37,6 +37,7 @@ function isElement(node: AnyNode): node is Element {
 function normalizeInline(text: string): string {
   return text
     .replace(/[ \t\r\n\f\u00a0]+/g, ' ')
+    // eslint-disable-next-line no-control-regex -- \u0001 is the line-break marker of inlineText
     .replace(/\u0001/g, '\n')
     .split('\n')
     .map((l) => l.trim())

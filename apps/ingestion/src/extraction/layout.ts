@@ -27,6 +27,7 @@ const SMALL_WORDS = new Set([
 /** Normalises one line: no control characters, non-breaking spaces as spaces, single spaces, trimmed. */
 export function cleanLine(line: string): string {
   return line
+    // eslint-disable-next-line no-control-regex -- removes the control characters extraction leaves
     .replace(/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/g, '')
     .replace(/[\u00a0\u2000-\u200a\u202f\u205f\u3000\t]/g, ' ')
     .replace(/\u00ad/g, '')

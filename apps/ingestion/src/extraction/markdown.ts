@@ -45,7 +45,9 @@ function inlinePlain(tokens: readonly Token[] | undefined, fallback: string): st
 
 /** Soft line breaks become spaces, hard breaks newlines; whitespace collapsed. */
 function tidy(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').replace(/[ \t]{2,}/g, ' ').replace(/\s*\u0001\s*/g, '\n').trim();
+  // eslint-disable-next-line no-control-regex -- \u0001 is the hard-break marker
+  const hardBreak = /\s*\u0001\s*/g;
+  return text.replace(/\s*\n\s*/g, ' ').replace(/[ \t]{2,}/g, ' ').replace(hardBreak, '\n').trim();
 }
 
 function htmlToText(html: string): string {

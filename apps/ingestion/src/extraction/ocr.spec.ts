@@ -28,7 +28,7 @@ describe('OCR (tesseract)', () => {
     const elapsed = Date.now() - started;
     const text = doc.blocks.map((b) => b.text).join('\n');
     const overlap = wordOverlap(readFileSync(corpus('pdf_scanned/ocrmypdf_linn.groundtruth.txt'), 'utf8'), text);
-    // eslint-disable-next-line no-console
+     
     console.log(`OCR ocrmypdf_linn.pdf (1 page): ${elapsed} ms, word overlap with ground truth ${(overlap * 100).toFixed(1)}%`);
     expect(overlap).toBeGreaterThanOrEqual(0.9);
     expect(doc.pageCount).toBe(1);

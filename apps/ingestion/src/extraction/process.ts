@@ -50,7 +50,7 @@ export function runProcess(
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = '';
-    let failure: unknown = null;
+    let failure: Error | null = null;
     child.stdout.on('data', (d: Buffer) => {
       outBytes += d.length;
       if (outBytes > maxOutput) {
@@ -70,7 +70,7 @@ export function runProcess(
     });
     child.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') failure = failure ?? new ToolMissingError(cmd);
-      else if (ctx.signal.aborted) failure = failure ?? ctx.signal.reason;
+      else if (ctx.signal.aborted) failure = failure ?? (ctx.signal.reason as Error);
       else failure = failure ?? err;
     });
     child.on('close', (code) => {

@@ -7,7 +7,7 @@
 import type { WordBox } from '@kb/knowledge';
 import { ExtractionContext } from './context';
 import { runProcess, ToolMissingError } from './process';
-import { ExtractionError, type PageLayout, type PageSize, type PageWord } from './types';
+import { ExtractionError, type PageLayout, type PageWord } from './types';
 
 const round = (v: number) => Math.round(v * 100) / 100;
 

@@ -71,7 +71,7 @@ interface MaxDeliveriesAdvisory {
 export function watchMaxDeliveries(deps: DeadLetterDeps): () => void {
   const subject = `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${DOCUMENTS_STREAM}.${deps.durable}`;
   const sub = deps.nc.subscribe(subject, { queue: `${deps.durable}-dead-letter` });
-  (async () => {
+  void (async () => {
     for await (const m of sub) {
       try {
         const advisory = JSON.parse(Buffer.from(m.data).toString('utf8')) as MaxDeliveriesAdvisory;
@@ -90,7 +90,7 @@ async function handleMaxDeliveries(deps: DeadLetterDeps, advisory: MaxDeliveries
   const payload = Buffer.from(msg.data).toString('utf8');
   let event: ProcessRequestedEvent | null = null;
   try {
-    const parsed = JSON.parse(payload);
+    const parsed: unknown = JSON.parse(payload);
     if (processRequestProblem(parsed) === null) event = parsed as ProcessRequestedEvent;
   } catch {
     event = null;

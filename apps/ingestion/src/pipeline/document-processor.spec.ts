@@ -1,4 +1,4 @@
-import { createLogger } from '@kb/common';
+import { AppError, createLogger, ErrorCode } from '@kb/common';
 import { ProcessRequestedEvent, ProgressChangedEvent, StatusChangedEvent } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import { LocalObjectStorage } from '@kb/storage';
@@ -34,7 +34,7 @@ describe('DocumentProcessor', () => {
       storage,
       indexChunks: async (_org, req) => {
         timeline.push(`index:${req.chunks?.length}`);
-        index.set(req.documentId, req.chunks as retrievalV1.Chunk[]);
+        index.set(req.documentId, req.chunks);
       },
       deleteChunks: async (_org, id) => {
         timeline.push('delete');
@@ -176,7 +176,6 @@ describe('DocumentProcessor', () => {
     const down = processor(undefined, {
       indexChunks: async () => {
         timeline.push('index:down');
-        const { AppError, ErrorCode } = await import('@kb/common');
         throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'retrieval unavailable');
       },
     });

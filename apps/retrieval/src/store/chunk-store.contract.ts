@@ -7,7 +7,6 @@ import {
   ChunkStore,
   ChunkStoreError,
   ChunkStoreErrorCode,
-  DenseChunkIndex,
   hasDenseIndex,
   SAFETY_CORPUS_ORG,
   SearchHit,
@@ -28,7 +27,7 @@ export interface ChunkStoreContractOptions {
 }
 
 /** A fresh, empty store and how to dispose of it (close + delete its data). */
-export type ChunkStoreFactory = () => Promise<{ store: ChunkStore; cleanup(): Promise<void> }>;
+export type ChunkStoreFactory = () => Promise<{ store: ChunkStore; cleanup: () => Promise<void> }>;
 
 /** Builds a chunk with realistic defaults; `text` and ids are what tests usually vary. */
 export function makeChunk(overrides: Partial<StoredChunk> & Pick<StoredChunk, 'orgId' | 'documentId' | 'text'>): StoredChunk {
@@ -556,7 +555,7 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
       };
       const dense = () => {
         if (!hasDenseIndex(store)) throw new Error('the adapter does not implement DenseChunkIndex');
-        return store as ChunkStore & DenseChunkIndex;
+        return store;
       };
       /** Four documents of org A (two in project P, one org-level, one in project Q) and one of org B, with vectors. */
       async function seedVectors() {

@@ -420,7 +420,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         .mergeInsert(['org_id', 'id'])
         .whenMatchedUpdateAll()
         .whenNotMatchedInsertAll()
-        .execute(rows as unknown as Record<string, unknown>[]);
+        .execute(rows);
       this.scheduler.markWritten(true); // compacts the vectors table too (optimizeNow)
       return rows.length;
     });

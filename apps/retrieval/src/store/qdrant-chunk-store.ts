@@ -310,7 +310,7 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
           offset: offset ?? undefined,
           with_payload: true,
         });
-        out.push(...page.points.map((p) => fromPayload(p.payload as unknown as ChunkPayload)));
+        out.push(...page.points.map((p) => fromPayload(p.payload as ChunkPayload)));
         offset = (page.next_page_offset as string | number | null | undefined) ?? null;
       } while (offset !== null);
       return out.sort((a, b) => a.chunkIndex - b.chunkIndex);

@@ -11,7 +11,7 @@
  * CSS pixels from the page element's top-left corner (origin top-left, as the boxes).
  */
 import { Center, Loader } from '@mantine/core';
-import type { PDFDocumentProxy, RenderTask } from 'pdfjs-dist';
+import type { RenderTask } from 'pdfjs-dist';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { QuoteBox } from '@kb-platform/sdk/browser';
 import { loadPdfJs, usePdfDocument } from './pdf-documents';
@@ -117,7 +117,7 @@ export function PdfPageView({ documentId, url, page, boxes, pageSize, textLayer 
       if (!Number.isInteger(page) || page < 1 || page > document.numPages) {
         throw new Error(`Page ${page} is not in this document (it has ${document.numPages} page${document.numPages === 1 ? '' : 's'}).`);
       }
-      const pdfPage = await (document as PDFDocumentProxy).getPage(page);
+      const pdfPage = await (document).getPage(page);
       if (cancelled) return;
       const natural = pdfPage.getViewport({ scale: 1 });
       const viewport = pdfPage.getViewport({ scale: containerWidth / natural.width });

@@ -22,9 +22,10 @@ import { useKb } from '../session';
 export interface Conversation {
   turns: Turn[];
   busy: boolean;
-  ask(question: string): void;
-  stop(): void;
-  clear(): void;
+  // Properties, not methods: the panel destructures them (they are closures, no `this`).
+  ask: (question: string) => void;
+  stop: () => void;
+  clear: () => void;
 }
 
 /**

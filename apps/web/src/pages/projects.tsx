@@ -25,7 +25,7 @@ export function ProjectsPage() {
     onSuccess: (project) => {
       void queryClient.invalidateQueries({ queryKey: ['projects'] });
       setOpen(false);
-      navigate(`/projects/${project.id}`);
+      void navigate(`/projects/${project.id}`);
     },
   });
 

@@ -66,6 +66,8 @@ export function RequirementsFromFile({ onChange }: { onChange: (value: FileRequi
 
   useEffect(() => {
     onChange(file && result ? { fileName: file.name, requirements: result.requirements, problem } : null);
+    // onChange is the parent's callback (a new function each render): the reading is reported when it changes.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [file, result, problem]);
 
   const width = sheet?.rows[0]?.length ?? 0;

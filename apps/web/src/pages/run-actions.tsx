@@ -39,7 +39,7 @@ export function RerunButton({ projectId, run, disabled }: { projectId: string; r
     onSuccess: (created) => {
       setOpen(false);
       void queryClient.invalidateQueries({ queryKey: ['runs', projectId] });
-      navigate(`/projects/${projectId}/runs/${created.id}`);
+      void navigate(`/projects/${projectId}/runs/${created.id}`);
     },
   });
   function submit(event: FormEvent) {
@@ -85,7 +85,7 @@ export function CompareButton({ projectId, run }: { projectId: string; run: Chec
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (chosen) navigate(compareRoute(projectId, run, chosen));
+    if (chosen) void navigate(compareRoute(projectId, run, chosen));
   }
   return (
     <>

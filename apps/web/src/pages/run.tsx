@@ -70,7 +70,7 @@ export function RunPage() {
     onSettled: () => queryClient.invalidateQueries({ queryKey: ['run', runId] }),
   });
 
-  const requirements = run.data?.requirements ?? [];
+  const requirements = useMemo(() => run.data?.requirements ?? [], [run.data?.requirements]);
   const queue = useMemo(() => reviewQueue(requirements, filter), [requirements, filter]);
   const ordered = useMemo(() => [...queue.uncertain, ...queue.pending, ...queue.confident], [queue]);
   const selected = requirements.find((r) => r.id === selectedId) ?? ordered[0] ?? null;
@@ -79,6 +79,8 @@ export function RunPage() {
   useEffect(() => {
     const first = selected?.sub_requirements.flatMap((s) => s.sources ?? [])[0] ?? null;
     setSource(first);
+    // Only when another requirement is selected or its status changes, not on every refetch of the run.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [selected?.id, selected?.status]);
 
   const move = (step: number) => {
@@ -197,7 +199,7 @@ function QueueFilters({ filter, onChange }: { filter: QueueFilter; onChange: (f:
         size="xs"
         aria-label="Result"
         value={filter.result}
-        onChange={(v) => onChange({ ...filter, result: v as QueueFilter['result'] })}
+        onChange={(v) => onChange({ ...filter, result: v })}
         data={[
           { label: 'All results', value: 'all' },
           { label: 'Pass', value: 'pass' },
@@ -208,7 +210,7 @@ function QueueFilters({ filter, onChange }: { filter: QueueFilter; onChange: (f:
         size="xs"
         aria-label="Reviewed"
         value={filter.reviewed}
-        onChange={(v) => onChange({ ...filter, reviewed: v as QueueFilter['reviewed'] })}
+        onChange={(v) => onChange({ ...filter, reviewed: v })}
         data={[
           { label: 'All', value: 'all' },
           { label: 'To review', value: 'unreviewed' },
@@ -276,6 +278,8 @@ function RequirementDetail({
   const [name, setName] = useState('');
   const machine = machineResult(requirement);
   const score = scoreOf(requirement);
+  // Reset the comment field for another requirement or a new review, not while the person types.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
   useEffect(() => setComment(requirement.review?.comment ?? ''), [requirement.id, requirement.review?.reviewed_at]);
 
   const review = useMutation({

@@ -28,7 +28,7 @@ export function SignInPage() {
       await kb.data(kb.api.GET('/api/v2/organization'));
       signIn(apiKey);
       const from = (location.state as { from?: string } | null)?.from;
-      navigate(from && from !== '/sign-in' ? from : '/', { replace: true });
+      void navigate(from && from !== '/sign-in' ? from : '/', { replace: true });
     } catch (e) {
       setError(e instanceof KbApiError && e.status === 401 ? 'This API key is not valid (unknown, revoked or mistyped).' : describeError(e));
     } finally {

@@ -35,6 +35,6 @@ export function sniffDelimiter(text: string): Delimiter {
  * @throws Error (csv-parse's, naming the line) on malformed quoting, such as an unclosed quote.
  */
 export function parseCsv(text: string): Rows {
-  const records = parse(text, { delimiter: sniffDelimiter(text), bom: true, relax_column_count: true, skip_empty_lines: true }) as string[][];
+  const records = parse(text, { delimiter: sniffDelimiter(text), bom: true, relax_column_count: true, skip_empty_lines: true });
   return normalizeRows(records);
 }

@@ -36,7 +36,7 @@ export async function readRequirementsFile(file: File): Promise<SheetRows[]> {
     try {
       sheets = [{ name: file.name, rows: parseCsv(await file.text()) }];
     } catch (e) {
-      throw new Error(`${file.name} could not be read as CSV: ${e instanceof Error ? e.message : String(e)}`);
+      throw new Error(`${file.name} could not be read as CSV: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     }
   } else {
     const { default: ExcelJS } = await import('exceljs');

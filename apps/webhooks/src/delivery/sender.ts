@@ -65,7 +65,7 @@ export async function sendWebhook(input: {
     };
     const req = client.request(
       url,
-      { method: 'POST', headers, signal, lookup: guardedLookup(input.allowPrivate) as never, agent: false },
+      { method: 'POST', headers, signal, lookup: guardedLookup(input.allowPrivate), agent: false },
       (res) => {
         const status = res.statusCode ?? 0;
         let read = 0;

@@ -88,7 +88,7 @@ export class WebhooksRepository {
       `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE org_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
       [orgId, limit, offset],
     );
-    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM webhook_endpoints WHERE org_id = $1`, [orgId]);
+    const [{ total }] = await this.db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM webhook_endpoints WHERE org_id = $1`, [orgId]);
     return { rows, total };
   }
 
@@ -147,7 +147,7 @@ export class WebhooksRepository {
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
       [orgId, endpointId, limit, offset],
     );
-    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2`, [orgId, endpointId]);
+    const [{ total }] = await this.db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2`, [orgId, endpointId]);
     return { rows, total };
   }
 
@@ -244,7 +244,7 @@ export class WebhooksRepository {
 
   /** Earliest time a pending head delivery becomes due (null when none). Lets the dispatcher sleep until then. */
   async nextDueAt(): Promise<Date | null> {
-    const [row] = await this.db.query(
+    const [row] = await this.db.query<{ at: Date | null }[]>(
       `SELECT min(GREATEST(next_attempt_at, COALESCE(lease_until, next_attempt_at))) AS at FROM webhook_deliveries WHERE status = 'pending'`,
     );
     return row?.at ?? null;

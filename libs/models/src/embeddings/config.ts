@@ -139,5 +139,5 @@ export async function openEmbeddingModel(
  * @throws Error naming each invalid variable.
  */
 export function embeddingsConfigFromEnv(raw: NodeJS.ProcessEnv | Record<string, string | undefined> = process.env): EmbeddingsConfig {
-  return loadConfig(embeddingsEnv, raw as NodeJS.ProcessEnv);
+  return loadConfig(embeddingsEnv, raw);
 }

@@ -170,7 +170,7 @@ export class LocalEmbeddingModel implements EmbeddingModel {
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     const prefix = priority === 'query' ? this.options.queryPrefix : '';
     return new Promise<number[][]>((resolve, reject) => {
-      const call: PendingCall = { vectors: new Array(texts.length), remaining: texts.length, settled: false, signal, resolve, reject };
+      const call: PendingCall = { vectors: new Array<number[]>(texts.length), remaining: texts.length, settled: false, signal, resolve, reject };
       const queue = this.waiting[priority === 'query' ? 'query' : 'bulk'];
       texts.forEach((t, index) => queue.push({ call, index, text: prefix + (t.trim() === '' ? ' ' : t) }));
       // After the current microtasks, so calls made together (Promise.all) share the first batch.

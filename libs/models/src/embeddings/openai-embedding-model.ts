@@ -111,7 +111,7 @@ function translateError(error: unknown): unknown {
     return new ModelProviderError('The embeddings provider could not be reached (after retries).', true, null, 'network');
   }
   if (error instanceof APIError) {
-    const status = error.status ?? null;
+    const status = (error.status as number | undefined) ?? null;
     const retryable = status === null || status === 408 || status === 409 || status === 429 || status >= 500;
     const detail = typeof error.message === 'string' ? error.message.slice(0, 300) : '';
     return new ModelProviderError(`The embeddings provider answered with HTTP ${status ?? 'error'}: ${detail}`, retryable, status, 'http');

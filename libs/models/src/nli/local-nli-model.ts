@@ -80,7 +80,7 @@ export class LocalNliModel {
     if (!LocalNliModel.present(dir)) throw fail('tokenizer.json, config.json and onnx/model_quantized.onnx expected');
     let order: { entailment: number; contradiction: number; neutral: number };
     try {
-      const id2label = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8')).id2label as Record<string, string>;
+      const { id2label } = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8')) as { id2label: Record<string, string> };
       const index = (names: string[]) => Number(Object.entries(id2label).find(([, l]) => names.includes(l.toLowerCase()))?.[0] ?? NaN);
       order = { entailment: index(LABEL_NAMES.entailment), contradiction: index(LABEL_NAMES.contradiction), neutral: index(LABEL_NAMES.neutral) };
     } catch (error) {
@@ -90,7 +90,7 @@ export class LocalNliModel {
     // The length the model was trained with (metrics.json `max_length`, written by the training scripts), unless set.
     let trainedLength: number | undefined;
     try {
-      trainedLength = Number(JSON.parse(readFileSync(path.join(dir, 'metrics.json'), 'utf8')).max_length) || undefined;
+      trainedLength = Number((JSON.parse(readFileSync(path.join(dir, 'metrics.json'), 'utf8')) as { max_length?: unknown }).max_length) || undefined;
     } catch {
       trainedLength = undefined;
     }
@@ -111,8 +111,8 @@ export class LocalNliModel {
       });
       const instance = new LocalNliModel(
         dir,
-        tokenizer as unknown as (a: string[], o: Record<string, unknown>) => Record<string, unknown>,
-        model as unknown as (inputs: Record<string, unknown>) => Promise<{ logits: TensorLike }>,
+        tokenizer,
+        model,
         order,
         { batchSize: options.batchSize ?? 8, maxTokens: options.maxTokens ?? trainedLength ?? 128, threads },
       );
@@ -137,7 +137,7 @@ export class LocalNliModel {
 
   private async scoreNow(pairs: NliPair[], signal?: AbortSignal): Promise<NliScores[]> {
     const order = pairs.map((p, i) => ({ p, i, n: p.premise.length + p.hypothesis.length })).sort((a, b) => a.n - b.n || a.i - b.i);
-    const out: NliScores[] = new Array(pairs.length);
+    const out = new Array<NliScores>(pairs.length);
     for (let k = 0; k < order.length; k += this.options.batchSize) {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
       const group = order.slice(k, k + this.options.batchSize);

@@ -153,13 +153,13 @@ export class LanceDbGroupCommitter implements GroupCommitter {
     const registry = await this.registry();
     try {
       if (![...docs.keys()].some((key) => registry.vectors.has(key))) {
-        await current.table.add(rows as unknown as Record<string, unknown>[]);
+        await current.table.add(rows);
       } else {
         await current.table
           .mergeInsert(['org_id', 'id'])
           .whenMatchedUpdateAll()
           .whenNotMatchedInsertAll()
-          .execute(rows as unknown as Record<string, unknown>[]);
+          .execute(rows);
       }
     } catch (err) {
       this.vectorDocuments = null;

@@ -109,7 +109,7 @@ export class WriteQueue {
         return this.commitGroup(group);
       });
       this.tail = run.catch(() => undefined);
-      this.track(run);
+      void this.track(run);
     });
     return this.track(done);
   }
