@@ -17,7 +17,13 @@ module.exports = {
       testEnvironment: '<rootDir>/test/node-environment.js',
       transform,
       moduleNameMapper,
-      testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/packages/*/src/**/*.spec.ts', '<rootDir>/test/deploy/**/*.spec.ts', '<rootDir>/test/tools/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/apps/**/*.spec.ts',
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/packages/*/src/**/*.spec.ts',
+        '<rootDir>/test/deploy/**/*.spec.ts',
+        '<rootDir>/test/tools/**/*.spec.ts',
+      ],
     },
     {
       displayName: 'medium',

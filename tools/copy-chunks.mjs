@@ -46,7 +46,8 @@ try {
       await target.store.replaceDocumentChunks(orgId, documentId, docChunks);
       documents++;
       chunks += docChunks.length;
-      if (documents % 1000 === 0) process.stderr.write(`  ${documents}/${all.length} documents, ${chunks} chunks (${Math.round((performance.now() - t0) / 1000)} s)\n`);
+      if (documents % 1000 === 0)
+        process.stderr.write(`  ${documents}/${all.length} documents, ${chunks} chunks (${Math.round((performance.now() - t0) / 1000)} s)\n`);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Number(values.concurrency)) }, worker));
@@ -55,4 +56,6 @@ try {
   await source.close();
   await target.close();
 }
-process.stdout.write(`${JSON.stringify({ documents, chunks, seconds: Math.round((performance.now() - t0) / 100) / 10, next: 'start retrieval on the target, then `npm run kbctl -- reindex` to embed the chunks' })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ documents, chunks, seconds: Math.round((performance.now() - t0) / 100) / 10, next: 'start retrieval on the target, then `npm run kbctl -- reindex` to embed the chunks' })}\n`,
+);

@@ -61,7 +61,12 @@ export async function fetchModel({ dir, model = DEFAULT_MODEL, dtype = 'q8', pro
     if (!res.ok) return { status: 'unreachable', model, dir: abs, reason: `${probeUrl}: HTTP ${res.status}` };
   } catch (error) {
     const cause = error?.cause?.code ?? error?.cause?.message ?? error?.message ?? String(error);
-    return { status: 'unreachable', model, dir: abs, reason: `${endpoint} cannot be reached (${error?.name === 'TimeoutError' ? `no answer in ${probeTimeoutMs} ms` : cause})` };
+    return {
+      status: 'unreachable',
+      model,
+      dir: abs,
+      reason: `${endpoint} cannot be reached (${error?.name === 'TimeoutError' ? `no answer in ${probeTimeoutMs} ms` : cause})`,
+    };
   }
   // Staging beside DIR (same file system, so the final move is a rename).
   mkdirSync(path.dirname(abs), { recursive: true });

@@ -22,7 +22,11 @@ const read = (name) => {
 };
 // A profile (`--profile`, KB_PROFILE, or a `default` one saved by `kb login`) is the user's choice:
 // the local stack's values would override it (environment > profile), so they are not set then.
-const configFile = path.join(env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(os.homedir(), '.config'), 'kb', 'config.json');
+const configFile = path.join(
+  env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(os.homedir(), '.config'),
+  'kb',
+  'config.json',
+);
 let hasDefaultProfile = false;
 try {
   hasDefaultProfile = Object.hasOwn(JSON.parse(readFileSync(configFile, 'utf8')).profiles ?? {}, 'default');

@@ -17,12 +17,16 @@ if (!process.argv.includes('--no-build')) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 const out = path.resolve(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? path.join(root, 'dist/openapi.json'));
-const { buildGatewayReference, serializeReference, COMMITTED_REFERENCE } = createRequire(import.meta.url)(path.join(root, 'dist/apps/gateway/src/reference.js'));
+const { buildGatewayReference, serializeReference, COMMITTED_REFERENCE } = createRequire(import.meta.url)(
+  path.join(root, 'dist/apps/gateway/src/reference.js'),
+);
 const doc = await buildGatewayReference();
 const text = serializeReference(doc);
 const targets = [out, ...(process.argv.includes('--update') ? [path.join(root, COMMITTED_REFERENCE)] : [])];
 for (const file of targets) {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, text);
-  process.stdout.write(`${path.relative(process.cwd(), file) || file}: OpenAPI ${doc.openapi}, ${Object.keys(doc.paths).length} paths, ${Object.keys(doc.webhooks ?? {}).length} webhooks\n`);
+  process.stdout.write(
+    `${path.relative(process.cwd(), file) || file}: OpenAPI ${doc.openapi}, ${Object.keys(doc.paths).length} paths, ${Object.keys(doc.webhooks ?? {}).length} webhooks\n`,
+  );
 }

@@ -20,14 +20,7 @@ function findProtos(dir) {
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 const plugin = path.join(root, 'node_modules/.bin/protoc-gen-ts_proto');
-const options = [
-  'outputServices=grpc-js',
-  'esModuleInterop=true',
-  'forceLong=number',
-  'useOptionals=none',
-  'env=node',
-  'outputIndex=false',
-].join(',');
+const options = ['outputServices=grpc-js', 'esModuleInterop=true', 'forceLong=number', 'useOptionals=none', 'env=node', 'outputIndex=false'].join(',');
 execFileSync(
   process.execPath,
   [

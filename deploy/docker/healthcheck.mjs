@@ -23,7 +23,8 @@ function detectService(args) {
   if (named) return named;
   try {
     const cmdline = readFileSync('/proc/1/cmdline', 'utf8').split('\0');
-    const found = cmdline.find((a) => SERVICES.includes(a)) ?? cmdline.map((a) => a.match(/\/dist\/apps\/([a-z]+)\/src\/main\.js$/)?.[1]).find((s) => SERVICES.includes(s));
+    const found =
+      cmdline.find((a) => SERVICES.includes(a)) ?? cmdline.map((a) => a.match(/\/dist\/apps\/([a-z]+)\/src\/main\.js$/)?.[1]).find((s) => SERVICES.includes(s));
     if (found) return found;
   } catch {
     // not Linux, or /proc not mounted: fall through
@@ -65,12 +66,20 @@ async function checkGrpc(service) {
   const serialize = () => Buffer.alloc(0);
   const deserialize = (buf) => ({ status: buf.length >= 2 && buf[0] === 0x08 ? buf[1] : 0 });
   return new Promise((resolve) => {
-    client.makeUnaryRequest('/grpc.health.v1.Health/Check', serialize, deserialize, {}, new grpc.Metadata(), { deadline: Date.now() + TIMEOUT_MS }, (err, res) => {
-      client.close();
-      if (err) resolve({ ok: false, reason: `grpc.health.v1.Health/Check at ${address}: ${err.message}` });
-      else if (res.status !== 1) resolve({ ok: false, reason: `grpc.health.v1.Health/Check at ${address}: status ${res.status} (not SERVING)` });
-      else resolve({ ok: true });
-    });
+    client.makeUnaryRequest(
+      '/grpc.health.v1.Health/Check',
+      serialize,
+      deserialize,
+      {},
+      new grpc.Metadata(),
+      { deadline: Date.now() + TIMEOUT_MS },
+      (err, res) => {
+        client.close();
+        if (err) resolve({ ok: false, reason: `grpc.health.v1.Health/Check at ${address}: ${err.message}` });
+        else if (res.status !== 1) resolve({ ok: false, reason: `grpc.health.v1.Health/Check at ${address}: status ${res.status} (not SERVING)` });
+        else resolve({ ok: true });
+      },
+    );
   });
 }
 

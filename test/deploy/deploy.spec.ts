@@ -83,7 +83,10 @@ function readmeServices(row: ConfigRow, variable: string, previous: Service[] | 
     if (!own) throw new Error(`README: "each service" for ${variable}, which names no service`);
     return [own];
   }
-  const names = text.split(',').map((s) => s.trim()).map((s) => (s === 'kbctl' ? 'gateway' : s));
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .map((s) => (s === 'kbctl' ? 'gateway' : s));
   for (const n of names) {
     if (!(SERVICES as readonly string[]).includes(n)) throw new Error(`README: unknown value "${n}" in the services column of ${variable}`);
   }
@@ -110,7 +113,10 @@ function sharedEnvGroups(): Record<string, string[]> {
  * `embeddingsEnv` (libs/models/src/embeddings/config.ts) and `retrievalEnv` (apps/retrieval/src/retrieval-factory.ts).
  */
 function spreadGroupVars(name: 'embeddingsEnv' | 'retrievalEnv'): string[] {
-  const [file, expected] = name === 'embeddingsEnv' ? ['libs/models/src/embeddings/config.ts', ['EMBEDDINGS_MODEL', 'KB_MODELS_DIR']] : ['apps/retrieval/src/retrieval-factory.ts', ['VECTOR_STORE', 'RETRIEVAL_DATA_DIR']];
+  const [file, expected] =
+    name === 'embeddingsEnv'
+      ? ['libs/models/src/embeddings/config.ts', ['EMBEDDINGS_MODEL', 'KB_MODELS_DIR']]
+      : ['apps/retrieval/src/retrieval-factory.ts', ['VECTOR_STORE', 'RETRIEVAL_DATA_DIR']];
   const text = read(file);
   const start = text.indexOf(`export const ${name} = {`);
   if (start < 0) throw new Error(`${file}: no \`export const ${name} = {\` found`);
@@ -134,7 +140,8 @@ function codeVars(service: Service): string[] {
     groups[m[1]].forEach((v) => vars.add(v));
   }
   for (const m of block.matchAll(/^\s*([A-Z][A-Z0-9_]+):/gm)) vars.add(m[1]);
-  for (const name of ['embeddingsEnv', 'retrievalEnv'] as const) if (new RegExp(`\\.\\.\\.${name}\\b`).test(block)) spreadGroupVars(name).forEach((v) => vars.add(v));
+  for (const name of ['embeddingsEnv', 'retrievalEnv'] as const)
+    if (new RegExp(`\\.\\.\\.${name}\\b`).test(block)) spreadGroupVars(name).forEach((v) => vars.add(v));
   for (const m of read('libs/common/src/logger.ts').matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) vars.add(m[1]);
   if (vars.size < 3) throw new Error(`apps/${service}/src/main.ts: only ${[...vars]} found; parsing failed?`);
   return sorted(vars);
@@ -184,7 +191,8 @@ describe('what the services read (inputs of the checks below)', () => {
       let rowServices: Service[] | null = null;
       for (const v of row.vars) {
         rowServices = readmeServices(row, v, previous);
-        for (const s of rowServices ?? []) if (!codeVars(s).includes(v)) problems.push(`${v}: README lists ${s}, but apps/${s}/src/main.ts does not declare it`);
+        for (const s of rowServices ?? [])
+          if (!codeVars(s).includes(v)) problems.push(`${v}: README lists ${s}, but apps/${s}/src/main.ts does not declare it`);
       }
       previous = rowServices;
     }
@@ -281,7 +289,7 @@ describe('Dockerfile', () => {
     expect(build).toMatch(/node tools\/build\.mjs/);
   });
 
-  test('build stage builds the review workspace (dist/web, served at /app/) with Vite\'s native packages for the build\'s architecture', () => {
+  test("build stage builds the review workspace (dist/web, served at /app/) with Vite's native packages for the build's architecture", () => {
     const build = stage('build').lines.join('\n');
     expect(build).toMatch(/amd64\) arch=x64 ;;/);
     expect(build).toMatch(/arm64\) arch=arm64 ;;/);
@@ -340,7 +348,8 @@ describe('Dockerfile', () => {
     expect(deps).toMatch(/verify-installed\.mjs \/tmp\/package-lock\.json node_modules --arch "\$arch"/);
     expect(deps).toMatch(/test -f "node_modules\/onnxruntime-node\/bin\/napi-v6\/linux\/\$arch\/libonnxruntime\.so\.1"/);
     expect(read('node_modules/onnxruntime-node/package.json')).toBeTruthy();
-    for (const a of ['x64', 'arm64']) expect(fs.existsSync(path.join(ROOT, `node_modules/onnxruntime-node/bin/napi-v6/linux/${a}/libonnxruntime.so.1`))).toBe(true);
+    for (const a of ['x64', 'arm64'])
+      expect(fs.existsSync(path.join(ROOT, `node_modules/onnxruntime-node/bin/napi-v6/linux/${a}/libonnxruntime.so.1`))).toBe(true);
     for (const pkg of ['@img/sharp-linux-x64', '@img/sharp-libvips-linux-x64', '@lancedb/lancedb-linux-x64-gnu']) {
       expect([pkg, JSON.parse(read('package-lock.json')).packages[`node_modules/${pkg}`]?.version]).toEqual([pkg, expect.any(String)]);
     }
@@ -376,7 +385,12 @@ describe('Dockerfile', () => {
     const sources = stages
       .flatMap((s) => s.lines)
       .filter((l) => /^COPY\s/.test(l) && !/--from=/.test(l))
-      .flatMap((l) => l.replace(/^COPY\s+(--\S+\s+)*/, '').split(/\s+/).slice(0, -1));
+      .flatMap((l) =>
+        l
+          .replace(/^COPY\s+(--\S+\s+)*/, '')
+          .split(/\s+/)
+          .slice(0, -1),
+      );
     expect(sources.length).toBeGreaterThan(5);
     const filesUnder = (rel: string): string[] =>
       fs.statSync(path.join(ROOT, rel)).isDirectory() ? fs.readdirSync(path.join(ROOT, rel)).flatMap((f) => filesUnder(`${rel}/${f}`)) : [rel];
@@ -385,17 +399,36 @@ describe('Dockerfile', () => {
       // A file must pass; a directory must send its files (tests, generated code, local installs such
       // as tools/llm-server/node_modules and the models' training code aside: `**/node_modules` and
       // `libs/text/models/*/train` never reach the daemon).
-      const files = filesUnder(src).filter((f) => !/\.(medium-)?spec\.ts$|\/gen\/|\/sdk\/src\/generated\/|\/node_modules\/|^libs\/text\/models\/[^/]+\/train\//.test(f));
+      const files = filesUnder(src).filter(
+        (f) => !/\.(medium-)?spec\.ts$|\/gen\/|\/sdk\/src\/generated\/|\/node_modules\/|^libs\/text\/models\/[^/]+\/train\//.test(f),
+      );
       expect([src, files.filter((f) => !dockerignoreIncludes(f))]).toEqual([src, []]);
     }
-    for (const excluded of ['node_modules', 'dist', '.data', '.git', '.env', 'libs/proto/src/gen', 'packages/sdk/src/generated', 'packages/cli', 'apps/gateway/src/app.module.spec.ts', 'helm', 'test', 'libs/text/models/judge/train/policy-cases.json', 'libs/text/models/judge-nli-minilm/train/train_nli.py']) {
+    for (const excluded of [
+      'node_modules',
+      'dist',
+      '.data',
+      '.git',
+      '.env',
+      'libs/proto/src/gen',
+      'packages/sdk/src/generated',
+      'packages/cli',
+      'apps/gateway/src/app.module.spec.ts',
+      'helm',
+      'test',
+      'libs/text/models/judge/train/policy-cases.json',
+      'libs/text/models/judge-nli-minilm/train/train_nli.py',
+    ]) {
       expect([excluded, dockerignoreIncludes(excluded)]).toEqual([excluded, false]);
     }
   });
 
   test('entrypoint.sh dispatches every service and kbctl', () => {
     const entry = read('deploy/docker/entrypoint.sh');
-    const cases = entry.match(/^\s*(gateway \|[^)]*)\)/m)?.[1].split('|').map((s) => s.trim());
+    const cases = entry
+      .match(/^\s*(gateway \|[^)]*)\)/m)?.[1]
+      .split('|')
+      .map((s) => s.trim());
     expect(sorted(cases ?? [])).toEqual(sorted(SERVICES));
     expect(entry).toMatch(/\/app\/dist\/apps\/\$\{service\}\/src\/main\.js/);
     expect(entry).toMatch(/kbctl\)[\s\S]*dist\/apps\/gateway\/src\/cli\/kbctl\.js/);
@@ -410,7 +443,12 @@ describe('deploy/docker/verify-installed.mjs (run for real)', () => {
     fs.mkdirSync(path.join(dir, 'node_modules'));
     const pkgs = Object.fromEntries(Object.entries(installed).map(([k, v]) => [`node_modules/${k}`, { version: v }]));
     fs.writeFileSync(path.join(dir, 'node_modules/.package-lock.json'), JSON.stringify({ packages: pkgs }));
-    const args = [path.join(ROOT, 'deploy/docker/verify-installed.mjs'), path.join(dir, 'lock.json'), path.join(dir, 'node_modules'), ...(arch ? ['--arch', arch] : [])];
+    const args = [
+      path.join(ROOT, 'deploy/docker/verify-installed.mjs'),
+      path.join(dir, 'lock.json'),
+      path.join(dir, 'node_modules'),
+      ...(arch ? ['--arch', arch] : []),
+    ];
     return spawnSync(process.execPath, args, { encoding: 'utf8' });
   };
   test('accepts the arm64 build of a locked linux-x64 package at the same version, and nothing else', () => {
@@ -781,7 +819,9 @@ describe('helm chart (render-free)', () => {
     expect(embedded).not.toBeNull();
     const composeFile = parseYaml(read('docker-compose.yml')) as { services: Record<string, { image?: string }> };
     const defaultOf = (image: string) => image.replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1');
-    const composeImages = Object.values(composeFile.services).map((s) => defaultOf(s.image ?? '')).filter((i) => i && !/kb-platform/.test(i));
+    const composeImages = Object.values(composeFile.services)
+      .map((s) => defaultOf(s.image ?? ''))
+      .filter((i) => i && !/kb-platform/.test(i));
     const chartImages = ['postgresql', 'nats', 'minio'].map((k) => values.bundled[k].image as string);
     for (const image of [...composeImages, ...chartImages]) {
       const tag = image.split(':').pop() ?? '';
@@ -799,7 +839,7 @@ describe('helm chart (render-free)', () => {
     const has = (p: string[]) => {
       let node: unknown = values;
       for (const key of p) {
-        if (node === null || typeof node !== 'object' || !(key in (node))) return false;
+        if (node === null || typeof node !== 'object' || !(key in node)) return false;
         node = (node as Record<string, unknown>)[key];
       }
       return true;
@@ -906,7 +946,8 @@ describe('helm chart (render-free)', () => {
     // The bundled PostgreSQL, NATS and MinIO admit exactly the services whose configuration reads
     // their address (plus the migrations Job for PostgreSQL).
     const deps: Record<string, string[]> = {};
-    for (const m of np.matchAll(/"component" "([a-z]+)" "port" \d+ "clients" \(list ((?:"[a-z]+"\s*)+)\)/g)) deps[m[1]] = [...m[2].matchAll(/"([a-z]+)"/g)].map((x) => x[1]);
+    for (const m of np.matchAll(/"component" "([a-z]+)" "port" \d+ "clients" \(list ((?:"[a-z]+"\s*)+)\)/g))
+      deps[m[1]] = [...m[2].matchAll(/"([a-z]+)"/g)].map((x) => x[1]);
     const readers = (v: string) => SERVICES.filter((s) => codeVars(s).includes(v));
     expect(sorted(deps.postgresql)).toEqual(sorted([...readers('DATABASE_URL'), 'migrations']));
     expect(sorted(deps.nats)).toEqual(sorted(readers('NATS_URL')));
@@ -944,7 +985,14 @@ const helm = findHelm();
 const helmLabel = helm ?? 'SKIPPED: no helm binary (set HELM_BIN)';
 const KUBE_VERSION = '1.30.0';
 
-type K8sObject = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any; data?: Record<string, string>; stringData?: Record<string, string> };
+type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec?: any;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+};
 
 function render(valuesFile: string | null, extra: string[] = []) {
   const args = ['template', 'kb', CHART, '--kube-version', KUBE_VERSION, ...(valuesFile ? ['-f', path.join(CHART, valuesFile)] : []), ...extra];
@@ -1020,7 +1068,12 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
     });
 
     maybe('every secretKeyRef resolves to a rendered Secret key or a configured existing Secret', () => {
-      const existing = [merged.database.existingSecret, merged.storage.s3.existingSecret, merged.storage.local.existingSecret, merged.webhooks.existingSecret].filter(Boolean);
+      const existing = [
+        merged.database.existingSecret,
+        merged.storage.s3.existingSecret,
+        merged.storage.local.existingSecret,
+        merged.webhooks.existingSecret,
+      ].filter(Boolean);
       for (const d of byKind('Deployment')) {
         for (const e of d.spec.template.spec.containers[0].env ?? []) {
           const ref = e.valueFrom?.secretKeyRef;
@@ -1031,7 +1084,11 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
             expect([e.name, PROVIDER_KEY_VARS.includes(e.name)]).toEqual([e.name, true]);
             continue;
           }
-          expect([d.metadata.name, e.name, secret ? ref.key in (secret.stringData ?? secret.data ?? {}) : existing.includes(ref.name)]).toEqual([d.metadata.name, e.name, true]);
+          expect([d.metadata.name, e.name, secret ? ref.key in (secret.stringData ?? secret.data ?? {}) : existing.includes(ref.name)]).toEqual([
+            d.metadata.name,
+            e.name,
+            true,
+          ]);
         }
       }
     });
@@ -1058,7 +1115,12 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       for (const d of byKind('Deployment')) {
         const pod = d.spec.template.spec;
         const c = pod.containers[0];
-        expect([d.metadata.name, pod.securityContext.runAsNonRoot, c.securityContext.readOnlyRootFilesystem, c.securityContext.allowPrivilegeEscalation]).toEqual([d.metadata.name, true, true, false]);
+        expect([
+          d.metadata.name,
+          pod.securityContext.runAsNonRoot,
+          c.securityContext.readOnlyRootFilesystem,
+          c.securityContext.allowPrivilegeEscalation,
+        ]).toEqual([d.metadata.name, true, true, false]);
         expect(c.volumeMounts.some((m: { mountPath: string }) => m.mountPath === '/tmp')).toBe(true);
         expect(c.resources.requests.memory).toBeDefined();
         expect(c.resources.limits.memory).toBeDefined();
@@ -1074,7 +1136,9 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       expect(volume.persistentVolumeClaim.claimName).toBeTruthy();
       expect(merged.retrieval.vectorStore).toBe('lancedb');
       const hpas = byKind('HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name.replace(/^.*-/, ''));
-      const expected = ['gateway', 'documents', 'ingestion', 'check', 'agent', 'webhooks'].filter((s) => merged[s].autoscaling.enabled && !merged[s].keda?.enabled);
+      const expected = ['gateway', 'documents', 'ingestion', 'check', 'agent', 'webhooks'].filter(
+        (s) => merged[s].autoscaling.enabled && !merged[s].keda?.enabled,
+      );
       expect(sorted(hpas)).toEqual(sorted(expected));
       for (const s of expected) expect(deployment(s).spec.replicas).toBeUndefined();
       expect(byKind('PodDisruptionBudget').some((p) => p.metadata.name.endsWith('-retrieval'))).toBe(false);
@@ -1119,7 +1183,8 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
         for (const p of svc.spec.ports) expect([svc.metadata.name, p.name]).not.toEqual([svc.metadata.name, 'metrics']);
       }
       for (const ing of byKind('Ingress')) {
-        for (const rule of ing.spec.rules) for (const path of rule.http.paths) expect(path.backend.service.port.name ?? path.backend.service.port.number).not.toBe('metrics');
+        for (const rule of ing.spec.rules)
+          for (const path of rule.http.paths) expect(path.backend.service.port.name ?? path.backend.service.port.number).not.toBe('metrics');
       }
     });
 
@@ -1136,7 +1201,8 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       // every service whose code opens a database is migrated
       // (the composition root is main.ts, or a file next to it such as the gateway's gateway.ts)
       const owners = SERVICES.filter((s) =>
-        fs.readdirSync(path.join(ROOT, 'apps', s, 'src'))
+        fs
+          .readdirSync(path.join(ROOT, 'apps', s, 'src'))
           .filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))
           .some((f) => /openDatabase|open\w*Database\(/.test(read(`apps/${s}/src/${f}`))),
       );
@@ -1157,9 +1223,14 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
 
   describe('optional resources', () => {
     const objectsWith = (...sets: string[]) => {
-      const r = render('ci/s3-values.yaml', sets.flatMap((x) => ['--set', x]));
+      const r = render(
+        'ci/s3-values.yaml',
+        sets.flatMap((x) => ['--set', x]),
+      );
       if (r.status !== 0) throw new Error(r.stderr);
-      return YAML.parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean) as K8sObject[];
+      return YAML.parseAllDocuments(r.stdout)
+        .map((d) => d.toJS())
+        .filter(Boolean) as K8sObject[];
     };
 
     maybe.each([
@@ -1192,7 +1263,9 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       const stream = events.match(/WEBHOOKS_STREAM = '([^']+)'/)?.[1];
       const partitions = Number(events.match(/WEBHOOK_FANOUT_PARTITIONS = (\d+)/)?.[1]);
       expect(read('apps/webhooks/src/main.ts')).toContain('durable: `webhooks-fanout-${partition}`');
-      expect(triggers.map((t: any) => [t.metadata.stream, t.metadata.consumer])).toEqual(Array.from({ length: partitions }, (_, p) => [stream, `webhooks-fanout-${p}`]));
+      expect(triggers.map((t: any) => [t.metadata.stream, t.metadata.consumer])).toEqual(
+        Array.from({ length: partitions }, (_, p) => [stream, `webhooks-fanout-${p}`]),
+      );
       expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name.endsWith('-webhooks'))).toBe(false);
     });
 
@@ -1208,7 +1281,12 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       expect(named('PodDisruptionBudget')).toHaveLength(1);
       const cm = objects.find((o) => o.kind === 'ConfigMap' && (o as any).data?.VECTOR_STORE) as any;
       expect([cm.data.VECTOR_STORE, cm.data.QDRANT_URL]).toEqual(['qdrant', 'http://qdrant:6333']);
-      const fixed = objectsWith('retrieval.vectorStore=qdrant', 'retrieval.qdrant.url=http://qdrant:6333', 'retrieval.autoscaling.enabled=false', 'retrieval.replicas=3');
+      const fixed = objectsWith(
+        'retrieval.vectorStore=qdrant',
+        'retrieval.qdrant.url=http://qdrant:6333',
+        'retrieval.autoscaling.enabled=false',
+        'retrieval.replicas=3',
+      );
       const missingUrl = render('ci/s3-values.yaml', ['--set', 'retrieval.vectorStore=qdrant']);
       expect([missingUrl.status, missingUrl.stderr]).toEqual([1, expect.stringContaining('retrieval.qdrant.url is required')]);
       expect(fixed.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-retrieval'))!.spec.replicas).toBe(3);
@@ -1217,13 +1295,23 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
     maybe('model-provider and Qdrant API keys go to the Secret, never the ConfigMap', () => {
       const objects = objectsWith('llm.baseUrl=http://llm:8000/v1', 'llm.model=m', 'llm.apiKey=sk-llm', 'retrieval.embeddings.apiKey=sk-emb');
       const secret = objects.find((o) => o.kind === 'Secret' && (o as any).stringData?.LLM_API_KEY) as any;
-      expect([secret?.stringData.LLM_API_KEY, secret?.stringData.EMBEDDINGS_API_KEY, 'RERANK_API_KEY' in (secret?.stringData ?? {})]).toEqual(['sk-llm', 'sk-emb', false]);
+      expect([secret?.stringData.LLM_API_KEY, secret?.stringData.EMBEDDINGS_API_KEY, 'RERANK_API_KEY' in (secret?.stringData ?? {})]).toEqual([
+        'sk-llm',
+        'sk-emb',
+        false,
+      ]);
       for (const cm of objects.filter((o) => o.kind === 'ConfigMap')) expect(JSON.stringify(cm)).not.toMatch(/sk-llm|sk-emb/);
-      const envOf = (name: string) => objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(`-${name}`))!.spec.template.spec.containers[0].env;
+      const envOf = (name: string) =>
+        objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(`-${name}`))!.spec.template.spec.containers[0].env;
       for (const name of ['check', 'agent']) {
-        expect(envOf(name)).toContainEqual({ name: 'LLM_API_KEY', valueFrom: { secretKeyRef: { name: secret.metadata.name, key: 'LLM_API_KEY', optional: true } } });
+        expect(envOf(name)).toContainEqual({
+          name: 'LLM_API_KEY',
+          valueFrom: { secretKeyRef: { name: secret.metadata.name, key: 'LLM_API_KEY', optional: true } },
+        });
       }
-      expect(envOf('retrieval').map((e: { name: string }) => e.name)).toEqual(expect.arrayContaining(['EMBEDDINGS_API_KEY', 'RERANK_API_KEY', 'QDRANT_API_KEY']));
+      expect(envOf('retrieval').map((e: { name: string }) => e.name)).toEqual(
+        expect.arrayContaining(['EMBEDDINGS_API_KEY', 'RERANK_API_KEY', 'QDRANT_API_KEY']),
+      );
     });
 
     maybe('PodMonitor selects the release pods on their `metrics` port', () => {
@@ -1236,11 +1324,14 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
     maybe('storage Ingress for an in-cluster S3 endpoint; metrics off removes ports, annotations and policies', () => {
       const withStorage = objectsWith('ingress.enabled=true', 'ingress.storage.enabled=true', 'ingress.storage.host=s3.example.com');
       const storage = withStorage.find((o) => o.kind === 'Ingress' && o.metadata.name.endsWith('-storage'))!;
-      expect(storage.spec.rules[0]).toMatchObject({ host: 's3.example.com', http: { paths: [{ backend: { service: { name: 'minio', port: { number: 9000 } } } }] } });
+      expect(storage.spec.rules[0]).toMatchObject({
+        host: 's3.example.com',
+        http: { paths: [{ backend: { service: { name: 'minio', port: { number: 9000 } } } }] },
+      });
       const off = objectsWith('metrics.enabled=false');
       const gw = off.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-gateway'))!;
       expect(gw.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name)).toEqual(['http']);
-      expect((gw.spec.template.metadata).annotations['prometheus.io/scrape']).toBeUndefined();
+      expect(gw.spec.template.metadata.annotations['prometheus.io/scrape']).toBeUndefined();
       expect(off.find((o) => o.kind === 'ConfigMap')!.data!.METRICS_ENABLED).toBe('false');
     });
     maybe('Grafana dashboard ConfigMap carries dashboards/kb-platform.json for the sidecar', () => {
@@ -1250,12 +1341,24 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
     });
 
     maybe('bundled quick start: PostgreSQL, NATS and MinIO in the release, wired into every service', () => {
-      const sets = ['bundled.postgresql.enabled=true', 'bundled.postgresql.password=pg-pass-1', 'bundled.nats.enabled=true', 'bundled.minio.enabled=true', 'bundled.minio.rootPassword=minio-pass-1', 'webhooks.secretKey=webhook-key-0123456789abcdef0123456789'];
+      const sets = [
+        'bundled.postgresql.enabled=true',
+        'bundled.postgresql.password=pg-pass-1',
+        'bundled.nats.enabled=true',
+        'bundled.minio.enabled=true',
+        'bundled.minio.rootPassword=minio-pass-1',
+        'webhooks.secretKey=webhook-key-0123456789abcdef0123456789',
+      ];
       const lint = spawnSync(helm!, ['lint', '--strict', CHART, '--kube-version', KUBE_VERSION, ...sets.flatMap((x) => ['--set', x])], { encoding: 'utf8' });
       expect([lint.status, lint.status === 0 ? '' : lint.stdout + lint.stderr]).toEqual([0, '']);
-      const r = render(null, sets.flatMap((x) => ['--set', x]));
+      const r = render(
+        null,
+        sets.flatMap((x) => ['--set', x]),
+      );
       expect([r.status, r.stderr]).toEqual([0, '']);
-      const objects = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean) as K8sObject[];
+      const objects = YAML.parseAllDocuments(r.stdout)
+        .map((d) => d.toJS())
+        .filter(Boolean) as K8sObject[];
       const named = (kind: string, c: string) => objects.find((o) => o.kind === kind && o.metadata.name.endsWith(`-${c}`))!;
       const data = objects.find((o) => o.kind === 'ConfigMap')!.data!;
       const secret = objects.find((o) => o.kind === 'Secret')!.stringData!;
@@ -1266,19 +1369,53 @@ describe(`helm chart rendered [${helmLabel}]`, () => {
       for (const c of ['postgresql', 'nats', 'minio']) {
         const sts = named('StatefulSet', c);
         const pod = sts.spec.template.spec;
-        expect([c, pod.securityContext.runAsNonRoot, pod.containers[0].securityContext.readOnlyRootFilesystem, sts.spec.volumeClaimTemplates.length]).toEqual([c, true, true, 1]);
+        expect([c, pod.securityContext.runAsNonRoot, pod.containers[0].securityContext.readOnlyRootFilesystem, sts.spec.volumeClaimTemplates.length]).toEqual([
+          c,
+          true,
+          true,
+          1,
+        ]);
         for (const e of pod.containers[0].env ?? []) if (e.valueFrom) expect([c, e.name, e.valueFrom.secretKeyRef.key in secret]).toEqual([c, e.name, true]);
         expect(pod.containers[0].readinessProbe).toBeDefined();
       }
       // pre-install hooks would run before the bundled database exists: the services migrate at start
       expect(objects.some((o) => o.kind === 'Job')).toBe(false);
       const pgPolicy = named('NetworkPolicy', 'postgresql');
-      expect(pgPolicy.spec.ingress[0].from[0].podSelector.matchExpressions[1].values).toEqual(['gateway', 'documents', 'check', 'agent', 'webhooks', 'migrations']);
+      expect(pgPolicy.spec.ingress[0].from[0].podSelector.matchExpressions[1].values).toEqual([
+        'gateway',
+        'documents',
+        'check',
+        'agent',
+        'webhooks',
+        'migrations',
+      ]);
     });
 
     maybe('bundled dependencies refuse a half configuration', () => {
-      expect(render(null, ['--set', 'bundled.postgresql.enabled=true', '--set', 'nats.url=nats://n:4222', '--set', 'storage.s3.endpoint=s3', '--set', 'storage.s3.accessKey=a', '--set', 'storage.s3.secretKey=b']).stderr).toMatch(/bundled\.postgresql\.password is required/);
-      expect(render('ci/s3-values.yaml', ['--set', 'bundled.minio.enabled=true', '--set', 'bundled.minio.rootPassword=minio-pass-1', '--set', 'storage.s3.existingSecret=x']).stderr).toMatch(/bundled\.minio\.enabled needs storage\.driver=s3 and an empty storage\.s3\.existingSecret/);
+      expect(
+        render(null, [
+          '--set',
+          'bundled.postgresql.enabled=true',
+          '--set',
+          'nats.url=nats://n:4222',
+          '--set',
+          'storage.s3.endpoint=s3',
+          '--set',
+          'storage.s3.accessKey=a',
+          '--set',
+          'storage.s3.secretKey=b',
+        ]).stderr,
+      ).toMatch(/bundled\.postgresql\.password is required/);
+      expect(
+        render('ci/s3-values.yaml', [
+          '--set',
+          'bundled.minio.enabled=true',
+          '--set',
+          'bundled.minio.rootPassword=minio-pass-1',
+          '--set',
+          'storage.s3.existingSecret=x',
+        ]).stderr,
+      ).toMatch(/bundled\.minio\.enabled needs storage\.driver=s3 and an empty storage\.s3\.existingSecret/);
     });
   });
 });
@@ -1355,7 +1492,9 @@ describe(`tools/release/chart.mjs [${helmLabel}]`, () => {
     expect([r.status, r.stderr]).toEqual([0, '']);
     const tgz = path.join(out, 'kb-platform-1.4.2.tgz');
     expect(fs.existsSync(tgz)).toBe(true);
-    const rendered = spawnSync(helm!, ['template', 'kb', tgz, '-f', path.join(ROOT, 'helm/kb-platform/ci/s3-values.yaml'), '--kube-version', KUBE_VERSION], { encoding: 'utf8' });
+    const rendered = spawnSync(helm!, ['template', 'kb', tgz, '-f', path.join(ROOT, 'helm/kb-platform/ci/s3-values.yaml'), '--kube-version', KUBE_VERSION], {
+      encoding: 'utf8',
+    });
     expect([rendered.status, rendered.stderr]).toEqual([0, '']);
     const images = new Set([...rendered.stdout.matchAll(/^\s+image: "?([^"\s]+)"?$/gm)].map((m) => m[1]));
     expect([...images].filter((i) => i.includes('acme')).sort()).toEqual(['ghcr.io/acme/kb-platform-ingestion:1.4.2', 'ghcr.io/acme/kb-platform:1.4.2']);

@@ -48,7 +48,9 @@ describe('agent: answers that know when they do not know', () => {
   it('query: a question that shares only a common word with the documents is declined by the coverage floor', async () => {
     // "site" is in three sentences of the rules; what the question is about (boiling point, liquid
     // nitrogen) is in none: no passage covers 0.34 of its content (MIN_ANSWER_COVERAGE, docs/agent.md).
-    const res = await a.post('/api/v2/agent/query').send({ question: 'What is the boiling point of liquid nitrogen on site?', project_id: projectId, chat_type: 'project' });
+    const res = await a
+      .post('/api/v2/agent/query')
+      .send({ question: 'What is the boiling point of liquid nitrogen on site?', project_id: projectId, chat_type: 'project' });
     expect(res.status).toBe(200);
     expect(res.body.data.answer).toBe(NOT_FOUND);
     expect(res.body.data.citations).toEqual([]);
@@ -89,14 +91,19 @@ describe('agent: answers that know when they do not know', () => {
     const noneCitations = JSON.parse(none.events.find((e) => e.event === 'citations')!.data);
     expect(noneCitations.citations).toEqual([]);
     expect(noneCitations.confidence).toBeLessThan(0.7);
-    expect(none.events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).content).join('')).toBe(NOT_FOUND);
+    expect(
+      none.events
+        .filter((e) => e.event === 'delta')
+        .map((e) => JSON.parse(e.data).content)
+        .join(''),
+    ).toBe(NOT_FOUND);
   });
 
   it('batches: every answered result carries its confidence; the CSV keeps the contract header', async () => {
     const created = await a.post('/api/v2/agent/batches').send({ questions: [ANSWERABLE, UNANSWERABLE], project_id: projectId, chat_type: 'project' });
     expect(created.status).toBe(201);
     let b: any;
-    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
       b = (await a.get(`/api/v2/agent/batches/${created.body.data.id}`)).body.data;
       if (b.status === 'completed') break;
       await new Promise((r) => setTimeout(r, 200));

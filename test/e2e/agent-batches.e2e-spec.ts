@@ -133,7 +133,11 @@ describe('agent batches', () => {
     ];
     for (const [body, status, code] of cases) {
       const res = await a.post('/api/v2/agent/batches').send(body);
-      expect({ body: JSON.stringify(body).slice(0, 80), status: res.status, code: res.body.error?.code }).toEqual({ body: JSON.stringify(body).slice(0, 80), status, code });
+      expect({ body: JSON.stringify(body).slice(0, 80), status: res.status, code: res.body.error?.code }).toEqual({
+        body: JSON.stringify(body).slice(0, 80),
+        status,
+        code,
+      });
     }
     expect((await a.get('/api/v2/agent/batches/not-a-uuid')).status).toBe(400);
     expect((await a.get('/api/v2/agent/batches?status=done')).status).toBe(400);

@@ -84,7 +84,11 @@ describe('agent: safety corpus, routing, chat with SSE', () => {
 
   it('routes an omitted chat_type: safety when enabled and on topic, else project, else general', async () => {
     const ask = async (key: string, content: string, extra: object = {}) =>
-      (await api(key).post('/api/v2/chat').send({ messages: [{ role: 'user', content }], ...extra })).body.data.agent;
+      (
+        await api(key)
+          .post('/api/v2/chat')
+          .send({ messages: [{ role: 'user', content }], ...extra })
+      ).body.data.agent;
     expect(await ask(safetyOrg.key, 'How far must a ladder extend above the landing?')).toBe('safety');
     expect(await ask(safetyOrg.key, 'When do we notify customers about a security incident?')).toBe('general');
     expect(await ask(plainOrg.key, 'How far must a ladder extend above the landing?')).toBe('general');
@@ -132,12 +136,16 @@ describe('agent: safety corpus, routing, chat with SSE', () => {
   });
 
   it('project chat searches only the project scope; a foreign project is 404', async () => {
-    const res = await p.post('/api/v2/chat').send({ chat_type: 'project', project_id: projectId, messages: [{ role: 'user', content: 'Who is on the incident response team?' }] });
+    const res = await p
+      .post('/api/v2/chat')
+      .send({ chat_type: 'project', project_id: projectId, messages: [{ role: 'user', content: 'Who is on the incident response team?' }] });
     expect(res.status).toBe(200);
     expect(res.body.data.agent).toBe('project');
     expect(res.body.data.citations.length).toBeGreaterThan(0);
     for (const c of res.body.data.citations) expect(c.file_name).toBe('datica_11-incident_response_policy.md');
-    const foreign = await s.post('/api/v2/chat').send({ chat_type: 'project', project_id: projectId, messages: [{ role: 'user', content: 'incident response team' }] });
+    const foreign = await s
+      .post('/api/v2/chat')
+      .send({ chat_type: 'project', project_id: projectId, messages: [{ role: 'user', content: 'incident response team' }] });
     expect(foreign.status).toBe(404);
   });
 
@@ -170,7 +178,10 @@ describe('agent: safety corpus, routing, chat with SSE', () => {
     expect(names.length).toBeGreaterThan(3);
     const meta = JSON.parse(events[0].data);
     expect(meta).toEqual({ agent: 'safety', model: 'embedded-extractive', request_id: res.headers.get('x-request-id') });
-    const text = events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).content).join('');
+    const text = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => JSON.parse(e.data).content)
+      .join('');
     expect(text).toBe(json.message.content);
     expect(text).toMatch(/3 feet/);
     const citations = JSON.parse(events[names.indexOf('citations')].data).citations;
@@ -199,7 +210,13 @@ describe('agent: safety corpus, routing, chat with SSE', () => {
   it('every agent route is in the OpenAPI document', async () => {
     const doc: any = await (await fetch(`${baseUrl()}/docs/openapi.json`)).json();
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/api/v2/agent/query', '/api/v2/chat', '/api/v2/agent/batches', '/api/v2/agent/batches/{id}', '/api/v2/agent/batches/{id}/export']),
+      expect.arrayContaining([
+        '/api/v2/agent/query',
+        '/api/v2/chat',
+        '/api/v2/agent/batches',
+        '/api/v2/agent/batches/{id}',
+        '/api/v2/agent/batches/{id}/export',
+      ]),
     );
     expect(kbctl('org', 'safety', '--org', plainOrg.orgId, '--off').safety_assistant_enabled).toBe(false);
   });

@@ -48,7 +48,10 @@ describe('agent with a chat model configured', () => {
         crashCalls.push({ question: q, at: Date.now() });
         return { content: 'Guardrails are 42 inches high [1].', delayMs: 1500 };
       }
-      return { content: 'Protection starts at 6 feet [2]. Rails are 42 inches high [1][99]. See also [2].', chunks: ['Protection starts at 6 feet [', '2]. Rails are 42 inches high [1][9', '9]. See also [2].'] };
+      return {
+        content: 'Protection starts at 6 feet [2]. Rails are 42 inches high [1][99]. See also [2].',
+        chunks: ['Protection starts at 6 feet [', '2]. Rails are 42 inches high [1][9', '9]. See also [2].'],
+      };
     });
     const env = {
       LOG_LEVEL: 'info',
@@ -78,7 +81,9 @@ describe('agent with a chat model configured', () => {
 
   it('markers the model gets wrong are checked against the passages and renumbered; quotes are verbatim', async () => {
     const before = model.requests.length;
-    const res = await api(org.key, baseUrl).post('/api/v2/agent/query').send({ question: 'How high are guardrails and when is fall protection needed?', chat_type: 'safety', top_k: 5 });
+    const res = await api(org.key, baseUrl)
+      .post('/api/v2/agent/query')
+      .send({ question: 'How high are guardrails and when is fall protection needed?', chat_type: 'safety', top_k: 5 });
     expect(res.status).toBe(200);
     const d = res.body.data;
     expect(d.model).toBe('scripted-model');
@@ -100,7 +105,10 @@ describe('agent with a chat model configured', () => {
     expect(names[0]).toBe('meta');
     expect(names.slice(-2)).toEqual(['citations', 'done']);
     expect(JSON.parse(events[0].data).model).toBe('scripted-model');
-    const text = events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).content).join('');
+    const text = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => JSON.parse(e.data).content)
+      .join('');
     expect(text.trim()).toBe('Protection starts at 6 feet [1]. Rails are 42 inches high [2]. See also [1].');
     expect(JSON.parse(events[names.indexOf('citations')].data).citations.map((c: any) => c.index)).toEqual([1, 2]);
   });
@@ -110,7 +118,10 @@ describe('agent with a chat model configured', () => {
     const cancelled = () => (readFileSync(agentLog, 'utf8').match(/cancelled by the caller/g) ?? []).length;
     const before = cancelled();
     const started = Date.now();
-    const { events, comments } = await streamChat({ chat_type: 'safety', messages: [{ role: 'user', content: 'SLOW: ladder angle?' }] }, { abortAfter: 'meta' });
+    const { events, comments } = await streamChat(
+      { chat_type: 'safety', messages: [{ role: 'user', content: 'SLOW: ladder angle?' }] },
+      { abortAfter: 'meta' },
+    );
     expect(events.map((e) => e.event)).toEqual(['meta']);
     // Heartbeat test: a separate, full stream of the slow answer.
     const full = await streamChat({ chat_type: 'safety', messages: [{ role: 'user', content: 'SLOW: ladder angle again?' }] });
@@ -263,6 +274,8 @@ describe('agent with a chat model configured', () => {
     expect([done.total_questions, done.processed_questions, done.failed_questions]).toEqual([16, 16, 0]);
     expect(done.results.every((r: any) => r.status === 'completed' && r.answer === 'Guardrails are 42 inches high [1].')).toBe(true);
     const { longestTakeoverMs } = assessKills('batch, four kills in 10 s', questions, kills);
-    console.log(`takeover pause (batch, four kills in 10 s): the longest ${longestTakeoverMs} ms; the batch completed ${Date.now() - kills[3].at} ms after the last kill`);
+    console.log(
+      `takeover pause (batch, four kills in 10 s): the longest ${longestTakeoverMs} ms; the batch completed ${Date.now() - kills[3].at} ms after the last kill`,
+    );
   });
 });

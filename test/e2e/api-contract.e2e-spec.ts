@@ -118,7 +118,15 @@ describe('API contract', () => {
       const res = await a.post('/api/v2/documents').send({ file_name: 'Method statement.pdf', content_type: 'application/pdf', size_bytes: 1234 });
       expect(res.status).toBe(201);
       const d = res.body.data;
-      expect(d).toMatchObject({ org_id: org.orgId, project_id: null, file_name: 'Method statement.pdf', status: 'awaiting_upload', size_bytes: null, chunk_count: null, error_message: null });
+      expect(d).toMatchObject({
+        org_id: org.orgId,
+        project_id: null,
+        file_name: 'Method statement.pdf',
+        status: 'awaiting_upload',
+        size_bytes: null,
+        chunk_count: null,
+        error_message: null,
+      });
       expect(d.upload).toMatchObject({ method: 'PUT', recommended_content_type: 'application/pdf', url: expect.stringMatching(/^http/) });
       const ttl = Date.parse(d.upload.expires_at) - Date.now();
       expect(ttl).toBeGreaterThan(115 * 60_000);
@@ -163,7 +171,9 @@ describe('API contract', () => {
       const missing = randomUUID();
       const theirs = (await api(other.key).post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1 })).body.data.id;
 
-      const res = await a.post('/api/v2/documents/process').send({ document_ids: [notUploaded.id, wrongSize.id, wrongType.id, good.id, good.id, missing, theirs] });
+      const res = await a
+        .post('/api/v2/documents/process')
+        .send({ document_ids: [notUploaded.id, wrongSize.id, wrongType.id, good.id, good.id, missing, theirs] });
       expect(res.status).toBe(200);
       expect(res.body.data.processed).toEqual([good.id]);
       expect(res.body.data.failed).toEqual([]);

@@ -28,7 +28,9 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     expect([where, Boolean(op)]).toEqual([where, true]);
     const declared = op.responses[String(res.status)];
     expect([where, Boolean(declared), res.status >= 400 ? JSON.stringify(res.body).slice(0, 300) : '']).toEqual([where, true, expect.any(String)]);
-    const type = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+    const type = String(res.headers['content-type'] ?? '')
+      .split(';')[0]
+      .trim();
     if (res.status === 204) expect([where, declared.content]).toEqual([where, undefined]);
     else {
       expect([where, Object.keys(declared.content ?? {})]).toEqual([where, expect.arrayContaining([type])]);
@@ -80,15 +82,31 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     conform('GET', '/api/v2/documents/{id}', await a.get(`/api/v2/documents/${documentId}`));
     // Document versions: a new version (201), bad `replaces` (400, 404), the superseded one (409), `current`.
     const v2Bytes = Buffer.from('Incident response policy, version 2: every alert is reviewed within 15 minutes.\n');
-    const version = await a.post('/api/v2/documents').send({ file_name: 'policy-v2.txt', content_type: 'text/plain', size_bytes: v2Bytes.length, project_id: projectId, replaces: documentId });
+    const version = await a
+      .post('/api/v2/documents')
+      .send({ file_name: 'policy-v2.txt', content_type: 'text/plain', size_bytes: v2Bytes.length, project_id: projectId, replaces: documentId });
     conform('POST', '/api/v2/documents', version);
     const versionId: string = version.body.data.id;
     expect((await fetch(version.body.data.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: v2Bytes })).status).toBe(200);
     expect((await a.post('/api/v2/documents/process').send({ document_ids: [versionId] })).body.data.processed).toEqual([versionId]);
     expect((await waitForDocument(org.key, versionId)).status).toBe('completed');
-    conform('POST', '/api/v2/documents', await a.post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, project_id: projectId, replaces: documentId }));
-    conform('POST', '/api/v2/documents', await a.post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, replaces: '6f1c2a9e-0000-4000-8000-000000000000' }));
-    conform('POST', '/api/v2/documents', await a.post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, replaces: 'not-a-uuid' }));
+    conform(
+      'POST',
+      '/api/v2/documents',
+      await a.post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, project_id: projectId, replaces: documentId }),
+    );
+    conform(
+      'POST',
+      '/api/v2/documents',
+      await a
+        .post('/api/v2/documents')
+        .send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, replaces: '6f1c2a9e-0000-4000-8000-000000000000' }),
+    );
+    conform(
+      'POST',
+      '/api/v2/documents',
+      await a.post('/api/v2/documents').send({ file_name: 'x.txt', content_type: 'text/plain', size_bytes: 1, replaces: 'not-a-uuid' }),
+    );
     conform('GET', '/api/v2/documents', await a.get(`/api/v2/documents?project_id=${projectId}&current=true`));
     conform('GET', '/api/v2/documents/{id}', await a.get(`/api/v2/documents/${documentId}`));
     conform('GET', '/api/v2/documents', await a.get(`/api/v2/documents?project_id=${projectId}&document_ids=${documentId}`));
@@ -116,11 +134,19 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     }
     conform('GET', '/api/v2/webhooks/{id}/deliveries', deliveries);
     expect(deliveries.body.data[0].event).toBe('document.completed');
-    conform('POST', '/api/v2/webhooks/{id}/deliveries/{delivery_id}/retry', await a.post(`/api/v2/webhooks/${hookId}/deliveries/${deliveries.body.data[0].id}/retry`));
+    conform(
+      'POST',
+      '/api/v2/webhooks/{id}/deliveries/{delivery_id}/retry',
+      await a.post(`/api/v2/webhooks/${hookId}/deliveries/${deliveries.body.data[0].id}/retry`),
+    );
     conform('DELETE', '/api/v2/webhooks/{id}', await a.delete(`/api/v2/webhooks/${hookId}`));
     conform('DELETE', '/api/v2/webhooks/{id}', await a.delete(`/api/v2/webhooks/${hookId}`));
 
-    conform('POST', '/api/v2/check/verify', await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'Security incidents must be reported to the security officer.' }));
+    conform(
+      'POST',
+      '/api/v2/check/verify',
+      await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'Security incidents must be reported to the security officer.' }),
+    );
     const run = await a.post('/api/v2/check/runs').send({
       project_id: projectId,
       name: 'Conformance run',
@@ -171,7 +197,9 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
       expect([format, report.status]).toEqual([format, 200]);
     }
     conform('GET', reportTemplate, await a.get(`/api/v2/check/runs/${runId}/report?format=docx`));
-    const pendingRun = await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Conformance pending run', requirements: [{ text: 'Not checked yet.' }] });
+    const pendingRun = await a
+      .post('/api/v2/check/runs')
+      .send({ project_id: projectId, name: 'Conformance pending run', requirements: [{ text: 'Not checked yet.' }] });
     const pendingReport = await a.get(`/api/v2/check/runs/${pendingRun.body.data.id}/report`);
     conform('GET', reportTemplate, pendingReport);
     expect(pendingReport.status).toBe(409);
@@ -187,7 +215,9 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
     expect(stopped.status).toBe(200);
     const stoppedRequirement = (await a.get(`/api/v2/check/runs/${long.body.data.id}/requirements`)).body.data.find((r: Json) => r.status !== 'completed');
     if (stoppedRequirement) {
-      const notCompleted = await a.put(`/api/v2/check/runs/${long.body.data.id}/requirements/${stoppedRequirement.id}/review`).send({ decision: 'pass', reviewer: 'Conformance reviewer' });
+      const notCompleted = await a
+        .put(`/api/v2/check/runs/${long.body.data.id}/requirements/${stoppedRequirement.id}/review`)
+        .send({ decision: 'pass', reviewer: 'Conformance reviewer' });
       conform('PUT', '/api/v2/check/runs/{id}/requirements/{requirement_id}/review', notCompleted);
       expect(notCompleted.status).toBe(409);
     }
@@ -195,7 +225,11 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
 
     const question = 'Who must security incidents be reported to?';
     conform('POST', '/api/v2/agent/query', await a.post('/api/v2/agent/query').send({ question, project_id: projectId, chat_type: 'project' }));
-    conform('POST', '/api/v2/chat', await a.post('/api/v2/chat').send({ messages: [{ role: 'user', content: question }], project_id: projectId, chat_type: 'project' }));
+    conform(
+      'POST',
+      '/api/v2/chat',
+      await a.post('/api/v2/chat').send({ messages: [{ role: 'user', content: question }], project_id: projectId, chat_type: 'project' }),
+    );
     conform('POST', '/api/v2/chat', await a.post('/api/v2/chat').send({ messages: [{ role: 'user', content: question }], chat_type: 'safety' }));
     const streamed = await streamChat(org.key, { messages: [{ role: 'user', content: question }], project_id: projectId, chat_type: 'project' });
     conform('POST', '/api/v2/chat', { status: streamed.res.status, headers: Object.fromEntries(streamed.res.headers) });
@@ -211,7 +245,9 @@ describe('gateway: every response of a real flow conforms to the OpenAPI documen
       expect([e.event, dataSchema(JSON.parse(e.data)) ? [] : dataSchema.errors]).toEqual([e.event, []]);
     }
 
-    const batch = await a.post('/api/v2/agent/batches').send({ questions: [question, 'How fast must incidents be reported?'], name: 'Conformance batch', project_id: projectId, chat_type: 'project' });
+    const batch = await a
+      .post('/api/v2/agent/batches')
+      .send({ questions: [question, 'How fast must incidents be reported?'], name: 'Conformance batch', project_id: projectId, chat_type: 'project' });
     conform('POST', '/api/v2/agent/batches', batch);
     const batchId = batch.body.data.id;
     conform('GET', '/api/v2/agent/batches', await a.get(`/api/v2/agent/batches?project_id=${projectId}`));

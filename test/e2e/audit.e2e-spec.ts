@@ -17,7 +17,6 @@ Visitors must sign in at the gate house before entering the yard.
 Hard hats are required at all times on the quay.
 `;
 
-
 describe('audit log', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let key: string;
@@ -63,10 +62,24 @@ describe('audit log', () => {
     projectId = (await track('project-create', api(key).post('/api/v2/projects').send({ name: 'Harbour', description: 'yard' }))).body.data.id;
     expect((await track('project-update', api(key).patch(`/api/v2/projects/${projectId}`).send({ name: 'Harbour Yard' }))).status).toBe(200);
     docId = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'harbour-plan.txt', contentType: 'text/plain' }, projectId);
-    expect((await track('process', api(key).post('/api/v2/documents/process').send({ document_ids: [docId] }))).status).toBe(200);
+    expect(
+      (
+        await track(
+          'process',
+          api(key)
+            .post('/api/v2/documents/process')
+            .send({ document_ids: [docId] }),
+        )
+      ).status,
+    ).toBe(200);
     expect((await waitForDocument(key, docId)).status).toBe('completed');
 
-    const created = await track('run-create', api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Audit me', requirements: [{ text: 'Visitors must sign in at the gate house.' }] }));
+    const created = await track(
+      'run-create',
+      api(key)
+        .post('/api/v2/check/runs')
+        .send({ project_id: projectId, name: 'Audit me', requirements: [{ text: 'Visitors must sign in at the gate house.' }] }),
+    );
     expect(created.status).toBe(201);
     expect((await track('run-trigger', api(key).post(`/api/v2/check/runs/${created.body.data.id}/trigger`).send({ skip_breakdown: true }))).status).toBe(200);
     run = await waitForRun(key, created.body.data.id, ['completed']);
@@ -77,7 +90,11 @@ describe('audit log', () => {
     // A run long enough to be stopped while it is processing.
     const long = await api(key)
       .post('/api/v2/check/runs')
-      .send({ project_id: projectId, name: 'Stop me', requirements: Array.from({ length: 300 }, (_, i) => ({ text: `Requirement number ${i} about hard hats on the quay.` })) });
+      .send({
+        project_id: projectId,
+        name: 'Stop me',
+        requirements: Array.from({ length: 300 }, (_, i) => ({ text: `Requirement number ${i} about hard hats on the quay.` })),
+      });
     stopRunId = long.body.data.id;
     expect((await api(key).post(`/api/v2/check/runs/${stopRunId}/trigger`).send({ skip_breakdown: true })).status).toBe(200);
     expect((await track('run-stop', api(key).post(`/api/v2/check/runs/${stopRunId}/stop`).send())).status).toBe(200);
@@ -87,10 +104,20 @@ describe('audit log', () => {
     expect((await track('review-replace', api(key).put(review).send({ decision: 'pass', reviewer: 'Lee Auditor' }))).status).toBe(200);
     expect((await track('review-clear', api(key).delete(review))).status).toBe(204);
 
-    const batch = await track('batch-create', api(key).post('/api/v2/agent/batches').send({ questions: ['Who signs in at the gate house?'], name: 'Audit batch' }));
+    const batch = await track(
+      'batch-create',
+      api(key)
+        .post('/api/v2/agent/batches')
+        .send({ questions: ['Who signs in at the gate house?'], name: 'Audit batch' }),
+    );
     expect(batch.status).toBe(201);
     batchId = batch.body.data.id;
-    const hook = await track('hook-create', api(key).post('/api/v2/webhooks').send({ url: receiver.url('/audit'), events: ['document.deleted'] }));
+    const hook = await track(
+      'hook-create',
+      api(key)
+        .post('/api/v2/webhooks')
+        .send({ url: receiver.url('/audit'), events: ['document.deleted'] }),
+    );
     expect(hook.status).toBe(201);
     hookId = hook.body.data.id;
     expect((await track('hook-update', api(key).patch(`/api/v2/webhooks/${hookId}`).send({ enabled: false }))).status).toBe(200);
@@ -119,12 +146,28 @@ describe('audit log', () => {
   });
 
   it('records document upload slot, processing, check run create/trigger/rerun/stop, batch and webhook endpoint changes', async () => {
-    expect(await one('document.created', docId)).toMatchObject({ resource_type: 'document', data: { after: { file_name: 'harbour-plan.txt', project_id: projectId } } });
-    expect(await one('document.process_requested', docId)).toMatchObject({ request_id: rid.process, data: { before: { status: 'awaiting_upload' }, after: { status: 'processing' } } });
-    expect(await one('check_run.created', run.id)).toMatchObject({ resource_type: 'check_run', request_id: rid['run-create'], data: { after: { name: 'Audit me', project_id: projectId, total_requirements: 1 } } });
-    expect(await one('check_run.triggered', run.id)).toMatchObject({ request_id: rid['run-trigger'], data: { skip_breakdown: true, before: { status: 'pending' } } });
+    expect(await one('document.created', docId)).toMatchObject({
+      resource_type: 'document',
+      data: { after: { file_name: 'harbour-plan.txt', project_id: projectId } },
+    });
+    expect(await one('document.process_requested', docId)).toMatchObject({
+      request_id: rid.process,
+      data: { before: { status: 'awaiting_upload' }, after: { status: 'processing' } },
+    });
+    expect(await one('check_run.created', run.id)).toMatchObject({
+      resource_type: 'check_run',
+      request_id: rid['run-create'],
+      data: { after: { name: 'Audit me', project_id: projectId, total_requirements: 1 } },
+    });
+    expect(await one('check_run.triggered', run.id)).toMatchObject({
+      request_id: rid['run-trigger'],
+      data: { skip_breakdown: true, before: { status: 'pending' } },
+    });
     expect(await one('check_run.rerun', rerunId)).toMatchObject({ request_id: rid['run-rerun'], data: { source_run_id: run.id } });
-    expect(await one('check_run.stopped', stopRunId)).toMatchObject({ request_id: rid['run-stop'], data: { before: { status: 'processing' }, after: { status: 'stopped' } } });
+    expect(await one('check_run.stopped', stopRunId)).toMatchObject({
+      request_id: rid['run-stop'],
+      data: { before: { status: 'processing' }, after: { status: 'stopped' } },
+    });
     expect(await one('batch.created', batchId)).toMatchObject({ resource_type: 'batch', request_id: rid['batch-create'], actor: { api_key_id: keyId } });
     const hookEvent = await one('webhook_endpoint.created', hookId);
     expect(hookEvent).toMatchObject({ request_id: rid['hook-create'], data: { after: { events: ['document.deleted'], enabled: true } } });
@@ -138,15 +181,29 @@ describe('audit log', () => {
     const body = await events({ resource_type: 'requirement', resource_id: reqId });
     expect(body.data.map((e: any) => e.action)).toEqual(['requirement.review_removed', 'requirement.reviewed', 'requirement.reviewed']);
     const [removed, replaced, set] = body.data;
-    expect(set).toMatchObject({ request_id: rid['review-set'], actor: { api_key_id: keyId, reviewer: 'Dana Reviewer' }, data: { run_id: run.id, before: null, after: { decision: 'fail', reviewer: 'Dana Reviewer', comment: 'old edition' } } });
-    expect(replaced).toMatchObject({ request_id: rid['review-replace'], actor: { reviewer: 'Lee Auditor' }, data: { before: { decision: 'fail' }, after: { decision: 'pass', reviewer: 'Lee Auditor', comment: null } } });
+    expect(set).toMatchObject({
+      request_id: rid['review-set'],
+      actor: { api_key_id: keyId, reviewer: 'Dana Reviewer' },
+      data: { run_id: run.id, before: null, after: { decision: 'fail', reviewer: 'Dana Reviewer', comment: 'old edition' } },
+    });
+    expect(replaced).toMatchObject({
+      request_id: rid['review-replace'],
+      actor: { reviewer: 'Lee Auditor' },
+      data: { before: { decision: 'fail' }, after: { decision: 'pass', reviewer: 'Lee Auditor', comment: null } },
+    });
     expect(removed).toMatchObject({ request_id: rid['review-clear'], actor: { reviewer: 'Lee Auditor' }, data: { before: { decision: 'pass' }, after: null } });
   });
 
   it('records operator (kbctl) changes with an operator actor', async () => {
-    expect(await one('organization.created', orgId)).toMatchObject({ actor: { api_key_id: null, api_key_name: null, operator: 'kbctl' }, request_id: null, data: { after: { name: 'E2E Audit' } } });
+    expect(await one('organization.created', orgId)).toMatchObject({
+      actor: { api_key_id: null, api_key_name: null, operator: 'kbctl' },
+      request_id: null,
+      data: { after: { name: 'E2E Audit' } },
+    });
     expect(await one('api_key.created', keyId)).toMatchObject({ actor: { operator: 'kbctl' }, data: { after: { name: 'E2E Audit key' } } });
-    expect(await one('organization.updated', orgId)).toMatchObject({ data: { before: { monthly_request_quota: null }, after: { monthly_request_quota: 100000 } } });
+    expect(await one('organization.updated', orgId)).toMatchObject({
+      data: { before: { monthly_request_quota: null }, after: { monthly_request_quota: 100000 } },
+    });
   });
 
   it('writes nothing for failed calls (400, 404, 409) or an idempotent replay', async () => {
@@ -180,11 +237,22 @@ describe('audit log', () => {
     expect(page.data.map((e: any) => e.id)).toEqual(all.data.slice(1, 3).map((e: any) => e.id));
     const window = await events({ since: all.data[2].created_at, until: all.data[0].created_at, limit: 200 });
     expect(window.data.every((e: any) => e.created_at >= all.data[2].created_at && e.created_at < all.data[0].created_at)).toBe(true);
-    expect((await events({ resource_type: 'check_run', action: 'check_run.triggered' })).data.map((e: any) => e.resource_id).sort()).toEqual([run.id, stopRunId].sort());
+    expect((await events({ resource_type: 'check_run', action: 'check_run.triggered' })).data.map((e: any) => e.resource_id).sort()).toEqual(
+      [run.id, stopRunId].sort(),
+    );
   });
 
   it('answers 400 in the envelope for bad filters', async () => {
-    for (const query of [{ since: 'yesterday' }, { until: '2026-13-40T00:00:00Z' }, { since: '2026-02-01T00:00:00Z', until: '2026-01-01T00:00:00Z' }, { action: 'created' }, { resource_type: 'Project!' }, { limit: 0 }, { offset: -1 }, { resource_id: 'a b' }]) {
+    for (const query of [
+      { since: 'yesterday' },
+      { until: '2026-13-40T00:00:00Z' },
+      { since: '2026-02-01T00:00:00Z', until: '2026-01-01T00:00:00Z' },
+      { action: 'created' },
+      { resource_type: 'Project!' },
+      { limit: 0 },
+      { offset: -1 },
+      { resource_id: 'a b' },
+    ]) {
       const res = await api(key).get('/api/v2/audit-events').query(query);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
@@ -192,7 +260,16 @@ describe('audit log', () => {
   });
 
   it("keeps a deleted project's events (and its documents' deletion)", async () => {
-    expect((await track('doc-delete', api(key).delete('/api/v2/documents').send({ document_ids: [docId] }))).status).toBe(200);
+    expect(
+      (
+        await track(
+          'doc-delete',
+          api(key)
+            .delete('/api/v2/documents')
+            .send({ document_ids: [docId] }),
+        )
+      ).status,
+    ).toBe(200);
     // Runs keep referring to the project; delete it once its documents are gone.
     expect((await track('project-delete', api(key).delete(`/api/v2/projects/${projectId}`))).status).toBe(204);
     expect(await one('document.deleted', docId)).toMatchObject({ request_id: rid['doc-delete'], data: { before: { file_name: 'harbour-plan.txt' } } });

@@ -28,7 +28,9 @@ describe('issue 13 judge examples through the API', () => {
     ({ key } = newOrg('Judge Examples Org'));
     projectId = (await api(key).post('/api/v2/projects').send({ name: 'Riverside Works' })).body.data.id;
     const id = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'riverside-plan.txt', contentType: 'text/plain' }, projectId);
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [id] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [id] });
     expect((await waitForDocument(key, id)).status).toBe('completed');
   });
 
@@ -61,12 +63,16 @@ describe('issue 13 judge examples through the API', () => {
   it('a compound requirement whose two facts the plan states word for word passes in a check run', async () => {
     const created = await api(key)
       .post('/api/v2/check/runs')
-      .send({ project_id: projectId, name: 'Visitors', requirements: [{ text: 'Visitors must sign in at the reception desk and must wear a visitor badge at all times.' }] });
+      .send({
+        project_id: projectId,
+        name: 'Visitors',
+        requirements: [{ text: 'Visitors must sign in at the reception desk and must wear a visitor badge at all times.' }],
+      });
     expect(created.status).toBe(201);
     const runId = created.body.data.id;
     expect((await api(key).post(`/api/v2/check/runs/${runId}/trigger`).send({})).status).toBe(200);
     let run: any;
-    for (const deadline = Date.now() + 300_000; ; ) {
+    for (const deadline = Date.now() + 300_000; ;) {
       run = (await api(key).get(`/api/v2/check/runs/${runId}`)).body.data;
       if (run.status === 'completed' || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 300));

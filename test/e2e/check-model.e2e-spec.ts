@@ -40,12 +40,22 @@ describe('compliance checking with a configured chat model', () => {
     const requirement = user.split('\n')[1];
     const word = /smok/i.test(requirement) ? 'Smoking' : /hard hat/i.test(requirement) ? 'Hard hats' : /sign in/i.test(requirement) ? 'Visitors' : null;
     const sentence = word ? user.split('\nPassages:\n')[1].match(new RegExp(`${word}[^.]*\\.`))?.[0] : undefined;
-    if (!sentence) return { content: JSON.stringify({ verdict: 'NOT_FOUND', confidence: 0.8, passage: 0, evidence: '', explanation: 'Not covered.', recommendation: null }) };
+    if (!sentence)
+      return {
+        content: JSON.stringify({ verdict: 'NOT_FOUND', confidence: 0.8, passage: 0, evidence: '', explanation: 'Not covered.', recommendation: null }),
+      };
     const verdict = /allowed/i.test(requirement) ? 'CONTRADICTS' : 'COMPLIANT';
     // Quote with doubled spaces (must be normalised), or an invented sentence (must lower the confidence).
     const evidence = mode === 'invent' ? 'Every visitor receives a badge at the gate.' : sentence.replace(/ /g, '  ');
     return {
-      content: JSON.stringify({ verdict, confidence: 0.9, passage: 1, evidence, explanation: 'The plan says so.', recommendation: verdict === 'COMPLIANT' ? null : 'Align the plan.' }),
+      content: JSON.stringify({
+        verdict,
+        confidence: 0.9,
+        passage: 1,
+        evidence,
+        explanation: 'The plan says so.',
+        recommendation: verdict === 'COMPLIANT' ? null : 'Align the plan.',
+      }),
       usage: { prompt_tokens: 200, completion_tokens: 30, total_tokens: 230 },
     };
   }
@@ -53,7 +63,15 @@ describe('compliance checking with a configured chat model', () => {
   beforeAll(async () => {
     server = await startScriptedOpenAiServer((body) => respond(body));
     dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-model-'));
-    const env = { LLM_BASE_URL: server.baseUrl, LLM_MODEL: 'scripted-judge', LLM_API_KEY: 'test', LLM_MAX_RETRIES: '0', CHECK_RUN_ACK_WAIT_MS: '5000', CHECK_RUN_GROUP_SIZE: '1', CHECK_RUN_CONCURRENCY: '1' };
+    const env = {
+      LLM_BASE_URL: server.baseUrl,
+      LLM_MODEL: 'scripted-judge',
+      LLM_API_KEY: 'test',
+      LLM_MAX_RETRIES: '0',
+      CHECK_RUN_ACK_WAIT_MS: '5000',
+      CHECK_RUN_GROUP_SIZE: '1',
+      CHECK_RUN_CONCURRENCY: '1',
+    };
     stack = await startExtraStack(path.join(dir, 'stack'), env);
     ({ baseUrl, databaseUrl } = stack);
   });
@@ -90,7 +108,8 @@ describe('compliance checking with a configured chat model', () => {
 
     // An invented quote: the shown evidence is still document text, and the confidence drops below 0.7.
     mode = 'invent';
-    const invented = (await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'Visitors must sign in at the reception desk.' })).body.data;
+    const invented = (await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'Visitors must sign in at the reception desk.' })).body
+      .data;
     expect(invented.confidence).toBeLessThan(0.7);
     expect(norm(PLAN)).toContain(norm(invented.evidence));
     mode = 'ok';

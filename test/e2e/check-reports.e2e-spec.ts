@@ -17,7 +17,6 @@ jest.setTimeout(600_000);
  */
 const COLUMNS = ['index', 'requirement', 'ref', 'machine_result', 'score', 'review_decision', 'reviewer', 'comment', 'evidence', 'sources'];
 
-
 /** GET with the body kept as bytes (the report is a file; errors are the JSON envelope, parsed into `json`). */
 async function download(key: string, p: string) {
   const res = await api(key)
@@ -67,7 +66,9 @@ describe('reports of check runs', () => {
     ({ key } = newOrg('E2E Reports'));
     projectId = (await api(key).post('/api/v2/projects').send({ name: 'Injury records' })).body.data.id;
     const docId = await uploadFile(key, { path: corpusFile('pdf/dol_osha-101_injury_illness_incident_report.pdf') }, projectId);
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [docId] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [docId] });
     expect((await waitForDocument(key, docId)).status).toBe('completed');
     const created = await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'OSHA 101 audit', requirements: REQUIREMENTS });
     expect(created.status).toBe(201);
@@ -84,7 +85,11 @@ describe('reports of check runs', () => {
   function expected(q: any) {
     const subs = q.sub_requirements;
     const machine = subs.length > 0 && subs.every((s: any) => s.status === 'comply') ? 'pass' : 'fail';
-    return { machine, score: Math.min(...subs.map((s: any) => s.score)), sources: [...new Set(subs.flatMap((s: any) => s.sources.map((x: any) => `${x.title} p.${x.start_page}-${x.end_page}`)))] as string[] };
+    return {
+      machine,
+      score: Math.min(...subs.map((s: any) => s.score)),
+      sources: [...new Set(subs.flatMap((s: any) => s.sources.map((x: any) => `${x.title} p.${x.start_page}-${x.end_page}`)))] as string[],
+    };
   }
 
   it('XLSX is the default: headers, a Summary sheet (project, run, status, dates, counts) and one row per requirement with the review', async () => {
@@ -119,7 +124,11 @@ describe('reports of check runs', () => {
       expect(cells.slice(0, 5)).toEqual([i, q.text, i === 0 ? 'OSHA-101.1' : undefined, e.machine, e.score]);
       if (e.sources.length > 0) expect(cells[9]).toBe(e.sources.join('; '));
     });
-    expect((sheet.getRow(2).values as unknown[]).slice(6, 9)).toEqual(['fail', 'Dana Reviewer', 'The form says five years; our copy is missing, "kept" is not shown.']);
+    expect((sheet.getRow(2).values as unknown[]).slice(6, 9)).toEqual([
+      'fail',
+      'Dana Reviewer',
+      'The form says five years; our copy is missing, "kept" is not shown.',
+    ]);
     // The first requirement is a verbatim line of the form: its evidence quote is in the report.
     expect(String(sheet.getRow(2).getCell(9).value ?? '')).toMatch(/5 years/);
   });
@@ -132,7 +141,13 @@ describe('reports of check runs', () => {
     expect(res.bytes.toString('utf8').startsWith(`${COLUMNS.join(',')}\r\n`)).toBe(true);
     const rows: Record<string, string>[] = parse(res.bytes, { columns: true });
     expect(rows.map((r) => r.requirement)).toEqual(REQUIREMENTS.map((r) => r.text));
-    expect(rows[0]).toMatchObject({ index: '0', ref: 'OSHA-101.1', review_decision: 'fail', reviewer: 'Dana Reviewer', comment: 'The form says five years; our copy is missing, "kept" is not shown.' });
+    expect(rows[0]).toMatchObject({
+      index: '0',
+      ref: 'OSHA-101.1',
+      review_decision: 'fail',
+      reviewer: 'Dana Reviewer',
+      comment: 'The form says five years; our copy is missing, "kept" is not shown.',
+    });
     expect(rows[2]).toMatchObject({ ref: '', review_decision: '', reviewer: '', comment: '' });
     run.requirements.forEach((q: any, i: number) => {
       const e = expected(q);
@@ -162,7 +177,9 @@ describe('reports of check runs', () => {
   });
 
   it('409 for a pending run, 404 for another organization, 400 for a bad format or id (envelope)', async () => {
-    const pending = await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Not yet', requirements: [{ text: 'Anything.' }] });
+    const pending = await api(key)
+      .post('/api/v2/check/runs')
+      .send({ project_id: projectId, name: 'Not yet', requirements: [{ text: 'Anything.' }] });
     const conflict = await download(key, `/api/v2/check/runs/${pending.body.data.id}/report?format=csv`);
     expect([conflict.status, conflict.json?.success, conflict.json?.error.code]).toEqual([409, false, 'CONFLICT']);
     const other = newOrg('E2E Reports other');
@@ -180,7 +197,10 @@ describe('reports of check runs', () => {
       .send({
         project_id: projectId,
         name: 'Large audit',
-        requirements: Array.from({ length: 1000 }, (_, i) => ({ text: `Requirement ${i + 1}: injury records of category ${i + 1} are kept for 5 years.`, metadata: { ref: `R-${i + 1}` } })),
+        requirements: Array.from({ length: 1000 }, (_, i) => ({
+          text: `Requirement ${i + 1}: injury records of category ${i + 1} are kept for 5 years.`,
+          metadata: { ref: `R-${i + 1}` },
+        })),
       });
     expect(created.status).toBe(201);
     const id = created.body.data.id;
@@ -208,6 +228,8 @@ describe('reports of check runs', () => {
 
     const csv = await download(key, `/api/v2/check/runs/${id}/report?format=csv`);
     expect(parse(csv.bytes, { columns: true }).length).toBe(1000);
-    process.stdout.write(`1,000-requirement reports (xlsx ${xlsx.bytes.length} B, pdf ${pdf.bytes.length} B, csv ${csv.bytes.length} B) downloaded and parsed in ${Date.now() - started} ms\n`);
+    process.stdout.write(
+      `1,000-requirement reports (xlsx ${xlsx.bytes.length} B, pdf ${pdf.bytes.length} B, csv ${csv.bytes.length} B) downloaded and parsed in ${Date.now() - started} ms\n`,
+    );
   });
 });

@@ -19,7 +19,6 @@ Visitors must sign in at the reception desk before entering the depot.
 Hard hats are required at all times in the loading zone.
 `;
 
-
 describe('rerun and compare check runs', () => {
   let key: string;
   let otherKey: string;
@@ -37,7 +36,9 @@ describe('rerun and compare check runs', () => {
     ({ key: otherKey } = newOrg('E2E Rerun other'));
     projectId = (await api(key).post('/api/v2/projects').send({ name: 'Access policy' })).body.data.id;
     policyId = await uploadFile(key, { path: corpusFile(POLICY) }, projectId);
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [policyId] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [policyId] });
     expect((await waitForDocument(key, policyId)).status).toBe('completed');
     const created = await api(key)
       .post('/api/v2/check/runs')
@@ -55,7 +56,9 @@ describe('rerun and compare check runs', () => {
   it('POST …/rerun creates a pending run with the same requirements, handbook_ids and source_run_id; it checks the scope as it is now', async () => {
     // The knowledge scope changes: a site plan that states the visitors requirement.
     planId = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'riverside-site-plan.txt', contentType: 'text/plain' }, projectId);
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [planId] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [planId] });
     expect((await waitForDocument(key, planId)).status).toBe('completed');
 
     const res = await api(key).post(`/api/v2/check/runs/${first.id}/rerun`).send({});
@@ -100,7 +103,16 @@ describe('rerun and compare check runs', () => {
     expect(visitors.after.score).toBeGreaterThanOrEqual(0.7);
     expect(visitors.after.evidence.join(' ')).toContain('Visitors must sign in');
     expect(visitors.after.sources[0]).toMatchObject({ handbook_id: planId, title: 'riverside-site-plan.txt', start_page: null, end_page: null });
-    expect(Object.keys(visitors.after.sources[0]).sort()).toEqual(['boxes', 'end_page', 'handbook_id', 'location', 'node_id', 'section', 'start_page', 'title']);
+    expect(Object.keys(visitors.after.sources[0]).sort()).toEqual([
+      'boxes',
+      'end_page',
+      'handbook_id',
+      'location',
+      'node_id',
+      'section',
+      'start_page',
+      'title',
+    ]);
     // A text file has no pages: the quote's place is its offsets in the chunk, no boxes.
     expect(visitors.after.sources[0].boxes).toEqual([]);
     expect(visitors.before.sources.every((s: any) => s.handbook_id !== planId)).toBe(true);
@@ -109,7 +121,10 @@ describe('rerun and compare check runs', () => {
     const reverse = (await compare(rerun.id, `?with=${first.id}`)).body.data;
     expect(reverse.changes.find((x: any) => x.text === VISITORS)).toMatchObject({ before: { result: 'pass' }, after: { result: 'fail' } });
     // A run compared with itself changes nothing.
-    expect((await compare(first.id, `?with=${first.id}`)).body.data).toMatchObject({ summary: { unchanged: 2, changed: 0, only_in_run: 0, only_in_with: 0 }, changes: [] });
+    expect((await compare(first.id, `?with=${first.id}`)).body.data).toMatchObject({
+      summary: { unchanged: 2, changed: 0, only_in_run: 0, only_in_with: 0 },
+      changes: [],
+    });
   });
 
   it('lists unmatched requirements with before or after null, also across projects; pending requirements compare as pending', async () => {
@@ -122,7 +137,12 @@ describe('rerun and compare check runs', () => {
     expect(c.summary).toEqual({ unchanged: 0, changed: 1, only_in_run: 1, only_in_with: 1 });
     expect(c.changes).toEqual([
       expect.objectContaining({ order_index: 0, text: VPN, after: null, before: expect.objectContaining({ result: 'pass' }) }),
-      expect.objectContaining({ order_index: 1, text: VISITORS, before: expect.objectContaining({ result: 'fail' }), after: { result: 'pending', score: null, evidence: [], sources: [] } }),
+      expect.objectContaining({
+        order_index: 1,
+        text: VISITORS,
+        before: expect.objectContaining({ result: 'fail' }),
+        after: { result: 'pending', score: null, evidence: [], sources: [] },
+      }),
       expect.objectContaining({ order_index: 1, text: 'Forklift drivers must hold a valid licence.', before: null }),
     ]);
   });
@@ -158,7 +178,11 @@ describe('rerun and compare check runs', () => {
     }
     const { key: thirdKey } = newOrg('E2E Rerun third');
     const foreignProject = (await api(thirdKey).post('/api/v2/projects').send({ name: 'Theirs' })).body.data.id;
-    const foreignRun = (await api(thirdKey).post('/api/v2/check/runs').send({ project_id: foreignProject, name: 'Theirs', requirements: [{ text: VISITORS }] })).body.data;
+    const foreignRun = (
+      await api(thirdKey)
+        .post('/api/v2/check/runs')
+        .send({ project_id: foreignProject, name: 'Theirs', requirements: [{ text: VISITORS }] })
+    ).body.data;
     const withForeign = await compare(first.id, `?with=${foreignRun.id}`);
     expect(withForeign.status).toBe(404);
     expect(withForeign.body.error.code).toBe('NOT_FOUND');
@@ -169,13 +193,21 @@ describe('rerun and compare check runs', () => {
 
   it('a revision of the plan (replaces) that drops the visitors rule: the rerun fails it and compare shows pass → fail, quoting revision A before', async () => {
     // A run of a rule the revision keeps word for word, against revision A.
-    const hats = await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Hard hats A', requirements: [{ text: HARD_HATS }] });
+    const hats = await api(key)
+      .post('/api/v2/check/runs')
+      .send({ project_id: projectId, name: 'Hard hats A', requirements: [{ text: HARD_HATS }] });
     await trigger(hats.body.data.id);
     const hatsA = await waitForRun(key, hats.body.data.id);
     expect(hatsA.requirements[0].sub_requirements[0]).toMatchObject({ status: 'comply', sources: [expect.objectContaining({ handbook_id: planId })] });
     // Revision B of the site plan: the sign-in rule is gone (issue 28: "what changed in compliance between revision A and revision B").
-    const revisionB = await uploadFile(key, { bytes: Buffer.from(PLAN.replace(/^Visitors must sign in.*\n/m, '')), name: 'riverside-site-plan.txt', contentType: 'text/plain', replaces: planId }, projectId);
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [revisionB] });
+    const revisionB = await uploadFile(
+      key,
+      { bytes: Buffer.from(PLAN.replace(/^Visitors must sign in.*\n/m, '')), name: 'riverside-site-plan.txt', contentType: 'text/plain', replaces: planId },
+      projectId,
+    );
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [revisionB] });
     expect((await waitForDocument(key, revisionB)).status).toBe('completed');
     const superseded = (await api(key).get(`/api/v2/documents/${planId}`)).body.data;
     expect(superseded).toMatchObject({ superseded_by: revisionB, version: 1 });

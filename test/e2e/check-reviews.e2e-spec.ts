@@ -17,7 +17,6 @@ Hard hats are required at all times in the loading zone.
 Fire extinguishers shall be inspected every 30 days.
 `;
 
-
 describe('reviews of check results', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let key: string;
@@ -33,19 +32,27 @@ describe('reviews of check results', () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     ({ key, orgId } = newOrg('E2E Reviews'));
-    const hook = await api(key).post('/api/v2/webhooks').send({ url: receiver.url('/reviews'), events: ['check_run.requirement_reviewed'] });
+    const hook = await api(key)
+      .post('/api/v2/webhooks')
+      .send({ url: receiver.url('/reviews'), events: ['check_run.requirement_reviewed'] });
     expect(hook.status).toBe(201);
     secret = hook.body.data.secret;
     projectId = (await api(key).post('/api/v2/projects').send({ name: 'Riverside' })).body.data.id;
     const planId = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'riverside-plan.txt', contentType: 'text/plain' }, projectId);
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [planId] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [planId] });
     expect((await waitForDocument(key, planId)).status).toBe('completed');
     const created = await api(key)
       .post('/api/v2/check/runs')
       .send({
         project_id: projectId,
         name: 'Review me',
-        requirements: [{ text: 'Visitors must sign in at the reception desk.' }, { text: 'Fire extinguishers shall be inspected every 30 days.' }, { text: 'Forklift drivers must hold a valid licence.' }],
+        requirements: [
+          { text: 'Visitors must sign in at the reception desk.' },
+          { text: 'Fire extinguishers shall be inspected every 30 days.' },
+          { text: 'Forklift drivers must hold a valid licence.' },
+        ],
       });
     expect(created.status).toBe(201);
     expect(created.body.data.review_summary).toEqual({ reviewed: 0, passed: 0, failed: 0 });
@@ -68,7 +75,13 @@ describe('reviews of check results', () => {
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.data).toMatchObject({ id: target.id, run_id: run.id, status: 'completed', text: target.text, sub_requirements: target.sub_requirements });
-    expect(res.body.data.review).toEqual({ decision, comment: 'The plan cited is out of date.', reviewer: 'Dana Reviewer', reviewed_at: expect.any(String), outdated: false });
+    expect(res.body.data.review).toEqual({
+      decision,
+      comment: 'The plan cited is out of date.',
+      reviewer: 'Dana Reviewer',
+      reviewed_at: expect.any(String),
+      outdated: false,
+    });
     expect(new Date(res.body.data.review.reviewed_at).toISOString()).toBe(res.body.data.review.reviewed_at);
 
     const shift = machinePassed ? { passed: machine.passed - 1, failed: machine.failed + 1 } : { passed: machine.passed + 1, failed: machine.failed - 1 };
@@ -142,9 +155,14 @@ describe('reviews of check results', () => {
     const mine = (await api(key).get(`/api/v2/check/runs/${run.id}/requirements`)).body.data;
     expect(mine[0].review?.reviewer).not.toBe('Eve');
 
-    const pending = await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Never triggered', requirements: [{ text: 'Anything at all.' }] });
+    const pending = await api(key)
+      .post('/api/v2/check/runs')
+      .send({ project_id: projectId, name: 'Never triggered', requirements: [{ text: 'Anything at all.' }] });
     const pendingReq = (await api(key).get(`/api/v2/check/runs/${pending.body.data.id}/requirements`)).body.data[0];
-    for (const res of [await put({ decision: 'pass', reviewer: 'Dana' }, pending.body.data.id, pendingReq.id), await api(key).delete(path(pending.body.data.id, pendingReq.id))]) {
+    for (const res of [
+      await put({ decision: 'pass', reviewer: 'Dana' }, pending.body.data.id, pendingReq.id),
+      await api(key).delete(path(pending.body.data.id, pendingReq.id)),
+    ]) {
       expect(res.status).toBe(409);
       expect(res.body).toMatchObject({ success: false, error: { code: 'CONFLICT' } });
     }
@@ -173,7 +191,13 @@ describe('reviews of check results', () => {
     expect(got.every((e) => e.type === 'check_run.requirement_reviewed' && e.org_id === orgId)).toBe(true);
     const first = got.find((e) => e.data.id === reqs[0].id && e.data.review?.reviewer === 'Dana Reviewer');
     expect(first).toBeDefined();
-    expect(first.data).toMatchObject({ id: reqs[0].id, run_id: run.id, status: 'completed', text: reqs[0].text, review: { comment: 'The plan cited is out of date.', outdated: false } });
+    expect(first.data).toMatchObject({
+      id: reqs[0].id,
+      run_id: run.id,
+      status: 'completed',
+      text: reqs[0].text,
+      review: { comment: 'The plan cited is out of date.', outdated: false },
+    });
     expect(Array.isArray(first.data.sub_requirements)).toBe(true);
     // The removal is an event too, with review null.
     expect(got.some((e) => e.data.id === reqs[1].id && e.data.review === null)).toBe(true);

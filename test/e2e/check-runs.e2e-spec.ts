@@ -25,7 +25,6 @@ Incidents shall be reported to the site manager within 24 hours.
 
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-
 function checkLog(): any[] {
   return readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'logs', 'check.log'), 'utf8')
     .split('\n')
@@ -51,14 +50,18 @@ describe('compliance checking through the gateway', () => {
     corpusProjectId = (await api(key).post('/api/v2/projects').send({ name: 'Datica policies' })).body.data.id;
     planId = await uploadFile(key, { bytes: Buffer.from(SAFETY_PLAN), name: 'site-safety-plan.txt', contentType: 'text/plain' }, projectId);
     policyId = await uploadFile(key, { path: corpusFile('markdown/datica_07-systems_access_policy.md') }, corpusProjectId);
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [planId, policyId] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [planId, policyId] });
     expect((await waitForDocument(key, planId)).status).toBe('completed');
     expect((await waitForDocument(key, policyId)).status).toBe('completed');
   });
 
   describe('POST /api/v2/check/verify', () => {
     const verify = (requirement: string, pid = projectId, extra: object = {}) =>
-      api(key).post('/api/v2/check/verify').send({ project_id: pid, requirement, ...extra });
+      api(key)
+        .post('/api/v2/check/verify')
+        .send({ project_id: pid, requirement, ...extra });
 
     it('COMPLIANT with a verbatim quote, its source and handbook, no recommendation', async () => {
       const res = await verify('Visitors must sign in at the reception desk.');
@@ -224,12 +227,18 @@ describe('compliance checking through the gateway', () => {
       await bad({ project_id: projectId, name: 'x', requirements: [{ text: 'ok', metadata: 'nope' }] });
       await bad({ project_id: 'nope', name: 'x', requirements: [{ text: 'ok' }] });
       await bad({ project_id: projectId, requirements: [{ text: 'ok' }] });
-      const missing = await api(key).post('/api/v2/check/runs').send({ project_id: '00000000-0000-4000-8000-000000000000', name: 'x', requirements: [{ text: 'ok' }] });
+      const missing = await api(key)
+        .post('/api/v2/check/runs')
+        .send({ project_id: '00000000-0000-4000-8000-000000000000', name: 'x', requirements: [{ text: 'ok' }] });
       expect(missing.status).toBe(404);
       expect((await api(key).get('/api/v2/check/runs/not-a-uuid')).status).toBe(400);
       expect((await api(key).get('/api/v2/check/runs?limit=201')).status).toBe(400);
 
-      const run = (await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Private', requirements: [{ text: 'ok' }] })).body.data;
+      const run = (
+        await api(key)
+          .post('/api/v2/check/runs')
+          .send({ project_id: projectId, name: 'Private', requirements: [{ text: 'ok' }] })
+      ).body.data;
       const other = newOrg('Other Check Org');
       expect((await api(other.key).get(`/api/v2/check/runs/${run.id}`)).status).toBe(404);
       expect((await api(other.key).get(`/api/v2/check/runs/${run.id}/requirements`)).status).toBe(404);
@@ -237,7 +246,13 @@ describe('compliance checking through the gateway', () => {
       expect((await api(other.key).post(`/api/v2/check/runs/${run.id}/stop`)).status).toBe(404);
       expect((await api(other.key).get('/api/v2/check/runs')).body.data).toEqual([]);
       // Another org's project cannot be checked either.
-      expect((await api(other.key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'x', requirements: [{ text: 'ok' }] })).status).toBe(404);
+      expect(
+        (
+          await api(other.key)
+            .post('/api/v2/check/runs')
+            .send({ project_id: projectId, name: 'x', requirements: [{ text: 'ok' }] })
+        ).status,
+      ).toBe(404);
     });
 
     it('documents every check route in the OpenAPI document', async () => {
@@ -261,7 +276,13 @@ describe('compliance checking through the gateway', () => {
       const p2 = (await api(k).post('/api/v2/projects').send({ name: 'P2' })).body.data.id;
       const ids: string[] = [];
       for (const [i, p] of [p1, p2, p1].entries()) {
-        ids.push((await api(k).post('/api/v2/check/runs').send({ project_id: p, name: `run ${i}`, requirements: [{ text: 'ok' }] })).body.data.id);
+        ids.push(
+          (
+            await api(k)
+              .post('/api/v2/check/runs')
+              .send({ project_id: p, name: `run ${i}`, requirements: [{ text: 'ok' }] })
+          ).body.data.id,
+        );
       }
       const all = await api(k).get('/api/v2/check/runs');
       expect(all.body.data.map((r: any) => r.id)).toEqual([...ids].reverse());
@@ -274,8 +295,13 @@ describe('compliance checking through the gateway', () => {
     });
 
     it('1,000 requirements with skip_breakdown: 409 while processing, stop, resume, each counted once', async () => {
-      const topics = ['Visitors must sign in at the reception desk', 'Smoking is allowed on site', 'Hard hats are required in the construction zone',
-        'Fire extinguishers must be inspected every 30 days', 'The contractor must provide a heliport'];
+      const topics = [
+        'Visitors must sign in at the reception desk',
+        'Smoking is allowed on site',
+        'Hard hats are required in the construction zone',
+        'Fire extinguishers must be inspected every 30 days',
+        'The contractor must provide a heliport',
+      ];
       const requirements = Array.from({ length: 1000 }, (_, i) => ({ text: `${topics[i % topics.length]} (item ${i + 1}).` }));
       const run = (await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Thousand', requirements })).body.data;
       expect(run.total_requirements).toBe(1000);

@@ -136,7 +136,13 @@ describe('kb command line', () => {
   });
 
   it('exits 2 on a usage error, 3 without a valid key, 4 over the quota', async () => {
-    for (const args of [['org', '--bogus'], ['docs', 'list', '--limit', 'x'], ['frobnicate'], ['completion', 'tcsh'], ['runs', 'report', 'x', '--format', 'docx']]) {
+    for (const args of [
+      ['org', '--bogus'],
+      ['docs', 'list', '--limit', 'x'],
+      ['frobnicate'],
+      ['completion', 'tcsh'],
+      ['runs', 'report', 'x', '--format', 'docx'],
+    ]) {
       const r = await kb(key, args);
       expect([args, r.code]).toEqual([args, 2]);
       expect(r.stderr).toMatch(/^error: /);
@@ -166,9 +172,13 @@ describe('kb command line', () => {
     }
     // bash: what <Tab> offers at a few places (the engine of the other two is the same).
     const offers = (line: string[]) =>
-      execFileSync('bash', ['-c', `source "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _kb_completion; echo "\${COMPREPLY[*]}"`, path.join(tmp, 'kb.bash'), ...line], {
-        encoding: 'utf8',
-      }).trim();
+      execFileSync(
+        'bash',
+        ['-c', `source "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _kb_completion; echo "\${COMPREPLY[*]}"`, path.join(tmp, 'kb.bash'), ...line],
+        {
+          encoding: 'utf8',
+        },
+      ).trim();
     expect(offers(['kb', 'do'])).toBe('docs');
     expect(offers(['kb', '--profile', 'ci', 'runs', 'report', 'x', '--format', ''])).toBe('xlsx csv pdf');
     expect(offers(['kb', 'check', 'f.csv', '--fail-on', ''])).toBe('fail unsure');
@@ -384,13 +394,29 @@ describe('kb command line', () => {
       const headersFile = path.join(tmp, 'delivery.headers');
       writeFileSync(headersFile, JSON.stringify(delivery.headers));
       const ok = await kb(null, ['webhooks', 'verify', bodyFile, '--headers', headersFile, '--secret', secret]);
-      expect(ok).toMatchObject({ code: 0, stdout: `✔ valid document.deleted (event ${delivery.event.id}, ${delivery.event.created_at}): ${reserved.id} awaiting_upload\n` });
+      expect(ok).toMatchObject({
+        code: 0,
+        stdout: `✔ valid document.deleted (event ${delivery.event.id}, ${delivery.event.created_at}): ${reserved.id} awaiting_upload\n`,
+      });
       const dump = path.join(tmp, 'delivery.http');
-      writeFileSync(dump, `POST /cli HTTP/1.1\r\n${Object.entries(delivery.headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${delivery.body}`);
+      writeFileSync(
+        dump,
+        `POST /cli HTTP/1.1\r\n${Object.entries(delivery.headers)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\r\n')}\r\n\r\n${delivery.body}`,
+      );
       expect((await kb(null, ['webhooks', 'verify', bodyFile, '--headers', dump, '--secret', secret])).code).toBe(0);
       const piped = await kb(
         null,
-        ['webhooks', 'verify', '-', '--secret', secret, '--json', ...['webhook-id', 'webhook-timestamp', 'webhook-signature'].flatMap((h) => ['-H', `${h}:${delivery.headers[h]}`])],
+        [
+          'webhooks',
+          'verify',
+          '-',
+          '--secret',
+          secret,
+          '--json',
+          ...['webhook-id', 'webhook-timestamp', 'webhook-signature'].flatMap((h) => ['-H', `${h}:${delivery.headers[h]}`]),
+        ],
         delivery.body,
       );
       expect(JSON.parse(piped.stdout)).toEqual({ valid: true, event: delivery.event });
@@ -461,7 +487,10 @@ describe('kb command line', () => {
 
   it('checks a requirements file: a table of verdicts, --out CSV and JSON, and the run commands', async () => {
     const file = path.join(tmp, 'requirements.csv');
-    writeFileSync(file, 'ref,requirement\nIR-1,All alerts must be reviewed to identify security incidents.\nBK-1,"Backups must be encrypted with AES-256, and tested weekly."\n');
+    writeFileSync(
+      file,
+      'ref,requirement\nIR-1,All alerts must be reviewed to identify security incidents.\nBK-1,"Backups must be encrypted with AES-256, and tested weekly."\n',
+    );
     const csvOut = path.join(tmp, 'results.csv');
     const r = await kb(key, ['check', file, '--project', projectId, '--out', csvOut, '--fail-on', 'fail']);
     expect(r.code).toBe(5);
@@ -499,7 +528,18 @@ describe('kb command line', () => {
 
     // A person's review next to the machine's verdict: set (words and JSON), shown by `runs requirements`, cleared.
     const [firstReq] = (await json(key, ['runs', 'requirements', runId])).requirements;
-    const set = await kb(key, ['review', 'set', runId, firstReq.id, '--decision', 'fail', '--reviewer', 'Dana', '--comment', 'Alerts are sampled, not all reviewed.']);
+    const set = await kb(key, [
+      'review',
+      'set',
+      runId,
+      firstReq.id,
+      '--decision',
+      'fail',
+      '--reviewer',
+      'Dana',
+      '--comment',
+      'Alerts are sampled, not all reviewed.',
+    ]);
     expect(set.code).toBe(0);
     expect(set.stdout).toContain(`requirement ${firstReq.id} (#1) reviewed: fail by Dana`);
     expect((await kb(key, ['runs', 'requirements', runId])).stdout).toContain('fail by Dana');
@@ -582,7 +622,11 @@ describe('kb command line', () => {
     await api(key).patch(`/api/v2/projects/${renamed.body.data.id}`).set('X-Request-Id', 'cli-audit-rename').send({ name: 'Audit CLI 2' });
     const listed = await json(key, ['audit', 'list', '--resource-type', 'project', '--resource-id', renamed.body.data.id]);
     expect(listed.data.map((e: any) => e.action)).toEqual(['project.updated', 'project.created']);
-    expect(listed.data[0]).toMatchObject({ request_id: 'cli-audit-rename', actor: { api_key_name: 'E2E CLI key' }, data: { before: { name: 'Audit CLI' }, after: { name: 'Audit CLI 2' } } });
+    expect(listed.data[0]).toMatchObject({
+      request_id: 'cli-audit-rename',
+      actor: { api_key_name: 'E2E CLI key' },
+      data: { before: { name: 'Audit CLI' }, after: { name: 'Audit CLI 2' } },
+    });
     expect(listed.pagination).toEqual({ limit: 50, offset: 0, total: 2 });
     const table = await kb(key, ['audit', 'list', '--action', 'project.updated', '--limit', '1']);
     expect(table.code).toBe(0);

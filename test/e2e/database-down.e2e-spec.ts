@@ -71,12 +71,16 @@ describe('PostgreSQL down: 503 SERVICE_UNAVAILABLE, then recovery', () => {
     const pgPort = await freePort();
     relay = new DatabaseRelay(await freePort(), pgPort);
     await relay.up();
-    stack = await startExtraStack(dataDir, {
-      LOG_LEVEL: 'info',
-      DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:${relay.port}/kb`,
-      // The gateway's own admission (key, rate-limit lease) keeps serving from memory while the database is away.
-      GATEWAY_KEY_CACHE_TTL_MS: '600000',
-    }, { ports: { postgres: pgPort } });
+    stack = await startExtraStack(
+      dataDir,
+      {
+        LOG_LEVEL: 'info',
+        DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:${relay.port}/kb`,
+        // The gateway's own admission (key, rate-limit lease) keeps serving from memory while the database is away.
+        GATEWAY_KEY_CACHE_TTL_MS: '600000',
+      },
+      { ports: { postgres: pgPort } },
+    );
     a = api(newOrg('Database Down Org', { databaseUrl: stack.databaseUrl, rateLimit: 6000 }).key, stack.baseUrl);
   });
 

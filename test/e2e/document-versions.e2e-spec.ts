@@ -23,13 +23,26 @@ const V2_BYTES = Buffer.from(V1_BYTES.toString('utf8').replace('(b) All alerts m
 async function upload(key: string, bytes: Buffer, projectId: string | null, replaces?: string): Promise<any> {
   const res = await api(key)
     .post('/api/v2/documents')
-    .send({ file_name: 'incident-response-policy.md', content_type: 'text/markdown', size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}), ...(replaces ? { replaces } : {}) });
+    .send({
+      file_name: 'incident-response-policy.md',
+      content_type: 'text/markdown',
+      size_bytes: bytes.length,
+      ...(projectId ? { project_id: projectId } : {}),
+      ...(replaces ? { replaces } : {}),
+    });
   expect(res.status).toBe(201);
   const put = await fetch(res.body.data.upload.url, { method: 'PUT', headers: { 'Content-Type': res.body.data.upload.recommended_content_type }, body: bytes });
   expect(put.status).toBe(200);
   return res.body.data;
 }
-const startProcessing = async (key: string, id: string) => expect((await api(key).post('/api/v2/documents/process').send({ document_ids: [id] })).body.data.processed).toEqual([id]);
+const startProcessing = async (key: string, id: string) =>
+  expect(
+    (
+      await api(key)
+        .post('/api/v2/documents/process')
+        .send({ document_ids: [id] })
+    ).body.data.processed,
+  ).toEqual([id]);
 
 describe('document versions', () => {
   let key: string;
@@ -54,7 +67,9 @@ describe('document versions', () => {
   });
 
   it('v1 is verified and cited', async () => {
-    const res = await api(key).post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'All alerts must be reviewed to identify security incidents.' });
+    const res = await api(key)
+      .post('/api/v2/check/verify')
+      .send({ project_id: projectId, requirement: 'All alerts must be reviewed to identify security incidents.' });
     expect(res.status).toBe(200);
     expect(res.body.data.verdict).toBe('COMPLIANT');
     expect(res.body.data.sources.map((s: any) => s.handbook_id)).toContain(v1.id);
@@ -62,7 +77,10 @@ describe('document versions', () => {
   });
 
   it('refuses bad replaces: 400 not a uuid, 404 another org or project, nothing created', async () => {
-    const reserve = (k: string, body: object) => api(k).post('/api/v2/documents').send({ file_name: 'x.md', content_type: 'text/markdown', size_bytes: 3, ...body });
+    const reserve = (k: string, body: object) =>
+      api(k)
+        .post('/api/v2/documents')
+        .send({ file_name: 'x.md', content_type: 'text/markdown', size_bytes: 3, ...body });
     const bad = await reserve(key, { project_id: projectId, replaces: 'not-a-uuid' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('VALIDATION_ERROR');
@@ -85,7 +103,8 @@ describe('document versions', () => {
     const ctx: CallContext = { orgId, requestId: 'e2e-versions' };
     const seen: string[] = [];
     let done = false;
-    const search = (documentIds: string[]) => searchKnowledge(ctx, { documents, retrieval }, 'alerts must be reviewed to identify security incidents', { corpus: 'org', projectId, documentIds }, 3);
+    const search = (documentIds: string[]) =>
+      searchKnowledge(ctx, { documents, retrieval }, 'alerts must be reviewed to identify security incidents', { corpus: 'org', projectId, documentIds }, 3);
     const loop = async (documentIds: string[]) => {
       let after = 0;
       while (after < 5) {
@@ -124,20 +143,28 @@ describe('document versions', () => {
     expect(chunks.status).toBe(200);
     expect(chunks.body.data.map((c: any) => c.text).join('\n')).toContain(V1_RULE.slice(4));
     // Replacing the superseded v1 again: 409.
-    const again = await api(key).post('/api/v2/documents').send({ file_name: 'x.md', content_type: 'text/markdown', size_bytes: 3, project_id: projectId, replaces: v1.id });
+    const again = await api(key)
+      .post('/api/v2/documents')
+      .send({ file_name: 'x.md', content_type: 'text/markdown', size_bytes: 3, project_id: projectId, replaces: v1.id });
     expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
   });
 
   it('verify cites only v2, and handbook_ids naming v1 read as v2 (verify and runs)', async () => {
-    const res = await api(key).post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'All alerts must be reviewed within 15 minutes to identify security incidents.' });
+    const res = await api(key)
+      .post('/api/v2/check/verify')
+      .send({ project_id: projectId, requirement: 'All alerts must be reviewed within 15 minutes to identify security incidents.' });
     expect(res.body.data.verdict).toBe('COMPLIANT');
     expect(new Set(res.body.data.sources.map((s: any) => s.handbook_id))).toEqual(new Set([v2.id]));
     expect(res.body.data.evidence).toContain('15 minutes');
-    const viaV1 = await api(key).post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'All alerts must be reviewed within 15 minutes to identify security incidents.', handbook_ids: [v1.id] });
+    const viaV1 = await api(key)
+      .post('/api/v2/check/verify')
+      .send({ project_id: projectId, requirement: 'All alerts must be reviewed within 15 minutes to identify security incidents.', handbook_ids: [v1.id] });
     expect(viaV1.status).toBe(200);
     expect(new Set(viaV1.body.data.sources.map((s: any) => s.handbook_id))).toEqual(new Set([v2.id]));
 
-    const created = await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Versions', handbook_ids: [v1.id], requirements: [{ text: 'All alerts must be reviewed within 15 minutes.' }] });
+    const created = await api(key)
+      .post('/api/v2/check/runs')
+      .send({ project_id: projectId, name: 'Versions', handbook_ids: [v1.id], requirements: [{ text: 'All alerts must be reviewed within 15 minutes.' }] });
     expect(created.status).toBe(201);
     expect(created.body.data.handbook_ids).toEqual([v1.id]);
     expect((await api(key).post(`/api/v2/check/runs/${created.body.data.id}/trigger`).send({ skip_breakdown: true })).status).toBe(200);
@@ -154,10 +181,14 @@ describe('document versions', () => {
   });
 
   it('deleting the current version makes the previous one current again', async () => {
-    const del = await api(key).delete('/api/v2/documents').send({ document_ids: [v2.id] });
+    const del = await api(key)
+      .delete('/api/v2/documents')
+      .send({ document_ids: [v2.id] });
     expect(del.body.data.deleted).toEqual([v2.id]);
     expect((await api(key).get(`/api/v2/documents/${v1.id}`)).body.data.superseded_by).toBeNull();
-    const res = await api(key).post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'All alerts must be reviewed to identify security incidents.' });
+    const res = await api(key)
+      .post('/api/v2/check/verify')
+      .send({ project_id: projectId, requirement: 'All alerts must be reviewed to identify security incidents.' });
     expect(new Set(res.body.data.sources.map((s: any) => s.handbook_id))).toEqual(new Set([v1.id]));
   });
 });

@@ -150,11 +150,15 @@ describe('documents, answers and verification end to end', () => {
     expect(contradicts.body.data.evidence).toBe('Smoking is prohibited on site.');
     expect(contradicts.body.data.recommendation).toEqual(expect.any(String));
 
-    const notFound = await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'Cranes must be inspected by a certified crane inspector every twelve months.' });
+    const notFound = await a
+      .post('/api/v2/check/verify')
+      .send({ project_id: projectId, requirement: 'Cranes must be inspected by a certified crane inspector every twelve months.' });
     expect(notFound.body.data).toMatchObject({ verdict: 'NOT_FOUND', evidence: '', sources: [], handbook: null });
     expect(notFound.body.data.recommendation).toEqual(expect.any(String));
 
-    const onlyPlan = await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'Employers shall promptly notify any employee exposed to toxic materials.', handbook_ids: [ids.plan] });
+    const onlyPlan = await a
+      .post('/api/v2/check/verify')
+      .send({ project_id: projectId, requirement: 'Employers shall promptly notify any employee exposed to toxic materials.', handbook_ids: [ids.plan] });
     expect(onlyPlan.body.data.verdict).toBe('NOT_FOUND');
     const badHandbook = await a.post('/api/v2/check/verify').send({ project_id: projectId, requirement: 'x', handbook_ids: [ids.corrupt] });
     expect(badHandbook.status).toBe(404);

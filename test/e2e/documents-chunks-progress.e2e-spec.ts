@@ -93,7 +93,9 @@ describe('document progress, chunks and sections', () => {
   });
 
   it('answers with citations whose section and node are the chunk behind them', async () => {
-    const res = await a.post('/api/v2/agent/query').send({ question: 'What should be done for a worker with heat cramps?', project_id: projectId, document_ids: [ids.html] });
+    const res = await a
+      .post('/api/v2/agent/query')
+      .send({ question: 'What should be done for a worker with heat cramps?', project_id: projectId, document_ids: [ids.html] });
     expect(res.status).toBe(200);
     const { citations } = res.body.data;
     expect(citations.length).toBeGreaterThan(0);
@@ -132,7 +134,8 @@ describe('document progress, chunks and sections', () => {
         await new Promise((r) => setTimeout(r, 300));
       }
     };
-    const batch = (await a.post('/api/v2/agent/batches').send({ questions: ['What should be done for a worker with heat cramps?'], project_id: projectId })).body.data;
+    const batch = (await a.post('/api/v2/agent/batches').send({ questions: ['What should be done for a worker with heat cramps?'], project_id: projectId }))
+      .body.data;
     const finished = await until(`/api/v2/agent/batches/${batch.id}`, (d) => ['completed', 'failed'].includes(d.status));
     const citations = finished.results[0].citations;
     expect(citations.length).toBeGreaterThan(0);

@@ -39,7 +39,8 @@ describe('gateway hardening, round two (issue 29)', () => {
   });
 
   it('names the path of a wide object nested in the body, and bounds requirements[].metadata', async () => {
-    const run = (metadata: unknown) => a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'meta', requirements: [{ text: 'ok' }, { text: 'Hard hats on site.', metadata }] });
+    const run = (metadata: unknown) =>
+      a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'meta', requirements: [{ text: 'ok' }, { text: 'Hard hats on site.', metadata }] });
     expectValidation(await run(wide(150)), /^The object at requirements\[1\]\.metadata has more than 100 keys/);
     expectValidation(await run(wide(65)), /metadata must have at most 64 keys and array items in all/);
     expectValidation(await run({ a: { b: { c: { d: { e: { f: 1 } } } } } }), /metadata must be nested at most 5 levels/);
@@ -64,7 +65,10 @@ describe('gateway hardening, round two (issue 29)', () => {
     // U+2764 U+FE0F is two code points: 2,500 of them are 5,000 characters, one more is over.
     const heart = '\u2764\uFE0F';
     expect((await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'hearts', requirements: [{ text: heart.repeat(2500) }] })).status).toBe(201);
-    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'hearts', requirements: [{ text: heart.repeat(2500) + 'x' }] }), /text must be 1 to 5000/);
+    expectValidation(
+      await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'hearts', requirements: [{ text: heart.repeat(2500) + 'x' }] }),
+      /text must be 1 to 5000/,
+    );
   });
 
   it('accepts a project name of 200 emoji and refuses 201', async () => {

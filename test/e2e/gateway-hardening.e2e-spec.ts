@@ -28,7 +28,8 @@ describe('gateway hardening: what an adversarial probe broke', () => {
   it('refuses blank file names and names with control characters at reservation, saying why', async () => {
     const reserve = (file_name: string) => a.post('/api/v2/documents').send({ file_name, content_type: 'text/plain', size_bytes: 5 });
     for (const name of [' ', '   ', '\t']) expectValidation(await reserve(name), /blank/);
-    for (const name of ['a\r\nb.txt', 'bell\u0007.txt', 'tab\there.txt', 'del\u007f.txt', 'c1\u0085.txt']) expectValidation(await reserve(name), /control character/);
+    for (const name of ['a\r\nb.txt', 'bell\u0007.txt', 'tab\there.txt', 'del\u007f.txt', 'c1\u0085.txt'])
+      expectValidation(await reserve(name), /control character/);
     // NUL is refused for every text field (defect 3), with a message that says so.
     const nul = await reserve('nul\u0000.txt');
     expectValidation(nul, /NUL/);
@@ -66,8 +67,14 @@ describe('gateway hardening: what an adversarial probe broke', () => {
     const project = (await a.post('/api/v2/projects').send({ name: 'Hardening' })).body.data;
     expectValidation(await a.patch(`/api/v2/projects/${project.id}`).send({ name: '\u0000' }), /name/);
     expectValidation(await a.post('/api/v2/check/verify').send({ project_id: project.id, requirement: 'must \u0000 hold' }), /requirement/);
-    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: project.id, name: 'r', requirements: [{ text: 'x\u0000' }] }), /requirements\[0\]\.text/);
-    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: project.id, name: 'r', requirements: [{ text: 'x', metadata: { 'k\u0000': 1 } }] }), /metadata/);
+    expectValidation(
+      await a.post('/api/v2/check/runs').send({ project_id: project.id, name: 'r', requirements: [{ text: 'x\u0000' }] }),
+      /requirements\[0\]\.text/,
+    );
+    expectValidation(
+      await a.post('/api/v2/check/runs').send({ project_id: project.id, name: 'r', requirements: [{ text: 'x', metadata: { 'k\u0000': 1 } }] }),
+      /metadata/,
+    );
     expectValidation(await a.post('/api/v2/agent/batches').send({ questions: ['fine', 'bad\u0000'] }), /questions\[1\]/);
     expectValidation(await a.post('/api/v2/agent/query').send({ question: 'what\u0000?' }), /question/);
   });
@@ -76,14 +83,23 @@ describe('gateway hardening: what an adversarial probe broke', () => {
     // Schema-valid bodies (the document allows extra keys) with unknown keys holding what a text
     // field may not: they are dropped like any unknown key, and the request succeeds.
     const created = await a.post('/api/v2/projects').send({ name: 'Unknown keys', 'x\u0000y': 'a\u0000b', extra: { 'k\u0000': ['\ud800'] } });
-    expect([created.status, created.body.data.name, Object.keys(created.body.data)]).toEqual([201, 'Unknown keys', expect.not.arrayContaining(['x\u0000y', 'extra'])]);
+    expect([created.status, created.body.data.name, Object.keys(created.body.data)]).toEqual([
+      201,
+      'Unknown keys',
+      expect.not.arrayContaining(['x\u0000y', 'extra']),
+    ]);
     const renamed = await a.patch(`/api/v2/projects/${created.body.data.id}`).send({ name: 'Renamed', '\u0000': null });
     expect([renamed.status, renamed.body.data.name]).toEqual([200, 'Renamed']);
     // Inside a nested object the API reads (a requirement), an unknown key is dropped too ...
-    const run = await a.post('/api/v2/check/runs').send({ project_id: created.body.data.id, name: 'r', requirements: [{ text: 'x', 'n\u0000': [['\u0000']] }] });
+    const run = await a
+      .post('/api/v2/check/runs')
+      .send({ project_id: created.body.data.id, name: 'r', requirements: [{ text: 'x', 'n\u0000': [['\u0000']] }] });
     expect(run.status).toBe(201);
     // ... while a free-form object that is kept (metadata) still refuses such a key.
-    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: created.body.data.id, name: 'r', requirements: [{ text: 'x', metadata: { 'k\u0000': 1 } }] }), /metadata/);
+    expectValidation(
+      await a.post('/api/v2/check/runs').send({ project_id: created.body.data.id, name: 'r', requirements: [{ text: 'x', metadata: { 'k\u0000': 1 } }] }),
+      /metadata/,
+    );
   });
 
   // Defect 4: loose parsing.
@@ -102,7 +118,8 @@ describe('gateway hardening: what an adversarial probe broke', () => {
 
   it('refuses empty items in document_ids instead of listing every document', async () => {
     const id = '6f1c2a9e-0000-4000-8000-000000000000';
-    for (const value of [',', '', ' ', `${id},`, `,${id}`, `${id},,${id}`]) expectValidation(await a.get(`/api/v2/documents?document_ids=${encodeURIComponent(value)}`), /document_ids/);
+    for (const value of [',', '', ' ', `${id},`, `,${id}`, `${id},,${id}`])
+      expectValidation(await a.get(`/api/v2/documents?document_ids=${encodeURIComponent(value)}`), /document_ids/);
     const one = await a.get(`/api/v2/documents?document_ids=${id}`);
     expect({ status: one.status, data: one.body.data }).toEqual({ status: 200, data: [] });
   });
@@ -118,7 +135,11 @@ describe('gateway hardening: what an adversarial probe broke', () => {
     const res = await fetch(`${baseUrl()}/api/v2/projects?q=${'x'.repeat(20_000)}`, { headers: { Authorization: `Bearer ${org.key}` } });
     expect(res.status).toBe(431);
     const body = (await res.json()) as { request_id: string };
-    expect(body).toEqual({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringMatching(/16 KiB|16,384/) }, request_id: expect.any(String) });
+    expect(body).toEqual({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', message: expect.stringMatching(/16 KiB|16,384/) },
+      request_id: expect.any(String),
+    });
     expect(res.headers.get('x-request-id')).toBe(body.request_id);
     // The connection was closed by the server; the next request on a new one is served normally.
     expect((await a.get('/api/v2/projects?limit=1')).status).toBe(200);
@@ -164,7 +185,9 @@ describe('gateway hardening: what an adversarial probe broke', () => {
     const uploaded = (await a.post('/api/v2/documents').send({ file_name: 'gone.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
     expect((await fetch(uploaded.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' })).status).toBe(200);
     const never = (await a.post('/api/v2/documents').send({ file_name: 'never.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
-    expect((await a.delete('/api/v2/documents').send({ document_ids: [uploaded.id, never.id] })).body.data.deleted.sort()).toEqual([uploaded.id, never.id].sort());
+    expect((await a.delete('/api/v2/documents').send({ document_ids: [uploaded.id, never.id] })).body.data.deleted.sort()).toEqual(
+      [uploaded.id, never.id].sort(),
+    );
     for (const slot of [uploaded, never]) {
       const late = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'hello' });
       expect(late.status).toBe(403);
@@ -187,15 +210,25 @@ describe('gateway hardening, round two', () => {
   });
 
   const expectValidation = (res: request.Response, pattern?: RegExp) => {
-    expect({ status: res.status, code: res.body?.error?.code, message: res.body?.error?.message }).toEqual({ status: 400, code: 'VALIDATION_ERROR', message: expect.anything() });
+    expect({ status: res.status, code: res.body?.error?.code, message: res.body?.error?.message }).toEqual({
+      status: 400,
+      code: 'VALIDATION_ERROR',
+      message: expect.anything(),
+    });
     if (pattern) expect(res.body.error.message).toMatch(pattern);
   };
   const projectId = '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10';
 
   // Defect 2: an item of a list of objects that is itself an array was stored as the text "undefined".
   it('refuses a list item that is not an object (requirements, messages, questions), naming the item', async () => {
-    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Run', requirements: [[]] }), /requirements\[0\] must be a JSON object/);
-    expectValidation(await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Run', requirements: [{ text: 'fine' }, [{ text: 'x' }]] }), /requirements\[1\] must be a JSON object/);
+    expectValidation(
+      await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Run', requirements: [[]] }),
+      /requirements\[0\] must be a JSON object/,
+    );
+    expectValidation(
+      await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Run', requirements: [{ text: 'fine' }, [{ text: 'x' }]] }),
+      /requirements\[1\] must be a JSON object/,
+    );
     expectValidation(await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Run', requirements: [null] }), /requirements\[0\]/);
     expectValidation(await a.post('/api/v2/chat').send({ messages: [[]] }), /messages\[0\] must be a JSON object/);
     expectValidation(await a.post('/api/v2/agent/batches').send({ questions: [[]] }), /questions/);
@@ -242,7 +275,11 @@ describe('gateway hardening, round two', () => {
   // Defect 6: invalid UTF-8 in a JSON body was stored as U+FFFD.
   it('refuses a JSON body that is not valid UTF-8, and keeps valid multi-byte text exactly', async () => {
     const post = (bytes: Buffer) =>
-      fetch(`${baseUrl()}/api/v2/projects`, { method: 'POST', headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' }, body: bytes });
+      fetch(`${baseUrl()}/api/v2/projects`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json' },
+        body: bytes,
+      });
     for (const bad of [Buffer.from([0xc3, 0x28]), Buffer.from([0xff]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82])]) {
       const res = await post(Buffer.concat([Buffer.from('{"name":"bad '), bad, Buffer.from('"}')]));
       const body = (await res.json()) as any;
@@ -333,7 +370,11 @@ describe('gateway hardening, round two', () => {
       expect(head).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
       expect(head).toContain(`\r\nAllow: ${allow}\r\n`);
       const id = /\r\nX-Request-Id: (\S+)/.exec(head)?.[1];
-      expect(JSON.parse(body)).toEqual({ success: false, error: { code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining('not a proxy') }, request_id: id });
+      expect(JSON.parse(body)).toEqual({
+        success: false,
+        error: { code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining('not a proxy') },
+        request_id: id,
+      });
     }
   });
 });

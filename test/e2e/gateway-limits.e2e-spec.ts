@@ -42,7 +42,10 @@ async function startSecondGateway(): Promise<{ url: string; child: ChildProcess 
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`second gateway exited with ${child.exitCode}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { url, child };
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -125,9 +128,7 @@ describe('gateway: rate limits, key revocation, replicas', () => {
     const org = newOrg('Replica Org');
     const key = kbctl('key', 'create', '--org', org.orgId, '--rate-limit', '10');
     await awayFromWindowEdge();
-    const results = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => api(key.key, i % 2 === 0 ? baseUrl() : second.url).get('/api/v2/organization')),
-    );
+    const results = await Promise.all(Array.from({ length: 16 }, (_, i) => api(key.key, i % 2 === 0 ? baseUrl() : second.url).get('/api/v2/organization')));
     const ok = results.filter((r) => r.status === 200);
     expect(ok).toHaveLength(10);
     expect(results.filter((r) => r.status === 429)).toHaveLength(6);

@@ -28,7 +28,11 @@ describe('gateway: monthly quotas', () => {
     for (let i = 0; i < 3; i++) expect((await a.get('/api/v2/organization')).status).toBe(200);
     const over = await a.get('/api/v2/organization');
     expect(over.status).toBe(402);
-    expect(over.body).toEqual({ success: false, error: { code: 'QUOTA_EXCEEDED', message: expect.stringContaining('request quota of 3') }, request_id: expect.any(String) });
+    expect(over.body).toEqual({
+      success: false,
+      error: { code: 'QUOTA_EXCEEDED', message: expect.stringContaining('request quota of 3') },
+      request_id: expect.any(String),
+    });
     expect(over.headers['x-ratelimit-limit']).toBe('6000');
     // Raising the cap takes effect at once (kbctl announces the change to every replica).
     kbctl('org', 'quota', '--org', org.orgId, '--requests', 'unlimited');
@@ -83,7 +87,11 @@ describe('gateway: idempotency keys', () => {
     const first = await a.post('/api/v2/projects').set('Idempotency-Key', key).send({ name: 'Idempotent project', description: 'x' });
     expect(first.status).toBe(201);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
-    const again = await a.post('/api/v2/projects').set('Idempotency-Key', key).set('X-Request-Id', 'retry-1').send({ description: 'x', name: 'Idempotent project' });
+    const again = await a
+      .post('/api/v2/projects')
+      .set('Idempotency-Key', key)
+      .set('X-Request-Id', 'retry-1')
+      .send({ description: 'x', name: 'Idempotent project' });
     expect(again.status).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body.data).toEqual(first.body.data);
@@ -117,11 +125,10 @@ describe('gateway: idempotency keys', () => {
       // A first request that is still running (state in_flight) → 409 for the retry.
       const held = `held-${randomUUID()}`;
       const { requestFingerprint } = await import('../../apps/gateway/src/common/idempotency');
-      await db.query(`INSERT INTO idempotency_keys (org_id, key, method, path, request_hash, state, created_at) VALUES ($1, $2, 'POST', '/api/v2/projects', $3, 'in_flight', now())`, [
-        org.orgId,
-        held,
-        requestFingerprint('POST', '/api/v2/projects', { name: 'Held' }),
-      ]);
+      await db.query(
+        `INSERT INTO idempotency_keys (org_id, key, method, path, request_hash, state, created_at) VALUES ($1, $2, 'POST', '/api/v2/projects', $3, 'in_flight', now())`,
+        [org.orgId, held, requestFingerprint('POST', '/api/v2/projects', { name: 'Held' })],
+      );
       const busy = await a.post('/api/v2/projects').set('Idempotency-Key', held).send({ name: 'Held' });
       expect(busy.status).toBe(409);
       expect(busy.body.error.message).toContain('still being processed');

@@ -94,7 +94,9 @@ describe('gateway: OpenAPI reference', () => {
     );
     const documented = new Set(
       Object.entries(served.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
-        Object.keys(ops).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${p}`),
+        Object.keys(ops)
+          .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+          .map((m) => `${m.toUpperCase()} ${p}`),
       ),
     );
     expect(registered.size).toBeGreaterThanOrEqual(16);
@@ -119,7 +121,12 @@ describe('gateway: OpenAPI reference', () => {
         expect([where, success.length > 0]).toEqual([where, true]);
         for (const [status, r] of Object.entries(op.responses as Record<string, any>)) {
           expect([where, status, Boolean(r.headers?.['X-Request-Id'])]).toEqual([where, status, true]);
-          if (p.startsWith('/api/') && status !== '401' && status !== '431') expect([where, status, Object.keys(r.headers)]).toEqual([where, status, expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])]);
+          if (p.startsWith('/api/') && status !== '401' && status !== '431')
+            expect([where, status, Object.keys(r.headers)]).toEqual([
+              where,
+              status,
+              expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+            ]);
           if (status === '429') expect(r.headers['Retry-After']).toBeDefined();
           if (Number(status) >= 400 && p.startsWith('/api/')) {
             const examples = Object.values<{ value: any }>(r.content['application/json'].examples);
@@ -136,7 +143,13 @@ describe('gateway: OpenAPI reference', () => {
     }
     // Every code of the contract is documented somewhere (AGENT_NOT_ENABLED by the agent routes;
     // METHOD_NOT_ALLOWED answers methods no operation has: in the document's description).
-    expect([...codesSeen].sort()).toEqual(expect.arrayContaining(Object.values(ErrorCode).filter((c) => c !== ErrorCode.AGENT_NOT_ENABLED && c !== ErrorCode.METHOD_NOT_ALLOWED).sort()));
+    expect([...codesSeen].sort()).toEqual(
+      expect.arrayContaining(
+        Object.values(ErrorCode)
+          .filter((c) => c !== ErrorCode.AGENT_NOT_ENABLED && c !== ErrorCode.METHOD_NOT_ALLOWED)
+          .sort(),
+      ),
+    );
     expect(served.info.description).toContain('`METHOD_NOT_ALLOWED` (405)');
     expect(served.components.schemas.ProjectView.properties.name.example).toBeDefined();
   });
@@ -195,7 +208,12 @@ describe('gateway: errors in the envelope', () => {
     ];
     for (const [name, send, allow] of cases) {
       const res = await send();
-      expect([name, res.status, res.headers.allow, res.body]).toEqual([name, 405, allow, { ...ENVELOPE_ERROR, error: { code: 'METHOD_NOT_ALLOWED', message: expect.any(String) } }]);
+      expect([name, res.status, res.headers.allow, res.body]).toEqual([
+        name,
+        405,
+        allow,
+        { ...ENVELOPE_ERROR, error: { code: 'METHOD_NOT_ALLOWED', message: expect.any(String) } },
+      ]);
       expect(res.headers['x-request-id']).toBe(res.body.request_id);
     }
     // Like any answer to the API: the key first (401 without one), the rate-limit headers with one.
@@ -208,7 +226,8 @@ describe('gateway: errors in the envelope', () => {
     expect((await request(baseUrl()).head('/api/v2/projects').set('Authorization', `Bearer ${org.key}`)).status).toBe(200);
     // Where a fixed path and a parameter route both match (`/api/v2/documents/process` and
     // `/api/v2/documents/{id}`), the path is the fixed one's, as documented: GET is a 405 too.
-    for (const res of [await a.get('/api/v2/documents/process'), await a.put('/api/v2/documents/process')]) expect([res.status, res.headers.allow]).toEqual([405, 'POST']);
+    for (const res of [await a.get('/api/v2/documents/process'), await a.put('/api/v2/documents/process')])
+      expect([res.status, res.headers.allow]).toEqual([405, 'POST']);
     expect((await a.get('/api/v2/documents/not-a-uuid')).status).toBe(400);
     expect((await request(baseUrl()).post('/app/x')).status).toBe(404);
   });
@@ -226,12 +245,19 @@ describe('gateway: errors in the envelope', () => {
       const req = http.request(url, {
         method: 'POST',
         agent,
-        headers: { Authorization: `Bearer ${org.key}`, 'Content-Type': 'application/json', 'Content-Length': body.length, ...(expectContinue ? { Expect: '100-continue' } : {}) },
+        headers: {
+          Authorization: `Bearer ${org.key}`,
+          'Content-Type': 'application/json',
+          'Content-Length': body.length,
+          ...(expectContinue ? { Expect: '100-continue' } : {}),
+        },
       });
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(Buffer.concat(chunks).toString('utf8')), socket: req.socket, continued, bodySent }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, json: JSON.parse(Buffer.concat(chunks).toString('utf8')), socket: req.socket, continued, bodySent }),
+        );
       });
       req.on('error', reject);
       if (expectContinue) {
@@ -287,7 +313,9 @@ describe('gateway: errors in the envelope', () => {
   it('503 when a backing service is down, 504 when it hangs, and drains in-flight requests on shutdown', async () => {
     const hung = await blackhole();
     const down = await unusedAddress();
-    const gw = await createGateway(configFor({ DOCUMENTS_GRPC_URL: down, CHECK_GRPC_URL: hung.address, GATEWAY_REQUEST_TIMEOUT_MS: 1500 }), logger, { serveReference: false });
+    const gw = await createGateway(configFor({ DOCUMENTS_GRPC_URL: down, CHECK_GRPC_URL: hung.address, GATEWAY_REQUEST_TIMEOUT_MS: 1500 }), logger, {
+      serveReference: false,
+    });
     try {
       await gw.app.listen(0, '127.0.0.1');
       const url = await gw.app.getUrl();
@@ -297,7 +325,10 @@ describe('gateway: errors in the envelope', () => {
       expect(unavailable.headers['x-ratelimit-limit']).toBe('6000');
 
       const started = Date.now();
-      const slow = api(org.key, url).post('/api/v2/check/verify').send({ project_id: '6f1c2a9e-0000-4000-8000-000000000001', requirement: 'Workers must wear helmets on site.' }).then((r) => r);
+      const slow = api(org.key, url)
+        .post('/api/v2/check/verify')
+        .send({ project_id: '6f1c2a9e-0000-4000-8000-000000000001', requirement: 'Workers must wear helmets on site.' })
+        .then((r) => r);
       await new Promise((r) => setTimeout(r, 300));
       // Shutdown begins while the verify call is in flight: it still gets its (timeout) answer.
       const closing = gw.close();
@@ -375,7 +406,11 @@ describe('gateway: errors in the envelope', () => {
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
     expect(res.headers['x-powered-by']).toBeUndefined();
     // Errors and public routes carry them too.
-    for (const other of [await a.get('/api/v2/no-such-route'), await request(baseUrl()).get('/api/v2/organization'), await request(baseUrl()).get('/healthz')]) {
+    for (const other of [
+      await a.get('/api/v2/no-such-route'),
+      await request(baseUrl()).get('/api/v2/organization'),
+      await request(baseUrl()).get('/healthz'),
+    ]) {
       expect(other.headers['x-content-type-options']).toBe('nosniff');
       expect(other.headers['x-frame-options']).toBe('SAMEORIGIN');
     }
@@ -404,14 +439,20 @@ describe('gateway: errors in the envelope', () => {
   });
 
   it('answers CORS preflights of presigned upload URLs with STORAGE_CORS_ORIGINS, apart from the API origins', async () => {
-    const gw = await createGateway(configFor({ GATEWAY_CORS_ORIGINS: 'https://api-client.example', STORAGE_CORS_ORIGINS: 'https://app.example' }), logger, { serveReference: false });
+    const gw = await createGateway(configFor({ GATEWAY_CORS_ORIGINS: 'https://api-client.example', STORAGE_CORS_ORIGINS: 'https://app.example' }), logger, {
+      serveReference: false,
+    });
     try {
       await gw.app.listen(0, '127.0.0.1');
       const url = await gw.app.getUrl();
       const slot = (await a.post('/api/v2/documents').send({ file_name: 'cors.txt', content_type: 'text/plain', size_bytes: 5 })).body.data;
       const upload = new URL(slot.upload.url);
       const preflight = (origin: string) =>
-        request(url).options(upload.pathname + upload.search).set('Origin', origin).set('Access-Control-Request-Method', 'PUT').set('Access-Control-Request-Headers', 'content-type');
+        request(url)
+          .options(upload.pathname + upload.search)
+          .set('Origin', origin)
+          .set('Access-Control-Request-Method', 'PUT')
+          .set('Access-Control-Request-Headers', 'content-type');
       const allowed = await preflight('https://app.example');
       expect(allowed.status).toBe(204);
       expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example');

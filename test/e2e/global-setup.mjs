@@ -25,7 +25,12 @@ export default async function globalSetup() {
   }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-'));
   const { natsServer } = ensureSystemPackages();
-  const stack = await startStack({ dataDir, natsServer, quiet: true, env: { ...E2E_EMBEDDINGS, LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000', ...WEBHOOK_E2E_ENV } });
+  const stack = await startStack({
+    dataDir,
+    natsServer,
+    quiet: true,
+    env: { ...E2E_EMBEDDINGS, LOG_LEVEL: 'info', SWEEP_INTERVAL_MS: '2000', ...WEBHOOK_E2E_ENV },
+  });
   globalThis.__KB_STACK__ = stack;
   process.env.KB_E2E_BASE_URL = stack.baseUrl;
   process.env.KB_E2E_DATABASE_URL = stack.databaseUrl;

@@ -29,24 +29,35 @@ describe('hybrid search end to end (local embedding model)', () => {
     for (const [name, text] of Object.entries(DOCS)) {
       ids[name] = await uploadFile(orgA.key, { bytes: Buffer.from(text), name, contentType: 'text/markdown' });
     }
-    const res = await api(orgA.key).post('/api/v2/documents/process').send({ document_ids: Object.values(ids) });
+    const res = await api(orgA.key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: Object.values(ids) });
     expect(res.status).toBe(200);
     for (const id of Object.values(ids)) expect((await waitForDocument(orgA.key, id)).status).toBe('completed');
   });
   afterAll(() => retrieval.close());
 
   it('finds a document by meaning: a paraphrase with no shared word ranks it first, hybrid, not degraded', async () => {
-    const res = await retrieval.search({ query: PARAPHRASE, topK: 3, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgA.orgId });
+    const res = await retrieval.search(
+      { query: PARAPHRASE, topK: 3, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG },
+      { orgId: orgA.orgId },
+    );
     expect(res.mode).toBe('hybrid');
     expect(res.degradedReason).toBe('');
     expect(res.hits[0].chunk!.documentId).toBe(ids['hard-hats.md']);
     // A lexical query keeps its exact match first.
-    const exact = await retrieval.search({ query: 'invoices accounts department', topK: 3, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgA.orgId });
+    const exact = await retrieval.search(
+      { query: 'invoices accounts department', topK: 3, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG },
+      { orgId: orgA.orgId },
+    );
     expect(exact.hits[0].chunk!.documentId).toBe(ids['invoices.md']);
   });
 
   it("never returns another organization's chunks, although dense search always has neighbours", async () => {
-    const res = await retrieval.search({ query: PARAPHRASE, topK: 10, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: orgB.orgId });
+    const res = await retrieval.search(
+      { query: PARAPHRASE, topK: 10, documentIds: [], excludeDocumentIds: [], corpus: retrievalV1.Corpus.CORPUS_ORG },
+      { orgId: orgB.orgId },
+    );
     expect(res.hits).toEqual([]);
   });
 });

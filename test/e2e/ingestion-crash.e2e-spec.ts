@@ -37,14 +37,18 @@ describe('ingestion worker crash', () => {
 
     // Reference run without a crash.
     const reference = await uploadFile(key, { path: file, name: 'reference.pdf' });
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [reference] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [reference] });
     const expected = await waitForDocument(key, reference, 300_000);
     expect(expected.status).toBe('completed');
 
     const crashed = await uploadFile(key, { path: file, name: 'crashed.pdf' });
     const before = ingestionPid();
     const logFrom = serviceLogSize('ingestion');
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [crashed] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [crashed] });
     await waitForLog((l) => l.msg === 'processing document' && l.document_id === crashed, logFrom);
     const killedAt = Date.now();
     process.kill(before, 'SIGKILL');
@@ -63,7 +67,9 @@ describe('ingestion worker crash', () => {
     console.log(`takeover pause (ingestion, worker killed mid-document): ${Date.parse(takenOver!.time!) - killedAt} ms`);
 
     // No duplicate chunks: a query cites each chunk at most once, and the crashed copy answers like the reference.
-    const res = await api(key).post('/api/v2/agent/query').send({ question: 'What must the maintainer field of a package contain?', document_ids: [crashed], top_k: 20 });
+    const res = await api(key)
+      .post('/api/v2/agent/query')
+      .send({ question: 'What must the maintainer field of a package contain?', document_ids: [crashed], top_k: 20 });
     const chunkIds = res.body.data.citations.map((c: any) => c.chunk_id);
     expect(new Set(chunkIds).size).toBe(chunkIds.length);
     expect(res.body.data.citations.length).toBeGreaterThan(0);
@@ -80,7 +86,9 @@ describe('ingestion worker crash', () => {
     // one worker, which is queueing, not takeover).
     const file = corpusFile('txt/debian-fhs-3.0.txt');
     const reference = await uploadFile(key, { path: file, name: 'fhs-reference.txt' });
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [reference] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [reference] });
     const expected = await waitForDocument(key, reference, 120_000);
     expect(expected.status).toBe('completed');
     const expectedStored = await storedChunks(key, reference);
@@ -115,8 +123,14 @@ describe('ingestion worker crash', () => {
     const log = serviceLog('ingestion', logFrom);
     // The deliveries (stream_seq: the stream message; delivery_seq: the consumer's delivery), for
     // reading a failure: a duplicate delivery waits for the run in progress (runConsumer singleFlightKey).
-    const trace = log.filter((l) => ids.includes((l.document_id ?? l.key) as string) && /processing document|document processed|duplicate delivery/.test(l.msg));
-    console.log(trace.map((l) => `${l.time} ${l.document_id ?? l.key} attempt ${l.attempt} stream_seq ${l.stream_seq} delivery_seq ${l.delivery_seq}: ${l.msg}`).join('\n'));
+    const trace = log.filter(
+      (l) => ids.includes((l.document_id ?? l.key) as string) && /processing document|document processed|duplicate delivery/.test(l.msg),
+    );
+    console.log(
+      trace
+        .map((l) => `${l.time} ${l.document_id ?? l.key} attempt ${l.attempt} stream_seq ${l.stream_seq} delivery_seq ${l.delivery_seq}: ${l.msg}`)
+        .join('\n'),
+    );
     // Each document finished exactly once (a second `document processed` would be a second write).
     for (const id of ids) expect(log.filter((l) => l.msg === 'document processed' && l.document_id === id)).toHaveLength(1);
     // Takeovers: a document started again after a kill was interrupted by it (the first kill between

@@ -48,7 +48,10 @@ describe('ingestion of every corpus format', () => {
    * keeps exactly the chunks BM25 can match.
    */
   async function chunksMatching(id: string, query: string): Promise<retrievalV1.Chunk[]> {
-    const res = await retrieval.search({ query, documentIds: [id], excludeDocumentIds: [], topK: 100, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId: org.orgId });
+    const res = await retrieval.search(
+      { query, documentIds: [id], excludeDocumentIds: [], topK: 100, corpus: retrievalV1.Corpus.CORPUS_ORG },
+      { orgId: org.orgId },
+    );
     const terms = new Set(analyze(query));
     return res.hits
       .map((h) => h.chunk!)
@@ -87,7 +90,12 @@ describe('ingestion of every corpus format', () => {
   it('cites known passages on their exact 1-based PDF pages (physical pages, not printed page labels)', async () => {
     const cases = [
       // OSHA2001.pdf page 25 is printed "- 23 -".
-      { file: 'pdf/OSHA2001.pdf', question: 'Who appoints the Director who heads the Institute, and for what term does the Director serve?', quote: /headed by a Director/, page: 25 },
+      {
+        file: 'pdf/OSHA2001.pdf',
+        question: 'Who appoints the Director who heads the Institute, and for what term does the Director serve?',
+        quote: /headed by a Director/,
+        page: 25,
+      },
       { file: 'pdf/debian-policy-4.6.2.0.pdf', question: 'What are the permissions on /var/games?', quote: /\/var\/games are mode 755/, page: 120 },
     ];
     for (const c of cases) {
@@ -123,7 +131,12 @@ describe('ingestion of every corpus format', () => {
         // The control tables are sheets 2 and 3 (sheet 1 is the key, with its own table).
         fromPage: 2,
       },
-      { file: 'csv/osha_fatality_catastrophe_events_2013-06-15.csv', query: 'fell killed struck electrocuted', header: /^Summary Nr \| Event Date \| SIC \| .*\| Fat \| Event Description \| Report ID$/m, min: 10 },
+      {
+        file: 'csv/osha_fatality_catastrophe_events_2013-06-15.csv',
+        query: 'fell killed struck electrocuted',
+        header: /^Summary Nr \| Event Date \| SIC \| .*\| Fat \| Event Description \| Report ID$/m,
+        min: 10,
+      },
       { file: 'docx/fedramp_oscal_Overview.docx', query: 'XML Equivalent JSON Equivalent', header: /^Term \| XML Equivalent \| JSON Equivalent$/m, min: 1 },
     ];
     for (const c of cases) {
@@ -131,7 +144,8 @@ describe('ingestion of every corpus format', () => {
         (ch) => (ch.startPage ?? 0) >= (c.fromPage ?? 0) && ch.text.split('\n').filter((l) => l.includes(' | ')).length >= 2,
       );
       expect({ file: c.file, enough: table.length >= c.min }).toEqual({ file: c.file, enough: true });
-      for (const ch of table) expect({ file: c.file, chunk: ch.chunkIndex, header: c.header.test(ch.text) }).toEqual({ file: c.file, chunk: ch.chunkIndex, header: true });
+      for (const ch of table)
+        expect({ file: c.file, chunk: ch.chunkIndex, header: c.header.test(ch.text) }).toEqual({ file: c.file, chunk: ch.chunkIndex, header: true });
     }
     // Rows are never split: every table line of a CSV chunk has all 7 cells.
     const csv = await chunksMatching(ids.get('csv/osha_fatality_catastrophe_events_2013-06-15.csv')!, 'fell');
@@ -140,7 +154,9 @@ describe('ingestion of every corpus format', () => {
 
   it('makes an ODT searchable with its sections, table header and footnote (parsed in the worker thread)', async () => {
     const id = ids.get('heat-illness-plan.odt')!;
-    const duty = (await chunksMatching(id, 'Supervisor checks heat index each hour')).find((c) => c.text.includes('Supervisor | Checks the heat index each hour.'))!;
+    const duty = (await chunksMatching(id, 'Supervisor checks heat index each hour')).find((c) =>
+      c.text.includes('Supervisor | Checks the heat index each hour.'),
+    )!;
     expect(duty.text).toMatch(/^Role \| Duty$/m);
     expect(duty.headingPath).toEqual(expect.arrayContaining(['Responsibilities']));
     expect(duty.startPage ?? null).toBeNull();

@@ -33,7 +33,13 @@ describe('ingestion: large and hostile Office files through the stack', () => {
     const bigId = await uploadFile(key, { path: big });
     const bombId = await uploadFile(key, { path: bomb });
     const logFrom = serviceLogSize('ingestion');
-    expect((await api(key).post('/api/v2/documents/process').send({ document_ids: [bigId, bombId] })).status).toBeLessThan(300);
+    expect(
+      (
+        await api(key)
+          .post('/api/v2/documents/process')
+          .send({ document_ids: [bigId, bombId] })
+      ).status,
+    ).toBeLessThan(300);
 
     const failed = await waitForDocument(key, bombId, 300_000);
     expect([failed.status, failed.error_message]).toEqual([
@@ -51,7 +57,9 @@ describe('ingestion: large and hostile Office files through the stack', () => {
     expect(log.filter((l) => l.msg.startsWith('heartbeat late'))).toEqual([]);
     // The worker survived both: the same process answers the next document.
     const small = await uploadFile(key, { bytes: Buffer.from('Scaffold inspections happen before every shift.'), name: 'note.txt' });
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [small] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [small] });
     expect((await waitForDocument(key, small, 120_000)).status).toBe('completed');
   });
 });

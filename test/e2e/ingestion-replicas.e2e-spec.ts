@@ -47,7 +47,8 @@ describe('ingestion replicas', () => {
     replica.stdout!.pipe(log);
     replica.stderr!.pipe(log);
     // Ready once it has joined the consumer (it logs "started" after that).
-    for (let i = 0; i < 300 && !(existsSync(replicaLog) && readFileSync(replicaLog, 'utf8').includes('"msg":"started"')); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 300 && !(existsSync(replicaLog) && readFileSync(replicaLog, 'utf8').includes('"msg":"started"')); i++)
+      await new Promise((r) => setTimeout(r, 100));
   });
 
   afterAll(async () => {
@@ -57,14 +58,26 @@ describe('ingestion replicas', () => {
   it('spreads documents over both replicas, each processed once', async () => {
     expect(replica.exitCode).toBeNull();
     const { key } = newOrg('Replicas Org');
-    const files = ['pdf/OSHA2001.pdf', 'pdf/fedramp_guide_poam_rev5.pdf', 'pdf/fedramp_guide_sar_rev5.pdf', 'pdf/debian-fhs-3.0.pdf', 'pdf/fedramp_data_bites_slides_2022-09-01.pdf', 'pdf/fedramp_extensions_rev4.pdf'];
+    const files = [
+      'pdf/OSHA2001.pdf',
+      'pdf/fedramp_guide_poam_rev5.pdf',
+      'pdf/fedramp_guide_sar_rev5.pdf',
+      'pdf/debian-fhs-3.0.pdf',
+      'pdf/fedramp_data_bites_slides_2022-09-01.pdf',
+      'pdf/fedramp_extensions_rev4.pdf',
+    ];
     const ids: string[] = [];
     for (const f of files) ids.push(await uploadFile(key, { path: corpusFile(f) }));
     const res = await api(key).post('/api/v2/documents/process').send({ document_ids: ids });
     expect(res.body.data.processed).toHaveLength(ids.length);
     for (const id of ids) expect((await waitForDocument(key, id, 240_000)).status).toBe('completed');
 
-    const processedBy = (file: string) => new Set(logOf(file).filter((l) => l.msg === 'document processed' && ids.includes(l.document_id!)).map((l) => l.document_id));
+    const processedBy = (file: string) =>
+      new Set(
+        logOf(file)
+          .filter((l) => l.msg === 'document processed' && ids.includes(l.document_id!))
+          .map((l) => l.document_id),
+      );
     const main = processedBy(path.join(dataDir, 'logs', 'ingestion.log'));
     const second = processedBy(replicaLog);
     expect(second.size).toBeGreaterThan(0);

@@ -83,10 +83,12 @@ describe('local launcher: a crashed service is restarted, forever', () => {
       pids.add(pid);
       process.kill(pid, 'SIGKILL');
       // While it is down: 503, the error envelope, the service named.
-      notReady.push(await until(`/readyz to report the ${KILLED} service down`, async () => {
-        const r = await readyz();
-        return r.status === 503 ? r.body : undefined;
-      }));
+      notReady.push(
+        await until(`/readyz to report the ${KILLED} service down`, async () => {
+          const r = await readyz();
+          return r.status === 503 ? r.body : undefined;
+        }),
+      );
       // Back: a new process, and ready again.
       await until(`a new ${KILLED} process`, async () => (pidOf(KILLED) !== pid ? true : undefined));
     }
@@ -94,12 +96,25 @@ describe('local launcher: a crashed service is restarted, forever', () => {
       const r = await readyz();
       return r.status === 200 ? r.body : undefined;
     });
-    expect(back.data.checks).toEqual({ database: 'ok', nats: 'ok', documents: 'ok', ingestion: 'ok', retrieval: 'ok', check: 'ok', agent: 'ok', webhooks: 'ok' });
+    expect(back.data.checks).toEqual({
+      database: 'ok',
+      nats: 'ok',
+      documents: 'ok',
+      ingestion: 'ok',
+      retrieval: 'ok',
+      check: 'ok',
+      agent: 'ok',
+      webhooks: 'ok',
+    });
     pids.add(pidOf(KILLED));
     expect(pids.size).toBe(KILLS + 1);
 
     for (const body of notReady) {
-      expect(body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: `Not ready: the ${KILLED} service is unavailable.` }, request_id: expect.any(String) });
+      expect(body).toEqual({
+        success: false,
+        error: { code: 'SERVICE_UNAVAILABLE', message: `Not ready: the ${KILLED} service is unavailable.` },
+        request_id: expect.any(String),
+      });
     }
 
     // Every restart was logged with its reason, its attempt and the delay before it: 0.5 s for the
@@ -109,14 +124,18 @@ describe('local launcher: a crashed service is restarted, forever', () => {
       .map((l) => l.match(new RegExp(` ${KILLED} exited \\(signal SIGKILL\\) after [\\d.]+ s; restart attempt (\\d+) in ([\\d.]+) s`)))
       .filter((m): m is RegExpMatchArray => m !== null)
       .map((m) => [Number(m[1]), Number(m[2])]);
-    expect(exits).toEqual(Array.from({ length: KILLS }, (_, i) => [i + 1, Math.min(RESTART.maxDelayMs, RESTART.initialDelayMs * 2 ** Math.max(0, i - 5)) / 1000]));
+    expect(exits).toEqual(
+      Array.from({ length: KILLS }, (_, i) => [i + 1, Math.min(RESTART.maxDelayMs, RESTART.initialDelayMs * 2 ** Math.max(0, i - 5)) / 1000]),
+    );
     expect(log.filter((l) => new RegExp(` ${KILLED} restarted \\(attempt \\d+, pid \\d+\\)`).test(l))).toHaveLength(KILLS);
   });
   it('restarts a killed nats-server and PostgreSQL; while NATS is away /readyz says so and a trigger changes nothing', async () => {
     const { key } = newOrg('Launcher Org', { databaseUrl: stack!.databaseUrl });
     const a = api(key, stack!.baseUrl);
     const projectId = (await a.post('/api/v2/projects').send({ name: 'Outage' })).body.data.id;
-    const created = await a.post('/api/v2/check/runs').send({ project_id: projectId, name: 'Across the outage', requirements: [{ text: 'Visitors must sign in.' }, { text: 'Hard hats are required.' }] });
+    const created = await a
+      .post('/api/v2/check/runs')
+      .send({ project_id: projectId, name: 'Across the outage', requirements: [{ text: 'Visitors must sign in.' }, { text: 'Hard hats are required.' }] });
     expect(created.status).toBe(201);
     const runId = created.body.data.id;
     const trigger = () => a.post(`/api/v2/check/runs/${runId}/trigger`).send({ reprocess: true, skip_breakdown: true });
@@ -126,16 +145,25 @@ describe('local launcher: a crashed service is restarted, forever', () => {
       return run?.status === 'completed' ? run : undefined;
     });
     const requirementsBefore = (await a.get(`/api/v2/check/runs/${runId}/requirements`)).body.data;
-    const docId = await uploadFile(key, { bytes: Buffer.from('Hard hats are required on site.'), name: 'plan.txt', contentType: 'text/plain' }, projectId, stack!.baseUrl);
+    const docId = await uploadFile(
+      key,
+      { bytes: Buffer.from('Hard hats are required on site.'), name: 'plan.txt', contentType: 'text/plain' },
+      projectId,
+      stack!.baseUrl,
+    );
 
     // nats-server killed: /readyz turns 503 naming NATS, and what needs the queue is refused, unchanged.
     const natsPid = pidOf('nats');
     const natsKilledAt = Date.now();
     process.kill(natsPid, 'SIGKILL');
-    const notReady = await until('/readyz to report NATS down', async () => {
-      const r = await readyz();
-      return r.status === 503 ? r.body : undefined;
-    }, 10_000);
+    const notReady = await until(
+      '/readyz to report NATS down',
+      async () => {
+        const r = await readyz();
+        return r.status === 503 ? r.body : undefined;
+      },
+      10_000,
+    );
     const readyzDownMs = Date.now() - natsKilledAt;
     expect(notReady.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.stringMatching(/nats/i) });
 
@@ -159,15 +187,23 @@ describe('local launcher: a crashed service is restarted, forever', () => {
     await until('a new nats-server', async () => (pidOf('nats') !== natsPid ? true : undefined));
     await until('the stack to be ready after the NATS restart', async () => ((await readyz()).status === 200 ? true : undefined), 30_000);
     const natsReadyMs = Date.now() - natsKilledAt;
-    const retried = await until('the trigger to be accepted', async () => {
-      const r = await trigger();
-      return r.status === 200 ? r.body.data : undefined;
-    }, 15_000);
+    const retried = await until(
+      'the trigger to be accepted',
+      async () => {
+        const r = await trigger();
+        return r.status === 200 ? r.body.data : undefined;
+      },
+      15_000,
+    );
     expect(retried.status).toBe('processing');
-    const rerun = await until('the re-triggered run to complete', async () => {
-      const run = (await a.get(`/api/v2/check/runs/${runId}`)).body.data;
-      return run?.status === 'completed' ? run : undefined;
-    }, 60_000);
+    const rerun = await until(
+      'the re-triggered run to complete',
+      async () => {
+        const run = (await a.get(`/api/v2/check/runs/${runId}`)).body.data;
+        return run?.status === 'completed' ? run : undefined;
+      },
+      60_000,
+    );
     expect(rerun).toMatchObject({ processed_requirements: 2, total_requirements: 2 });
     expect((await a.post('/api/v2/documents/process').send({ document_ids: [docId] })).body.data.processed).toEqual([docId]);
     expect((await waitForDocument(key, docId, 60_000, stack!.baseUrl)).status).toBe('completed');
@@ -178,10 +214,14 @@ describe('local launcher: a crashed service is restarted, forever', () => {
     const pgKilledAt = Date.now();
     process.kill(pgPid, 'SIGKILL');
     await until('a new PostgreSQL', async () => (pidOf('postgres') !== pgPid ? true : undefined), 30_000);
-    const again = await until('the run to be readable again', async () => {
-      const r = await a.get(`/api/v2/check/runs/${runId}`);
-      return r.status === 200 ? r.body.data : undefined;
-    }, 30_000);
+    const again = await until(
+      'the run to be readable again',
+      async () => {
+        const r = await a.get(`/api/v2/check/runs/${runId}`);
+        return r.status === 200 ? r.body.data : undefined;
+      },
+      30_000,
+    );
     const pgBackMs = Date.now() - pgKilledAt;
     expect(again).toEqual(rerun);
     await until('the stack to be ready after the PostgreSQL restart', async () => ((await readyz()).status === 200 ? true : undefined), 30_000);
@@ -203,7 +243,12 @@ describe('local launcher: a crashed service is restarted, forever', () => {
     const a = api(key, stack!.baseUrl);
     const projectId = (await a.post('/api/v2/projects').send({ name: 'Four kills' })).body.data.id;
     // A passage for every requirement: each is judged (JUDGE_DELAY_MS), none short-cut as unanswerable.
-    const docId = await uploadFile(key, { bytes: Buffer.from('Hard hats are required on site. Visitors must sign in.'), name: 'plan.txt', contentType: 'text/plain' }, projectId, stack!.baseUrl);
+    const docId = await uploadFile(
+      key,
+      { bytes: Buffer.from('Hard hats are required on site. Visitors must sign in.'), name: 'plan.txt', contentType: 'text/plain' },
+      projectId,
+      stack!.baseUrl,
+    );
     await a.post('/api/v2/documents/process').send({ document_ids: [docId] });
     expect((await waitForDocument(key, docId, 60_000, stack!.baseUrl)).status).toBe('completed');
     const requirements = Array.from({ length: 40 }, (_, i) => ({ text: `KILLS ${i}: hard hats are required on site.` }));
@@ -233,10 +278,14 @@ describe('local launcher: a crashed service is restarted, forever', () => {
       process.kill(pid, 'SIGKILL');
     }
     expect(kills[3].at - kills[0].at).toBeLessThan(10_000);
-    const done = await until('the run to complete', async () => {
-      const r = await a.get(`/api/v2/check/runs/${runId}`);
-      return r.body.data?.status === 'completed' ? r.body.data : undefined;
-    }, 120_000);
+    const done = await until(
+      'the run to complete',
+      async () => {
+        const r = await a.get(`/api/v2/check/runs/${runId}`);
+        return r.body.data?.status === 'completed' ? r.body.data : undefined;
+      },
+      120_000,
+    );
     const doneMs = Date.now() - kills[3].at;
     // Every requirement counted once: the counters (stored with each result, in one transaction) match.
     expect([done.total_requirements, done.processed_requirements, done.passed_requirements + done.failed_requirements]).toEqual([40, 40, 40]);
@@ -248,7 +297,8 @@ describe('local launcher: a crashed service is restarted, forever', () => {
     // Takeovers: a requirement checked again after a kill was interrupted by it (the first kill between
     // its two starts); the pause is that kill → the next start.
     const starts = new Map<string, number[]>();
-    for (const l of log.filter((x) => x.msg === 'checking requirement')) starts.set(l.requirement_id, [...(starts.get(l.requirement_id) ?? []), Date.parse(l.time)]);
+    for (const l of log.filter((x) => x.msg === 'checking requirement'))
+      starts.set(l.requirement_id, [...(starts.get(l.requirement_id) ?? []), Date.parse(l.time)]);
     const { takeovers, perKill } = takeoversAfterKills([...starts.values()], kills);
     expect(takeovers.length).toBeGreaterThan(0);
     const longest = Math.max(...takeovers);

@@ -14,7 +14,8 @@ const KBCTL = path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js');
  * checkout, which a test must not do. Under `npm test` the stamp is always there.
  */
 const installedByUs = existsSync(path.join(ROOT, 'node_modules/.kb-install-stamp'));
-if (!installedByUs) console.warn('npm-start e2e skipped: node_modules has no .kb-install-stamp (not installed by npm test / npm start), so npm start would run npm install');
+if (!installedByUs)
+  console.warn('npm-start e2e skipped: node_modules has no .kb-install-stamp (not installed by npm test / npm start), so npm start would run npm install');
 
 /** Busy-looping processes kept running while npm start starts: the machine of issue 29 had a load average of 12. */
 const BUSY_LOOPS = 2;
@@ -106,12 +107,16 @@ const BUSY_LOOPS = 2;
   });
 
   // Issue 29 defect 13: a failed step said only that kbctl exited non-zero (its --json error went to an ignored stdout).
-  it('a start whose corpus load fails prints the step, kbctl\'s exit status and its error, and stops everything', async () => {
+  it("a start whose corpus load fails prints the step, kbctl's exit status and its error, and stops everything", async () => {
     const url = /Base URL:\s+(\S+)/.exec(banner)?.[1];
     await stopChild(start!);
     start = undefined;
     const missing = path.join(dir, 'no-such-corpus');
-    const again = spawn(process.execPath, [path.join(ROOT, 'tools/start.mjs')], { cwd: ROOT, env: { ...env, KB_SAFETY_CORPUS_DIR: missing }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const again = spawn(process.execPath, [path.join(ROOT, 'tools/start.mjs')], {
+      cwd: ROOT,
+      env: { ...env, KB_SAFETY_CORPUS_DIR: missing },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     again.stdout.on('data', (d) => (output += d));
     again.stderr.on('data', (d) => (output += d));

@@ -68,7 +68,9 @@ describe('observability', () => {
   beforeAll(async () => {
     ({ key } = newOrg('observability'));
     documentId = await uploadFile(key, { path: corpusFile('pdf/dol_osha-101_injury_illness_incident_report.pdf') });
-    const res = await api(key).post('/api/v2/documents/process').send({ document_ids: [documentId] });
+    const res = await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [documentId] });
     expect(res.status).toBe(200);
     const requestId = res.headers['x-request-id'];
     const doc = await waitForDocument(key, documentId);
@@ -110,7 +112,9 @@ describe('observability', () => {
     expect(sample(gateway, 'process_resident_memory_bytes', { service: 'gateway' })).toBeGreaterThan(0);
 
     const documents = await scrape('documents');
-    expect(sample(documents, 'grpc_server_handled_total', { grpc_service: 'kb.documents.v1.DocumentsService', grpc_method: 'ProcessDocuments', grpc_code: 'OK' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(documents, 'grpc_server_handled_total', { grpc_service: 'kb.documents.v1.DocumentsService', grpc_method: 'ProcessDocuments', grpc_code: 'OK' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(sample(documents, 'kb_nats_messages_processed_total', { consumer: 'documents-status', outcome: 'ack' })).toBeGreaterThanOrEqual(2);
 
     const ingestion = await scrape('ingestion');

@@ -46,7 +46,13 @@ describe('where a quote stands', () => {
     ids.pdf = await uploadFile(key, { path: corpusFile(POAM) }, projectId);
     ids.markdown = await uploadFile(key, { path: corpusFile(MARKDOWN) }, projectId);
     ids.scanned = await uploadFile(key, { path: corpusFile(SCANNED) }, projectId);
-    expect((await api(key).post('/api/v2/documents/process').send({ document_ids: Object.values(ids) })).status).toBe(200);
+    expect(
+      (
+        await api(key)
+          .post('/api/v2/documents/process')
+          .send({ document_ids: Object.values(ids) })
+      ).status,
+    ).toBe(200);
     for (const id of Object.values(ids)) expect((await waitForDocument(key, id, 540_000)).status).toBe('completed');
   });
 
@@ -86,11 +92,16 @@ describe('where a quote stands', () => {
   it('check runs: sub-requirement sources carry the location and boxes stored with the verdict', async () => {
     const created = await api(key)
       .post('/api/v2/check/runs')
-      .send({ project_id: projectId, handbook_ids: [ids.pdf], name: 'Boxes', requirements: [{ text: 'The FedRAMP OSCAL Registry must be offered in XML and JSON formats.' }] });
+      .send({
+        project_id: projectId,
+        handbook_ids: [ids.pdf],
+        name: 'Boxes',
+        requirements: [{ text: 'The FedRAMP OSCAL Registry must be offered in XML and JSON formats.' }],
+      });
     expect(created.status).toBe(201);
     expect((await api(key).post(`/api/v2/check/runs/${created.body.data.id}/trigger`).send({ skip_breakdown: true })).status).toBe(200);
     let run: any;
-    for (const deadline = Date.now() + 300_000; ; ) {
+    for (const deadline = Date.now() + 300_000; ;) {
       run = (await api(key).get(`/api/v2/check/runs/${created.body.data.id}`)).body.data;
       if (run.status === 'completed' || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 300));
@@ -110,7 +121,9 @@ describe('where a quote stands', () => {
   });
 
   it('agent citations: offsets into the chunk text everywhere, boxes for the PDF, [] for Markdown', async () => {
-    const md = await api(key).post('/api/v2/agent/query').send({ question: 'Who must be notified of a security incident?', project_id: projectId, document_ids: [ids.markdown] });
+    const md = await api(key)
+      .post('/api/v2/agent/query')
+      .send({ question: 'Who must be notified of a security incident?', project_id: projectId, document_ids: [ids.markdown] });
     expect(md.status).toBe(200);
     expect(md.body.data.citations.length).toBeGreaterThan(0);
     for (const c of md.body.data.citations) {
@@ -118,7 +131,9 @@ describe('where a quote stands', () => {
       expect(chunk.text.slice(c.location.char_start, c.location.char_end)).toBe(c.quote);
       expect(c.boxes).toEqual([]);
     }
-    const pdf = await api(key).post('/api/v2/agent/query').send({ question: 'In which formats is the FedRAMP OSCAL Registry offered?', project_id: projectId, document_ids: [ids.pdf] });
+    const pdf = await api(key)
+      .post('/api/v2/agent/query')
+      .send({ question: 'In which formats is the FedRAMP OSCAL Registry offered?', project_id: projectId, document_ids: [ids.pdf] });
     expect(pdf.status).toBe(200);
     const [c] = pdf.body.data.citations;
     const chunk = (await api(key).get(`/api/v2/documents/${ids.pdf}/chunks/${c.chunk_id}`)).body.data;
@@ -128,7 +143,9 @@ describe('where a quote stands', () => {
   });
 
   it('a scanned PDF gets its boxes from OCR, inside the page', async () => {
-    const res = await api(key).post('/api/v2/agent/query').send({ question: 'How many tracks does the LinnSequencer record?', project_id: projectId, document_ids: [ids.scanned] });
+    const res = await api(key)
+      .post('/api/v2/agent/query')
+      .send({ question: 'How many tracks does the LinnSequencer record?', project_id: projectId, document_ids: [ids.scanned] });
     expect(res.status).toBe(200);
     const [c] = res.body.data.citations;
     expect(c.document_id).toBe(ids.scanned);
@@ -144,7 +161,11 @@ describe('where a quote stands', () => {
     expect(ok.status).toBe(200);
     expect(ok.body.data).toEqual({ page: 37, width: 612, height: 792 });
     const past = await api(key).get(`/api/v2/documents/${ids.pdf}/pages/38`);
-    expect([past.status, past.body.error.code, past.body.error.message]).toEqual([404, 'NOT_FOUND', `Document ${ids.pdf} has 37 pages; page 38 does not exist.`]);
+    expect([past.status, past.body.error.code, past.body.error.message]).toEqual([
+      404,
+      'NOT_FOUND',
+      `Document ${ids.pdf} has 37 pages; page 38 does not exist.`,
+    ]);
     const md = await api(key).get(`/api/v2/documents/${ids.markdown}/pages/1`);
     expect([md.status, md.body.error.code]).toEqual([404, 'NOT_FOUND']);
     expect(md.body.error.message).toMatch(/has no pages: its format \(text\/markdown\) is not paged/);

@@ -106,10 +106,14 @@ describe('README.md: every bash block runs, in order, in one shell, against a fr
     // safety-sounding question goes through routing exactly as for a new user.
     const org = newOrg('README walk-through', { safety: true });
     // …and the sample safety corpus loaded, as `npm start` does (idempotent).
-    execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'safety', 'load', path.join(ROOT, 'samples/safety-corpus'), '--json'], {
-      env: { ...process.env, DATABASE_URL: process.env.KB_E2E_DATABASE_URL!, KB_DATA_DIR: process.env.KB_E2E_DATA_DIR! },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'safety', 'load', path.join(ROOT, 'samples/safety-corpus'), '--json'],
+      {
+        env: { ...process.env, DATABASE_URL: process.env.KB_E2E_DATABASE_URL!, KB_DATA_DIR: process.env.KB_E2E_DATA_DIR! },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     const env = {
       ...process.env,
       KB_BASE_URL: baseUrl(),
@@ -121,7 +125,8 @@ describe('README.md: every bash block runs, in order, in one shell, against a fr
       KB_DATA_DIR: process.env.KB_E2E_DATA_DIR!,
     };
     const run = blocks.filter((b) => !b.skip);
-    if (run.some((b) => /\bnpm (?:start|test|install|ci)\b/.test(b.code))) throw new Error('a README block that starts, tests or installs the project is not marked skip (see the test above)');
+    if (run.some((b) => /\bnpm (?:start|test|install|ci)\b/.test(b.code)))
+      throw new Error('a README block that starts, tests or installs the project is not marked skip (see the test above)');
     const result = await runSession(
       run.map((b) => b.code),
       env,
@@ -141,7 +146,12 @@ describe('README.md: every bash block runs, in order, in one shell, against a fr
     run.forEach((b, i) => {
       for (const file of b.cites) {
         const cited = new RegExp(`"file_name":\\s*"${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`).test(result.outputs[i]);
-        expect({ line: b.line, file, cited, output: cited ? undefined : result.outputs[i].slice(-2000) }).toEqual({ line: b.line, file, cited: true, output: undefined });
+        expect({ line: b.line, file, cited, output: cited ? undefined : result.outputs[i].slice(-2000) }).toEqual({
+          line: b.line,
+          file,
+          cited: true,
+          output: undefined,
+        });
       }
     });
   });

@@ -282,10 +282,14 @@ describeReal('the model-provider path against a real small model', () => {
 
     // Over the token quota: the call that crossed it completed, the next one is refused.
     const nats = `nats://127.0.0.1:${JSON.parse(readFileSync(path.join(dir, 'stack', 'stack.json'), 'utf8')).ports.nats}`;
-    execFileSync(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'org', 'quota', '--org', orgId, '--tokens', String(charged), '--json'], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, NATS_URL: nats },
-      encoding: 'utf8',
-    });
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'dist/apps/gateway/src/cli/kbctl.js'), 'org', 'quota', '--org', orgId, '--tokens', String(charged), '--json'],
+      {
+        env: { ...process.env, DATABASE_URL: databaseUrl, NATS_URL: nats },
+        encoding: 'utf8',
+      },
+    );
     // (kbctl announces the change; each gateway drops its cached key lookup within a second.)
     for (let i = 0; i < 50 && (await a.get('/api/v2/projects')).status !== 402; i++) await new Promise((r) => setTimeout(r, 100));
     const over = await a.post('/api/v2/agent/query').send({ question: 'Who inspects the fire extinguishers?' });
@@ -295,7 +299,12 @@ describeReal('the model-provider path against a real small model', () => {
   });
 
   it('chat streamed as SSE: meta, deltas, citations, done with the usage, in that order', async () => {
-    const { res, events } = await streamChat(org.key, { chat_type: 'project', project_id: projectId, top_k: 3, messages: [{ role: 'user', content: 'Who inspects the fire extinguishers?' }] }, {}, baseUrl);
+    const { res, events } = await streamChat(
+      org.key,
+      { chat_type: 'project', project_id: projectId, top_k: 3, messages: [{ role: 'user', content: 'Who inspects the fire extinguishers?' }] },
+      {},
+      baseUrl,
+    );
     expect(res.status).toBe(200);
     const names = events.map((e) => e.event);
     expect(names[0]).toBe('meta');
@@ -303,7 +312,10 @@ describeReal('the model-provider path against a real small model', () => {
     expect(names.slice(1, -2).every((n) => n === 'delta')).toBe(true);
     expect(names.filter((n) => n === 'delta').length).toBeGreaterThan(1);
     expect(JSON.parse(events[0].data)).toMatchObject({ agent: 'project', model: REAL_MODEL_NAME });
-    const text = events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).content).join('');
+    const text = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => JSON.parse(e.data).content)
+      .join('');
     const { citations } = JSON.parse(events[names.length - 2].data);
     expectGroundedAnswer(text, citations);
     const done = JSON.parse(events[names.length - 1].data);

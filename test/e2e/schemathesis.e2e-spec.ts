@@ -48,77 +48,92 @@ describe('gateway: schemathesis conformance of every operation to the served Ope
   const tool = schemathesisBin();
   const org = newOrg('Schemathesis Org', { rateLimit: 100_000 });
 
-  (tool.bin ? it : it.skip)(`sends requests for every operation: 0 server errors, 0 responses that differ from the document${tool.reason ? ` (skipped: ${tool.reason})` : ''}`, async () => {
-    // Some real resources, so that list and get operations also answer 200 with data.
-    const project = await api(org.key).post('/api/v2/projects').send({ name: 'Conformance project', description: 'schemathesis' });
-    expect(project.status).toBe(201);
-    // One run of schemathesis over the served document. Every request it sends is recorded (HAR):
-    // the closing note gives their number, which its summary does not (a "test case" of the
-    // stateful phase is a sequence of requests).
-    const runOnce = () => {
-      const workDir = mkdtempSync(path.join(os.tmpdir(), 'kb-schemathesis-'));
-      const har = path.join(workDir, 'requests.har');
-      const run = spawnSync(
-        tool.bin!,
-        [
-          'run',
-          `${baseUrl()}/docs/openapi.json`,
-          '--url',
-          baseUrl(),
-          '-H',
-          `Authorization: Bearer ${org.key}`,
-          '--checks',
-          CHECKS.join(','),
-          '--exclude-checks',
-          EXCLUDED_CHECKS.join(','),
-          '--phases',
-          'examples,coverage,fuzzing,stateful',
-          '--max-examples',
-          process.env.SCHEMATHESIS_MAX_EXAMPLES ?? '15',
-          '--seed',
-          process.env.SCHEMATHESIS_SEED ?? '16',
-          '--workers',
-          '2',
-          '--request-timeout',
-          '60',
-          '--suppress-health-check',
-          'all',
-          '--no-color',
-          '--report',
-          'har',
-          '--report-har-path',
-          har,
-          // Extra options for a focused run, e.g. `--include-operation-id createCheckRun --report junit --report-dir /tmp/st`.
-          ...(process.env.SCHEMATHESIS_ARGS ?? '').split(' ').filter(Boolean),
-        ],
-        // Its working folder is a temporary one: schemathesis keeps a cache (`.schemathesis/`) there.
-        { cwd: workDir, encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', PYTHONUNBUFFERED: '1' }, maxBuffer: 64 * 1024 * 1024 },
-      );
-      const output = `${run.stdout}${run.stderr}`;
-      // The summary (operations, test cases, failures) in the test log, for the closing notes.
-      process.stdout.write(`${output.split('\n').slice(-40).join('\n')}\n`);
-      const entries: { response?: { status: number } }[] = existsSync(har) ? JSON.parse(readFileSync(har, 'utf8')).log.entries : [];
-      const serverErrors = entries.filter((e) => (e.response?.status ?? 0) >= 500).length;
-      process.stdout.write(`schemathesis sent ${entries.length} HTTP requests (recorded in its HAR report); ${serverErrors} answered 5xx\n`);
-      // Its own failure and error sections (printed before its SUMMARY): which operation failed and why.
-      const report = output.slice(0, Math.max(0, output.lastIndexOf('SUMMARY'))).split(/^=+ (?:FAILURES|ERRORS) =+$/m).slice(1).join('\n');
-      // The error groups of its summary ("🚫 Runtime Error: 1"), and whether any check failed.
-      const errorGroups = [...output.matchAll(/^\s+🚫 (.+): \d+$/gm)].map((m) => m[1]);
-      const failedChecks = /^=+ FAILURES =+$/m.test(output);
-      return { exitCode: run.status, entries, serverErrors, report, errorGroups, failedChecks };
-    };
+  (tool.bin ? it : it.skip)(
+    `sends requests for every operation: 0 server errors, 0 responses that differ from the document${tool.reason ? ` (skipped: ${tool.reason})` : ''}`,
+    async () => {
+      // Some real resources, so that list and get operations also answer 200 with data.
+      const project = await api(org.key).post('/api/v2/projects').send({ name: 'Conformance project', description: 'schemathesis' });
+      expect(project.status).toBe(201);
+      // One run of schemathesis over the served document. Every request it sends is recorded (HAR):
+      // the closing note gives their number, which its summary does not (a "test case" of the
+      // stateful phase is a sequence of requests).
+      const runOnce = () => {
+        const workDir = mkdtempSync(path.join(os.tmpdir(), 'kb-schemathesis-'));
+        const har = path.join(workDir, 'requests.har');
+        const run = spawnSync(
+          tool.bin!,
+          [
+            'run',
+            `${baseUrl()}/docs/openapi.json`,
+            '--url',
+            baseUrl(),
+            '-H',
+            `Authorization: Bearer ${org.key}`,
+            '--checks',
+            CHECKS.join(','),
+            '--exclude-checks',
+            EXCLUDED_CHECKS.join(','),
+            '--phases',
+            'examples,coverage,fuzzing,stateful',
+            '--max-examples',
+            process.env.SCHEMATHESIS_MAX_EXAMPLES ?? '15',
+            '--seed',
+            process.env.SCHEMATHESIS_SEED ?? '16',
+            '--workers',
+            '2',
+            '--request-timeout',
+            '60',
+            '--suppress-health-check',
+            'all',
+            '--no-color',
+            '--report',
+            'har',
+            '--report-har-path',
+            har,
+            // Extra options for a focused run, e.g. `--include-operation-id createCheckRun --report junit --report-dir /tmp/st`.
+            ...(process.env.SCHEMATHESIS_ARGS ?? '').split(' ').filter(Boolean),
+          ],
+          // Its working folder is a temporary one: schemathesis keeps a cache (`.schemathesis/`) there.
+          { cwd: workDir, encoding: 'utf8', env: { ...process.env, SCHEMATHESIS_TELEMETRY: 'false', PYTHONUNBUFFERED: '1' }, maxBuffer: 64 * 1024 * 1024 },
+        );
+        const output = `${run.stdout}${run.stderr}`;
+        // The summary (operations, test cases, failures) in the test log, for the closing notes.
+        process.stdout.write(`${output.split('\n').slice(-40).join('\n')}\n`);
+        const entries: { response?: { status: number } }[] = existsSync(har) ? JSON.parse(readFileSync(har, 'utf8')).log.entries : [];
+        const serverErrors = entries.filter((e) => (e.response?.status ?? 0) >= 500).length;
+        process.stdout.write(`schemathesis sent ${entries.length} HTTP requests (recorded in its HAR report); ${serverErrors} answered 5xx\n`);
+        // Its own failure and error sections (printed before its SUMMARY): which operation failed and why.
+        const report = output
+          .slice(0, Math.max(0, output.lastIndexOf('SUMMARY')))
+          .split(/^=+ (?:FAILURES|ERRORS) =+$/m)
+          .slice(1)
+          .join('\n');
+        // The error groups of its summary ("🚫 Runtime Error: 1"), and whether any check failed.
+        const errorGroups = [...output.matchAll(/^\s+🚫 (.+): \d+$/gm)].map((m) => m[1]);
+        const failedChecks = /^=+ FAILURES =+$/m.test(output);
+        return { exitCode: run.status, entries, serverErrors, report, errorGroups, failedChecks };
+      };
 
-    let result = runOnce();
-    // An error of schemathesis itself ("Runtime Error": an exception inside the tool, e.g. Hypothesis
-    // reporting a flaky test case; seen once in CI on Node 22, not reproduced) with no failed check
-    // and no 5xx says nothing about the API: its report is printed and the run is repeated once.
-    // A failed check, a 5xx, a network or schema error fails at once.
-    if (result.exitCode !== 0 && !result.failedChecks && result.serverErrors === 0 && result.errorGroups.length > 0 && result.errorGroups.every((g) => g === 'Runtime Error')) {
-      process.stdout.write(`schemathesis reported only an error of its own, no failed check and no 5xx; its report:\n${result.report}\nrunning it once more\n`);
-      result = runOnce();
-    }
-    expect(result.entries.length).toBeGreaterThan(0);
-    expect(result.serverErrors).toBe(0);
-    expect({ exitCode: result.exitCode, report: result.report.slice(-20_000) }).toEqual({ exitCode: 0, report: '' });
-  });
+      let result = runOnce();
+      // An error of schemathesis itself ("Runtime Error": an exception inside the tool, e.g. Hypothesis
+      // reporting a flaky test case; seen once in CI on Node 22, not reproduced) with no failed check
+      // and no 5xx says nothing about the API: its report is printed and the run is repeated once.
+      // A failed check, a 5xx, a network or schema error fails at once.
+      if (
+        result.exitCode !== 0 &&
+        !result.failedChecks &&
+        result.serverErrors === 0 &&
+        result.errorGroups.length > 0 &&
+        result.errorGroups.every((g) => g === 'Runtime Error')
+      ) {
+        process.stdout.write(
+          `schemathesis reported only an error of its own, no failed check and no 5xx; its report:\n${result.report}\nrunning it once more\n`,
+        );
+        result = runOnce();
+      }
+      expect(result.entries.length).toBeGreaterThan(0);
+      expect(result.serverErrors).toBe(0);
+      expect({ exitCode: result.exitCode, report: result.report.slice(-20_000) }).toEqual({ exitCode: 0, report: '' });
+    },
+  );
 });

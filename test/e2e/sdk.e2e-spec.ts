@@ -168,11 +168,18 @@ describe('TypeScript SDK', () => {
     expect(events.filter((e) => e.index === 1).at(-1)).toMatchObject({ file: 'access-from-file.md', stage: 'done' });
 
     const v1 = summary.documents[0].document;
-    const v2 = await uploadBlob(kb, { name: 'ir-from-blob.md', data: new TextEncoder().encode(policy.toString('utf8').replace('All alerts must be reviewed', 'All alerts must be reviewed within 5 minutes')) }, {
-      projectId,
-      replaces: v1.id,
-      pollIntervalMs: 500,
-    });
+    const v2 = await uploadBlob(
+      kb,
+      {
+        name: 'ir-from-blob.md',
+        data: new TextEncoder().encode(policy.toString('utf8').replace('All alerts must be reviewed', 'All alerts must be reviewed within 5 minutes')),
+      },
+      {
+        projectId,
+        replaces: v1.id,
+        pollIntervalMs: 500,
+      },
+    );
     expect(v2).toMatchObject({ status: 'completed', version: 2, replaces: v1.id, project_id: projectId });
     expect(await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id: v1.id } } }))).toMatchObject({ superseded_by: v2.id });
     const again = await uploadBlob(kb, new File([policy], 'ir-from-blob.md'), { projectId, replaces: v1.id }).catch((e: unknown) => e);
@@ -187,11 +194,18 @@ describe('TypeScript SDK', () => {
     await kb.data(kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id: created.id } }, body: { description: 'audited' } }));
     const page = await listAuditEvents(kb, { resourceType: 'project', resourceId: created.id, since });
     expect(page.data.map((e) => e.action)).toEqual(['project.updated', 'project.created']);
-    expect(page.data[0]).toMatchObject({ resource_id: created.id, actor: { api_key_name: 'E2E SDK key' }, data: { before: { description: null }, after: { description: 'audited' } } });
+    expect(page.data[0]).toMatchObject({
+      resource_id: created.id,
+      actor: { api_key_name: 'E2E SDK key' },
+      data: { before: { description: null }, after: { description: 'audited' } },
+    });
     expect(page.pagination).toEqual({ limit: 50, offset: 0, total: 2 });
     expect((await listAuditEvents(kb, { action: 'project.created', resourceId: created.id, limit: 1, until: since })).data).toEqual([]);
     // The same log through kb.audit, every event of the resource across pages of one.
-    expect((await kb.audit.list({ resourceType: 'project', resourceId: created.id, limit: 1 }).toArray()).map((e) => e.action)).toEqual(['project.updated', 'project.created']);
+    expect((await kb.audit.list({ resourceType: 'project', resourceId: created.id, limit: 1 }).toArray()).map((e) => e.action)).toEqual([
+      'project.updated',
+      'project.created',
+    ]);
     const bad = await listAuditEvents(kb, { since: 'yesterday' }).catch((e) => e);
     expect(bad).toBeInstanceOf(KbApiError);
     expect(bad).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
@@ -215,7 +229,10 @@ describe('TypeScript SDK', () => {
     const processed = await kb.documents.process([reserved.id]);
     expect(processed).toEqual({ processed: [], skipped: [{ document_id: reserved.id, reason: 'upload_not_found' }], failed: [] });
     expect(await kb.documents.delete([reserved.id])).toEqual({ deleted: [reserved.id] });
-    const fromMemory = await kb.documents.uploadOne({ name: 'namespace-note.txt', data: new TextEncoder().encode('Ladders are inspected weekly.') }, { pollIntervalMs: 500 });
+    const fromMemory = await kb.documents.uploadOne(
+      { name: 'namespace-note.txt', data: new TextEncoder().encode('Ladders are inspected weekly.') },
+      { pollIntervalMs: 500 },
+    );
     expect(fromMemory).toMatchObject({ file_name: 'namespace-note.txt', status: 'completed' });
     await kb.documents.delete([fromMemory.id]);
   });
@@ -256,7 +273,11 @@ describe('TypeScript SDK', () => {
   });
 
   it('answers a question about the uploaded PDF with citations (kb.agent.query)', async () => {
-    const answer = await kb.agent.query({ question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' });
+    const answer = await kb.agent.query({
+      question: 'Must employers notify employees exposed to toxic materials?',
+      project_id: projectId,
+      chat_type: 'project',
+    });
     expect(answer.citations.length).toBeGreaterThan(0);
     expect(answer.citations[0].file_name).toBe('OSHA2001.pdf');
     expect(answer.answer).toMatch(/\[1\]/);
@@ -272,7 +293,11 @@ describe('TypeScript SDK', () => {
     expect(all.slice(2, 5)).toEqual(page.data);
     expect(await kb.documents.chunks(pdfId, { limit: 200 }).toArray()).toEqual(all);
     expect(all.every((c) => c.document_id === pdfId && typeof c.text === 'string')).toBe(true);
-    const answer = await kb.data(kb.api.POST('/api/v2/agent/query', { body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' } }));
+    const answer = await kb.data(
+      kb.api.POST('/api/v2/agent/query', {
+        body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' },
+      }),
+    );
     const citation = answer.citations[0];
     const chunk = await getChunk(kb, citation.document_id, citation.chunk_id);
     expect(chunk.text.replace(/\s+/g, ' ')).toContain(citation.quote.replace(/\s+/g, ' '));
@@ -281,7 +306,11 @@ describe('TypeScript SDK', () => {
   });
 
   it("places a citation's quote: location slices the chunk text, boxes lie inside the page getPage sizes; getPage's 404", async () => {
-    const answer = await kb.data(kb.api.POST('/api/v2/agent/query', { body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' } }));
+    const answer = await kb.data(
+      kb.api.POST('/api/v2/agent/query', {
+        body: { question: 'Must employers notify employees exposed to toxic materials?', project_id: projectId, chat_type: 'project' },
+      }),
+    );
     const citation = answer.citations[0];
     const chunk = await kb.documents.chunk(citation.document_id, citation.chunk_id);
     expect(chunk.text.slice(citation.location!.char_start, citation.location!.char_end)).toBe(citation.quote);
@@ -335,7 +364,11 @@ describe('TypeScript SDK', () => {
   });
 
   it('streams a chat reply as SSE events meta → delta… → citations → done, and the same reply without streaming', async () => {
-    const request = { messages: [{ role: 'user' as const, content: 'Must employers notify employees exposed to toxic materials?' }], project_id: projectId, chat_type: 'project' as const };
+    const request = {
+      messages: [{ role: 'user' as const, content: 'Must employers notify employees exposed to toxic materials?' }],
+      project_id: projectId,
+      chat_type: 'project' as const,
+    };
     const events = [];
     for await (const event of kb.agent.chat(request)) events.push(event);
     const names = events.map((e) => e.event);
@@ -367,12 +400,23 @@ describe('TypeScript SDK', () => {
     const counted = countingClient();
     const started = Date.now();
     const run = await counted.kb.runs.createAndWait(
-      { project_id: projectId, name: 'SDK run', requirements: ['Employers must notify employees exposed to toxic materials.', { text: 'Backups must be encrypted with AES-256.', metadata: { ref: 'B-1' } }] },
+      {
+        project_id: projectId,
+        name: 'SDK run',
+        requirements: [
+          'Employers must notify employees exposed to toxic materials.',
+          { text: 'Backups must be encrypted with AES-256.', metadata: { ref: 'B-1' } },
+        ],
+      },
       { onProgress: (r) => progress.push(r.processed_requirements) },
     );
     // The wait polls the light list of runs (no requirements) with backoff, and reads the run's detail once, at the end.
     const polls = counted.requests.filter((r) => r.startsWith('GET /api/v2/check/runs?'));
-    expect(counted.requests.filter((r) => !polls.includes(r))).toEqual(['POST /api/v2/check/runs', `POST /api/v2/check/runs/${run.id}/trigger`, `GET /api/v2/check/runs/${run.id}`]);
+    expect(counted.requests.filter((r) => !polls.includes(r))).toEqual([
+      'POST /api/v2/check/runs',
+      `POST /api/v2/check/runs/${run.id}/trigger`,
+      `GET /api/v2/check/runs/${run.id}`,
+    ]);
     expect(polls.length).toBeGreaterThan(0);
     expect(polls.length).toBeLessThanOrEqual(maxPolls(Date.now() - started));
     expect(polls.every((r) => /[?&]limit=(20|50)(&|$)/.test(r))).toBe(true);
@@ -394,11 +438,20 @@ describe('TypeScript SDK', () => {
 
     // A person's review next to the machine's verdict, counted in review_summary, then removed.
     const reviewed = await kb.reviews.set(run.id, second.id, { decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.' });
-    expect(reviewed).toMatchObject({ id: second.id, review: { decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.', outdated: false } });
+    expect(reviewed).toMatchObject({
+      id: second.id,
+      review: { decision: 'pass', reviewer: 'SDK reviewer', comment: 'Encryption is at rest only; accepted.', outdated: false },
+    });
     const withReview = await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id: run.id } } }));
     expect(withReview.review_summary).toEqual({ reviewed: 1, passed: 2, failed: 0 });
-    await expect(setRequirementReview(kb, run.id, second.id, { decision: 'pass', reviewer: '' })).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
-    await expect(setRequirementReview(kb, run.id, '00000000-0000-4000-8000-000000000000', { decision: 'pass', reviewer: 'x' })).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    await expect(setRequirementReview(kb, run.id, second.id, { decision: 'pass', reviewer: '' })).rejects.toMatchObject({
+      status: 400,
+      code: 'VALIDATION_ERROR',
+    });
+    await expect(setRequirementReview(kb, run.id, '00000000-0000-4000-8000-000000000000', { decision: 'pass', reviewer: 'x' })).rejects.toMatchObject({
+      status: 404,
+      code: 'NOT_FOUND',
+    });
     // The run's report while reviewed: CSV parsed back (the review in its row), XLSX and PDF by their signatures; a bad format is a typed 400.
     const reportCsv: Record<string, string>[] = parse(Buffer.from(await downloadReport(kb, run.id, 'csv')), { columns: true });
     expect(reportCsv.map((r) => [r.index, r.requirement])).toEqual(requirements.map((r) => [String(r.order_index), r.text]));
@@ -433,7 +486,9 @@ describe('TypeScript SDK', () => {
     // Stop applies to a run being processed: on a completed run it is a 409, thrown typed.
     await expect(kb.runs.stop(run.id)).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
     // Triggering again with reprocess checks everything anew.
-    const again = await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: run.id } }, body: { reprocess: true, skip_breakdown: true } }));
+    const again = await kb.data(
+      kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id: run.id } }, body: { reprocess: true, skip_breakdown: true } }),
+    );
     expect(again).toMatchObject({ run_id: run.id, status: 'processing' });
     // Stopped while processing: the run as it is now, stopped.
     const stopped = await kb.runs.stop(run.id).catch((e: unknown) => e);
@@ -442,7 +497,12 @@ describe('TypeScript SDK', () => {
   });
 
   it('creates a batch with kb.batches, waits for it with few requests and exports its CSV', async () => {
-    const created = await kb.batches.create({ questions: ['Must employers notify employees exposed to toxic materials?', 'Who reviews alerts?'], name: 'SDK batch', project_id: projectId, chat_type: 'project' });
+    const created = await kb.batches.create({
+      questions: ['Must employers notify employees exposed to toxic materials?', 'Who reviews alerts?'],
+      name: 'SDK batch',
+      project_id: projectId,
+      chat_type: 'project',
+    });
     expect(created.status).toBe('pending');
     const counts: number[] = [];
     const counted = countingClient();

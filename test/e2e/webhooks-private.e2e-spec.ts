@@ -27,7 +27,12 @@ describe('webhooks: private destinations refused, secrets never kept in clear', 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-webhooks-private-'));
     // BM25 only: this suite embeds nothing.
-    stack = await startExtraStack(dir, { WEBHOOK_ALLOW_PRIVATE: 'false', WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_RETRY_BASE_MS: '300', EMBEDDINGS_PROVIDER: 'none' });
+    stack = await startExtraStack(dir, {
+      WEBHOOK_ALLOW_PRIVATE: 'false',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_RETRY_BASE_MS: '300',
+      EMBEDDINGS_PROVIDER: 'none',
+    });
     org = newOrg('E2E Webhooks private', { databaseUrl: stack.databaseUrl });
     receiver = await startReceiver();
   });
@@ -48,24 +53,32 @@ describe('webhooks: private destinations refused, secrets never kept in clear', 
       'http://[fd00::1]/hook',
       'http://[::ffff:127.0.0.1]/hook',
     ]) {
-      const res = await api(org.key, stack.baseUrl).post('/api/v2/webhooks').send({ url, events: ['*'] });
+      const res = await api(org.key, stack.baseUrl)
+        .post('/api/v2/webhooks')
+        .send({ url, events: ['*'] });
       expect([url, res.status]).toEqual([url, 400]);
       expect(res.body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
       expect(res.body.error.message).toMatch(/url/);
       expect(typeof res.body.request_id).toBe('string');
     }
     // A public address is accepted (nothing is sent to it in this test)…
-    const created = await api(org.key, stack.baseUrl).post('/api/v2/webhooks').send({ url: 'http://93.184.215.14/hook', events: ['document.deleted'] });
+    const created = await api(org.key, stack.baseUrl)
+      .post('/api/v2/webhooks')
+      .send({ url: 'http://93.184.215.14/hook', events: ['document.deleted'] });
     expect(created.status).toBe(201);
     // …and cannot be moved to a private one.
-    const moved = await api(org.key, stack.baseUrl).patch(`/api/v2/webhooks/${created.body.data.id}`).send({ url: receiver.url('/hook') });
+    const moved = await api(org.key, stack.baseUrl)
+      .patch(`/api/v2/webhooks/${created.body.data.id}`)
+      .send({ url: receiver.url('/hook') });
     expect(moved.status).toBe(400);
     expect(moved.body.error.code).toBe('VALIDATION_ERROR');
     await api(org.key, stack.baseUrl).delete(`/api/v2/webhooks/${created.body.data.id}`).expect(204);
   });
 
   it('refuses, at delivery, a name that now resolves to a private address, and records it in the delivery log', async () => {
-    const created = await api(org.key, stack.baseUrl).post('/api/v2/webhooks').send({ url: 'http://93.184.215.14/hook', events: ['document.deleted'] });
+    const created = await api(org.key, stack.baseUrl)
+      .post('/api/v2/webhooks')
+      .send({ url: 'http://93.184.215.14/hook', events: ['document.deleted'] });
     expect(created.status).toBe(201);
     const hook = created.body.data;
     // DNS rebinding, simulated: no DNS server can be controlled here, so the stored URL is changed
@@ -78,10 +91,14 @@ describe('webhooks: private destinations refused, secrets never kept in clear', 
     } finally {
       await db.destroy();
     }
-    const reserved = (await api(org.key, stack.baseUrl).post('/api/v2/documents').send({ file_name: 'gone.txt', content_type: 'text/plain', size_bytes: 3 })).body.data;
-    await api(org.key, stack.baseUrl).delete('/api/v2/documents').send({ document_ids: [reserved.id] }).expect(200);
+    const reserved = (await api(org.key, stack.baseUrl).post('/api/v2/documents').send({ file_name: 'gone.txt', content_type: 'text/plain', size_bytes: 3 }))
+      .body.data;
+    await api(org.key, stack.baseUrl)
+      .delete('/api/v2/documents')
+      .send({ document_ids: [reserved.id] })
+      .expect(200);
     let delivery: any;
-    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
       const res = await api(org.key, stack.baseUrl).get(`/api/v2/webhooks/${hook.id}/deliveries`);
       delivery = res.body.data?.[0];
       // Claiming counts the attempt before it is made; wait until its outcome is recorded too.
@@ -107,14 +124,19 @@ describe('webhooks: private destinations refused, secrets never kept in clear', 
     expect(replay.body.data).toEqual(first.body.data);
     // The replayed secret still signs what the service will send.
     const signed = new Webhook(replay.body.data.secret).sign('msg', new Date(), '{}');
-    expect(new Webhook(secret).verify('{}', { 'webhook-id': 'msg', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': signed })).toEqual({});
+    expect(
+      new Webhook(secret).verify('{}', { 'webhook-id': 'msg', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': signed }),
+    ).toEqual({});
     // Only one endpoint was created.
     const listed = (await api(org.key, stack.baseUrl).get('/api/v2/webhooks')).body.data.filter((h: any) => h.url === body.url);
     expect(listed).toHaveLength(1);
 
     const db = await openSchema(stack.databaseUrl, 'gateway');
     try {
-      const rows: Array<{ stored: string }> = await db.query(`SELECT response_body::text AS stored FROM idempotency_keys WHERE org_id = $1 AND key = $2`, [org.orgId, key]);
+      const rows: Array<{ stored: string }> = await db.query(`SELECT response_body::text AS stored FROM idempotency_keys WHERE org_id = $1 AND key = $2`, [
+        org.orgId,
+        key,
+      ]);
       expect(rows).toHaveLength(1);
       expect(rows[0].stored).not.toContain('whsec_');
       expect(rows[0].stored).not.toContain(secret.slice(6, 30));
@@ -122,7 +144,10 @@ describe('webhooks: private destinations refused, secrets never kept in clear', 
       // Other routes' answers are kept as they were sent.
       const project = await api(org.key, stack.baseUrl).post('/api/v2/projects').set('Idempotency-Key', `${key}-p`).send({ name: 'kept in clear' });
       expect(project.status).toBe(201);
-      const plain: Array<{ stored: any }> = await db.query(`SELECT response_body AS stored FROM idempotency_keys WHERE org_id = $1 AND key = $2`, [org.orgId, `${key}-p`]);
+      const plain: Array<{ stored: any }> = await db.query(`SELECT response_body AS stored FROM idempotency_keys WHERE org_id = $1 AND key = $2`, [
+        org.orgId,
+        `${key}-p`,
+      ]);
       expect(plain[0].stored.data.name).toBe('kept in clear');
     } finally {
       await db.destroy();

@@ -55,7 +55,13 @@ describe('webhooks', () => {
     const created = await create(org.key, { url: receiver.url('/crud'), events: ['document.ready', 'document.ready', 'batch.failed'], description: 'first' });
     expect(created.status).toBe(201);
     const hook = created.body.data;
-    expect(hook).toMatchObject({ org_id: org.orgId, url: receiver.url('/crud'), events: ['document.ready', 'batch.failed'], description: 'first', enabled: true });
+    expect(hook).toMatchObject({
+      org_id: org.orgId,
+      url: receiver.url('/crud'),
+      events: ['document.ready', 'batch.failed'],
+      description: 'first',
+      enabled: true,
+    });
     expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
 
     const got = (await api(org.key).get(`/api/v2/webhooks/${hook.id}`)).body.data;
@@ -66,7 +72,9 @@ describe('webhooks', () => {
     expect(list.body.data.map((h: any) => h.id)).toEqual([hook.id]);
     expect(list.body.data[0].secret).toBeUndefined();
 
-    const patched = await api(org.key).patch(`/api/v2/webhooks/${hook.id}`).send({ events: ['*'], description: null, enabled: false });
+    const patched = await api(org.key)
+      .patch(`/api/v2/webhooks/${hook.id}`)
+      .send({ events: ['*'], description: null, enabled: false });
     expect(patched.status).toBe(200);
     expect(patched.body.data).toMatchObject({ events: ['*'], description: null, enabled: false, url: hook.url });
     expect((await api(org.key).patch(`/api/v2/webhooks/${hook.id}`).send({})).body.error.code).toBe('VALIDATION_ERROR');
@@ -109,7 +117,9 @@ describe('webhooks', () => {
 
     // The other organization's activity must never reach this org's endpoint (and vice versa).
     const foreign = await uploadFile(other.key, { bytes: Buffer.from('# Other\n\nNothing to see.\n'), name: 'other.md' });
-    await api(other.key).delete('/api/v2/documents').send({ document_ids: [foreign] });
+    await api(other.key)
+      .delete('/api/v2/documents')
+      .send({ document_ids: [foreign] });
 
     // Check runs: completed, stopped, failed.
     const run = async (n: number) =>
@@ -132,7 +142,9 @@ describe('webhooks', () => {
     const checkDb = await schemaDb('check');
     try {
       const [{ generation }] = await checkDb.query('SELECT generation FROM check_runs WHERE id = $1', [failedRun.id]);
-      expect(await new RunsRepository(checkDb).fail(org.orgId, failedRun.id, generation, 'The configured model provider is unreachable after retries.')).toBe(true);
+      expect(await new RunsRepository(checkDb).fail(org.orgId, failedRun.id, generation, 'The configured model provider is unreachable after retries.')).toBe(
+        true,
+      );
     } finally {
       await checkDb.destroy();
     }
@@ -189,7 +201,11 @@ describe('webhooks', () => {
     const { requirements: _r, ...runSummary } = completedRunData;
     expect(byType('check_run.completed', completedRun.id).data).toEqual(runSummary);
     expect(byType('check_run.stopped', stoppedRun.id).data).toMatchObject({ id: stoppedRun.id, status: 'stopped' });
-    expect(byType('check_run.failed', failedRun.id).data).toMatchObject({ id: failedRun.id, status: 'failed', error_message: expect.stringContaining('unreachable') });
+    expect(byType('check_run.failed', failedRun.id).data).toMatchObject({
+      id: failedRun.id,
+      status: 'failed',
+      error_message: expect.stringContaining('unreachable'),
+    });
     expect(byType('batch.failed', failedBatch.id).data).toMatchObject({ id: failedBatch.id, status: 'failed' });
     const batchData = (await a.get(`/api/v2/agent/batches/${batch.id}`)).body.data;
     const { results: _res, ...batchSummary } = batchData;
@@ -244,7 +260,9 @@ describe('webhooks', () => {
     const org = newOrg('E2E Webhooks flaky');
     const hook = (await create(org.key, { url: receiver.url('/flaky'), events: ['document.deleted'] })).body.data;
     const reserved = (await api(org.key).post('/api/v2/documents').send({ file_name: 'gone.txt', content_type: 'text/plain', size_bytes: 3 })).body.data;
-    await api(org.key).delete('/api/v2/documents').send({ document_ids: [reserved.id] });
+    await api(org.key)
+      .delete('/api/v2/documents')
+      .send({ document_ids: [reserved.id] });
 
     await receiver.waitFor((all) => all.filter((r) => r.path === '/flaky' && r.event?.data?.id === reserved.id).length >= 4, 120_000, '4 attempts');
     const attempts = receiver.at('/flaky').filter((r) => r.event.data.id === reserved.id);
@@ -282,14 +300,20 @@ describe('webhooks', () => {
     const reserved = (await api(org.key).post('/api/v2/documents').send({ file_name: 'crash.txt', content_type: 'text/plain', size_bytes: 3 })).body.data;
     const pidFile = path.join(process.env.KB_E2E_DATA_DIR!, 'pids.json');
     const pid = JSON.parse(readFileSync(pidFile, 'utf8')).webhooks as number;
-    await api(org.key).delete('/api/v2/documents').send({ document_ids: [reserved.id] });
+    await api(org.key)
+      .delete('/api/v2/documents')
+      .send({ document_ids: [reserved.id] });
 
     // The first attempt is in flight (the receiver holds it): kill the worker now.
     await receiver.waitFor((all) => all.some((r) => r.path === '/hang' && r.event?.data?.id === reserved.id), 60_000, 'the first attempt');
     process.kill(pid, 'SIGKILL');
 
     // The supervisor restarts it; once the attempt's lease has passed, it is sent again and succeeds.
-    await receiver.waitFor((all) => all.filter((r) => r.path === '/hang' && r.event?.data?.id === reserved.id).length >= 2, 120_000, 'the attempt after the crash');
+    await receiver.waitFor(
+      (all) => all.filter((r) => r.path === '/hang' && r.event?.data?.id === reserved.id).length >= 2,
+      120_000,
+      'the attempt after the crash',
+    );
     for (;;) {
       const res = await api(org.key).get(`/api/v2/webhooks/${hook.id}/deliveries`);
       const d = res.status === 200 ? res.body.data[0] : null;
@@ -303,4 +327,3 @@ describe('webhooks', () => {
     for (const r of receiver.at('/hang')) expect(verified(hook.secret, r).data.id).toBe(reserved.id);
   });
 });
-

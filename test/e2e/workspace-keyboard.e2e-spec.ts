@@ -19,7 +19,8 @@ async function tabTo(page: Page, name: RegExp): Promise<number> {
   for (let i = 1; i <= MAX_TABS; i++) {
     await page.keyboard.press('Tab');
     const focused = await page.evaluate(() => {
-      const el = (globalThis as unknown as { document: { activeElement: { textContent: string | null; getAttribute(n: string): string | null } | null } }).document.activeElement;
+      const el = (globalThis as unknown as { document: { activeElement: { textContent: string | null; getAttribute(n: string): string | null } | null } })
+        .document.activeElement;
       return el ? `${el.getAttribute('aria-label') ?? ''} ${el.textContent ?? ''}`.trim() : '';
     });
     if (name.test(focused)) return i;
@@ -38,9 +39,15 @@ describeBrowser('review workspace with the keyboard only', () => {
     ({ key } = newOrg('E2E Keyboard'));
     const projectId = (await api(key).post('/api/v2/projects').send({ name: 'Keyboard project' })).body.data.id;
     const doc = await uploadFile(key, { path: corpusFile(POLICY) }, projectId);
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [doc] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [doc] });
     expect((await waitForDocument(key, doc)).status).toBe('completed');
-    runId = (await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'Access review', requirements: [{ text: VPN }] })).body.data.id;
+    runId = (
+      await api(key)
+        .post('/api/v2/check/runs')
+        .send({ project_id: projectId, name: 'Access review', requirements: [{ text: VPN }] })
+    ).body.data.id;
     await api(key).post(`/api/v2/check/runs/${runId}/trigger`).send({ skip_breakdown: true });
     expect((await waitForRun(key, runId)).status).toBe('completed');
     ({ browser, page, problems } = await openWorkspace());

@@ -45,7 +45,9 @@ describeBrowser('review workspace: runs from files, re-run and compare, ask', ()
     expect(describeViolations(violations).map((v) => `${name}: ${v}`)).toEqual([]);
   }
   async function processed(id: string) {
-    await api(key).post('/api/v2/documents/process').send({ document_ids: [id] });
+    await api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [id] });
     expect((await waitForDocument(key, id, 300_000)).status).toBe('completed');
   }
   const runs = async () => (await api(key).get(`/api/v2/check/runs?project_id=${projectId}`)).body.data as any[];
@@ -186,7 +188,10 @@ describeBrowser('review workspace: runs from files, re-run and compare, ask', ()
     await page.getByRole('button', { name: 'Ask' }).click();
     const second = page.getByTestId('answer').nth(1);
     await second.and(page.locator('[data-state="done"]')).waitFor({ timeout: 60_000 });
-    await second.getByRole('button', { name: /^Citation \d+: fedramp_guide_poam_rev5\.pdf$/ }).first().click();
+    await second
+      .getByRole('button', { name: /^Citation \d+: fedramp_guide_poam_rev5\.pdf$/ })
+      .first()
+      .click();
     await page.getByTestId('evidence-pane').getByTestId('highlight').first().waitFor({ timeout: 60_000 });
     await page.locator('[data-testid="pdf-page"][data-rendered="true"]').waitFor({ timeout: 60_000 });
     await expectAccessible('ask');

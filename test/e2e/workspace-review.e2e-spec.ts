@@ -16,7 +16,11 @@ jest.setTimeout(900_000);
  */
 const POAM = 'pdf/fedramp_guide_poam_rev5.pdf';
 const OSCAL = 'The FedRAMP OSCAL Registry must be offered in XML and JSON formats.';
-const REQUIREMENTS = [OSCAL, 'Open POA&M items must be tracked with a scheduled completion date.', 'Scaffolds must be inspected by a competent person before each shift.'];
+const REQUIREMENTS = [
+  OSCAL,
+  'Open POA&M items must be tracked with a scheduled completion date.',
+  'Scaffolds must be inspected by a competent person before each shift.',
+];
 
 describeBrowser('review workspace in a browser', () => {
   let browser: Browser;
@@ -103,7 +107,18 @@ describeBrowser('review workspace in a browser', () => {
         const r = el.getBoundingClientRect();
         const pageEl = el.closest('[data-testid="pdf-page"]');
         const p = pageEl.getBoundingClientRect();
-        return { page: Number(d.page), x0: Number(d.x0), y0: Number(d.y0), x1: Number(d.x1), y1: Number(d.y1), scale: Number(pageEl.dataset.scale), left: r.left - p.left, top: r.top - p.top, width: r.width, height: r.height };
+        return {
+          page: Number(d.page),
+          x0: Number(d.x0),
+          y0: Number(d.y0),
+          x1: Number(d.x1),
+          y1: Number(d.y1),
+          scale: Number(pageEl.dataset.scale),
+          left: r.left - p.left,
+          top: r.top - p.top,
+          width: r.width,
+          height: r.height,
+        };
       }),
     );
     const onPage = source.boxes.filter((b: any) => b.page === source.boxes[0].page);
@@ -141,7 +156,7 @@ describeBrowser('review workspace in a browser', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('menuitem', { name: 'Excel (XLSX)' }).click()]);
     expect(download.suggestedFilename()).toMatch(/^run-[0-9a-f-]{36}\.xlsx$/);
     const wb = new ExcelJS.Workbook();
-    await wb.xlsx.load(readFileSync((await download.path())) as unknown as ArrayBuffer);
+    await wb.xlsx.load(readFileSync(await download.path()) as unknown as ArrayBuffer);
     const sheet = wb.getWorksheet('Requirements')!;
     const rows = Array.from({ length: sheet.rowCount - 1 }, (_, i) => (sheet.getRow(i + 2).values as unknown[]).slice(1));
     const oscal = rows.find((r) => r[1] === OSCAL)!;
@@ -150,7 +165,12 @@ describeBrowser('review workspace in a browser', () => {
   });
 
   it('at a tablet width (820 × 1180) the review and the documents fit the width: the panes stack, nothing scrolls sideways', async () => {
-    const overflow = () => page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number }).document.documentElement.scrollWidth - (globalThis as unknown as { innerWidth: number }).innerWidth);
+    const overflow = () =>
+      page.evaluate(
+        () =>
+          (globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number }).document.documentElement.scrollWidth -
+          (globalThis as unknown as { innerWidth: number }).innerWidth,
+      );
     const reviewUrl = page.url();
     await page.setViewportSize({ width: 820, height: 1180 });
     try {

@@ -74,7 +74,7 @@ describe('review workspace: static serving at /app/', () => {
     }
   });
 
-  it('serves the app\'s other files (its icon) revalidated at every use', async () => {
+  it("serves the app's other files (its icon) revalidated at every use", async () => {
     const icon = await agent().get('/app/favicon.svg');
     expect([icon.status, icon.headers['content-type'], icon.headers['cache-control']]).toEqual([200, expect.stringMatching(/^image\/svg\+xml/), 'no-cache']);
   });
@@ -149,7 +149,13 @@ describe('review workspace: a gateway whose workspace is not built', () => {
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${stderr}`);
-      if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return;
+      if (
+        await fetch(`${url}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return;
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error(`gateway did not start: ${stderr}`);

@@ -11,7 +11,8 @@ import { Client } from 'pg';
  */
 export async function createTestDatabase(label: string): Promise<string> {
   const admin = process.env.KB_MEDIUM_DATABASE_URL;
-  if (!admin) throw new Error('KB_MEDIUM_DATABASE_URL is not set: run medium tests with `npx jest --selectProjects medium` (its globalSetup starts PostgreSQL).');
+  if (!admin)
+    throw new Error('KB_MEDIUM_DATABASE_URL is not set: run medium tests with `npx jest --selectProjects medium` (its globalSetup starts PostgreSQL).');
   const name = `t_${label}_${randomBytes(4).toString('hex')}`;
   const client = new Client({ connectionString: admin });
   await client.connect();

@@ -112,7 +112,11 @@ describe('tools/fetch-model.mjs', () => {
       expect(result.status).toBe('failed');
       expect(result.reason).toMatch(/download or load failed/);
       expect(existsSync(path.join(dir, MODEL, 'onnx/model_quantized.onnx'))).toBe(false);
-      const leftovers = existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).filter((f) => /\.tmp\./.test(f)) : [];
+      const leftovers = existsSync(dir)
+        ? readdirSync(dir, { recursive: true })
+            .map(String)
+            .filter((f) => /\.tmp\./.test(f))
+        : [];
       expect(leftovers).toEqual([]);
     } finally {
       await mirror.close();

@@ -40,7 +40,12 @@ try {
   step(`ingesting ${path.basename(file)} (${pages} pages) into a project`);
   const project = await call('POST', '/api/v2/projects', { name: 'Bench project' });
   const bytes = readFileSync(file);
-  const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(file), content_type: 'application/pdf', size_bytes: bytes.length, project_id: project.id });
+  const slot = await call('POST', '/api/v2/documents', {
+    file_name: path.basename(file),
+    content_type: 'application/pdf',
+    size_bytes: bytes.length,
+    project_id: project.id,
+  });
   await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': slot.upload.recommended_content_type }, body: bytes });
   await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
   let doc;

@@ -23,7 +23,13 @@ import { pdfPages, percentile, timed } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
 import { newTenant } from '../lib/api-client.mjs';
 
-const { values } = parseArgs({ options: { verifies: { type: 'string', default: '60' }, requirements: { type: 'string', default: '1000' }, 'entailment-ratio': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    verifies: { type: 'string', default: '60' },
+    requirements: { type: 'string', default: '1000' },
+    'entailment-ratio': { type: 'boolean', default: false },
+  },
+});
 const CORPUS = path.join(ROOT, '../shared/corpus/pdf');
 const POLICY = path.join(CORPUS, 'debian-policy-4.6.2.0.pdf');
 const FHS = path.join(CORPUS, 'debian-fhs-3.0.pdf');
@@ -50,91 +56,95 @@ const REQUIREMENTS = [
   'Packages must provide a helicopter landing pad.',
 ];
 
-
 const { natsServer } = ensureSystemPackages();
 
 /** One measurement on a fresh stack (extra service environment `env`); returns the result object. */
 async function measure(env) {
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-check-'));
-const stack = await startStack({ dataDir, natsServer, quiet: true, env });
-try {
-  const { call } = newTenant(stack, 'Bench check', 1000000);
-  const upload = async (file, projectId) => {
-    const bytes = readFileSync(file);
-    const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(file), content_type: 'application/pdf', size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}) });
-    await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': 'application/pdf' }, body: bytes });
-    await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
-    return slot.id;
-  };
-  const waitDoc = async (id) => {
-    for (;;) {
-      const d = await call('GET', `/api/v2/documents/${id}`);
-      if (d.status === 'completed') return d;
-      if (d.status === 'failed') throw new Error(`document failed: ${d.error_message}`);
-      await new Promise((r) => setTimeout(r, 250));
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-check-'));
+  const stack = await startStack({ dataDir, natsServer, quiet: true, env });
+  try {
+    const { call } = newTenant(stack, 'Bench check', 1000000);
+    const upload = async (file, projectId) => {
+      const bytes = readFileSync(file);
+      const slot = await call('POST', '/api/v2/documents', {
+        file_name: path.basename(file),
+        content_type: 'application/pdf',
+        size_bytes: bytes.length,
+        ...(projectId ? { project_id: projectId } : {}),
+      });
+      await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': 'application/pdf' }, body: bytes });
+      await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
+      return slot.id;
+    };
+    const waitDoc = async (id) => {
+      for (;;) {
+        const d = await call('GET', `/api/v2/documents/${id}`);
+        if (d.status === 'completed') return d;
+        if (d.status === 'failed') throw new Error(`document failed: ${d.error_message}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+
+    const policyOnly = await call('POST', '/api/v2/projects', { name: 'policy' });
+    const both = await call('POST', '/api/v2/projects', { name: 'policy+fhs' });
+    step('ingesting the Debian Policy PDF (org level) and the Debian FHS PDF (project policy+fhs)');
+    const policyId = await upload(POLICY, null);
+    const fhsId = await upload(FHS, both.id);
+    const policyDoc = await waitDoc(policyId);
+    const fhsDoc = await waitDoc(fhsId);
+    const totalPages = pdfPages(POLICY) + pdfPages(FHS);
+
+    step(`${values.verifies} verifications on the ${totalPages}-page project`);
+    const baseline = [];
+    for (let i = 0; i < 30; i++) baseline.push((await timed(() => call('GET', `/api/v2/projects/${both.id}`)))[0]);
+    const v = [];
+    const verdicts = {};
+    for (let i = 0; i < Number(values.verifies); i++) {
+      const [ms, res] = await timed(() => call('POST', '/api/v2/check/verify', { project_id: both.id, requirement: REQUIREMENTS[i % REQUIREMENTS.length] }));
+      v.push(ms);
+      verdicts[res.verdict] = (verdicts[res.verdict] ?? 0) + 1;
     }
-  };
 
-  const policyOnly = await call('POST', '/api/v2/projects', { name: 'policy' });
-  const both = await call('POST', '/api/v2/projects', { name: 'policy+fhs' });
-  step('ingesting the Debian Policy PDF (org level) and the Debian FHS PDF (project policy+fhs)');
-  const policyId = await upload(POLICY, null);
-  const fhsId = await upload(FHS, both.id);
-  const policyDoc = await waitDoc(policyId);
-  const fhsDoc = await waitDoc(fhsId);
-  const totalPages = pdfPages(POLICY) + pdfPages(FHS);
+    const n = Number(values.requirements);
+    step(`a ${n}-requirement run with skip_breakdown on the Debian Policy PDF`);
+    const requirements = Array.from({ length: n }, (_, i) => ({ text: REQUIREMENTS[i % REQUIREMENTS.length].replace(/\.$/, ` (clause ${i + 1}).`) }));
+    const [createMs, run] = await timed(() => call('POST', '/api/v2/check/runs', { project_id: policyOnly.id, name: 'bench', requirements }));
+    const t0 = process.hrtime.bigint();
+    await call('POST', `/api/v2/check/runs/${run.id}/trigger`, { skip_breakdown: true });
+    let detail;
+    for (;;) {
+      detail = await call('GET', `/api/v2/check/runs/${run.id}`);
+      if (['completed', 'failed', 'stopped'].includes(detail.status)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const runMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (detail.status !== 'completed') throw new Error(`run ended ${detail.status}: ${detail.error_message}`);
 
-  step(`${values.verifies} verifications on the ${totalPages}-page project`);
-  const baseline = [];
-  for (let i = 0; i < 30; i++) baseline.push((await timed(() => call('GET', `/api/v2/projects/${both.id}`)))[0]);
-  const v = [];
-  const verdicts = {};
-  for (let i = 0; i < Number(values.verifies); i++) {
-    const [ms, res] = await timed(() => call('POST', '/api/v2/check/verify', { project_id: both.id, requirement: REQUIREMENTS[i % REQUIREMENTS.length] }));
-    v.push(ms);
-    verdicts[res.verdict] = (verdicts[res.verdict] ?? 0) + 1;
+    const verifyP50 = percentile(v, 50);
+    const result = {
+      project: { documents: [policyDoc.file_name, fhsDoc.file_name], pages: totalPages, chunks: policyDoc.chunk_count + fhsDoc.chunk_count },
+      verify_ms: { p50: Math.round(verifyP50), p95: Math.round(percentile(v, 95)), n: v.length, verdicts },
+      baseline_get_project_ms: { p50: +percentile(baseline, 50).toFixed(1), note: 'authenticated GET /projects/{id}, same stack, same run' },
+      verify_p50_ratio_to_baseline: +(verifyP50 / percentile(baseline, 50)).toFixed(1),
+      run_1000: {
+        document: policyDoc.file_name,
+        pages: pdfPages(POLICY),
+        requirements: n,
+        skip_breakdown: true,
+        create_ms: Math.round(createMs),
+        trigger_to_completed_ms: Math.round(runMs),
+        requirements_per_s: +(n / (runMs / 1000)).toFixed(1),
+        ratio_to_sequential_verify: +(runMs / (n * verifyP50)).toFixed(2),
+        passed: detail.passed_requirements,
+        failed: detail.failed_requirements,
+        check_run_concurrency: Number(process.env.CHECK_RUN_CONCURRENCY ?? 4),
+      },
+    };
+    return result;
+  } finally {
+    await stack.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
-
-  const n = Number(values.requirements);
-  step(`a ${n}-requirement run with skip_breakdown on the Debian Policy PDF`);
-  const requirements = Array.from({ length: n }, (_, i) => ({ text: REQUIREMENTS[i % REQUIREMENTS.length].replace(/\.$/, ` (clause ${i + 1}).`) }));
-  const [createMs, run] = await timed(() => call('POST', '/api/v2/check/runs', { project_id: policyOnly.id, name: 'bench', requirements }));
-  const t0 = process.hrtime.bigint();
-  await call('POST', `/api/v2/check/runs/${run.id}/trigger`, { skip_breakdown: true });
-  let detail;
-  for (;;) {
-    detail = await call('GET', `/api/v2/check/runs/${run.id}`);
-    if (['completed', 'failed', 'stopped'].includes(detail.status)) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const runMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (detail.status !== 'completed') throw new Error(`run ended ${detail.status}: ${detail.error_message}`);
-
-  const verifyP50 = percentile(v, 50);
-  const result = {
-    project: { documents: [policyDoc.file_name, fhsDoc.file_name], pages: totalPages, chunks: policyDoc.chunk_count + fhsDoc.chunk_count },
-    verify_ms: { p50: Math.round(verifyP50), p95: Math.round(percentile(v, 95)), n: v.length, verdicts },
-    baseline_get_project_ms: { p50: +percentile(baseline, 50).toFixed(1), note: 'authenticated GET /projects/{id}, same stack, same run' },
-    verify_p50_ratio_to_baseline: +(verifyP50 / percentile(baseline, 50)).toFixed(1),
-    run_1000: {
-      document: policyDoc.file_name,
-      pages: pdfPages(POLICY),
-      requirements: n,
-      skip_breakdown: true,
-      create_ms: Math.round(createMs),
-      trigger_to_completed_ms: Math.round(runMs),
-      requirements_per_s: +(n / (runMs / 1000)).toFixed(1),
-      ratio_to_sequential_verify: +(runMs / (n * verifyP50)).toFixed(2),
-      passed: detail.passed_requirements,
-      failed: detail.failed_requirements,
-      check_run_concurrency: Number(process.env.CHECK_RUN_CONCURRENCY ?? 4),
-    },
-  };
-  return result;
-} finally {
-  await stack.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-}
 }
 
 if (values['entailment-ratio']) {

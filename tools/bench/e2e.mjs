@@ -31,7 +31,6 @@ const REQUIREMENTS = [
   'Each binary package must have a copyright file in /usr/share/doc/package.',
 ];
 
-
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-'));
 const { natsServer } = ensureSystemPackages();
 const stack = await startStack({ dataDir, natsServer, quiet: true });

@@ -70,7 +70,14 @@ async function bareNest(body) {
   return { url: `http://127.0.0.1:${port}/api/v2/organization`, stop: () => child.kill('SIGTERM') };
 }
 
-const summary = (name, r) => ({ name, requests_per_s: Math.round(r.requests.average), p99_ms: r.latency.p99, p50_ms: r.latency.p50, non2xx: r.non2xx, errors: r.errors });
+const summary = (name, r) => ({
+  name,
+  requests_per_s: Math.round(r.requests.average),
+  p99_ms: r.latency.p99,
+  p50_ms: r.latency.p50,
+  non2xx: r.non2xx,
+  errors: r.errors,
+});
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-gw-'));
 const { natsServer } = ensureSystemPackages();
@@ -86,7 +93,12 @@ try {
   nest = await bareNest(sample);
 
   step(`warm-up (3 s each), then ${duration} s per target with ${connections} connections`);
-  for (const [url, h] of [[gatewayUrl, headers], [bare.url, {}], [nest.url, {}]]) await run(url, h, 3);
+  for (const [url, h] of [
+    [gatewayUrl, headers],
+    [bare.url, {}],
+    [nest.url, {}],
+  ])
+    await run(url, h, 3);
   const fastifyResult = summary('bare Fastify route', await run(bare.url, {}));
   const nestResult = summary('bare NestJS route (Fastify adapter)', await run(nest.url, {}));
   const gatewayResult = summary('gateway GET /api/v2/organization', await run(gatewayUrl, headers));
@@ -108,7 +120,11 @@ try {
     const sender = (async () => {
       while (sending) {
         const t = performance.now();
-        const res = await fetch(`${stack.baseUrl}/api/v2/projects`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: wideBody });
+        const res = await fetch(`${stack.baseUrl}/api/v2/projects`, {
+          method: 'POST',
+          headers: { ...headers, 'Content-Type': 'application/json' },
+          body: wideBody,
+        });
         await res.arrayBuffer();
         if (res.status === 400) refused++;
         answerMs.push(performance.now() - t);

@@ -76,7 +76,9 @@ async function pool(items, limit, fn) {
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux), or null. */
 function cpuSeconds(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
   } catch {
     return null;
@@ -163,7 +165,11 @@ async function indexRun(label, requests, { lance = {}, env = {}, embed = false, 
   }
 }
 
-const result = { corpus: { documents: corpus.length, file: 'datasets/scifact/corpus.jsonl' }, machine: { cores: os.cpus().length, loadAverage: os.loadavg().map((x) => round(x)) }, concurrency };
+const result = {
+  corpus: { documents: corpus.length, file: 'datasets/scifact/corpus.jsonl' },
+  machine: { cores: os.cpus().length, loadAverage: os.loadavg().map((x) => round(x)) },
+  concurrency,
+};
 
 if (parts.has('store')) {
   step(`(a) store: ${corpus.length} documents, BM25 only, ${concurrency} IndexDocument calls in flight`);
@@ -182,7 +188,9 @@ if (parts.has('store')) {
 
 if (parts.has('api')) {
   const ingestionConcurrency = values['ingestion-concurrency'];
-  step(`(b) api: ${corpus.length} documents through the whole stack, BM25 only${ingestionConcurrency ? `, INGESTION_CONCURRENCY=${ingestionConcurrency}` : ''}`);
+  step(
+    `(b) api: ${corpus.length} documents through the whole stack, BM25 only${ingestionConcurrency ? `, INGESTION_CONCURRENCY=${ingestionConcurrency}` : ''}`,
+  );
   const { startStack } = await import('../lib/stack.mjs');
   const { newTenant } = await import('../lib/api-client.mjs');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-index-api-'));
@@ -191,7 +199,12 @@ if (parts.has('api')) {
     dataDir,
     natsServer,
     quiet: true,
-    env: { LOG_LEVEL: 'warn', EMBEDDINGS_PROVIDER: 'none', ...(process.env.KB_BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.KB_BENCH_NODE_OPTIONS } : {}), ...(ingestionConcurrency ? { INGESTION_CONCURRENCY: ingestionConcurrency } : {}) },
+    env: {
+      LOG_LEVEL: 'warn',
+      EMBEDDINGS_PROVIDER: 'none',
+      ...(process.env.KB_BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.KB_BENCH_NODE_OPTIONS } : {}),
+      ...(ingestionConcurrency ? { INGESTION_CONCURRENCY: ingestionConcurrency } : {}),
+    },
   });
   try {
     const { call, key } = newTenant(stack, 'Bench index', 10_000_000);
@@ -216,7 +229,11 @@ if (parts.has('api')) {
       const slot = await call('POST', '/api/v2/documents', { file_name: `${d.doc_id}.md`, content_type: 'text/markdown', size_bytes: body.length });
       reserveMs.push(now() - t);
       t = now();
-      const put = await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: slot.upload.method ?? 'PUT', headers: { 'Content-Type': 'text/markdown' }, body });
+      const put = await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), {
+        method: slot.upload.method ?? 'PUT',
+        headers: { 'Content-Type': 'text/markdown' },
+        body,
+      });
       await put.arrayBuffer();
       putMs.push(now() - t);
       if (!put.ok) throw new Error(`upload failed: ${put.status}`);

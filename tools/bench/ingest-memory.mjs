@@ -20,7 +20,10 @@ import { ROOT } from '../lib/bootstrap.mjs';
 
 const CORPUS = path.join(ROOT, '../shared/corpus');
 
-const VOCABULARY = 'crane scaffold harness guardrail ladder trench excavation welding ventilation respirator hoist rigging forklift signage lockout tagout permit audit'.split(' ');
+const VOCABULARY =
+  'crane scaffold harness guardrail ladder trench excavation welding ventilation respirator hoist rigging forklift signage lockout tagout permit audit'.split(
+    ' ',
+  );
 
 /** Writes a PDF of `n` pages, each with a text line and a `w` x `h` uncompressed random RGB image. */
 function writeImagePdf(file, n, w, h) {
@@ -48,7 +51,9 @@ function writeImagePdf(file, n, w, h) {
     const text = `BT /F1 12 Tf 72 740 Td (Inspection ${i + 1}: ${words}.) Tj ET q 468 0 0 600 72 100 cm /Im0 Do Q`;
     obj(cs, `<< /Length ${text.length} >>\nstream\n${text}\nendstream`);
     offs[im] = pos;
-    write(`${im} 0 obj\n<< /Type /XObject /Subtype /Image /Width ${w} /Height ${h} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Length ${w * h * 3} >>\nstream\n`);
+    write(
+      `${im} 0 obj\n<< /Type /XObject /Subtype /Image /Width ${w} /Height ${h} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Length ${w * h * 3} >>\nstream\n`,
+    );
     for (let left = w * h * 3; left > 0; left -= 1 << 22) write(randomBytes(Math.min(left, 1 << 22)));
     write('\nendstream\nendobj\n');
   });
@@ -82,7 +87,12 @@ if (process.argv[2] === '--child') {
     const key = `orgs/bench/documents/${randomUUID()}`;
     mkdirSync(path.dirname(path.join(root, 'objects', key)), { recursive: true });
     copyFileSync(file, path.join(root, 'objects', key));
-    const storage = new LocalObjectStorage({ rootDir: root, publicBaseUrl: 'http://127.0.0.1:1', signingSecret: 'x'.repeat(32), maxUploadBytes: 600 * 1024 * 1024 });
+    const storage = new LocalObjectStorage({
+      rootDir: root,
+      publicBaseUrl: 'http://127.0.0.1:1',
+      signingSecret: 'x'.repeat(32),
+      maxUploadBytes: 600 * 1024 * 1024,
+    });
     await storage.ensureReady();
     const baseline = hwm();
     const statuses = [];
@@ -97,7 +107,16 @@ if (process.argv[2] === '--child') {
         // Peak through `ready` (download, extraction, chunking, the index payload). The OCR
         // enrichment that may follow runs one page per core in separate tesseract processes.
         if (e.status !== 'completed') {
-          console.log(JSON.stringify({ status: e.status, error: e.errorMessage ?? null, chunks, ms: Date.now() - t0, baselineMb: Math.round(baseline), peakMb: Math.round(hwm()) }));
+          console.log(
+            JSON.stringify({
+              status: e.status,
+              error: e.errorMessage ?? null,
+              chunks,
+              ms: Date.now() - t0,
+              baselineMb: Math.round(baseline),
+              peakMb: Math.round(hwm()),
+            }),
+          );
           process.exit(0);
         }
       },
@@ -106,9 +125,30 @@ if (process.argv[2] === '--child') {
       timeoutMs: 30 * 60 * 1000,
       maxPages: 5000,
     });
-    await p.process({ documentId: randomUUID(), orgId: 'bench', projectId: null, fileName: path.basename(file), contentType, sizeBytes: statSync(file).size, storageKey: key, requestedAt: new Date().toISOString() }, { attempt: 1, maxDeliver: 3, isLastAttempt: false });
+    await p.process(
+      {
+        documentId: randomUUID(),
+        orgId: 'bench',
+        projectId: null,
+        fileName: path.basename(file),
+        contentType,
+        sizeBytes: statSync(file).size,
+        storageKey: key,
+        requestedAt: new Date().toISOString(),
+      },
+      { attempt: 1, maxDeliver: 3, isLastAttempt: false },
+    );
     const last = statuses.at(-1);
-    console.log(JSON.stringify({ status: last?.status, error: last?.errorMessage ?? null, chunks, ms: Date.now() - t0, baselineMb: Math.round(baseline), peakMb: Math.round(hwm()) }));
+    console.log(
+      JSON.stringify({
+        status: last?.status,
+        error: last?.errorMessage ?? null,
+        chunks,
+        ms: Date.now() - t0,
+        baselineMb: Math.round(baseline),
+        peakMb: Math.round(hwm()),
+      }),
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -133,8 +173,15 @@ try {
 
   console.log(`peak RSS of the ingestion pipeline, one fresh process per file (${os.cpus().length} cores)`);
   for (const [file, type] of files) {
-    const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--child', file, type], { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn' }, maxBuffer: 1 << 26 });
-    const line = r.stdout.split('\n').filter((l) => l.startsWith('{"status"')).pop();
+    const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--child', file, type], {
+      encoding: 'utf8',
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+      maxBuffer: 1 << 26,
+    });
+    const line = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{"status"'))
+      .pop();
     const res = line ? JSON.parse(line) : { status: `crashed (${r.status ?? r.signal})`, error: r.stderr.slice(-500) };
     const mb = (statSync(file).size / 1e6).toFixed(0);
     console.log(

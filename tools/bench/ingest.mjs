@@ -176,7 +176,8 @@ async function embedMs(texts) {
   if (!opened.model) throw new Error(`bench:ingest needs the local embedding model: ${opened.reason}`);
   await opened.model.embed(['warm-up'], undefined, 'bulk');
   const t = now();
-  for (let i = 0; i < texts.length; i += config.EMBEDDINGS_BATCH_SIZE) await opened.model.embed(texts.slice(i, i + config.EMBEDDINGS_BATCH_SIZE), undefined, 'bulk');
+  for (let i = 0; i < texts.length; i += config.EMBEDDINGS_BATCH_SIZE)
+    await opened.model.embed(texts.slice(i, i + config.EMBEDDINGS_BATCH_SIZE), undefined, 'bulk');
   const ms = now() - t;
   opened.model.dispose?.();
   return ms;
@@ -279,7 +280,17 @@ try {
     const textEmbed = await embedMs(texts);
     step('pipeline: the same PDFs through the API');
     const text = await ingest(textPdfs);
-    report('text PDFs', textPdfs, textPdfs.reduce((s, f) => s + pdfPages(f), 0), 'pages', text, textBaseline, 'pdftotext', textEmbed, texts.length);
+    report(
+      'text PDFs',
+      textPdfs,
+      textPdfs.reduce((s, f) => s + pdfPages(f), 0),
+      'pages',
+      text,
+      textBaseline,
+      'pdftotext',
+      textEmbed,
+      texts.length,
+    );
   }
 
   // --- Scanned PDFs (OCR) ---
@@ -326,7 +337,9 @@ try {
   result.peak_rss_mb = { ingestion: peakRssMb(stack.services.get('ingestion').pid), retrieval: peakRssMb(stack.services.get('retrieval').pid) };
 
   result.load_average_after = os.loadavg().map((x) => round(x));
-  console.log(`\nbench:ingest on ${cores} cores (${result.cpu ?? 'cpu'}), services with ${JSON.stringify(serviceEnv)}; load average ${result.load_average.join(' ')} before, ${result.load_average_after.join(' ')} after`);
+  console.log(
+    `\nbench:ingest on ${cores} cores (${result.cpu ?? 'cpu'}), services with ${JSON.stringify(serviceEnv)}; load average ${result.load_average.join(' ')} before, ${result.load_average_after.join(' ')} after`,
+  );
   for (const r of rows) console.log(`- ${r}`);
   console.log(`- peak RSS: ingestion ${result.peak_rss_mb.ingestion ?? '?'} MB, retrieval ${result.peak_rss_mb.retrieval ?? '?'} MB`);
   console.log(JSON.stringify(result));

@@ -61,7 +61,17 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const require = createRequire(import.meta.url);
 const { openRetrieval, retrievalConfigFromEnv } = require(path.join(ROOT, 'dist/apps/retrieval/src/retrieval-factory.js'));
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, queries: { type: 'string', default: '300' }, lexical: { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, orgs: { type: 'string', default: '1' }, bulk: { type: 'boolean', default: false }, 'data-root': { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000' },
+    queries: { type: 'string', default: '300' },
+    lexical: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    orgs: { type: 'string', default: '1' },
+    bulk: { type: 'boolean', default: false },
+    'data-root': { type: 'string' },
+  },
+});
 const orgCounts = values.orgs.split(',').map(Number);
 /** Organizations of the i-th size: one --orgs value for every size, or one per size. */
 const orgCountOf = (i) => orgCounts[Math.min(i, orgCounts.length - 1)];
@@ -80,7 +90,10 @@ const shared = path.resolve(ROOT, '../shared');
 const passages = [];
 const addText = (text) => {
   let buf = '';
-  for (const para of text.split(/\n\s*\n/).map((p) => p.replace(/\s+/g, ' ').trim()).filter((p) => p.length > 40)) {
+  for (const para of text
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter((p) => p.length > 40)) {
     buf = buf ? `${buf} ${para}` : para;
     if (buf.length >= 250) {
       for (let i = 0; i < buf.length; i += 1200) passages.push(buf.slice(i, i + 1200));
@@ -88,7 +101,10 @@ const addText = (text) => {
     }
   }
 };
-const lines = (f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim());
+const lines = (f) =>
+  readFileSync(f, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim());
 for (const l of lines(path.join(shared, 'datasets/scifact/corpus.jsonl'))) {
   const d = JSON.parse(l);
   passages.push(`${d.title}. ${d.abstract.join(' ')}`.slice(0, 1200));
@@ -97,7 +113,12 @@ for (const dir of ['txt', 'markdown', 'html']) {
   const at = path.join(shared, 'corpus', dir);
   for (const f of readdirSync(at)) {
     let text = readFileSync(path.join(at, f), 'utf8');
-    if (dir === 'html') text = text.replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<\/(p|div|li|h\d|tr|pre)>/gi, '\n\n').replace(/<[^>]+>/g, ' ').replace(/&[a-z]+;/g, ' ');
+    if (dir === 'html')
+      text = text
+        .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+        .replace(/<\/(p|div|li|h\d|tr|pre)>/gi, '\n\n')
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/&[a-z]+;/g, ' ');
     addText(text);
   }
 }
@@ -147,7 +168,11 @@ async function passageVectors(model) {
   const t0 = performance.now();
   for (let s = 0; s < missing.length; s += 64) {
     const batch = missing.slice(s, s + 64);
-    const vectors = await model.embed(batch.map((i) => passages[i]), undefined, 'bulk');
+    const vectors = await model.embed(
+      batch.map((i) => passages[i]),
+      undefined,
+      'bulk',
+    );
     appendFileSync(file, batch.map((i, k) => JSON.stringify({ sha256: hashes[i], vector: Array.from(vectors[k]) })).join('\n') + '\n');
     batch.forEach((i, k) => cached.set(hashes[i], Array.from(vectors[k])));
     if ((s / 64) % 20 === 0) process.stderr.write(`  embedded ${s + batch.length}/${missing.length} passages (${round((performance.now() - t0) / 1000)} s)\n`);
@@ -175,7 +200,10 @@ const stableId = (label) => {
  * every 4th query one of that org's projects), and the chunks of document `doc`.
  */
 const tenants = (orgCount) => {
-  const orgs = Array.from({ length: orgCount }, (_, k) => ({ orgId: orgCount === 1 ? randomUUID() : stableId(`org-${k}`), projects: [0, 1, 2].map((p) => (orgCount === 1 ? randomUUID() : stableId(`org-${k}-project-${p}`))) }));
+  const orgs = Array.from({ length: orgCount }, (_, k) => ({
+    orgId: orgCount === 1 ? randomUUID() : stableId(`org-${k}`),
+    projects: [0, 1, 2].map((p) => (orgCount === 1 ? randomUUID() : stableId(`org-${k}-project-${p}`))),
+  }));
   const scopeOf = (i) => {
     const org = orgs[i % orgCount];
     return i % 4 === 3 ? { orgId: org.orgId, projectId: org.projects[i % 3] } : { orgId: org.orgId };
@@ -188,7 +216,20 @@ const tenants = (orgCount) => {
     const projectId = local % 4 === 3 ? null : org.projects[local % 3];
     const chunks = [];
     for (let i = doc * 100; i < Math.min(size, doc * 100 + 100); i++) {
-      chunks.push({ id: orgCount === 1 ? randomUUID() : stableId(`chunk-${i}`), orgId: org.orgId, projectId, documentId, fileName: `doc-${doc}.pdf`, chunkIndex: i - doc * 100, text: chunkText(i), headingPath: [], startPage: 1, endPage: 1, pageSpans: [{ page: 1, offset: 0 }], wordBoxes: [] });
+      chunks.push({
+        id: orgCount === 1 ? randomUUID() : stableId(`chunk-${i}`),
+        orgId: org.orgId,
+        projectId,
+        documentId,
+        fileName: `doc-${doc}.pdf`,
+        chunkIndex: i - doc * 100,
+        text: chunkText(i),
+        headingPath: [],
+        startPage: 1,
+        endPage: 1,
+        pageSpans: [{ page: 1, offset: 0 }],
+        wordBoxes: [],
+      });
     }
     return { orgId: org.orgId, documentId, chunks, first: doc * 100 };
   };
@@ -209,7 +250,9 @@ const resetPeak = () => {
   }
 };
 const diskMb = (dir) => Math.round(Number(execFileSync('du', ['-sk', dir], { encoding: 'utf8' }).split('\t')[0]) / 1024);
-process.stderr.write(`${passages.length} source passages; sizes ${sizes.join(', ')}; ${orgCounts.join('/')} org(s); ${queries.length} queries${values.bulk ? '; bulk load' : ''}\n`);
+process.stderr.write(
+  `${passages.length} source passages; sizes ${sizes.join(', ')}; ${orgCounts.join('/')} org(s); ${queries.length} queries${values.bulk ? '; bulk load' : ''}\n`,
+);
 const results = {};
 const opened = [];
 let vectors = null;
@@ -238,13 +281,30 @@ try {
     }
     const rssBeforeLoadMb = memory().rssMb;
     resetPeak();
-    const retrieval = await openRetrieval(retrievalConfigFromEnv({ ...process.env, ...denseEnv, RETRIEVAL_DATA_DIR: dataDir }), values.bulk ? { lance: { optimizeDelayMs: false } } : {});
+    const retrieval = await openRetrieval(
+      retrievalConfigFromEnv({ ...process.env, ...denseEnv, RETRIEVAL_DATA_DIR: dataDir }),
+      values.bulk ? { lance: { optimizeDelayMs: false } } : {},
+    );
     if (hybrid && retrieval.service.denseState().state !== 'ready') throw new Error(`hybrid search is off: ${JSON.stringify(retrieval.describe())}`);
     // The passage vectors (embedded once per machine, see the header) are needed only once the
     // chunks are written: --bulk embeds the missing ones while every size's chunks load.
     if (hybrid && !vectorsReady) vectorsReady = passageVectors(retrieval.service.embeddings);
     if (hybrid && !values.bulk) vectors = await vectorsReady;
-    const entry = { size, orgCount, scopeOf, documentOf, label: new Set(orgCounts).size > 1 ? `${size} (${orgCount} orgs)` : String(size), dataDir, kept: Boolean(keptDir), manifestFile, retrieval, times: [], byKind: { org: [], project: [] }, hits: 0, memory: {} };
+    const entry = {
+      size,
+      orgCount,
+      scopeOf,
+      documentOf,
+      label: new Set(orgCounts).size > 1 ? `${size} (${orgCount} orgs)` : String(size),
+      dataDir,
+      kept: Boolean(keptDir),
+      manifestFile,
+      retrieval,
+      times: [],
+      byKind: { org: [], project: [] },
+      hits: 0,
+      memory: {},
+    };
     opened.push(entry);
     const docs = Math.ceil(size / 100);
     const t0 = performance.now();
@@ -269,7 +329,12 @@ try {
       for (let doc = 0; doc < docs; doc++) {
         const b = documentOf(doc, size);
         await retrieval.service.indexDocument(b.orgId, b.documentId, b.chunks);
-        if (vectors) await retrieval.store.upsertVectors(b.orgId, b.documentId, b.chunks.map((c, k) => ({ chunkId: c.id, vector: chunkVector(vectors, b.first + k) })));
+        if (vectors)
+          await retrieval.store.upsertVectors(
+            b.orgId,
+            b.documentId,
+            b.chunks.map((c, k) => ({ chunkId: c.id, vector: chunkVector(vectors, b.first + k) })),
+          );
         if (doc % 100 === 99) process.stderr.write(`  ${size}: ${(doc + 1) * 100} chunks indexed (${round((performance.now() - t0) / 1000)} s)\n`);
       }
       if (typeof retrieval.store.optimize === 'function') await retrieval.store.optimize();
@@ -289,7 +354,15 @@ try {
     let t = performance.now();
     for (let d = 0; d < docs; d += 200) {
       const batch = Array.from({ length: Math.min(200, docs - d) }, (_, k) => documentOf(d + k, size));
-      await Promise.all(batch.map((b) => retrieval.store.upsertVectors(b.orgId, b.documentId, b.chunks.map((c, k) => ({ chunkId: c.id, vector: chunkVector(vectors, b.first + k) })))));
+      await Promise.all(
+        batch.map((b) =>
+          retrieval.store.upsertVectors(
+            b.orgId,
+            b.documentId,
+            b.chunks.map((c, k) => ({ chunkId: c.id, vector: chunkVector(vectors, b.first + k) })),
+          ),
+        ),
+      );
     }
     entry.load.vectorsSeconds = round((performance.now() - t) / 1000);
     t = performance.now();
@@ -308,7 +381,9 @@ try {
   if (hybrid && (process.env.VECTOR_STORE ?? 'lancedb') === 'lancedb') {
     // recall@10 of the store's dense search against exact search, same query vectors, same scope.
     const lancedb = require('@lancedb/lancedb');
-    const { scopeSearchedExactly, sanitizeQuery, scopeFilter, vectorIndexPartitions, vectorIndexNprobes } = require(path.join(ROOT, 'dist/apps/retrieval/src/store/lancedb-chunk-store.js'));
+    const { scopeSearchedExactly, sanitizeQuery, scopeFilter, vectorIndexPartitions, vectorIndexNprobes } = require(
+      path.join(ROOT, 'dist/apps/retrieval/src/store/lancedb-chunk-store.js'),
+    );
     const model = opened[0].retrieval.service.embeddings;
     const qv = await model.embed(queries.slice(0, 100), undefined, 'query');
     for (const entry of opened) {
@@ -319,11 +394,28 @@ try {
       let recall = 0;
       for (const [i, v] of qv.entries()) {
         const scope = entry.scopeOf(i);
-        const exact = new Set((await table.vectorSearch(Array.from(v)).distanceType('cosine').where(scopeFilter(scope)).select(['id', '_distance']).limit(10).bypassVectorIndex().toArray()).map((r) => r.id));
+        const exact = new Set(
+          (
+            await table
+              .vectorSearch(Array.from(v))
+              .distanceType('cosine')
+              .where(scopeFilter(scope))
+              .select(['id', '_distance'])
+              .limit(10)
+              .bypassVectorIndex()
+              .toArray()
+          ).map((r) => r.id),
+        );
         const approx = await entry.retrieval.store.searchDense(Array.from(v), scope, 10);
         recall += approx.filter((h) => exact.has(h.chunk.id)).length / Math.max(1, exact.size);
       }
-      entry.dense = { vectorIndex: indexed.join(',') || 'none (exact search)', partitions, nprobes: vectorIndexNprobes(partitions), 'recall@10 vs exact': round(recall / qv.length), queries: qv.length };
+      entry.dense = {
+        vectorIndex: indexed.join(',') || 'none (exact search)',
+        partitions,
+        nprobes: vectorIndexNprobes(partitions),
+        'recall@10 vs exact': round(recall / qv.length),
+        queries: qv.length,
+      };
       // Tenant isolation: what one org's searches read, from LanceDB's analyzePlan metrics
       // (rows_scanned: table rows read; index_comparisons: index entries compared), for the
       // query shapes the store issues (BM25 with the org prefilter; dense search, exact or IVF as
@@ -331,8 +423,15 @@ try {
       const chunksTable = await db.openTable('chunks');
       const scope = entry.scopeOf(0);
       const filter = scopeFilter(scope);
-      const metric = (plan, name) => [...plan.matchAll(new RegExp(`${name}=([\\d.]+) ?(K|M)?`, 'g'))].map((m) => Math.round(Number(m[1]) * ({ K: 1e3, M: 1e6 }[m[2]] ?? 1)));
-      const ftsPlan = await chunksTable.query().fullTextSearch(new lancedb.MatchQuery(sanitizeQuery(queries[0]), 'search_text')).where(filter).select(['id', '_score']).limit(50).analyzePlan();
+      const metric = (plan, name) =>
+        [...plan.matchAll(new RegExp(`${name}=([\\d.]+) ?(K|M)?`, 'g'))].map((m) => Math.round(Number(m[1]) * ({ K: 1e3, M: 1e6 }[m[2]] ?? 1)));
+      const ftsPlan = await chunksTable
+        .query()
+        .fullTextSearch(new lancedb.MatchQuery(sanitizeQuery(queries[0]), 'search_text'))
+        .where(filter)
+        .select(['id', '_score'])
+        .limit(50)
+        .analyzePlan();
       const [orgRows, totalRows] = [await table.countRows(filter), await table.countRows()];
       const exactDense = scopeSearchedExactly(orgRows, totalRows, partitions, vectorIndexNprobes(partitions));
       const denseQuery = table.vectorSearch(Array.from(qv[0])).distanceType('cosine').where(filter).select(['id', '_distance']).limit(50);
@@ -340,8 +439,17 @@ try {
       entry.isolation = {
         orgRows,
         totalRows,
-        bm25: { prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(ftsPlan) ? 'org_id bitmap index' : 'none', rowsScanned: metric(ftsPlan, 'rows_scanned'), postingsCompared: metric(ftsPlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0) },
-        dense: { path: exactDense ? 'exact over the scope' : 'IVF', prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(densePlan) ? 'org_id bitmap index' : 'none', rowsScanned: metric(densePlan, 'rows_scanned'), ivfVectorsCompared: exactDense ? 0 : metric(densePlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0) },
+        bm25: {
+          prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(ftsPlan) ? 'org_id bitmap index' : 'none',
+          rowsScanned: metric(ftsPlan, 'rows_scanned'),
+          postingsCompared: metric(ftsPlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0),
+        },
+        dense: {
+          path: exactDense ? 'exact over the scope' : 'IVF',
+          prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(densePlan) ? 'org_id bitmap index' : 'none',
+          rowsScanned: metric(densePlan, 'rows_scanned'),
+          ivfVectorsCompared: exactDense ? 0 : metric(densePlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0),
+        },
       };
       chunksTable.close();
       table.close();
@@ -383,7 +491,9 @@ try {
         fuse(lexical, dense, 50);
         stage.fusion.push(performance.now() - t);
       }
-      entry.profile = Object.fromEntries(Object.entries(stage).map(([name, ms]) => [name, { p50Ms: round(percentile(ms, 50)), p95Ms: round(percentile(ms, 95)) }]));
+      entry.profile = Object.fromEntries(
+        Object.entries(stage).map(([name, ms]) => [name, { p50Ms: round(percentile(ms, 50)), p95Ms: round(percentile(ms, 95)) }]),
+      );
     }
   }
   for (const e of opened) {
@@ -412,7 +522,12 @@ try {
   }
 }
 const [small, large] = [opened[0], opened.at(-1)];
-const out = { search: hybrid ? `hybrid (${denseEnv.EMBEDDINGS_MODEL})` : 'lexical', orgs: orgCounts.length === 1 ? orgCounts[0] : orgCounts, machine: { cores: os.availableParallelism(), loadAverage: os.loadavg().map(round) }, sizes: results };
+const out = {
+  search: hybrid ? `hybrid (${denseEnv.EMBEDDINGS_MODEL})` : 'lexical',
+  orgs: orgCounts.length === 1 ? orgCounts[0] : orgCounts,
+  machine: { cores: os.availableParallelism(), loadAverage: os.loadavg().map(round) },
+  sizes: results,
+};
 if (opened.length > 1 && results[small.label] && results[large.label]) {
   const [a, b] = [results[small.label], results[large.label]];
   out[`ratio ${large.label}/${small.label}`] = { p50: round(b.p50Ms / a.p50Ms), p95: round(b.p95Ms / a.p95Ms) };

@@ -56,7 +56,12 @@ try {
   const project = await call('POST', '/api/v2/projects', { name: 'OSHA records' });
   step('ingesting the OSHA 101 PDF');
   const bytes = readFileSync(PDF);
-  const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(PDF), content_type: 'application/pdf', size_bytes: bytes.length, project_id: project.id });
+  const slot = await call('POST', '/api/v2/documents', {
+    file_name: path.basename(PDF),
+    content_type: 'application/pdf',
+    size_bytes: bytes.length,
+    project_id: project.id,
+  });
   await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': 'application/pdf' }, body: bytes });
   await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
   for (;;) {
@@ -80,7 +85,11 @@ try {
   }
   if (detail.status !== 'completed') throw new Error(`run ended ${detail.status}: ${detail.error_message}`);
   const checkMs = Date.now() - t0;
-  await call('PUT', `/api/v2/check/runs/${run.id}/requirements/${detail.requirements[0].id}/review`, { decision: 'fail', reviewer: 'Bench reviewer', comment: 'Checked by hand.' });
+  await call('PUT', `/api/v2/check/runs/${run.id}/requirements/${detail.requirements[0].id}/review`, {
+    decision: 'fail',
+    reviewer: 'Bench reviewer',
+    comment: 'Checked by hand.',
+  });
 
   /** One GET read to its end: wall ms, bytes, gateway RSS before and peak during (MB). */
   const measureGet = async (p) => {
@@ -116,7 +125,14 @@ try {
     formats[format] = { ...m, ratio_to_requirements_read: +(m.wall_ms / baseline.wall_ms).toFixed(2) };
   }
   const result = {
-    run: { requirements: n, status: detail.status, passed: detail.passed_requirements, failed: detail.failed_requirements, trigger_to_completed_ms: checkMs, document: path.basename(PDF) },
+    run: {
+      requirements: n,
+      status: detail.status,
+      passed: detail.passed_requirements,
+      failed: detail.failed_requirements,
+      trigger_to_completed_ms: checkMs,
+      document: path.basename(PDF),
+    },
     repeats: Number(values.repeats),
     baseline_requirements_json: { ...baseline, note: 'GET /api/v2/check/runs/{id}/requirements (every requirement as JSON), same stack, same run' },
     reports: formats,

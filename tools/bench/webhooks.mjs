@@ -122,7 +122,12 @@ try {
     const res = await fetch(`${receiverUrl}/raw`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(ts / 1000)), 'webhook-signature': wh.sign(id, ts, body) },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(ts / 1000)),
+        'webhook-signature': wh.sign(id, ts, body),
+      },
       body,
     });
     await res.arrayBuffer();
@@ -151,16 +156,20 @@ try {
       await tenant.call('POST', '/api/v2/documents/process', { document_ids: batch });
     }
   };
-  await pool(Array.from({ length: N }, (_, i) => i), CONCURRENCY, async (i) => {
-    const text = `# Site rule ${i}\n\nVisitors must sign in at the reception desk before entering zone ${i}. Hard hats are required.\n`;
-    const bytes = Buffer.from(text);
-    const doc = await tenant.call('POST', '/api/v2/documents', { file_name: `doc-${i}.md`, content_type: 'text/markdown', size_bytes: bytes.length });
-    const put = await fetch(doc.upload.url, { method: 'PUT', headers: { 'Content-Type': doc.upload.recommended_content_type }, body: bytes });
-    if (put.status !== 200) throw new Error(`upload ${i}: ${put.status}`);
-    ids.push(doc.id);
-    pending.push(doc.id);
-    await flush(false);
-  });
+  await pool(
+    Array.from({ length: N }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      const text = `# Site rule ${i}\n\nVisitors must sign in at the reception desk before entering zone ${i}. Hard hats are required.\n`;
+      const bytes = Buffer.from(text);
+      const doc = await tenant.call('POST', '/api/v2/documents', { file_name: `doc-${i}.md`, content_type: 'text/markdown', size_bytes: bytes.length });
+      const put = await fetch(doc.upload.url, { method: 'PUT', headers: { 'Content-Type': doc.upload.recommended_content_type }, body: bytes });
+      if (put.status !== 200) throw new Error(`upload ${i}: ${put.status}`);
+      ids.push(doc.id);
+      pending.push(doc.id);
+      await flush(false);
+    },
+  );
   await flush(true);
   const mine = new Set(ids);
   const completedOf = () => arrivals.filter((a) => a.type === 'document.completed' && mine.has(a.resource)).length;
@@ -195,7 +204,10 @@ try {
   step(`drain: ${N} deliveries due at once`);
   const before = arrivals.length;
   const drainStart = Date.now();
-  await pg.query(`UPDATE webhooks.webhook_deliveries SET status = 'pending', next_attempt_at = now() WHERE endpoint_id = $1 AND event_id = ANY($2::uuid[])`, [endpoint.id, [...burstIds]]);
+  await pg.query(`UPDATE webhooks.webhook_deliveries SET status = 'pending', next_attempt_at = now() WHERE endpoint_id = $1 AND event_id = ANY($2::uuid[])`, [
+    endpoint.id,
+    [...burstIds],
+  ]);
   await waitUntil(() => arrivals.length - before >= N, 900_000, `${N} drained deliveries`);
   const drained = arrivals.slice(before);
   const drainSeconds = (Math.max(...drained.map((a) => a.at)) - drainStart) / 1000;
@@ -217,16 +229,36 @@ try {
   const burstStats = stats(burst.map((a) => a.at - a.createdAt));
   Object.assign(result, {
     raw_posts_per_second: round(rawPerSecond),
-    burst: { deliveries: N, deletes_sent_in_ms: deletesSentMs, seconds: round(burstSeconds, 2), deliveries_per_second: round(burstPerSecond), delay: burstStats, breakdown: breakdown(burstIds) },
+    burst: {
+      deliveries: N,
+      deletes_sent_in_ms: deletesSentMs,
+      seconds: round(burstSeconds, 2),
+      deliveries_per_second: round(burstPerSecond),
+      delay: burstStats,
+      breakdown: breakdown(burstIds),
+    },
     drain: { deliveries: N, seconds: round(drainSeconds, 2), deliveries_per_second: round(N / drainSeconds) },
     ratio_drain_to_raw: round(N / drainSeconds / rawPerSecond, 3),
     ratio_burst_to_raw: round(burstPerSecond / rawPerSecond, 3),
     idle_delay: idleStats,
-    load: { documents: N, seconds: round(loadSeconds, 1), deliveries: loadEvents.length, delay: loadStats, breakdown: breakdown(new Set(loadEvents.map((a) => a.id))) },
+    load: {
+      documents: N,
+      seconds: round(loadSeconds, 1),
+      deliveries: loadEvents.length,
+      delay: loadStats,
+      breakdown: breakdown(new Set(loadEvents.map((a) => a.id))),
+    },
     ratio_load_to_idle_p50: round(loadStats.p50_ms / idleStats.p50_ms, 2),
     ratio_load_to_idle_p95: round(loadStats.p95_ms / idleStats.p95_ms, 2),
     // Every event arrived exactly once before the drain (at least once allows more; none expected without failures).
-    duplicate_deliveries: arrivals.slice(0, before).filter((a) => a.id).length - new Set(arrivals.slice(0, before).filter((a) => a.id).map((a) => a.id)).size,
+    duplicate_deliveries:
+      arrivals.slice(0, before).filter((a) => a.id).length -
+      new Set(
+        arrivals
+          .slice(0, before)
+          .filter((a) => a.id)
+          .map((a) => a.id),
+      ).size,
     settings: { WEBHOOK_OUTBOX_INTERVAL_MS: 250, WEBHOOK_CONCURRENCY: WEBHOOK_CONCURRENCY, WEBHOOK_POLL_INTERVAL_MS: 100, EMBEDDINGS_PROVIDER: 'none' },
   });
 } finally {

@@ -73,7 +73,12 @@ let exitCode = 0;
 
 /** Uploads `bytes` as a document (in `projectId` when given) and returns its id. */
 async function upload(call, fileName, contentType, bytes, projectId) {
-  const slot = await call('POST', '/api/v2/documents', { file_name: fileName, content_type: contentType, size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}) });
+  const slot = await call('POST', '/api/v2/documents', {
+    file_name: fileName,
+    content_type: contentType,
+    size_bytes: bytes.length,
+    ...(projectId ? { project_id: projectId } : {}),
+  });
   const put = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': slot.upload.recommended_content_type }, body: bytes });
   if (!put.ok) throw new Error(`upload of ${fileName} failed: ${put.status}`);
   return slot.id;
@@ -174,7 +179,10 @@ try {
       const id = await upload(call, `${art.title}.txt`, 'text/plain', Buffer.from(articleText(art), 'utf8'), project.id);
       projects.push({ art, projectId: project.id, documentId: id });
     }
-    await processAll(call, projects.map((p) => p.documentId));
+    await processAll(
+      call,
+      projects.map((p) => p.documentId),
+    );
     const items = projects.flatMap((p) => p.art.questions.slice(0, limit).map((q) => ({ ...q, title: p.art.title, projectId: p.projectId })));
     step(`asking ${items.length} questions (${items.filter((q) => q.answerable).length} answerable)`);
     let model = '';

@@ -102,7 +102,15 @@ export function loadFramework(file: string, withTitle = false): ControlRequireme
       const title = r.title ? String(r.title).replace(/\s+/g, ' ').trim() : null;
       const text = withTitle && title ? `${title}: ${summary}` : summary || title || '';
       if (!text) continue;
-      out.push({ id: `${framework}:${r.ref}`, framework, ref: String(r.ref), title, section: group.title ?? null, text, mapped: (r.mappedControls ?? []).map(String) });
+      out.push({
+        id: `${framework}:${r.ref}`,
+        framework,
+        ref: String(r.ref),
+        title,
+        section: group.title ?? null,
+        text,
+        mapped: (r.mappedControls ?? []).map(String),
+      });
     }
   }
   return out;
@@ -125,9 +133,13 @@ export function defaultNegativeDocuments(root: string): EvalDocument[] {
   const files = [
     ...documentsIn(path.join(root, 'samples/safety-corpus')).map((d) => d.file),
     path.join(corpus, 'pdf/OSHA2001.pdf'),
-    ...['First_Aid', 'More_Details', 'Signs_and_Symptoms', 'precautions_high', 'precautions_veryhigh'].map((n) => path.join(corpus, `html/osha_heat_app_${n}.html`)),
+    ...['First_Aid', 'More_Details', 'Signs_and_Symptoms', 'precautions_high', 'precautions_veryhigh'].map((n) =>
+      path.join(corpus, `html/osha_heat_app_${n}.html`),
+    ),
   ];
-  return files.filter((f) => existsSync(f)).map((f) => ({ id: path.basename(f, path.extname(f)), file: f, contentType: contentTypeForFile(f) ?? 'text/plain' }));
+  return files
+    .filter((f) => existsSync(f))
+    .map((f) => ({ id: path.basename(f, path.extname(f)), file: f, contentType: contentTypeForFile(f) ?? 'text/plain' }));
 }
 
 /** Stable UUID-shaped id (SHA-1, RFC 4122 §4.3 layout) of a document of one org of the evaluation. */
@@ -170,7 +182,8 @@ async function indexDocuments(service: RetrievalService, orgId: string, docs: Ev
 /** {@link EvidenceSearch} over the retrieval service in this process (every indexed document is live). */
 function inProcessSearch(service: RetrievalService): EvidenceSearch {
   return {
-    search: async (ctx, query, scope, topK) => (await service.search(query, { orgId: ctx.orgId, documentIds: scope.documentIds }, topK)).hits.map((h) => passageOf(h.chunk, h.score)),
+    search: async (ctx, query, scope, topK) =>
+      (await service.search(query, { orgId: ctx.orgId, documentIds: scope.documentIds }, topK)).hits.map((h) => passageOf(h.chunk, h.score)),
     live: async (_ctx, ids) => new Set(ids),
   };
 }
@@ -197,7 +210,9 @@ function parse(argv: string[]): Args {
   const root = path.resolve(__dirname, '../../..');
   const split = (one('--split') ?? 'report') as Args['split'];
   if (!['train', 'fit', 'report', 'all'].includes(split)) {
-    process.stderr.write('usage: npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N] [--skip-breakdown] [--with-title] [--negative FILE]… [--no-negative] [--index-dir DIR] [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE]\n');
+    process.stderr.write(
+      'usage: npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N] [--skip-breakdown] [--with-title] [--negative FILE]… [--no-negative] [--index-dir DIR] [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE]\n',
+    );
     process.exit(2);
   }
   return {
@@ -246,7 +261,11 @@ function figures(rows: { req: ControlRequirement; library: Outcome; negative: Ou
     first_source_mapped_of_passed: share(passed.filter(firstMapped).length, passed.length),
     confident: { n: confident.length, coverage: share(confident.length), precision: share(confident.filter((r) => r.library.passed).length, confident.length) },
     negative_control: neg.length
-      ? { requirements: neg.length, pass_rate: share(neg.filter((r) => r.negative!.passed).length, neg.length), confident_passes: neg.filter((r) => r.negative!.passed && r.negative!.confidence >= 0.7).length }
+      ? {
+          requirements: neg.length,
+          pass_rate: share(neg.filter((r) => r.negative!.passed).length, neg.length),
+          confident_passes: neg.filter((r) => r.negative!.passed && r.negative!.confidence >= 0.7).length,
+        }
       : null,
     sub_requirements_per_requirement: n ? r3(rows.reduce((s, r) => s + r.library.parts, 0) / n) : null,
   };
@@ -255,16 +274,25 @@ function figures(rows: { req: ControlRequirement; library: Outcome; negative: Ou
 async function main() {
   const a = parse(process.argv.slice(2));
   const root = path.resolve(__dirname, '../../..');
-  const logger = pino({ base: { service: 'eval-controls' }, level: loadConfig({ LOG_LEVEL: sharedEnv.logging.LOG_LEVEL.removeDefault().default('warn') }).LOG_LEVEL }, pino.destination({ dest: 2, sync: true }));
+  const logger = pino(
+    { base: { service: 'eval-controls' }, level: loadConfig({ LOG_LEVEL: sharedEnv.logging.LOG_LEVEL.removeDefault().default('warn') }).LOG_LEVEL },
+    pino.destination({ dest: 2, sync: true }),
+  );
   const frameworkFiles = readdirSync(path.join(a.dataset, 'standards'))
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => path.join(a.dataset, 'standards', f))
-    .filter((f) => (a.frameworks.length ? a.frameworks.includes(path.basename(f, '.json')) : a.split === 'all' || splitOfFramework(path.basename(f, '.json')) === a.split));
+    .filter((f) =>
+      a.frameworks.length ? a.frameworks.includes(path.basename(f, '.json')) : a.split === 'all' || splitOfFramework(path.basename(f, '.json')) === a.split,
+    );
   const requirements = frameworkFiles.flatMap((f) => loadFramework(f, a.withTitle));
   const library = documentsIn(path.join(a.dataset, 'procedures'));
   const libraryIds = new Set(library.map((d) => d.id));
-  const negatives = a.noNegative ? [] : a.negative.length ? a.negative.map((f) => ({ id: path.basename(f, path.extname(f)), file: path.resolve(f), contentType: contentTypeForFile(f) ?? 'text/plain' })) : defaultNegativeDocuments(root);
+  const negatives = a.noNegative
+    ? []
+    : a.negative.length
+      ? a.negative.map((f) => ({ id: path.basename(f, path.extname(f)), file: path.resolve(f), contentType: contentTypeForFile(f) ?? 'text/plain' }))
+      : defaultNegativeDocuments(root);
 
   const work = mkdtempSync(path.join(os.tmpdir(), 'kb-eval-controls-'));
   const dir = a.indexDir ? path.resolve(a.indexDir) : path.join(work, 'index');
@@ -305,7 +333,14 @@ async function main() {
     const confidence = passed ? Math.min(...subs.map((s) => s.score)) : Math.max(...failing.map((s) => s.score));
     const sourced = subs.find((s) => s.sources.length > 0);
     const first = sourced?.sources[0]?.handbook_id ?? null;
-    return { passed, confidence, firstSource: first ? docIdOf.get(first) ?? first : null, justification: sourced?.justification ?? null, parts: subs.length, verdicts: subs.map((s) => s.verdict) };
+    return {
+      passed,
+      confidence,
+      firstSource: first ? (docIdOf.get(first) ?? first) : null,
+      justification: sourced?.justification ?? null,
+      parts: subs.length,
+      verdicts: subs.map((s) => s.verdict),
+    };
   };
 
   const mappedOf = (r: ControlRequirement) => r.mapped.filter((m) => libraryIds.has(m));
@@ -323,7 +358,10 @@ async function main() {
       const lines: string[] = [];
       for (const [i, r] of selected.filter((x) => mappedOf(x).length).entries()) {
         const core = readRequirement(r.text).core;
-        for (const [orgId, gold] of [[LIBRARY_ORG, 'COMPLIANT'], [NEGATIVE_ORG, 'NOT_FOUND']] as const) {
+        for (const [orgId, gold] of [
+          [LIBRARY_ORG, 'COMPLIANT'],
+          [NEGATIVE_ORG, 'NOT_FOUND'],
+        ] as const) {
           if (orgId === NEGATIVE_ORG && negatives.length === 0) continue;
           if (orgId === LIBRARY_ORG && a.unrelatedOnly) continue;
           const passages = await search.search({ orgId, requestId: 'dump' }, core, scope, VERIFY_TOP_K);
@@ -331,7 +369,20 @@ async function main() {
           const split = splitOfFramework(r.framework) + (a.unrelatedOnly ? '-unrelated' : '');
           const id = `${r.id}:${gold}${a.unrelatedOnly ? ':unrelated-only' : ''}`;
           lines.push(
-            JSON.stringify({ id, dataset: 'controls', framework: r.framework, split, group: groupOf(r), gold, lexical: s.lexical, semantic: s.semantic, nli: s.nli, nli_scores: s.nliScores, rsm: s.rsm, rsm_scores: s.rsmScores }),
+            JSON.stringify({
+              id,
+              dataset: 'controls',
+              framework: r.framework,
+              split,
+              group: groupOf(r),
+              gold,
+              lexical: s.lexical,
+              semantic: s.semantic,
+              nli: s.nli,
+              nli_scores: s.nliScores,
+              rsm: s.rsm,
+              rsm_scores: s.rsmScores,
+            }),
           );
         }
         if ((i + 1) % 100 === 0) process.stderr.write(`signals ${i + 1}\n`);
@@ -341,7 +392,14 @@ async function main() {
       return;
     }
     if (a.dumpUnits) {
-      await dumpUnits(a.dumpUnits, selected.filter((x) => mappedOf(x).length), service, embeddings, docIdOf, (r) => mappedOf(r));
+      await dumpUnits(
+        a.dumpUnits,
+        selected.filter((x) => mappedOf(x).length),
+        service,
+        embeddings,
+        docIdOf,
+        (r) => mappedOf(r),
+      );
       return;
     }
 
@@ -355,15 +413,22 @@ async function main() {
       if ((i + 1) % 50 === 0) process.stderr.write(`checked ${i + 1}/${selected.length}\n`);
     }
     const perFramework = Object.fromEntries(
-      [...byFramework.keys()].map((f) => [f, { split: splitOfFramework(f), ...figures(rows.filter((r) => r.req.framework === f)), unmapped_pass_rate: unmappedRate(unmapped.filter((u) => u.req.framework === f)) }]),
+      [...byFramework.keys()].map((f) => [
+        f,
+        {
+          split: splitOfFramework(f),
+          ...figures(rows.filter((r) => r.req.framework === f)),
+          unmapped_pass_rate: unmappedRate(unmapped.filter((u) => u.req.framework === f)),
+        },
+      ]),
     );
     const result = {
       dataset: a.dataset,
       split: a.split,
       judge: judge.model,
       embeddings: embeddings?.model ?? null,
-      entailment_model: judge instanceof EmbeddedJudge && judge.entailment ? nli.model?.name ?? null : null,
-      satisfaction_model: judge instanceof EmbeddedJudge && judge.satisfaction ? rsm.model?.name ?? null : null,
+      entailment_model: judge instanceof EmbeddedJudge && judge.entailment ? (nli.model?.name ?? null) : null,
+      satisfaction_model: judge instanceof EmbeddedJudge && judge.satisfaction ? (rsm.model?.name ?? null) : null,
       breakdown: !a.skipBreakdown,
       requirement_text: a.withTitle ? 'title: summary' : 'summary',
       documents: { library: library.length, negative: negatives.map((d) => path.basename(d.file)) },
@@ -425,7 +490,10 @@ async function dumpUnits(
     const hits = (await service.search(reading.core, { orgId: LIBRARY_ORG }, DUMP_RETRIEVED)).hits;
     const retrieved = hits.filter((h) => !mapped.has(docIdOf.get(h.chunk.documentId) ?? '')).map((h) => passageOf(h.chunk, h.score));
     const units: unknown[] = [];
-    for (const [source, passages] of [['mapped', mappedPassages], ['retrieved', retrieved]] as const) {
+    for (const [source, passages] of [
+      ['mapped', mappedPassages],
+      ['retrieved', retrieved],
+    ] as const) {
       if (passages.length === 0) continue;
       let semantic: { query: number[]; sentences: Map<string, number[]> } | undefined;
       const sents = sentenceUnits(passages);
@@ -452,7 +520,18 @@ async function dumpUnits(
         });
       }
     }
-    out.push(JSON.stringify({ id: r.id, framework: r.framework, split: splitOfFramework(r.framework), section: r.section, text: r.text, core: reading.core, mapped: [...mapped], units }));
+    out.push(
+      JSON.stringify({
+        id: r.id,
+        framework: r.framework,
+        split: splitOfFramework(r.framework),
+        section: r.section,
+        text: r.text,
+        core: reading.core,
+        mapped: [...mapped],
+        units,
+      }),
+    );
     if ((i + 1) % 100 === 0) process.stderr.write(`units ${i + 1}/${reqs.length}\n`);
   }
   writeFileSync(file, out.join('\n') + '\n');

@@ -100,7 +100,9 @@ const dense = service.denseState();
 const marker = path.join(dataDir, 'eval-index.json');
 const fingerprint = JSON.stringify({ corpus: path.resolve(values.corpus), documents: corpus.length, space: dense.state === 'ready' ? dense.space : null });
 const reuse = keep && existsSync(marker) && readFileSync(marker, 'utf8') === fingerprint;
-process.stderr.write(`${reuse ? 'reusing the index in ' + dataDir : `indexing ${corpus.length} documents`}, then ${claims.length} queries (split ${values.split})\n`);
+process.stderr.write(
+  `${reuse ? 'reusing the index in ' + dataDir : `indexing ${corpus.length} documents`}, then ${claims.length} queries (split ${values.split})\n`,
+);
 
 const docOf = new Map(corpus.map((d) => [uuidOf(d.doc_id), String(d.doc_id)]));
 const round = (x) => Math.round(x * 10000) / 10000;
@@ -174,9 +176,7 @@ try {
   const grid = [
     ...[5, 10, 20, 40, 60, 100].map((k) => ({ method: 'rrf', k })),
     { method: 'dbsf' },
-    ...['tmm', 'minmax'].flatMap((normalization) =>
-      [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9].map((alpha) => ({ method: 'convex', alpha, normalization })),
-    ),
+    ...['tmm', 'minmax'].flatMap((normalization) => [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9].map((alpha) => ({ method: 'convex', alpha, normalization }))),
   ];
   const sums = { bm25: totals(), dense: totals(), hybrid: totals() };
   // With --split all, the same figures per half (tune = even claim ids, report = odd).
@@ -235,10 +235,7 @@ try {
     ...(values.split === 'all'
       ? {
           halves: Object.fromEntries(
-            Object.entries(halves).map(([name, h]) => [
-              name,
-              { queries: h.n, bm25: report(h.bm25, h.n), hybrid: denseOn ? report(h.hybrid, h.n) : null },
-            ]),
+            Object.entries(halves).map(([name, h]) => [name, { queries: h.n, bm25: report(h.bm25, h.n), hybrid: denseOn ? report(h.hybrid, h.n) : null }]),
           ),
         }
       : {}),
@@ -249,9 +246,7 @@ try {
             .map((settings, i) => ({
               fusion: settings,
               ...report(sweepSums[i].all, n),
-              ...(values.split === 'all'
-                ? { tune: report(sweepSums[i].tune, halves.tune.n), report: report(sweepSums[i].report, halves.report.n) }
-                : {}),
+              ...(values.split === 'all' ? { tune: report(sweepSums[i].tune, halves.tune.n), report: report(sweepSums[i].report, halves.report.n) } : {}),
             }))
             .sort((a, b) => (b.tune ?? b)['nDCG@10'] - (a.tune ?? a)['nDCG@10']),
         }

@@ -99,7 +99,16 @@ function args(argv: string[]): Args {
     );
     process.exit(2);
   }
-  return { dataset, split, limit: Number(get('--limit') ?? Infinity), topK: Number(get('--top-k') ?? VERIFY_TOP_K), indexDir: get('--index-dir'), dumpFeatures: get('--dump-features'), vectorCache: get('--vector-cache'), baseline: argv.includes('--baseline') };
+  return {
+    dataset,
+    split,
+    limit: Number(get('--limit') ?? Infinity),
+    topK: Number(get('--top-k') ?? VERIFY_TOP_K),
+    indexDir: get('--index-dir'),
+    dumpFeatures: get('--dump-features'),
+    vectorCache: get('--vector-cache'),
+    baseline: argv.includes('--baseline'),
+  };
 }
 
 /** Document id of a dataset document inside the evaluation index. */
@@ -159,7 +168,14 @@ export function loadContractNli(file: string): Dataset {
     docs.push({ id, fileName: doc.file_name ?? `nda-${doc.id}.txt`, text: doc.text });
     const split = splitOf('contractnli', doc.id);
     for (const [key, ann] of Object.entries(doc.annotation_sets[0].annotations as Record<string, { choice: string }>)) {
-      examples.push({ id: `cnli-${doc.id}-${key}`, requirement: data.labels[key].hypothesis, documentIds: [id], gold: map[ann.choice], split, group: `nda:${doc.id}` });
+      examples.push({
+        id: `cnli-${doc.id}-${key}`,
+        requirement: data.labels[key].hypothesis,
+        documentIds: [id],
+        gold: map[ann.choice],
+        split,
+        group: `nda:${doc.id}`,
+      });
     }
   }
   return { name: `ContractNLI ${path.basename(file, '.json')}`, key: 'contractnli', docs, examples };
@@ -171,10 +187,21 @@ export function loadContractNli(file: string): Dataset {
  */
 export function loadPolicyCases(file: string): Dataset {
   const data = JSON.parse(readFileSync(file, 'utf8'));
-  const docs: Doc[] = (data.documents as { id: string; file_name: string; text: string }[]).map((d) => ({ id: docId('policy', d.id), fileName: d.file_name, text: d.text }));
+  const docs: Doc[] = (data.documents as { id: string; file_name: string; text: string }[]).map((d) => ({
+    id: docId('policy', d.id),
+    fileName: d.file_name,
+    text: d.text,
+  }));
   const examples: Example[] = (data.cases as { document: string; requirement: string; label: Verdict }[]).map((c, i) => {
     if (!VERDICTS.includes(c.label)) throw new Error(`${file}: case ${i} has label "${c.label}"`);
-    return { id: `policy-${i}`, requirement: c.requirement, documentIds: [docId('policy', c.document)], gold: c.label, split: splitOf('policy', c.document), group: `policy:${c.document}` };
+    return {
+      id: `policy-${i}`,
+      requirement: c.requirement,
+      documentIds: [docId('policy', c.document)],
+      gold: c.label,
+      split: splitOf('policy', c.document),
+      group: `policy:${c.document}`,
+    };
   });
   return { name: `policy cases ${path.basename(file, '.json')}`, key: 'policy', docs, examples };
 }
@@ -313,8 +340,12 @@ async function main() {
   const embeddings = await openEmbeddingModel(embeddingsConfigFromEnv(process.env));
   const vectors = loadVectorCache(a.vectorCache);
   // The entailment cross-encoder as the check service opens it (JUDGE_NLI_MODEL_DIR; `none` = the judge without it).
-  const nli = a.baseline ? { model: null, reason: '--baseline' } : await openNliModel(process.env.JUDGE_NLI_MODEL_DIR ?? '', embeddings.model, !!a.dumpFeatures);
-  const rsm = a.baseline ? { model: null, reason: '--baseline' } : await openRsmModel(process.env.JUDGE_RSM_MODEL_DIR ?? '', embeddings.model, !!a.dumpFeatures);
+  const nli = a.baseline
+    ? { model: null, reason: '--baseline' }
+    : await openNliModel(process.env.JUDGE_NLI_MODEL_DIR ?? '', embeddings.model, !!a.dumpFeatures);
+  const rsm = a.baseline
+    ? { model: null, reason: '--baseline' }
+    : await openRsmModel(process.env.JUDGE_RSM_MODEL_DIR ?? '', embeddings.model, !!a.dumpFeatures);
   const judge: RequirementJudge = a.baseline
     ? baselineJudge()
     : process.env.LLM_BASE_URL
@@ -348,7 +379,19 @@ async function main() {
       if (a.dumpFeatures && judge instanceof EmbeddedJudge) {
         const signals = await judge.signals(ex.requirement, passages);
         dump.push(
-          JSON.stringify({ id: ex.id, dataset: full.key, split: ex.split, group: ex.group, gold: ex.gold, lexical: signals.lexical, semantic: signals.semantic, nli: signals.nli, nli_scores: signals.nliScores, rsm: signals.rsm, rsm_scores: signals.rsmScores }),
+          JSON.stringify({
+            id: ex.id,
+            dataset: full.key,
+            split: ex.split,
+            group: ex.group,
+            gold: ex.gold,
+            lexical: signals.lexical,
+            semantic: signals.semantic,
+            nli: signals.nli,
+            nli_scores: signals.nliScores,
+            rsm: signals.rsm,
+            rsm_scores: signals.rsmScores,
+          }),
         );
         if ((i + 1) % 100 === 0) process.stderr.write(`signals ${i + 1}/${examples.length}\n`);
         continue;
@@ -379,9 +422,9 @@ async function main() {
       dataset: full.name,
       split: a.split,
       judge: judge.model,
-      embeddings: embeddings.model ? (embeddings.model as { model?: string }).model ?? embeddings.provider : null,
-      entailment_model: judge instanceof EmbeddedJudge && judge.entailment ? nli.model?.name ?? null : null,
-      satisfaction_model: judge instanceof EmbeddedJudge && judge.satisfaction ? rsm.model?.name ?? null : null,
+      embeddings: embeddings.model ? ((embeddings.model as { model?: string }).model ?? embeddings.provider) : null,
+      entailment_model: judge instanceof EmbeddedJudge && judge.entailment ? (nli.model?.name ?? null) : null,
+      satisfaction_model: judge instanceof EmbeddedJudge && judge.satisfaction ? (rsm.model?.name ?? null) : null,
       top_k: a.topK,
       documents: full.docs.length,
       chunks,
@@ -417,7 +460,8 @@ async function saveVectorCache(cache: SentenceVectorCache, file: string): Promis
   const tmp = `${file}.${process.pid}.tmp`;
   const out = createWriteStream(tmp);
   for (const [t, v] of cache) {
-    if (!out.write(`${JSON.stringify({ t, v: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') })}\n`)) await new Promise<void>((r) => out.once('drain', () => r()));
+    if (!out.write(`${JSON.stringify({ t, v: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') })}\n`))
+      await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   renameSync(tmp, file);

@@ -24,7 +24,11 @@ export function newTenant(stack, name, rateLimit = 100000) {
   const org = kbctlFor(stack, 'org', 'create', '--name', name);
   const key = kbctlFor(stack, 'key', 'create', '--org', org.id, '--rate-limit', String(rateLimit)).key;
   const call = async (method, p, body) => {
-    const res = await fetch(`${stack.baseUrl}${p}`, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    const res = await fetch(`${stack.baseUrl}${p}`, {
+      method,
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: body && JSON.stringify(body),
+    });
     const json = await res.json();
     if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
     return json.data;

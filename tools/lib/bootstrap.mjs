@@ -38,11 +38,7 @@ export function outputTail(text, lines = FAILURE_TAIL_LINES) {
  * @returns {string}
  */
 export function childFailureMessage(what, command, exit, output) {
-  const how = exit.error
-    ? `could not run (${exit.error.message})`
-    : exit.signal
-      ? `was stopped by signal ${exit.signal}`
-      : `exited with code ${exit.status}`;
+  const how = exit.error ? `could not run (${exit.error.message})` : exit.signal ? `was stopped by signal ${exit.signal}` : `exited with code ${exit.status}`;
   if (output === null) return `${what} failed: \`${command}\` ${how} (its output is above)`;
   const tail = outputTail(output);
   return `${what} failed: \`${command}\` ${how}${tail ? `; its last output lines:\n${tail}` : ' and printed nothing'}`;
@@ -222,12 +218,16 @@ export function ensureSystemPackages({ ocr = true, browser = false } = {}) {
       if (still.length > 0) throw new Error(advice);
       const consequences = [
         missing.some((m) => m.cmd === 'tesseract') && 'OCR of scanned pages will fail with a message until tesseract is installed',
-        missing.some((m) => m.cmd === 'chromium') && 'the browser tests of the review workspace are skipped until chromium is installed (or KB_CHROMIUM names a Chromium)',
+        missing.some((m) => m.cmd === 'chromium') &&
+          'the browser tests of the review workspace are skipped until chromium is installed (or KB_CHROMIUM names a Chromium)',
       ].filter(Boolean);
       step(`warning: ${advice}\n  (${consequences.join('; ')})`);
     }
   }
-  if (!builtNats) step('note: nats-server from the system packages; one older than 2.10 takes over work from a killed worker only after a second ack wait (install Go to build 2.15, or set KB_NATS_SERVER)');
+  if (!builtNats)
+    step(
+      'note: nats-server from the system packages; one older than 2.10 takes over work from a killed worker only after a second ack wait (install Go to build 2.15, or set KB_NATS_SERVER)',
+    );
   return { natsServer: builtNats ?? which('nats-server') };
 }
 

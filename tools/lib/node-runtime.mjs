@@ -41,7 +41,9 @@ export function fetchNodeRuntime(version) {
     const pack = spawnSync('npm', ['pack', pkg, '--pack-destination', work, '--silent'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
     const tgz = readdirSync(work).find((f) => f.endsWith('.tgz'));
     if (pack.status !== 0 || !tgz) {
-      throw new Error(`Node.js ${version} could not be fetched as ${pkg}. Install Node.js ${NODE_MINIMUM.join('.')} or newer (24 LTS recommended) and run the command again.`);
+      throw new Error(
+        `Node.js ${version} could not be fetched as ${pkg}. Install Node.js ${NODE_MINIMUM.join('.')} or newer (24 LTS recommended) and run the command again.`,
+      );
     }
     const untar = spawnSync('tar', ['xzf', tgz], { cwd: work, stdio: 'inherit' });
     if (untar.status !== 0) throw new Error(`could not unpack ${tgz}`);

@@ -8,7 +8,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 /** pip output meaning "could not reach the index" (as in tools/lib/llm-server.mjs). */
-const UNREACHABLE = /from versions: none|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|Failed to establish a new connection|NewConnectionError|Temporary failure in name resolution|Name or service not known|Read timed out|ConnectTimeout|ProxyError/i;
+const UNREACHABLE =
+  /from versions: none|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|Failed to establish a new connection|NewConnectionError|Temporary failure in name resolution|Name or service not known|Read timed out|ConnectTimeout|ProxyError/i;
 
 function cacheDir() {
   return process.env.KB_TOOLS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? '/tmp', '.cache'), 'kb-platform');

@@ -246,10 +246,7 @@ export async function startStack(o) {
     stackLog.write(text);
   };
   const writePids = () =>
-    writeFileSync(
-      path.join(dataDir, 'pids.json'),
-      JSON.stringify(Object.fromEntries([...servers, ...services].map(([n, c]) => [n, c.pid])), null, 2),
-    );
+    writeFileSync(path.join(dataDir, 'pids.json'), JSON.stringify(Object.fromEntries([...servers, ...services].map(([n, c]) => [n, c.pid])), null, 2));
   /**
    * Restarts `name` after its crash, forever: `relaunch()` after restartDelayMs over the crashes in a
    * row (a process that stayed up stableAfterMs starts again from the first delay); a relaunch that
@@ -260,7 +257,9 @@ export async function startStack(o) {
     const upMs = Date.now() - state.startedAt;
     state.crashes = upMs >= policy.stableAfterMs ? 1 : state.crashes + 1;
     const delay = restartDelayMs(state.crashes, policy);
-    report(`${name} exited (${reason}) after ${(upMs / 1000).toFixed(1)} s; restart attempt ${state.crashes} in ${(delay / 1000).toFixed(1)} s; see ${logPath}`);
+    report(
+      `${name} exited (${reason}) after ${(upMs / 1000).toFixed(1)} s; restart attempt ${state.crashes} in ${(delay / 1000).toFixed(1)} s; see ${logPath}`,
+    );
     state.timer = setTimeout(async () => {
       state.timer = null;
       if (stopping) return;
@@ -400,11 +399,19 @@ export async function startStack(o) {
       return Promise.all([...services.values()].map((c) => stopChild(c))).finally(() => stackLog.end());
     });
 
-    await waitFor(async () => {
-      for (const [name, child] of services) if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${dataDir}/logs/${name}.log; its last log lines:\n${logTail(path.join(dataDir, 'logs', `${name}.log`))}`);
-      const res = await fetch(`${baseUrl}/readyz`).catch(() => null);
-      return res?.status === 200;
-    }, 120000, 'the gateway to report ready (/readyz)');
+    await waitFor(
+      async () => {
+        for (const [name, child] of services)
+          if (child.exitCode !== null)
+            throw new Error(
+              `${name} exited with ${child.exitCode}; see ${dataDir}/logs/${name}.log; its last log lines:\n${logTail(path.join(dataDir, 'logs', `${name}.log`))}`,
+            );
+        const res = await fetch(`${baseUrl}/readyz`).catch(() => null);
+        return res?.status === 200;
+      },
+      120000,
+      'the gateway to report ready (/readyz)',
+    );
     ready = true;
 
     const state = { baseUrl, databaseUrl, ports, pid: process.pid };

@@ -95,7 +95,9 @@ export async function startLlmServer(o) {
         }
       });
     }
-    throw new ApiError(400, `Invalid value for 'response_format.type': '${format.type}'. Supported: 'text', 'json_object', 'json_schema'.`, { param: 'response_format' });
+    throw new ApiError(400, `Invalid value for 'response_format.type': '${format.type}'. Supported: 'text', 'json_object', 'json_schema'.`, {
+      param: 'response_format',
+    });
   }
 
   async function cached(key, make) {
@@ -114,7 +116,9 @@ export async function startLlmServer(o) {
       if (m?.role === 'system' || m?.role === 'developer') return { type: 'system', text };
       if (m?.role === 'user') return { type: 'user', text };
       if (m?.role === 'assistant') return { type: 'model', response: [text] };
-      throw new ApiError(400, `Invalid value for 'messages[${i}].role': '${m?.role}'. Supported: 'system', 'developer', 'user', 'assistant'.`, { param: `messages[${i}].role` });
+      throw new ApiError(400, `Invalid value for 'messages[${i}].role': '${m?.role}'. Supported: 'system', 'developer', 'user', 'assistant'.`, {
+        param: `messages[${i}].role`,
+      });
     });
     history.push({ type: 'model', response: [] });
     return history;
@@ -128,10 +132,12 @@ export async function startLlmServer(o) {
 
   function sampling(body) {
     const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-    if (maxTokens != null && !(Number.isInteger(maxTokens) && maxTokens > 0)) throw new ApiError(400, "'max_tokens' must be a positive integer.", { param: 'max_tokens' });
+    if (maxTokens != null && !(Number.isInteger(maxTokens) && maxTokens > 0))
+      throw new ApiError(400, "'max_tokens' must be a positive integer.", { param: 'max_tokens' });
     if ((body.n ?? 1) !== 1) throw new ApiError(400, "Only 'n': 1 is supported.", { param: 'n' });
     const temperature = body.temperature ?? 1;
-    if (typeof temperature !== 'number' || temperature < 0 || temperature > 2) throw new ApiError(400, "'temperature' must be a number between 0 and 2.", { param: 'temperature' });
+    if (typeof temperature !== 'number' || temperature < 0 || temperature > 2)
+      throw new ApiError(400, "'temperature' must be a number between 0 and 2.", { param: 'temperature' });
     const stop = body.stop == null ? [] : Array.isArray(body.stop) ? body.stop : [body.stop];
     return {
       maxTokens: maxTokens ?? Infinity,
@@ -222,7 +228,8 @@ export async function startLlmServer(o) {
   const server = http.createServer((req, res) => {
     handle(req, res).catch((e) => {
       if (abortLike(e) && res.destroyed) return;
-      const error = e instanceof ApiError ? e : new ApiError(500, `The server had an error while processing your request: ${e?.message ?? e}`, { type: 'server_error' });
+      const error =
+        e instanceof ApiError ? e : new ApiError(500, `The server had an error while processing your request: ${e?.message ?? e}`, { type: 'server_error' });
       if (!error.status || error.status >= 500) process.stderr.write(`llm-server: ${e?.stack ?? e}\n`);
       if (res.headersSent) {
         // The stream has begun: end it with an error event, as OpenAI does.
@@ -315,7 +322,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     },
   });
   if (!values.model) {
-    process.stderr.write('usage: node tools/llm-server/server.mjs --model <file.gguf> [--port 0] [--name NAME] [--threads N] [--context-size 8192] [--parallel 1] [--api-key KEY]\n');
+    process.stderr.write(
+      'usage: node tools/llm-server/server.mjs --model <file.gguf> [--port 0] [--name NAME] [--threads N] [--context-size 8192] [--parallel 1] [--api-key KEY]\n',
+    );
     process.exit(2);
   }
   const server = await startLlmServer({
@@ -329,7 +338,11 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     apiKey: values['api-key'],
   });
   process.stdout.write(`READY ${JSON.stringify({ baseUrl: server.baseUrl, model: server.model })}\n`);
-  const stop = () => server.close().then(() => process.exit(0), () => process.exit(1));
+  const stop = () =>
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }

@@ -22,7 +22,11 @@ if (!opts.version || !/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(opts.version)) {
   process.exit(2);
 }
 const base = path.join(ROOT, 'packages');
-const dirs = existsSync(base) ? readdirSync(base).map((d) => path.join(base, d)).filter((d) => existsSync(path.join(d, 'package.json'))) : [];
+const dirs = existsSync(base)
+  ? readdirSync(base)
+      .map((d) => path.join(base, d))
+      .filter((d) => existsSync(path.join(d, 'package.json')))
+  : [];
 const manifest = (d) => JSON.parse(readFileSync(path.join(d, 'package.json'), 'utf8'));
 const targets = dependenciesFirst(dirs.filter((d) => manifest(d).private !== true));
 if (targets.length === 0) {

@@ -14,7 +14,19 @@ import {
   startGrpcServer,
   startOutboxRelay,
 } from '@kb/common';
-import { AGENT_STREAM, AGENT_STREAM_SUBJECTS, AgentSubjects, BatchQuestionEvent, TokensRecordedEvent, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
+import {
+  AGENT_STREAM,
+  AGENT_STREAM_SUBJECTS,
+  AgentSubjects,
+  BatchQuestionEvent,
+  TokensRecordedEvent,
+  USAGE_STREAM,
+  USAGE_STREAM_SUBJECTS,
+  UsageSubjects,
+  WEBHOOKS_STREAM,
+  WEBHOOKS_STREAM_SUBJECTS,
+  webhookEventSubject,
+} from '@kb/events';
 import { chatModelFromConfig, embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
@@ -101,7 +113,12 @@ runService(logger, async () => {
   // The shared gRPC helper adapts unary methods only; the server-streaming method is added here.
   grpcServer.server.addService({ chatStream }, { chatStream: chatStreamHandler(answers, logger) });
   // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({ service: 'agent', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.AGENT_METRICS_PORT });
+  const metricsServer = await startMetricsServer({
+    service: 'agent',
+    enabled: config.METRICS_ENABLED,
+    host: config.METRICS_HOST,
+    port: config.AGENT_METRICS_PORT,
+  });
   logger.info({ model: answers.modelName, embeddings: embeddings.model?.model ?? null, batch_concurrency: config.AGENT_BATCH_CONCURRENCY }, 'agent ready');
   return async () => {
     await metricsServer.close(); // [telemetry]

@@ -1,6 +1,31 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay } from '@kb/common';
-import { CHECK_STREAM, CHECK_STREAM_SUBJECTS, CheckRequirementsRequestedEvent, CheckSubjects, USAGE_STREAM, USAGE_STREAM_SUBJECTS, UsageSubjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
+import {
+  connectNats,
+  createAsyncClient,
+  createLogger,
+  env,
+  ensureStream,
+  JETSTREAM_ACK_WAIT_MS,
+  loadConfig,
+  publishEvent,
+  runConsumer,
+  runService,
+  sharedEnv,
+  startGrpcServer,
+  startOutboxRelay,
+} from '@kb/common';
+import {
+  CHECK_STREAM,
+  CHECK_STREAM_SUBJECTS,
+  CheckRequirementsRequestedEvent,
+  CheckSubjects,
+  USAGE_STREAM,
+  USAGE_STREAM_SUBJECTS,
+  UsageSubjects,
+  WEBHOOKS_STREAM,
+  WEBHOOKS_STREAM_SUBJECTS,
+  webhookEventSubject,
+} from '@kb/events';
 import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { z } from 'zod';
 import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
@@ -112,12 +137,21 @@ runService(logger, async () => {
     logger,
     services: [
       // [telemetry] verdict counts
-      { name: 'kb.check.v1.CheckService', definition: checkV1.CheckServiceService, handlers: verifyGrpcHandlers(verifier, (verdict) => metrics.checkVerifications.inc({ verdict })) },
+      {
+        name: 'kb.check.v1.CheckService',
+        definition: checkV1.CheckServiceService,
+        handlers: verifyGrpcHandlers(verifier, (verdict) => metrics.checkVerifications.inc({ verdict })),
+      },
       { name: 'kb.check.v1.CheckRunsService', definition: checkV1.CheckRunsServiceService, handlers: runsGrpcHandlers(runs) },
     ],
   });
   // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({ service: 'check', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.CHECK_METRICS_PORT });
+  const metricsServer = await startMetricsServer({
+    service: 'check',
+    enabled: config.METRICS_ENABLED,
+    host: config.METRICS_HOST,
+    port: config.CHECK_METRICS_PORT,
+  });
   logger.info({ port: grpc.port, judge: judge.model }, 'check gRPC listening');
   return async () => {
     await metricsServer.close(); // [telemetry]

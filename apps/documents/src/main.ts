@@ -1,6 +1,32 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { AppError, ErrorCode, connectNats, createAsyncClient, createLogger, env, ensureStream, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, startOutboxRelay, storageConfigFromEnv } from '@kb/common';
-import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, DocumentsDeletedEvent, ProgressChangedEvent, StatusChangedEvent, Subjects, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, webhookEventSubject } from '@kb/events';
+import {
+  AppError,
+  ErrorCode,
+  connectNats,
+  createAsyncClient,
+  createLogger,
+  env,
+  ensureStream,
+  loadConfig,
+  publishEvent,
+  runConsumer,
+  runService,
+  sharedEnv,
+  startGrpcServer,
+  startOutboxRelay,
+  storageConfigFromEnv,
+} from '@kb/common';
+import {
+  DOCUMENTS_STREAM,
+  DOCUMENTS_STREAM_SUBJECTS,
+  DocumentsDeletedEvent,
+  ProgressChangedEvent,
+  StatusChangedEvent,
+  Subjects,
+  WEBHOOKS_STREAM,
+  WEBHOOKS_STREAM_SUBJECTS,
+  webhookEventSubject,
+} from '@kb/events';
 import { chunkFromProto } from '@kb/knowledge';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
@@ -111,7 +137,12 @@ runService(logger, async () => {
   logger.info({ port: grpc.port }, 'documents gRPC listening');
 
   // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({ service: 'documents', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.DOCUMENTS_METRICS_PORT });
+  const metricsServer = await startMetricsServer({
+    service: 'documents',
+    enabled: config.METRICS_ENABLED,
+    host: config.METRICS_HOST,
+    port: config.DOCUMENTS_METRICS_PORT,
+  });
   return async () => {
     await metricsServer.close(); // [telemetry]
     clearInterval(sweeper);

@@ -13,7 +13,17 @@ import { AGENT_STREAM_CLIENT, AgentStreamClient } from './agent/chat-stream.clie
 import { CheckController } from './check/check.controller';
 import { ApiKeyGuard } from './common/api-key.guard';
 import { ErrorEnvelopeFilter } from './common/error.filter';
-import { ACCOUNTS, AGENT_CLIENT, CHECK_CLIENT, DOCUMENTS_CLIENT, GATEWAY_DATABASE, HEALTH_TARGETS, CHAT_SSE_HEARTBEAT_MS, LOGGER, WEBHOOKS_CLIENT } from './common/tokens';
+import {
+  ACCOUNTS,
+  AGENT_CLIENT,
+  CHECK_CLIENT,
+  DOCUMENTS_CLIENT,
+  GATEWAY_DATABASE,
+  HEALTH_TARGETS,
+  CHAT_SSE_HEARTBEAT_MS,
+  LOGGER,
+  WEBHOOKS_CLIENT,
+} from './common/tokens';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { DocumentsController } from './documents/documents.controller';
 import { HealthController, HealthTargets } from './health/health.controller';

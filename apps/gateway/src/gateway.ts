@@ -74,7 +74,12 @@ function answerClientError(error: Error & { code?: string }, socket: import('nod
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, reason, code, message] =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', ErrorCode.VALIDATION_ERROR, `The request line and headers exceed ${MAX_HEADER_BYTES} bytes (16 KiB); shorten the URL (query string) or the headers.`]
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          ErrorCode.VALIDATION_ERROR,
+          `The request line and headers exceed ${MAX_HEADER_BYTES} bytes (16 KiB); shorten the URL (query string) or the headers.`,
+        ]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', ErrorCode.TIMEOUT, 'The request was not received in time.']
         : [400, 'Bad Request', ErrorCode.VALIDATION_ERROR, 'The request is not valid HTTP.'];
@@ -108,7 +113,14 @@ function answerConnect(fastify: FastifyInstance, req: import('node:http').Incomi
   const target = req.url ?? '';
   const served = target.startsWith('/') ? methodsServing(fastify, target.split('?')[0]) : [];
   const allow = (served.length > 0 ? served : [...ROUTABLE_METHODS]).join(', ');
-  writeRawError(socket, 405, 'Method Not Allowed', ErrorCode.METHOD_NOT_ALLOWED, `Method CONNECT is not allowed: the gateway is not a proxy; it serves ${allow}.`, `Allow: ${allow}\r\n`);
+  writeRawError(
+    socket,
+    405,
+    'Method Not Allowed',
+    ErrorCode.METHOD_NOT_ALLOWED,
+    `Method CONNECT is not allowed: the gateway is not a proxy; it serves ${allow}.`,
+    `Allow: ${allow}\r\n`,
+  );
   socket.end();
   socket.once('error', () => undefined);
   setTimeout(() => socket.destroy(), 1000).unref();
@@ -287,7 +299,8 @@ export async function createGateway(config: GatewayConfig, logger: Logger, optio
   fastify.server.on('connect', (req, socket) => answerConnect(fastify, req, socket as import('node:net').Socket));
   addBodyAndResponseHooks(fastify, config, logger, createIdempotency(config, logger, backends));
   await mountLocalStorage(fastify, config);
-  if ((options.serveWorkspace ?? options.serveReference) !== false) await mountWorkspace(fastify, config.GATEWAY_WORKSPACE_DIR ?? defaultWorkspaceDir(), logger);
+  if ((options.serveWorkspace ?? options.serveReference) !== false)
+    await mountWorkspace(fastify, config.GATEWAY_WORKSPACE_DIR ?? defaultWorkspaceDir(), logger);
   const openapi = mountReference(app, options);
   await app.init();
   let closing: Promise<void> | undefined;
@@ -350,7 +363,8 @@ function createFastifyAdapter(config: GatewayConfig, policy: ReturnType<typeof c
         try {
           if (!isPublicPath(request.url)) await policy(request, reply);
         } catch (e) {
-          failure = e instanceof AppError ? e : new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
+          failure =
+            e instanceof AppError ? e : new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The gateway cannot check the API key or limits right now. Retry shortly.');
         }
         const mapped = toHttpError(failure, request.method, request.url);
         void reply.status(mapped.status).send(errorEnvelope(mapped.code, mapped.message, id));
@@ -451,7 +465,9 @@ function declareRequestState(fastify: FastifyInstance): void {
 
 /** CORS for the API when GATEWAY_CORS_ORIGINS lists origins (comma-separated, `*` for any; empty = off). */
 async function registerCors(fastify: FastifyInstance, config: GatewayConfig): Promise<void> {
-  const origins = config.GATEWAY_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
+  const origins = config.GATEWAY_CORS_ORIGINS.split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
   if (origins.length === 0) return;
   await fastify.register(cors, {
     origin: origins.includes('*') ? '*' : origins,
@@ -475,7 +491,13 @@ async function registerCors(fastify: FastifyInstance, config: GatewayConfig): Pr
  * is dropped by Fastify (the reply is sent). Fastify's own `handlerTimeout` is not used: its timer
  * is cleared once a request body has been read, so it never fires for a POST.
  */
-function addAdmissionHook(fastify: FastifyInstance, config: GatewayConfig, logger: Logger, policy: ReturnType<typeof createRequestPolicy>, lifecycle: Lifecycle): void {
+function addAdmissionHook(
+  fastify: FastifyInstance,
+  config: GatewayConfig,
+  logger: Logger,
+  policy: ReturnType<typeof createRequestPolicy>,
+  lifecycle: Lifecycle,
+): void {
   // Security headers: helmet's defaults (nosniff, frame denial, HSTS, no referrer…), computed once
   // since they do not depend on the request. The API returns JSON only, so its CSP forbids
   // everything and nothing is cached; /docs has no CSP (the reference UI loads its own scripts);
@@ -567,7 +589,8 @@ function refuseUnservedMethod(fastify: FastifyInstance, method: string, path: st
  */
 function createIdempotency(config: GatewayConfig, logger: Logger, backends: Backends): Idempotency {
   const idempotency = new Idempotency(backends.idempotencyKeys, logger, config.WEBHOOK_SECRET_KEY ? new SecretBox(config.WEBHOOK_SECRET_KEY) : null);
-  if (!config.WEBHOOK_SECRET_KEY) logger.warn('WEBHOOK_SECRET_KEY is not set: answers of POST /api/v2/webhooks (they hold a signing secret) are not kept for Idempotency-Key replays');
+  if (!config.WEBHOOK_SECRET_KEY)
+    logger.warn('WEBHOOK_SECRET_KEY is not set: answers of POST /api/v2/webhooks (they hold a signing secret) are not kept for Idempotency-Key replays');
   return idempotency;
 }
 
@@ -604,7 +627,8 @@ function addBodyAndResponseHooks(fastify: FastifyInstance, config: GatewayConfig
   // the limit is answered 413 at once, before the client sends the body; others get `100 Continue`.
   // Presigned storage uploads (larger than the API limit) always continue: their handler decides.
   fastify.server.on('checkContinue', (req, res) => {
-    if (publicRouteOf(req.url ?? '')?.kind !== 'storage' && Number(req.headers['content-length']) > config.GATEWAY_BODY_LIMIT_BYTES) refusedBeforeContinue.add(req);
+    if (publicRouteOf(req.url ?? '')?.kind !== 'storage' && Number(req.headers['content-length']) > config.GATEWAY_BODY_LIMIT_BYTES)
+      refusedBeforeContinue.add(req);
     else res.writeContinue();
     fastify.server.emit('request', req, res);
   });
@@ -656,7 +680,10 @@ async function mountLocalStorage(fastify: FastifyInstance, config: GatewayConfig
   if (storageConfig.driver !== 'local') return;
   const storage = new LocalObjectStorage({
     ...storageConfig.local,
-    corsOrigins: (config.STORAGE_CORS_ORIGINS ?? '*').split(',').map((o) => o.trim()).filter(Boolean),
+    corsOrigins: (config.STORAGE_CORS_ORIGINS ?? '*')
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
   });
   await storage.ensureReady();
   const handler = createLocalStorageHandler(storage);

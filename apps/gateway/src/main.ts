@@ -47,7 +47,12 @@ runService(logger, async () => {
   await gateway.app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   logger.info({ port: config.GATEWAY_PORT }, 'gateway listening');
   // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({ service: 'gateway', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.GATEWAY_METRICS_PORT });
+  const metricsServer = await startMetricsServer({
+    service: 'gateway',
+    enabled: config.METRICS_ENABLED,
+    host: config.METRICS_HOST,
+    port: config.GATEWAY_METRICS_PORT,
+  });
   return async () => {
     await metricsServer.close(); // [telemetry]
     await gateway.close();

@@ -27,7 +27,7 @@ describe('the API reference built without any backing service (npm run openapi)'
     );
   const schema = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')];
   beforeAll(async () => {
-    doc = (await buildGatewayReference());
+    doc = await buildGatewayReference();
   });
 
   it('names every operation for what it does, once, with a summary', () => {
@@ -66,7 +66,8 @@ describe('the API reference built without any backing service (npm run openapi)'
         const model = data.$ref ?? data.items?.$ref;
         expect([where, typeof model]).toEqual([where, 'string']);
         expect([where, Object.keys(schema(model).properties ?? {}).length > 0]).toEqual([where, true]);
-        if (/^list/.test(op.operationId) && op.operationId !== 'listCheckRunRequirements') expect([where, s.required.includes('pagination')]).toEqual([where, true]);
+        if (/^list/.test(op.operationId) && op.operationId !== 'listCheckRunRequirements')
+          expect([where, s.required.includes('pagination')]).toEqual([where, true]);
       }
       const success = Object.entries(op.responses as Json).filter(([st]) => st.startsWith('2'));
       expect([where, success.length]).toEqual([where, 1]);
@@ -86,7 +87,10 @@ describe('the API reference built without any backing service (npm run openapi)'
     const report = doc.paths['/api/v2/check/runs/{id}/report'].get;
     expect(report.responses['200'].content).toEqual({
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': { schema: { type: 'string', format: 'binary' } },
-      'text/csv': { schema: { type: 'string' }, example: expect.stringMatching(/^index,requirement,ref,machine_result,score,review_decision,reviewer,comment,evidence,sources\r\n/) },
+      'text/csv': {
+        schema: { type: 'string' },
+        example: expect.stringMatching(/^index,requirement,ref,machine_result,score,review_decision,reviewer,comment,evidence,sources\r\n/),
+      },
       'application/pdf': { schema: { type: 'string', format: 'binary' } },
     });
     expect(report.responses['200'].headers['Content-Disposition']).toBeDefined();
@@ -150,7 +154,21 @@ describe('the API reference built without any backing service (npm run openapi)'
 
   it('states the rules the services check beyond class-validator (file names, path ids)', () => {
     const pattern = new RegExp(FILE_NAME_PATTERN);
-    const names = ['handbook.pdf', ' ', '', '   x ', 'a\u0000b', 'line\nbreak', 'tab\there', 'dir/x.pdf', 'dir\\x.pdf', 'del\u007f', 'c1\u0085', 'Ünïcödé 名前.pdf', '\u00a0'];
+    const names = [
+      'handbook.pdf',
+      ' ',
+      '',
+      '   x ',
+      'a\u0000b',
+      'line\nbreak',
+      'tab\there',
+      'dir/x.pdf',
+      'dir\\x.pdf',
+      'del\u007f',
+      'c1\u0085',
+      'Ünïcödé 名前.pdf',
+      '\u00a0',
+    ];
     for (const name of names) expect([name, pattern.test(name) && name.length <= 500]).toEqual([name, fileNameProblem(name) === null]);
     expect(doc.components.schemas.ReserveUploadDto.properties.file_name.pattern).toBe(FILE_NAME_PATTERN);
     for (const { where, op } of operations()) {
@@ -165,8 +183,20 @@ describe('the API reference built without any backing service (npm run openapi)'
     const links = doc.paths['/api/v2/projects'].post.responses['201'].links;
     expect(Object.keys(links).sort()).toEqual(['deleteProject', 'getProject', 'updateProject']);
     expect(links.getProject).toEqual({ operationId: 'getProject', parameters: { id: '$response.body#/data/id' } });
-    expect(Object.keys(doc.paths['/api/v2/check/runs'].post.responses['201'].links).sort()).toEqual(['compareCheckRuns', 'getCheckRun', 'getCheckRunReport', 'listCheckRunRequirements', 'rerunCheckRun', 'stopCheckRun', 'triggerCheckRun']);
-    expect(Object.keys(doc.paths['/api/v2/documents'].post.responses['201'].links).sort()).toEqual(['getDocument', 'getDocumentDownload', 'listDocumentChunks']);
+    expect(Object.keys(doc.paths['/api/v2/check/runs'].post.responses['201'].links).sort()).toEqual([
+      'compareCheckRuns',
+      'getCheckRun',
+      'getCheckRunReport',
+      'listCheckRunRequirements',
+      'rerunCheckRun',
+      'stopCheckRun',
+      'triggerCheckRun',
+    ]);
+    expect(Object.keys(doc.paths['/api/v2/documents'].post.responses['201'].links).sort()).toEqual([
+      'getDocument',
+      'getDocumentDownload',
+      'listDocumentChunks',
+    ]);
   });
 
   it('has a bearer scheme for the opaque kb_ key (no JWT format), a server, and the presigned upload', () => {
@@ -199,7 +229,17 @@ describe('the API reference built without any backing service (npm run openapi)'
       for (const [field, p] of Object.entries((s.properties ?? {}) as Json)) if ([p.type].flat().includes('number')) numbers.push(`${name}.${field}`);
     }
     expect(numbers.filter((n) => !FRACTIONAL.has(n.split('.')[1]))).toEqual([]);
-    for (const f of ['ProjectView.document_count', 'DocumentView.size_bytes', 'DocumentView.chunk_count', 'DocumentView.version', 'DocumentChunkView.order_index', 'CitationView.index', 'BatchView.total_questions', 'UsageView.total_tokens', 'DeliveryView.attempts']) {
+    for (const f of [
+      'ProjectView.document_count',
+      'DocumentView.size_bytes',
+      'DocumentView.chunk_count',
+      'DocumentView.version',
+      'DocumentChunkView.order_index',
+      'CitationView.index',
+      'BatchView.total_questions',
+      'UsageView.total_tokens',
+      'DeliveryView.attempts',
+    ]) {
       const [model, field] = f.split('.');
       expect([f, [doc.components.schemas[model].properties[field].type].flat()[0]]).toEqual([f, 'integer']);
     }
@@ -224,8 +264,15 @@ describe('the API reference built without any backing service (npm run openapi)'
       expect(Object.keys(schema(body.properties.data.$ref).properties).length).toBeGreaterThan(0);
     }
     // `data` is the resource as its GET shows it (docs/webhooks.md "Events").
-    expect(dataOf).toMatchObject({ 'document.ready': 'DocumentView', 'check_run.completed': 'RunView', 'batch.failed': 'BatchView', 'check_run.requirement_reviewed': 'RequirementView' });
-    expect(doc.paths['/api/v2/documents/{id}'].get.responses['200'].content['application/json'].schema.properties.data.$ref).toBe('#/components/schemas/DocumentView');
+    expect(dataOf).toMatchObject({
+      'document.ready': 'DocumentView',
+      'check_run.completed': 'RunView',
+      'batch.failed': 'BatchView',
+      'check_run.requirement_reviewed': 'RequirementView',
+    });
+    expect(doc.paths['/api/v2/documents/{id}'].get.responses['200'].content['application/json'].schema.properties.data.$ref).toBe(
+      '#/components/schemas/DocumentView',
+    );
   });
 
   it('passes Redocly’s recommended ruleset with 0 errors and 0 warnings', () => {

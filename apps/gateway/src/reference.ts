@@ -30,7 +30,11 @@ function injectedTokens(controllers: Array<Type<unknown>>): unknown[] {
 @Module({})
 class ReferenceModule {
   static create(): DynamicModule {
-    return { module: ReferenceModule, controllers: GATEWAY_CONTROLLERS, providers: injectedTokens(GATEWAY_CONTROLLERS).map((token) => ({ provide: token as string, useValue: null })) };
+    return {
+      module: ReferenceModule,
+      controllers: GATEWAY_CONTROLLERS,
+      providers: injectedTokens(GATEWAY_CONTROLLERS).map((token) => ({ provide: token as string, useValue: null })),
+    };
   }
 }
 
@@ -43,7 +47,11 @@ class ReferenceModule {
  * @returns the finalized document (see finalizeOpenApi).
  */
 export async function buildGatewayReference(): Promise<OpenAPIObject> {
-  const app = await NestFactory.create<NestFastifyApplication>(ReferenceModule.create(), new FastifyAdapter(), { preview: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create<NestFastifyApplication>(ReferenceModule.create(), new FastifyAdapter(), {
+    preview: true,
+    logger: false,
+    abortOnError: false,
+  });
   try {
     return buildOpenApiDocument(app, WEBHOOK_EVENT_MODELS);
   } finally {

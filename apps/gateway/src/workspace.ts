@@ -121,10 +121,15 @@ function isClientRoute(relative: string): boolean {
 export async function mountWorkspace(fastify: import('fastify').FastifyInstance, dir: string, logger: Logger): Promise<void> {
   const root = path.resolve(dir);
   const built = existsSync(path.join(root, 'index.html'));
-  if (!built) logger.warn({ dir: root }, 'review workspace not built (no index.html): /app/ answers 404 until `node tools/build.mjs` builds it into that directory');
+  if (!built)
+    logger.warn({ dir: root }, 'review workspace not built (no index.html): /app/ answers 404 until `node tools/build.mjs` builds it into that directory');
   const notFound = (request: FastifyRequest, reply: FastifyReply, message: string) =>
-    reply.status(404).header('cache-control', 'no-store').send(errorEnvelope(ErrorCode.NOT_FOUND, message, String(request.id)));
-  const notBuilt = 'The review workspace is not built on this server: build it with `node tools/build.mjs` (dist/web) or point GATEWAY_WORKSPACE_DIR at a built copy.';
+    reply
+      .status(404)
+      .header('cache-control', 'no-store')
+      .send(errorEnvelope(ErrorCode.NOT_FOUND, message, String(request.id)));
+  const notBuilt =
+    'The review workspace is not built on this server: build it with `node tools/build.mjs` (dist/web) or point GATEWAY_WORKSPACE_DIR at a built copy.';
   const fastifyStatic = built ? (await import('@fastify/static')).default : undefined;
   await fastify.register(
     async (scope) => {

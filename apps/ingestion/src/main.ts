@@ -1,5 +1,19 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createAsyncClient, createLogger, env, ensureStream, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, runService, sharedEnv, startGrpcServer, storageConfigFromEnv } from '@kb/common';
+import {
+  connectNats,
+  createAsyncClient,
+  createLogger,
+  env,
+  ensureStream,
+  JETSTREAM_ACK_WAIT_MS,
+  loadConfig,
+  publishEvent,
+  runConsumer,
+  runService,
+  sharedEnv,
+  startGrpcServer,
+  storageConfigFromEnv,
+} from '@kb/common';
 import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, StatusChangedEvent, Subjects, ProgressChangedEvent } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
@@ -93,7 +107,7 @@ runService(logger, async () => {
     maxHeapMb: config.INGESTION_EXTRACTION_HEAP_MB,
     chunkOptions: {
       targetChars: config.INGESTION_CHUNK_CHARS,
-      maxChars: Math.max(config.INGESTION_CHUNK_CHARS, Math.round(config.INGESTION_CHUNK_CHARS * 5 / 3)),
+      maxChars: Math.max(config.INGESTION_CHUNK_CHARS, Math.round((config.INGESTION_CHUNK_CHARS * 5) / 3)),
       overlapChars: config.INGESTION_CHUNK_OVERLAP_CHARS,
     },
   });
@@ -131,7 +145,12 @@ runService(logger, async () => {
   });
   const grpc = await startGrpcServer({ host: config.GRPC_HOST, port: config.INGESTION_GRPC_PORT, logger, services: [] });
   // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({ service: 'ingestion', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.INGESTION_METRICS_PORT });
+  const metricsServer = await startMetricsServer({
+    service: 'ingestion',
+    enabled: config.METRICS_ENABLED,
+    host: config.METRICS_HOST,
+    port: config.INGESTION_METRICS_PORT,
+  });
   return async () => {
     await metricsServer.close(); // [telemetry]
     await grpc.shutdown();

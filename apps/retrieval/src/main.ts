@@ -23,11 +23,18 @@ runService(logger, async () => {
     host: config.GRPC_HOST,
     port: config.RETRIEVAL_GRPC_PORT,
     logger,
-    services: [{ name: 'kb.retrieval.v1.RetrievalService', definition: retrievalV1.RetrievalServiceService, handlers: retrievalGrpcHandlers(retrieval.service) }],
+    services: [
+      { name: 'kb.retrieval.v1.RetrievalService', definition: retrievalV1.RetrievalServiceService, handlers: retrievalGrpcHandlers(retrieval.service) },
+    ],
   });
   logger.info({ port: grpc.port }, 'retrieval gRPC listening');
   // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({ service: 'retrieval', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.RETRIEVAL_METRICS_PORT });
+  const metricsServer = await startMetricsServer({
+    service: 'retrieval',
+    enabled: config.METRICS_ENABLED,
+    host: config.METRICS_HOST,
+    port: config.RETRIEVAL_METRICS_PORT,
+  });
   return async () => {
     await metricsServer.close(); // [telemetry]
     await grpc.shutdown();

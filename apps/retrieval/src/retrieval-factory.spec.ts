@@ -11,7 +11,9 @@ describe('retrieval settings (retrievalEnv, parsed once)', () => {
 
   it('reads the fusion variables as numbers and methods', () => {
     expect(fusionSettings(retrievalConfigFromEnv({ RETRIEVAL_FUSION: 'rrf', RETRIEVAL_RRF_K: '20' }))).toEqual({ method: 'rrf', k: 20 });
-    expect(fusionSettings(retrievalConfigFromEnv({ RETRIEVAL_FUSION: 'convex', RETRIEVAL_FUSION_ALPHA: '0.3', RETRIEVAL_FUSION_NORMALIZATION: 'minmax' }))).toEqual({ method: 'convex', alpha: 0.3, normalization: 'minmax' });
+    expect(
+      fusionSettings(retrievalConfigFromEnv({ RETRIEVAL_FUSION: 'convex', RETRIEVAL_FUSION_ALPHA: '0.3', RETRIEVAL_FUSION_NORMALIZATION: 'minmax' })),
+    ).toEqual({ method: 'convex', alpha: 0.3, normalization: 'minmax' });
   });
 
   it('names the variable of an invalid value', () => {

@@ -26,7 +26,10 @@ export const retrievalEnv = {
   VECTOR_STORE: z.enum(VECTOR_STORES).default('lancedb'),
   QDRANT_URL: unsetIfEmpty(z.url('QDRANT_URL must be a URL such as http://qdrant:6333').optional()),
   QDRANT_API_KEY: unsetIfEmpty(z.string().optional()),
-  QDRANT_COLLECTION: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/).default('kb_chunks'),
+  QDRANT_COLLECTION: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,200}$/)
+    .default('kb_chunks'),
   ...embeddingsEnv,
   /** Optional cross-encoder rerank endpoint (`…/rerank`), Cohere/Jina-style or TEI. */
   RERANK_BASE_URL: unsetIfEmpty(z.url('RERANK_BASE_URL must be a URL such as http://localhost:8082/v1').optional()),
@@ -123,7 +126,9 @@ export async function openRetrieval(
     store,
     describe: () => ({
       store: kind,
-      embeddings: embeddings ? { provider: opened.provider, model: embeddings.model, dimensions: embeddings.dimensions } : { provider: opened.provider, off: opened.reason },
+      embeddings: embeddings
+        ? { provider: opened.provider, model: embeddings.model, dimensions: embeddings.dimensions }
+        : { provider: opened.provider, off: opened.reason },
       dense: service.denseState(),
       fusion: service.fusion,
       reranker: reranker ? reranker.model || settings.RERANK_BASE_URL : null,
@@ -138,10 +143,16 @@ export async function openRetrieval(
  * (`tmm` or `minmax`) and `RETRIEVAL_RRF_K` (`rrf`'s constant), validated by {@link retrievalEnv};
  * unset values take {@link DEFAULT_FUSION}'s (and k = 60 for `rrf`).
  */
-export function fusionSettings(settings: Pick<RetrievalConfig, 'RETRIEVAL_FUSION' | 'RETRIEVAL_FUSION_ALPHA' | 'RETRIEVAL_FUSION_NORMALIZATION' | 'RETRIEVAL_RRF_K'>): FusionSettings {
+export function fusionSettings(
+  settings: Pick<RetrievalConfig, 'RETRIEVAL_FUSION' | 'RETRIEVAL_FUSION_ALPHA' | 'RETRIEVAL_FUSION_NORMALIZATION' | 'RETRIEVAL_RRF_K'>,
+): FusionSettings {
   const method = settings.RETRIEVAL_FUSION ?? DEFAULT_FUSION.method;
   if (method === 'dbsf') return { method: 'dbsf' };
   if (method === 'rrf') return { method: 'rrf', k: settings.RETRIEVAL_RRF_K ?? (DEFAULT_FUSION.method === 'rrf' ? DEFAULT_FUSION.k : 60) };
   const defaults = DEFAULT_FUSION.method === 'convex' ? DEFAULT_FUSION : { alpha: 0.5, normalization: 'tmm' as const };
-  return { method: 'convex', alpha: settings.RETRIEVAL_FUSION_ALPHA ?? defaults.alpha, normalization: settings.RETRIEVAL_FUSION_NORMALIZATION ?? defaults.normalization };
+  return {
+    method: 'convex',
+    alpha: settings.RETRIEVAL_FUSION_ALPHA ?? defaults.alpha,
+    normalization: settings.RETRIEVAL_FUSION_NORMALIZATION ?? defaults.normalization,
+  };
 }

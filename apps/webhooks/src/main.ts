@@ -35,7 +35,11 @@ runService(logger, async () => {
     /** Longest delay between two attempts (ms). */
     WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(10).default(3_600_000),
     /** How long a delivery is retried before it is `failed` (ms); at least 24 h in production. */
-    WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().min(1000).default(24 * 3_600_000),
+    WEBHOOK_RETRY_WINDOW_MS: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .default(24 * 3_600_000),
     /** Attempts in flight at once in this process. */
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
     /** How often due retries are looked for (ms) when nothing else wakes the dispatcher. */
@@ -44,7 +48,9 @@ runService(logger, async () => {
   const db = await openWebhooksDatabase(config.DATABASE_URL);
   // Checked after the migrations: `webhooks --migrate-only` (the chart's migration Job) needs only DATABASE_URL.
   if (!config.WEBHOOK_SECRET_KEY) {
-    throw new Error('Invalid configuration:\n  WEBHOOK_SECRET_KEY: required, at least 32 characters (e.g. `openssl rand -hex 32`); it encrypts webhook secrets at rest');
+    throw new Error(
+      'Invalid configuration:\n  WEBHOOK_SECRET_KEY: required, at least 32 characters (e.g. `openssl rand -hex 32`); it encrypts webhook secrets at rest',
+    );
   }
   const nc = await connectNats(config.NATS_URL, 'webhooks');
   await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
@@ -113,7 +119,12 @@ runService(logger, async () => {
     services: [{ name: 'kb.webhooks.v1.WebhooksService', definition: webhooksV1.WebhooksServiceService, handlers: webhooksGrpcHandlers(webhooks) }],
   });
   // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({ service: 'webhooks', enabled: config.METRICS_ENABLED, host: config.METRICS_HOST, port: config.WEBHOOKS_METRICS_PORT });
+  const metricsServer = await startMetricsServer({
+    service: 'webhooks',
+    enabled: config.METRICS_ENABLED,
+    host: config.METRICS_HOST,
+    port: config.WEBHOOKS_METRICS_PORT,
+  });
   logger.info({ port: grpc.port, allow_private: config.WEBHOOK_ALLOW_PRIVATE, concurrency: config.WEBHOOK_CONCURRENCY }, 'webhooks gRPC listening; delivering');
   return async () => {
     await metricsServer.close(); // [telemetry]

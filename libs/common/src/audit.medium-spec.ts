@@ -23,10 +23,43 @@ describe('audit events on PostgreSQL', () => {
       openDatabase({ url, schema: 'svc_two', entities: [], migrations: [AuditEvents1764700000000] }),
     ]);
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
-    await recordAuditEvent(db, { orgId: ORG, action: 'project.created', resourceType: 'project', resourceId: 'p1', origin, at: at(1), data: { after: { name: 'A' } } });
-    await recordAuditEvent(second, { orgId: ORG, action: 'project.updated', resourceType: 'project', resourceId: 'p1', origin, at: at(2), data: { before: { name: 'A' }, after: { name: 'B' } } });
-    await recordAuditEvent(db, { orgId: ORG, action: 'requirement.reviewed', resourceType: 'requirement', resourceId: 'r1', origin, reviewer: 'Dana', at: at(3), data: { before: null, after: { decision: 'fail' } } });
-    await recordAuditEvent(db, { orgId: ORG, action: 'project.deleted', resourceType: 'project', resourceId: 'p1', origin, at: at(4), data: { before: { name: 'B' } } });
+    await recordAuditEvent(db, {
+      orgId: ORG,
+      action: 'project.created',
+      resourceType: 'project',
+      resourceId: 'p1',
+      origin,
+      at: at(1),
+      data: { after: { name: 'A' } },
+    });
+    await recordAuditEvent(second, {
+      orgId: ORG,
+      action: 'project.updated',
+      resourceType: 'project',
+      resourceId: 'p1',
+      origin,
+      at: at(2),
+      data: { before: { name: 'A' }, after: { name: 'B' } },
+    });
+    await recordAuditEvent(db, {
+      orgId: ORG,
+      action: 'requirement.reviewed',
+      resourceType: 'requirement',
+      resourceId: 'r1',
+      origin,
+      reviewer: 'Dana',
+      at: at(3),
+      data: { before: null, after: { decision: 'fail' } },
+    });
+    await recordAuditEvent(db, {
+      orgId: ORG,
+      action: 'project.deleted',
+      resourceType: 'project',
+      resourceId: 'p1',
+      origin,
+      at: at(4),
+      data: { before: { name: 'B' } },
+    });
     await recordAuditEvent(db, { orgId: OTHER, action: 'project.created', resourceType: 'project', resourceId: 'p9', origin, at: at(5), data: {} });
   });
   afterAll(async () => {
@@ -53,7 +86,12 @@ describe('audit events on PostgreSQL', () => {
   it('filters by resource, action and time window, and pages with a total', async () => {
     expect((await listAuditEvents(db, ORG, { resourceType: 'project', resourceId: 'p1', limit: 50, offset: 0 })).total).toBe(3);
     expect((await listAuditEvents(db, ORG, { action: 'requirement.reviewed', limit: 50, offset: 0 })).rows.map((r) => r.resource_id)).toEqual(['r1']);
-    const window = await listAuditEvents(db, ORG, { since: new Date(Date.UTC(2026, 0, 1, 0, 0, 2)), until: new Date(Date.UTC(2026, 0, 1, 0, 0, 4)), limit: 50, offset: 0 });
+    const window = await listAuditEvents(db, ORG, {
+      since: new Date(Date.UTC(2026, 0, 1, 0, 0, 2)),
+      until: new Date(Date.UTC(2026, 0, 1, 0, 0, 4)),
+      limit: 50,
+      offset: 0,
+    });
     expect(window.rows.map((r) => r.action)).toEqual(['requirement.reviewed', 'project.updated']);
     const page = await listAuditEvents(db, ORG, { limit: 2, offset: 1 });
     expect(page).toMatchObject({ total: 4 });

@@ -104,16 +104,25 @@ export const AuditEvents1764700000000 = sqlMigration('AuditEvents1764700000000',
  */
 export async function recordAuditEvent(m: EntityManager | DataSource, event: AuditEventInput): Promise<string> {
   const id = randomUUID();
-  const actor =
-    event.actor ?? {
-      api_key_id: event.origin?.actor?.apiKeyId ?? null,
-      api_key_name: event.origin?.actor?.apiKeyName ?? null,
-      ...(event.reviewer !== undefined ? { reviewer: event.reviewer } : {}),
-    };
+  const actor = event.actor ?? {
+    api_key_id: event.origin?.actor?.apiKeyId ?? null,
+    api_key_name: event.origin?.actor?.apiKeyName ?? null,
+    ...(event.reviewer !== undefined ? { reviewer: event.reviewer } : {}),
+  };
   await m.query(
     `INSERT INTO audit.audit_events (id, org_id, action, resource_type, resource_id, actor, data, request_id, created_at)
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9)`,
-    [id, event.orgId, event.action, event.resourceType, event.resourceId, JSON.stringify(actor), JSON.stringify(event.data), event.origin?.requestId ?? null, event.at ?? new Date()],
+    [
+      id,
+      event.orgId,
+      event.action,
+      event.resourceType,
+      event.resourceId,
+      JSON.stringify(actor),
+      JSON.stringify(event.data),
+      event.origin?.requestId ?? null,
+      event.at ?? new Date(),
+    ],
   );
   return id;
 }
@@ -135,7 +144,11 @@ export interface AuditEventFilter {
  * The organization's audit events matching `filter`, newest first (`created_at`, then insertion
  * order), with the total count of matches.
  */
-export async function listAuditEvents(db: DataSource | EntityManager, orgId: string, filter: AuditEventFilter): Promise<{ rows: AuditEventRow[]; total: number }> {
+export async function listAuditEvents(
+  db: DataSource | EntityManager,
+  orgId: string,
+  filter: AuditEventFilter,
+): Promise<{ rows: AuditEventRow[]; total: number }> {
   const where = `org_id = $1 AND ($2::text IS NULL OR resource_type = $2) AND ($3::text IS NULL OR resource_id = $3)
     AND ($4::text IS NULL OR action = $4) AND ($5::timestamptz IS NULL OR created_at >= $5) AND ($6::timestamptz IS NULL OR created_at < $6)`;
   const params = [orgId, filter.resourceType ?? null, filter.resourceId ?? null, filter.action ?? null, filter.since ?? null, filter.until ?? null];

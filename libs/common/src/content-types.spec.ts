@@ -59,7 +59,9 @@ describe('the document formats table and the lists derived from it', () => {
   });
 
   it('names the formats for messages', () => {
-    expect(ACCEPTED_FORMATS_PHRASE).toBe('PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text, Markdown, HTML, JSON, image (PNG, JPEG, TIFF) or OpenDocument text (.odt)');
+    expect(ACCEPTED_FORMATS_PHRASE).toBe(
+      'PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), CSV, text, Markdown, HTML, JSON, image (PNG, JPEG, TIFF) or OpenDocument text (.odt)',
+    );
     expect(documentFormat('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet')?.label).toBe('Excel workbook');
     expect(documentFormat('application/msword')).toBeUndefined();
   });

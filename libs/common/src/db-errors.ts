@@ -17,7 +17,8 @@ const UNAVAILABLE_SQLSTATES = /^(08...|57P0[123]|53300)$/;
  * Messages node-postgres (pg, pg-pool) raises without a code when a connection ends under it or a
  * pool cannot hand one out in time.
  */
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (?:shutting down|starting up|in recovery mode)/i;
+const CONNECTION_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (?:shutting down|starting up|in recovery mode)/i;
 
 /**
  * Whether `error` (as thrown by TypeORM or node-postgres, possibly wrapped: TypeORM's

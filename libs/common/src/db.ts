@@ -54,7 +54,9 @@ export async function openDatabase(options: {
   if (process.argv.includes('--migrate-only')) {
     const applied = await dataSource.query<{ n: number | null }[]>('SELECT count(*)::int AS n FROM migrations').catch(() => [{ n: null }]);
     await dataSource.destroy();
-    process.stdout.write(`${JSON.stringify({ level: 30, time: new Date().toISOString(), schema: options.schema, migrations: applied[0]?.n, msg: 'migrations applied; exiting (--migrate-only)' })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ level: 30, time: new Date().toISOString(), schema: options.schema, migrations: applied[0]?.n, msg: 'migrations applied; exiting (--migrate-only)' })}\n`,
+    );
     process.exit(0);
   }
   return dataSource;

@@ -76,11 +76,7 @@ function readContext(metadata: grpc.Metadata): { orgId?: string; requestId: stri
  * be reached (`isDatabaseUnavailable`) to UNAVAILABLE / SERVICE_UNAVAILABLE, and hides anything
  * else behind INTERNAL (logged with its stack).
  */
-export function adaptHandlers<D extends AnyDefinition>(
-  definition: D,
-  handlers: UnaryHandlers<D>,
-  logger: Logger,
-): grpc.UntypedServiceImplementation {
+export function adaptHandlers<D extends AnyDefinition>(definition: D, handlers: UnaryHandlers<D>, logger: Logger): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const name of Object.keys(definition)) {
     const handler = handlers[name as keyof D];
@@ -160,9 +156,7 @@ export async function startGrpcServer(options: {
   const health = new HealthImplementation(statusMap);
   health.addToServer(server);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    ),
+    server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
   );
   const shutdown = () =>
     new Promise<void>((resolve) => {
@@ -226,9 +220,7 @@ export function createAsyncClient<D extends AnyDefinition>(definition: D, addres
   const api: Record<string, unknown> = {
     close: () => client.close(),
     waitForReady: (timeoutMs: number) =>
-      new Promise<void>((resolve, reject) =>
-        client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve())),
-      ),
+      new Promise<void>((resolve, reject) => client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve()))),
   };
   for (const [name, method] of Object.entries(definition)) {
     const m = method as UnaryMethodDefinition<unknown, unknown>;
@@ -243,14 +235,8 @@ export function createAsyncClient<D extends AnyDefinition>(definition: D, addres
       if (options.trace) for (const [k, v] of Object.entries(options.trace)) metadata.set(k, v);
       const deadline = Date.now() + (options.timeoutMs ?? 30_000);
       return new Promise((resolve, reject) => {
-        client.makeUnaryRequest(
-          m.path,
-          m.requestSerialize,
-          m.responseDeserialize,
-          request,
-          metadata,
-          { deadline },
-          (err, response) => (err ? reject(fromGrpcError(err)) : resolve(response)),
+        client.makeUnaryRequest(m.path, m.requestSerialize, m.responseDeserialize, request, metadata, { deadline }, (err, response) =>
+          err ? reject(fromGrpcError(err)) : resolve(response),
         );
       });
     };

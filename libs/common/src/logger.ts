@@ -54,9 +54,7 @@ const LOG_FLUSH_MS = 100;
 export function createLogger(service: string, options: LoggerOptions = {}): Logger {
   // Synchronous writes by default: a fatal line written just before process.exit is never lost.
   // Buffered: pino flushes the buffer synchronously on exit as well.
-  const destination = options.buffered
-    ? pino.destination({ dest: 1, sync: false, minLength: LOG_BLOCK_BYTES })
-    : pino.destination({ dest: 1, sync: true });
+  const destination = options.buffered ? pino.destination({ dest: 1, sync: false, minLength: LOG_BLOCK_BYTES }) : pino.destination({ dest: 1, sync: true });
   if (options.buffered) setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   return pino(
     {

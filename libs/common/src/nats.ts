@@ -1,14 +1,4 @@
-import {
-  AckPolicy,
-  connect,
-  DeliverPolicy,
-  headers as natsHeaders,
-  JsMsg,
-  nanos,
-  NatsConnection,
-  RetentionPolicy,
-  StorageType,
-} from 'nats';
+import { AckPolicy, connect, DeliverPolicy, headers as natsHeaders, JsMsg, nanos, NatsConnection, RetentionPolicy, StorageType } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { currentContext, Logger, runWithContext } from './logger';
 import { REQUEST_ID_METADATA_KEY } from './grpc';
@@ -259,7 +249,9 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
             let ran: Flight | undefined;
             let ok = false;
             const log = (msgText: string, extra: object = {}) =>
-              runWithContext({ requestId, delivery: deliveryLog }, () => options.logger.info({ key, attempt, stream_seq: msg.info.streamSequence, running_stream_seq: ran?.streamSequence, ...extra }, msgText));
+              runWithContext({ requestId, delivery: deliveryLog }, () =>
+                options.logger.info({ key, attempt, stream_seq: msg.info.streamSequence, running_stream_seq: ran?.streamSequence, ...extra }, msgText),
+              );
             for (let f = flights.get(key); f; f = flights.get(key)) {
               ran = f;
               log('duplicate delivery: waiting for the run of the same work in progress');
@@ -293,7 +285,9 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
           msg.ack();
           metrics.natsMessages.inc({ consumer: options.durable, outcome: 'ack' }); // [telemetry]
         } catch (error) {
-          runWithContext({ requestId, delivery: deliveryLog }, () => options.logger.warn({ err: error, subject: msg.subject, attempt }, 'event handler failed; will retry'));
+          runWithContext({ requestId, delivery: deliveryLog }, () =>
+            options.logger.warn({ err: error, subject: msg.subject, attempt }, 'event handler failed; will retry'),
+          );
           if (stopping) msg.nak();
           else msg.nak((options.retryDelayMs ?? 2000) * attempt);
           metrics.natsMessages.inc({ consumer: options.durable, outcome: 'nak' }); // [telemetry]

@@ -123,12 +123,13 @@ export function startOutboxRelay(options: {
 
   const relayOnce = async (): Promise<number> =>
     options.db.transaction(async (m) => {
-      const [{ locked }] = await m.query<{ locked: boolean }[]>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [`kb-webhook-outbox:${options.name}`]);
+      const [{ locked }] = await m.query<{ locked: boolean }[]>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [
+        `kb-webhook-outbox:${options.name}`,
+      ]);
       if (!locked) return 0;
-      const rows: OutboxRow[] = await m.query(
-        `SELECT seq::text AS seq, id, type, resource_key, payload FROM webhook_outbox ORDER BY seq LIMIT $1`,
-        [batchSize],
-      );
+      const rows: OutboxRow[] = await m.query(`SELECT seq::text AS seq, id, type, resource_key, payload FROM webhook_outbox ORDER BY seq LIMIT $1`, [
+        batchSize,
+      ]);
       for (const row of rows) {
         await publishEvent(
           options.nc,

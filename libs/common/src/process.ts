@@ -19,7 +19,9 @@ export function runService(logger: Logger, main: () => Promise<() => Promise<voi
     } catch (e) {
       logger.error({ err: e }, 'error during shutdown');
     }
-    await tracingState()?.shutdown().catch(() => undefined); // [telemetry] export buffered spans
+    await tracingState()
+      ?.shutdown()
+      .catch(() => undefined); // [telemetry] export buffered spans
     clearTimeout(timer);
     process.exit(0);
   };

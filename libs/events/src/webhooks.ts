@@ -110,7 +110,19 @@ export function presentRun(r: checkV1.CheckRun) {
     status: runStatus.fromProto(r.status),
     ...pickSnakeFields(
       r,
-      ['totalRequirements', 'processedRequirements', 'passedRequirements', 'failedRequirements', 'handbookIds', 'errorMessage', 'processingStartedAt', 'processingCompletedAt', 'createdAt', 'updatedAt', 'sourceRunId'],
+      [
+        'totalRequirements',
+        'processedRequirements',
+        'passedRequirements',
+        'failedRequirements',
+        'handbookIds',
+        'errorMessage',
+        'processingStartedAt',
+        'processingCompletedAt',
+        'createdAt',
+        'updatedAt',
+        'sourceRunId',
+      ],
       null,
     ),
     review_summary: {

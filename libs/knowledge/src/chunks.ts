@@ -39,7 +39,19 @@ export interface IndexedChunk {
 }
 
 /** The fields of a chunk, the same in the domain record and in `kb.retrieval.v1.Chunk`. */
-const CHUNK_FIELDS = ['id', 'documentId', 'projectId', 'fileName', 'chunkIndex', 'text', 'headingPath', 'startPage', 'endPage', 'pageSpans', 'wordBoxes'] as const;
+const CHUNK_FIELDS = [
+  'id',
+  'documentId',
+  'projectId',
+  'fileName',
+  'chunkIndex',
+  'text',
+  'headingPath',
+  'startPage',
+  'endPage',
+  'pageSpans',
+  'wordBoxes',
+] as const;
 
 /**
  * The wire form of a chunk. Only the chunk's own fields are copied, so a record carrying more (the

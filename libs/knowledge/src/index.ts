@@ -49,21 +49,24 @@ export async function searchKnowledge(
 ): Promise<Passage[]> {
   const safety = scope.corpus === 'safety';
   const asked = scope.documentIds ?? [];
-  const read = safety ? { documentIds: asked, excludeDocumentIds: [] } : await clients.documents.resolveSearchScope({ projectId: scope.projectId, documentIds: asked }, ctx);
+  const read = safety
+    ? { documentIds: asked, excludeDocumentIds: [] }
+    : await clients.documents.resolveSearchScope({ projectId: scope.projectId, documentIds: asked }, ctx);
   if (asked.length > 0 && read.documentIds.length === 0) return [];
-  const res = await clients.retrieval.search({
-    query,
-    projectId: scope.projectId,
-    documentIds: read.documentIds,
-    excludeDocumentIds: read.excludeDocumentIds,
-    topK,
-    corpus: safety ? retrievalV1.Corpus.CORPUS_SAFETY : retrievalV1.Corpus.CORPUS_ORG,
-  }, ctx);
+  const res = await clients.retrieval.search(
+    {
+      query,
+      projectId: scope.projectId,
+      documentIds: read.documentIds,
+      excludeDocumentIds: read.excludeDocumentIds,
+      topK,
+      corpus: safety ? retrievalV1.Corpus.CORPUS_SAFETY : retrievalV1.Corpus.CORPUS_ORG,
+    },
+    ctx,
+  );
   const passages = res.hits.map((h) => toPassage(h));
   if (safety || passages.length === 0) return passages;
-  const live = new Set(
-    (await clients.documents.filterLiveDocuments({ documentIds: [...new Set(passages.map((p) => p.documentId))] }, ctx)).documentIds,
-  );
+  const live = new Set((await clients.documents.filterLiveDocuments({ documentIds: [...new Set(passages.map((p) => p.documentId))] }, ctx)).documentIds);
   return passages.filter((p) => live.has(p.documentId));
 }
 

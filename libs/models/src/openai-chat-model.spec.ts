@@ -58,10 +58,7 @@ describe('OpenAiChatModel against a server speaking the OpenAI protocol', () => 
   it('sends the JSON schema as response_format and validates the structured answer', async () => {
     const model = await serve(() => ({ content: '```json\n{"verdict":"COMPLIANT","confidence":0.9}\n```' }));
     const schema = z.object({ verdict: z.enum(['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND']), confidence: z.number() });
-    const { value } = await model.completeJson(
-      { messages: user('judge'), responseSchema: { name: 'verdict', schema: { type: 'object' } } },
-      schema,
-    );
+    const { value } = await model.completeJson({ messages: user('judge'), responseSchema: { name: 'verdict', schema: { type: 'object' } } }, schema);
     expect(value).toEqual({ verdict: 'COMPLIANT', confidence: 0.9 });
     expect(server!.requests[0].response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema: { type: 'object' }, strict: false } });
   });
@@ -95,7 +92,12 @@ describe('OpenAiChatModel against a server speaking the OpenAI protocol', () => 
     const deltas = events.filter((e) => e.type === 'delta').map((e) => (e as { content: string }).content);
     expect(deltas.join('')).toBe('Wear a hard hat on site.');
     expect(deltas.length).toBeGreaterThan(1);
-    expect(events.at(-1)).toEqual({ type: 'done', usage: { promptTokens: 3, completionTokens: 6, totalTokens: 9 }, finishReason: 'stop', model: 'scripted-model' });
+    expect(events.at(-1)).toEqual({
+      type: 'done',
+      usage: { promptTokens: 3, completionTokens: 6, totalTokens: 9 },
+      finishReason: 'stop',
+      model: 'scripted-model',
+    });
     expect(server!.requests[0].stream_options).toEqual({ include_usage: true });
   });
 

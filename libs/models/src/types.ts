@@ -40,9 +40,7 @@ export interface ChatResult {
 }
 
 /** Events of a streamed completion: any number of deltas, then exactly one `done`. */
-export type ChatStreamEvent =
-  | { type: 'delta'; content: string }
-  | { type: 'done'; usage: TokenUsage; finishReason: string; model: string };
+export type ChatStreamEvent = { type: 'delta'; content: string } | { type: 'done'; usage: TokenUsage; finishReason: string; model: string };
 
 /**
  * A configured chat model. The one adapter is {@link OpenAiChatModel} (the OpenAI chat-completions

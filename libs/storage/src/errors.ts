@@ -15,14 +15,7 @@
  * - `INTERNAL`: anything else the backend answered that we do not understand.
  */
 export type StorageErrorCode =
-  | 'NOT_FOUND'
-  | 'INVALID_KEY'
-  | 'INVALID_ARGUMENT'
-  | 'INVALID_CONFIG'
-  | 'UNAVAILABLE'
-  | 'ACCESS_DENIED'
-  | 'PRECONDITION_FAILED'
-  | 'INTERNAL';
+  'NOT_FOUND' | 'INVALID_KEY' | 'INVALID_ARGUMENT' | 'INVALID_CONFIG' | 'UNAVAILABLE' | 'ACCESS_DENIED' | 'PRECONDITION_FAILED' | 'INTERNAL';
 
 /**
  * The one error type thrown by this library. `code` is stable and meant for mapping

@@ -67,11 +67,7 @@ export function normalizeContentType(value: string | string[] | null | undefined
  * backslashes and control characters with `_`.
  */
 export function contentDisposition(fileName: string): string {
-   
   const fallback = fileName.replace(/[^\u0020-\u007e]|["\\%]/g, '_');
-  const encoded = encodeURIComponent(fileName).replace(
-    /['()*]/g,
-    (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase(),
-  );
+  const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }

@@ -4,13 +4,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import {
-  createLocalStorageHandler,
-  createObjectStorage,
-  LocalObjectStorage,
-  type LocalStorageConfig,
-  StorageError,
-} from './index';
+import { createLocalStorageHandler, createObjectStorage, LocalObjectStorage, type LocalStorageConfig, StorageError } from './index';
 
 const PDF = '/work/shared/corpus/pdf/OSHA2001.pdf';
 const SECRET = 'test-signing-secret-0123456789';
@@ -286,7 +280,14 @@ describe('LocalObjectStorage through a real HTTP server', () => {
       await expect(h.storage.delete(k)).rejects.toMatchObject({ code: 'INVALID_KEY' });
       await expect(h.storage.downloadToFile(k, path.join(h.rootDir, 'x'))).rejects.toMatchObject({ code: 'INVALID_KEY' });
     }
-    for (const p of ['/storage/v1/..%2F..%2Fetc%2Fpasswd', '/storage/v1/a/%2e%2e/b', '/storage/v1/a/../../x', '/storage/v1/a%5Cb', '/storage/v1/a%00b', '/storage/v1/%E0%A4%A']) {
+    for (const p of [
+      '/storage/v1/..%2F..%2Fetc%2Fpasswd',
+      '/storage/v1/a/%2e%2e/b',
+      '/storage/v1/a/../../x',
+      '/storage/v1/a%5Cb',
+      '/storage/v1/a%00b',
+      '/storage/v1/%E0%A4%A',
+    ]) {
       const res = await rawRequest(h.baseUrl, 'GET', `${p}?X-Kb-Method=GET&X-Kb-Expires=9999999999&X-Kb-Signature=${'0'.repeat(64)}`);
       expect({ p, status: res.status }).toEqual({ p, status: 400 });
       expect(JSON.parse(res.body).error.code).toBe('InvalidKey');
@@ -306,7 +307,11 @@ describe('LocalObjectStorage through a real HTTP server', () => {
     expect(svg.url).toContain('X-Kb-Content-Type=image%2Fsvg%2Bxml');
     const res2 = await fetch(svg.url, { method: 'PUT', body: '<svg/>', headers: { 'Content-Type': 'image/svg+xml' } });
     expect(res2.status).toBe(200);
-    expect(await h.storage.stat('orgs/o/documents/svg/original')).toEqual({ size: 6, contentType: 'image/svg+xml', etag: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(await h.storage.stat('orgs/o/documents/svg/original')).toEqual({
+      size: 6,
+      contentType: 'image/svg+xml',
+      etag: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
   });
 
   it('answers 409 KeyConflict when a key would turn an object into a directory or vice versa', async () => {

@@ -4,14 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { StorageError } from './errors';
-import {
-  assertExpiry,
-  assertHeaderText,
-  assertValidKey,
-  contentDisposition,
-  normalizeContentType,
-  TEMP_PREFIX,
-} from './keys';
+import { assertExpiry, assertHeaderText, assertValidKey, contentDisposition, normalizeContentType, TEMP_PREFIX } from './keys';
 import type { ObjectInfo, ObjectStorage, PresignedUrl, PresignGetOptions, PresignPutOptions } from './types';
 
 /** Configuration of {@link LocalObjectStorage}. */
@@ -353,9 +346,7 @@ export class LocalObjectStorage implements ObjectStorage {
   /** HMAC of the signed fields; the declared content length joins them only when the URL has one (URLs signed before it existed stay valid). */
   private sign(method: string, key: string, expires: string, contentType: string, fileName: string, contentLength = ''): string {
     const fields = [SIGNATURE_VERSION, method, key, expires, contentType, fileName, ...(contentLength ? [contentLength] : [])];
-    return createHmac('sha256', this.secret)
-      .update(fields.join('\n'), 'utf8')
-      .digest('hex');
+    return createHmac('sha256', this.secret).update(fields.join('\n'), 'utf8').digest('hex');
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse, encodedKey: string, query: URLSearchParams): Promise<void> {
@@ -422,7 +413,11 @@ export class LocalObjectStorage implements ObjectStorage {
     const limit = signedLength === null ? this.maxUploadBytes : Math.min(signedLength, this.maxUploadBytes);
     const tooLarge = () =>
       signedLength !== null && signedLength <= this.maxUploadBytes
-        ? new HttpFailure(413, 'EntityTooLarge', `The upload exceeds the size declared for this upload slot (${signedLength} bytes): create the document again with the real size_bytes.`)
+        ? new HttpFailure(
+            413,
+            'EntityTooLarge',
+            `The upload exceeds the size declared for this upload slot (${signedLength} bytes): create the document again with the real size_bytes.`,
+          )
         : new HttpFailure(413, 'EntityTooLarge', `The upload exceeds the maximum of ${this.maxUploadBytes} bytes.`);
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) throw tooLarge();
@@ -484,14 +479,7 @@ export class LocalObjectStorage implements ObjectStorage {
     }
   }
 
-  private async serveGet(
-    req: IncomingMessage,
-    res: ServerResponse,
-    key: string,
-    headOnly: boolean,
-    signedType: string,
-    fileName: string,
-  ): Promise<void> {
+  private async serveGet(req: IncomingMessage, res: ServerResponse, key: string, headOnly: boolean, signedType: string, fileName: string): Promise<void> {
     let handle: fsp.FileHandle;
     let size: number;
     let mtime: Date;
@@ -603,9 +591,7 @@ export class LocalObjectStorage implements ObjectStorage {
  *   MethodNotAllowed`; malformed key: `400 InvalidKey`; key colliding with a directory: `409
  *   KeyConflict`; OPTIONS: CORS preflight `204`.
  */
-export function createLocalStorageHandler(
-  storage: LocalObjectStorage,
-): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+export function createLocalStorageHandler(storage: LocalObjectStorage): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
   return (req, res) => storage.handleHttp(req, res);
 }
 
@@ -757,7 +743,7 @@ async function pruneEmptyDirs(dir: string, stopAt: string): Promise<void> {
 }
 
 function errno(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : undefined;
 }
 
 function isMissing(err: unknown): boolean {

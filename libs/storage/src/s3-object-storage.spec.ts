@@ -63,7 +63,6 @@ async function stopProcess(pid: number): Promise<void> {
 }
 
 if (skip) {
-   
   console.warn('KB_SKIP_MINIO=1: the s3 driver tests against real MinIO are SKIPPED.');
   describe('S3ObjectStorage against real MinIO', () => {
     it.skip('SKIPPED because KB_SKIP_MINIO=1 (the s3 driver is untested in this run)', () => undefined);

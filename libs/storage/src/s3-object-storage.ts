@@ -58,14 +58,7 @@ const UNAVAILABLE_CODES = new Set([
   'XMinioReadQuorum',
   'XMinioWriteQuorum',
 ]);
-const DENIED_CODES = new Set([
-  'AccessDenied',
-  'InvalidAccessKeyId',
-  'SignatureDoesNotMatch',
-  'InvalidToken',
-  'ExpiredToken',
-  'RequestTimeTooSkewed',
-]);
+const DENIED_CODES = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidToken', 'ExpiredToken', 'RequestTimeTooSkewed']);
 const NOT_FOUND_CODES = new Set(['NoSuchKey', 'NotFound', 'NoSuchVersion']);
 
 /**
@@ -110,9 +103,7 @@ export class S3ObjectStorage implements ObjectStorage {
     const common = { accessKey: config.accessKey, secretKey: config.secretKey, region: this.region, pathStyle: true };
     try {
       this.client = new Client({ ...common, endPoint: config.endPoint, port: config.port, useSSL: config.useSSL });
-      this.presignClient = config.publicEndpoint
-        ? new Client({ ...common, ...parsePublicEndpoint(config.publicEndpoint, config.useSSL) })
-        : this.client;
+      this.presignClient = config.publicEndpoint ? new Client({ ...common, ...parsePublicEndpoint(config.publicEndpoint, config.useSSL) }) : this.client;
     } catch (err) {
       if (err instanceof StorageError) throw err;
       throw new StorageError('INVALID_CONFIG', `s3 storage: ${describe(err)}`, { cause: err });
@@ -125,9 +116,7 @@ export class S3ObjectStorage implements ObjectStorage {
     const expiresIn = assertExpiry(opts?.expiresInSeconds);
     assertHeaderText('contentType', opts.contentType);
     const now = new Date();
-    const url = await this.call('presign PUT', () =>
-      this.presignClient.presignedUrl('PUT', this.bucket, key, expiresIn, {}, now),
-    );
+    const url = await this.call('presign PUT', () => this.presignClient.presignedUrl('PUT', this.bucket, key, expiresIn, {}, now));
     return { url, method: 'PUT', expiresAt: expiry(now, expiresIn) };
   }
 
@@ -207,7 +196,8 @@ export class S3ObjectStorage implements ObjectStorage {
     try {
       await this.client.copyObject(this.bucket, to, `/${this.bucket}/${from}`, conditions);
     } catch (err) {
-      if (s3Code(err) === 'PreconditionFailed') throw new StorageError('PRECONDITION_FAILED', `s3 storage: move ${from}: the object changed since it was checked`, { cause: err });
+      if (s3Code(err) === 'PreconditionFailed')
+        throw new StorageError('PRECONDITION_FAILED', `s3 storage: move ${from}: the object changed since it was checked`, { cause: err });
       throw mapError(err, `move ${from} to ${to}`);
     }
     await this.delete(from);
@@ -280,7 +270,7 @@ function parsePublicEndpoint(value: string, useSSL: boolean): { endPoint: string
 }
 
 function s3Code(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err ? String((err).code) : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : undefined;
 }
 
 function describe(err: unknown): string {

@@ -16,8 +16,19 @@ describe('metrics server', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
-    expect(text).toContain('grpc_server_handled_total{grpc_service="kb.documents.v1.DocumentsService",grpc_method="GetProject",grpc_code="NOT_FOUND",service="unit"} 1');
-    const bucket = (le: string) => text.split('\n').find((l) => l.startsWith('grpc_server_handling_seconds_bucket{') && l.includes(`le="${le}"`) && l.includes('grpc_method="GetProject"') && l.includes('service="unit"'));
+    expect(text).toContain(
+      'grpc_server_handled_total{grpc_service="kb.documents.v1.DocumentsService",grpc_method="GetProject",grpc_code="NOT_FOUND",service="unit"} 1',
+    );
+    const bucket = (le: string) =>
+      text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('grpc_server_handling_seconds_bucket{') &&
+            l.includes(`le="${le}"`) &&
+            l.includes('grpc_method="GetProject"') &&
+            l.includes('service="unit"'),
+        );
     expect(bucket('0.001')).toBeUndefined(); // not a bucket
     expect(bucket('0.0025')).toBeUndefined();
     expect(bucket('0.005')).toMatch(/ 1$/); // 4 ms falls in the 5 ms bucket

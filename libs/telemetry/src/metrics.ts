@@ -39,14 +39,47 @@ async function readConsumers(): Promise<Array<ConsumerSource & { pending: number
  */
 export const metrics = {
   /** Gateway: HTTP requests by method, route template and status code. */
-  httpRequests: new Counter({ name: 'http_server_requests_total', help: 'HTTP requests handled by the gateway.', labelNames: ['method', 'route', 'status_code'] as const, registers: [registry] }),
-  httpDuration: new Histogram({ name: 'http_server_request_duration_seconds', help: 'HTTP request latency at the gateway (seconds).', labelNames: ['method', 'route', 'status_code'] as const, buckets: LATENCY_BUCKETS, registers: [registry] }),
+  httpRequests: new Counter({
+    name: 'http_server_requests_total',
+    help: 'HTTP requests handled by the gateway.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [registry],
+  }),
+  httpDuration: new Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'HTTP request latency at the gateway (seconds).',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  }),
   /** gRPC servers: unary calls by service, method and status code name (OK, NOT_FOUND, ...). */
-  grpcHandled: new Counter({ name: 'grpc_server_handled_total', help: 'gRPC calls completed by this service.', labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const, registers: [registry] }),
-  grpcDuration: new Histogram({ name: 'grpc_server_handling_seconds', help: 'gRPC call latency (seconds).', labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const, buckets: LATENCY_BUCKETS, registers: [registry] }),
+  grpcHandled: new Counter({
+    name: 'grpc_server_handled_total',
+    help: 'gRPC calls completed by this service.',
+    labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
+    registers: [registry],
+  }),
+  grpcDuration: new Histogram({
+    name: 'grpc_server_handling_seconds',
+    help: 'gRPC call latency (seconds).',
+    labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  }),
   /** JetStream consumers: messages handled by outcome (`ack`: done, `nak`: redelivered later). */
-  natsMessages: new Counter({ name: 'kb_nats_messages_processed_total', help: 'JetStream messages handled by this process.', labelNames: ['consumer', 'outcome'] as const, registers: [registry] }),
-  natsHandlerDuration: new Histogram({ name: 'kb_nats_message_handling_seconds', help: 'Time to handle one JetStream message (seconds).', labelNames: ['consumer'] as const, buckets: LATENCY_BUCKETS, registers: [registry] }),
+  natsMessages: new Counter({
+    name: 'kb_nats_messages_processed_total',
+    help: 'JetStream messages handled by this process.',
+    labelNames: ['consumer', 'outcome'] as const,
+    registers: [registry],
+  }),
+  natsHandlerDuration: new Histogram({
+    name: 'kb_nats_message_handling_seconds',
+    help: 'Time to handle one JetStream message (seconds).',
+    labelNames: ['consumer'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  }),
   /** Queue depth: messages not yet delivered to the durable consumer (JetStream `num_pending`). */
   natsPending: new Gauge({
     name: 'kb_nats_consumer_pending_messages',
@@ -72,19 +105,54 @@ export const metrics = {
   /** Ingestion: pages extracted from completed documents (rate() = pages/s). */
   ingestionPages: new Counter({ name: 'kb_ingestion_pages_total', help: 'Pages extracted from documents that completed processing.', registers: [registry] }),
   /** Ingestion: documents finished, by outcome (`completed`, `failed`). */
-  ingestionDocuments: new Counter({ name: 'kb_ingestion_documents_total', help: 'Documents finished by ingestion, by outcome.', labelNames: ['outcome'] as const, registers: [registry] }),
+  ingestionDocuments: new Counter({
+    name: 'kb_ingestion_documents_total',
+    help: 'Documents finished by ingestion, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
   /** Check: single verifications (POST /check/verify) by verdict. */
-  checkVerifications: new Counter({ name: 'kb_check_verifications_total', help: 'Requirements verified on demand, by verdict.', labelNames: ['verdict'] as const, registers: [registry] }),
+  checkVerifications: new Counter({
+    name: 'kb_check_verifications_total',
+    help: 'Requirements verified on demand, by verdict.',
+    labelNames: ['verdict'] as const,
+    registers: [registry],
+  }),
   /** Check runs: requirements evaluated by run workers, by verdict (rate() = check-run throughput). */
-  checkRequirementsEvaluated: new Counter({ name: 'kb_check_run_requirements_evaluated_total', help: 'Requirements evaluated by check-run workers, by verdict.', labelNames: ['verdict'] as const, registers: [registry] }),
+  checkRequirementsEvaluated: new Counter({
+    name: 'kb_check_run_requirements_evaluated_total',
+    help: 'Requirements evaluated by check-run workers, by verdict.',
+    labelNames: ['verdict'] as const,
+    registers: [registry],
+  }),
   /** Check runs finished, by final status (`completed`, `failed`, `stopped`). */
-  checkRuns: new Counter({ name: 'kb_check_runs_total', help: 'Check runs finished, by final status.', labelNames: ['status'] as const, registers: [registry] }),
+  checkRuns: new Counter({
+    name: 'kb_check_runs_total',
+    help: 'Check runs finished, by final status.',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  }),
   /** Model tokens by model and kind (`prompt`, `completion`); `embedded` = the built-in extractive model. */
-  modelTokens: new Counter({ name: 'kb_model_tokens_total', help: 'Tokens read (prompt) and written (completion) by chat and embedding models.', labelNames: ['model', 'kind'] as const, registers: [registry] }),
+  modelTokens: new Counter({
+    name: 'kb_model_tokens_total',
+    help: 'Tokens read (prompt) and written (completion) by chat and embedding models.',
+    labelNames: ['model', 'kind'] as const,
+    registers: [registry],
+  }),
   /** Webhook delivery attempts by outcome (`succeeded`, `retry`, `failed`: the last after the retry window). */
-  webhookAttempts: new Counter({ name: 'kb_webhook_attempts_total', help: 'Webhook delivery attempts, by outcome.', labelNames: ['outcome'] as const, registers: [registry] }),
+  webhookAttempts: new Counter({
+    name: 'kb_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
   /** Seconds from a state change (the event's created_at) to its successful delivery. */
-  webhookDeliveryDelay: new Histogram({ name: 'kb_webhook_delivery_delay_seconds', help: 'Time from a state change to its successful webhook delivery (seconds).', buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400], registers: [registry] }),
+  webhookDeliveryDelay: new Histogram({
+    name: 'kb_webhook_delivery_delay_seconds',
+    help: 'Time from a state change to its successful webhook delivery (seconds).',
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400],
+    registers: [registry],
+  }),
 };
 
 /**

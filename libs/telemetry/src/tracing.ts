@@ -31,7 +31,10 @@ type SdkSampler = import('@opentelemetry/sdk-trace').Sampler;
  * @throws Error naming the variable for an unknown sampler or a ratio outside [0, 1] (the process
  *   then refuses to start, like any other invalid setting).
  */
-export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: Pick<Sdk, 'AlwaysOffSampler' | 'AlwaysOnSampler' | 'ParentBasedSampler' | 'TraceIdRatioBasedSampler'> = loadSdk()): SdkSampler {
+export function samplerFromEnv(
+  env: NodeJS.ProcessEnv,
+  sdk: Pick<Sdk, 'AlwaysOffSampler' | 'AlwaysOnSampler' | 'ParentBasedSampler' | 'TraceIdRatioBasedSampler'> = loadSdk(),
+): SdkSampler {
   const name = (env.OTEL_TRACES_SAMPLER ?? '').trim().toLowerCase() || 'parentbased_always_on';
   const ratio = () => {
     const raw = (env.OTEL_TRACES_SAMPLER_ARG ?? '').trim();
@@ -40,14 +43,22 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: Pick<Sdk, 'AlwaysOff
     return value;
   };
   switch (name) {
-    case 'always_on': return new sdk.AlwaysOnSampler();
-    case 'always_off': return new sdk.AlwaysOffSampler();
-    case 'traceidratio': return new sdk.TraceIdRatioBasedSampler(ratio());
-    case 'parentbased_always_on': return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() });
-    case 'parentbased_always_off': return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() });
-    case 'parentbased_traceidratio': return new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(ratio()) });
+    case 'always_on':
+      return new sdk.AlwaysOnSampler();
+    case 'always_off':
+      return new sdk.AlwaysOffSampler();
+    case 'traceidratio':
+      return new sdk.TraceIdRatioBasedSampler(ratio());
+    case 'parentbased_always_on':
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(ratio()) });
     default:
-      throw new Error(`OTEL_TRACES_SAMPLER "${name}" is not supported: use always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio`);
+      throw new Error(
+        `OTEL_TRACES_SAMPLER "${name}" is not supported: use always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio`,
+      );
   }
 }
 
@@ -57,7 +68,10 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: Pick<Sdk, 'AlwaysOff
  * unset or non-numeric values keep the SDK's defaults (5000 ms, 30000 ms, 2048, 512). OpenTelemetry
  * JS 3's trace SDK no longer reads them itself.
  */
-export function batchOptionsFromEnv<E>(env: NodeJS.ProcessEnv, exporter: E): { exporter: E; scheduledDelayMillis?: number; exportTimeoutMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number } {
+export function batchOptionsFromEnv<E>(
+  env: NodeJS.ProcessEnv,
+  exporter: E,
+): { exporter: E; scheduledDelayMillis?: number; exportTimeoutMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number } {
   const num = (name: string) => {
     const raw = (env[name] ?? '').trim();
     const value = Number(raw);
@@ -117,10 +131,24 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
   }
   const sdk = loadSdk();
   const {
-    ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, AlwaysOffSampler, AsyncLocalStorageContextManager, BatchSpanProcessor,
-    CompositePropagator, defaultResource, detectResources, envDetector, GrpcInstrumentation, HttpInstrumentation,
-    OTLPTraceExporter, ParentBasedSampler, registerInstrumentations, resourceFromAttributes, TracerProvider,
-    W3CBaggagePropagator, W3CTraceContextPropagator,
+    ATTR_SERVICE_NAME,
+    ATTR_SERVICE_VERSION,
+    AlwaysOffSampler,
+    AsyncLocalStorageContextManager,
+    BatchSpanProcessor,
+    CompositePropagator,
+    defaultResource,
+    detectResources,
+    envDetector,
+    GrpcInstrumentation,
+    HttpInstrumentation,
+    OTLPTraceExporter,
+    ParentBasedSampler,
+    registerInstrumentations,
+    resourceFromAttributes,
+    TracerProvider,
+    W3CBaggagePropagator,
+    W3CTraceContextPropagator,
   } = sdk;
   const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   const provider = new TracerProvider({
@@ -128,10 +156,12 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
     // still prefers OTEL_SERVICE_NAME).
     resource: defaultResource()
       .merge(detectResources({ detectors: [envDetector] }))
-      .merge(resourceFromAttributes({
-        [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || serviceName,
-        [ATTR_SERVICE_VERSION]: env.KB_VERSION || 'dev',
-      })),
+      .merge(
+        resourceFromAttributes({
+          [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || serviceName,
+          [ATTR_SERVICE_VERSION]: env.KB_VERSION || 'dev',
+        }),
+      ),
     // Without an exporter, recording spans would only cost CPU: ids are still generated.
     sampler: exporting ? samplerFromEnv(env, sdk) : new ParentBasedSampler({ root: new AlwaysOffSampler() }),
     spanProcessors: exporting ? [new BatchSpanProcessor(batchOptionsFromEnv(env, new OTLPTraceExporter()))] : [],
@@ -142,20 +172,21 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
   trace.setGlobalTracerProvider(provider);
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
   if (!explicit) context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  if (!explicit) registerInstrumentations({
-    tracerProvider: provider,
-    instrumentations: [
-      // Outgoing calls only (S3, model providers). Inbound requests are traced by the gateway's
-      // Fastify hooks (startHttpServerSpan): the instrumentation's inbound path binds every
-      // request/response listener to the context and computed its attributes even for ignored
-      // routes, which cost more than half of a request's CPU time (docs/gateway.md "Benchmark").
-      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
-      new GrpcInstrumentation({
-        // The standard health service (probes every few seconds).
-        ignoreGrpcMethods: [(name: string) => name === 'Check' || name === 'Watch'],
-      }),
-    ],
-  });
+  if (!explicit)
+    registerInstrumentations({
+      tracerProvider: provider,
+      instrumentations: [
+        // Outgoing calls only (S3, model providers). Inbound requests are traced by the gateway's
+        // Fastify hooks (startHttpServerSpan): the instrumentation's inbound path binds every
+        // request/response listener to the context and computed its attributes even for ignored
+        // routes, which cost more than half of a request's CPU time (docs/gateway.md "Benchmark").
+        new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
+        new GrpcInstrumentation({
+          // The standard health service (probes every few seconds).
+          ignoreGrpcMethods: [(name: string) => name === 'Check' || name === 'Watch'],
+        }),
+      ],
+    });
   state = { serviceName, exporting, shutdown: () => provider.shutdown() };
   return state;
 }
@@ -203,14 +234,20 @@ export async function withProducerSpan<T>(subject: string, headers: MessageHeade
  * the message's headers (the publisher's span), so one trace spans gateway -> gRPC -> NATS ->
  * consumer. A message without trace headers starts a new trace.
  */
-export async function withConsumerSpan<T>(subject: string, headers: MessageHeaders | undefined, attributes: Record<string, string | number>, fn: () => Promise<T>): Promise<T> {
-  const parent = headers
-    ? propagation.extract(context.active(), headers, { get: (h, k) => h.get(k) || undefined, keys: () => [] })
-    : context.active();
+export async function withConsumerSpan<T>(
+  subject: string,
+  headers: MessageHeaders | undefined,
+  attributes: Record<string, string | number>,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const parent = headers ? propagation.extract(context.active(), headers, { get: (h, k) => h.get(k) || undefined, keys: () => [] }) : context.active();
   const tracer = trace.getTracer(TRACER_NAME);
   return tracer.startActiveSpan(
     `${subject} process`,
-    { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'process', ...attributes } },
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'process', ...attributes },
+    },
     parent,
     (span) => endSpan(span, fn),
   );
@@ -246,11 +283,13 @@ const headerGetter = {
  * @param route the route template (`/api/v2/projects/:id`), or the path when no route matched.
  */
 export function startHttpServerSpan(method: string, route: string, path: string, headers: HttpHeaders): Span {
-  return trace.getTracer(TRACER_NAME).startSpan(
-    `${method} ${route}`,
-    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, 'url.path': path } },
-    propagation.extract(ROOT_CONTEXT, headers, headerGetter),
-  );
+  return trace
+    .getTracer(TRACER_NAME)
+    .startSpan(
+      `${method} ${route}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, 'url.path': path } },
+      propagation.extract(ROOT_CONTEXT, headers, headerGetter),
+    );
 }
 
 /** Ends a span from startHttpServerSpan with the response status (5xx → span status ERROR). */

@@ -132,9 +132,7 @@ interface Scored {
 }
 
 function metrics(rows: Scored[]) {
-  const cm: Record<Verdict, Record<Verdict, number>> = Object.fromEntries(
-    VERDICTS.map((g) => [g, Object.fromEntries(VERDICTS.map((p) => [p, 0]))]),
-  ) as never;
+  const cm: Record<Verdict, Record<Verdict, number>> = Object.fromEntries(VERDICTS.map((g) => [g, Object.fromEntries(VERDICTS.map((p) => [p, 0]))])) as never;
   for (const r of rows) cm[r.ex.gold][r.pred]++;
   const perClass = VERDICTS.map((v) => {
     const tp = cm[v][v];
@@ -202,8 +200,7 @@ function main() {
   if (dataset === 'all' || dataset === 'contractnli') sets.push(['ContractNLI dev', loadContractNli().slice(0, limit)]);
   if (args.includes('--grid')) {
     const grid: Partial<JudgeParams>[] = [];
-    for (const notFoundCoverage of [0.3, 0.35, 0.4, 0.45, 0.5])
-      for (const candidates of [1, 3]) grid.push({ notFoundCoverage, candidates });
+    for (const notFoundCoverage of [0.3, 0.35, 0.4, 0.45, 0.5]) for (const candidates of [1, 3]) grid.push({ notFoundCoverage, candidates });
     for (const topicContradictionCoverage of [0.3, 0.5, 1.01]) grid.push({ topicContradictionCoverage });
     // ablations of the contradiction signals at the default constants
     grid.push({ polarity: false }, { antonyms: false }, { quantities: false }, { polarity: false, antonyms: false, quantities: false });
@@ -233,7 +230,15 @@ function main() {
     const lines = sets.flatMap(([, ex]) =>
       ex.map((e) => {
         const j = judgeRequirementWith(e.requirement, e.passages, DEFAULT_JUDGE_PARAMS);
-        return JSON.stringify({ id: e.id, gold: e.gold, pred: j.verdict, confidence: j.confidence, requirement: e.requirement, evidence: j.evidence?.quote ?? null, explanation: j.explanation });
+        return JSON.stringify({
+          id: e.id,
+          gold: e.gold,
+          pred: j.verdict,
+          confidence: j.confidence,
+          requirement: e.requirement,
+          evidence: j.evidence?.quote ?? null,
+          explanation: j.explanation,
+        });
       }),
     );
     fs.writeFileSync(out, lines.join('\n') + '\n');

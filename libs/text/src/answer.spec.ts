@@ -19,7 +19,10 @@ const noise = passageOf([[7, 'The canteen opens at 7 am. Parking is available be
 /** A sentence of about 1,100 characters (longer than the splitter's 800-character cap for the judge). */
 const LONG_SENTENCE =
   'Where scaffolds are erected next to public walkways, the contractor shall provide a covered pedestrian passage ' +
-  Array.from({ length: 12 }, (_, i) => `with lighting fixture number ${i + 1} installed at the height shown on the drawings, inspected by the site engineer`).join(', ') +
+  Array.from(
+    { length: 12 },
+    (_, i) => `with lighting fixture number ${i + 1} installed at the height shown on the drawings, inspected by the site engineer`,
+  ).join(', ') +
   ', and the passage shall stay open to the public until the scaffold is removed.';
 const long = passageOf([[9, `General rules apply. ${LONG_SENTENCE} Other rules follow.`]], { chunkId: 'chunk-3' });
 

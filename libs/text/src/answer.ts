@@ -63,7 +63,12 @@ export async function composeAnswer(
  */
 export function composeExtractiveAnswer(question: string, passages: PassageInput[], options: { maxSentences?: number } = {}): ExtractiveAnswer {
   const alignments = alignSentences(question, passages, sentenceUnits(passages, { whole: true }));
-  return answerFrom(question, passages, decideAnswerability(question, passages, alignments, null, ANSWERABILITY_MODEL.lexical, 'lexical'), options.maxSentences);
+  return answerFrom(
+    question,
+    passages,
+    decideAnswerability(question, passages, alignments, null, ANSWERABILITY_MODEL.lexical, 'lexical'),
+    options.maxSentences,
+  );
 }
 
 function answerFrom(question: string, passages: PassageInput[], decision: Answerability, maxSentencesOption?: number): ExtractiveAnswer {

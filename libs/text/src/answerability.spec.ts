@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { alignSentences, sentenceUnits } from './align';
-import { ANSWERABILITY_MODEL, answerType, answerTypeMatch, CONFIDENT_ANSWER, decideAnswerability, linearDecision, MIN_ANSWER_COVERAGE, plattPredict } from './answerability';
+import {
+  ANSWERABILITY_MODEL,
+  answerType,
+  answerTypeMatch,
+  CONFIDENT_ANSWER,
+  decideAnswerability,
+  linearDecision,
+  MIN_ANSWER_COVERAGE,
+  plattPredict,
+} from './answerability';
 import type { PassageInput } from './types';
 
 const VECTORS = path.resolve(__dirname, '../models/answerability/test-vectors.json');
@@ -68,7 +77,16 @@ describe('answer types', () => {
 });
 
 describe('coverage floor', () => {
-  const passage = (text: string): PassageInput => ({ chunkId: 'c1', documentId: 'd1', fileName: 'heat.html', text, startPage: null, endPage: null, pageSpans: [], score: 1 });
+  const passage = (text: string): PassageInput => ({
+    chunkId: 'c1',
+    documentId: 'd1',
+    fileName: 'heat.html',
+    text,
+    startPage: null,
+    endPage: null,
+    pageSpans: [],
+    score: 1,
+  });
   const HEAT = passage(
     'Stay Well Hydrated. Water should be clean, less than 15°C (59°F), and made accessible near the work area. ' +
       'Individual, not communal, drinking cups should be provided. Generally, fluid intake should not exceed 6 cups per hour.',

@@ -13,12 +13,16 @@ export type EmbedTexts = (texts: string[]) => Promise<number[][]>;
 export type AnswerType = 'frequency' | 'quantity' | 'time' | 'person' | 'place' | 'other';
 
 const FREQUENCY_Q = /\b(how (often|frequently)|how many times|at what (interval|intervals|frequency))\b/i;
-const FREQUENCY_RE = /\b(every|each|daily|weekly|monthly|quarterly|annually|annual|yearly|hourly|once|twice|times|per|always|regularly|periodically|interval|intervals)\b|\d+/gi;
+const FREQUENCY_RE =
+  /\b(every|each|daily|weekly|monthly|quarterly|annually|annual|yearly|hourly|once|twice|times|per|always|regularly|periodically|interval|intervals)\b|\d+/gi;
 
-const TIME_Q = /\b(when|what (year|years|date|day|month|century|decade|time|period|era|age)|which (year|years|date|day|month|century|decade|period|era)|how long ago|since when|until when|by when)\b/i;
-const QUANTITY_Q = /\b(how (many|much|long|far|big|large|old|tall|high|heavy|fast|wide|deep|small)|what (percentage|percent|proportion|number|amount|fraction|share|size|rate|temperature|speed)|which number)\b/i;
+const TIME_Q =
+  /\b(when|what (year|years|date|day|month|century|decade|time|period|era|age)|which (year|years|date|day|month|century|decade|period|era)|how long ago|since when|until when|by when)\b/i;
+const QUANTITY_Q =
+  /\b(how (many|much|long|far|big|large|old|tall|high|heavy|fast|wide|deep|small)|what (percentage|percent|proportion|number|amount|fraction|share|size|rate|temperature|speed)|which number)\b/i;
 const PERSON_Q = /\b(who|whom|whose|which (person|people|man|woman|king|president|scientist|group|company|organization))\b/i;
-const PLACE_Q = /\b(where|what (country|city|state|region|place|continent|town|location|area|island|river)|which (country|city|state|region|place|continent|town|location|area|island|river))\b/i;
+const PLACE_Q =
+  /\b(where|what (country|city|state|region|place|continent|town|location|area|island|river)|which (country|city|state|region|place|continent|town|location|area|island|river))\b/i;
 
 /**
  * The answer type a question asks for: `frequency` (how often, how many times …), `time` (when,
@@ -36,8 +40,12 @@ export function answerType(question: string): AnswerType {
 }
 
 const MONTHS = 'january|february|march|april|may|june|july|august|september|october|november|december';
-const TIME_RE = new RegExp(`\\b(1\\d{3}|20\\d{2})s?\\b|\\b\\d{1,2}(st|nd|rd|th) century\\b|\\bcentur(y|ies)\\b|\\b(${MONTHS})\\b|\\b\\d{1,2}[/.-]\\d{1,2}[/.-]\\d{2,4}\\b|\\b(BC|AD|BCE|CE)\\b`, 'gi');
-const NUMBER_WORDS = 'one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|dozen|half|third|quarter';
+const TIME_RE = new RegExp(
+  `\\b(1\\d{3}|20\\d{2})s?\\b|\\b\\d{1,2}(st|nd|rd|th) century\\b|\\bcentur(y|ies)\\b|\\b(${MONTHS})\\b|\\b\\d{1,2}[/.-]\\d{1,2}[/.-]\\d{2,4}\\b|\\b(BC|AD|BCE|CE)\\b`,
+  'gi',
+);
+const NUMBER_WORDS =
+  'one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|dozen|half|third|quarter';
 const QUANTITY_RE = new RegExp(`\\d+(?:[.,]\\d+)*\\s*%?|\\b(${NUMBER_WORDS})\\b`, 'gi');
 /** Capitalised words not at the very start of the sentence: a rough named-entity detector. */
 const ENTITY_RE = /(?<!^)(?<![.!?]\s)\b\p{Lu}[\p{L}'-]+/gu;
@@ -208,7 +216,11 @@ export function plattPredict(cal: Platt, v: number): number {
  * type and whether the sentence holds an item of that type, and how much new content it brings.
  * Exported for the training script, which must compute exactly what runs in the service.
  */
-export function sentenceSignals(question: string, alignments: Alignment[], semantic: number[] | null): { alignment: Alignment; semantic: number; features: number[] }[] {
+export function sentenceSignals(
+  question: string,
+  alignments: Alignment[],
+  semantic: number[] | null,
+): { alignment: Alignment; semantic: number; features: number[] }[] {
   if (alignments.length === 0) return [];
   const type = answerType(question);
   const typed = type === 'other' ? 0 : 1;
@@ -218,7 +230,7 @@ export function sentenceSignals(question: string, alignments: Alignment[], seman
   const maxCov = Math.max(...alignments.map((a) => a.coverage));
   // Passage ranks follow the retrieval scores (best = 0).
   const order = [...new Set(alignments.map((a) => a.unit.passageIndex))].sort(
-    (i, j) => (alignments.find((a) => a.unit.passageIndex === j)!.retrieval - alignments.find((a) => a.unit.passageIndex === i)!.retrieval) || i - j,
+    (i, j) => alignments.find((a) => a.unit.passageIndex === j)!.retrieval - alignments.find((a) => a.unit.passageIndex === i)!.retrieval || i - j,
   );
   const rank = new Map(order.map((p, r) => [p, r]));
   // The rarest question term a sentence (or its passage) lacks, as a share of the largest possible

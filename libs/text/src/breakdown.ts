@@ -8,7 +8,8 @@ const ITEM_RE =
   /^[ \t]*(?:[-*\u2022\u00b7\u25aa\u25cf\u2023\u25e6\u2013\u2014\u2219]|\(?(?:\d{1,3}(?:\.\d{1,3})*|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,6})[.)]|\(\s*(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,6})\s*\)|\d{1,3}(?:\.\d{1,3})+)\s+/;
 
 /** Words that start a noun phrase: coordinated phrases that each start with one are distinct objects. */
-const DETERMINER_RE = /^(?:the|a|an|all|any|each|every|its|their|his|her|our|your|such|this|that|these|those|appropriate|adequate|suitable|written|one|two|three)\b/i;
+const DETERMINER_RE =
+  /^(?:the|a|an|all|any|each|every|its|their|his|her|our|your|such|this|that|these|those|appropriate|adequate|suitable|written|one|two|three)\b/i;
 
 /** Lead-ins that make a list a choice ("one of the following"): such lists are not split. */
 const DISJUNCTIVE_RE = /\b(?:one|any|either|at\s+least\s+one)\s+of\s+the\s+following\b|\beither\b/i;

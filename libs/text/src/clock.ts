@@ -48,7 +48,8 @@ export function clockWindow(sentence: string): ClockWindow | null {
     const kind = word?.[1].toLowerCase().replace(/\s+/g, ' ');
     const prefix = before.slice(0, word ? word.index : before.length);
     const span = `${word?.[0] ?? ''}${m[0]}`;
-    if (kind === 'before' || kind === 'until' || kind === 'till' || kind === 'by' || kind === 'no later than') return negate(prefix, { lo: 0, hi: h, text: span }, 'upper');
+    if (kind === 'before' || kind === 'until' || kind === 'till' || kind === 'by' || kind === 'no later than')
+      return negate(prefix, { lo: 0, hi: h, text: span }, 'upper');
     if (kind === 'after' || kind === 'from' || kind === 'past' || kind === 'no earlier than') return negate(prefix, { lo: h, hi: 24, text: span }, 'lower');
     return { lo: h, hi: h, text: span };
   }

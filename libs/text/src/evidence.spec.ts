@@ -51,7 +51,8 @@ describe('evidenceUnits', () => {
   });
 
   it('gives a list item the lead-in it completes', () => {
-    const text = 'Northwind policy requires that\n\n(a) Access must be protected by strong authentication.\n\n(h) Authenticated sessions must time out after a defined period of inactivity.';
+    const text =
+      'Northwind policy requires that\n\n(a) Access must be protected by strong authentication.\n\n(h) Authenticated sessions must time out after a defined period of inactivity.';
     const units = evidenceUnits([passage(text)]);
     const item = units.find((u) => u.text.startsWith('(h)') && u.sentences.length === 1)!;
     expect(item.leadIn).toBe('Northwind policy requires that');
@@ -67,7 +68,12 @@ describe('evidenceUnits', () => {
 });
 
 describe('rankUnits and unitCandidates', () => {
-  const chunk = (id: string, text: string, score: number, section: string | null = null): PassageInput => ({ ...passage(text, section), chunkId: id, documentId: `doc-${id}`, score });
+  const chunk = (id: string, text: string, score: number, section: string | null = null): PassageInput => ({
+    ...passage(text, section),
+    chunkId: id,
+    documentId: `doc-${id}`,
+    score,
+  });
 
   it('ranks the unit that carries the requirement first, with the section title counting', () => {
     const a = chunk('a', 'Visitors sign the register at reception. The canteen opens at noon.', 2, 'Visitors');
@@ -99,7 +105,12 @@ describe('evidenceOfReading (the evidence among the candidates the requirement-s
     const incident = read('incident', 'Anyone who notices an event reports it to the security team.', 'Incident Response Procedure > Reporting', 0.7, 0.58);
     expect(evidenceOfReading([training, incident]).unit.unit.passage.chunkId).toBe('incident');
     // Without titles, the model's reading decides.
-    expect(evidenceOfReading([{ ...training, titleSimilarity: null }, { ...incident, titleSimilarity: null }]).unit.unit.passage.chunkId).toBe('training');
+    expect(
+      evidenceOfReading([
+        { ...training, titleSimilarity: null },
+        { ...incident, titleSimilarity: null },
+      ]).unit.unit.passage.chunkId,
+    ).toBe('training');
   });
 
   it('does not let a title outweigh a clear reading, nor favour or penalise a unit without heading', () => {

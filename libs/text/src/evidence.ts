@@ -35,7 +35,8 @@ const REFERENCE = String.raw`(?:§+\s*\d[\w.()-]*|\d{2,3}\.\d{2,4}(?:\([a-z0-9]{
 const REFERENCE_RE = new RegExp(REFERENCE, 'g');
 const STARTS_WITH_REFERENCE_RE = new RegExp(String.raw`^[\s\-*\u2022(]*${REFERENCE}`);
 /** A finite verb or modal that makes a line a statement rather than a title. */
-const STATEMENT_RE = /\b(?:is|are|was|were|be|been|being|has|have|had|must|shall|should|will|would|may|can|cannot|could|do|does|did|requires?|ensures?|includes?|provides?|maintains?|reviews?|performs?|uses?|applies|apply)\b/i;
+const STATEMENT_RE =
+  /\b(?:is|are|was|were|be|been|being|has|have|had|must|shall|should|will|would|may|can|cannot|could|do|does|did|requires?|ensures?|includes?|provides?|maintains?|reviews?|performs?|uses?|applies|apply)\b/i;
 /** A dot leader with a page number: a line of a table of contents. */
 const TOC_RE = /(?:\.\s?){4,}\s*\d+\s*$|\s{3,}\d+\s*$/;
 const URL_RE = /\b(?:https?:\/\/|www\.)\S+/gi;
@@ -67,7 +68,8 @@ export function isNonEvidence(sentence: string): boolean {
 /** A line that introduces a list: ends with ":" or with "that", "following", "include(s)", "as follows". */
 const LEAD_IN_RE = /(?::|\b(?:that|following|includes?|including|as\s+follows|to))\s*$/i;
 /** A list item: starts with a bullet or an enumerator. */
-const ITEM_RE = /^[ \t]*(?:[-*\u2022\u00b7\u25aa\u25cf\u2023\u25e6\u2013\u2014\u2219]\s|\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,6})[.)]\s|\(\s*(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,6})\s*\)\s)/;
+const ITEM_RE =
+  /^[ \t]*(?:[-*\u2022\u00b7\u25aa\u25cf\u2023\u25e6\u2013\u2014\u2219]\s|\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,6})[.)]\s|\(\s*(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,6})\s*\)\s)/;
 
 /**
  * The evidence units of the passages: every sentence that is not {@link isNonEvidence}, and every run of
@@ -164,7 +166,12 @@ export const EXTRA_SENTENCE_PENALTY = 0.02;
  * @param semantic sentence vectors keyed by `unitKey` (see `semanticCandidates`); optional.
  * @returns units best first; [] when the requirement has no content terms or there are no units. Never throws.
  */
-export function rankUnits(requirement: string, passages: PassageInput[], semantic?: { query: number[]; sentences: Map<string, number[]> }, units = sentenceUnits(passages)): RankedUnit[] {
+export function rankUnits(
+  requirement: string,
+  passages: PassageInput[],
+  semantic?: { query: number[]; sentences: Map<string, number[]> },
+  units = sentenceUnits(passages),
+): RankedUnit[] {
   const qAll = analyze(requirement);
   const q = [...new Set(qAll)];
   const evidence = evidenceUnits(passages, units);
@@ -239,7 +246,9 @@ export function unitCandidates(ranked: RankedUnit[], k: number): RankedUnit[] {
   const best = new Map<number, RankedUnit>();
   for (const r of ranked) if (!best.has(r.unit.passageIndex)) best.set(r.unit.passageIndex, r);
   const byRetrieval = [...best.values()].sort(
-    (a, b) => (Number.isFinite(b.unit.passage.score) ? b.unit.passage.score : 0) - (Number.isFinite(a.unit.passage.score) ? a.unit.passage.score : 0) || a.unit.passageIndex - b.unit.passageIndex,
+    (a, b) =>
+      (Number.isFinite(b.unit.passage.score) ? b.unit.passage.score : 0) - (Number.isFinite(a.unit.passage.score) ? a.unit.passage.score : 0) ||
+      a.unit.passageIndex - b.unit.passageIndex,
   );
   return byRetrieval.slice(0, k);
 }

@@ -67,19 +67,18 @@ const pct = (x: number) => `${Math.round(x * 100)}%`;
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-function findConflict(
-  requirement: string,
-  a: Alignment,
-  idf: Map<string, number>,
-  reqQuantities: Quantity[],
-  params: JudgeParams,
-): Conflict | null {
+function findConflict(requirement: string, a: Alignment, idf: Map<string, number>, reqQuantities: Quantity[], params: JudgeParams): Conflict | null {
   const sentence = a.unit.text;
   if (params.quantities && reqQuantities.length > 0) {
     const check = compareQuantities(reqQuantities, extractQuantities(sentence));
     if (check.conflict) {
       const { required, found } = check.conflict;
-      return { kind: 'quantity', alignment: a, strength: 0.8, detail: `the requirement calls for "${collapse(required.text)}" but the document states "${collapse(found.text)}"` };
+      return {
+        kind: 'quantity',
+        alignment: a,
+        strength: 0.8,
+        detail: `the requirement calls for "${collapse(required.text)}" but the document states "${collapse(found.text)}"`,
+      };
     }
   }
   const req = requirementSign(requirement);
@@ -146,17 +145,13 @@ export function judgeRequirementWith(requirement: string, passages: PassageInput
   const reqQuantities = extractQuantities(requirement);
   const k = Math.max(1, params.candidates);
   const candidates = best
-    ? aligned
-        .slice(0, k)
-        .filter((a, i) => i === 0 || (a.coverage >= params.notFoundCoverage && a.score >= params.candidateRatio * best.score))
+    ? aligned.slice(0, k).filter((a, i) => i === 0 || (a.coverage >= params.notFoundCoverage && a.score >= params.candidateRatio * best.score))
     : [];
   if (best && best.coverage < params.notFoundCoverage) candidates.length = 0;
   // The subject must be distinctive (in at most a third of the sentences) for the topic rule to apply.
   const topic = topicTerms(requirement)?.filter((t) => units.filter((u) => u.terms.has(t)).length <= units.length / 3);
   if (topic && topic.length) {
-    const onTopic = aligned.filter(
-      (a) => a.coverage >= params.topicContradictionCoverage && topic.every((t) => matchCredit(t, a.unit.terms) > 0),
-    );
+    const onTopic = aligned.filter((a) => a.coverage >= params.topicContradictionCoverage && topic.every((t) => matchCredit(t, a.unit.terms) > 0));
     for (const a of onTopic.slice(0, k)) if (!candidates.includes(a)) candidates.push(a);
   }
   let conflict: Conflict | null = null;

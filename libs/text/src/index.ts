@@ -11,7 +11,25 @@ export { countTokens } from './tokens';
 export { composeAnswer, composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
 export { DEFAULT_JUDGE_PARAMS, judgeRequirementWith, type JudgeParams } from './heuristic-judge';
 export { judgeRequirement, decideWithRules, CONFIDENT, VERBATIM_CONFIDENCE, type DecisionRule, type Judgement, type JudgeOptions, type Verdict } from './judge';
-export { semanticCandidates, statesVerbatim, unitKey, verdictSignals, rankEvidence, rsmSignals, evidenceOfReading, topHeading, SIGNAL_NAMES, NLI_SIGNAL_NAMES, NLI_CANDIDATES, RSM_SIGNAL_NAMES, RSM_CANDIDATES, MAX_SEMANTIC_SENTENCES, type RsmReading, type SemanticInput, type VerdictSignals } from './verdict-signals';
+export {
+  semanticCandidates,
+  statesVerbatim,
+  unitKey,
+  verdictSignals,
+  rankEvidence,
+  rsmSignals,
+  evidenceOfReading,
+  topHeading,
+  SIGNAL_NAMES,
+  NLI_SIGNAL_NAMES,
+  NLI_CANDIDATES,
+  RSM_SIGNAL_NAMES,
+  RSM_CANDIDATES,
+  MAX_SEMANTIC_SENTENCES,
+  type RsmReading,
+  type SemanticInput,
+  type VerdictSignals,
+} from './verdict-signals';
 export { predictProba, decide, VERDICT_MODEL, VERDICT_CLASSES, type VerdictModel, type VerdictModelVariant } from './verdict-model';
 export {
   assessAnswerability,
@@ -35,7 +53,18 @@ export {
 export { alignSentences, sentenceUnits, type SentenceUnit } from './align';
 export { breakDownRequirement } from './breakdown';
 export { readRequirement, requirementCore, type RequirementReading } from './requirement-language';
-export { evidenceUnits, isNonEvidence, rankUnits, sectionTitle, unitCandidates, unitModelText, MAX_UNIT_CHARS, MAX_UNIT_SENTENCES, type EvidenceUnit, type RankedUnit } from './evidence';
+export {
+  evidenceUnits,
+  isNonEvidence,
+  rankUnits,
+  sectionTitle,
+  unitCandidates,
+  unitModelText,
+  MAX_UNIT_CHARS,
+  MAX_UNIT_SENTENCES,
+  type EvidenceUnit,
+  type RankedUnit,
+} from './evidence';
 export { findVerbatim, resolveEvidence, type EvidenceResolution } from './align';
 export { makeQuote } from './pages';
 export { defaultNliModelDir, defaultRsmModelDir, NLI_MODEL_NAME, RSM_MODEL_NAME } from './nli-model';

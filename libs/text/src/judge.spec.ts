@@ -74,7 +74,9 @@ describe('judgeRequirement', () => {
   });
 
   it('a prohibition against a sentence that makes the same thing mandatory is CONTRADICTS, never COMPLIANT', () => {
-    const j = judgeRequirement('Hard hats must not be worn in the construction zone.', [passageOf([[1, 'Hard hats are required at all times in the construction zone.']])]);
+    const j = judgeRequirement('Hard hats must not be worn in the construction zone.', [
+      passageOf([[1, 'Hard hats are required at all times in the construction zone.']]),
+    ]);
     expectWellFormed(j);
     expect(j.verdict).toBe('CONTRADICTS');
     expect(j.evidence!.quote).toContain('Hard hats are required');

@@ -67,7 +67,8 @@ function gaps(s: VerdictSignals, probs: Record<Verdict, number>, verdict: Verdic
   const out: string[] = [];
   const v = (name: string) => s.vector[SIGNAL_INDEX.get(name)!];
   if (s.missing.length) out.push(`terms of the requirement not found in the closest sentence: ${s.missing.slice(0, 6).join(', ')}`);
-  if (s.bestSimilarity != null && s.bestSimilarity < 0.6) out.push(`the closest sentence is only loosely related in meaning (similarity ${s.bestSimilarity.toFixed(2)})`);
+  if (s.bestSimilarity != null && s.bestSimilarity < 0.6)
+    out.push(`the closest sentence is only loosely related in meaning (similarity ${s.bestSimilarity.toFixed(2)})`);
   if (v('quantity_in_requirement') && !v('quantity_satisfied') && !v('quantity_conflict_best')) out.push('the required quantity is not stated');
   if (v('modality_weaker')) out.push('the document permits or recommends what the requirement makes mandatory');
   if (v('hedged') && verdict !== 'NOT_FOUND') out.push('the document words it tentatively');
@@ -83,7 +84,6 @@ function gaps(s: VerdictSignals, probs: Record<Verdict, number>, verdict: Verdic
   }
   return out;
 }
-
 
 /** Confidence of a COMPLIANT verdict on a sentence that states the requirement word for word (rule 1 of {@link decideWithRules}). */
 export const VERBATIM_CONFIDENCE = 0.9;
@@ -147,7 +147,12 @@ export function decideWithRules(
   // With the requirement-satisfaction model, a contradiction must be stated by the evidence: the model reads a
   // candidate as contradicting (≥ 0.5) or the evidence sentence carries an explicit cue; a cue on another,
   // off-topic candidate ("before each shift" against "after … inactivity") is not enough.
-  if (options.contradictionReading !== undefined && VERDICT_CLASSES[decided.index] === 'CONTRADICTS' && options.contradictionReading < 0.5 && !signals.conflictOnBest) {
+  if (
+    options.contradictionReading !== undefined &&
+    VERDICT_CLASSES[decided.index] === 'CONTRADICTS' &&
+    options.contradictionReading < 0.5 &&
+    !signals.conflictOnBest
+  ) {
     const k = [0, 2].reduce((a, b) => (p[b] * variant.decision_weights[b] > p[a] * variant.decision_weights[a] ? b : a));
     decided = { index: k, confidence: confidenceOf(variant, k, p[k], x) };
   }
@@ -156,12 +161,31 @@ export function decideWithRules(
     return { verdict: 'COMPLIANT', confidence: Math.max(VERBATIM_CONFIDENCE, verdict === 'COMPLIANT' ? decided.confidence : 0), rule: 'verbatim' };
   }
   const v = (name: string) => signals.vector[SIGNAL_INDEX.get(name)!];
-  const cueOnBest = ['quantity_conflict_best', 'clock_conflict', 'polarity_mismatch_best', 'antonym_best', 'evidence_negated_best', 'modality_weaker', 'hedged'].some((n) => v(n) > 0);
+  const cueOnBest = [
+    'quantity_conflict_best',
+    'clock_conflict',
+    'polarity_mismatch_best',
+    'antonym_best',
+    'evidence_negated_best',
+    'modality_weaker',
+    'hedged',
+  ].some((n) => v(n) > 0);
   // With the requirement-satisfaction model's reading, full support also needs the passage it reads as meeting
   // the requirement best to hold that very sentence (the unit chosen with or without the title prior: a sentence
   // that states the requirement in full is not lost to a neighbouring procedure's title).
-  const readAsBest = !options.satisfying || !signals.best || options.satisfying.some((u) => u.passage === signals.best!.unit.passage && u.start <= signals.best!.unit.start && u.end >= signals.best!.unit.end);
-  if (signals.semantic && readAsBest && v('coverage_best') >= 0.999 && v('similarity_best') >= FULL_SUPPORT_SIMILARITY_MIN && v('numbers_shared') === 1 && !v('requirement_negated') && !cueOnBest) {
+  const readAsBest =
+    !options.satisfying ||
+    !signals.best ||
+    options.satisfying.some((u) => u.passage === signals.best!.unit.passage && u.start <= signals.best!.unit.start && u.end >= signals.best!.unit.end);
+  if (
+    signals.semantic &&
+    readAsBest &&
+    v('coverage_best') >= 0.999 &&
+    v('similarity_best') >= FULL_SUPPORT_SIMILARITY_MIN &&
+    v('numbers_shared') === 1 &&
+    !v('requirement_negated') &&
+    !cueOnBest
+  ) {
     return { verdict: 'COMPLIANT', confidence: Math.max(FULL_SUPPORT_CONFIDENCE, verdict === 'COMPLIANT' ? decided.confidence : 0), rule: 'full-support' };
   }
   const onSubject = v('coverage_best') >= CONFLICT_COVERAGE_MIN && (!signals.semantic || v('similarity_best') >= CONFLICT_SIMILARITY_MIN);
@@ -169,11 +193,16 @@ export function decideWithRules(
   // an obligation/permission against a negation (a bare negation in an NDA clause is too often unrelated).
   const explicitPolarity =
     v('polarity_mismatch_best') > 0 &&
-    ((v('requirement_negated') > 0 && v('evidence_obligation') > 0) || (v('evidence_negated_best') > 0 && (v('requirement_obligation') > 0 || v('requirement_permission') > 0)));
+    ((v('requirement_negated') > 0 && v('evidence_obligation') > 0) ||
+      (v('evidence_negated_best') > 0 && (v('requirement_obligation') > 0 || v('requirement_permission') > 0)));
   const explicit = v('quantity_conflict_best') > 0 || v('clock_conflict') > 0 || v('antonym_best') > 0 || explicitPolarity;
   if (explicit && onSubject && verdict !== 'CONTRADICTS') {
     const k = VERDICT_CLASSES.indexOf('CONTRADICTS');
-    return { verdict: 'CONTRADICTS', confidence: Math.min(OVERRIDE_CONFIDENCE_CAP, Math.max(0, interp(p[k], variant.confidence[k]))), rule: 'explicit-conflict' };
+    return {
+      verdict: 'CONTRADICTS',
+      confidence: Math.min(OVERRIDE_CONFIDENCE_CAP, Math.max(0, interp(p[k], variant.confidence[k]))),
+      rule: 'explicit-conflict',
+    };
   }
   if (verdict === 'COMPLIANT' && (signals.conflictOnBest || (options.doubtCaps && DOUBT_CUES.some((n) => v(n) > 0)))) {
     return { verdict, confidence: Math.min(OVERRIDE_CONFIDENCE_CAP, decided.confidence), rule: 'model' };
@@ -226,7 +255,13 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   const x = rsm ? [...signals.vector, ...rsm.vector] : withNli ? [...signals.vector, ...signals.nli!] : signals.vector;
   const p = predictProba(variant, x);
   const probs = Object.fromEntries(VERDICT_CLASSES.map((c, i) => [c, p[i]])) as Record<Verdict, number>;
-  const decided = decideWithRules(signals, variant, p, x, rsm ? { doubtCaps: true, satisfying: [rsm.best.unit.unit, rsm.untitled.unit.unit], contradictionReading: rsm.contradicting.scores[1] } : {});
+  const decided = decideWithRules(
+    signals,
+    variant,
+    p,
+    x,
+    rsm ? { doubtCaps: true, satisfying: [rsm.best.unit.unit, rsm.untitled.unit.unit], contradictionReading: rsm.contradicting.scores[1] } : {},
+  );
   const best = signals.best;
   const verdict: Verdict = best ? decided.verdict : 'NOT_FOUND';
   const confidence = best ? round3(decided.confidence) : 0.9;
@@ -252,9 +287,9 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
         ? `No passage settles this requirement: the closest passage, in ${where(makeQuote(rsm.best.unit.unit.passage, rsm.best.unit.unit.start, rsm.best.unit.unit.end))}, ` +
           `is read as meeting it at ${pct(rsm.best.scores[0])} (unrelated ${pct(rsm.best.scores[2])}): "${collapse(rsm.best.unit.unit.text).slice(0, 300)}".`
         : `No passage settles this requirement: the closest sentence, in ${where(makeQuote(best.unit.passage, best.unit.start, best.unit.end))}, ` +
-        `covers ${pct(best.coverage)} of its key terms${signals.bestSimilarity != null ? ` (similarity ${signals.bestSimilarity.toFixed(2)})` : ''}: "${collapse(best.unit.text).slice(0, 300)}".` +
-        (signals.missing.length ? ` Not stated: ${signals.missing.slice(0, 6).join(', ')}.` : '') +
-        unsureText;
+          `covers ${pct(best.coverage)} of its key terms${signals.bestSimilarity != null ? ` (similarity ${signals.bestSimilarity.toFixed(2)})` : ''}: "${collapse(best.unit.text).slice(0, 300)}".` +
+          (signals.missing.length ? ` Not stated: ${signals.missing.slice(0, 6).join(', ')}.` : '') +
+          unsureText;
     return finish({
       verdict: 'NOT_FOUND',
       confidence,

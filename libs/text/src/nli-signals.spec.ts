@@ -20,7 +20,7 @@ describe('entailment signals (semantic.nli)', () => {
   const vec = (i: number) => [i === 1 ? 1 : 0, i === 1 ? 0 : 1];
   const semantic = { query: [1, 0], sentences: new Map(units.map((u, i) => [unitKey(u), vec(i)])) };
 
-  it('are absent without scores, and give the chosen sentence\'s and the best scores with them', () => {
+  it("are absent without scores, and give the chosen sentence's and the best scores with them", () => {
     expect(verdictSignals(requirement, [passage], semantic).nli).toBeNull();
     const ranked = rankEvidence(requirement, [passage], semantic).ranked;
     expect(ranked[0].unit.text).toBe('Smoking is permitted in site vehicles.');

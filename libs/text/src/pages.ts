@@ -11,11 +11,7 @@ import type { PassageInput, Quote } from './types';
  * @param start inclusive character offset, end exclusive offset (clamped to the text; end < start is
  *   treated as an empty span at start).
  */
-export function pagesOfSpan(
-  passage: PassageInput,
-  start: number,
-  end: number,
-): { startPage: number | null; endPage: number | null } {
+export function pagesOfSpan(passage: PassageInput, start: number, end: number): { startPage: number | null; endPage: number | null } {
   const spans = (passage.pageSpans ?? []).filter((s) => Number.isFinite(s.offset)).sort((a, b) => a.offset - b.offset);
   if (spans.length === 0) return { startPage: passage.startPage, endPage: passage.endPage };
   const len = passage.text.length;

@@ -82,14 +82,12 @@ export function isRestriction(text: string): boolean {
   return cls.some((c) => c.exception) && cls.some((c) => !c.exception && c.sign === -1);
 }
 
-const COMPARATOR_MASK = /\b(?:at\s+least|at\s+most|more\s+than|less\s+than|fewer\s+than|greater\s+than|higher\s+than|lower\s+than|longer\s+than|shorter\s+than|later\s+than|earlier\s+than)\b/gi;
+const COMPARATOR_MASK =
+  /\b(?:at\s+least|at\s+most|more\s+than|less\s+than|fewer\s+than|greater\s+than|higher\s+than|lower\s+than|longer\s+than|shorter\s+than|later\s+than|earlier\s+than)\b/gi;
 
 const ANTONYM_STEMS: [string, string, string, string][] = ANTONYM_PAIRS.map(([a, b]) => [stemToken(a), stemToken(b), a, b]);
 
-const DIRECTION_STEMS: [Set<string>, Set<string>][] = DIRECTION_GROUPS.map(([a, b]) => [
-  new Set(a.map(stemToken)),
-  new Set(b.map(stemToken)),
-]);
+const DIRECTION_STEMS: [Set<string>, Set<string>][] = DIRECTION_GROUPS.map(([a, b]) => [new Set(a.map(stemToken)), new Set(b.map(stemToken))]);
 
 function stemsOf(text: string): Set<string> {
   const masked = maskNonNegating(text).replace(COMPARATOR_MASK, (m) => ' '.repeat(m.length));
@@ -107,7 +105,10 @@ export function antonymFlips(requirement: string, evidence: string): { required:
   const out: { required: string; found: string }[] = [];
   const seen = new Set<string>();
   for (const [sa, sb, a, b] of ANTONYM_STEMS) {
-    for (const [x, y, wx, wy] of [[sa, sb, a, b], [sb, sa, b, a]] as const) {
+    for (const [x, y, wx, wy] of [
+      [sa, sb, a, b],
+      [sb, sa, b, a],
+    ] as const) {
       if (r.has(x) && !r.has(y) && e.has(y) && !e.has(x) && !seen.has(`${x}|${y}`)) {
         seen.add(`${x}|${y}`);
         out.push({ required: wx, found: wy });
@@ -137,30 +138,31 @@ export const NEGATION_WINDOW = { before: 5, after: 3 };
  * @returns sign of the vote (+1 when no requirement term occurs), the cue words that decided it, and
  *   `explicit`: true when the sign is negative or an affirmative word ({@link AFFIRMATIVES}) stands near a term.
  */
-export function scopedSign(
-  sentence: string,
-  weights: Map<string, number>,
-): { sign: 1 | -1; cues: string[]; explicit: boolean } {
+export function scopedSign(sentence: string, weights: Map<string, number>): { sign: 1 | -1; cues: string[]; explicit: boolean } {
   const masked = maskNonNegating(sentence);
   const clauses = clausesOf(sentence);
   const toks = tokenize(masked).map((t) => {
-    const clauseIndex = Math.max(0, clauses.findIndex((c) => t.start >= c.start && t.start < c.end));
+    const clauseIndex = Math.max(
+      0,
+      clauses.findIndex((c) => t.start >= c.start && t.start < c.end),
+    );
     const cue = NEGATORS.has(t.norm) || PROHIBITIVES.has(t.norm) || t.norm.endsWith("n't");
     return { ...t, stem: stemToken(t.norm), clauseIndex, cue };
   });
   // A requirement term found only in an exception clause makes the requirement about the exception:
   // "shall not disclose … except to employees" permits disclosure to employees.
   const mainStems = new Set(toks.filter((t) => !clauses[t.clauseIndex]?.exception).map((t) => t.stem));
-  const exceptionHit = toks.find(
-    (t) => clauses[t.clauseIndex]?.exception && weights.get(t.stem) && !isStopword(t.norm) && !mainStems.has(t.stem),
-  );
+  const exceptionHit = toks.find((t) => clauses[t.clauseIndex]?.exception && weights.get(t.stem) && !isStopword(t.norm) && !mainStems.has(t.stem));
   if (exceptionHit) {
     const clause = clauses[exceptionHit.clauseIndex];
     return { sign: clause.sign, cues: clause.cues.length ? clause.cues : [clause.text.trim().split(/\s+/)[0].toLowerCase()], explicit: true };
   }
   let vote = 0;
   let explicit = false;
-  const decisive = new Map<1 | -1, Set<string>>([[1, new Set()], [-1, new Set()]]);
+  const decisive = new Map<1 | -1, Set<string>>([
+    [1, new Set()],
+    [-1, new Set()],
+  ]);
   toks.forEach((t, i) => {
     const w = weights.get(t.stem);
     if (!w || isStopword(t.norm)) return;

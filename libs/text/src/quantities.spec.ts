@@ -36,7 +36,10 @@ describe('quantities', () => {
 
 describe('judge on compliance wording', () => {
   const nda = passageOf([
-    [1, 'The Recipient shall not disclose Confidential Information to any person, except to its employees who need to know it. Doors to the archive shall be kept closed.'],
+    [
+      1,
+      'The Recipient shall not disclose Confidential Information to any person, except to its employees who need to know it. Doors to the archive shall be kept closed.',
+    ],
   ]);
 
   it('reads an exception as a permission', () => {

@@ -55,29 +55,139 @@ addUnits('current', 1, ['a', 'amp', 'amps', 'ampere', 'amperes']);
 
 const CURRENCY_SYMBOLS: Record<string, string> = { $: 'usd', '\u20ac': 'eur', '\u00a3': 'gbp', '\u00a5': 'jpy' };
 const CURRENCY_WORDS: Record<string, string> = {
-  usd: 'usd', dollar: 'usd', dollars: 'usd', eur: 'eur', euro: 'eur', euros: 'eur', gbp: 'gbp',
+  usd: 'usd',
+  dollar: 'usd',
+  dollars: 'usd',
+  eur: 'eur',
+  euro: 'eur',
+  euros: 'eur',
+  gbp: 'gbp',
 };
 
 const SMALL_NUMBERS: Record<string, number> = {
-  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17,
-  eighteen: 18, nineteen: 19, twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70,
-  eighty: 80, ninety: 90, hundred: 100, thousand: 1000, million: 1e6, single: 1, double: 2, half: 0.5,
+  zero: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
+  hundred: 100,
+  thousand: 1000,
+  million: 1e6,
+  single: 1,
+  double: 2,
+  half: 0.5,
 };
 
 /** Words before a number that make it a reference, not a quantity ("Section 4.2", "No. 5", "page 3"). */
 const REFERENCE_WORDS = new Set([
-  'section', 'sec', 'article', 'art', 'clause', 'paragraph', 'para', 'page', 'pages', 'p', 'pp', 'item',
-  'no', 'number', 'figure', 'fig', 'table', 'appendix', 'annex', 'schedule', 'exhibit', 'part', 'chapter',
-  'rule', 'step', 'version', 'v', 'phase', 'level', 'class', 'type', 'grade', 'category', 'zone', 'form',
-  'iso', 'en', 'ansi', 'osha', 'nfpa', 'cfr', 'usc', 'code', 'standard', 'regulation', 'reg', 'act', 'law',
-  'directive', 'order', 'bs', 'din', 'astm', 'iec', 'ieee', 'id', 'ref', 'model', 'tier', 'stage', 'round',
+  'section',
+  'sec',
+  'article',
+  'art',
+  'clause',
+  'paragraph',
+  'para',
+  'page',
+  'pages',
+  'p',
+  'pp',
+  'item',
+  'no',
+  'number',
+  'figure',
+  'fig',
+  'table',
+  'appendix',
+  'annex',
+  'schedule',
+  'exhibit',
+  'part',
+  'chapter',
+  'rule',
+  'step',
+  'version',
+  'v',
+  'phase',
+  'level',
+  'class',
+  'type',
+  'grade',
+  'category',
+  'zone',
+  'form',
+  'iso',
+  'en',
+  'ansi',
+  'osha',
+  'nfpa',
+  'cfr',
+  'usc',
+  'code',
+  'standard',
+  'regulation',
+  'reg',
+  'act',
+  'law',
+  'directive',
+  'order',
+  'bs',
+  'din',
+  'astm',
+  'iec',
+  'ieee',
+  'id',
+  'ref',
+  'model',
+  'tier',
+  'stage',
+  'round',
 ]);
 
 /** Words between a number and its noun that are not the noun ("30 calendar days", "two full years"). */
 const UNIT_MODIFIERS = new Set([
-  'calendar', 'business', 'working', 'consecutive', 'full', 'additional', 'further', 'more', 'successive',
-  'clear', 'whole', 'complete', 'separate', 'different', 'individual', 'total', 'of', 'per', 'the', 'such',
+  'calendar',
+  'business',
+  'working',
+  'consecutive',
+  'full',
+  'additional',
+  'further',
+  'more',
+  'successive',
+  'clear',
+  'whole',
+  'complete',
+  'separate',
+  'different',
+  'individual',
+  'total',
+  'of',
+  'per',
+  'the',
+  'such',
 ]);
 
 const NUMBER_WORD = Object.keys(SMALL_NUMBERS).join('|');
@@ -179,7 +289,7 @@ export function extractQuantities(text: string): Quantity[] {
       unitLen = unit.length;
     }
     // Word numbers need a real unit or noun and must not be "one of", "no one" etc.
-    if (/^[a-z]/i.test(m[2]) && (value === 1 || dim.startsWith('noun:') && /^(?:of|another|other)$/.test(dim.slice(5)))) continue;
+    if (/^[a-z]/i.test(m[2]) && (value === 1 || (dim.startsWith('noun:') && /^(?:of|another|other)$/.test(dim.slice(5))))) continue;
     if (!m[1] && dim.startsWith('noun:') && value >= 1900 && value <= 2100 && Number.isInteger(value)) continue;
     let lo = value * factor;
     let hi = value * factor;
@@ -259,7 +369,8 @@ export function compareQuantities(required: Quantity[], found: Quantity[]): Quan
     if (ok) satisfied++;
     // Bounds that differ only at their end point ("under 75 dB" vs "must not exceed 75 dB") are no
     // explicit conflict: neither satisfied nor contradicted.
-    else if (!conflict && !same.some((f) => within({ ...f, loOpen: true, hiOpen: true }, { ...r, loOpen: false, hiOpen: false }))) conflict = { required: r, found: same[0] };
+    else if (!conflict && !same.some((f) => within({ ...f, loOpen: true, hiOpen: true }, { ...r, loOpen: false, hiOpen: false })))
+      conflict = { required: r, found: same[0] };
   }
   return { conflict, satisfied };
 }

@@ -2,7 +2,11 @@ import { readRequirement, requirementCore, specificFrequencies } from './require
 
 describe('readRequirement', () => {
   it.each([
-    ['Implement policies and procedures to prevent, detect, contain and correct security violations.', 'Prevent, detect, contain and correct security violations.', 'Implement policies and procedures to'],
+    [
+      'Implement policies and procedures to prevent, detect, contain and correct security violations.',
+      'Prevent, detect, contain and correct security violations.',
+      'Implement policies and procedures to',
+    ],
     [
       'Implement electronic procedures that terminate an electronic session after a predetermined time of inactivity.',
       'Terminate an electronic session after a predetermined time of inactivity.',
@@ -11,7 +15,11 @@ describe('readRequirement', () => {
     ['Procedures for creating, changing, and safeguarding passwords.', 'Creating, changing, and safeguarding passwords.', 'Procedures for'],
     ['The organization shall ensure that visitors are escorted at all times.', 'Visitors are escorted at all times.', 'The organization shall ensure that'],
     ['Ensure that backups are tested at least quarterly.', 'Backups are tested at least quarterly.', 'Ensure that'],
-    ['Establish and maintain a process to address unauthorized assets on a weekly basis.', 'Address unauthorized assets on a weekly basis.', 'Establish and maintain a process to'],
+    [
+      'Establish and maintain a process to address unauthorized assets on a weekly basis.',
+      'Address unauthorized assets on a weekly basis.',
+      'Establish and maintain a process to',
+    ],
     [
       'Policies and procedures shall be established and maintained to protect data at rest.',
       'Protect data at rest.',
@@ -25,8 +33,12 @@ describe('readRequirement', () => {
   });
 
   it('keeps the specifics the evidence must meet (numbers, frequencies, roles)', () => {
-    expect(requirementCore('The contractor shall ensure that a competent person inspects scaffolds before each shift.')).toBe('A competent person inspects scaffolds before each shift.');
-    expect(requirementCore('Review and update the inventory bi-annually, or more frequently.')).toBe('Review and update the inventory bi-annually, or more frequently.');
+    expect(requirementCore('The contractor shall ensure that a competent person inspects scaffolds before each shift.')).toBe(
+      'A competent person inspects scaffolds before each shift.',
+    );
+    expect(requirementCore('Review and update the inventory bi-annually, or more frequently.')).toBe(
+      'Review and update the inventory bi-annually, or more frequently.',
+    );
   });
 
   it('keeps a requirement whose framing is its content whole', () => {

@@ -64,7 +64,12 @@ const FRAMINGS: RegExp[] = [
 function normalise(text: string): string {
   return text
     .replace(/\[\s*Assignment\s*:\s*(?:organi[sz]ation-defined\s+)?([^\]]*)\]/gi, '$1')
-    .replace(/\[\s*Selection\s*(?:\([^)]*\))?\s*:\s*([^\]]*)\]/gi, (_, list: string) => list.split(/\s*;\s*/).filter(Boolean).join(' or '))
+    .replace(/\[\s*Selection\s*(?:\([^)]*\))?\s*:\s*([^\]]*)\]/gi, (_, list: string) =>
+      list
+        .split(/\s*;\s*/)
+        .filter(Boolean)
+        .join(' or '),
+    )
     .replace(/\*\*|__/g, '')
     .replace(/[ \t]+/g, ' ')
     .trim();

@@ -1,7 +1,6 @@
 import type { Usage } from './types';
 
-const PIECE_RE =
-  /(\p{Script=Han}|\p{Script=Hiragana}|\p{Script=Katakana}|\p{Script=Hangul})|(\p{L}+)|(\p{N}+)|(\n+)|([^\s\p{L}\p{N}]+)/gu;
+const PIECE_RE = /(\p{Script=Han}|\p{Script=Hiragana}|\p{Script=Katakana}|\p{Script=Hangul})|(\p{L}+)|(\p{N}+)|(\n+)|([^\s\p{L}\p{N}]+)/gu;
 
 /**
  * Approximate number of model (BPE) tokens in `text`, for usage and quota reporting when no model runs.

@@ -28,7 +28,7 @@ describe('trained verdict model (TypeScript inference of judge-model.json)', () 
     expect(interp(2, k)).toBe(1);
   });
 
-  it('maps each verdict\'s probability to confidence monotonically, below 0.7 for a coin toss', () => {
+  it("maps each verdict's probability to confidence monotonically, below 0.7 for a coin toss", () => {
     for (const variant of [VERDICT_MODEL.variants.semantic, VERDICT_MODEL.variants.lexical]) {
       for (const knots of variant.confidence) {
         let last = -1;
@@ -45,7 +45,17 @@ describe('trained verdict model (TypeScript inference of judge-model.json)', () 
   it("caps a verdict's confidence below 0.7 when the corroboration its variant requires is missing", () => {
     const variant: VerdictModelVariant = {
       features: ['a', 'heading'],
-      estimator: { kind: 'logistic', mean: [0, 0], scale: [1, 1], coef: [[0, 0], [0, 0], [0, 0]], intercept: [0, 0, 0] },
+      estimator: {
+        kind: 'logistic',
+        mean: [0, 0],
+        scale: [1, 1],
+        coef: [
+          [0, 0],
+          [0, 0],
+          [0, 0],
+        ],
+        intercept: [0, 0, 0],
+      },
       calibration: { method: 'sigmoid', a: [-1, -1, -1], b: [0, 0, 0] },
       decision_weights: [1, 1, 1],
       confidence: [0, 1, 2].map(() => ({ x: [0, 0.6, 1], y: [0, 0.7, 1] })),

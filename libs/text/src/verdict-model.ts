@@ -22,8 +22,7 @@ export interface Tree {
 
 /** The base estimator: gradient-boosted trees, or a standardised multinomial logistic regression. */
 export type VerdictEstimator =
-  | { kind: 'gbdt'; baseline: number[]; trees: Tree[][] }
-  | { kind: 'logistic'; mean: number[]; scale: number[]; coef: number[][]; intercept: number[] };
+  { kind: 'gbdt'; baseline: number[]; trees: Tree[][] } | { kind: 'logistic'; mean: number[]; scale: number[]; coef: number[][]; intercept: number[] };
 
 /**
  * One trained variant (with or without sentence embeddings and entailment scores), as written by `libs/text/models/judge/train/train_judge.py`:

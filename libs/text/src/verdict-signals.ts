@@ -166,7 +166,12 @@ export const MAX_SEMANTIC_SENTENCES = 24;
  *
  * @returns units in the order of `sentenceUnits(passages)` restricted to the chosen ones.
  */
-export function semanticCandidates(requirement: string, passages: PassageInput[], units = sentenceUnits(passages), max = MAX_SEMANTIC_SENTENCES): SentenceUnit[] {
+export function semanticCandidates(
+  requirement: string,
+  passages: PassageInput[],
+  units = sentenceUnits(passages),
+  max = MAX_SEMANTIC_SENTENCES,
+): SentenceUnit[] {
   const chosen = new Set<SentenceUnit>();
   const byRank = passages.map((p, i) => ({ i, s: Number.isFinite(p.score) ? p.score : 0 })).sort((a, b) => b.s - a.s || a.i - b.i);
   const top = new Set(byRank.slice(0, 2).map((x) => x.i));
@@ -261,7 +266,11 @@ export interface VerdictSignals {
 }
 
 /** Lower-case words and digits of a text joined by single spaces (punctuation and case ignored). */
-const wordsOf = (text: string): string => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+const wordsOf = (text: string): string =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 
 /** Fewest words a requirement needs before a verbatim statement of it counts (shorter ones are too generic). */
 export const VERBATIM_MIN_WORDS = 4;
@@ -285,7 +294,8 @@ export const CONTRADICTION_CANDIDATES = 3;
 
 const OBLIGATION = /\b(?:must|shall|required|requires|require|mandatory|obligated|obliged|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to)\b/i;
 const PERMISSION = /\b(?:may|can|allowed|permitted|permissible|entitled|free\s+to|optional|discretion)\b/i;
-const OPTIONAL = /\b(?:optional|voluntary|voluntarily|discretion|discretionary|encouraged|recommended|should|where\s+possible|where\s+practicable|if\s+possible|as\s+appropriate)\b/i;
+const OPTIONAL =
+  /\b(?:optional|voluntary|voluntarily|discretion|discretionary|encouraged|recommended|should|where\s+possible|where\s+practicable|if\s+possible|as\s+appropriate)\b/i;
 const PROHIBITION = /\b(?:must\s+not|shall\s+not|may\s+not|cannot|can\s*not|prohibited|forbidden|not\s+permitted|not\s+allowed|never)\b/i;
 const UNIVERSAL = /\b(?:all|every|any|each|always|never|no\s+\w+\s+(?:shall|may|must))\b/i;
 const LIMITED = /\b(?:some|certain|except|unless|only|limited|partially|partly|selected|particular|specific|most|several|few)\b/i;
@@ -299,7 +309,11 @@ const dot = (a: number[], b: number[]): number => {
 
 /** Numbers written in digits in a text ("85", "7", "256"), for {@link SIGNAL_NAMES} `numbers_shared`. */
 function numbersOf(text: string): Set<string> {
-  return new Set(tokenize(text).filter((t) => /^\d+(?:\.\d+)?$/.test(t.norm)).map((t) => t.norm));
+  return new Set(
+    tokenize(text)
+      .filter((t) => /^\d+(?:\.\d+)?$/.test(t.norm))
+      .map((t) => t.norm),
+  );
 }
 
 function quantityCheck(reqQ: Quantity[], sentence: string) {
@@ -331,10 +345,11 @@ export function rankEvidence(requirement: string, passages: PassageInput[], sema
   const aligned = alignSentences(requirement, passages, units);
   const useSemantic = !!semantic && semantic.query.length > 0 && semantic.sentences.size > 0;
   const sims = new Map<Alignment, number>();
-  if (useSemantic) for (const a of aligned) {
-    const v = semantic.sentences.get(unitKey(a.unit));
-    if (v) sims.set(a, dot(semantic.query, v));
-  }
+  if (useSemantic)
+    for (const a of aligned) {
+      const v = semantic.sentences.get(unitKey(a.unit));
+      if (v) sims.set(a, dot(semantic.query, v));
+    }
   const selection = (a: Alignment) => (useSemantic ? LEXICAL_SELECTION_WEIGHT * a.score + (1 - LEXICAL_SELECTION_WEIGHT) * (sims.get(a) ?? 0) : a.score);
   const ranked = [...aligned].sort((a, b) => selection(b) - selection(a));
   return { units, aligned, ranked, sims, useSemantic };
@@ -355,7 +370,12 @@ export function rankEvidence(requirement: string, passages: PassageInput[], sema
  *   sentences without a vector are selected lexically only.
  * @returns the signal vector in {@link SIGNAL_NAMES} order plus what the explanation needs. Never throws.
  */
-export function verdictSignals(requirement: string, passages: PassageInput[], semantic?: SemanticInput, options: { modalityText?: string } = {}): VerdictSignals {
+export function verdictSignals(
+  requirement: string,
+  passages: PassageInput[],
+  semantic?: SemanticInput,
+  options: { modalityText?: string } = {},
+): VerdictSignals {
   // The modality, negation and scope of the requirement are read from the whole text when the caller matches
   // the evidence against the core statement only (framing such as "The organization shall" carries them).
   const full = options.modalityText ?? requirement;
@@ -367,7 +387,7 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
   const candidates = ranked.slice(0, CONTRADICTION_CANDIDATES);
 
   const simValues = [...sims.values()].sort((a, b) => b - a);
-  const bestSim = best && useSemantic ? sims.get(best) ?? 0 : null;
+  const bestSim = best && useSemantic ? (sims.get(best) ?? 0) : null;
   const reqNumbers = numbersOf(requirement);
 
   let conflict: ConflictCue | null = null;
@@ -384,7 +404,12 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
     if (p.flips.length) antonymAny = 1;
     if (p.scoped.sign === -1) negAny = 1;
     if (conflict) continue;
-    if (q.conflict) conflict = { kind: 'quantity', alignment: a, detail: `the requirement calls for "${collapse(q.conflict.required.text)}" but the document states "${collapse(q.conflict.found.text)}"` };
+    if (q.conflict)
+      conflict = {
+        kind: 'quantity',
+        alignment: a,
+        detail: `the requirement calls for "${collapse(q.conflict.required.text)}" but the document states "${collapse(q.conflict.found.text)}"`,
+      };
     else if (c.conflict) conflict = { kind: 'clock', alignment: a, detail: c.detail };
     else if ((p.mismatch ? 1 : 0) + p.flips.length === 1 && p.flips.length === 1) {
       conflict = { kind: 'antonym', alignment: a, detail: `the requirement says "${p.flips[0].required}" where the document says "${p.flips[0].found}"` };
@@ -451,7 +476,8 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
   for (const a of ranked) {
     if (!statesVerbatim(requirement, a.unit.text)) continue;
     const p = polarityOf(full, a.unit.text, idf);
-    if (p.mismatch || p.flips.length || p.scoped.sign === -1 || quantityCheck(reqQ, a.unit.text).conflict || clockConflict(requirement, a.unit.text).conflict) continue;
+    if (p.mismatch || p.flips.length || p.scoped.sign === -1 || quantityCheck(reqQ, a.unit.text).conflict || clockConflict(requirement, a.unit.text).conflict)
+      continue;
     verbatim = a;
     break;
   }
@@ -474,7 +500,18 @@ export function verdictSignals(requirement: string, passages: PassageInput[], se
     }
     nli = [ofBest[0], ofBest[1], entailMax, nliContradiction?.probability ?? 0];
   }
-  return { vector: SIGNAL_NAMES.map((n) => v[n]), semantic: useSemantic, best, bestSimilarity: bestSim, conflict, missing, verbatim, conflictOnBest, nli, nliContradiction };
+  return {
+    vector: SIGNAL_NAMES.map((n) => v[n]),
+    semantic: useSemantic,
+    best,
+    bestSimilarity: bestSim,
+    conflict,
+    missing,
+    verbatim,
+    conflictOnBest,
+    nli,
+    nliContradiction,
+  };
 }
 
 const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();

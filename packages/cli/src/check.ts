@@ -80,11 +80,26 @@ function csvOf(run: CheckRunDetail): string {
 export async function checkCommand(kb: KbClient, file: string, options: CheckCommandOptions): Promise<void> {
   const requirements = await readRequirements(file);
   const tty = !options.json && process.stderr.isTTY;
-  const bar = tty ? new SingleBar({ format: 'checking |{bar}| {value}/{total} requirements | {passed} pass, {failed} fail | {status}', stream: process.stderr, hideCursor: true, barsize: 30 }, Presets.shades_classic) : null;
+  const bar = tty
+    ? new SingleBar(
+        {
+          format: 'checking |{bar}| {value}/{total} requirements | {passed} pass, {failed} fail | {status}',
+          stream: process.stderr,
+          hideCursor: true,
+          barsize: 30,
+        },
+        Presets.shades_classic,
+      )
+    : null;
   let started = false;
   const run = await runCheck(
     kb,
-    { project_id: options.project, name: options.name ?? path.basename(file), requirements, ...(options.handbook?.length ? { handbook_ids: options.handbook } : {}) },
+    {
+      project_id: options.project,
+      name: options.name ?? path.basename(file),
+      requirements,
+      ...(options.handbook?.length ? { handbook_ids: options.handbook } : {}),
+    },
     {
       trigger: { skip_breakdown: !!options.skipBreakdown },
       onProgress: (r) => {

@@ -7,9 +7,30 @@ const req = (status: string, subs: Array<[string, number]>, review: { decision: 
 
 describe('kb --fail-on: the requirements gate', () => {
   it('judges a requirement by its sub-requirements, low confidence as unsure, unchecked as fail', () => {
-    expect(requirementOutcome(req('completed', [['comply', 0.9], ['comply', 0.8]]))).toBe('pass');
-    expect(requirementOutcome(req('completed', [['comply', 0.9], ['not_comply', 0.95]]))).toBe('fail');
-    expect(requirementOutcome(req('completed', [['comply', 0.9], ['comply', 0.69]]))).toBe('unsure');
+    expect(
+      requirementOutcome(
+        req('completed', [
+          ['comply', 0.9],
+          ['comply', 0.8],
+        ]),
+      ),
+    ).toBe('pass');
+    expect(
+      requirementOutcome(
+        req('completed', [
+          ['comply', 0.9],
+          ['not_comply', 0.95],
+        ]),
+      ),
+    ).toBe('fail');
+    expect(
+      requirementOutcome(
+        req('completed', [
+          ['comply', 0.9],
+          ['comply', 0.69],
+        ]),
+      ),
+    ).toBe('unsure');
     expect(requirementOutcome(req('completed', []))).toBe('fail');
     expect(requirementOutcome(req('failed', []))).toBe('fail');
     expect(requirementOutcome(req('pending', []))).toBe('fail');

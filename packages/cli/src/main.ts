@@ -52,8 +52,8 @@ const program = new Command('kb')
   .showHelpAfterError()
   // Usage errors of the parser are thrown (a CommanderError) instead of exiting 1: exit-codes.ts maps them to 2.
   .exitOverride()
-  .addOption(new Option('--base-url <url>', 'service address (default: KB_BASE_URL, else the profile\'s)'))
-  .addOption(new Option('--api-key <key>', 'API key (default: KB_API_KEY, else the profile\'s)'))
+  .addOption(new Option('--base-url <url>', "service address (default: KB_BASE_URL, else the profile's)"))
+  .addOption(new Option('--api-key <key>', "API key (default: KB_API_KEY, else the profile's)"))
   .addOption(new Option('--profile <name>', `profile of the config file (default: KB_PROFILE, else "${DEFAULT_PROFILE}")`));
 
 /** Declares a leaf command: `--json` option, and an action that gets the SDK client and reports errors. */
@@ -71,14 +71,22 @@ function leaf(parent: Command, spec: string, description: string, action: (kb: K
   return cmd;
 }
 
-const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+const list = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+];
 const int = (value: string) => {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`not a whole number: ${value}`);
   return Number(value);
 };
 /** `--fail-on fail|unsure` (gate.ts): exit 5 when the requirements are not met. */
 const failOnOption = () =>
-  new Option('--fail-on <what>', 'exit 5 when a requirement fails ("fail"), or also when a verdict is unsure: confidence below 0.7 ("unsure")').choices(FAIL_ON_CHOICES);
+  new Option('--fail-on <what>', 'exit 5 when a requirement fails ("fail"), or also when a verdict is unsure: confidence below 0.7 ("unsure")').choices(
+    FAIL_ON_CHOICES,
+  );
 /** Exit 5 (with a line on stderr) when a gate trips. */
 function applyGate(gate: ReturnType<typeof runGate>, failOn: FailOn): void {
   if (!gate.tripped) return;
@@ -100,14 +108,24 @@ leaf(program, 'upload <paths...>', 'upload files and folders (walked), process t
 const docs = program.command('docs').description('list, inspect, download and delete documents');
 leaf(docs, 'list', 'list documents, newest first', async (kb, _a, o) => {
   const page = await kb.page(
-    kb.api.GET('/api/v2/documents', { params: { query: { project_id: o.project, status: o.status, current: o.current ? true : undefined, limit: o.limit, offset: o.offset } } }),
+    kb.api.GET('/api/v2/documents', {
+      params: { query: { project_id: o.project, status: o.status, current: o.current ? true : undefined, limit: o.limit, offset: o.offset } },
+    }),
   );
   if (o.json) return printJson(page);
   const t = table(['document id', 'file', 'status', 'chunks', 'version', 'project', 'created'], [38, 'flex', 11, 8, 16, 11, 12]);
   for (const d of page.data) {
     // `2`, or `1 superseded` for a version replaced by a newer one (its id: `--json`, `superseded_by`).
     const version = d.superseded_by ? `${d.version} superseded` : String(d.version);
-    t.push([d.id, d.file_name, d.status, String(d.chunk_count ?? ''), version, d.project_id ? `${d.project_id.slice(0, 8)}…` : '(org)', d.created_at.slice(0, 10)]);
+    t.push([
+      d.id,
+      d.file_name,
+      d.status,
+      String(d.chunk_count ?? ''),
+      version,
+      d.project_id ? `${d.project_id.slice(0, 8)}…` : '(org)',
+      d.created_at.slice(0, 10),
+    ]);
   }
   process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} document(s) (offset ${page.pagination.offset})\n`);
 })
@@ -116,22 +134,27 @@ leaf(docs, 'list', 'list documents, newest first', async (kb, _a, o) => {
   .option('--current', 'only current versions (leave out documents superseded by a newer version)')
   .option('--limit <n>', 'page size (max 200)', int, 50)
   .option('--offset <n>', 'results to skip', int, 0);
-leaf(docs, 'status <ids...>', 'status of documents, where processing is (a progress column while some are processed: stage, pages done/total) and the error of failed ones', async (kb, [ids], o) => {
-  const found = [];
-  for (const id of ids as string[]) found.push(await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id } } })));
-  if (o.json) return printJson({ documents: found });
-  // The progress column only while some document is being processed.
-  const withProgress = found.some((d) => d.progress);
-  const t = withProgress
-    ? table(['document id', 'file', 'status', 'progress', 'chunks', 'size', 'error'], [38, 'flex', 11, 18, 8, 10, 'flex'])
-    : table(['document id', 'file', 'status', 'chunks', 'size', 'error'], [38, 'flex', 11, 8, 10, 'flex']);
-  for (const d of found) {
-    const row = [d.id, d.file_name, d.status, String(d.chunk_count ?? ''), String(d.size_bytes ?? ''), d.error_message ?? ''];
-    if (withProgress) row.splice(3, 0, progressText(d.progress));
-    t.push(row);
-  }
-  process.stdout.write(`${t.toString()}\n`);
-});
+leaf(
+  docs,
+  'status <ids...>',
+  'status of documents, where processing is (a progress column while some are processed: stage, pages done/total) and the error of failed ones',
+  async (kb, [ids], o) => {
+    const found = [];
+    for (const id of ids as string[]) found.push(await kb.data(kb.api.GET('/api/v2/documents/{id}', { params: { path: { id } } })));
+    if (o.json) return printJson({ documents: found });
+    // The progress column only while some document is being processed.
+    const withProgress = found.some((d) => d.progress);
+    const t = withProgress
+      ? table(['document id', 'file', 'status', 'progress', 'chunks', 'size', 'error'], [38, 'flex', 11, 18, 8, 10, 'flex'])
+      : table(['document id', 'file', 'status', 'chunks', 'size', 'error'], [38, 'flex', 11, 8, 10, 'flex']);
+    for (const d of found) {
+      const row = [d.id, d.file_name, d.status, String(d.chunk_count ?? ''), String(d.size_bytes ?? ''), d.error_message ?? ''];
+      if (withProgress) row.splice(3, 0, progressText(d.progress));
+      t.push(row);
+    }
+    process.stdout.write(`${t.toString()}\n`);
+  },
+);
 leaf(docs, 'download <id>', 'download the original file (to --out, default its own name in the current folder)', async (kb, [id], o) => {
   const d = await kb.data(kb.api.GET('/api/v2/documents/{id}/download', { params: { path: { id } } }));
   const out = o.out ?? d.file_name;
@@ -173,16 +196,27 @@ leaf(docs, 'chunks <document-id>', "a document's chunks in document order (the p
   .option('--limit <n>', 'page size (max 200)', int, 50)
   .option('--offset <n>', 'chunks to skip', int, 0)
   .option('--all', 'every chunk (fetched 200 at a time)');
-leaf(docs, 'chunk <document-id> <node-id>', "one chunk in full: the passage behind a source's node_id or a citation's chunk_id", async (kb, [id, nodeId], o) => {
-  const c = await getChunk(kb, id, nodeId);
-  if (o.json) return printJson(c);
-  const where = [c.section, pages(c)].filter(Boolean).join(', ');
-  process.stdout.write(`${c.node_id}${where ? ` (${where})` : ''}\n\n${c.text}\n`);
-});
+leaf(
+  docs,
+  'chunk <document-id> <node-id>',
+  "one chunk in full: the passage behind a source's node_id or a citation's chunk_id",
+  async (kb, [id, nodeId], o) => {
+    const c = await getChunk(kb, id, nodeId);
+    if (o.json) return printJson(c);
+    const where = [c.section, pages(c)].filter(Boolean).join(', ');
+    process.stdout.write(`${c.node_id}${where ? ` (${where})` : ''}\n\n${c.text}\n`);
+  },
+);
 
 // ── projects ──
 const projects = program.command('projects').description('create, list, rename and delete projects');
-const projectRow = (p: { id: string; name: string; description?: string | null; document_count: number; created_at: string }) => [p.id, p.name, p.description ?? '', String(p.document_count), p.created_at];
+const projectRow = (p: { id: string; name: string; description?: string | null; document_count: number; created_at: string }) => [
+  p.id,
+  p.name,
+  p.description ?? '',
+  String(p.document_count),
+  p.created_at,
+];
 const projectTable = () => table(['project id', 'name', 'description', 'docs', 'created'], [38, 'flex', 'flex', 6, 26]);
 leaf(projects, 'list', 'list projects, newest first', async (kb, _a, o) => {
   const page = await kb.page(kb.api.GET('/api/v2/projects', { params: { query: { limit: o.limit, offset: o.offset } } }));
@@ -312,15 +346,28 @@ leaf(program, 'verify <requirement>', 'check one requirement against a project (
   if (o.failOn) applyGate(verdictGate(v, o.failOn), o.failOn);
   if (o.json) return printJson(v);
   process.stdout.write(`${v.verdict} (confidence ${v.confidence.toFixed(2)})\n`);
-  if (v.evidence) process.stdout.write(`Evidence: "${v.evidence}"${v.sources[0] ? ` (${[v.sources[0].title, pages(v.sources[0])].filter(Boolean).join(' ')})` : ''}\n`);
+  if (v.evidence)
+    process.stdout.write(`Evidence: "${v.evidence}"${v.sources[0] ? ` (${[v.sources[0].title, pages(v.sources[0])].filter(Boolean).join(' ')})` : ''}\n`);
   process.stdout.write(`${v.explanation}\n`);
   if (v.recommendation) process.stdout.write(`Recommendation: ${v.recommendation}\n`);
 })
   .requiredOption('-p, --project <id>', 'project to check against')
   .option('--handbook <ids>', 'only these documents (comma-separated, repeatable)', list)
   .addOption(failOnOption());
-leaf(program, 'check <requirements>', 'run a check of a requirements file (.csv or one per line) with a progress bar and a table of verdicts', (kb, [file], o) =>
-  checkCommand(kb, file, { project: o.project, name: o.name, out: o.out, skipBreakdown: o.skipBreakdown, handbook: o.handbook, json: o.json, failOn: o.failOn }),
+leaf(
+  program,
+  'check <requirements>',
+  'run a check of a requirements file (.csv or one per line) with a progress bar and a table of verdicts',
+  (kb, [file], o) =>
+    checkCommand(kb, file, {
+      project: o.project,
+      name: o.name,
+      out: o.out,
+      skipBreakdown: o.skipBreakdown,
+      handbook: o.handbook,
+      json: o.json,
+      failOn: o.failOn,
+    }),
 )
   .requiredOption('-p, --project <id>', 'project to check against')
   .option('-n, --name <name>', 'run name (default: the file name)')
@@ -330,8 +377,18 @@ leaf(program, 'check <requirements>', 'run a check of a requirements file (.csv 
   .addOption(failOnOption());
 const runs = program.command('runs').description('check runs: list, status, requirements, wait, stop, trigger again, rerun, compare, report');
 const runTable = () => table(['run id', 'name', 'status', 'checked', 'pass', 'fail', 'created'], [38, 'flex', 11, 9, 6, 6, 26]);
-type RunRow = Pick<CheckRun, 'id' | 'name' | 'status' | 'processed_requirements' | 'total_requirements' | 'passed_requirements' | 'failed_requirements'> & { created_at?: string };
-const runRow = (r: RunRow) => [r.id, r.name, r.status, `${r.processed_requirements}/${r.total_requirements}`, String(r.passed_requirements), String(r.failed_requirements), r.created_at ?? ''];
+type RunRow = Pick<CheckRun, 'id' | 'name' | 'status' | 'processed_requirements' | 'total_requirements' | 'passed_requirements' | 'failed_requirements'> & {
+  created_at?: string;
+};
+const runRow = (r: RunRow) => [
+  r.id,
+  r.name,
+  r.status,
+  `${r.processed_requirements}/${r.total_requirements}`,
+  String(r.passed_requirements),
+  String(r.failed_requirements),
+  r.created_at ?? '',
+];
 leaf(runs, 'list', 'list check runs, newest first', async (kb, _a, o) => {
   const page = await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: o.project, limit: o.limit, offset: o.offset } } }));
   if (o.json) return printJson(page);
@@ -363,27 +420,35 @@ leaf(runs, 'requirements <id>', 'the requirements of a run with their sub-requir
     ]);
   process.stdout.write(`${t.toString()}\n`);
 });
-leaf(runs, 'wait <id>', 'wait until a run ends (progress bar); with --fail-on, a CI gate on its requirements (a person\'s current review overrides the machine)', async (kb, [id], o) => {
-  const bar = !o.json && process.stderr.isTTY ? new SingleBar({ format: 'checking |{bar}| {value}/{total} requirements', stream: process.stderr }, Presets.shades_classic) : null;
-  let started = false;
-  const r = await waitForCheckRun(kb, id, {
-    onProgress: (run) => {
-      if (bar && !started) {
-        started = true;
-        bar.start(run.total_requirements, run.processed_requirements);
-      } else bar?.update(run.processed_requirements);
-    },
-  }).finally(() => bar?.stop());
-  if (o.failOn) {
-    // A run that did not complete cannot be judged: an error (1), not a verdict on the requirements.
-    if (r.status !== 'completed') process.exitCode = ExitCode.ERROR;
-    else applyGate(runGate(r, o.failOn), o.failOn);
-  }
-  if (o.json) return printJson(r);
-  const t = runTable();
-  t.push(runRow(r));
-  process.stdout.write(`${t.toString()}\n`);
-}).addOption(failOnOption());
+leaf(
+  runs,
+  'wait <id>',
+  "wait until a run ends (progress bar); with --fail-on, a CI gate on its requirements (a person's current review overrides the machine)",
+  async (kb, [id], o) => {
+    const bar =
+      !o.json && process.stderr.isTTY
+        ? new SingleBar({ format: 'checking |{bar}| {value}/{total} requirements', stream: process.stderr }, Presets.shades_classic)
+        : null;
+    let started = false;
+    const r = await waitForCheckRun(kb, id, {
+      onProgress: (run) => {
+        if (bar && !started) {
+          started = true;
+          bar.start(run.total_requirements, run.processed_requirements);
+        } else bar?.update(run.processed_requirements);
+      },
+    }).finally(() => bar?.stop());
+    if (o.failOn) {
+      // A run that did not complete cannot be judged: an error (1), not a verdict on the requirements.
+      if (r.status !== 'completed') process.exitCode = ExitCode.ERROR;
+      else applyGate(runGate(r, o.failOn), o.failOn);
+    }
+    if (o.json) return printJson(r);
+    const t = runTable();
+    t.push(runRow(r));
+    process.stdout.write(`${t.toString()}\n`);
+  },
+).addOption(failOnOption());
 leaf(runs, 'trigger <id>', 'start (or restart) checking a run', async (kb, [id], o) => {
   const r = await kb.data(
     kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id } }, body: { reprocess: !!o.reprocess, skip_breakdown: !!o.skipBreakdown } }),
@@ -398,24 +463,38 @@ leaf(runs, 'stop <id>', 'stop a run being processed', async (kb, [id], o) => {
   if (o.json) return printJson(r);
   process.stdout.write(`run ${id} ${r.status}\n`);
 });
-leaf(runs, 'report <id>', 'download the report of a run (xlsx, csv or pdf): summary, then each requirement with result, score, review, evidence, sources', async (kb, [id], o) => {
-  const bytes = await downloadReport(kb, id, o.format);
-  const out = o.out ?? `run-${id}.${o.format}`;
-  await writeFile(out, bytes);
-  if (o.json) return printJson({ run_id: id, format: o.format, bytes: bytes.length, saved_to: path.resolve(out) });
-  process.stdout.write(`report of run ${id} (${o.format}, ${bytes.length} bytes) saved to ${out}\n`);
-})
+leaf(
+  runs,
+  'report <id>',
+  'download the report of a run (xlsx, csv or pdf): summary, then each requirement with result, score, review, evidence, sources',
+  async (kb, [id], o) => {
+    const bytes = await downloadReport(kb, id, o.format);
+    const out = o.out ?? `run-${id}.${o.format}`;
+    await writeFile(out, bytes);
+    if (o.json) return printJson({ run_id: id, format: o.format, bytes: bytes.length, saved_to: path.resolve(out) });
+    process.stdout.write(`report of run ${id} (${o.format}, ${bytes.length} bytes) saved to ${out}\n`);
+  },
+)
   .addOption(new Option('-f, --format <format>', 'file format').choices(['xlsx', 'csv', 'pdf']).default('xlsx'))
   .option('-o, --out <file>', 'where to save it (default run-<id>.<format> in the current folder)');
 
-leaf(runs, 'rerun <id>', 'a new pending run with the same requirements and handbooks (trigger it to check against the documents as they are now)', async (kb, [id], o) => {
-  const r = await rerunCheckRun(kb, id, o.name !== undefined ? { name: o.name } : {});
-  if (o.json) return printJson(r);
-  process.stdout.write(`run ${r.id} "${r.name}" created (${r.status}) from ${id}; start it with: kb runs trigger ${r.id}\n`);
-}).option('-n, --name <name>', 'name of the new run (default: the original\'s name + " (rerun)")');
+leaf(
+  runs,
+  'rerun <id>',
+  'a new pending run with the same requirements and handbooks (trigger it to check against the documents as they are now)',
+  async (kb, [id], o) => {
+    const r = await rerunCheckRun(kb, id, o.name !== undefined ? { name: o.name } : {});
+    if (o.json) return printJson(r);
+    process.stdout.write(`run ${r.id} "${r.name}" created (${r.status}) from ${id}; start it with: kb runs trigger ${r.id}\n`);
+  },
+).option('-n, --name <name>', 'name of the new run (default: the original\'s name + " (rerun)")');
 /** `pass 0.91 plan.md p.3` for one side of a comparison, `—` when the requirement is not in that run. */
 const outcomeCell = (o: CheckRequirementChange['before']) =>
-  o ? [o.result, o.score === null ? '' : o.score.toFixed(2), o.sources[0] ? [o.sources[0].title, pages(o.sources[0])].filter(Boolean).join(' ') : ''].filter(Boolean).join(' ') : '—';
+  o
+    ? [o.result, o.score === null ? '' : o.score.toFixed(2), o.sources[0] ? [o.sources[0].title, pages(o.sources[0])].filter(Boolean).join(' ') : '']
+        .filter(Boolean)
+        .join(' ')
+    : '—';
 leaf(runs, 'compare <id>', 'what changed between two runs: <id> is before, --with is after (result, score band, first source)', async (kb, [id], o) => {
   const c = await compareCheckRuns(kb, id, o.with);
   if (o.json) return printJson(c);
@@ -429,18 +508,27 @@ leaf(runs, 'compare <id>', 'what changed between two runs: <id> is before, --wit
 // ── review ──
 const review = program.command('review').description("a person's pass/fail decision on a completed requirement of a check run, next to the machine's");
 leaf(review, 'set <run_id> <requirement_id>', 'record (or replace) the review of a completed requirement', async (kb, [runId, requirementId], o) => {
-  const r = await setRequirementReview(kb, runId, requirementId, { decision: o.decision, reviewer: o.reviewer, ...(o.comment !== undefined ? { comment: o.comment } : {}) });
+  const r = await setRequirementReview(kb, runId, requirementId, {
+    decision: o.decision,
+    reviewer: o.reviewer,
+    ...(o.comment !== undefined ? { comment: o.comment } : {}),
+  });
   if (o.json) return printJson(r);
   process.stdout.write(`requirement ${r.id} (#${r.order_index + 1}) reviewed: ${r.review?.decision} by ${r.review?.reviewer}\n`);
 })
   .addOption(new Option('-d, --decision <decision>', 'the decision').choices(['pass', 'fail']).makeOptionMandatory())
   .requiredOption('-r, --reviewer <name>', 'who decides (1 to 200 characters)')
   .option('-c, --comment <text>', 'why (at most 2,000 characters)');
-leaf(review, 'clear <run_id> <requirement_id>', 'remove the review of a completed requirement (fine when it has none)', async (kb, [runId, requirementId], o) => {
-  await clearRequirementReview(kb, runId, requirementId);
-  if (o.json) return printJson({ run_id: runId, requirement_id: requirementId, review: null });
-  process.stdout.write(`requirement ${requirementId}: review removed\n`);
-});
+leaf(
+  review,
+  'clear <run_id> <requirement_id>',
+  'remove the review of a completed requirement (fine when it has none)',
+  async (kb, [runId, requirementId], o) => {
+    await clearRequirementReview(kb, runId, requirementId);
+    if (o.json) return printJson({ run_id: runId, requirement_id: requirementId, review: null });
+    process.stdout.write(`requirement ${requirementId}: review removed\n`);
+  },
+);
 
 // ── batch ──
 const batch = program.command('batch').description('batches of questions answered in the background: create, list, status, wait, export');
@@ -448,7 +536,10 @@ const batchTable = () => table(['batch id', 'name', 'status', 'answered', 'faile
 type BatchRow = Pick<Batch, 'id' | 'name' | 'status' | 'processed_questions' | 'total_questions' | 'failed_questions' | 'created_at'>;
 const batchRow = (b: BatchRow) => [b.id, b.name ?? '', b.status, `${b.processed_questions}/${b.total_questions}`, String(b.failed_questions), b.created_at];
 async function waitWithBar(kb: KbClient, id: string, json?: boolean): Promise<BatchDetail> {
-  const bar = !json && process.stderr.isTTY ? new SingleBar({ format: 'answering |{bar}| {value}/{total} questions', stream: process.stderr }, Presets.shades_classic) : null;
+  const bar =
+    !json && process.stderr.isTTY
+      ? new SingleBar({ format: 'answering |{bar}| {value}/{total} questions', stream: process.stderr }, Presets.shades_classic)
+      : null;
   let started = false;
   return waitForBatch(kb, id, {
     onProgress: (b) => {
@@ -465,12 +556,26 @@ async function writeCsv(kb: KbClient, id: string, out: string | undefined): Prom
   else process.stdout.write(csv);
 }
 leaf(batch, 'create <questions>', 'create a batch from a file of questions (one per line; "-" reads stdin)', async (kb, [file], o) => {
-  const text = file === '-' ? await new Promise<string>((resolve) => { const c: Buffer[] = []; process.stdin.on('data', (d) => c.push(d)).on('end', () => resolve(Buffer.concat(c).toString('utf8'))); }) : await readFile(file, 'utf8');
-  const questions = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const text =
+    file === '-'
+      ? await new Promise<string>((resolve) => {
+          const c: Buffer[] = [];
+          process.stdin.on('data', (d) => c.push(d)).on('end', () => resolve(Buffer.concat(c).toString('utf8')));
+        })
+      : await readFile(file, 'utf8');
+  const questions = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   if (!questions.length) throw new Error(`${file} holds no question (one per line).`);
   const created = await kb.data(
     kb.api.POST('/api/v2/agent/batches', {
-      body: { questions, ...(o.name ? { name: o.name } : {}), ...(o.project ? { project_id: o.project } : {}), ...(o.chatType ? { chat_type: o.chatType } : {}) },
+      body: {
+        questions,
+        ...(o.name ? { name: o.name } : {}),
+        ...(o.project ? { project_id: o.project } : {}),
+        ...(o.chatType ? { chat_type: o.chatType } : {}),
+      },
     }),
   );
   if (!o.wait) {
@@ -491,7 +596,9 @@ leaf(batch, 'create <questions>', 'create a batch from a file of questions (one 
   .option('--wait', 'wait until every question is answered')
   .option('-o, --out <file>', 'with --wait: write the CSV export there');
 leaf(batch, 'list', 'list batches, newest first', async (kb, _a, o) => {
-  const page = await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } } }));
+  const page = await kb.page(
+    kb.api.GET('/api/v2/agent/batches', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } } }),
+  );
   if (o.json) return printJson(page);
   const t = batchTable();
   for (const b of page.data) t.push(batchRow(b));
@@ -532,13 +639,27 @@ webhooksCommands(program, leaf, fail);
 // ── audit ──
 const audit = program.command('audit').description("the organization's audit log: who changed what, when");
 leaf(audit, 'list', 'list audit events, newest first (action, resource, API key, request id; --json for before/after data)', async (kb, _a, o) => {
-  const page = await listAuditEvents(kb, { resourceType: o.resourceType, resourceId: o.resourceId, action: o.action, since: o.since, until: o.until, limit: o.limit, offset: o.offset });
+  const page = await listAuditEvents(kb, {
+    resourceType: o.resourceType,
+    resourceId: o.resourceId,
+    action: o.action,
+    since: o.since,
+    until: o.until,
+    limit: o.limit,
+    offset: o.offset,
+  });
   if (o.json) return printJson(page);
   // The action names the resource type (`project.updated`); the time to the second, in UTC.
   const t = table(['time (UTC)', 'action', 'resource id', 'by', 'request id'], [21, 'flex', 38, 'flex', 'flex']);
   for (const e of page.data) {
     const who = e.actor.api_key_name ?? e.actor.api_key_id ?? e.actor.operator ?? '';
-    t.push([e.created_at.slice(0, 19).replace('T', ' '), e.action + (e.actor.reviewer ? ` (reviewer ${e.actor.reviewer})` : ''), e.resource_id, who, e.request_id ?? '']);
+    t.push([
+      e.created_at.slice(0, 19).replace('T', ' '),
+      e.action + (e.actor.reviewer ? ` (reviewer ${e.actor.reviewer})` : ''),
+      e.resource_id,
+      who,
+      e.request_id ?? '',
+    ]);
   }
   process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} event(s) (offset ${page.pagination.offset})\n`);
 })
@@ -562,7 +683,12 @@ async function readApiKey(): Promise<string> {
   if (!stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const c of stdin) chunks.push(c as Buffer);
-    return (Buffer.concat(chunks).toString('utf8').split(/\r?\n/).find((l) => l.trim()) ?? '').trim();
+    return (
+      Buffer.concat(chunks)
+        .toString('utf8')
+        .split(/\r?\n/)
+        .find((l) => l.trim()) ?? ''
+    ).trim();
   }
   process.stderr.write('API key (kb_…, not shown): ');
   stdin.setRawMode(true);
@@ -578,8 +704,8 @@ async function readApiKey(): Promise<string> {
     };
     const onData = (chunk: string) => {
       for (const ch of chunk) {
-        if (ch === '\r' || ch === '\n') return done(), resolve(value.trim());
-        if (ch === '\u0003' || ch === '\u0004') return done(), reject(new Error('cancelled'));
+        if (ch === '\r' || ch === '\n') return (done(), resolve(value.trim()));
+        if (ch === '\u0003' || ch === '\u0004') return (done(), reject(new Error('cancelled')));
         if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
         else if (ch >= ' ') value += ch;
       }
@@ -597,11 +723,17 @@ program
       'the key: KB_API_KEY, else stdin: a hidden prompt on a terminal, or piped)',
   )
   .option('--json', 'print one JSON document on stdout (for scripts)')
-  .addHelpText('after', `\nConfig file: ${configPath()} (mode 0600; $XDG_CONFIG_HOME/kb/config.json, default ~/.config/kb/config.json).\nExamples:\n  kb login --base-url https://kb.example.com\n  pass show kb-ci | kb login --profile ci --base-url https://kb.example.com`)
+  .addHelpText(
+    'after',
+    `\nConfig file: ${configPath()} (mode 0600; $XDG_CONFIG_HOME/kb/config.json, default ~/.config/kb/config.json).\nExamples:\n  kb login --base-url https://kb.example.com\n  pass show kb-ci | kb login --profile ci --base-url https://kb.example.com`,
+  )
   .action(async (_o: unknown, command: Command) => {
     const o = command.optsWithGlobals<Opts>();
     try {
-      if (o.apiKey) throw new UsageError('kb login takes no --api-key (it would stay in the shell history): type the key at the prompt, pipe it on stdin, or set KB_API_KEY.');
+      if (o.apiKey)
+        throw new UsageError(
+          'kb login takes no --api-key (it would stay in the shell history): type the key at the prompt, pipe it on stdin, or set KB_API_KEY.',
+        );
       const name = profileName(o);
       const file = configPath();
       const config = readConfig(file);

@@ -50,7 +50,15 @@ export async function uploadCommand(kb: KbClient, paths: string[], options: Uplo
   const nameWidth = Math.min(40, Math.max(8, ...files.map((f) => path.basename(f).length)));
   const bars = tty
     ? new MultiBar(
-        { format: `{file} |{bar}| {percentage}% | {stage}`, hideCursor: true, clearOnComplete: false, stopOnComplete: false, stream: process.stderr, barsize: 24, autopadding: true },
+        {
+          format: `{file} |{bar}| {percentage}% | {stage}`,
+          hideCursor: true,
+          clearOnComplete: false,
+          stopOnComplete: false,
+          stream: process.stderr,
+          barsize: 24,
+          autopadding: true,
+        },
         Presets.shades_classic,
       )
     : null;
@@ -69,7 +77,13 @@ export async function uploadCommand(kb: KbClient, paths: string[], options: Uplo
   };
   let summary;
   try {
-    summary = await uploadFiles(kb, files, { projectId: options.project, replaces: options.replaces, wait: options.wait, concurrency: Number(options.concurrency) || 3, onProgress });
+    summary = await uploadFiles(kb, files, {
+      projectId: options.project,
+      replaces: options.replaces,
+      wait: options.wait,
+      concurrency: Number(options.concurrency) || 3,
+      onProgress,
+    });
   } finally {
     bars?.stop();
   }
@@ -82,7 +96,8 @@ export async function uploadCommand(kb: KbClient, paths: string[], options: Uplo
     });
   } else {
     const t = table(['file', 'size', 'status', 'chunks', 'document id'], ['flex', 10, 11, 8, 38]);
-    for (const d of summary.documents) t.push([path.basename(d.file), size(d.document.size_bytes ?? 0), d.document.status, String(d.document.chunk_count ?? ''), d.document.id]);
+    for (const d of summary.documents)
+      t.push([path.basename(d.file), size(d.document.size_bytes ?? 0), d.document.status, String(d.document.chunk_count ?? ''), d.document.id]);
     for (const f of summary.failed) t.push([path.basename(f.file), '', 'failed', '', f.document?.id ?? '']);
     if (summary.documents.length + summary.failed.length > 0) process.stdout.write(`${t.toString()}\n`);
     for (const f of summary.failed) process.stdout.write(`✘ ${path.basename(f.file)}: ${f.error}\n`);
@@ -94,7 +109,9 @@ export async function uploadCommand(kb: KbClient, paths: string[], options: Uplo
     if (summary.skipped.length) parts.push(`${summary.skipped.length} skipped`);
     const chunks = summary.documents.reduce((n, d) => n + (d.document.chunk_count ?? 0), 0);
     const version = options.replaces && summary.documents[0] ? ` (version ${summary.documents[0].document.version}, replaces ${options.replaces})` : '';
-    process.stdout.write(`${files.length} file(s)${options.project ? ` into project ${options.project}` : ''}${version}: ${parts.join(', ') || 'nothing to upload'}${chunks ? `; ${chunks} chunks indexed` : ''}\n`);
+    process.stdout.write(
+      `${files.length} file(s)${options.project ? ` into project ${options.project}` : ''}${version}: ${parts.join(', ') || 'nothing to upload'}${chunks ? `; ${chunks} chunks indexed` : ''}\n`,
+    );
   }
   if (summary.failed.length > 0) process.exitCode = 1;
 }

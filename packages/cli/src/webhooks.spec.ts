@@ -4,7 +4,9 @@ describe('kb webhooks verify: header files', () => {
   const expected = { 'webhook-id': 'evt_1', 'webhook-timestamp': '1764000000', 'webhook-signature': 'v1,abc= v1,def=' };
 
   it("reads a JSON object (Node's req.headers), lower-casing names and joining repeated values", () => {
-    expect(parseHeaderFile(JSON.stringify({ 'Webhook-Id': 'evt_1', 'webhook-timestamp': 1764000000, 'webhook-signature': ['v1,abc=', 'v1,def='] }))).toEqual(expected);
+    expect(parseHeaderFile(JSON.stringify({ 'Webhook-Id': 'evt_1', 'webhook-timestamp': 1764000000, 'webhook-signature': ['v1,abc=', 'v1,def='] }))).toEqual(
+      expected,
+    );
   });
 
   it('reads "Name: value" lines and a raw HTTP request dump (request line skipped, body ignored)', () => {

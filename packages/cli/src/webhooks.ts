@@ -24,11 +24,18 @@ const int = (value: string) => {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`not a whole number: ${value}`);
   return Number(value);
 };
-const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+const list = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+];
 
 const endpointTable = () => table(['webhook id', 'url', 'events', 'enabled', 'description', 'created'], [38, 'flex', 'flex', 9, 'flex', 26]);
 const endpointRow = (w: WebhookEndpoint) => [w.id, w.url, w.events.join(', '), w.enabled ? 'yes' : 'paused', w.description ?? '', w.created_at];
-const deliveryTable = () => table(['delivery id', 'event', 'status', 'tries', 'http', 'last attempt (UTC)', 'last error / next attempt'], [38, 21, 11, 7, 6, 21, 'flex']);
+const deliveryTable = () =>
+  table(['delivery id', 'event', 'status', 'tries', 'http', 'last attempt (UTC)', 'last error / next attempt'], [38, 21, 11, 7, 6, 21, 'flex']);
 /** `2026-11-24 04:29:08` of an ISO time (UTC), or empty. */
 const when = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').slice(0, 19) : '');
 const deliveryRow = (d: WebhookDelivery) => [
@@ -91,7 +98,11 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
     t.push(endpointRow(created));
     process.stdout.write(`${t.toString()}\nsecret (shown this once; keep it to verify deliveries): ${created.secret}\n`);
   })
-    .requiredOption('-e, --events <types>', 'event types, comma-separated (repeatable), or "*" for all: document.ready, document.completed, document.failed, document.deleted, check_run.completed, check_run.failed, check_run.stopped, batch.completed, batch.failed, check_run.requirement_reviewed', list)
+    .requiredOption(
+      '-e, --events <types>',
+      'event types, comma-separated (repeatable), or "*" for all: document.ready, document.completed, document.failed, document.deleted, check_run.completed, check_run.failed, check_run.stopped, batch.completed, batch.failed, check_run.requirement_reviewed',
+      list,
+    )
     .option('-d, --description <text>', 'description (max 500 characters)');
 
   leaf(webhooks, 'list', "the organization's endpoints, newest first (without secrets)", async (kb, _a, o) => {
@@ -120,7 +131,8 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
     if (o.clearDescription) changes.description = null;
     if (o.enable) changes.enabled = true;
     if (o.disable) changes.enabled = false;
-    if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give --url, --events, --description, --clear-description, --enable or --disable');
+    if (Object.keys(changes).length === 0)
+      throw new UsageError('nothing to change: give --url, --events, --description, --clear-description, --enable or --disable');
     const w = await updateWebhook(kb, id, changes as Parameters<typeof updateWebhook>[2]);
     if (o.json) return printJson(w);
     const t = endpointTable();
@@ -145,7 +157,9 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
     if (o.json) return printJson(page);
     const t = deliveryTable();
     for (const d of page.data) t.push(deliveryRow(d));
-    process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} deliver${page.pagination.total === 1 ? 'y' : 'ies'} (offset ${page.pagination.offset})\n`);
+    process.stdout.write(
+      `${t.toString()}\n${page.data.length} of ${page.pagination.total} deliver${page.pagination.total === 1 ? 'y' : 'ies'} (offset ${page.pagination.offset})\n`,
+    );
   })
     .option('--limit <n>', 'page size (max 200)', int, 50)
     .option('--offset <n>', 'results to skip', int, 0);
@@ -164,7 +178,11 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
     .description(
       'check a captured delivery (the raw body from a file, or stdin with "-" or no argument) with the endpoint\'s secret, as a receiver must (Standard Webhooks); prints the event, exit 1 when it does not verify',
     )
-    .option('-H, --header <name:value>', 'a request header (repeatable): webhook-id, webhook-timestamp, webhook-signature', (v: string, prev: string[] = []) => [...prev, v])
+    .option(
+      '-H, --header <name:value>',
+      'a request header (repeatable): webhook-id, webhook-timestamp, webhook-signature',
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option('--headers <file>', 'the request headers from a file: a JSON object, or "Name: value" lines (a raw HTTP request dump works)')
     .addOption(new Option('--secret <whsec>', 'the endpoint secret (default: KB_WEBHOOK_SECRET)').env('KB_WEBHOOK_SECRET'))
     .option('--ignore-timestamp', 'accept a delivery older than 5 minutes (debugging a captured request; the signature is still checked)')
@@ -191,7 +209,9 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
         }
         if (o.json) return printJson({ valid: true, event });
         const data = event.data as { id?: string; status?: string };
-        process.stdout.write(`✔ valid ${event.type} (event ${event.id}, ${event.created_at})${data.id ? `: ${data.id}${data.status ? ` ${data.status}` : ''}` : ''}\n`);
+        process.stdout.write(
+          `✔ valid ${event.type} (event ${event.id}, ${event.created_at})${data.id ? `: ${data.id}${data.status ? ` ${data.status}` : ''}` : ''}\n`,
+        );
       } catch (error) {
         fail(error, o.json);
       }

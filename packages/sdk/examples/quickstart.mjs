@@ -14,7 +14,11 @@ const document = await uploadFile(kb, file, {
 });
 console.log(`${document.file_name}: ${document.status}, ${document.chunk_count} chunks`);
 
-for await (const event of kb.agent.chat({ messages: [{ role: 'user', content: 'Must employers notify employees exposed to toxic materials?' }], project_id: project.id, chat_type: 'project' })) {
+for await (const event of kb.agent.chat({
+  messages: [{ role: 'user', content: 'Must employers notify employees exposed to toxic materials?' }],
+  project_id: project.id,
+  chat_type: 'project',
+})) {
   if (event.event === 'delta') process.stdout.write(event.data.content);
   if (event.event === 'citations') console.log(`\n${event.data.citations.map((c) => `[${c.index}] ${c.file_name} p.${c.start_page}`).join('\n')}`);
 }

@@ -33,5 +33,5 @@ export async function listAuditEvents(kb: KbTransport, filter: AuditEventFilter 
     limit: filter.limit,
     offset: filter.offset,
   };
-  return (await kb.page(kb.api.GET('/api/v2/audit-events', { params: { query }, signal: filter.signal })));
+  return await kb.page(kb.api.GET('/api/v2/audit-events', { params: { query }, signal: filter.signal }));
 }

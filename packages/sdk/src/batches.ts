@@ -39,7 +39,7 @@ export interface ListBatchesOptions extends PageOptions {
  */
 export async function listBatches(kb: KbTransport, options: ListBatchesOptions = {}): Promise<Page<Batch>> {
   const query = { project_id: options.projectId, status: options.status, limit: options.limit, offset: options.offset };
-  return (await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query }, signal: options.signal })));
+  return await kb.page(kb.api.GET('/api/v2/agent/batches', { params: { query }, signal: options.signal }));
 }
 
 /** Options of {@link waitForBatch}. */

@@ -31,7 +31,8 @@ function bundle(entry: string, format: 'esm' | 'iife'): { code: string; imports:
 }
 
 /** An import of a Node built-in in emitted code: `from "node:…"`, `import("node:…")`, `require("node:…")` (comments aside). */
-const NODE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)["'](?:node:|(?:fs|http|https|path|crypto|stream|buffer|net|os|url|util)(?:\/[\w/]*)?["'])/;
+const NODE_IMPORT =
+  /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)["'](?:node:|(?:fs|http|https|path|crypto|stream|buffer|net|os|url|util)(?:\/[\w/]*)?["'])/;
 
 describe('the browser entry (src/browser.ts)', () => {
   it('bundles for platform browser with no Node built-in imported or required', () => {
@@ -53,11 +54,37 @@ describe('the browser entry (src/browser.ts)', () => {
     const server = http.createServer((req, res) => {
       const known = req.url === '/api/v2/organization' && req.headers.authorization === 'Bearer kb_browser';
       res.writeHead(known ? 200 : 404, { 'Content-Type': 'application/json', 'X-Request-Id': 'req-1' });
-      res.end(JSON.stringify(known ? { success: true, data: { id: 'org-1', name: 'Org' } } : { success: false, error: { code: 'NOT_FOUND', message: 'No such route.' }, request_id: 'req-1' }));
+      res.end(
+        JSON.stringify(
+          known
+            ? { success: true, data: { id: 'org-1', name: 'Org' } }
+            : { success: false, error: { code: 'NOT_FOUND', message: 'No such route.' }, request_id: 'req-1' },
+        ),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const web = { fetch, Request, Response, Headers, URL, URLSearchParams, AbortController, AbortSignal, Blob, File, FormData, ReadableStream, TextEncoder, TextDecoder, DOMException, crypto, setTimeout, clearTimeout, console };
+      const web = {
+        fetch,
+        Request,
+        Response,
+        Headers,
+        URL,
+        URLSearchParams,
+        AbortController,
+        AbortSignal,
+        Blob,
+        File,
+        FormData,
+        ReadableStream,
+        TextEncoder,
+        TextDecoder,
+        DOMException,
+        crypto,
+        setTimeout,
+        clearTimeout,
+        console,
+      };
       const context = vm.createContext({ ...web });
       const sdk = vm.runInContext(`${code}\nKbSdk`, context) as typeof import('./browser');
       expect(vm.runInContext('typeof process + typeof Buffer + typeof require', context)).toBe('undefinedundefinedundefined');
@@ -68,7 +95,9 @@ describe('the browser entry (src/browser.ts)', () => {
       expect(await kb.organization.get()).toEqual({ id: 'org-1', name: 'Org' });
       await expect(kb.projects.get('00000000-0000-4000-8000-000000000000')).rejects.toBeInstanceOf(sdk.KbNotFoundError);
       expect(typeof kb.runs.list().firstPage).toBe('function');
-      const missing = await kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id: '00000000-0000-4000-8000-000000000000' } } })).catch((e: unknown) => e);
+      const missing = await kb
+        .data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id: '00000000-0000-4000-8000-000000000000' } } }))
+        .catch((e: unknown) => e);
       expect(missing).toBeInstanceOf(sdk.KbNotFoundError);
       expect(missing).toBeInstanceOf(sdk.KbApiError);
       expect(missing).toMatchObject({ status: 404, code: 'NOT_FOUND', requestId: 'req-1' });

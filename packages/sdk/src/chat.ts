@@ -45,7 +45,12 @@ export async function* chat(
   });
   if (!response.ok) throw await KbApiError.fromResponse(response);
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    throw KbApiError.of(response.status, 'HTTP_' + response.status, `Expected an event stream, got ${response.headers.get('content-type')}.`, response.headers.get('x-request-id'));
+    throw KbApiError.of(
+      response.status,
+      'HTTP_' + response.status,
+      `Expected an event stream, got ${response.headers.get('content-type')}.`,
+      response.headers.get('x-request-id'),
+    );
   }
   const queue: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => queue.push(message) });
@@ -59,7 +64,8 @@ export async function* chat(
       while (queue.length > 0) {
         const message = queue.shift()!;
         const data = JSON.parse(message.data) as { code?: string; message?: string; request_id?: string };
-        if (message.event === 'error') throw KbApiError.of(200, String(data.code ?? 'INTERNAL_ERROR'), String(data.message ?? 'The chat stream failed.'), requestId);
+        if (message.event === 'error')
+          throw KbApiError.of(200, String(data.code ?? 'INTERNAL_ERROR'), String(data.message ?? 'The chat stream failed.'), requestId);
         if (message.event === 'meta') requestId = data.request_id ?? requestId;
         yield { event: message.event, data } as ChatEvent;
       }

@@ -50,7 +50,7 @@ export interface ListCheckRunsOptions extends PageOptions {
  */
 export async function listCheckRuns(kb: KbTransport, options: ListCheckRunsOptions = {}): Promise<Page<CheckRun>> {
   const query = { project_id: options.projectId, limit: options.limit, offset: options.offset };
-  return (await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query }, signal: options.signal })));
+  return await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query }, signal: options.signal }));
 }
 
 /**
@@ -59,7 +59,7 @@ export async function listCheckRuns(kb: KbTransport, options: ListCheckRunsOptio
  * @throws KbApiError 404 (unknown run or another organization's).
  */
 export async function listCheckRunRequirements(kb: KbTransport, id: string, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement[]> {
-  return (await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } }, signal: options.signal })));
+  return await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } }, signal: options.signal }));
 }
 
 /**
@@ -69,7 +69,12 @@ export async function listCheckRunRequirements(kb: KbTransport, id: string, opti
  * @returns `{ run_id, task_id, status }` (`processing`, or `completed`).
  * @throws KbApiError 404 (unknown run), 409 (the run is being processed).
  */
-export async function triggerCheckRun(kb: KbTransport, id: string, trigger: TriggerCheckRun = {}, options: { signal?: AbortSignal } = {}): Promise<TriggeredRun> {
+export async function triggerCheckRun(
+  kb: KbTransport,
+  id: string,
+  trigger: TriggerCheckRun = {},
+  options: { signal?: AbortSignal } = {},
+): Promise<TriggeredRun> {
   return await kb.data(kb.api.POST('/api/v2/check/runs/{id}/trigger', { params: { path: { id } }, body: trigger, signal: options.signal }));
 }
 
@@ -156,9 +161,19 @@ export async function waitForCheckRun(kb: KbTransport, id: string, options: Wait
  * @returns the requirement with its `review` (`outdated` false).
  * @throws KbApiError 400 (invalid review), 404 (unknown run or requirement, or another organization's), 409 (the requirement is not completed).
  */
-export async function setRequirementReview(kb: KbTransport, runId: string, requirementId: string, review: ReviewRequirement, options: { signal?: AbortSignal } = {}): Promise<CheckRequirement> {
+export async function setRequirementReview(
+  kb: KbTransport,
+  runId: string,
+  requirementId: string,
+  review: ReviewRequirement,
+  options: { signal?: AbortSignal } = {},
+): Promise<CheckRequirement> {
   return kb.data(
-    kb.api.PUT('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', { params: { path: { id: runId, requirement_id: requirementId } }, body: review, signal: options.signal }),
+    kb.api.PUT('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', {
+      params: { path: { id: runId, requirement_id: requirementId } },
+      body: review,
+      signal: options.signal,
+    }),
   );
 }
 
@@ -168,7 +183,12 @@ export async function setRequirementReview(kb: KbTransport, runId: string, requi
  * @throws KbApiError 404 (unknown run or requirement, or another organization's), 409 (the requirement is not completed).
  */
 export async function clearRequirementReview(kb: KbTransport, runId: string, requirementId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
-  await kb.data(kb.api.DELETE('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', { params: { path: { id: runId, requirement_id: requirementId } }, signal: options.signal }));
+  await kb.data(
+    kb.api.DELETE('/api/v2/check/runs/{id}/requirements/{requirement_id}/review', {
+      params: { path: { id: runId, requirement_id: requirementId } },
+      signal: options.signal,
+    }),
+  );
 }
 
 /**
@@ -192,9 +212,7 @@ export async function rerunCheckRun(kb: KbTransport, id: string, rerun: RerunChe
  * @throws KbApiError 400 (an id not a UUID), 404 (either run unknown or another organization's).
  */
 export async function compareCheckRuns(kb: KbTransport, runId: string, withRunId: string, options: { signal?: AbortSignal } = {}): Promise<CheckRunComparison> {
-  return kb.data(
-    kb.api.GET('/api/v2/check/runs/{id}/compare', { params: { path: { id: runId }, query: { with: withRunId } }, signal: options.signal }),
-  );
+  return kb.data(kb.api.GET('/api/v2/check/runs/{id}/compare', { params: { path: { id: runId }, query: { with: withRunId } }, signal: options.signal }));
 }
 
 /** The formats of a check run's report (GET /api/v2/check/runs/{id}/report?format=). */
@@ -208,7 +226,12 @@ export type ReportFormat = 'xlsx' | 'csv' | 'pdf';
  * @returns the file's bytes.
  * @throws KbApiError 400 (bad format), 404 (unknown run or another organization's), 409 (the run is pending).
  */
-export async function downloadReport(kb: KbTransport, runId: string, format: ReportFormat = 'xlsx', options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+export async function downloadReport(
+  kb: KbTransport,
+  runId: string,
+  format: ReportFormat = 'xlsx',
+  options: { signal?: AbortSignal } = {},
+): Promise<Uint8Array> {
   const response = await kb.raw(`/api/v2/check/runs/${encodeURIComponent(runId)}/report?format=${encodeURIComponent(format)}`, { signal: options.signal });
   if (!response.ok) throw await KbApiError.fromResponse(response);
   return new Uint8Array(await response.arrayBuffer());

@@ -9,9 +9,12 @@ import { PagedList, type Page, type PageOptions } from './paging';
  * @throws KbApiError 404 for an unknown document, or one without chunks yet (not `ready` or `completed`).
  */
 export async function listChunks(kb: KbTransport, documentId: string, options: PageOptions = {}): Promise<Page<DocumentChunk>> {
-  return (await kb.page(
-    kb.api.GET('/api/v2/documents/{id}/chunks', { params: { path: { id: documentId }, query: { limit: options.limit, offset: options.offset } }, signal: options.signal }),
-  ));
+  return await kb.page(
+    kb.api.GET('/api/v2/documents/{id}/chunks', {
+      params: { path: { id: documentId }, query: { limit: options.limit, offset: options.offset } },
+      signal: options.signal,
+    }),
+  );
 }
 
 /**
@@ -20,8 +23,15 @@ export async function listChunks(kb: KbTransport, documentId: string, options: P
  * default page size.
  * @throws KbApiError as {@link listChunks}.
  */
-export async function* iterateChunks(kb: KbTransport, documentId: string, options: { pageSize?: number; signal?: AbortSignal } = {}): AsyncGenerator<DocumentChunk> {
-  yield* new PagedList<DocumentChunk>((offset, limit, signal) => listChunks(kb, documentId, { offset, limit, signal }), { limit: options.pageSize ?? 200, signal: options.signal });
+export async function* iterateChunks(
+  kb: KbTransport,
+  documentId: string,
+  options: { pageSize?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<DocumentChunk> {
+  yield* new PagedList<DocumentChunk>((offset, limit, signal) => listChunks(kb, documentId, { offset, limit, signal }), {
+    limit: options.pageSize ?? 200,
+    signal: options.signal,
+  });
 }
 
 /**
@@ -30,7 +40,9 @@ export async function* iterateChunks(kb: KbTransport, documentId: string, option
  * @throws KbApiError 404 for an unknown document or chunk.
  */
 export async function getChunk(kb: KbTransport, documentId: string, nodeId: string, options: { signal?: AbortSignal } = {}): Promise<DocumentChunk> {
-  return await kb.data(kb.api.GET('/api/v2/documents/{id}/chunks/{node_id}', { params: { path: { id: documentId, node_id: nodeId } }, signal: options.signal }));
+  return await kb.data(
+    kb.api.GET('/api/v2/documents/{id}/chunks/{node_id}', { params: { path: { id: documentId, node_id: nodeId } }, signal: options.signal }),
+  );
 }
 
 /**

@@ -92,7 +92,11 @@ describe('KbClient retries, timeout and typed errors (against a local HTTP serve
   });
 
   it('keeps the Idempotency-Key of a POST, and its body, on every retry', async () => {
-    server = await scriptedServer([{ status: 503, body: envelope('SERVICE_UNAVAILABLE', 'down') }, { status: 502, body: '<html>bad gateway</html>' }, { status: 201, body: { success: true, data: { id: 'p-1' } } }]);
+    server = await scriptedServer([
+      { status: 503, body: envelope('SERVICE_UNAVAILABLE', 'down') },
+      { status: 502, body: '<html>bad gateway</html>' },
+      { status: 201, body: { success: true, data: { id: 'p-1' } } },
+    ]);
     const kb = client();
     const { data } = await kb.api.POST('/api/v2/projects', { body: { name: 'Retried' } });
     expect(data).toEqual({ success: true, data: { id: 'p-1' } });
@@ -146,7 +150,11 @@ describe('KbClient retries, timeout and typed errors (against a local HTTP serve
   });
 
   it('retries a 409 only when a retried POST finds its first attempt still in progress', async () => {
-    server = await scriptedServer([{ status: 500, body: envelope('INTERNAL_ERROR', 'boom') }, { status: 409, body: envelope('CONFLICT', 'A request with this Idempotency-Key is still in progress.') }, ok]);
+    server = await scriptedServer([
+      { status: 500, body: envelope('INTERNAL_ERROR', 'boom') },
+      { status: 409, body: envelope('CONFLICT', 'A request with this Idempotency-Key is still in progress.') },
+      ok,
+    ]);
     const kb = client();
     await kb.data(kb.api.POST('/api/v2/projects', { body: { name: 'x' } }));
     expect(server.seen).toHaveLength(3);

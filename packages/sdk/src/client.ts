@@ -1,15 +1,4 @@
-import {
-  AgentApi,
-  AuditApi,
-  BatchesApi,
-  ChecksApi,
-  DocumentsApi,
-  OrganizationApi,
-  ProjectsApi,
-  ReviewsApi,
-  RunsApi,
-  WebhooksApi,
-} from './namespaces';
+import { AgentApi, AuditApi, BatchesApi, ChecksApi, DocumentsApi, OrganizationApi, ProjectsApi, ReviewsApi, RunsApi, WebhooksApi } from './namespaces';
 import { KbTransport } from './transport';
 
 export { RETRIED_STATUSES, sleep, type DataOf, type KbClientOptions } from './transport';

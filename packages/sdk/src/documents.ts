@@ -327,7 +327,10 @@ function putBlob(name: string, blob: Blob, target: UploadTarget, onBytes: (sent:
           resolve();
         } else reject(refused(xhr.status, String(xhr.responseText ?? '')));
       };
-      xhr.onerror = () => (done(), reject(new UploadPutError(`Upload of ${name} failed: the storage at ${new URL(target.url).origin} could not be reached`, null)));
+      xhr.onerror = () => (
+        done(),
+        reject(new UploadPutError(`Upload of ${name} failed: the storage at ${new URL(target.url).origin} could not be reached`, null))
+      );
       xhr.onabort = () => (done(), reject(signal?.reason ?? new DOMException('The upload was aborted.', 'AbortError')));
       signal?.addEventListener('abort', onAbort, { once: true });
       onBytes(0);
@@ -365,7 +368,7 @@ export interface ListDocumentsOptions extends PageOptions {
  */
 export async function listDocuments(kb: KbTransport, options: ListDocumentsOptions = {}): Promise<Page<Document>> {
   const query = { project_id: options.projectId, status: options.status, current: options.current, limit: options.limit, offset: options.offset };
-  return (await kb.page(kb.api.GET('/api/v2/documents', { params: { query }, signal: options.signal })));
+  return await kb.page(kb.api.GET('/api/v2/documents', { params: { query }, signal: options.signal }));
 }
 
 /**
@@ -390,9 +393,7 @@ export async function waitForDocuments(
     if (pending.length === 0) return ids.map((id) => latest.get(id)!);
     for (let i = 0; i < pending.length; i += 100) {
       const slice = pending.slice(i, i + 100);
-      const page = await kb.page(
-        kb.api.GET('/api/v2/documents', { params: { query: { document_ids: slice.join(','), limit: 200 } }, signal: options.signal }),
-      );
+      const page = await kb.page(kb.api.GET('/api/v2/documents', { params: { query: { document_ids: slice.join(','), limit: 200 } }, signal: options.signal }));
       for (const document of page.data as Document[]) {
         latest.set(document.id, document);
         const fingerprint = JSON.stringify([document.status, (document as { progress?: unknown }).progress ?? null]);

@@ -15,9 +15,20 @@ describe('SDK errors', () => {
       status: 429,
       headers: { 'Retry-After': '3' },
     });
-    expect(await KbApiError.fromResponse(envelope)).toMatchObject({ status: 429, code: 'RATE_LIMITED', message: 'Wait 3 s.', request_id: 'r-1', retryAfterSeconds: 3 });
+    expect(await KbApiError.fromResponse(envelope)).toMatchObject({
+      status: 429,
+      code: 'RATE_LIMITED',
+      message: 'Wait 3 s.',
+      request_id: 'r-1',
+      retryAfterSeconds: 3,
+    });
     const proxy = new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway', headers: { 'X-Request-Id': 'r-2' } });
-    expect(await KbApiError.fromResponse(proxy)).toMatchObject({ status: 502, code: 'HTTP_502', request_id: 'r-2', message: expect.stringContaining('Bad gateway') });
+    expect(await KbApiError.fromResponse(proxy)).toMatchObject({
+      status: 502,
+      code: 'HTTP_502',
+      request_id: 'r-2',
+      message: expect.stringContaining('Bad gateway'),
+    });
   });
 
   it('has a class of its own for every error code the service sends (libs/common ErrorCode), found by its code', () => {

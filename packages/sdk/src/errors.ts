@@ -59,7 +59,9 @@ export class KbApiError extends Error {
     const envelope = (body ?? {}) as { error?: { code?: unknown; message?: unknown }; request_id?: unknown };
     const code = typeof envelope.error?.code === 'string' ? envelope.error.code : `HTTP_${response.status}`;
     const message =
-      typeof envelope.error?.message === 'string' ? envelope.error.message : `${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`;
+      typeof envelope.error?.message === 'string'
+        ? envelope.error.message
+        : `${response.status} ${response.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`;
     const requestId = typeof envelope.request_id === 'string' ? envelope.request_id : response.headers.get('x-request-id');
     return KbApiError.of(response.status, code, message, requestId, retryAfterSeconds(response.headers));
   }

@@ -106,7 +106,13 @@ function putFile(target: UploadTarget, file: string, size: number, onBytes: (sen
         response.on('end', () => {
           const status = response.statusCode ?? 0;
           if (status >= 200 && status < 300) resolve();
-          else reject(new UploadPutError(`Upload of ${path.basename(file)} refused by storage: ${status} ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`, status));
+          else
+            reject(
+              new UploadPutError(
+                `Upload of ${path.basename(file)} refused by storage: ${status} ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`,
+                status,
+              ),
+            );
         });
       },
     );

@@ -57,7 +57,12 @@ async function standIn() {
       if (op.id === 'chat') {
         res.writeHead(200, { 'Content-Type': 'text/event-stream' });
         const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-        return res.end(event('meta', { agent: 'general', model: 'm', request_id: 'r' }) + event('delta', { content: 'hi' }) + event('citations', { citations: [] }) + event('done', { usage: null, finish_reason: 'stop' }));
+        return res.end(
+          event('meta', { agent: 'general', model: 'm', request_id: 'r' }) +
+            event('delta', { content: 'hi' }) +
+            event('citations', { citations: [] }) +
+            event('done', { usage: null, finish_reason: 'stop' }),
+        );
       }
       if (op.id === 'exportBatch' || op.id === 'getCheckRunReport') return res.writeHead(200, { 'Content-Type': 'text/csv' }).end('index\r\n');
       if (req.method === 'DELETE' && op.id !== 'deleteDocuments') return res.writeHead(204).end();

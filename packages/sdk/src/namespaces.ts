@@ -27,7 +27,16 @@ import {
 } from './checks';
 import { getChunk, getPage, listChunks } from './chunks';
 import type { KbTransport } from './transport';
-import { listDocuments, uploadBlob, uploadBlobs, waitForDocuments, type ListDocumentsOptions, type UploadItem, type UploadOptions, type UploadSummary } from './documents';
+import {
+  listDocuments,
+  uploadBlob,
+  uploadBlobs,
+  waitForDocuments,
+  type ListDocumentsOptions,
+  type UploadItem,
+  type UploadOptions,
+  type UploadSummary,
+} from './documents';
 import { PagedList, type PageOptions } from './paging';
 import type * as T from './types';
 import { createWebhook, deleteWebhook, getWebhook, listWebhookDeliveries, listWebhooks, retryWebhookDelivery, updateWebhook } from './webhooks';
@@ -57,7 +66,7 @@ export class ProjectsApi {
    */
   list(options: PageOptions = {}): PagedList<T.Project> {
     return new PagedList(
-      async (offset, limit, signal) => (await this.kb.page(this.kb.api.GET('/api/v2/projects', { params: { query: { limit, offset } }, signal }))),
+      async (offset, limit, signal) => await this.kb.page(this.kb.api.GET('/api/v2/projects', { params: { query: { limit, offset } }, signal })),
       options,
     );
   }

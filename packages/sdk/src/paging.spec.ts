@@ -60,7 +60,10 @@ describe('PagedList', () => {
 
   it('stops on an empty page even when the total says more (items deleted meanwhile)', async () => {
     let calls = 0;
-    const paged = new PagedList<{ id: string }>(async (offset) => (calls++, { data: offset === 0 ? [{ id: 'a' }] : [], pagination: { limit: 1, offset, total: 9 } }), { limit: 1 });
+    const paged = new PagedList<{ id: string }>(
+      async (offset) => (calls++, { data: offset === 0 ? [{ id: 'a' }] : [], pagination: { limit: 1, offset, total: 9 } }),
+      { limit: 1 },
+    );
     expect(await paged.toArray()).toEqual([{ id: 'a' }]);
     expect(calls).toBe(2);
   });
@@ -81,9 +84,17 @@ describe('pollUntil', () => {
     const values = ['pending', 'pending', 'processing', 'completed'];
     const changes: string[] = [];
     let reads = 0;
-    const last = await pollUntil(async () => values[reads++], (v) => v === 'completed', { pollIntervalMs: 1, maxPollIntervalMs: 2, fingerprint: (v) => v, onChange: (v) => changes.push(v), describe: (v) => v });
+    const last = await pollUntil(
+      async () => values[reads++],
+      (v) => v === 'completed',
+      { pollIntervalMs: 1, maxPollIntervalMs: 2, fingerprint: (v) => v, onChange: (v) => changes.push(v), describe: (v) => v },
+    );
     expect([last, reads, changes]).toEqual(['completed', 4, ['pending', 'processing', 'completed']]);
-    const late = await pollUntil(async () => 'pending', () => false, { pollIntervalMs: 5, timeoutMs: 20, fingerprint: (v) => v, describe: (v) => `run still ${v}` }).catch((e) => e);
+    const late = await pollUntil(
+      async () => 'pending',
+      () => false,
+      { pollIntervalMs: 5, timeoutMs: 20, fingerprint: (v) => v, describe: (v) => `run still ${v}` },
+    ).catch((e) => e);
     expect(late).toBeInstanceOf(KbTimeoutError);
     expect(late.message).toMatch(/^run still pending after 20 ms/);
   });

@@ -45,7 +45,7 @@ export class PagedList<T> implements AsyncIterable<T> {
 
   /** Every page from `offset` on, each fetched when the previous one has been consumed. */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
-    for (let offset = this.options.offset ?? 0; ; ) {
+    for (let offset = this.options.offset ?? 0; ;) {
       const page = await this.fetchPage(offset, this.options.limit, this.options.signal);
       yield page;
       offset += page.data.length;

@@ -24,7 +24,10 @@ export const POLL_DEFAULTS = { pollIntervalMs: 500, maxPollIntervalMs: 10_000, t
  * 10… s with the defaults).
  * @throws TypeError when `first` is not > 0 or `cap` is below `first`.
  */
-export function* pollIntervals(first: number = POLL_DEFAULTS.pollIntervalMs, cap: number = POLL_DEFAULTS.maxPollIntervalMs): Generator<number, never, undefined> {
+export function* pollIntervals(
+  first: number = POLL_DEFAULTS.pollIntervalMs,
+  cap: number = POLL_DEFAULTS.maxPollIntervalMs,
+): Generator<number, never, undefined> {
   if (!(first > 0)) throw new TypeError(`pollIntervalMs must be a number of ms > 0, not ${first}.`);
   if (!(cap >= first)) throw new TypeError(`maxPollIntervalMs (${cap}) must be at least pollIntervalMs (${first}).`);
   for (let ms = first; ; ms = Math.min(cap, ms * 2)) yield ms;

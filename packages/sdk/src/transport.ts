@@ -109,8 +109,13 @@ export class KbTransport {
       const attemptAbort = new AbortController();
       const onCallerAbort = () => attemptAbort.abort(request.signal.reason);
       request.signal.addEventListener('abort', onCallerAbort, { once: true });
-      const timer = this.timeoutMs > 0 ? setTimeout(() => attemptAbort.abort(new KbTimeoutError(`No response from ${origin} within ${this.timeoutMs} ms.`)), this.timeoutMs) : undefined;
-      const aborted = new Promise<never>((_, reject) => attemptAbort.signal.addEventListener('abort', () => reject(attemptAbort.signal.reason), { once: true }));
+      const timer =
+        this.timeoutMs > 0
+          ? setTimeout(() => attemptAbort.abort(new KbTimeoutError(`No response from ${origin} within ${this.timeoutMs} ms.`)), this.timeoutMs)
+          : undefined;
+      const aborted = new Promise<never>((_, reject) =>
+        attemptAbort.signal.addEventListener('abort', () => reject(attemptAbort.signal.reason), { once: true }),
+      );
       aborted.catch(() => undefined);
       // A copy per attempt: a body can be read once.
       const pending = this.baseFetch(new Request(request.clone(), { signal: attemptAbort.signal }));
@@ -119,7 +124,10 @@ export class KbTransport {
         response = await Promise.race([pending, aborted]);
       } catch (error) {
         request.signal.removeEventListener('abort', onCallerAbort);
-        pending.then((late) => late.body?.cancel(), () => undefined);
+        pending.then(
+          (late) => late.body?.cancel(),
+          () => undefined,
+        );
         if (request.signal.aborted) throw request.signal.reason;
         const timedOut = attemptAbort.signal.aborted;
         if (attempt >= this.maxRetries) {
@@ -141,7 +149,10 @@ export class KbTransport {
         else if (seconds <= this.maxRetryDelaySeconds) waitMs = seconds * 1000;
       } else if (response.status === 409 && attempt > 0 && request.method === 'POST') {
         // A retry of ours found the first attempt (same Idempotency-Key) still running: wait for it.
-        const body = (await response.clone().json().catch(() => null)) as { error?: { message?: string } } | null;
+        const body = (await response
+          .clone()
+          .json()
+          .catch(() => null)) as { error?: { message?: string } } | null;
         if (/in progress|still running|in flight/i.test(body?.error?.message ?? '')) waitMs = 1000;
       }
       if (waitMs === null) return response;

@@ -74,7 +74,13 @@ describe('the PUT of an upload to the presigned URL', () => {
     await putWithRetries(source, store.target, (n) => sent.push(n), undefined);
     expect(store.puts).toHaveLength(3);
     for (const put of store.puts) {
-      expect(put).toMatchObject({ method: 'PUT', contentType: 'text/markdown', contentLength: String(bytes.length), transferEncoding: undefined, authorization: undefined });
+      expect(put).toMatchObject({
+        method: 'PUT',
+        contentType: 'text/markdown',
+        contentLength: String(bytes.length),
+        transferEncoding: undefined,
+        authorization: undefined,
+      });
       expect(put.body.equals(bytes)).toBe(true);
     }
     expect(sent[sent.length - 1]).toBe(bytes.length);

@@ -22,7 +22,7 @@ export async function createWebhook(kb: KbTransport, body: CreateWebhook, option
 
 /** The organization's endpoints, newest first, without secrets (GET /api/v2/webhooks). @throws KbApiError. */
 export async function listWebhooks(kb: KbTransport, options: PageOptions = {}): Promise<Page<WebhookEndpoint>> {
-  return (await kb.page(kb.api.GET('/api/v2/webhooks', { params: { query: { limit: options.limit, offset: options.offset } }, signal: options.signal })));
+  return await kb.page(kb.api.GET('/api/v2/webhooks', { params: { query: { limit: options.limit, offset: options.offset } }, signal: options.signal }));
 }
 
 /** One endpoint (GET /api/v2/webhooks/{id}). @throws KbApiError 404 for an unknown endpoint or one of another organization. */
@@ -50,9 +50,12 @@ export async function deleteWebhook(kb: KbTransport, id: string, options: { sign
  * @throws KbApiError 404.
  */
 export async function listWebhookDeliveries(kb: KbTransport, id: string, options: PageOptions = {}): Promise<Page<WebhookDelivery>> {
-  return (await kb.page(
-    kb.api.GET('/api/v2/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: options.limit, offset: options.offset } }, signal: options.signal }),
-  ));
+  return await kb.page(
+    kb.api.GET('/api/v2/webhooks/{id}/deliveries', {
+      params: { path: { id }, query: { limit: options.limit, offset: options.offset } },
+      signal: options.signal,
+    }),
+  );
 }
 
 /**
@@ -125,7 +128,12 @@ const REASONS: Array<[RegExp, WebhookVerificationReason, string]> = [
  * @returns the event, typed by its `type`.
  * @throws KbWebhookVerificationError with a `reason`; Error for an empty or malformed secret.
  */
-export function verifyWebhook(payload: string | Uint8Array, headers: WebhookHeaders, secret: string, options: { ignoreTimestamp?: boolean } = {}): WebhookEvent {
+export function verifyWebhook(
+  payload: string | Uint8Array,
+  headers: WebhookHeaders,
+  secret: string,
+  options: { ignoreTimestamp?: boolean } = {},
+): WebhookEvent {
   const flat = flattenHeaders(headers);
   const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   const webhook = new Webhook(secret);

@@ -45,7 +45,8 @@ export const VIEWPORT = { width: 1280, height: 800 };
  */
 export function browserSkipReason(): string | null {
   const major = Number(process.versions.node.split('.')[0]);
-  if (major < BROWSER_TESTS_MIN_NODE) return `browser tests run on Node ${BROWSER_TESTS_MIN_NODE}+ only (this is Node ${process.versions.node}, the second CI line)`;
+  if (major < BROWSER_TESTS_MIN_NODE)
+    return `browser tests run on Node ${BROWSER_TESTS_MIN_NODE}+ only (this is Node ${process.versions.node}, the second CI line)`;
   if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM}: install Debian's chromium package (npm test does so as root) or set KB_CHROMIUM`;
   return null;
 }

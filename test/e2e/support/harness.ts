@@ -75,7 +75,13 @@ export async function uploadFile(
   const contentType = file.contentType ?? CONTENT_TYPES[path.extname(name)];
   const res = await api(key, url)
     .post('/api/v2/documents')
-    .send({ file_name: name, content_type: contentType, size_bytes: bytes.length, ...(projectId ? { project_id: projectId } : {}), ...(file.replaces ? { replaces: file.replaces } : {}) });
+    .send({
+      file_name: name,
+      content_type: contentType,
+      size_bytes: bytes.length,
+      ...(projectId ? { project_id: projectId } : {}),
+      ...(file.replaces ? { replaces: file.replaces } : {}),
+    });
   if (res.status !== 201) throw new Error(`reserve failed: ${res.status} ${JSON.stringify(res.body)}`);
   const put = await fetch(res.body.data.upload.url, { method: 'PUT', headers: { 'Content-Type': res.body.data.upload.recommended_content_type }, body: bytes });
   if (put.status !== 200) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
@@ -99,7 +105,13 @@ export async function waitForDocument(key: string, id: string, timeoutMs = 120_0
  * back is waited out); returns the run detail.
  * @throws when `timeoutMs` passes first, naming the status and the progress.
  */
-export async function waitForRun(key: string, id: string, statuses: string[] = ['completed', 'failed', 'stopped'], timeoutMs = 300_000, url: string = baseUrl()): Promise<any> {
+export async function waitForRun(
+  key: string,
+  id: string,
+  statuses: string[] = ['completed', 'failed', 'stopped'],
+  timeoutMs = 300_000,
+  url: string = baseUrl(),
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await api(key, url).get(`/api/v2/check/runs/${id}`);
@@ -109,7 +121,8 @@ export async function waitForRun(key: string, id: string, statuses: string[] = [
     }
     if (res.status !== 200) throw new Error(`GET run ${id}: ${res.status} ${JSON.stringify(res.body)}`);
     if (statuses.includes(res.body.data.status)) return res.body.data;
-    if (Date.now() > deadline) throw new Error(`run ${id} still ${res.body.data.status} (${res.body.data.processed_requirements}/${res.body.data.total_requirements})`);
+    if (Date.now() > deadline)
+      throw new Error(`run ${id} still ${res.body.data.status} (${res.body.data.processed_requirements}/${res.body.data.total_requirements})`);
     await new Promise((r) => setTimeout(r, 300));
   }
 }

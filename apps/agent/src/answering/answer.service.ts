@@ -1,5 +1,15 @@
 import { AppError, CallContext, ErrorCode, Logger } from '@kb/common';
-import { Citation, composeWithLiveSources, DocumentsClient, KnowledgeScope, Passage, requireProject, RetrievalClient, quotePlacement, searchKnowledge } from '@kb/knowledge';
+import {
+  Citation,
+  composeWithLiveSources,
+  DocumentsClient,
+  KnowledgeScope,
+  Passage,
+  requireProject,
+  RetrievalClient,
+  quotePlacement,
+  searchKnowledge,
+} from '@kb/knowledge';
 import { addUsage, ModelProviderError, NO_USAGE, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
 import { assessAnswerability, bestQuote, composeAnswer, NO_RELEVANT_INFORMATION, type EmbedTexts, type Quote } from '@kb/text';
 import { z } from 'zod';
@@ -75,7 +85,6 @@ export function cachedEmbedder(model: EmbeddingModel, size = SENTENCE_CACHE_SIZE
     });
   };
 }
-
 
 /** Extractive answers are streamed in pieces of this many words (real pieces of the final answer). */
 const DELTA_WORDS = 6;
@@ -156,7 +165,11 @@ export class AnswerService {
     const query = await this.retrievalQuery(req, spend);
     throwIfAborted(req.signal);
     const topK = Math.min(Math.max(req.topK || 8, 1), 20);
-    const orgScope = (a: AgentName): KnowledgeScope => ({ corpus: 'org', projectId: a === 'project' ? req.projectId : undefined, documentIds: req.documentIds });
+    const orgScope = (a: AgentName): KnowledgeScope => ({
+      corpus: 'org',
+      projectId: a === 'project' ? req.projectId : undefined,
+      documentIds: req.documentIds,
+    });
     let passages: Passage[];
     if (byEvidence) {
       const [own, shared] = await Promise.all([
@@ -225,7 +238,10 @@ export class AnswerService {
     // Whether the passages answer the question at all: the same calibrated model as the extractive path.
     const { confidence } = await assessAnswerability(query, passages, { embed: this.embed });
     const numbered = passages
-      .map((p, i) => `[${i + 1}] ${p.fileName}${p.startPage ? ` (p. ${p.startPage}${p.endPage && p.endPage !== p.startPage ? `-${p.endPage}` : ''})` : ''}\n${p.text}`)
+      .map(
+        (p, i) =>
+          `[${i + 1}] ${p.fileName}${p.startPage ? ` (p. ${p.startPage}${p.endPage && p.endPage !== p.startPage ? `-${p.endPage}` : ''})` : ''}\n${p.text}`,
+      )
       .join('\n\n');
     const system =
       (agent === 'safety' ? 'You are a construction-site safety assistant. ' : 'You are a knowledge-base assistant. ') +
@@ -262,7 +278,9 @@ export class AnswerService {
         const renumber = new Map(kept.map((c, i) => [c.index, i + 1]));
         if (!hooks.onDelta) {
           // Not streamed yet: drop the dead markers from the text and renumber the rest.
-          answer = answer.replace(/\[(\d+)\]/g, (_, n: string) => (renumber.has(Number(n)) ? `[${renumber.get(Number(n))}]` : '')).replace(/\s+([.,;:])/g, '$1');
+          answer = answer
+            .replace(/\[(\d+)\]/g, (_, n: string) => (renumber.has(Number(n)) ? `[${renumber.get(Number(n))}]` : ''))
+            .replace(/\s+([.,;:])/g, '$1');
           citations = kept.map((c) => ({ ...c, index: renumber.get(c.index)! }));
         } else {
           // Already streamed: the text keeps its markers; the deleted document's citations are withheld.
@@ -270,7 +288,15 @@ export class AnswerService {
         }
       }
     }
-    return { answer, citations, agent, model: model.model, usage: usage(), finishReason, confidence: citations.length > 0 ? round3(confidence) : Math.min(round3(confidence), 0.69) };
+    return {
+      answer,
+      citations,
+      agent,
+      model: model.model,
+      usage: usage(),
+      finishReason,
+      confidence: citations.length > 0 ? round3(confidence) : Math.min(round3(confidence), 0.69),
+    };
   }
 
   /**
@@ -309,7 +335,10 @@ export class AnswerService {
             },
             { role: 'user', content: userText },
           ],
-          responseSchema: { name: 'route', schema: { type: 'object', properties: { safety: { type: 'boolean' } }, required: ['safety'], additionalProperties: false } },
+          responseSchema: {
+            name: 'route',
+            schema: { type: 'object', properties: { safety: { type: 'boolean' } }, required: ['safety'], additionalProperties: false },
+          },
           maxTokens: 20,
           signal: req.signal,
         },
@@ -336,7 +365,10 @@ export class AnswerService {
             },
             { role: 'user', content: history },
           ],
-          responseSchema: { name: 'rewrite', schema: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false } },
+          responseSchema: {
+            name: 'rewrite',
+            schema: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
+          },
           maxTokens: 200,
           signal: req.signal,
         },

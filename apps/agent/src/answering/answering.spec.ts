@@ -42,7 +42,9 @@ describe('chooseAgent', () => {
 
 describe('rewriteQuery (deterministic follow-up rewrite)', () => {
   it('keeps a stand-alone question as is', () => {
-    expect(rewriteQuery([{ role: 'user', content: 'How wide must a scaffold platform be at minimum?' }])).toBe('How wide must a scaffold platform be at minimum?');
+    expect(rewriteQuery([{ role: 'user', content: 'How wide must a scaffold platform be at minimum?' }])).toBe(
+      'How wide must a scaffold platform be at minimum?',
+    );
   });
   it('adds the content words of earlier user turns to a follow-up, newest first, without their question wording', () => {
     const q = rewriteQuery([

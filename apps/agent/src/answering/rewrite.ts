@@ -7,9 +7,30 @@ export interface ConversationMessage {
 
 /** Words that make a message depend on earlier turns ("what about it", "and those?", "how high?"). */
 const ANAPHORA = new Set([
-  'it', 'its', 'they', 'them', 'their', 'this', 'that', 'these', 'those', 'he', 'she', 'there', 'one', 'ones', 'same', 'also', 'too', 'else', 'other', 'former', 'latter',
+  'it',
+  'its',
+  'they',
+  'them',
+  'their',
+  'this',
+  'that',
+  'these',
+  'those',
+  'he',
+  'she',
+  'there',
+  'one',
+  'ones',
+  'same',
+  'also',
+  'too',
+  'else',
+  'other',
+  'former',
+  'latter',
 ]);
-const FOLLOW_UP_OPENERS = /^\s*(?:and|also|but|or|so|then|what about|how about|what if|why|how come|same|which one|more|tell me more|explain|elaborate|and what)\b/i;
+const FOLLOW_UP_OPENERS =
+  /^\s*(?:and|also|but|or|so|then|what about|how about|what if|why|how come|same|which one|more|tell me more|explain|elaborate|and what)\b/i;
 
 /** A follow-up with at most this many content terms borrows context from earlier user turns. */
 const SHORT_MESSAGE_TERMS = 4;

@@ -12,9 +12,18 @@ export type AgentName = 'general' | 'project' | 'safety';
  */
 const TERMS: Record<string, number> = Object.fromEntries(
   [
-    [3, 'osha niosh safety safe hazard hazardous injury injuries fatal fatality guardrail guardrails harness harnesses lanyard lanyards fall falls scaffold scaffolds scaffolding ladder ladders excavation excavations trench trenches trenching shoring respirator respirators ppe lockout tagout hardhat helmet helmets goggles earplugs gfci electrocution asbestos silica toxic flammable extinguisher extinguishers firefighting evacuation caught-in struck-by hi-vis'],
-    [2, 'protective protection accident accidents incident incidents emergency fire fires gloves boots vest vests glasses hearing noise dust fumes welding crane cranes rigging hoist forklift forklifts anchorage anchor debris collapse cave-in cave-ins confined shock burn burns first-aid aid toolbox guard guards barricade barricades warning ground-fault grounding energized voltage chemical chemicals exposure ventilation'],
-    [1, 'construction site worker workers workplace employer employee employees crew contractor inspection inspect training height heights edge edges roof roofing opening openings hole holes floor platform equipment tool tools power wear worn signage sign signs'],
+    [
+      3,
+      'osha niosh safety safe hazard hazardous injury injuries fatal fatality guardrail guardrails harness harnesses lanyard lanyards fall falls scaffold scaffolds scaffolding ladder ladders excavation excavations trench trenches trenching shoring respirator respirators ppe lockout tagout hardhat helmet helmets goggles earplugs gfci electrocution asbestos silica toxic flammable extinguisher extinguishers firefighting evacuation caught-in struck-by hi-vis',
+    ],
+    [
+      2,
+      'protective protection accident accidents incident incidents emergency fire fires gloves boots vest vests glasses hearing noise dust fumes welding crane cranes rigging hoist forklift forklifts anchorage anchor debris collapse cave-in cave-ins confined shock burn burns first-aid aid toolbox guard guards barricade barricades warning ground-fault grounding energized voltage chemical chemicals exposure ventilation',
+    ],
+    [
+      1,
+      'construction site worker workers workplace employer employee employees crew contractor inspection inspect training height heights edge edges roof roofing opening openings hole holes floor platform equipment tool tools power wear worn signage sign signs',
+    ],
   ].flatMap(([w, words]) => (words as string).split(/\s+/).map((t) => [analyze(t.replace(/-/g, ' ')).join(' '), w as number])),
 );
 

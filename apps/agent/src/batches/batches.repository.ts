@@ -75,7 +75,12 @@ export class BatchesRepository {
         [row.id, row.created_at, input.questions],
       );
       await recordAuditEvent(m, {
-        orgId, action: 'batch.created', resourceType: 'batch', resourceId: row.id, origin, at: now,
+        orgId,
+        action: 'batch.created',
+        resourceType: 'batch',
+        resourceId: row.id,
+        origin,
+        at: now,
         data: { after: { name: row.name, project_id: row.project_id, chat_type: row.chat_type, total_questions: row.total_questions, status: row.status } },
       });
       if (queue) await queue(row);
@@ -94,9 +99,18 @@ export class BatchesRepository {
   }
 
   /** Batches of the org, newest first, optionally of one project and/or in one status. */
-  async list(orgId: string, filter: { projectId: string | null; status: BatchStatus | null }, limit: number, offset: number): Promise<{ rows: BatchRow[]; total: number }> {
+  async list(
+    orgId: string,
+    filter: { projectId: string | null; status: BatchStatus | null },
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: BatchRow[]; total: number }> {
     const where = `org_id = $1 AND ($2::uuid IS NULL OR project_id = $2::uuid) AND ($3::text IS NULL OR status = $3::text)`;
-    const [{ total }] = await this.db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM batches WHERE ${where}`, [orgId, filter.projectId, filter.status]);
+    const [{ total }] = await this.db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM batches WHERE ${where}`, [
+      orgId,
+      filter.projectId,
+      filter.status,
+    ]);
     const rows: BatchRow[] = await this.db.query(`SELECT * FROM batches WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [
       orgId,
       filter.projectId,
@@ -115,12 +129,17 @@ export class BatchesRepository {
 
   /** Every question of a batch (read with its org first), in order. */
   listQuestions(batchId: string): Promise<QuestionRow[]> {
-    return this.db.query(`SELECT idx, question, status, answer, citations, agent, error, confidence FROM batch_questions WHERE batch_id = $1 ORDER BY idx`, [batchId]);
+    return this.db.query(`SELECT idx, question, status, answer, citations, agent, error, confidence FROM batch_questions WHERE batch_id = $1 ORDER BY idx`, [
+      batchId,
+    ]);
   }
 
   /** One question of a batch (read with its org first), or null. */
   async findQuestion(batchId: string, idx: number): Promise<Pick<QuestionRow, 'idx' | 'question' | 'status'> | null> {
-    const [row] = await this.db.query<Pick<QuestionRow, 'idx' | 'question' | 'status'>[]>(`SELECT idx, question, status FROM batch_questions WHERE batch_id = $1 AND idx = $2`, [batchId, idx]);
+    const [row] = await this.db.query<Pick<QuestionRow, 'idx' | 'question' | 'status'>[]>(
+      `SELECT idx, question, status FROM batch_questions WHERE batch_id = $1 AND idx = $2`,
+      [batchId, idx],
+    );
     return row ?? null;
   }
 

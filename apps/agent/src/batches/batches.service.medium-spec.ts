@@ -28,7 +28,15 @@ function scriptedAnswers(): AnswerService & { calls: number } {
       const question = req.messages[0].content;
       const failure = /fail:(\w+)/.exec(question);
       if (failure) throw new AppError(failure[1] as ErrorCode, `cannot answer ${question}`);
-      return { answer: `answer to ${question}`, citations: [] as Citation[], agent: 'general', model: 'extractive', usage: {}, finishReason: 'stop', confidence: 0.8 };
+      return {
+        answer: `answer to ${question}`,
+        citations: [] as Citation[],
+        agent: 'general',
+        model: 'extractive',
+        usage: {},
+        finishReason: 'stop',
+        confidence: 0.8,
+      };
     },
   };
   return answerer as unknown as AnswerService & { calls: number };
@@ -64,7 +72,8 @@ describe('BatchesService on PostgreSQL', () => {
     await db?.destroy();
   });
 
-  const create = (ctx: CallContext, questions: string[], extra: Partial<NewBatch> = {}) => batches.create(ctx, { questions, safetyAssistantEnabled: false, ...extra });
+  const create = (ctx: CallContext, questions: string[], extra: Partial<NewBatch> = {}) =>
+    batches.create(ctx, { questions, safetyAssistantEnabled: false, ...extra });
   const outboxTypes = async (batchId: string): Promise<string[]> =>
     (await db.query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`batch:${batchId}`])).map((r: { type: string }) => r.type);
 
@@ -174,12 +183,15 @@ describe('BatchesService on PostgreSQL', () => {
     expect(await count()).toBe(before);
   });
 
-  it('lists and shows only the caller\'s batches, newest first, filtered by project and status', async () => {
+  it("lists and shows only the caller's batches, newest first, filtered by project and status", async () => {
     const projectId = randomUUID();
     const a = await create(OTHER, ['x'], { projectId, name: 'a' });
     const b = await create(OTHER, ['y'], { projectId, name: 'b' });
     await create(OTHER, ['z'], { name: 'c' });
-    await batches.processQuestion(published.find((e) => e.batchId === b.id)!, { isLastAttempt: false });
+    await batches.processQuestion(
+      published.find((e) => e.batchId === b.id)!,
+      { isLastAttempt: false },
+    );
     const all = await batches.list(OTHER, { limit: 10, offset: 0 });
     expect(all.total).toBe(3);
     expect(all.rows.map((x) => x.name)).toEqual(['c', 'b', 'a']);

@@ -52,12 +52,15 @@ export class BatchesService {
    *   batch is then not created: its questions are queued before its transaction commits).
    */
   async create(ctx: CallContext, req: NewBatch): Promise<BatchRow> {
-    if (req.questions.length < 1 || req.questions.length > MAX_BATCH_QUESTIONS) throw AppError.validation(`questions must have 1 to ${MAX_BATCH_QUESTIONS} items.`);
-    if (req.questions.some((q) => !q.trim() || charCount(q) > QUESTION_MAX_CHARS)) throw AppError.validation(`Each question must be 1 to ${QUESTION_MAX_CHARS} characters.`);
+    if (req.questions.length < 1 || req.questions.length > MAX_BATCH_QUESTIONS)
+      throw AppError.validation(`questions must have 1 to ${MAX_BATCH_QUESTIONS} items.`);
+    if (req.questions.some((q) => !q.trim() || charCount(q) > QUESTION_MAX_CHARS))
+      throw AppError.validation(`Each question must be 1 to ${QUESTION_MAX_CHARS} characters.`);
     if (req.chatType === 'safety' && !req.safetyAssistantEnabled) {
       throw new AppError(ErrorCode.AGENT_NOT_ENABLED, 'The Safety Assistant is not enabled for your organization. Ask your administrator to enable it.');
     }
-    if (req.chatType && !['general', 'project', 'safety'].includes(req.chatType)) throw AppError.validation('chat_type must be one of general, project, safety.');
+    if (req.chatType && !['general', 'project', 'safety'].includes(req.chatType))
+      throw AppError.validation('chat_type must be one of general, project, safety.');
     if (req.chatType === 'project' && !req.projectId) throw AppError.validation('project_id is required when chat_type is project.');
     if (req.projectId) await this.deps.answers.requireProject(ctx, req.projectId);
     let queueError: unknown;
@@ -65,7 +68,13 @@ export class BatchesService {
     try {
       batch = await this.deps.repository.create(
         ctx.orgId,
-        { name: req.name ?? null, projectId: req.projectId ?? null, chatType: req.chatType ?? null, safetyAssistantEnabled: req.safetyAssistantEnabled, questions: req.questions },
+        {
+          name: req.name ?? null,
+          projectId: req.projectId ?? null,
+          chatType: req.chatType ?? null,
+          safetyAssistantEnabled: req.safetyAssistantEnabled,
+          questions: req.questions,
+        },
         ctx,
         async (row) => {
           try {
@@ -148,7 +157,10 @@ export class BatchesService {
       });
     } catch (err) {
       const transient =
-        (err instanceof AppError && TRANSIENT.has(err.code)) || (err instanceof ModelProviderError && err.retryable) || isAbortError(err) || !(err instanceof Error);
+        (err instanceof AppError && TRANSIENT.has(err.code)) ||
+        (err instanceof ModelProviderError && err.retryable) ||
+        isAbortError(err) ||
+        !(err instanceof Error);
       if (transient && !delivery.isLastAttempt) throw err;
       const message =
         err instanceof AppError
@@ -157,7 +169,14 @@ export class BatchesService {
             ? 'The chat model could not answer this question.'
             : 'This question could not be answered because of an internal error.';
       this.deps.logger.warn({ err, batch_id: batch.id, index: item.idx }, 'batch question failed');
-      await this.deps.repository.recordOutcome(batch.id, item.idx, { status: 'failed', answer: null, citations: [], agent: null, error: message, confidence: null });
+      await this.deps.repository.recordOutcome(batch.id, item.idx, {
+        status: 'failed',
+        answer: null,
+        citations: [],
+        agent: null,
+        error: message,
+        confidence: null,
+      });
     }
   }
 }

@@ -1,5 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
-import { AppError, CallContext, databaseUnavailableError, ErrorCode, Logger, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY, runWithContext, toGrpcError, UnaryHandlers, MAX_CHAT_MESSAGES } from '@kb/common';
+import {
+  AppError,
+  CallContext,
+  databaseUnavailableError,
+  ErrorCode,
+  Logger,
+  ORG_ID_METADATA_KEY,
+  REQUEST_ID_METADATA_KEY,
+  runWithContext,
+  toGrpcError,
+  UnaryHandlers,
+  MAX_CHAT_MESSAGES,
+} from '@kb/common';
 import { citationToProto } from '@kb/knowledge';
 import { isAbortError, providerAppError, type ProviderErrorMessages } from '@kb/models';
 import { agentV1 } from '@kb/proto';

@@ -5,7 +5,13 @@ import { RequirementReviews1764500000000 } from './migrations/1764500000000-Requ
 import { RunSourceRun1764600000000 } from './migrations/1764600000000-RunSourceRun';
 
 /** Migrations of the schema `check`, oldest first. */
-export const CHECK_MIGRATIONS = [InitCheckRuns1732300000000, WebhookOutbox1764000000000, RequirementReviews1764500000000, RunSourceRun1764600000000, AuditEvents1764700000000];
+export const CHECK_MIGRATIONS = [
+  InitCheckRuns1732300000000,
+  WebhookOutbox1764000000000,
+  RequirementReviews1764500000000,
+  RunSourceRun1764600000000,
+  AuditEvents1764700000000,
+];
 
 /**
  * Opens the check service's schema (`check`: runs, requirements with their reviews, sub-requirements,

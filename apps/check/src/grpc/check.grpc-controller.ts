@@ -18,7 +18,8 @@ function decodeMetadata(json: string, i: number): Record<string, unknown> | null
   } catch {
     throw AppError.validation(`requirements[${i}].metadata must be a JSON object.`);
   }
-  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) throw AppError.validation(`requirements[${i}].metadata must be a JSON object.`);
+  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))
+    throw AppError.validation(`requirements[${i}].metadata must be a JSON object.`);
   return metadata as Record<string, unknown>;
 }
 
@@ -35,7 +36,10 @@ function toNewRun(req: checkV1.CreateRunRequest): NewRun {
  * gRPC controller of CheckService: maps the Verify request to the use case and its verdict back.
  * @param observe called with each verdict returned (metrics).
  */
-export function verifyGrpcHandlers(verifier: VerifyService, observe: (verdict: string) => void = () => undefined): UnaryHandlers<typeof checkV1.CheckServiceService> {
+export function verifyGrpcHandlers(
+  verifier: VerifyService,
+  observe: (verdict: string) => void = () => undefined,
+): UnaryHandlers<typeof checkV1.CheckServiceService> {
   return {
     verify: async (req, ctx) => {
       const verdict = await verifier.verify(ctx, { projectId: req.projectId, requirement: req.requirement, handbookIds: req.handbookIds });

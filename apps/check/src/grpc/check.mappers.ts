@@ -19,7 +19,22 @@ export function toProtoSource(s: StoredSource): checkV1.Source {
 /** A check run row as its gRPC message (what the gateway presents), with the given requirements. */
 export function toProtoRun(r: RunRow, requirements: RequirementWithSubs[] = []): checkV1.CheckRun {
   return {
-    ...pickCamelFields(r, ['id', 'name', 'org_id', 'project_id', 'total_requirements', 'processed_requirements', 'passed_requirements', 'failed_requirements', 'error_message', 'source_run_id'], undefined),
+    ...pickCamelFields(
+      r,
+      [
+        'id',
+        'name',
+        'org_id',
+        'project_id',
+        'total_requirements',
+        'processed_requirements',
+        'passed_requirements',
+        'failed_requirements',
+        'error_message',
+        'source_run_id',
+      ],
+      undefined,
+    ),
     status: runStatus.toProto(r.status),
     processingStartedAt: iso(r.processing_started_at),
     processingCompletedAt: iso(r.processing_completed_at),

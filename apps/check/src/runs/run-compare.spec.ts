@@ -2,7 +2,14 @@ import { compareRequirements, outcomeOf, type ComparedRequirement } from './run-
 import { RUN_NAME_MAX_CHARS } from '@kb/common';
 import { defaultRerunName } from './runs.service';
 
-const src = (node: string, doc = 'd1') => ({ handbook_id: doc, node_id: `${doc}:${node}`, title: `${doc}.md`, start_page: null, end_page: null, section: null });
+const src = (node: string, doc = 'd1') => ({
+  handbook_id: doc,
+  node_id: `${doc}:${node}`,
+  title: `${doc}.md`,
+  start_page: null,
+  end_page: null,
+  section: null,
+});
 
 /** A requirement at `order_index` with one sub-requirement per given score (each citing `sources`). */
 function req(
@@ -31,7 +38,10 @@ describe('compareRequirements', () => {
 
   it('matches by text whatever the order, and lists a result change with before = run, after = with', () => {
     const before = [req(0, 'Helmets are worn.', { passed: false, scores: [0.3] }), req(1, 'Scaffolds are inspected.', { passed: true })];
-    const after = [req(0, 'Scaffolds are inspected.', { passed: true }), req(1, 'Helmets are worn.', { passed: true, scores: [0.95], sources: [src('4')], quote: 'Helmets must be worn.' })];
+    const after = [
+      req(0, 'Scaffolds are inspected.', { passed: true }),
+      req(1, 'Helmets are worn.', { passed: true, scores: [0.95], sources: [src('4')], quote: 'Helmets must be worn.' }),
+    ];
     const { summary, changes } = compareRequirements(before, after);
     expect(summary).toEqual({ unchanged: 1, changed: 1, only_in_run: 0, only_in_with: 0 });
     expect(changes).toEqual([
@@ -53,8 +63,16 @@ describe('compareRequirements', () => {
   });
 
   it('lists a score band change (below / at or above 0.7) and ignores a move within a band', () => {
-    const before = [req(0, 'Band', { passed: false, scores: [0.69] }), req(1, 'Within', { passed: false, scores: [0.2] }), req(2, 'Edge', { passed: true, scores: [0.7] })];
-    const after = [req(0, 'Band', { passed: false, scores: [0.7] }), req(1, 'Within', { passed: false, scores: [0.6] }), req(2, 'Edge', { passed: true, scores: [0.99] })];
+    const before = [
+      req(0, 'Band', { passed: false, scores: [0.69] }),
+      req(1, 'Within', { passed: false, scores: [0.2] }),
+      req(2, 'Edge', { passed: true, scores: [0.7] }),
+    ];
+    const after = [
+      req(0, 'Band', { passed: false, scores: [0.7] }),
+      req(1, 'Within', { passed: false, scores: [0.6] }),
+      req(2, 'Edge', { passed: true, scores: [0.99] }),
+    ];
     const { summary, changes } = compareRequirements(before, after);
     expect(summary).toEqual({ unchanged: 2, changed: 1, only_in_run: 0, only_in_with: 0 });
     expect(changes.map((c) => [c.text, c.before?.score, c.after?.score])).toEqual([['Band', 0.69, 0.7]]);

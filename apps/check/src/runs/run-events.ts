@@ -4,7 +4,11 @@ import { toProtoRequirement, toProtoRun } from '../grpc/check.mappers';
 import type { RequirementRow, RunRow, SubRequirementRow } from './run-rows';
 
 /** The webhook event of a run's state change, `data` being the run as GET shows it (without requirements). */
-export function runEvent(type: Exclude<Extract<WebhookEventType, `check_run.${string}`>, 'check_run.requirement_reviewed'>, r: RunRow, at: Date): OutboxEventInput {
+export function runEvent(
+  type: Exclude<Extract<WebhookEventType, `check_run.${string}`>, 'check_run.requirement_reviewed'>,
+  r: RunRow,
+  at: Date,
+): OutboxEventInput {
   return { type, orgId: r.org_id, resourceKey: `check_run:${r.id}`, data: presentRun(toProtoRun(r)), at };
 }
 

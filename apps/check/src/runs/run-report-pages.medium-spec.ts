@@ -30,7 +30,12 @@ describe('RunsRepository report pages on PostgreSQL', () => {
 
   it('pages through a run in order_index order; each page carries only its requirements’ sub-requirements; another org reads nothing', async () => {
     const n = 25;
-    const run = await runs.create(ORG, { projectId: randomUUID(), name: 'Paged', handbookIds: [], requirements: Array.from({ length: n }, (_, i) => ({ text: `R${i}`, metadata: { ref: `ref-${i}` } })) });
+    const run = await runs.create(ORG, {
+      projectId: randomUUID(),
+      name: 'Paged',
+      handbookIds: [],
+      requirements: Array.from({ length: n }, (_, i) => ({ text: `R${i}`, metadata: { ref: `ref-${i}` } })),
+    });
     const t = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: true });
     // Every other requirement checked (two sub-requirements each); the rest stay pending.
     for (let i = 0; i < n; i += 2) {

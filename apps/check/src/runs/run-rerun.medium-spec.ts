@@ -15,7 +15,13 @@ const OTHER_ORG = 'org-rerun-b';
 const HANDBOOK = randomUUID();
 const source = { handbook_id: HANDBOOK, node_id: `${HANDBOOK}:3`, title: 'plan.md', start_page: null, end_page: null, section: null };
 
-const compliant: SubRequirementResult = { text: 'a', justification: 'Stated.\nEvidence: "Helmets are worn."', score: 0.9, verdict: 'COMPLIANT', sources: [source] };
+const compliant: SubRequirementResult = {
+  text: 'a',
+  justification: 'Stated.\nEvidence: "Helmets are worn."',
+  score: 0.9,
+  verdict: 'COMPLIANT',
+  sources: [source],
+};
 const missing: SubRequirementResult = { text: 'b', justification: 'Not found.', score: 0.1, verdict: 'NOT_FOUND', sources: [] };
 
 describe('RunsRepository rerun on PostgreSQL', () => {
@@ -53,7 +59,11 @@ describe('RunsRepository rerun on PostgreSQL', () => {
       ],
     });
     await check(ORG, original.id, [compliant, missing, null]);
-    await runs.setReview(ORG, original.id, (await runs.listRequirements(ORG, original.id))[0].requirement.id, { decision: 'fail', reviewer: 'Dana', comment: null });
+    await runs.setReview(ORG, original.id, (await runs.listRequirements(ORG, original.id))[0].requirement.id, {
+      decision: 'fail',
+      reviewer: 'Dana',
+      comment: null,
+    });
 
     const rerun = await runs.rerun(ORG, original.id, 'Tender (rerun)');
     expect(rerun).toMatchObject({
@@ -98,7 +108,10 @@ describe('RunsRepository rerun on PostgreSQL', () => {
       projectId: randomUUID(),
       name: 'Before',
       handbookIds: [],
-      requirements: [{ text: 'Helmets are worn.', metadata: null }, { text: 'Scaffolds are inspected.', metadata: null }],
+      requirements: [
+        { text: 'Helmets are worn.', metadata: null },
+        { text: 'Scaffolds are inspected.', metadata: null },
+      ],
     });
     await check(ORG, original.id, [missing, missing]);
     const rerun = await runs.rerun(ORG, original.id, 'After');

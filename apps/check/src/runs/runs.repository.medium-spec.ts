@@ -33,7 +33,12 @@ describe('RunsRepository on PostgreSQL', () => {
   });
 
   const newRun = (orgId = ORG, texts = ['R1', 'R2', 'R3']) =>
-    runs.create(orgId, { projectId: randomUUID(), name: 'Run', handbookIds: [randomUUID()], requirements: texts.map((text) => ({ text, metadata: { ref: text } })) });
+    runs.create(orgId, {
+      projectId: randomUUID(),
+      name: 'Run',
+      handbookIds: [randomUUID()],
+      requirements: texts.map((text) => ({ text, metadata: { ref: text } })),
+    });
   const outboxTypes = async (runId: string): Promise<string[]> =>
     (await db.query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`check_run:${runId}`])).map((r: { type: string }) => r.type);
 
@@ -52,7 +57,7 @@ describe('RunsRepository on PostgreSQL', () => {
     await expect(runs.stop(OTHER_ORG, run.id)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
   });
 
-  it('lists an org\'s runs newest first with the total, filtered by project, never another org\'s', async () => {
+  it("lists an org's runs newest first with the total, filtered by project, never another org's", async () => {
     const projectId = randomUUID();
     const mine = [];
     for (const name of ['first', 'second', 'third']) {
@@ -137,7 +142,7 @@ describe('RunsRepository on PostgreSQL', () => {
     expect(await outboxTypes(run.id)).toEqual(['check_run.stopped']);
   });
 
-  it('a re-trigger keeps finished requirements, starts a new generation and ignores the old one\'s workers', async () => {
+  it("a re-trigger keeps finished requirements, starts a new generation and ignores the old one's workers", async () => {
     const run = await newRun(ORG, ['one', 'two']);
     const first = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: false });
     await runs.claim(ORG, run.id, first.run.generation, first.requirementIds[0]);
@@ -196,9 +201,11 @@ describe('RunsRepository on PostgreSQL', () => {
 
     // The queue fails: the run, its requirements and results are as they were.
     const before = await runs.listRequirements(ORG, run.id);
-    await expect(runs.trigger(ORG, run.id, { reprocess: true, skipBreakdown: true }, undefined, async () => {
-      throw new Error('NATS is down');
-    })).rejects.toThrow('NATS is down');
+    await expect(
+      runs.trigger(ORG, run.id, { reprocess: true, skipBreakdown: true }, undefined, async () => {
+        throw new Error('NATS is down');
+      }),
+    ).rejects.toThrow('NATS is down');
     expect(await runs.findRun(ORG, run.id)).toEqual(completed);
     expect(await runs.listRequirements(ORG, run.id)).toEqual(before);
 

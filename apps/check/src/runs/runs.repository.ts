@@ -115,8 +115,21 @@ export class RunsRepository {
       );
       const run = (await this.findRun(orgId, id, m))!;
       await recordAuditEvent(m, {
-        orgId, action: 'check_run.created', resourceType: 'check_run', resourceId: id, origin, at: now,
-        data: { after: { name: run.name, project_id: run.project_id, handbook_ids: run.handbook_ids ?? [], total_requirements: run.total_requirements, status: run.status } },
+        orgId,
+        action: 'check_run.created',
+        resourceType: 'check_run',
+        resourceId: id,
+        origin,
+        at: now,
+        data: {
+          after: {
+            name: run.name,
+            project_id: run.project_id,
+            handbook_ids: run.handbook_ids ?? [],
+            total_requirements: run.total_requirements,
+            status: run.status,
+          },
+        },
       });
       return run;
     });
@@ -135,14 +148,16 @@ export class RunsRepository {
     const id = randomUUID();
     const now = new Date();
     return this.db.transaction(async (m) => {
-      const inserted = rowsOf<{ id: string }>(await m.query(
-        `INSERT INTO check_runs (id, org_id, project_id, name, status, handbook_ids, total_requirements, source_run_id, created_at, updated_at)
+      const inserted = rowsOf<{ id: string }>(
+        await m.query(
+          `INSERT INTO check_runs (id, org_id, project_id, name, status, handbook_ids, total_requirements, source_run_id, created_at, updated_at)
          SELECT $3, org_id, project_id, $4, 'pending', handbook_ids,
                 (SELECT count(*)::int FROM check_requirements WHERE org_id = $1 AND run_id = $2), id, $5, $5
          FROM check_runs WHERE org_id = $1 AND id = $2
          RETURNING id`,
-        [orgId, sourceId, id, name, now],
-      ));
+          [orgId, sourceId, id, name, now],
+        ),
+      );
       if (inserted.length === 0) throw AppError.notFound('Check run not found.');
       await m.query(
         `INSERT INTO check_requirements (id, run_id, org_id, order_index, text, metadata, status, created_at, updated_at)
@@ -152,8 +167,22 @@ export class RunsRepository {
       );
       const run = (await this.findRun(orgId, id, m))!;
       await recordAuditEvent(m, {
-        orgId, action: 'check_run.rerun', resourceType: 'check_run', resourceId: id, origin, at: now,
-        data: { source_run_id: sourceId, after: { name: run.name, project_id: run.project_id, handbook_ids: run.handbook_ids ?? [], total_requirements: run.total_requirements, status: run.status } },
+        orgId,
+        action: 'check_run.rerun',
+        resourceType: 'check_run',
+        resourceId: id,
+        origin,
+        at: now,
+        data: {
+          source_run_id: sourceId,
+          after: {
+            name: run.name,
+            project_id: run.project_id,
+            handbook_ids: run.handbook_ids ?? [],
+            total_requirements: run.total_requirements,
+            status: run.status,
+          },
+        },
       });
       return run;
     });
@@ -188,10 +217,12 @@ export class RunsRepository {
     page?: { offset: number; limit: number },
   ): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }[]> {
     const reqs: RequirementRow[] = page
-      ? await this.db.query(
-          `SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index LIMIT $3 OFFSET $4`,
-          [orgId, runId, page.limit, page.offset],
-        )
+      ? await this.db.query(`SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index LIMIT $3 OFFSET $4`, [
+          orgId,
+          runId,
+          page.limit,
+          page.offset,
+        ])
       : await this.db.query(`SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index`, [orgId, runId]);
     if (page && reqs.length === 0) return [];
     const subs: SubRequirementRow[] = page
@@ -238,10 +269,11 @@ export class RunsRepository {
         await m.query(`DELETE FROM check_sub_requirements WHERE org_id = $1 AND run_id = $2`, [orgId, id]);
         await m.query(`UPDATE check_requirements SET status = 'pending', passed = NULL, updated_at = $3 WHERE org_id = $1 AND run_id = $2`, [orgId, id, now]);
       } else {
-        await m.query(
-          `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,
-          [orgId, id, now],
-        );
+        await m.query(`UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`, [
+          orgId,
+          id,
+          now,
+        ]);
       }
       const pending: { id: string }[] = await m.query(
         `SELECT id FROM check_requirements WHERE org_id = $1 AND run_id = $2 AND status = 'pending' ORDER BY order_index`,
@@ -259,8 +291,19 @@ export class RunsRepository {
       // Nothing left to check: the run completes in this very transaction, and says so.
       if (after.status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', after, now));
       await recordAuditEvent(m, {
-        orgId, action: 'check_run.triggered', resourceType: 'check_run', resourceId: id, origin, at: now,
-        data: { reprocess: opts.reprocess, skip_breakdown: opts.skipBreakdown, requirements_queued: pending.length, before: { status: run.status }, after: { status: after.status } },
+        orgId,
+        action: 'check_run.triggered',
+        resourceType: 'check_run',
+        resourceId: id,
+        origin,
+        at: now,
+        data: {
+          reprocess: opts.reprocess,
+          skip_breakdown: opts.skipBreakdown,
+          requirements_queued: pending.length,
+          before: { status: run.status },
+          after: { status: after.status },
+        },
       });
       const outcome = { run: after, requirementIds: pending.map((p) => p.id) };
       if (queue) await queue(outcome);
@@ -280,14 +323,20 @@ export class RunsRepository {
       if (run.status !== 'processing') throw AppError.conflict(`Only a processing check run can be stopped; this run is ${run.status}.`);
       const now = new Date();
       await m.query(`UPDATE check_runs SET status = 'stopped', processing_completed_at = $3, updated_at = $3 WHERE org_id = $1 AND id = $2`, [orgId, id, now]);
-      await m.query(
-        `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,
-        [orgId, id, now],
-      );
+      await m.query(`UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`, [
+        orgId,
+        id,
+        now,
+      ]);
       const stopped = (await this.findRun(orgId, id, m))!;
       await enqueueWebhookEvent(m, runEvent('check_run.stopped', stopped, now));
       await recordAuditEvent(m, {
-        orgId, action: 'check_run.stopped', resourceType: 'check_run', resourceId: id, origin, at: now,
+        orgId,
+        action: 'check_run.stopped',
+        resourceType: 'check_run',
+        resourceId: id,
+        origin,
+        at: now,
         data: { before: { status: run.status }, after: { status: stopped.status } },
       });
       return stopped;
@@ -313,12 +362,14 @@ export class RunsRepository {
         [orgId, runId],
       );
       if (!run || run.status !== 'processing' || Number(run.generation) !== generation) return null;
-      const rows = rowsOf<RequirementRow>(await m.query(
-        `UPDATE check_requirements r SET status = 'processing', updated_at = $4
+      const rows = rowsOf<RequirementRow>(
+        await m.query(
+          `UPDATE check_requirements r SET status = 'processing', updated_at = $4
          WHERE r.id = $3 AND r.run_id = $2 AND r.org_id = $1 AND r.status <> 'completed'
          RETURNING r.*`,
-        [orgId, runId, requirementId, new Date()],
-      ));
+          [orgId, runId, requirementId, new Date()],
+        ),
+      );
       return rows[0] ?? null;
     });
   }
@@ -345,12 +396,14 @@ export class RunsRepository {
       if (!run || run.status !== 'processing' || run.generation !== generation) return { outcome: 'discarded' as const, runStatus: run?.status ?? null };
       const now = new Date();
       const passed = subs.length > 0 && subs.every((s) => s.verdict === 'COMPLIANT');
-      const updated = rowsOf(await m.query(
-        // A review made before this result no longer speaks about it: it becomes outdated (kept, shown as such).
-        `UPDATE check_requirements SET status = 'completed', passed = $4, review_outdated = (review_decision IS NOT NULL), updated_at = $5
+      const updated = rowsOf(
+        await m.query(
+          // A review made before this result no longer speaks about it: it becomes outdated (kept, shown as such).
+          `UPDATE check_requirements SET status = 'completed', passed = $4, review_outdated = (review_decision IS NOT NULL), updated_at = $5
          WHERE org_id = $1 AND run_id = $2 AND id = $3 AND status <> 'completed' RETURNING id`,
-        [orgId, runId, requirementId, passed, now],
-      ));
+          [orgId, runId, requirementId, passed, now],
+        ),
+      );
       if (updated.length === 0) return { outcome: 'discarded' as const, runStatus: run.status };
       await m.query(`DELETE FROM check_sub_requirements WHERE org_id = $1 AND requirement_id = $2`, [orgId, requirementId]);
       if (subs.length > 0) {
@@ -390,19 +443,33 @@ export class RunsRepository {
    * @throws AppError NOT_FOUND (unknown run or another org's, unknown requirement or one of another
    *   run), CONFLICT (the requirement is not `completed`).
    */
-  async setReview(orgId: string, runId: string, requirementId: string, review: ReviewInput, origin?: AuditOrigin): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }> {
+  async setReview(
+    orgId: string,
+    runId: string,
+    requirementId: string,
+    review: ReviewInput,
+    origin?: AuditOrigin,
+  ): Promise<{ requirement: RequirementRow; subs: SubRequirementRow[] }> {
     return this.db.transaction(async (m) => {
       const current = await this.lockReviewable(m, orgId, runId, requirementId);
       const now = new Date();
-      const [requirement] = rowsOf<RequirementRow>(await m.query(
-        `UPDATE check_requirements SET review_decision = $4, review_reviewer = $5, review_comment = $6, reviewed_at = $7, review_outdated = false
+      const [requirement] = rowsOf<RequirementRow>(
+        await m.query(
+          `UPDATE check_requirements SET review_decision = $4, review_reviewer = $5, review_comment = $6, reviewed_at = $7, review_outdated = false
          WHERE org_id = $1 AND run_id = $2 AND id = $3 RETURNING *`,
-        [orgId, runId, requirementId, review.decision, review.reviewer, review.comment, now],
-      ));
+          [orgId, runId, requirementId, review.decision, review.reviewer, review.comment, now],
+        ),
+      );
       const subs = await this.subsOf(m, orgId, requirementId);
       await enqueueWebhookEvent(m, requirementEvent(requirement, subs, now));
       await recordAuditEvent(m, {
-        orgId, action: 'requirement.reviewed', resourceType: 'requirement', resourceId: requirementId, origin, at: now, reviewer: review.reviewer,
+        orgId,
+        action: 'requirement.reviewed',
+        resourceType: 'requirement',
+        resourceId: requirementId,
+        origin,
+        at: now,
+        reviewer: review.reviewer,
         data: { run_id: runId, before: auditReview(current), after: auditReview(requirement) },
       });
       return { requirement, subs };
@@ -421,15 +488,23 @@ export class RunsRepository {
     return this.db.transaction(async (m) => {
       const current = await this.lockReviewable(m, orgId, runId, requirementId);
       if (current.review_decision === null) return false;
-      const [requirement] = rowsOf<RequirementRow>(await m.query(
-        `UPDATE check_requirements SET review_decision = NULL, review_reviewer = NULL, review_comment = NULL, reviewed_at = NULL, review_outdated = false
+      const [requirement] = rowsOf<RequirementRow>(
+        await m.query(
+          `UPDATE check_requirements SET review_decision = NULL, review_reviewer = NULL, review_comment = NULL, reviewed_at = NULL, review_outdated = false
          WHERE org_id = $1 AND run_id = $2 AND id = $3 RETURNING *`,
-        [orgId, runId, requirementId],
-      ));
+          [orgId, runId, requirementId],
+        ),
+      );
       const now = new Date();
       await enqueueWebhookEvent(m, requirementEvent(requirement, await this.subsOf(m, orgId, requirementId), now));
       await recordAuditEvent(m, {
-        orgId, action: 'requirement.review_removed', resourceType: 'requirement', resourceId: requirementId, origin, at: now, reviewer: current.review_reviewer,
+        orgId,
+        action: 'requirement.review_removed',
+        resourceType: 'requirement',
+        resourceId: requirementId,
+        origin,
+        at: now,
+        reviewer: current.review_reviewer,
         data: { run_id: runId, before: auditReview(current), after: null },
       });
       return true;
@@ -444,13 +519,13 @@ export class RunsRepository {
   private async lockReviewable(m: EntityManager, orgId: string, runId: string, requirementId: string): Promise<RequirementRow> {
     const [run]: { id: string }[] = await m.query(`SELECT id FROM check_runs WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, runId]);
     if (!run) throw AppError.notFound('Check run not found.');
-    const [requirement]: RequirementRow[] = await m.query(
-      `SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 AND id = $3 FOR UPDATE`,
-      [orgId, runId, requirementId],
-    );
+    const [requirement]: RequirementRow[] = await m.query(`SELECT * FROM check_requirements WHERE org_id = $1 AND run_id = $2 AND id = $3 FOR UPDATE`, [
+      orgId,
+      runId,
+      requirementId,
+    ]);
     if (!requirement) throw AppError.notFound('Requirement not found in this check run.');
-    if (requirement.status !== 'completed')
-      throw AppError.conflict(`Only a completed requirement can be reviewed; this requirement is ${requirement.status}.`);
+    if (requirement.status !== 'completed') throw AppError.conflict(`Only a completed requirement can be reviewed; this requirement is ${requirement.status}.`);
     return requirement;
   }
 
@@ -466,17 +541,20 @@ export class RunsRepository {
   async fail(orgId: string, runId: string, generation: number, message: string): Promise<boolean> {
     return this.db.transaction(async (m) => {
       const now = new Date();
-      const rows = rowsOf(await m.query(
-        `UPDATE check_runs SET status = 'failed', error_message = $4, processing_completed_at = $5, updated_at = $5
+      const rows = rowsOf(
+        await m.query(
+          `UPDATE check_runs SET status = 'failed', error_message = $4, processing_completed_at = $5, updated_at = $5
          WHERE org_id = $1 AND id = $2 AND generation = $3 AND status = 'processing' RETURNING id`,
-        [orgId, runId, generation, message, now],
-      ));
+          [orgId, runId, generation, message, now],
+        ),
+      );
       if (rows.length === 0) return false;
       await enqueueWebhookEvent(m, runEvent('check_run.failed', (await this.findRun(orgId, runId, m))!, now));
-      await m.query(
-        `UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`,
-        [orgId, runId, now],
-      );
+      await m.query(`UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`, [
+        orgId,
+        runId,
+        now,
+      ]);
       return true;
     });
   }

@@ -239,9 +239,17 @@ export class RunsService {
     const run = await this.requireRun(ctx, id);
     const other = await this.deps.repository.findRun(ctx.orgId, withId);
     if (!other) throw AppError.notFound('Check run to compare with (with) not found.');
-    const [before, after] = await Promise.all([this.deps.repository.listRequirements(ctx.orgId, run.id), this.deps.repository.listRequirements(ctx.orgId, other.id)]);
+    const [before, after] = await Promise.all([
+      this.deps.repository.listRequirements(ctx.orgId, run.id),
+      this.deps.repository.listRequirements(ctx.orgId, other.id),
+    ]);
     // Versions of one document count as one document when the quote is the same (a revision).
-    const firstSources = [...before, ...after].flatMap((r) => r.subs.flatMap((s) => s.sources ?? []).slice(0, 1).map((src) => src.handbook_id));
+    const firstSources = [...before, ...after].flatMap((r) =>
+      r.subs
+        .flatMap((s) => s.sources ?? [])
+        .slice(0, 1)
+        .map((src) => src.handbook_id),
+    );
     const roots = await versionChainRoots(ctx, this.deps.documents, firstSources);
     const same = (a: string, b: string) => (roots.get(a) ?? a) === (roots.get(b) ?? b);
     return { runId: run.id, withRunId: other.id, ...compareRequirements(before, after, same) };

@@ -29,7 +29,8 @@ export interface EvidenceSearch {
 /** {@link EvidenceSearch} over the retrieval and documents gRPC services (the check service's wiring). */
 export function knowledgeSearch(clients: { retrieval: RetrievalClient; documents: DocumentsClient }): EvidenceSearch {
   return {
-    search: (ctx, query, scope, topK) => searchKnowledge(ctx, clients, query, { corpus: 'org', projectId: scope.projectId, documentIds: scope.documentIds }, topK),
+    search: (ctx, query, scope, topK) =>
+      searchKnowledge(ctx, clients, query, { corpus: 'org', projectId: scope.projectId, documentIds: scope.documentIds }, topK),
     live: async (ctx, documentIds) => new Set((await clients.documents.filterLiveDocuments({ documentIds }, ctx)).documentIds),
   };
 }
@@ -100,7 +101,7 @@ function toAssessment(j: Judgement, calls: CallUsage[]): Assessment {
     confidence: j.confidence,
     evidence: e ? e.quote : '',
     explanation: j.explanation,
-    recommendation: j.verdict === 'COMPLIANT' ? null : j.recommendation ?? 'Add a document that settles this requirement.',
+    recommendation: j.verdict === 'COMPLIANT' ? null : (j.recommendation ?? 'Add a document that settles this requirement.'),
     sources: e
       ? [
           {

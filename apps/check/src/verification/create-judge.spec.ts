@@ -5,7 +5,7 @@ import { openNliModel, openRsmModel } from './create-judge';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 
-describe('openNliModel (the embedded judge\'s entailment cross-encoder)', () => {
+describe("openNliModel (the embedded judge's entailment cross-encoder)", () => {
   let embeddings: LocalEmbeddingModel;
   beforeAll(async () => {
     embeddings = await LocalEmbeddingModel.load({ modelsDir: path.resolve(ROOT, '../shared/models'), model: 'all-MiniLM-L6-v2' });
@@ -30,7 +30,7 @@ describe('openNliModel (the embedded judge\'s entailment cross-encoder)', () => 
   });
 });
 
-describe('openRsmModel (the embedded judge\'s requirement-satisfaction model)', () => {
+describe("openRsmModel (the embedded judge's requirement-satisfaction model)", () => {
   let embeddings: LocalEmbeddingModel;
   beforeAll(async () => {
     embeddings = await LocalEmbeddingModel.load({ modelsDir: path.resolve(ROOT, '../shared/models'), model: 'all-MiniLM-L6-v2' });
@@ -39,14 +39,20 @@ describe('openRsmModel (the embedded judge\'s requirement-satisfaction model)', 
   it('is off with JUDGE_RSM_MODEL_DIR=none, degraded without an embedding model or with a missing folder', async () => {
     expect(await openRsmModel('none', embeddings)).toEqual({ model: null, reason: 'JUDGE_RSM_MODEL_DIR=none', degraded: false });
     expect(await openRsmModel('', null, true)).toEqual({ model: null, reason: expect.stringMatching(/no embedding model/), degraded: true });
-    expect(await openRsmModel('/nonexistent/judge-rsm', embeddings, true)).toEqual({ model: null, reason: expect.stringContaining('/nonexistent/judge-rsm'), degraded: true });
+    expect(await openRsmModel('/nonexistent/judge-rsm', embeddings, true)).toEqual({
+      model: null,
+      reason: expect.stringContaining('/nonexistent/judge-rsm'),
+      degraded: true,
+    });
   });
 
   it('loads the committed model, whose labels are read as satisfies / contradicts / unrelated, trained at its own length', async () => {
     const opened = await openRsmModel('', embeddings);
     expect(VERDICT_MODEL.variants.rsm).toBeDefined();
     expect(opened.model?.name).toBe('judge-rsm-minilm');
-    const [s] = await opened.model!.score([{ premise: 'Access Control: Sessions are logged off after 15 minutes without activity.', hypothesis: 'Sessions end after a period of inactivity.' }]);
+    const [s] = await opened.model!.score([
+      { premise: 'Access Control: Sessions are logged off after 15 minutes without activity.', hypothesis: 'Sessions end after a period of inactivity.' },
+    ]);
     expect(s.entailment + s.contradiction + s.neutral).toBeCloseTo(1, 5);
   }, 120_000);
 });

@@ -25,7 +25,10 @@ export function createJudge(
   const embedded = new EmbeddedJudge(embeddings, undefined, logger, nli, rsm);
   const chat = chatModelFromConfig(config);
   if (!chat) {
-    logger.info({ semantic: embedded.semantic, satisfaction: embedded.satisfaction, entailment: embedded.entailment }, 'no chat model configured (LLM_BASE_URL unset): using the embedded judge');
+    logger.info(
+      { semantic: embedded.semantic, satisfaction: embedded.satisfaction, entailment: embedded.entailment },
+      'no chat model configured (LLM_BASE_URL unset): using the embedded judge',
+    );
     return embedded;
   }
   logger.info({ model: chat.model }, 'judging with the configured chat model');
@@ -56,10 +59,12 @@ export interface OpenedNliModel {
  */
 export async function openNliModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false, threads = 1): Promise<OpenedNliModel> {
   if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_NLI_MODEL_DIR=none', degraded: false };
-  if (!VERDICT_MODEL.variants.nli && !forTraining) return { model: null, reason: 'the committed judge (libs/text/models/judge/judge-model.json) has no nli variant', degraded: false };
+  if (!VERDICT_MODEL.variants.nli && !forTraining)
+    return { model: null, reason: 'the committed judge (libs/text/models/judge/judge-model.json) has no nli variant', degraded: false };
   if (!embeddings) return { model: null, reason: 'no embedding model: the entailment variant of the judge needs it', degraded: true };
   const dir = setting.trim() || defaultNliModelDir();
-  if (!LocalNliModel.present(dir)) return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
+  if (!LocalNliModel.present(dir))
+    return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
   return { model: await LocalNliModel.load({ dir, threads }) };
 }
 
@@ -72,9 +77,15 @@ export async function openNliModel(setting: string, embeddings: EmbeddingModel |
  */
 export async function openRsmModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false, threads = 1): Promise<OpenedNliModel> {
   if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_RSM_MODEL_DIR=none', degraded: false };
-  if (!VERDICT_MODEL.variants.rsm && !forTraining) return { model: null, reason: 'the committed judge (libs/text/models/judge/judge-model.json) has no rsm variant', degraded: false };
+  if (!VERDICT_MODEL.variants.rsm && !forTraining)
+    return { model: null, reason: 'the committed judge (libs/text/models/judge/judge-model.json) has no rsm variant', degraded: false };
   if (!embeddings) return { model: null, reason: 'no embedding model: the requirement-satisfaction variant of the judge needs it', degraded: true };
   const dir = setting.trim() || defaultRsmModelDir();
-  if (!LocalNliModel.present(dir)) return { model: null, reason: `no requirement-satisfaction model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
+  if (!LocalNliModel.present(dir))
+    return {
+      model: null,
+      reason: `no requirement-satisfaction model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`,
+      degraded: true,
+    };
   return { model: await LocalNliModel.load({ dir, threads }) };
 }

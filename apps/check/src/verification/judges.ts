@@ -106,7 +106,11 @@ export async function embedByLength(model: EmbeddingModel, texts: string[], sign
   const out = new Array<number[]>(texts.length);
   for (let k = 0; k < order.length; k += JUDGE_EMBED_BATCH) {
     const group = order.slice(k, k + JUDGE_EMBED_BATCH);
-    const vectors = await model.embed(group.map((g) => g.t), signal, 'query');
+    const vectors = await model.embed(
+      group.map((g) => g.t),
+      signal,
+      'query',
+    );
     group.forEach((g, j) => (out[g.i] = vectors[j]));
   }
   return out;
@@ -149,7 +153,8 @@ export class EmbeddedJudge implements RequirementJudge {
     rsm: LocalNliModel | null = null,
   ) {
     this.embeddings = embeddings && matchesTrainedEmbedding(embeddings) ? embeddings : null;
-    if (embeddings && !this.embeddings) logger?.warn({ embeddings: embeddings.model }, 'the embedded judge was trained with another embedding model: judging lexically');
+    if (embeddings && !this.embeddings)
+      logger?.warn({ embeddings: embeddings.model }, 'the embedded judge was trained with another embedding model: judging lexically');
     this.nli = nli && this.embeddings ? nli : null;
     this.rsm = rsm && this.embeddings ? rsm : null;
   }
@@ -190,9 +195,22 @@ export class EmbeddedJudge implements RequirementJudge {
     const candidates = unitCandidates(rankUnits(core, passages, semantic), RSM_CANDIDATES);
     if (candidates.length === 0) return;
     try {
-      const scores = await this.rsm.score(candidates.map((c) => ({ premise: unitModelText(c.unit), hypothesis: core })), signal);
-      const similarity = titles ? await this.titleSimilarities(semantic.query, candidates.map((c) => topHeading(c.unit.passage.section)), signal) : [];
-      semantic.rsm = candidates.map((unit, i) => ({ unit, scores: [scores[i].entailment, scores[i].contradiction, scores[i].neutral], titleSimilarity: similarity[i] ?? null }));
+      const scores = await this.rsm.score(
+        candidates.map((c) => ({ premise: unitModelText(c.unit), hypothesis: core })),
+        signal,
+      );
+      const similarity = titles
+        ? await this.titleSimilarities(
+            semantic.query,
+            candidates.map((c) => topHeading(c.unit.passage.section)),
+            signal,
+          )
+        : [];
+      semantic.rsm = candidates.map((unit, i) => ({
+        unit,
+        scores: [scores[i].entailment, scores[i].contradiction, scores[i].neutral],
+        titleSimilarity: similarity[i] ?? null,
+      }));
     } catch (error) {
       if (signal?.aborted) throw error;
       this.logger?.warn({ err: error }, 'requirement-satisfaction scoring failed: judging this requirement with embeddings only');
@@ -221,10 +239,15 @@ export class EmbeddedJudge implements RequirementJudge {
    */
   private async entailmentScores(requirement: string, passages: PassageInput[], semantic: SemanticInput, signal?: AbortSignal): Promise<void> {
     if (!this.nli) return;
-    const units = rankEvidence(requirement, passages, semantic).ranked.slice(0, NLI_CANDIDATES).map((a) => a.unit);
+    const units = rankEvidence(requirement, passages, semantic)
+      .ranked.slice(0, NLI_CANDIDATES)
+      .map((a) => a.unit);
     if (units.length === 0) return;
     try {
-      const scores = await this.nli.score(units.map((u) => ({ premise: u.text, hypothesis: requirement })), signal);
+      const scores = await this.nli.score(
+        units.map((u) => ({ premise: u.text, hypothesis: requirement })),
+        signal,
+      );
       semantic.nli = new Map(units.map((u, i) => [unitKey(u), [scores[i].entailment, scores[i].contradiction, scores[i].neutral] as [number, number, number]]));
     } catch (error) {
       if (signal?.aborted) throw error;
@@ -246,7 +269,14 @@ export class EmbeddedJudge implements RequirementJudge {
   async signals(
     requirement: string,
     passages: PassageInput[],
-  ): Promise<{ lexical: number[]; semantic: number[] | null; nli: number[] | null; nliScores: Array<[number, number, number]> | null; rsm: number[] | null; rsmScores: Array<[number, number, number]> | null }> {
+  ): Promise<{
+    lexical: number[];
+    semantic: number[] | null;
+    nli: number[] | null;
+    nliScores: Array<[number, number, number]> | null;
+    rsm: number[] | null;
+    rsmScores: Array<[number, number, number]> | null;
+  }> {
     const semantic = await this.semanticInput(requirement, passages);
     if (!semantic) return { lexical: verdictSignals(requirement, passages).vector, semantic: null, nli: null, nliScores: null, rsm: null, rsmScores: null };
     const plain = verdictSignals(requirement, passages, semantic).vector;

@@ -22,7 +22,10 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
   let server: ScriptedOpenAiServer;
   let next: ScriptedReply[] = [];
   const judge = () =>
-    new ModelJudge(chatModelFromEnv({ LLM_BASE_URL: server.baseUrl, LLM_MODEL: 'judge-1', LLM_API_KEY: 'k', LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '5000' })!, new EmbeddedJudge());
+    new ModelJudge(
+      chatModelFromEnv({ LLM_BASE_URL: server.baseUrl, LLM_MODEL: 'judge-1', LLM_API_KEY: 'k', LLM_MAX_RETRIES: '0', LLM_TIMEOUT_MS: '5000' })!,
+      new EmbeddedJudge(),
+    );
   const answer = (o: object): ScriptedReply => ({ content: JSON.stringify(o), usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });
 
   beforeAll(async () => {
@@ -46,7 +49,16 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
   });
 
   it('keeps a quote that is verbatim up to whitespace, with the quote’s own passage and usage', async () => {
-    next.push(answer({ verdict: 'CONTRADICTS', confidence: 0.92, passage: 1, evidence: 'Smoking is prohibited on site.', explanation: 'Prohibited.', recommendation: 'Allow it.' }));
+    next.push(
+      answer({
+        verdict: 'CONTRADICTS',
+        confidence: 0.92,
+        passage: 1,
+        evidence: 'Smoking is prohibited on site.',
+        explanation: 'Prohibited.',
+        recommendation: 'Allow it.',
+      }),
+    );
     const { judgement, calls } = await judge().judge('Smoking is allowed on site.', [PLAN, OTHER]);
     expect(judgement.verdict).toBe('CONTRADICTS');
     expect(judgement.confidence).toBe(0.92);
@@ -62,14 +74,25 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
   });
 
   it('finds a verbatim quote in another passage when the citation number is wrong', async () => {
-    next.push(answer({ verdict: 'COMPLIANT', confidence: 0.9, passage: 1, evidence: 'Visitors must sign in at the reception desk.', explanation: 'ok', recommendation: null }));
+    next.push(
+      answer({
+        verdict: 'COMPLIANT',
+        confidence: 0.9,
+        passage: 1,
+        evidence: 'Visitors must sign in at the reception desk.',
+        explanation: 'ok',
+        recommendation: null,
+      }),
+    );
     const { judgement } = await judge().judge('Visitors must sign in.', [PLAN, OTHER]);
     expect(judgement.evidence!.passage).toBe(OTHER);
     expect(judgement.recommendation).toBeNull();
   });
 
   it('repairs a paraphrased quote to the chunk sentence it paraphrases', async () => {
-    next.push(answer({ verdict: 'COMPLIANT', confidence: 0.85, passage: 1, evidence: 'guardrails are 42 inches high', explanation: 'Meets it.', recommendation: null }));
+    next.push(
+      answer({ verdict: 'COMPLIANT', confidence: 0.85, passage: 1, evidence: 'guardrails are 42 inches high', explanation: 'Meets it.', recommendation: null }),
+    );
     const { judgement } = await judge().judge('Guardrails must be 42 inches high.', [PLAN, OTHER]);
     expect(judgement.evidence!.quote).toBe('Guardrails shall be 42 inches high.');
     expect(judgement.confidence).toBe(0.85);
@@ -77,7 +100,16 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
   });
 
   it('drops the confidence below 0.7 when the quote is nowhere in the passages', async () => {
-    next.push(answer({ verdict: 'COMPLIANT', confidence: 0.97, passage: 2, evidence: 'All workers receive annual fire training.', explanation: 'Invented.', recommendation: null }));
+    next.push(
+      answer({
+        verdict: 'COMPLIANT',
+        confidence: 0.97,
+        passage: 2,
+        evidence: 'All workers receive annual fire training.',
+        explanation: 'Invented.',
+        recommendation: null,
+      }),
+    );
     const { judgement } = await judge().judge('Workers must receive fire training.', [PLAN, OTHER]);
     expect(judgement.confidence).toBeLessThan(0.7);
     expect(judgement.confidence).toBe(UNSUPPORTED_CONFIDENCE_CAP);
@@ -87,7 +119,16 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
   });
 
   it('does not trust a confidence outside 0..1 (grammars that do not enforce minimum/maximum): no repair call, below 0.7', async () => {
-    next.push(answer({ verdict: 'CONTRADICTS', confidence: 7.5, passage: -3, evidence: 'Smoking is prohibited on site.', explanation: 'Prohibited.', recommendation: 'Allow it.' }));
+    next.push(
+      answer({
+        verdict: 'CONTRADICTS',
+        confidence: 7.5,
+        passage: -3,
+        evidence: 'Smoking is prohibited on site.',
+        explanation: 'Prohibited.',
+        recommendation: 'Allow it.',
+      }),
+    );
     const { judgement, calls } = await judge().judge('Smoking is allowed on site.', [PLAN, OTHER]);
     expect(server.requests).toHaveLength(1);
     expect(calls).toHaveLength(1);
@@ -116,8 +157,11 @@ describe('ModelJudge (scripted OpenAI-compatible server)', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('an answer still unreadable after the repair is NOT_FOUND at confidence 0 (not an outage), with both calls\' usage', async () => {
-    const looping = { content: '{"verdict": "COMPLIANT", "confidence": 1, "evidence": "1, 1, 1, 1', usage: { prompt_tokens: 300, completion_tokens: 160, total_tokens: 460 } };
+  it("an answer still unreadable after the repair is NOT_FOUND at confidence 0 (not an outage), with both calls' usage", async () => {
+    const looping = {
+      content: '{"verdict": "COMPLIANT", "confidence": 1, "evidence": "1, 1, 1, 1',
+      usage: { prompt_tokens: 300, completion_tokens: 160, total_tokens: 460 },
+    };
     next.push(looping, looping);
     const { judgement, calls } = await judge().judge('Visitors must sign in.', [PLAN, OTHER]);
     expect(judgement).toMatchObject({ verdict: 'NOT_FOUND', confidence: 0, evidence: null });

@@ -197,9 +197,7 @@ export class ModelJudge implements RequirementJudge {
       a.explanation += ' (The model gave a confidence outside 0 to 1, so this verdict is not treated as confident.)';
     }
     const recommendation =
-      a.verdict === 'COMPLIANT'
-        ? null
-        : a.recommendation?.trim() || `Add or update a document that states how "${requirement.slice(0, 300)}" is met.`;
+      a.verdict === 'COMPLIANT' ? null : a.recommendation?.trim() || `Add or update a document that states how "${requirement.slice(0, 300)}" is met.`;
     if (a.verdict === 'NOT_FOUND') {
       return { verdict: 'NOT_FOUND', confidence: round3(a.confidence), evidence: null, explanation: a.explanation, recommendation, usage };
     }
@@ -220,7 +218,7 @@ export class ModelJudge implements RequirementJudge {
     if (resolved.resolution === 'repaired') explanation += ' (Evidence quoted from the source sentence the model paraphrased.)';
     if (resolved.resolution === 'unsupported') {
       confidence = Math.min(confidence, UNSUPPORTED_CONFIDENCE_CAP);
-      explanation += ' (The model\'s quote was not found in the cited document; the closest sentence is shown and the evidence may be insufficient.)';
+      explanation += " (The model's quote was not found in the cited document; the closest sentence is shown and the evidence may be insufficient.)";
     }
     return { verdict: a.verdict, confidence: round3(confidence), evidence: quote, explanation, recommendation, usage };
   }

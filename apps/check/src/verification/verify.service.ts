@@ -16,9 +16,7 @@ export type Verification = Omit<Assessment, 'calls'> & { usage: TokenUsage };
  *   backing service (or the configured model, after retries) is down.
  */
 export class VerifyService {
-  constructor(
-    private readonly deps: { documents: DocumentsClient; assessor: Assessor; usage: UsageRecorder },
-  ) {}
+  constructor(private readonly deps: { documents: DocumentsClient; assessor: Assessor; usage: UsageRecorder }) {}
 
   async verify(ctx: CallContext, req: { projectId: string; requirement: string; handbookIds: string[] }): Promise<Verification> {
     await requireProject(ctx, this.deps.documents, req.projectId);

@@ -9,7 +9,15 @@ import { DocumentVersions1764600000000 } from './migrations/1764600000000-Docume
 import { DocumentPageSizes1764800000000 } from './migrations/1764800000000-DocumentPageSizes';
 
 /** Migrations of the schema `documents`, oldest first. */
-export const DOCUMENTS_MIGRATIONS = [InitDocuments1732200000000, UploadSlots1732200000001, DocumentProgress1732200000005, WebhookOutbox1764000000000, DocumentVersions1764600000000, AuditEvents1764700000000, DocumentPageSizes1764800000000];
+export const DOCUMENTS_MIGRATIONS = [
+  InitDocuments1732200000000,
+  UploadSlots1732200000001,
+  DocumentProgress1732200000005,
+  WebhookOutbox1764000000000,
+  DocumentVersions1764600000000,
+  AuditEvents1764700000000,
+  DocumentPageSizes1764800000000,
+];
 
 /**
  * Opens the documents service's schema (`documents`: projects, documents, the webhook outbox) with

@@ -11,7 +11,11 @@ export const READY_PROGRESS: DocumentProgress = { stage: 'indexing', pagesDone: 
 /** A document as its gRPC message (what the gateway presents). */
 export function toProtoDocument(d: DocumentEntity): documentsV1.Document {
   return {
-    ...pickFields(d, ['id', 'orgId', 'projectId', 'fileName', 'contentType', 'sizeBytes', 'chunkCount', 'errorMessage', 'version', 'replaces', 'supersededBy'], undefined),
+    ...pickFields(
+      d,
+      ['id', 'orgId', 'projectId', 'fileName', 'contentType', 'sizeBytes', 'chunkCount', 'errorMessage', 'version', 'replaces', 'supersededBy'],
+      undefined,
+    ),
     status: documentStatus.toProto(d.status),
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),

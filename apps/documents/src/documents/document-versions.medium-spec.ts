@@ -67,7 +67,13 @@ describe('Document versions on PostgreSQL', () => {
 
   /** Reserves a text document (optionally a new version of `replaces`) and uploads its bytes. */
   async function reserve(ctx: CallContext, projectId: string | null, replaces: string | null = null): Promise<DocumentEntity> {
-    const { document, upload } = await documents.reserveUpload(ctx, { fileName: 'policy.txt', contentType: 'text/plain', sizeBytes: TXT.length, projectId, replaces });
+    const { document, upload } = await documents.reserveUpload(ctx, {
+      fileName: 'policy.txt',
+      contentType: 'text/plain',
+      sizeBytes: TXT.length,
+      projectId,
+      replaces,
+    });
     const res = await fetch(upload.url, { method: upload.method, headers: { 'Content-Type': upload.recommendedContentType }, body: TXT });
     expect(res.status).toBe(200);
     return document;
@@ -76,7 +82,12 @@ describe('Document versions on PostgreSQL', () => {
   const process = (ctx: CallContext, doc: DocumentEntity) => documents.process(ctx, [doc.id]);
   /** Moves a processing document to `status` as ingestion would report it. */
   const finish = (ctx: CallContext, doc: DocumentEntity, status: 'ready' | 'completed' | 'failed' = 'completed') =>
-    repository.applyOutcome(ctx.orgId, doc.id, { status, chunkCount: status === 'failed' ? null : 1, pageCount: null, errorMessage: status === 'failed' ? 'bad file' : null }, new Date());
+    repository.applyOutcome(
+      ctx.orgId,
+      doc.id,
+      { status, chunkCount: status === 'failed' ? null : 1, pageCount: null, errorMessage: status === 'failed' ? 'bad file' : null },
+      new Date(),
+    );
   /** A document that went all the way to `completed`. */
   async function processed(ctx: CallContext, projectId: string | null, replaces: string | null = null): Promise<DocumentEntity> {
     const doc = await reserve(ctx, projectId, replaces);

@@ -4,7 +4,6 @@ import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
 import { documentEvent, INITIAL_PROGRESS, READY_PROGRESS } from './document-events';
 import { DocumentEntity, DocumentStatus } from './document.entity';
 
-
 export interface DocumentFilter {
   projectId?: string;
   documentIds?: string[];
@@ -51,8 +50,23 @@ export class DocumentsRepository {
   /** The `document.created` audit event of an inserted document (a new version names what it replaces). */
   private async recordCreated(m: EntityManager, doc: DocumentEntity, origin?: AuditOrigin): Promise<void> {
     await recordAuditEvent(m, {
-      orgId: doc.orgId, action: 'document.created', resourceType: 'document', resourceId: doc.id, origin, at: doc.createdAt,
-      data: { after: { file_name: doc.fileName, content_type: doc.contentType, size_bytes: doc.declaredSizeBytes, project_id: doc.projectId, status: doc.status, version: doc.version, replaces: doc.replaces } },
+      orgId: doc.orgId,
+      action: 'document.created',
+      resourceType: 'document',
+      resourceId: doc.id,
+      origin,
+      at: doc.createdAt,
+      data: {
+        after: {
+          file_name: doc.fileName,
+          content_type: doc.contentType,
+          size_bytes: doc.declaredSizeBytes,
+          project_id: doc.projectId,
+          status: doc.status,
+          version: doc.version,
+          replaces: doc.replaces,
+        },
+      },
     });
   }
 
@@ -68,7 +82,9 @@ export class DocumentsRepository {
     await this.dataSource.transaction(async (m) => {
       const old = await this.lockReplaceable(m, doc.orgId, doc.replaces, doc.id);
       if (!old || old.projectId !== doc.projectId) {
-        throw AppError.notFound(`Document ${doc.replaces} (replaces) not found in ${doc.projectId ? `project ${doc.projectId}` : 'the organization-level documents'}.`);
+        throw AppError.notFound(
+          `Document ${doc.replaces} (replaces) not found in ${doc.projectId ? `project ${doc.projectId}` : 'the organization-level documents'}.`,
+        );
       }
       doc.version = old.version + 1;
       await m.getRepository(DocumentEntity).insert(doc);
@@ -107,10 +123,7 @@ export class DocumentsRepository {
   /** Owner org of each existing id (any org). Used only to detect foreign ids. */
   async findOwners(ids: string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows: { id: string; org_id: string }[] = await this.dataSource.query(
-      `SELECT id, org_id FROM documents WHERE id = ANY($1::uuid[])`,
-      [ids],
-    );
+    const rows: { id: string; org_id: string }[] = await this.dataSource.query(`SELECT id, org_id FROM documents WHERE id = ANY($1::uuid[])`, [ids]);
     return new Map(rows.map((r) => [r.id, r.org_id]));
   }
 
@@ -140,7 +153,14 @@ export class DocumentsRepository {
    *   (or the status is another), 'replacement_conflict' when the replaced document cannot be replaced.
    * The transition records `document.process_requested` in the audit log in the same transaction.
    */
-  async startProcessing(orgId: string, id: string, sizeBytes: number, at: Date, replaces: string | null = null, origin?: AuditOrigin): Promise<StartProcessingResult> {
+  async startProcessing(
+    orgId: string,
+    id: string,
+    sizeBytes: number,
+    at: Date,
+    replaces: string | null = null,
+    origin?: AuditOrigin,
+  ): Promise<StartProcessingResult> {
     return this.dataSource.transaction(async (m) => {
       if (replaces !== null) {
         try {
@@ -158,7 +178,12 @@ export class DocumentsRepository {
       );
       if ((result.affected ?? 0) === 0) return 'not_awaiting_upload';
       await recordAuditEvent(m, {
-        orgId, action: 'document.process_requested', resourceType: 'document', resourceId: id, origin, at,
+        orgId,
+        action: 'document.process_requested',
+        resourceType: 'document',
+        resourceId: id,
+        origin,
+        at,
         data: { size_bytes: sizeBytes, before: { status: 'awaiting_upload' }, after: { status: 'processing' } },
       });
       return 'started';
@@ -172,13 +197,20 @@ export class DocumentsRepository {
   async revertToAwaitingUpload(orgId: string, id: string, origin?: AuditOrigin): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       const at = new Date();
-      const result = await m.getRepository(DocumentEntity).update(
-        { orgId, id, status: 'processing' },
-        { status: 'awaiting_upload', sizeBytes: null, processingStartedAt: null, updatedAt: at, progress: null, progressAt: null },
-      );
+      const result = await m
+        .getRepository(DocumentEntity)
+        .update(
+          { orgId, id, status: 'processing' },
+          { status: 'awaiting_upload', sizeBytes: null, processingStartedAt: null, updatedAt: at, progress: null, progressAt: null },
+        );
       if ((result.affected ?? 0) === 0) return;
       await recordAuditEvent(m, {
-        orgId, action: 'document.process_reverted', resourceType: 'document', resourceId: id, origin, at,
+        orgId,
+        action: 'document.process_reverted',
+        resourceType: 'document',
+        resourceId: id,
+        origin,
+        at,
         data: { before: { status: 'processing' }, after: { status: 'awaiting_upload' } },
       });
     });
@@ -230,10 +262,12 @@ export class DocumentsRepository {
       if ((result.affected ?? 0) > 0) {
         const doc = (await repo.findOne({ where: { orgId, id } }))!;
         if (outcome.status !== 'failed' && current?.status === 'processing' && doc.replaces !== null) {
-          await m.query(
-            `UPDATE documents SET superseded_by = $3, updated_at = $4 WHERE org_id = $1 AND id = $2 AND superseded_by IS NULL`,
-            [orgId, doc.replaces, id, at],
-          );
+          await m.query(`UPDATE documents SET superseded_by = $3, updated_at = $4 WHERE org_id = $1 AND id = $2 AND superseded_by IS NULL`, [
+            orgId,
+            doc.replaces,
+            id,
+            at,
+          ]);
         }
         // `completed` straight from `processing` (its `ready` status event was handled after it,
         // and ignored): the document became searchable all the same, so `document.ready` still
@@ -363,10 +397,18 @@ export class DocumentsRepository {
         await m.query(`DELETE FROM documents WHERE org_id = $1 AND id = $2`, [orgId, d.id]);
       }
       const at = new Date();
-      await enqueueWebhookEvents(m, docs.map((d) => documentEvent('document.deleted', d, at)));
+      await enqueueWebhookEvents(
+        m,
+        docs.map((d) => documentEvent('document.deleted', d, at)),
+      );
       for (const d of docs) {
         await recordAuditEvent(m, {
-          orgId, action: 'document.deleted', resourceType: 'document', resourceId: d.id, origin, at,
+          orgId,
+          action: 'document.deleted',
+          resourceType: 'document',
+          resourceId: d.id,
+          origin,
+          at,
           data: { before: { file_name: d.fileName, content_type: d.contentType, project_id: d.projectId, status: d.status } },
         });
       }

@@ -77,7 +77,12 @@ describe('DocumentsService on PostgreSQL', () => {
 
   /** Reserves a slot for a PDF and uploads `bytes` to it (null: nothing uploaded). */
   async function uploaded(ctx: CallContext, bytes: Buffer | null = PDF_BYTES, projectId: string | null = null, declared = PDF_BYTES.length) {
-    const { document, upload } = await documents.reserveUpload(ctx, { fileName: 'Handbook.pdf', contentType: 'application/pdf', sizeBytes: declared, projectId });
+    const { document, upload } = await documents.reserveUpload(ctx, {
+      fileName: 'Handbook.pdf',
+      contentType: 'application/pdf',
+      sizeBytes: declared,
+      projectId,
+    });
     if (bytes) {
       const res = await fetch(upload.url, { method: upload.method, headers: { 'Content-Type': upload.recommendedContentType }, body: bytes });
       expect(res.status).toBe(200);
@@ -87,12 +92,14 @@ describe('DocumentsService on PostgreSQL', () => {
   const outboxTypes = async (id: string): Promise<string[]> =>
     (await db.query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`document:${id}`])).map((r: { type: string }) => r.type);
 
-  it('reserves an upload slot in a project of the org, and refuses another org\'s project', async () => {
+  it("reserves an upload slot in a project of the org, and refuses another org's project", async () => {
     const { project } = await projects.create(ORG, { name: 'Safety', description: null });
     const doc = await uploaded(ORG, null, project.id);
     expect(doc).toMatchObject({ orgId: ORG.orgId, projectId: project.id, status: 'awaiting_upload', fileName: 'Handbook.pdf' });
     expect((await projects.get(ORG, project.id)).documentCount).toBe(1);
-    await expect(documents.reserveUpload(OTHER, { fileName: 'x.pdf', contentType: 'application/pdf', sizeBytes: 1, projectId: project.id })).rejects.toMatchObject({
+    await expect(
+      documents.reserveUpload(OTHER, { fileName: 'x.pdf', contentType: 'application/pdf', sizeBytes: 1, projectId: project.id }),
+    ).rejects.toMatchObject({
       code: ErrorCode.NOT_FOUND,
     });
   });
@@ -110,7 +117,7 @@ describe('DocumentsService on PostgreSQL', () => {
     expect(await documents.get(ORG, doc.id)).toMatchObject({ status: 'processing', sizeBytes: PDF_BYTES.length });
   });
 
-  it('skips documents without their upload, with the wrong size, unknown or another org\'s', async () => {
+  it("skips documents without their upload, with the wrong size, unknown or another org's", async () => {
     const none = await uploaded(ORG, null);
     const wrongSize = await uploaded(ORG, PDF_BYTES, null, PDF_BYTES.length + 1);
     const foreign = await uploaded(OTHER);
@@ -135,14 +142,16 @@ describe('DocumentsService on PostgreSQL', () => {
     expect(calls.processRequested).toHaveLength(1);
   });
 
-  it('applies processing outcomes once, in order, each with its webhook event, and only for the document\'s org', async () => {
+  it("applies processing outcomes once, in order, each with its webhook event, and only for the document's org", async () => {
     const doc = await uploaded(ORG);
     await documents.process(ORG, [doc.id]);
     const at = new Date();
     expect(await repository.applyOutcome(OTHER.orgId, doc.id, { status: 'ready', chunkCount: 3, pageCount: 1, errorMessage: null }, at)).toBe('missing');
     expect(await repository.applyOutcome(ORG.orgId, doc.id, { status: 'ready', chunkCount: 3, pageCount: 1, errorMessage: null }, at)).toBe('applied');
     expect(await repository.applyOutcome(ORG.orgId, doc.id, { status: 'ready', chunkCount: 3, pageCount: 1, errorMessage: null }, at)).toBe('ignored');
-    expect(await repository.applyOutcome(ORG.orgId, doc.id, { status: 'completed', chunkCount: 3, pageCount: 1, errorMessage: null }, new Date())).toBe('applied');
+    expect(await repository.applyOutcome(ORG.orgId, doc.id, { status: 'completed', chunkCount: 3, pageCount: 1, errorMessage: null }, new Date())).toBe(
+      'applied',
+    );
     expect(await documents.get(ORG, doc.id)).toMatchObject({ status: 'completed', chunkCount: 3, pageCount: 1, progress: null });
     expect(await outboxTypes(doc.id)).toEqual(['document.ready', 'document.completed']);
     // A completed document is a handbook of its org only.
@@ -159,18 +168,26 @@ describe('DocumentsService on PostgreSQL', () => {
       { page: 1, width: 612, height: 792 },
       { page: 2, width: 841.89, height: 595.28 },
     ];
-    expect(await repository.applyOutcome(ORG.orgId, doc.id, { status: 'completed', chunkCount: 2, pageCount: 2, pageSizes: sizes, errorMessage: null }, new Date())).toBe('applied');
+    expect(
+      await repository.applyOutcome(ORG.orgId, doc.id, { status: 'completed', chunkCount: 2, pageCount: 2, pageSizes: sizes, errorMessage: null }, new Date()),
+    ).toBe('applied');
     expect(await documents.getPage(ORG, doc.id, 2)).toEqual({ page: 2, width: 841.89, height: 595.28 });
     await expect(documents.getPage(OTHER, doc.id, 1)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
-    await expect(documents.getPage(ORG, doc.id, 3)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND, message: `Document ${doc.id} has 2 pages; page 3 does not exist.` });
+    await expect(documents.getPage(ORG, doc.id, 3)).rejects.toMatchObject({
+      code: ErrorCode.NOT_FOUND,
+      message: `Document ${doc.id} has 2 pages; page 3 does not exist.`,
+    });
     // A PDF processed before page sizes were recorded: 404 saying to upload it again.
     const old = await uploaded(ORG);
     await documents.process(ORG, [old.id]);
     await repository.applyOutcome(ORG.orgId, old.id, { status: 'completed', chunkCount: 1, pageCount: 1, errorMessage: null }, new Date());
-    await expect(documents.getPage(ORG, old.id, 1)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND, message: expect.stringMatching(/processed before they were recorded/) });
+    await expect(documents.getPage(ORG, old.id, 1)).rejects.toMatchObject({
+      code: ErrorCode.NOT_FOUND,
+      message: expect.stringMatching(/processed before they were recorded/),
+    });
   });
 
-  it('lists and shows only the caller\'s documents, newest first', async () => {
+  it("lists and shows only the caller's documents, newest first", async () => {
     const { project } = await projects.create(OTHER, { name: 'Listing', description: null });
     const a = await uploaded(OTHER, null, project.id);
     const b = await uploaded(OTHER, null, project.id);
@@ -181,7 +198,7 @@ describe('DocumentsService on PostgreSQL', () => {
     await expect(documents.download(ORG, a.id)).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
   });
 
-  it('deletes documents with their chunks and files, and refuses (deleting nothing) when one is another org\'s', async () => {
+  it("deletes documents with their chunks and files, and refuses (deleting nothing) when one is another org's", async () => {
     const mine = await uploaded(ORG);
     await documents.process(ORG, [mine.id]);
     const theirs = await uploaded(OTHER);

@@ -1,4 +1,14 @@
-import { ACCEPTED_CONTENT_TYPES, AppError, CallContext, charLengthWithin, isAcceptedContentType, normalizeContentType, unique, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES } from '@kb/common';
+import {
+  ACCEPTED_CONTENT_TYPES,
+  AppError,
+  CallContext,
+  charLengthWithin,
+  isAcceptedContentType,
+  normalizeContentType,
+  unique,
+  FILE_NAME_MAX_CHARS,
+  MAX_UPLOAD_BYTES,
+} from '@kb/common';
 import { ProcessRequestedEvent, type SkipReason } from '@kb/events';
 import { isStorageError, type ObjectInfo, type ObjectStorage } from '@kb/storage';
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -2,7 +2,8 @@ import { downloadFileName, fileNameProblem } from './documents.service';
 
 describe('fileNameProblem (reservation rule for file_name)', () => {
   it('accepts ordinary names in any script, with spaces, quotes and punctuation', () => {
-    for (const name of ['handbook.pdf', ' Prüfbericht "Q3"; 日本語 – résumé .txt', 'a', 'x'.repeat(500), 'emoji 📄.md']) expect(fileNameProblem(name)).toBeNull();
+    for (const name of ['handbook.pdf', ' Prüfbericht "Q3"; 日本語 – résumé .txt', 'a', 'x'.repeat(500), 'emoji 📄.md'])
+      expect(fileNameProblem(name)).toBeNull();
   });
 
   it('refuses empty, too long and blank names', () => {

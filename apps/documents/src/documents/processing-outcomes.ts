@@ -19,7 +19,14 @@ export class ProcessingOutcomes {
     const result = await this.repository.applyOutcome(
       event.orgId,
       event.documentId,
-      { status: event.status, chunkCount: event.chunkCount, pageCount: event.pageCount, pageSizes: event.pageSizes ?? null, errorMessage: event.errorMessage, progress: event.progress ?? null },
+      {
+        status: event.status,
+        chunkCount: event.chunkCount,
+        pageCount: event.pageCount,
+        pageSizes: event.pageSizes ?? null,
+        errorMessage: event.errorMessage,
+        progress: event.progress ?? null,
+      },
       new Date(event.at),
     );
     if (result === 'missing') {

@@ -116,7 +116,12 @@ export function documentsGrpcHandlers(projects: ProjectsService, documents: Docu
     },
     deleteDocuments: async (req, ctx) => ({ deleted: await documents.delete(ctx, requireIds(req.documentIds, 'document_ids')) }),
     resolveHandbooks: async (req, ctx) => ({
-      documents: (await documents.resolveHandbooks(ctx, req.documentIds.map((id) => requireUuid(id, 'handbook_ids')))).map(toProtoDocument),
+      documents: (
+        await documents.resolveHandbooks(
+          ctx,
+          req.documentIds.map((id) => requireUuid(id, 'handbook_ids')),
+        )
+      ).map(toProtoDocument),
     }),
     filterLiveDocuments: async (req, ctx) => ({ documentIds: await documents.filterLive(ctx, req.documentIds.filter(isUuid)) }),
     resolveSearchScope: async (req, ctx) =>

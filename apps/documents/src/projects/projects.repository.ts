@@ -24,7 +24,12 @@ export class ProjectsRepository {
     await this.dataSource.transaction(async (m) => {
       await m.getRepository(ProjectEntity).insert(project);
       await recordAuditEvent(m, {
-        orgId: project.orgId, action: 'project.created', resourceType: 'project', resourceId: project.id, origin, at: project.createdAt,
+        orgId: project.orgId,
+        action: 'project.created',
+        resourceType: 'project',
+        resourceId: project.id,
+        origin,
+        at: project.createdAt,
         data: { after: { name: project.name, description: project.description } },
       });
     });
@@ -37,10 +42,10 @@ export class ProjectsRepository {
   async findWithCount(orgId: string, id: string): Promise<ProjectWithCount | null> {
     const project = await this.find(orgId, id);
     if (!project) return null;
-    const [{ count }] = await this.dataSource.query<{ count: number }[]>(
-      `SELECT count(*)::int AS count FROM documents WHERE org_id = $1 AND project_id = $2`,
-      [orgId, id],
-    );
+    const [{ count }] = await this.dataSource.query<{ count: number }[]>(`SELECT count(*)::int AS count FROM documents WHERE org_id = $1 AND project_id = $2`, [
+      orgId,
+      id,
+    ]);
     return { project, documentCount: count };
   }
 
@@ -74,7 +79,12 @@ export class ProjectsRepository {
       await repo.update({ orgId, id }, { ...changes, updatedAt: at });
       const fields = Object.keys(changes) as (keyof typeof changes)[];
       await recordAuditEvent(m, {
-        orgId, action: 'project.updated', resourceType: 'project', resourceId: id, origin, at,
+        orgId,
+        action: 'project.updated',
+        resourceType: 'project',
+        resourceId: id,
+        origin,
+        at,
         data: { before: Object.fromEntries(fields.map((f) => [f, current[f]])), after: Object.fromEntries(fields.map((f) => [f, changes[f]])) },
       });
       return true;
@@ -88,13 +98,20 @@ export class ProjectsRepository {
    */
   async deleteIfEmpty(orgId: string, id: string, origin?: AuditOrigin): Promise<'deleted' | 'not_found' | 'has_documents'> {
     return this.dataSource.transaction(async (tx) => {
-      const found: { id: string; name: string; description: string | null }[] = await tx.query(`SELECT id, name, description FROM projects WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
+      const found: { id: string; name: string; description: string | null }[] = await tx.query(
+        `SELECT id, name, description FROM projects WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+        [orgId, id],
+      );
       if (found.length === 0) return 'not_found';
       const [{ count }] = await tx.query<{ count: number }[]>(`SELECT count(*)::int AS count FROM documents WHERE project_id = $1`, [id]);
       if (count > 0) return 'has_documents';
       await tx.query(`DELETE FROM projects WHERE org_id = $1 AND id = $2`, [orgId, id]);
       await recordAuditEvent(tx, {
-        orgId, action: 'project.deleted', resourceType: 'project', resourceId: id, origin,
+        orgId,
+        action: 'project.deleted',
+        resourceType: 'project',
+        resourceId: id,
+        origin,
         data: { before: { name: found[0].name, description: found[0].description } },
       });
       return 'deleted';

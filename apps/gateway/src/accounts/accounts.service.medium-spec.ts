@@ -52,7 +52,7 @@ describe('AccountsService on PostgreSQL', () => {
     expect(await gateway.authenticate(secret)).toBeNull();
   });
 
-  it('shows quota changes after the organization\'s entries are invalidated', async () => {
+  it("shows quota changes after the organization's entries are invalidated", async () => {
     const org = await cli.createOrganization({ name: 'Quota Org' });
     const { secret } = await cli.createApiKey({ orgId: org.id });
     expect((await gateway.authenticate(secret))?.monthlyTokenQuota).toBeNull();

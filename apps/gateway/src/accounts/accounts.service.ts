@@ -74,7 +74,12 @@ export class AccountsService {
       updatedAt: now,
     };
     await this.accounts.insertOrganization(org, {
-      orgId: org.id, action: 'organization.created', resourceType: 'organization', resourceId: org.id, actor: OPERATOR_ACTOR, at: now,
+      orgId: org.id,
+      action: 'organization.created',
+      resourceType: 'organization',
+      resourceId: org.id,
+      actor: OPERATOR_ACTOR,
+      at: now,
       data: { after: orgSettings(org) },
     });
     return org;
@@ -135,7 +140,12 @@ export class AccountsService {
       revokedAt: null,
     };
     await this.accounts.insertKey(key, {
-      orgId: key.orgId, action: 'api_key.created', resourceType: 'api_key', resourceId: key.id, actor: OPERATOR_ACTOR, at: key.createdAt,
+      orgId: key.orgId,
+      action: 'api_key.created',
+      resourceType: 'api_key',
+      resourceId: key.id,
+      actor: OPERATOR_ACTOR,
+      at: key.createdAt,
       data: { after: { name: key.name, key_prefix: key.keyPrefix, rate_limit_per_minute: key.rateLimitPerMinute } },
     });
     return { key, secret };
@@ -151,7 +161,12 @@ export class AccountsService {
     if (!key.revokedAt) {
       key.revokedAt = new Date();
       await this.accounts.saveKey(key, {
-        orgId: key.orgId, action: 'api_key.revoked', resourceType: 'api_key', resourceId: key.id, actor: OPERATOR_ACTOR, at: key.revokedAt,
+        orgId: key.orgId,
+        action: 'api_key.revoked',
+        resourceType: 'api_key',
+        resourceId: key.id,
+        actor: OPERATOR_ACTOR,
+        at: key.revokedAt,
         data: { before: { revoked_at: null }, after: { revoked_at: key.revokedAt.toISOString() }, name: key.name, key_prefix: key.keyPrefix },
       });
     }
@@ -163,7 +178,12 @@ export class AccountsService {
     const after = orgSettings(org);
     const changed = (Object.keys(after) as (keyof typeof after)[]).filter((k) => after[k] !== before[k]);
     return {
-      orgId: org.id, action: 'organization.updated', resourceType: 'organization', resourceId: org.id, actor: OPERATOR_ACTOR, at: org.updatedAt,
+      orgId: org.id,
+      action: 'organization.updated',
+      resourceType: 'organization',
+      resourceId: org.id,
+      actor: OPERATOR_ACTOR,
+      at: org.updatedAt,
       data: { before: Object.fromEntries(changed.map((k) => [k, before[k]])), after: Object.fromEntries(changed.map((k) => [k, after[k]])) },
     };
   }

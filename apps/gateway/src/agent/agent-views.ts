@@ -14,9 +14,15 @@ export class CitationView {
   @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) chunk_id: string;
   @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 4 }) end_page: number | null;
-  @ApiProperty({ example: 'Hard hats are required at all times on site.', description: 'verbatim from the chunk; a whole sentence in extractive answers' }) quote: string;
+  @ApiProperty({ example: 'Hard hats are required at all times on site.', description: 'verbatim from the chunk; a whole sentence in extractive answers' })
+  quote: string;
   @ApiProperty({ example: 0.91, description: 'how well the quote matches the question (0–1)' }) score: number;
-  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the cited chunk (outermost first), null when it is under no heading' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'Part 2 > Scope',
+    description: 'heading path of the cited chunk (outermost first), null when it is under no heading',
+  })
   section: string | null;
   @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
   @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];

@@ -14,7 +14,13 @@ import { AnswerView } from './agent-views';
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
 export class QueryDto {
-  @ApiProperty({ minLength: 1, maxLength: QUESTION_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Are hard hats required on site?', description: 'the question (not blank)' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: QUESTION_MAX_CHARS,
+    pattern: NON_BLANK_PATTERN,
+    example: 'Are hard hats required on site?',
+    description: 'the question (not blank)',
+  })
   @IsString({ message: 'question must be a string' })
   @CharLength(1, QUESTION_MAX_CHARS, { message: `question must be 1 to ${QUESTION_MAX_CHARS} characters` })
   @Matches(/\S/, { message: 'question must not be blank (only whitespace)' })

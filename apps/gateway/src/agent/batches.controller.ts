@@ -18,7 +18,13 @@ import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
 
 export class CreateBatchDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: MAX_BATCH_QUESTIONS, example: ['Are hard hats required on site?', 'How often are scaffolds inspected?'], description: `Each 1–${QUESTION_MAX_CHARS} characters.` })
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: MAX_BATCH_QUESTIONS,
+    example: ['Are hard hats required on site?', 'How often are scaffolds inspected?'],
+    description: `Each 1–${QUESTION_MAX_CHARS} characters.`,
+  })
   @IsArray({ message: 'questions must be an array of strings' })
   @ArrayMinSize(1, { message: 'questions must have at least 1 item' })
   @ArrayMaxSize(MAX_BATCH_QUESTIONS, { message: `questions must have at most ${MAX_BATCH_QUESTIONS} items` })
@@ -71,14 +77,17 @@ export class BatchesController {
   @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async create(@Ctx() ctx: CallContext, @Body() body: CreateBatchDto) {
     const org = await this.accounts.getOrganization(ctx.orgId);
-    const b = await this.agent.createBatch({
-      questions: body.questions,
-      // null reads as omitted (never the text "null"), as everywhere in the API.
-      name: body.name ?? undefined,
-      projectId: body.project_id ?? undefined,
-      chatType: body.chat_type ?? undefined,
-      safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
-    }, ctx);
+    const b = await this.agent.createBatch(
+      {
+        questions: body.questions,
+        // null reads as omitted (never the text "null"), as everywhere in the API.
+        name: body.name ?? undefined,
+        projectId: body.project_id ?? undefined,
+        chatType: body.chat_type ?? undefined,
+        safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+      },
+      ctx,
+    );
     return presentBatch(b);
   }
 
@@ -86,13 +95,16 @@ export class BatchesController {
   @ApiOperation({ operationId: 'listBatches', summary: 'List batch queries, newest first (filter by project_id, status)' })
   @ApiEnvelope(BatchView, { paginated: true, description: 'Batch summaries with pagination.' })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
-    const r = await this.agent.listBatches({ projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), limit: q.limit, offset: q.offset }, ctx);
+    const r = await this.agent.listBatches(
+      { projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), limit: q.limit, offset: q.offset },
+      ctx,
+    );
     return new Paginated(r.batches.map(presentBatch), { limit: q.limit, offset: q.offset, total: r.total });
   }
 
   @Get(':id')
   @ApiOperation({ operationId: 'getBatch', summary: 'Batch detail with the result of every question, in question order' })
-  @ApiEnvelope(BatchDetailView, { description: 'The summary plus `results`, each with its answer\'s `confidence`.' })
+  @ApiEnvelope(BatchDetailView, { description: "The summary plus `results`, each with its answer's `confidence`." })
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const b = await this.agent.getBatch({ id }, ctx);
     return { ...presentBatch(b), results: b.results.map(presentBatchResult) };
@@ -103,12 +115,18 @@ export class BatchesController {
     operationId: 'exportBatch',
     summary: 'Export batch results as CSV (RFC 4180)',
     description:
-      'Columns `index,question,status,answer,sources,error` (exactly the contract\'s header; each result\'s `confidence` is in the JSON detail only); `sources` = `file_name p.X-Y` joined by `; `. Works while the batch runs (unfinished rows show their status).',
+      "Columns `index,question,status,answer,sources,error` (exactly the contract's header; each result's `confidence` is in the JSON detail only); `sources` = `file_name p.X-Y` joined by `; `. Works while the batch runs (unfinished rows show their status).",
   })
   @ApiFileResponse('text/csv', {
     description: 'The results as a CSV attachment (`text/csv; charset=utf-8`), one row per question, CRLF line ends.',
-    example: 'index,question,status,answer,sources,error\r\n0,Are hard hats required on site?,completed,"Yes: ""Hard hats are required at all times on site."" [1]",site-safety-plan.pdf p.4-4,\r\n',
-    headers: { 'Content-Disposition': { description: 'attachment; filename="batch-<id>.csv"', example: 'attachment; filename="batch-3f2a9c1e-0d4b-4e8f-9a7c-6b5d4e3f2a1c.csv"' } },
+    example:
+      'index,question,status,answer,sources,error\r\n0,Are hard hats required on site?,completed,"Yes: ""Hard hats are required at all times on site."" [1]",site-safety-plan.pdf p.4-4,\r\n',
+    headers: {
+      'Content-Disposition': {
+        description: 'attachment; filename="batch-<id>.csv"',
+        example: 'attachment; filename="batch-3f2a9c1e-0d4b-4e8f-9a7c-6b5d4e3f2a1c.csv"',
+      },
+    },
   })
   async export(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Res() reply: FastifyReply) {
     const b = await this.agent.getBatch({ id }, ctx);

@@ -103,7 +103,10 @@ export class ChatController {
   @ApiEventStream(
     'ChatStreamEvent',
     { meta: ChatMetaEventData, delta: ChatDeltaEventData, citations: ChatCitationsEventData, done: ChatDoneEventData, error: ChatErrorEventData },
-    { description: '`stream` false or omitted: the reply in the JSON envelope. `stream` true: `text/event-stream`, events `meta`, then `delta` (one or more), `citations`, `done`; or `error` once the stream has begun. Failures before the stream begins are JSON error envelopes.' },
+    {
+      description:
+        '`stream` false or omitted: the reply in the JSON envelope. `stream` true: `text/event-stream`, events `meta`, then `delta` (one or more), `citations`, `done`; or `error` once the stream has begun. Failures before the stream begins are JSON error envelopes.',
+    },
   )
   @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async chat(@Ctx() ctx: CallContext, @Body() body: ChatDto, @Res() reply: FastifyReply) {
@@ -163,12 +166,15 @@ export class ChatController {
       lastWrite = Date.now();
       if (!out.write(chunk)) await new Promise<void>((resolve) => (out.once('drain', resolve), out.once('close', resolve)));
     };
-    const heartbeat = setInterval(() => {
-      if (Date.now() - lastWrite >= this.heartbeatMs && !out.destroyed) {
-        lastWrite = Date.now();
-        out.write(': heartbeat\n\n');
-      }
-    }, Math.max(100, Math.min(this.heartbeatMs / 2, 5000)));
+    const heartbeat = setInterval(
+      () => {
+        if (Date.now() - lastWrite >= this.heartbeatMs && !out.destroyed) {
+          lastWrite = Date.now();
+          out.write(': heartbeat\n\n');
+        }
+      },
+      Math.max(100, Math.min(this.heartbeatMs / 2, 5000)),
+    );
     const clientGone = () => {
       if (!finished) {
         finished = true;
@@ -191,7 +197,8 @@ export class ChatController {
         if (next.done) break;
         const e = next.value;
         if (e.delta) await write(sseFrame('delta', { content: e.delta.content }));
-        else if (e.citations) await write(sseFrame('citations', { citations: e.citations.citations.map(presentCitation), confidence: presentConfidence(e.citations.confidence) }));
+        else if (e.citations)
+          await write(sseFrame('citations', { citations: e.citations.citations.map(presentCitation), confidence: presentConfidence(e.citations.confidence) }));
         else if (e.done) await write(sseFrame('done', { usage: presentUsage(e.done.usage), finish_reason: e.done.finishReason }));
         else if (e.error) await write(sseFrame('error', { code: e.error.code, message: e.error.message }));
       }

@@ -10,7 +10,10 @@ import { sourceLabel } from '../common/source-label';
 export function presentCitation(c: agentV1.Citation) {
   // Batches store citations as given: results stored before `section` or `location` existed have
   // none (null; boxes []).
-  return { ...pickSnakeFields(c, ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section'], null), ...presentPlacement(c) };
+  return {
+    ...pickSnakeFields(c, ['index', 'documentId', 'fileName', 'chunkId', 'startPage', 'endPage', 'quote', 'score', 'section'], null),
+    ...presentPlacement(c),
+  };
 }
 
 /** Token usage in snake case. */
@@ -44,7 +47,5 @@ export function presentConfidence(c: number | undefined): number {
  * the format has no pages), joined by `; `.
  */
 export function sourcesCell(citations: agentV1.Citation[]): string {
-  return citations
-    .map((c) => sourceLabel(c.fileName, c.startPage, c.endPage))
-    .join('; ');
+  return citations.map((c) => sourceLabel(c.fileName, c.startPage, c.endPage)).join('; ');
 }

@@ -25,19 +25,35 @@ function parseDateTime(field: string, value: string | undefined): Date | null {
 
 /** Query of GET /api/v2/audit-events (decisions.md "Audit log"). */
 export class ListAuditEventsQuery extends PaginationQuery {
-  @ApiPropertyOptional({ maxLength: 64, pattern: '^[a-z_]{1,64}$', example: 'check_run', description: 'only events of this resource type (project, document, check_run, requirement, batch, webhook_endpoint, webhook_delivery, organization, api_key)' })
+  @ApiPropertyOptional({
+    maxLength: 64,
+    pattern: '^[a-z_]{1,64}$',
+    example: 'check_run',
+    description:
+      'only events of this resource type (project, document, check_run, requirement, batch, webhook_endpoint, webhook_delivery, organization, api_key)',
+  })
   @IsOptional()
   @IsString({ message: 'resource_type must be a string' })
   @Matches(/^[a-z_]{1,64}$/, { message: 'resource_type must be 1 to 64 lowercase letters or underscores, e.g. check_run' })
   resource_type?: string;
 
-  @ApiPropertyOptional({ maxLength: 200, pattern: '^[A-Za-z0-9._:-]{1,200}$', example: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e', description: 'only events of this resource id' })
+  @ApiPropertyOptional({
+    maxLength: 200,
+    pattern: '^[A-Za-z0-9._:-]{1,200}$',
+    example: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e',
+    description: 'only events of this resource id',
+  })
   @IsOptional()
   @IsString({ message: 'resource_id must be a string' })
   @Matches(/^[A-Za-z0-9._:-]{1,200}$/, { message: 'resource_id must be 1 to 200 letters, digits or . _ : -' })
   resource_id?: string;
 
-  @ApiPropertyOptional({ maxLength: 129, pattern: '^[a-z_]{1,64}\\.[a-z_]{1,64}$', example: 'requirement.reviewed', description: 'only events of this action (`<resource>.<past-tense verb>`; the list: docs/audit.md)' })
+  @ApiPropertyOptional({
+    maxLength: 129,
+    pattern: '^[a-z_]{1,64}\\.[a-z_]{1,64}$',
+    example: 'requirement.reviewed',
+    description: 'only events of this action (`<resource>.<past-tense verb>`; the list: docs/audit.md)',
+  })
   @IsOptional()
   @IsString({ message: 'action must be a string' })
   @Matches(/^[a-z_]{1,64}\.[a-z_]{1,64}$/, { message: 'action must look like <resource>.<verb>, e.g. project.created' })
@@ -55,11 +71,22 @@ export class ListAuditEventsQuery extends PaginationQuery {
 }
 
 export class AuditActorView {
-  @ApiProperty({ type: String, nullable: true, format: 'uuid', example: '5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f', description: 'the API key of the call; null for operator (kbctl) changes' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uuid',
+    example: '5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+    description: 'the API key of the call; null for operator (kbctl) changes',
+  })
   api_key_id: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'ci-pipeline', description: 'the name of that key (null when it has none)' })
   api_key_name: string | null;
-  @ApiPropertyOptional({ type: String, nullable: true, example: 'Dana Reviewer', description: 'review events only: the person named by the review (set) or by the removed review (removed)' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'Dana Reviewer',
+    description: 'review events only: the person named by the review (set) or by the removed review (removed)',
+  })
   reviewer?: string | null;
   @ApiPropertyOptional({ example: 'kbctl', description: 'operator CLI changes only: `kbctl`' })
   operator?: string;
@@ -72,9 +99,15 @@ export class AuditEventView {
   @ApiProperty({ example: 'requirement' }) resource_type: string;
   @ApiProperty({ example: '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d' }) resource_id: string;
   @ApiProperty({ type: AuditActorView }) actor: AuditActorView;
-  @ApiProperty({ type: 'object', additionalProperties: true, example: { run_id: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e', before: null, after: { decision: 'fail', reviewer: 'Dana Reviewer', comment: null } }, description: 'what changed: `before`/`after` for updates and reviews (docs/audit.md)' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { run_id: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e', before: null, after: { decision: 'fail', reviewer: 'Dana Reviewer', comment: null } },
+    description: 'what changed: `before`/`after` for updates and reviews (docs/audit.md)',
+  })
   data: Record<string, unknown>;
-  @ApiProperty({ type: String, nullable: true, example: 'req-7f3a', description: 'the X-Request-Id of the call (null for operator changes)' }) request_id: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'req-7f3a', description: 'the X-Request-Id of the call (null for operator changes)' }) request_id:
+    string | null;
   @ApiProperty({ format: 'date-time', example: '2026-01-31T09:15:02.123Z' }) created_at: string;
 }
 

@@ -1,6 +1,17 @@
 import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
 import { presentComparison, presentRequirement, presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, runStatus } from '@kb/events';
-import { AppError, AsyncClient, CallContext, Logger, REPORT_PAGE_MAX, REQUIREMENT_MAX_CHARS, REVIEW_COMMENT_MAX_CHARS, REVIEWER_MAX_CHARS, RUN_NAME_MAX_CHARS, MAX_REQUIREMENTS_PER_RUN } from '@kb/common';
+import {
+  AppError,
+  AsyncClient,
+  CallContext,
+  Logger,
+  REPORT_PAGE_MAX,
+  REQUIREMENT_MAX_CHARS,
+  REVIEW_COMMENT_MAX_CHARS,
+  REVIEWER_MAX_CHARS,
+  RUN_NAME_MAX_CHARS,
+  MAX_REQUIREMENTS_PER_RUN,
+} from '@kb/common';
 import { checkV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -27,7 +38,13 @@ export type CheckRunsClient = AsyncClient<typeof checkV1.CheckRunsServiceService
 const RUN_CALL_TIMEOUT_MS = 60_000;
 
 export class RequirementInputDto {
-  @ApiProperty({ minLength: 1, maxLength: REQUIREMENT_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Scaffolds must be inspected before each shift.', description: 'requirement text (not blank)' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: REQUIREMENT_MAX_CHARS,
+    pattern: NON_BLANK_PATTERN,
+    example: 'Scaffolds must be inspected before each shift.',
+    description: 'requirement text (not blank)',
+  })
   @IsString({ message: 'text must be a string' })
   @CharLength(1, REQUIREMENT_MAX_CHARS, { message: `text must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
   text: string;
@@ -52,7 +69,13 @@ export class CreateRunDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id: string;
 
-  @ApiProperty({ minLength: 1, maxLength: RUN_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Tender 2026-14 requirements', description: 'run name (not blank)' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: RUN_NAME_MAX_CHARS,
+    pattern: NON_BLANK_PATTERN,
+    example: 'Tender 2026-14 requirements',
+    description: 'run name (not blank)',
+  })
   @IsString({ message: 'name must be a string' })
   @CharLength(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
   name: string;
@@ -93,7 +116,12 @@ export class ReviewDto {
   @CharLength(1, REVIEWER_MAX_CHARS, { message: `reviewer must be 1 to ${REVIEWER_MAX_CHARS} characters` })
   reviewer: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: REVIEW_COMMENT_MAX_CHARS, example: 'The cited plan is the 2024 edition; the current one drops the shift inspection.' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: REVIEW_COMMENT_MAX_CHARS,
+    example: 'The cited plan is the 2024 edition; the current one drops the shift inspection.',
+  })
   @IsOptional()
   @IsString({ message: 'comment must be a string' })
   @CharLength(0, REVIEW_COMMENT_MAX_CHARS, { message: `comment must be at most ${REVIEW_COMMENT_MAX_CHARS} characters` })
@@ -117,7 +145,11 @@ export class RerunRunDto {
 
 /** Query of GET /api/v2/check/runs/{id}/compare. */
 export class CompareRunsQuery {
-  @ApiProperty({ format: 'uuid', example: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e', description: 'the run to compare with: its results are `after`, those of `{id}` are `before`' })
+  @ApiProperty({
+    format: 'uuid',
+    example: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e',
+    description: 'the run to compare with: its results are `after`, those of `{id}` are `before`',
+  })
   @IsUUID('all', { message: 'with must be a UUID' })
   with: string;
 }
@@ -143,7 +175,12 @@ export class SourceView {
   @ApiProperty({ example: 'site-safety-plan.pdf' }) title: string;
   @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
-  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the chunk (outermost first), null when it is under no heading' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'Part 2 > Scope',
+    description: 'heading path of the chunk (outermost first), null when it is under no heading',
+  })
   section: string | null;
   @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
   @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
@@ -153,7 +190,11 @@ export class SubRequirementView {
   @ApiProperty({ example: 'b3c1d2e4-5f60-4a7b-8c9d-0e1f2a3b4c5d' }) id: string;
   @ApiProperty({ example: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d' }) requirement_id: string;
   @ApiProperty({ example: 'Scaffolds are inspected before each shift.' }) text: string;
-  @ApiProperty({ example: 'The plan requires a scaffold inspection at the start of every shift: "Scaffolds shall be inspected before each shift."', description: 'explanation and the quoted evidence' }) justification: string;
+  @ApiProperty({
+    example: 'The plan requires a scaffold inspection at the start of every shift: "Scaffolds shall be inspected before each shift."',
+    description: 'explanation and the quoted evidence',
+  })
+  justification: string;
   @ApiProperty({ minimum: 0, maximum: 1, example: 0.88, description: 'confidence' }) score: number;
   @ApiProperty({ enum: [...SUB_REQUIREMENT_STATUSES], example: 'comply' }) status: string;
   @ApiProperty({ type: [SourceView], nullable: true, description: 'null until the sub-requirement is judged' }) sources: SourceView[] | null;
@@ -161,7 +202,8 @@ export class SubRequirementView {
 
 export class ReviewView {
   @ApiProperty({ enum: ['pass', 'fail'], example: 'fail' }) decision: string;
-  @ApiProperty({ type: String, nullable: true, example: 'The cited plan is the 2024 edition; the current one drops the shift inspection.' }) comment: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'The cited plan is the 2024 edition; the current one drops the shift inspection.' }) comment:
+    string | null;
   @ApiProperty({ example: 'Dana Reviewer' }) reviewer: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T05:00:00.000Z' }) reviewed_at: string;
   @ApiProperty({ example: false, description: 'true when the requirement was checked again after this review' }) outdated: boolean;
@@ -169,8 +211,20 @@ export class ReviewView {
 
 export class ReviewSummaryView {
   @ApiProperty({ type: 'integer', minimum: 0, example: 3, description: 'completed requirements with a current (not outdated) review' }) reviewed: number;
-  @ApiProperty({ type: 'integer', minimum: 0, example: 9, description: "completed requirements passing: by the current review's decision, else by the machine's result" }) passed: number;
-  @ApiProperty({ type: 'integer', minimum: 0, example: 3, description: "completed requirements failing: by the current review's decision, else by the machine's result" }) failed: number;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: 9,
+    description: "completed requirements passing: by the current review's decision, else by the machine's result",
+  })
+  passed: number;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: 3,
+    description: "completed requirements failing: by the current review's decision, else by the machine's result",
+  })
+  failed: number;
 }
 
 export class RequirementView {
@@ -181,7 +235,8 @@ export class RequirementView {
   @ApiProperty({ enum: [...REQUIREMENT_STATUSES], example: 'completed' }) status: string;
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, example: { clause: '4.2.1' } }) metadata: Record<string, unknown> | null;
   @ApiProperty({ type: [SubRequirementView] }) sub_requirements: SubRequirementView[];
-  @ApiProperty({ type: ReviewView, nullable: true, description: "a person's decision next to the machine's result; null until reviewed" }) review: ReviewView | null;
+  @ApiProperty({ type: ReviewView, nullable: true, description: "a person's decision next to the machine's result; null until reviewed" })
+  review: ReviewView | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:02:00.000Z' }) updated_at: string;
 }
@@ -199,34 +254,68 @@ export class RunView {
   @ApiProperty({ type: [String], example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'] }) handbook_ids: string[];
   @ApiProperty({ type: String, nullable: true, example: null, description: 'why the run failed (status failed)' }) error_message: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-11-22T04:01:00.000Z' }) processing_started_at: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-11-22T04:03:00.000Z', description: 'when the run left processing (completed, stopped or failed)' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-22T04:03:00.000Z',
+    description: 'when the run left processing (completed, stopped or failed)',
+  })
   processing_completed_at: string | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:03:00.000Z' }) updated_at: string;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, example: null, description: 'the run this one re-runs (POST …/rerun); null for a run created directly' })
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    example: null,
+    description: 'the run this one re-runs (POST …/rerun); null for a run created directly',
+  })
   source_run_id: string | null;
   @ApiProperty({ type: ReviewSummaryView, description: "counts with people's reviews applied (the *_requirements counters stay the machine's)" })
   review_summary: ReviewSummaryView;
 }
 
 export class RequirementOutcomeView {
-  @ApiProperty({ enum: ['pass', 'fail', 'pending'], example: 'pass', description: "the machine's result (reviews play no part); pending = not completed" }) result: string;
-  @ApiProperty({ type: Number, nullable: true, minimum: 0, maximum: 1, example: 0.91, description: 'lowest sub-requirement score; null when the requirement has no sub-requirement yet' })
+  @ApiProperty({ enum: ['pass', 'fail', 'pending'], example: 'pass', description: "the machine's result (reviews play no part); pending = not completed" })
+  result: string;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    minimum: 0,
+    maximum: 1,
+    example: 0.91,
+    description: 'lowest sub-requirement score; null when the requirement has no sub-requirement yet',
+  })
   score: number | null;
-  @ApiProperty({ type: [String], example: ['Scaffolds shall be inspected before each shift.'], description: 'the quoted evidence of its sub-requirements, in order' }) evidence: string[];
+  @ApiProperty({
+    type: [String],
+    example: ['Scaffolds shall be inspected before each shift.'],
+    description: 'the quoted evidence of its sub-requirements, in order',
+  })
+  evidence: string[];
   @ApiProperty({ type: [SourceView], description: 'the sources of its sub-requirements in order, each chunk once' }) sources: SourceView[];
 }
 
 export class RequirementChangeView {
   @ApiProperty({ type: 'integer', example: 3, description: 'position in the `{id}` run (in the `with` run for a requirement only there)' }) order_index: number;
   @ApiProperty({ example: 'Scaffolds must be inspected before each shift.' }) text: string;
-  @ApiProperty({ type: RequirementOutcomeView, nullable: true, description: 'in the `{id}` run; null when the requirement is only in the `with` run' }) before: RequirementOutcomeView | null;
-  @ApiProperty({ type: RequirementOutcomeView, nullable: true, description: 'in the `with` run; null when the requirement is only in the `{id}` run' }) after: RequirementOutcomeView | null;
+  @ApiProperty({ type: RequirementOutcomeView, nullable: true, description: 'in the `{id}` run; null when the requirement is only in the `with` run' })
+  before: RequirementOutcomeView | null;
+  @ApiProperty({ type: RequirementOutcomeView, nullable: true, description: 'in the `with` run; null when the requirement is only in the `{id}` run' })
+  after: RequirementOutcomeView | null;
 }
 
 export class ComparisonSummaryView {
-  @ApiProperty({ type: 'integer', minimum: 0, example: 10, description: 'matched requirements with the same result, score band and first source' }) unchanged: number;
-  @ApiProperty({ type: 'integer', minimum: 0, example: 1, description: 'matched requirements whose result, score band (below / at or above 0.7) or first source changed' }) changed: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 10, description: 'matched requirements with the same result, score band and first source' })
+  unchanged: number;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: 1,
+    description: 'matched requirements whose result, score band (below / at or above 0.7) or first source changed',
+  })
+  changed: number;
   @ApiProperty({ type: 'integer', minimum: 0, example: 0, description: 'requirements of the `{id}` run with no match in the `with` run' }) only_in_run: number;
   @ApiProperty({ type: 'integer', minimum: 0, example: 0, description: 'requirements of the `with` run with no match in the `{id}` run' }) only_in_with: number;
 }
@@ -235,7 +324,10 @@ export class RunComparisonView {
   @ApiProperty({ format: 'uuid', example: '7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918', description: 'the `{id}` run (before)' }) run_id: string;
   @ApiProperty({ format: 'uuid', example: '3c2b1a09-8f7e-4d6c-9b5a-493827160f5e', description: 'the `with` run (after)' }) with_run_id: string;
   @ApiProperty({ type: ComparisonSummaryView }) summary: ComparisonSummaryView;
-  @ApiProperty({ type: [RequirementChangeView], description: 'changed requirements, then unmatched ones (before or after null): in the `{id}` run\'s order, then those only in `with` in its order' })
+  @ApiProperty({
+    type: [RequirementChangeView],
+    description: "changed requirements, then unmatched ones (before or after null): in the `{id}` run's order, then those only in `with` in its order",
+  })
   changes: RequirementChangeView[];
 }
 
@@ -273,7 +365,10 @@ export class CheckRunsController {
         projectId: body.project_id,
         name: body.name,
         handbookIds: body.handbook_ids ?? [],
-        requirements: body.requirements.map((r) => ({ text: r.text, metadataJson: r.metadata === undefined || r.metadata === null ? '' : JSON.stringify(r.metadata) })),
+        requirements: body.requirements.map((r) => ({
+          text: r.text,
+          metadataJson: r.metadata === undefined || r.metadata === null ? '' : JSON.stringify(r.metadata),
+        })),
       },
       { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS },
     );
@@ -330,7 +425,8 @@ export class CheckRunsController {
   @Post(':id/rerun')
   @ApiOperation({
     operationId: 'rerunCheckRun',
-    summary: 'Re-run a check run: a new pending run of the same project with the same requirements and handbook_ids (source_run_id names the original); trigger it to check against the knowledge scope as it is now',
+    summary:
+      'Re-run a check run: a new pending run of the same project with the same requirements and handbook_ids (source_run_id names the original); trigger it to check against the knowledge scope as it is now',
   })
   @ApiBody({ type: RerunRunDto, required: false })
   @ApiEnvelope(RunView, { status: 201, description: 'The new run, status pending.' })
@@ -375,7 +471,11 @@ export class CheckRunsController {
   @ApiOperation({ operationId: 'deleteCheckRequirementReview', summary: "Remove a completed requirement's review (204 also when it had none)" })
   @ApiResponse({ status: 204, description: 'Removed (or there was no review); empty body.' })
   @ApiErrors(ErrorCode.CONFLICT)
-  async clearReview(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('requirement_id', UuidParamPipe) requirementId: string): Promise<void> {
+  async clearReview(
+    @Ctx() ctx: CallContext,
+    @Param('id', UuidParamPipe) id: string,
+    @Param('requirement_id', UuidParamPipe) requirementId: string,
+  ): Promise<void> {
     await this.runs.clearReview({ runId: id, requirementId }, ctx);
   }
 
@@ -401,7 +501,12 @@ export class CheckRunsController {
     },
     {
       description: 'The report as an attachment, `Content-Type` of the format (`text/csv; charset=utf-8` for CSV).',
-      headers: { 'Content-Disposition': { description: 'attachment; filename="run-<id>.<xlsx|csv|pdf>"', example: 'attachment; filename="run-7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918.xlsx"' } },
+      headers: {
+        'Content-Disposition': {
+          description: 'attachment; filename="run-<id>.<xlsx|csv|pdf>"',
+          example: 'attachment; filename="run-7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918.xlsx"',
+        },
+      },
     },
   )
   @ApiErrors(ErrorCode.CONFLICT)
@@ -421,7 +526,11 @@ export class CheckRunsController {
     const runs = this.runs;
     async function* pages() {
       yield first.requirements;
-      for (let offset = first.requirements.length, last = first.requirements.length; last === REPORT_PAGE_MAX && offset < run.totalRequirements; offset += last) {
+      for (
+        let offset = first.requirements.length, last = first.requirements.length;
+        last === REPORT_PAGE_MAX && offset < run.totalRequirements;
+        offset += last
+      ) {
         const page = await runs.getReportPage({ id, offset, limit: REPORT_PAGE_MAX }, call);
         last = page.requirements.length;
         yield page.requirements;

@@ -20,7 +20,12 @@ export class VerifySourceView {
   @ApiProperty({ example: 'site-safety-plan.pdf', description: 'source document name' }) title: string;
   @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
-  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path of the chunk (outermost first), null when it is under no heading' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'Part 2 > Scope',
+    description: 'heading path of the chunk (outermost first), null when it is under no heading',
+  })
   section: string | null;
   @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
   @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
@@ -35,11 +40,17 @@ export class VerifyHandbookView {
 export class VerdictView {
   @ApiProperty({ enum: ['COMPLIANT', 'CONTRADICTS', 'NOT_FOUND'], example: 'COMPLIANT' }) verdict: string;
   @ApiProperty({ minimum: 0, maximum: 1, example: 0.86, description: '0 to 1; below 0.7 suggests insufficient evidence' }) confidence: number;
-  @ApiProperty({ example: 'Hard hats are required at all times on site.', description: 'verbatim quote from the source document supporting the verdict (empty when NOT_FOUND)' }) evidence: string;
+  @ApiProperty({
+    example: 'Hard hats are required at all times on site.',
+    description: 'verbatim quote from the source document supporting the verdict (empty when NOT_FOUND)',
+  })
+  evidence: string;
   @ApiProperty({ example: 'The site safety plan requires hard hats for everyone on site.' }) explanation: string;
-  @ApiProperty({ type: String, nullable: true, example: null, description: 'suggested action if not compliant; null if compliant' }) recommendation: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'suggested action if not compliant; null if compliant' }) recommendation:
+    string | null;
   @ApiProperty({ type: [VerifySourceView] }) sources: VerifySourceView[];
-  @ApiProperty({ type: VerifyHandbookView, nullable: true, description: 'the handbook checked against; null when no single handbook' }) handbook: VerifyHandbookView | null;
+  @ApiProperty({ type: VerifyHandbookView, nullable: true, description: 'the handbook checked against; null when no single handbook' })
+  handbook: VerifyHandbookView | null;
 }
 
 export class VerifyDto {

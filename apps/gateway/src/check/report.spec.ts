@@ -43,7 +43,16 @@ function requirement(i: number, opts: { completed?: boolean; comply?: boolean; r
             hasSources: true,
             sources: [
               { handbookId: 'h1', nodeId: 'n1', title: 'site-plan.pdf', startPage: 4, endPage: 5, section: undefined, location: undefined, boxes: [] },
-              { handbookId: 'h2', nodeId: 'n2', title: 'notes.txt', startPage: undefined, endPage: undefined, section: undefined, location: undefined, boxes: [] },
+              {
+                handbookId: 'h2',
+                nodeId: 'n2',
+                title: 'notes.txt',
+                startPage: undefined,
+                endPage: undefined,
+                section: undefined,
+                location: undefined,
+                boxes: [],
+              },
             ],
           },
         ]
@@ -70,7 +79,13 @@ const RUN: checkV1.CheckRun = {
   reviewSummary: { reviewed: 1, passed: 998, failed: 1 },
 };
 
-const REVIEW: checkV1.RequirementReview = { decision: 'fail', comment: 'Plan is the 2024 edition.', reviewer: 'Dana Reviewer', reviewedAt: '2026-11-22T05:00:00.000Z', outdated: false };
+const REVIEW: checkV1.RequirementReview = {
+  decision: 'fail',
+  comment: 'Plan is the 2024 edition.',
+  reviewer: 'Dana Reviewer',
+  reviewedAt: '2026-11-22T05:00:00.000Z',
+  outdated: false,
+};
 
 /** 1,000 requirements in pages of 200: #0 reviewed with a ref, #1 failing, #999 pending. */
 async function* pages() {
@@ -107,7 +122,13 @@ describe('check run reports (decisions.md "Reports")', () => {
       sources: 'site-plan.pdf p.4-5; notes.txt',
     });
     expect(reportRow(requirement(3, { review: { ...REVIEW, outdated: true } })).review_decision).toBe('fail (outdated)');
-    expect(reportRow(requirement(4, { completed: false }))).toMatchObject({ machine_result: 'pending', score: null, evidence: '', sources: '', review_decision: '' });
+    expect(reportRow(requirement(4, { completed: false }))).toMatchObject({
+      machine_result: 'pending',
+      score: null,
+      evidence: '',
+      sources: '',
+      review_decision: '',
+    });
     expect(reportRow(requirement(5, { ref: 12 })).ref).toBe('12');
   });
 
@@ -117,7 +138,14 @@ describe('check run reports (decisions.md "Reports")', () => {
     const rows: Record<string, string>[] = parse(buf, { columns: true });
     expect(rows).toHaveLength(1000);
     expect(rows.map((r) => Number(r.index))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
-    expect(rows[0]).toMatchObject({ ref: '4.2.1', machine_result: 'pass', score: '0.31', review_decision: 'fail', reviewer: 'Dana Reviewer', comment: 'Plan is the 2024 edition.' });
+    expect(rows[0]).toMatchObject({
+      ref: '4.2.1',
+      machine_result: 'pass',
+      score: '0.31',
+      review_decision: 'fail',
+      reviewer: 'Dana Reviewer',
+      comment: 'Plan is the 2024 edition.',
+    });
     expect(rows[0].requirement).toContain('"ladders"');
     expect(rows[1].machine_result).toBe('fail');
     expect(rows[999]).toMatchObject({ machine_result: 'pending', score: '' });
@@ -129,11 +157,26 @@ describe('check run reports (decisions.md "Reports")', () => {
     expect(wb.worksheets.map((w) => w.name)).toEqual(['Summary', 'Requirements']);
     const summary = new Map<string, unknown>();
     wb.getWorksheet('Summary')!.eachRow((row, n) => n > 1 && summary.set(String(row.getCell(1).value), row.getCell(2).value));
-    expect(Object.fromEntries(summary)).toMatchObject({ Project: 'Riverside depot', Run: 'Quarterly audit', Status: 'stopped', Requirements: 1000, 'Reviewed (current reviews)': 1 });
+    expect(Object.fromEntries(summary)).toMatchObject({
+      Project: 'Riverside depot',
+      Run: 'Quarterly audit',
+      Status: 'stopped',
+      Requirements: 1000,
+      'Reviewed (current reviews)': 1,
+    });
     const sheet = wb.getWorksheet('Requirements')!;
     expect(sheet.rowCount).toBe(1001);
     expect((sheet.getRow(1).values as unknown[]).slice(1)).toEqual([...REPORT_COLUMNS]);
-    expect((sheet.getRow(2).values as unknown[]).slice(1, 9)).toEqual([0, expect.stringContaining('Requirement 0'), '4.2.1', 'pass', 0.31, 'fail', 'Dana Reviewer', 'Plan is the 2024 edition.']);
+    expect((sheet.getRow(2).values as unknown[]).slice(1, 9)).toEqual([
+      0,
+      expect.stringContaining('Requirement 0'),
+      '4.2.1',
+      'pass',
+      0.31,
+      'fail',
+      'Dana Reviewer',
+      'Plan is the 2024 edition.',
+    ]);
     expect(sheet.getRow(1001).getCell(4).value).toBe('pending');
   });
 

@@ -26,7 +26,18 @@ export const REPORT_CONTENT_TYPES: Record<ReportFormat, string> = {
 };
 
 /** Column names, in order: the CSV header and the XLSX requirements sheet's header. */
-export const REPORT_COLUMNS = ['index', 'requirement', 'ref', 'machine_result', 'score', 'review_decision', 'reviewer', 'comment', 'evidence', 'sources'] as const;
+export const REPORT_COLUMNS = [
+  'index',
+  'requirement',
+  'ref',
+  'machine_result',
+  'score',
+  'review_decision',
+  'reviewer',
+  'comment',
+  'evidence',
+  'sources',
+] as const;
 
 /** Characters a spreadsheet cell holds (Excel's limit); longer cells end with "…". */
 export const XLSX_CELL_MAX_CHARS = 32_767;
@@ -100,7 +111,10 @@ export function reportRow(q: checkV1.Requirement): ReportRow {
     review_decision: q.review ? `${q.review.decision}${q.review.outdated ? ' (outdated)' : ''}` : '',
     reviewer: q.review?.reviewer ?? '',
     comment: q.review?.comment ?? '',
-    evidence: subs.map((s) => evidenceOf(s.justification)).filter((q): q is string => q !== null).join('\n'),
+    evidence: subs
+      .map((s) => evidenceOf(s.justification))
+      .filter((q): q is string => q !== null)
+      .join('\n'),
     sources: sources.join('; '),
   };
 }
@@ -202,7 +216,9 @@ async function writeXlsx(summary: ReportSummary, pages: AsyncIterable<checkV1.Re
     for (const q of page) {
       const r = reportRow(q);
       const row = sheet.addRow(
-        Object.fromEntries(REPORT_COLUMNS.map((c) => [c, c === 'index' ? r.index : c === 'score' ? (r.score ?? null) : clip(String(r[c]), XLSX_CELL_MAX_CHARS)])),
+        Object.fromEntries(
+          REPORT_COLUMNS.map((c) => [c, c === 'index' ? r.index : c === 'score' ? (r.score ?? null) : clip(String(r[c]), XLSX_CELL_MAX_CHARS)]),
+        ),
       );
       row.alignment = { wrapText: true, vertical: 'top' };
       row.commit();
@@ -225,10 +241,18 @@ export function pdfText(s: string): string {
 async function writePdf(summary: ReportSummary, pages: AsyncIterable<checkV1.Requirement[]>, out: PassThrough): Promise<void> {
   const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: pdfText(`Check run report: ${summary.runName}`), Creator: 'kb' } });
   doc.pipe(out);
-  doc.font('Helvetica-Bold').fontSize(16).text(pdfText(`Check run report: ${summary.runName}`));
+  doc
+    .font('Helvetica-Bold')
+    .fontSize(16)
+    .text(pdfText(`Check run report: ${summary.runName}`));
   doc.moveDown(0.5);
   for (const [label, value] of summaryLines(summary)) {
-    doc.font('Helvetica-Bold').fontSize(10).text(`${label}: `, { continued: true }).font('Helvetica').text(pdfText(String(value === '' ? '-' : value)));
+    doc
+      .font('Helvetica-Bold')
+      .fontSize(10)
+      .text(`${label}: `, { continued: true })
+      .font('Helvetica')
+      .text(pdfText(String(value === '' ? '-' : value)));
   }
   doc.moveDown();
   doc.font('Helvetica-Bold').fontSize(13).text('Requirements');
@@ -236,7 +260,10 @@ async function writePdf(summary: ReportSummary, pages: AsyncIterable<checkV1.Req
     for (const q of page) {
       const r = reportRow(q);
       doc.moveDown(0.6);
-      doc.font('Helvetica-Bold').fontSize(11).text(pdfText(`#${r.index}${r.ref ? ` [${r.ref}]` : ''}`));
+      doc
+        .font('Helvetica-Bold')
+        .fontSize(11)
+        .text(pdfText(`#${r.index}${r.ref ? ` [${r.ref}]` : ''}`));
       doc.font('Helvetica').fontSize(10).text(pdfText(r.requirement));
       const review = r.review_decision ? `${r.review_decision} by ${r.reviewer}` : 'not reviewed';
       doc.font('Helvetica-Bold').text(pdfText(`Machine: ${r.machine_result}   Score: ${r.score === null ? '-' : r.score.toFixed(2)}   Review: ${review}`));

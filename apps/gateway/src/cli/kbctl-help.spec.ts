@@ -29,7 +29,11 @@ describe('kbctl help', () => {
   });
 
   it('explains one command: its usage line and what it prints', () => {
-    for (const argv of [['org', 'list', '--help'], ['help', 'org', 'list'], ['org', 'list', '-h', '--json']]) {
+    for (const argv of [
+      ['org', 'list', '--help'],
+      ['help', 'org', 'list'],
+      ['org', 'list', '-h', '--json'],
+    ]) {
       const help = helpFor(argv)!;
       expect(help.text.split('\n')[0]).toBe('Usage: kbctl org list [--json]');
       expect(help.text).toContain('active_keys');
@@ -45,6 +49,9 @@ describe('kbctl help', () => {
   });
 
   it('an unknown command is still a validation error naming the usage', async () => {
-    await expect(runKbctl(['org', 'frobnicate'], {} as never)).rejects.toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringContaining('org list') });
+    await expect(runKbctl(['org', 'frobnicate'], {} as never)).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: expect.stringContaining('org list'),
+    });
   });
 });

@@ -26,7 +26,7 @@ const GLOBAL_HELP_TAIL = [
   '  --json     print exactly one JSON object on stdout (exit 0), or {"error":{"code","message"}} (exit 1)',
   '  --help     this help; `kbctl <command> --help` (or `kbctl help <command>`) for one command',
   '',
-  'Environment: DATABASE_URL (required; `npm run kbctl` reads the local stack\'s from .data/stack.json),',
+  "Environment: DATABASE_URL (required; `npm run kbctl` reads the local stack's from .data/stack.json),",
   'NATS_URL (changes to keys and organizations are announced to every gateway), DOCUMENTS_GRPC_URL',
   '(safety load), RETRIEVAL_GRPC_URL (reindex).',
 ];
@@ -98,7 +98,8 @@ function quotaArg(value: string | boolean | undefined, flag: string): number | n
   if (value === 'unlimited' || value === 'none') return null;
   const n = typeof value === 'string' && /^[0-9]{1,20}$/.test(value) ? Number(value) : NaN;
   // The quota columns are bigint; beyond 2^53 − 1 a JavaScript number is no longer exact.
-  if (!Number.isSafeInteger(n) || n > PG_BIGINT_SAFE_MAX) throw AppError.validation(`${flag} must be a whole number from 0 to ${PG_BIGINT_SAFE_MAX}, or 'unlimited'.`);
+  if (!Number.isSafeInteger(n) || n > PG_BIGINT_SAFE_MAX)
+    throw AppError.validation(`${flag} must be a whole number from 0 to ${PG_BIGINT_SAFE_MAX}, or 'unlimited'.`);
   return n;
 }
 
@@ -122,14 +123,17 @@ registerKbctlCommand({
   usage: 'org list',
   help: 'Lists every organization, oldest first: { organizations: [{ id, name, safety_assistant_enabled, monthly_request_quota, monthly_token_quota, created_at, active_keys }] }.',
   run: async ({ accounts }) => ({
-    organizations: (await accounts.listOrganizations()).map(({ organization, activeKeys }) => ({ ...presentOrganization(organization), active_keys: activeKeys })),
+    organizations: (await accounts.listOrganizations()).map(({ organization, activeKeys }) => ({
+      ...presentOrganization(organization),
+      active_keys: activeKeys,
+    })),
   }),
 });
 
 registerKbctlCommand({
   name: 'org quota',
   usage: 'org quota --org ORG_ID [--requests N|unlimited] [--tokens N|unlimited]',
-  help: 'Sets the organization\'s monthly caps (402 QUOTA_EXCEEDED beyond them); prints the organization.\n  --requests N|unlimited   API requests per calendar month (UTC)\n  --tokens N|unlimited     model tokens per calendar month',
+  help: "Sets the organization's monthly caps (402 QUOTA_EXCEEDED beyond them); prints the organization.\n  --requests N|unlimited   API requests per calendar month (UTC)\n  --tokens N|unlimited     model tokens per calendar month",
   options: { org: { type: 'string' }, requests: { type: 'string' }, tokens: { type: 'string' } },
   run: async ({ values, accounts, announce }) => {
     const org = await accounts.setQuotas(required(values.org, '--org'), {
@@ -176,7 +180,7 @@ registerKbctlCommand({
 registerKbctlCommand({
   name: 'key list',
   usage: 'key list --org ORG_ID',
-  help: 'Lists the organization\'s keys, newest first (id, name, key_prefix, rate limit, created_at, revoked_at); never the secrets.',
+  help: "Lists the organization's keys, newest first (id, name, key_prefix, rate limit, created_at, revoked_at); never the secrets.",
   options: { org: { type: 'string' } },
   run: async ({ values, accounts }) => ({ keys: (await accounts.listApiKeys(required(values.org, '--org'))).map(presentKey) }),
 });

@@ -18,14 +18,28 @@ jest.setTimeout(30_000);
 it('kbctl reindex re-embeds every document with the configured model over gRPC', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kb-reindex-'));
   const embeddings = await startScriptedEmbeddingsServer((body) => ({ vectors: body.input.map((t) => [t.length, 1, 0, 0]) }));
-  const model = (name: string) => new OpenAiEmbeddingModel({ baseUrl: embeddings.baseUrl, model: name, dimensions: 4, batchSize: 8, timeoutMs: 5000, maxRetries: 0 });
+  const model = (name: string) =>
+    new OpenAiEmbeddingModel({ baseUrl: embeddings.baseUrl, model: name, dimensions: 4, batchSize: 8, timeoutMs: 5000, maxRetries: 0 });
   const orgId = randomUUID();
   const documentId = randomUUID();
   let store = await LanceDbChunkStore.open(dir);
   const first = new RetrievalService(store, { embeddings: model('old-model') });
   await first.init();
   await first.indexDocument(orgId, documentId, [
-    { id: randomUUID(), orgId, projectId: null, documentId, fileName: 'a.txt', chunkIndex: 0, text: 'Fire doors stay closed.', headingPath: [], startPage: null, endPage: null, pageSpans: [], wordBoxes: [] },
+    {
+      id: randomUUID(),
+      orgId,
+      projectId: null,
+      documentId,
+      fileName: 'a.txt',
+      chunkIndex: 0,
+      text: 'Fire doors stay closed.',
+      headingPath: [],
+      startPage: null,
+      endPage: null,
+      pageSpans: [],
+      wordBoxes: [],
+    },
   ]);
   await first.embedDocument(orgId, documentId);
   await store.close();
@@ -71,7 +85,20 @@ it('kbctl reindex with the local model: refuses while it is missing, embeds lexi
   const emptyModels = await mkdtemp(join(tmpdir(), 'kb-no-models-'));
   const orgId = randomUUID();
   const documentId = randomUUID();
-  const chunk = { id: randomUUID(), orgId, projectId: null, documentId, fileName: 'a.txt', chunkIndex: 0, text: 'Hard hats are worn on site.', headingPath: [], startPage: null, endPage: null, pageSpans: [], wordBoxes: [] };
+  const chunk = {
+    id: randomUUID(),
+    orgId,
+    projectId: null,
+    documentId,
+    fileName: 'a.txt',
+    chunkIndex: 0,
+    text: 'Hard hats are worn on site.',
+    headingPath: [],
+    startPage: null,
+    endPage: null,
+    pageSpans: [],
+    wordBoxes: [],
+  };
   let opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: emptyModels }));
   let grpc = await serve(opened.service);
   try {
@@ -84,7 +111,9 @@ it('kbctl reindex with the local model: refuses while it is missing, embeds lexi
     await grpc.shutdown();
     await opened.close();
   }
-  opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: join(__dirname, '../../../../../shared/models'), EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }));
+  opened = await openRetrieval(
+    retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: join(__dirname, '../../../../../shared/models'), EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }),
+  );
   grpc = await serve(opened.service);
   try {
     expect((await opened.service.search('protective headgear', { orgId }, 3)).hits).toEqual([]); // no vectors yet

@@ -48,7 +48,8 @@ export async function runReindex(env: NodeJS.ProcessEnv = process.env): Promise<
 
 registerKbctlCommand({
   name: 'reindex',
-  usage: 'reindex   (re-embed every document with the retrieval service\'s embedding model, after a model change or a first model; RETRIEVAL_GRPC_URL or the local stack)',
-  help: 'Re-embeds every indexed chunk with the retrieval service\'s current embedding model (after changing EMBEDDINGS_MODEL, or\nwhen a model was added to a stack that ran lexical only); searches stay lexical until it is done. See docs/retrieval.md.',
+  usage:
+    "reindex   (re-embed every document with the retrieval service's embedding model, after a model change or a first model; RETRIEVAL_GRPC_URL or the local stack)",
+  help: "Re-embeds every indexed chunk with the retrieval service's current embedding model (after changing EMBEDDINGS_MODEL, or\nwhen a model was added to a stack that ran lexical only); searches stay lexical until it is done. See docs/retrieval.md.",
   run: ({ env }) => runReindex(env),
 });

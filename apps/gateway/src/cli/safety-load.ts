@@ -99,9 +99,14 @@ async function startProcessing(client: Client, name: string, id: string, deadlin
   await retryTransient(`processing ${name}`, deadline, async () => {
     const r = await client.processDocuments({ documentIds: [id] }, callOptions(deadline));
     const failed = r.failed.find((f) => f.documentId === id);
-    if (failed) throw new AppError(TRANSIENT_CODES.has(failed.error) ? (failed.error as ErrorCode) : ErrorCode.INTERNAL_ERROR, `Processing of ${name} did not start (${failed.error}): ${failed.message}`);
+    if (failed)
+      throw new AppError(
+        TRANSIENT_CODES.has(failed.error) ? (failed.error as ErrorCode) : ErrorCode.INTERNAL_ERROR,
+        `Processing of ${name} did not start (${failed.error}): ${failed.message}`,
+      );
     const skipped = r.skipped.find((k) => k.documentId === id);
-    if (skipped && skipped.reason !== 'not_awaiting_upload') throw new AppError(ErrorCode.INTERNAL_ERROR, `Processing of ${name} did not start: ${skipped.reason}.`);
+    if (skipped && skipped.reason !== 'not_awaiting_upload')
+      throw new AppError(ErrorCode.INTERNAL_ERROR, `Processing of ${name} did not start: ${skipped.reason}.`);
   });
 }
 
@@ -124,7 +129,9 @@ type Client = ReturnType<typeof createAsyncClient<typeof documentsV1.DocumentsSe
 async function listAll(client: Client, deadline: number): Promise<documentsV1.Document[]> {
   const out: documentsV1.Document[] = [];
   for (let offset = 0; ; offset += 200) {
-    const page = await retryTransient('listing the corpus', deadline, () => client.listDocuments({ documentIds: [], page: { limit: 200, offset } }, callOptions(deadline)));
+    const page = await retryTransient('listing the corpus', deadline, () =>
+      client.listDocuments({ documentIds: [], page: { limit: 200, offset } }, callOptions(deadline)),
+    );
     out.push(...page.documents);
     if (page.documents.length < 200) return out;
   }
@@ -132,10 +139,14 @@ async function listAll(client: Client, deadline: number): Promise<documentsV1.Do
 
 async function waitProcessed(client: Client, id: string, deadline: number): Promise<{ doc: documentsV1.Document; status: DocumentStatus }> {
   for (;;) {
-    const d = await retryTransient('reading a document\'s status', deadline, () => client.getDocument({ id }, callOptions(deadline)));
+    const d = await retryTransient("reading a document's status", deadline, () => client.getDocument({ id }, callOptions(deadline)));
     const status = documentStatus.fromProto(d.status);
     if (status === 'completed' || status === 'failed') return { doc: d, status };
-    if (Date.now() > deadline) throw new AppError(ErrorCode.TIMEOUT, `Timed out waiting for ${d.fileName} to be processed (status ${status}); a slower machine needs a longer --timeout.`);
+    if (Date.now() > deadline)
+      throw new AppError(
+        ErrorCode.TIMEOUT,
+        `Timed out waiting for ${d.fileName} to be processed (status ${status}); a slower machine needs a longer --timeout.`,
+      );
     await sleep(250);
   }
 }
@@ -195,10 +206,13 @@ export async function runSafetyLoad(argv: string[]): Promise<Record<string, unkn
       await startProcessing(client, name, id, deadline);
       const { doc, status } = await waitProcessed(client, id, deadline);
       const old = existing.filter((d) => d.fileName === name && d.id !== id).map((d) => d.id);
-      const remove = (ids: string[]) => retryTransient(`deleting old versions of ${name}`, deadline, () => client.deleteDocuments({ documentIds: ids }, callOptions(deadline)));
+      const remove = (ids: string[]) =>
+        retryTransient(`deleting old versions of ${name}`, deadline, () => client.deleteDocuments({ documentIds: ids }, callOptions(deadline)));
       if (status === 'completed' && old.length > 0) await remove(old);
       if (status === 'failed') await remove([id]);
-      process.stderr.write(`kbctl: ${name}: ${status}${doc.chunkCount != null ? ` (${doc.chunkCount} chunks)` : ''}${doc.errorMessage ? `: ${doc.errorMessage}` : ''}\n`);
+      process.stderr.write(
+        `kbctl: ${name}: ${status}${doc.chunkCount != null ? ` (${doc.chunkCount} chunks)` : ''}${doc.errorMessage ? `: ${doc.errorMessage}` : ''}\n`,
+      );
       loaded.push({
         file_name: name,
         document_id: status === 'completed' ? id : null,
@@ -209,13 +223,13 @@ export async function runSafetyLoad(argv: string[]): Promise<Record<string, unkn
       });
     }
     const stale = values.prune ? existing.filter((d) => !files.includes(d.fileName)) : [];
-    if (stale.length > 0) await retryTransient('pruning the corpus', deadline, () => client.deleteDocuments({ documentIds: stale.map((d) => d.id) }, callOptions(deadline)));
+    if (stale.length > 0)
+      await retryTransient('pruning the corpus', deadline, () => client.deleteDocuments({ documentIds: stale.map((d) => d.id) }, callOptions(deadline)));
     return { folder, loaded, removed: stale.map((d) => d.fileName) };
   } finally {
     client.close();
   }
 }
-
 
 registerKbctlCommand({
   name: 'safety load',

@@ -25,7 +25,12 @@ const PROGRESS_STAGES = ['extracting', 'ocr', 'chunking', 'indexing', 'embedding
 
 export class DocumentProgressView {
   @ApiProperty({ enum: PROGRESS_STAGES, example: 'ocr' }) stage: string;
-  @ApiProperty({ type: 'integer', nullable: true, example: 3, description: 'pages done in this stage (OCR: pages OCRed so far); null where the stage does not work by page' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 3,
+    description: 'pages done in this stage (OCR: pages OCRed so far); null where the stage does not work by page',
+  })
   pages_done: number | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 12, description: 'pages this stage works on (OCR: the pages to OCR); null where not counted' })
   pages_total: number | null;
@@ -49,31 +54,45 @@ export class DocumentView {
     description: 'where processing is, updated at least every 5 s of work; null outside `processing` and `ready`',
   })
   progress: DocumentProgressView | null;
-  @ApiProperty({ type: 'integer', example: 2, minimum: 1, description: 'version in its chain of revisions: 1 for a first upload, the replaced document\'s version + 1 for an upload with `replaces`' })
+  @ApiProperty({
+    type: 'integer',
+    example: 2,
+    minimum: 1,
+    description: "version in its chain of revisions: 1 for a first upload, the replaced document's version + 1 for an upload with `replaces`",
+  })
   version: number;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, example: '4e5f6a7b-8c9d-4e0f-9a1b-2c3d4e5f6a7b', description: 'the previous version, null for a first upload' })
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    example: '4e5f6a7b-8c9d-4e0f-9a1b-2c3d4e5f6a7b',
+    description: 'the previous version, null for a first upload',
+  })
   replaces: string | null;
   @ApiProperty({
     type: String,
     format: 'uuid',
     nullable: true,
     example: null,
-    description: 'the next version, set when it became ready: the document is then out of the knowledge scope (still listed, downloadable, its chunks readable)',
+    description:
+      'the next version, set when it became ready: the document is then out of the knowledge scope (still listed, downloadable, its chunks readable)',
   })
   superseded_by: string | null;
 }
 
 /** A quote's offsets in its chunk's `text` (decisions.md "Where a quote stands (for highlighting)"). */
 export class QuoteLocationView {
-  @ApiProperty({ type: 'integer', minimum: 0, example: 120, description: 'offset (UTF-16 code units) of the quote\'s first character in the chunk\'s `text`' }) char_start: number;
-  @ApiProperty({ type: 'integer', minimum: 0, example: 164, description: 'offset just after the quote: `text.slice(char_start, char_end)` is the quote' }) char_end: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 120, description: "offset (UTF-16 code units) of the quote's first character in the chunk's `text`" })
+  char_start: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 164, description: 'offset just after the quote: `text.slice(char_start, char_end)` is the quote' })
+  char_end: number;
 }
 
 /** One line of a quote on its PDF page, in PDF points with the origin at the page's top-left. */
 export class QuoteBoxView {
   @ApiProperty({ type: 'integer', minimum: 1, example: 4, description: '1-based page' }) page: number;
-  @ApiProperty({ example: 72.02, description: 'left edge, points from the page\'s left' }) x0: number;
-  @ApiProperty({ example: 141.5, description: 'top edge, points from the page\'s top' }) y0: number;
+  @ApiProperty({ example: 72.02, description: "left edge, points from the page's left" }) x0: number;
+  @ApiProperty({ example: 141.5, description: "top edge, points from the page's top" }) y0: number;
   @ApiProperty({ example: 410.33, description: 'right edge' }) x1: number;
   @ApiProperty({ example: 153.48, description: 'bottom edge' }) y1: number;
 }
@@ -82,11 +101,13 @@ export class QuoteBoxView {
 export const QUOTE_LOCATION_PROPERTY: ApiPropertyOptions = {
   type: QuoteLocationView,
   nullable: true,
-  description: 'where the quote stands in the chunk\'s `text` (GET /api/v2/documents/{id}/chunks/{node_id}); null for results stored before locations were recorded',
+  description:
+    "where the quote stands in the chunk's `text` (GET /api/v2/documents/{id}/chunks/{node_id}); null for results stored before locations were recorded",
 };
 export const QUOTE_BOXES_PROPERTY: ApiPropertyOptions = {
   type: [QuoteBoxView],
-  description: 'one box per line of the quote on its PDF page(s), PDF points, origin top-left (page sizes: GET /api/v2/documents/{id}/pages/{n}); [] for formats without pages and documents processed before boxes were stored',
+  description:
+    'one box per line of the quote on its PDF page(s), PDF points, origin top-left (page sizes: GET /api/v2/documents/{id}/pages/{n}); [] for formats without pages and documents processed before boxes were stored',
 };
 
 /** The size of one page of a document (decisions.md "Where a quote stands"). */
@@ -97,10 +118,16 @@ export class PageSizeView {
 }
 
 export class DocumentChunkView {
-  @ApiProperty({ format: 'uuid', example: '3f1c9a52-7d0e-5b41-9c2a-6e8d4b7f0a13', description: 'the chunk id: a source\'s `node_id`, a citation\'s `chunk_id`' }) node_id: string;
+  @ApiProperty({ format: 'uuid', example: '3f1c9a52-7d0e-5b41-9c2a-6e8d4b7f0a13', description: "the chunk id: a source's `node_id`, a citation's `chunk_id`" })
+  node_id: string;
   @ApiProperty({ format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) document_id: string;
   @ApiProperty({ example: 'Hard hats are required at all times on site.' }) text: string;
-  @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: 'heading path (outermost first, joined by " > "), null when the chunk is under no heading' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'Part 2 > Scope',
+    description: 'heading path (outermost first, joined by " > "), null when the chunk is under no heading',
+  })
   section: string | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 4, description: '1-based; null where the format has no pages' }) start_page: number | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 4 }) end_page: number | null;
@@ -108,7 +135,13 @@ export class DocumentChunkView {
 }
 
 export class UploadSlotView {
-  @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f/9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d/handbook.pdf?X-Kb-Method=PUT&X-Kb-Expires=1764547260&X-Kb-Content-Type=application%2Fpdf&X-Kb-Signature=4f1c9a2e7b3d5f60a8c1e2d3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b', description: 'presigned PUT URL of the file (see reserveDocument); no Authorization header' }) url: string;
+  @ApiProperty({
+    format: 'uri',
+    example:
+      'https://kb.example.com/storage/v1/objects/5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f/9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d/handbook.pdf?X-Kb-Method=PUT&X-Kb-Expires=1764547260&X-Kb-Content-Type=application%2Fpdf&X-Kb-Signature=4f1c9a2e7b3d5f60a8c1e2d3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f3a2b',
+    description: 'presigned PUT URL of the file (see reserveDocument); no Authorization header',
+  })
+  url: string;
   @ApiProperty({ enum: ['PUT'], example: 'PUT' }) method: string;
   @ApiProperty({ example: 'application/pdf' }) recommended_content_type: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T06:00:00.000Z' }) expires_at: string;
@@ -119,7 +152,7 @@ export class ReservedDocumentView extends DocumentView {
 }
 
 const SKIP_REASONS_DESCRIPTION =
-  '`not_found`: no such document in the organization; `not_awaiting_upload`: its processing already started; `upload_not_found`: no file was PUT to its upload URL; `size_mismatch`: the stored file\'s size differs from the declared `size_bytes`; `content_type_mismatch`: the file was PUT with another content type than the declared one';
+  "`not_found`: no such document in the organization; `not_awaiting_upload`: its processing already started; `upload_not_found`: no file was PUT to its upload URL; `size_mismatch`: the stored file's size differs from the declared `size_bytes`; `content_type_mismatch`: the file was PUT with another content type than the declared one";
 
 export class SkippedDocumentView {
   @ApiProperty({ format: 'uuid' }) document_id: string;
@@ -147,7 +180,13 @@ export class DownloadView {
   @ApiProperty({ example: 'handbook.pdf' }) file_name: string;
   @ApiProperty({ example: 'application/pdf' }) content_type: string;
   @ApiProperty({ type: 'integer', nullable: true, example: 482113, description: 'bytes' }) size_bytes: number | null;
-  @ApiProperty({ format: 'uri', example: 'https://kb.example.com/storage/v1/objects/5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f/9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d/handbook.pdf?X-Kb-Method=GET&X-Kb-Expires=1764547860&X-Kb-Content-Type=application%2Fpdf&X-Kb-File-Name=handbook.pdf&X-Kb-Signature=b2a3f4e5d6c7b8a9f0e1d2c3b4a5968778695a4b3d2e1c8a06f5d3b7e2a9c1f4', description: 'presigned GET URL of the stored file; no Authorization header' }) download_url: string;
+  @ApiProperty({
+    format: 'uri',
+    example:
+      'https://kb.example.com/storage/v1/objects/5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f/9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d/handbook.pdf?X-Kb-Method=GET&X-Kb-Expires=1764547860&X-Kb-Content-Type=application%2Fpdf&X-Kb-File-Name=handbook.pdf&X-Kb-Signature=b2a3f4e5d6c7b8a9f0e1d2c3b4a5968778695a4b3d2e1c8a06f5d3b7e2a9c1f4',
+    description: 'presigned GET URL of the stored file; no Authorization header',
+  })
+  download_url: string;
   @ApiProperty({ format: 'date-time', example: '2026-11-22T04:10:00.000Z' }) expires_at: string;
 }
 

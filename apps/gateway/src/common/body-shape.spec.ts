@@ -10,7 +10,9 @@ describe('jsonShapeProblem (linear pre-parse shape limits)', () => {
 
   it('names the path of an object over the key limit', () => {
     const body = { requirements: [{ text: 'x' }, { text: 'y', metadata: wide(MAX_OBJECT_KEYS + 1) }] };
-    expect(jsonShapeProblem(JSON.stringify(body))).toBe(`The object at requirements[1].metadata has more than ${MAX_OBJECT_KEYS} keys: an object in a request body may have at most ${MAX_OBJECT_KEYS}.`);
+    expect(jsonShapeProblem(JSON.stringify(body))).toBe(
+      `The object at requirements[1].metadata has more than ${MAX_OBJECT_KEYS} keys: an object in a request body may have at most ${MAX_OBJECT_KEYS}.`,
+    );
     expect(jsonShapeProblem(JSON.stringify({ name: 'x', ...wide(MAX_OBJECT_KEYS) }))).toMatch(/^The request body has more than 100 keys/);
   });
 

@@ -11,7 +11,9 @@ describe('finalizeOpenApi', () => {
       openapi: '3.1.0',
       info: { title: 't', version: '2' },
       paths: {
-        '/api/v2/chat': { post: { requestBody: { content: { 'application/json': { schema: { type: 'object' } } } }, responses: { '200': { description: 'SSE or JSON' } } } },
+        '/api/v2/chat': {
+          post: { requestBody: { content: { 'application/json': { schema: { type: 'object' } } } }, responses: { '200': { description: 'SSE or JSON' } } },
+        },
         '/api/v2/things/{id}': { get: { parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', nullable: true } }], responses: {} } },
         '/healthz': { get: { responses: { '200': { description: 'ok' } } } },
       },
@@ -20,7 +22,9 @@ describe('finalizeOpenApi', () => {
   it('gives a route added later the gateway-wide contract: security, headers, error responses with examples', () => {
     const chat = doc().paths['/api/v2/chat'].post;
     expect(chat.security).toEqual([{ bearer: [] }]);
-    expect(chat.parameters).toEqual(expect.arrayContaining([{ $ref: '#/components/parameters/IdempotencyKey' }, { $ref: '#/components/parameters/RequestId' }]));
+    expect(chat.parameters).toEqual(
+      expect.arrayContaining([{ $ref: '#/components/parameters/IdempotencyKey' }, { $ref: '#/components/parameters/RequestId' }]),
+    );
     expect(Object.keys(chat.responses).sort()).toEqual(['200', '400', '401', '402', '409', '413', '429', '431', '500', '503', '504']);
     expect(chat.responses['200'].headers['Idempotent-Replayed']).toBeDefined();
     expect(chat.responses['429'].headers['Retry-After']).toBeDefined();

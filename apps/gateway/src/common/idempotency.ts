@@ -29,7 +29,9 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 fingerprint of a request: method, path with query, canonical JSON body. */
 export function requestFingerprint(method: string, url: string, body: unknown): string {
-  return createHash('sha256').update(`${method}\n${url}\n${canonicalJson(body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method}\n${url}\n${canonicalJson(body ?? null)}`)
+    .digest('hex');
 }
 
 /**
@@ -97,7 +99,7 @@ export class Idempotency {
     const fingerprint = requestFingerprint(request.method, request.url, request.body);
     const claim = await this.claim(orgId, key, request.method, request.url, fingerprint);
     if (claim.kind === 'replay') {
-      const body = claim.body && typeof claim.body === 'object' ? finalEnvelope({ ...(claim.body), request_id: String(request.id) }) : claim.body;
+      const body = claim.body && typeof claim.body === 'object' ? finalEnvelope({ ...claim.body, request_id: String(request.id) }) : claim.body;
       await reply.header('Idempotent-Replayed', 'true').status(claim.status).send(body);
       return;
     }
@@ -127,12 +129,10 @@ export class Idempotency {
       }
       stored = JSON.stringify({ [SEALED]: this.sealer.seal(payload) });
     }
-    await this.keys
-      .complete(claim.orgId, claim.key, reply.statusCode, stored)
-      .catch(async (err) => {
-        this.logger.warn({ err }, 'could not store an idempotent response; releasing the key');
-        await this.release(claim);
-      });
+    await this.keys.complete(claim.orgId, claim.key, reply.statusCode, stored).catch(async (err) => {
+      this.logger.warn({ err }, 'could not store an idempotent response; releasing the key');
+      await this.release(claim);
+    });
   }
 
   /** Fastify `onResponse` hook: releases a key whose response was streamed or never stored. */
@@ -143,7 +143,13 @@ export class Idempotency {
     await this.release(claim);
   }
 
-  private async claim(orgId: string, key: string, method: string, path: string, fingerprint: string): Promise<{ kind: 'run' } | { kind: 'replay'; status: number; body: unknown }> {
+  private async claim(
+    orgId: string,
+    key: string,
+    method: string,
+    path: string,
+    fingerprint: string,
+  ): Promise<{ kind: 'run' } | { kind: 'replay'; status: number; body: unknown }> {
     const claimed = await this.keys.claim(
       orgId,
       key,
@@ -171,12 +177,13 @@ export class Idempotency {
       return JSON.parse(this.sealer.open(sealed));
     } catch (err) {
       this.logger.warn({ err }, 'a sealed idempotent response cannot be opened');
-      throw AppError.conflict('The response of the first request with this Idempotency-Key cannot be replayed (the server key changed). Use a new key; list the endpoints to find the one the first request created.');
+      throw AppError.conflict(
+        'The response of the first request with this Idempotency-Key cannot be replayed (the server key changed). Use a new key; list the endpoints to find the one the first request created.',
+      );
     }
   }
 
   private async release(claim: Claimed): Promise<void> {
     await this.keys.release(claim.orgId, claim.key).catch(() => undefined);
   }
-
 }

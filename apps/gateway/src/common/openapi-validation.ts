@@ -38,7 +38,10 @@ export function operationInputs(app: INestApplicationContext): Map<string, Opera
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         if (method === undefined) continue;
         const sub = [Reflect.getMetadata(PATH_METADATA, handler) ?? ''].flat()[0] as string;
-        const path = `/${[base, sub].map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`.replace(/:([A-Za-z_]\w*)/g, '{$1}');
+        const path = `/${[base, sub]
+          .map((p) => p.replace(/^\/+|\/+$/g, ''))
+          .filter(Boolean)
+          .join('/')}`.replace(/:([A-Za-z_]\w*)/g, '{$1}');
         const types: unknown[] = Reflect.getMetadata('design:paramtypes', proto, name) ?? [];
         const args: Record<string, { index: number; data?: unknown; pipes?: unknown[] }> = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {};
         const inputs: OperationInputs = { uuidParams: [], pageParams: [] };

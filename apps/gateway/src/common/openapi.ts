@@ -11,7 +11,8 @@ type Json = Record<string, any>;
 
 /** When each error code is returned (the error table of docs/gateway.md, in the reference). */
 export const ERROR_CODE_MEANING: Record<ErrorCode, string> = {
-  [ErrorCode.VALIDATION_ERROR]: 'missing or invalid input: body fields, malformed JSON, wrong Content-Type, malformed UUIDs in path or query, unknown enum values, out-of-range limit/offset, bad Idempotency-Key',
+  [ErrorCode.VALIDATION_ERROR]:
+    'missing or invalid input: body fields, malformed JSON, wrong Content-Type, malformed UUIDs in path or query, unknown enum values, out-of-range limit/offset, bad Idempotency-Key',
   [ErrorCode.UNAUTHORIZED]: 'missing, unknown or revoked API key',
   [ErrorCode.QUOTA_EXCEEDED]: "the organization's monthly request or token quota is used up (resets on the 1st, 00:00 UTC)",
   [ErrorCode.FORBIDDEN]: 'the resource belongs to another organization (document delete)',
@@ -139,10 +140,17 @@ export function ApiFileResponse(
     content: Object.fromEntries(
       Object.entries(media).map(([type, m]: [string, { example?: string; binary?: boolean }]) => [
         type,
-        m.binary ? { schema: { type: 'string', format: 'binary' } } : { schema: { type: 'string' }, ...(m.example !== undefined ? { example: m.example } : {}) },
+        m.binary
+          ? { schema: { type: 'string', format: 'binary' } }
+          : { schema: { type: 'string' }, ...(m.example !== undefined ? { example: m.example } : {}) },
       ]),
     ),
-    headers: Object.fromEntries(Object.entries(options.headers ?? {}).map(([h, v]) => [h, { description: v.description, schema: { type: 'string', ...(v.example ? { example: v.example } : {}) } }])),
+    headers: Object.fromEntries(
+      Object.entries(options.headers ?? {}).map(([h, v]) => [
+        h,
+        { description: v.description, schema: { type: 'string', ...(v.example ? { example: v.example } : {}) } },
+      ]),
+    ),
   });
 }
 
@@ -205,7 +213,10 @@ export function buildOpenApiDocument(app: INestApplication, webhooks: Readonly<R
       .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
       // Relative: the gateway that serves this document (a local stack: http://localhost:8080).
       .addServer('/', 'The gateway that serves this document (`/docs/openapi.json`); a local `npm start` stack is http://localhost:8080.')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer kb_…` (an opaque key created by `kbctl key create`, not a JWT).' }, 'bearer')
+      .addBearerAuth(
+        { type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer kb_…` (an opaque key created by `kbctl key create`, not a JWT).' },
+        'bearer',
+      )
       .build(),
     { operationIdFactory: defaultOperationId, extraModels: [...new Set(Object.values(webhooks).map((w) => w.model))] },
   );
@@ -223,13 +234,27 @@ function eventStem(type: string): string {
 
 /** The Standard Webhooks headers of every delivery (docs/webhooks.md "Verifying a delivery"). */
 const WEBHOOK_HEADERS: Json[] = [
-  { name: 'webhook-id', in: 'header', required: true, description: 'The event id (`id` of the body): the same on every attempt; de-duplicate on it.', schema: { type: 'string', format: 'uuid' } },
-  { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix time (seconds) of this attempt; refuse one too far from now.', schema: { type: 'string', pattern: '^[0-9]+$' }, example: '1764547200' },
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: 'The event id (`id` of the body): the same on every attempt; de-duplicate on it.',
+    schema: { type: 'string', format: 'uuid' },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description: 'Unix time (seconds) of this attempt; refuse one too far from now.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+    example: '1764547200',
+  },
   {
     name: 'webhook-signature',
     in: 'header',
     required: true,
-    description: '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` keyed by the endpoint\'s secret (Standard Webhooks); verify on the raw body.',
+    description:
+      '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` keyed by the endpoint\'s secret (Standard Webhooks); verify on the raw body.',
     schema: { type: 'string', pattern: '^v1,' },
     example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
   },
@@ -257,7 +282,12 @@ export function addWebhooks(doc: OpenAPIObject, webhooks: Readonly<Record<string
       description: `The body of a \`${type}\` delivery. ${when}`,
       required: ['id', 'type', 'created_at', 'org_id', 'data'],
       properties: {
-        id: { type: 'string', format: 'uuid', description: 'the event id (also the `webhook-id` header), the same on every attempt and for every endpoint', example: '5b0c1f5e-6a5e-4b47-9d63-4a1f2f0e8c11' },
+        id: {
+          type: 'string',
+          format: 'uuid',
+          description: 'the event id (also the `webhook-id` header), the same on every attempt and for every endpoint',
+          example: '5b0c1f5e-6a5e-4b47-9d63-4a1f2f0e8c11',
+        },
         type: { type: 'string', enum: [type], example: type },
         created_at: { type: 'string', format: 'date-time', description: 'the time of the state change', example: '2026-11-24T01:02:03.456Z' },
         org_id: { type: 'string', example: '5a8c2d4e-1f3b-4c6d-9e8f-0a1b2c3d4e5f' },
@@ -276,7 +306,10 @@ export function addWebhooks(doc: OpenAPIObject, webhooks: Readonly<Record<string
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: getSchemaPath(name) } } } },
         responses: {
           '2XX': { description: 'Delivered: any 2xx answer within 10 s (WEBHOOK_TIMEOUT_MS); the body is not read.' },
-          '4XX': { description: 'Any other answer (a 4xx such as 400 for a signature that does not verify, a 5xx, a redirect, no answer in time) is a failed attempt, retried with backoff.' },
+          '4XX': {
+            description:
+              'Any other answer (a 4xx such as 400 for a signature that does not verify, a 5xx, a redirect, no answer in time) is a failed attempt, retried with backoff.',
+          },
         },
       },
     };
@@ -373,7 +406,13 @@ export function applyValidationRules(doc: OpenAPIObject, inputs: Map<string, Ope
           'application/json': {
             schema: { $ref: '#/components/schemas/ErrorEnvelope' },
             examples: Object.fromEntries(
-              examples.map(([field, message]) => [field, { summary: `Invalid ${field}`, value: { success: false, error: { code: ErrorCode.VALIDATION_ERROR, message }, request_id: EXAMPLE_REQUEST_ID } }]),
+              examples.map(([field, message]) => [
+                field,
+                {
+                  summary: `Invalid ${field}`,
+                  value: { success: false, error: { code: ErrorCode.VALIDATION_ERROR, message }, request_id: EXAMPLE_REQUEST_ID },
+                },
+              ]),
             ),
           },
         },
@@ -466,7 +505,10 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
     'X-RateLimit-Remaining': { description: 'Requests left in the current one-minute window.', schema: { type: 'integer', example: 99 } },
     'X-RateLimit-Reset': { description: 'Unix time (seconds) at which the current window ends.', schema: { type: 'integer', example: 1764547260 } },
     'Retry-After': { description: 'Seconds to wait before retrying (429 only).', schema: { type: 'integer', example: 42 } },
-    'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+    'Idempotent-Replayed': {
+      description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
+      schema: { type: 'string', enum: ['true'] },
+    },
   };
   d.components.parameters = {
     // Any value is accepted (none is refused): one that is not a valid id is replaced, so the
@@ -483,7 +525,8 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
       name: 'Idempotency-Key',
       in: 'header',
       required: false,
-      description: 'Makes the POST safe to retry for 24 h: same key and body → the first response is replayed (`Idempotent-Replayed: true`). 1–255 printable ASCII characters, else 400.',
+      description:
+        'Makes the POST safe to retry for 24 h: same key and body → the first response is replayed (`Idempotent-Replayed: true`). 1–255 printable ASCII characters, else 400.',
       // Printable ASCII (U+0020–U+007E), as idempotency.ts checks it.
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[ -~]+$' },
       example: 'create-project-2026-11-22-001',
@@ -515,7 +558,10 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
             type: 'object',
             title: event,
             required: ['event', 'data'],
-            properties: { event: { type: 'string', const: event }, data: { type: 'string', contentMediaType: 'application/json', contentSchema: { $ref: ref } } },
+            properties: {
+              event: { type: 'string', const: event },
+              data: { type: 'string', contentMediaType: 'application/json', contentSchema: { $ref: ref } },
+            },
           })),
         };
         const r = (operation.responses[String(stream.status)] ??= { description: stream.description });
@@ -525,7 +571,10 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
       if (!api) {
         // Public routes: no key. The HTTP layer's 431 applies to every route.
         operation.security = [];
-        operation.responses['431'] ??= { ...errorResponse([ErrorCode.VALIDATION_ERROR]), description: '`VALIDATION_ERROR`: the request line and headers are over 16 KiB (16,384 bytes), e.g. a query string that long' };
+        operation.responses['431'] ??= {
+          ...errorResponse([ErrorCode.VALIDATION_ERROR]),
+          description: '`VALIDATION_ERROR`: the request line and headers are over 16 KiB (16,384 bytes), e.g. a query string that long',
+        };
       }
       if (api) {
         operation.security = [{ bearer: [] }];
@@ -549,7 +598,10 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
           if (status === 400 && !hasInput && method !== 'post') continue;
           operation.responses[String(status)] ??=
             status === 431
-              ? { ...errorResponse(codes), description: '`VALIDATION_ERROR`: the request line and headers are over 16 KiB (16,384 bytes), e.g. a query string that long' }
+              ? {
+                  ...errorResponse(codes),
+                  description: '`VALIDATION_ERROR`: the request line and headers are over 16 KiB (16,384 bytes), e.g. a query string that long',
+                }
               : errorResponse(codes);
         }
       }
@@ -566,7 +618,11 @@ export function finalizeOpenApi(doc: OpenAPIObject): OpenAPIObject {
             operation.responses[status] = r;
           }
         }
-        r.headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...(api && status !== '401' && status !== '431' ? RATE_HEADERS : {}), ...(r.headers ?? {}) };
+        r.headers = {
+          'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+          ...(api && status !== '401' && status !== '431' ? RATE_HEADERS : {}),
+          ...(r.headers ?? {}),
+        };
         if (status === '429') r.headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
         if (api && method === 'post' && status.startsWith('2')) r.headers['Idempotent-Replayed'] = { $ref: '#/components/headers/Idempotent-Replayed' };
       }

@@ -161,14 +161,12 @@ export class RateLimiter {
         if (g.granted === 1) return allowed();
       } else {
         let empty = false;
-        s.pending = this.grant(keyId, window, perMinute, want).then(
-          (g) => {
-            s.unused += g.granted;
-            s.granted = Math.max(s.granted, g.total);
-            s.contended ||= g.contended;
-            empty = g.granted === 0;
-          },
-        );
+        s.pending = this.grant(keyId, window, perMinute, want).then((g) => {
+          s.unused += g.granted;
+          s.granted = Math.max(s.granted, g.total);
+          s.contended ||= g.contended;
+          empty = g.granted === 0;
+        });
         try {
           await s.pending;
         } finally {
@@ -206,7 +204,8 @@ export class RateLimiter {
       holders.map((h) => this.nats!.request(`${RECLAIM_SUBJECT_PREFIX}.${h}`, payload, { timeout: this.reclaimTimeoutMs })),
     );
     const missing = answers.filter((a) => a.status === 'rejected').length;
-    if (missing > 0) this.logger.warn({ key_id: keyId, missing }, 'rate limit: replicas holding leased tokens did not answer; their tokens stay unused this window');
+    if (missing > 0)
+      this.logger.warn({ key_id: keyId, missing }, 'rate limit: replicas holding leased tokens did not answer; their tokens stay unused this window');
     return missing === 0;
   }
 

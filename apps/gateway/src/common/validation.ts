@@ -123,7 +123,13 @@ export class PageNumberParamPipe implements PipeTransform<string, string> {
  */
 export function OptionalUuidList(field: string, description?: string): PropertyDecorator {
   return applyDecorators(
-    ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: MAX_IDS_PER_REQUEST, example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'], ...(description ? { description } : {}) }),
+    ApiPropertyOptional({
+      type: [String],
+      format: 'uuid',
+      maxItems: MAX_IDS_PER_REQUEST,
+      example: ['9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d'],
+      ...(description ? { description } : {}),
+    }),
     IsOptional(),
     IsArray({ message: `${field} must be an array of UUIDs` }),
     ArrayMaxSize(MAX_IDS_PER_REQUEST, { message: `${field} must have at most ${MAX_IDS_PER_REQUEST} items` }),

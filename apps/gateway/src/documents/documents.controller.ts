@@ -1,5 +1,16 @@
 import { presentDocument, DOCUMENT_STATUSES, DocumentStatus, documentStatus } from '@kb/events';
-import { ACCEPTED_CONTENT_TYPES, AppError, EXTENSIONS_BY_CONTENT_TYPE, CallContext, ErrorCode, isUuid, FILE_NAME_MAX_CHARS, MAX_UPLOAD_BYTES, MAX_IDS_PER_REQUEST, pickSnakeFields } from '@kb/common';
+import {
+  ACCEPTED_CONTENT_TYPES,
+  AppError,
+  EXTENSIONS_BY_CONTENT_TYPE,
+  CallContext,
+  ErrorCode,
+  isUuid,
+  FILE_NAME_MAX_CHARS,
+  MAX_UPLOAD_BYTES,
+  MAX_IDS_PER_REQUEST,
+  pickSnakeFields,
+} from '@kb/common';
 import { documentsV1 } from '@kb/proto';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -29,7 +40,7 @@ const UPLOAD_DESCRIPTION = [
   '- **Request:** `PUT` with the file bytes as the body; no `Authorization` header (the URL carries its own signature). Headers: `Content-Type` (send `upload.recommended_content_type`; any type is accepted and the one sent is recorded, `application/octet-stream` when absent) and `Content-Length` (at most the storage limit, 500 MB by default).',
   '- **Where:** with the `local` storage driver the URL is on this gateway, `/storage/v1/objects/<key>?X-Kb-Method=PUT&X-Kb-Expires=…&X-Kb-Content-Type=…&X-Kb-Signature=…`; with the `s3` driver it is an S3/MinIO presigned URL. Use the URL exactly as returned.',
   '- **Responses:** `200` (empty body, `ETag` header) when stored; `403` (`AccessDenied`: expired URL, or the slot is closed because the document is no longer `awaiting_upload`; `SignatureDoesNotMatch`: altered URL); `405` another method; `413` (`EntityTooLarge`) over the size limit. Error bodies of the local driver are `{ "error": { "code", "message" } }`; S3 answers its own XML errors.',
-  '- **Browsers:** `OPTIONS` preflights are answered with the origins of `STORAGE_CORS_ORIGINS` (local driver) or the bucket\'s CORS rules (S3).',
+  "- **Browsers:** `OPTIONS` preflights are answered with the origins of `STORAGE_CORS_ORIGINS` (local driver) or the bucket's CORS rules (S3).",
 ].join('\n');
 
 /**
@@ -68,7 +79,13 @@ export class ReserveUploadDto {
   @Max(MAX_UPLOAD_BYTES, { message: `size_bytes must be at most ${MAX_UPLOAD_BYTES} (500 MB)` })
   size_bytes: number;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'omit, or null, for an organization-level document' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10',
+    description: 'omit, or null, for an organization-level document',
+  })
   @IsOptional()
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string | null;
@@ -141,7 +158,11 @@ export class DocumentsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 
   @Post()
-  @ApiOperation({ operationId: 'reserveDocument', summary: 'Reserve an upload slot (step 1): returns the document and a presigned PUT URL', description: UPLOAD_DESCRIPTION })
+  @ApiOperation({
+    operationId: 'reserveDocument',
+    summary: 'Reserve an upload slot (step 1): returns the document and a presigned PUT URL',
+    description: UPLOAD_DESCRIPTION,
+  })
   @ApiEnvelope(ReservedDocumentView, { status: 201, description: 'The document (`awaiting_upload`) and its upload slot `upload`.' })
   @ApiErrors(ErrorCode.NOT_FOUND, ErrorCode.CONFLICT)
   async reserve(@Ctx() ctx: CallContext, @Body() body: ReserveUploadDto) {
@@ -165,7 +186,12 @@ export class DocumentsController {
 
   @Post('process')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'processDocuments', summary: 'Start processing uploaded documents (step 2)', description: 'Documents not awaiting processing, or unknown, are listed in `skipped` with the reason; processing runs in the background (poll getDocument until `completed` or `failed`).' })
+  @ApiOperation({
+    operationId: 'processDocuments',
+    summary: 'Start processing uploaded documents (step 2)',
+    description:
+      'Documents not awaiting processing, or unknown, are listed in `skipped` with the reason; processing runs in the background (poll getDocument until `completed` or `failed`).',
+  })
   @ApiEnvelope(ProcessResultView)
   async process(@Ctx() ctx: CallContext, @Body() body: DocumentIdsDto) {
     const res = await this.documents.processDocuments({ documentIds: body.document_ids }, ctx);
@@ -209,7 +235,8 @@ export class DocumentsController {
   @Get(':id/chunks')
   @ApiOperation({
     summary: "List a document's chunks in document order",
-    description: 'The passages a source\'s `node_id` (or a citation\'s `chunk_id`) points at. 404 while the document has no chunks yet (not `ready` or `completed`).',
+    description:
+      "The passages a source's `node_id` (or a citation's `chunk_id`) points at. 404 while the document has no chunks yet (not `ready` or `completed`).",
     operationId: 'listDocumentChunks',
   })
   @ApiEnvelope(DocumentChunkView, { paginated: true })
@@ -234,8 +261,8 @@ export class DocumentsController {
   @ApiOperation({
     summary: 'The size of one page of a document, to draw the boxes of sources and citations',
     description:
-      'Width and height of page `n` (1-based) in PDF points, the space of the `boxes` of sources and citations (origin at the page\'s top-left). ' +
-      '404 for another organization\'s or an unknown document, one not processed yet, a format without pages (anything but PDF: its quotes have `boxes: []`), ' +
+      "Width and height of page `n` (1-based) in PDF points, the space of the `boxes` of sources and citations (origin at the page's top-left). " +
+      "404 for another organization's or an unknown document, one not processed yet, a format without pages (anything but PDF: its quotes have `boxes: []`), " +
       'a PDF processed before page sizes were recorded, or `n` past the last page.',
     operationId: 'getDocumentPage',
   })

@@ -28,10 +28,13 @@ const READY_CHECK_TIMEOUT_MS = 2000;
 function natsReachable(nats: { rtt(): Promise<number> }): Promise<boolean> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), READY_CHECK_TIMEOUT_MS);
-    nats.rtt().then(
-      () => resolve(true),
-      () => resolve(false),
-    ).finally(() => clearTimeout(timer));
+    nats
+      .rtt()
+      .then(
+        () => resolve(true),
+        () => resolve(false),
+      )
+      .finally(() => clearTimeout(timer));
   });
 }
 

@@ -34,14 +34,25 @@ export class CreateProjectDto {
  */
 @ApiSchemaExtra({ allOf: [{ anyOf: [{ required: ['name'] }, { required: ['description'] }] }] })
 export class UpdateProjectDto {
-  @ApiPropertyOptional({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Site safety 2027', description: 'omit to keep the name; null is refused (a project always has a name)' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: PROJECT_NAME_MAX_CHARS,
+    pattern: NON_BLANK_PATTERN,
+    example: 'Site safety 2027',
+    description: 'omit to keep the name; null is refused (a project always has a name)',
+  })
   // Validated whenever present: `"name": null` is refused, never stored as the text "null".
   @ValidateIf((o: UpdateProjectDto) => o.name !== undefined)
   @IsString({ message: 'name must be a string (omit it to keep the current name)' })
   @CharLength(1, PROJECT_NAME_MAX_CHARS, { message: `name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters` })
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'Handbooks for the renovated warehouse', description: 'null clears the description' })
+  @ApiPropertyOptional({
+    maxLength: DESCRIPTION_MAX_CHARS,
+    nullable: true,
+    example: 'Handbooks for the renovated warehouse',
+    description: 'null clears the description',
+  })
   @ValidateIf((o: UpdateProjectDto) => o.description !== null && o.description !== undefined)
   @IsString({ message: 'description must be a string or null' })
   @CharLength(0, DESCRIPTION_MAX_CHARS, { message: `description must be at most ${DESCRIPTION_MAX_CHARS} characters` })

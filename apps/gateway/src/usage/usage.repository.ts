@@ -37,10 +37,10 @@ export class UsageRepository {
 
   /** Requests and tokens counted for the organization in `month` (zeros when nothing was). */
   async find(orgId: string, month: string): Promise<{ requests: number; tokens: number }> {
-    const rows: Array<{ requests: string; tokens: string }> = await this.db.query(`SELECT requests, tokens FROM usage_monthly WHERE org_id = $1 AND month = $2`, [
-      orgId,
-      month,
-    ]);
+    const rows: Array<{ requests: string; tokens: string }> = await this.db.query(
+      `SELECT requests, tokens FROM usage_monthly WHERE org_id = $1 AND month = $2`,
+      [orgId, month],
+    );
     return { requests: Number(rows[0]?.requests ?? 0), tokens: Number(rows[0]?.tokens ?? 0) };
   }
 

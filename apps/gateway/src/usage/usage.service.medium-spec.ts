@@ -23,7 +23,11 @@ describe('UsageService on PostgreSQL', () => {
     await db?.destroy();
   });
 
-  const principal = (orgId: string, monthlyRequestQuota: number | null, monthlyTokenQuota: number | null) => ({ orgId, monthlyRequestQuota, monthlyTokenQuota });
+  const principal = (orgId: string, monthlyRequestQuota: number | null, monthlyTokenQuota: number | null) => ({
+    orgId,
+    monthlyRequestQuota,
+    monthlyTokenQuota,
+  });
 
   it('admits exactly the request cap under concurrent requests, refuses the rest without counting them, and resets on the 1st', async () => {
     clock.now = new Date('2026-03-31T23:59:00Z');
@@ -66,7 +70,9 @@ describe('UsageService on PostgreSQL', () => {
   });
 
   it('forgets de-duplication records after 8 days', async () => {
-    const old = { id: randomUUID(), orgId: 'org-usage-purge', totalTokens: 1, at: new Date(Date.now() - 9 * 86_400_000).toISOString() } as Parameters<UsageService['recordTokens']>[0];
+    const old = { id: randomUUID(), orgId: 'org-usage-purge', totalTokens: 1, at: new Date(Date.now() - 9 * 86_400_000).toISOString() } as Parameters<
+      UsageService['recordTokens']
+    >[0];
     const recent = { ...old, id: randomUUID(), at: new Date().toISOString() };
     await usage.recordTokens(old);
     await usage.recordTokens(recent);

@@ -25,7 +25,14 @@ export class CreateWebhookDto {
   @CharLength(1, WEBHOOK_URL_MAX_CHARS, { message: `url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters` })
   url: string;
 
-  @ApiProperty({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, example: ['document.completed', 'document.failed'], description: EVENTS_DESCRIPTION })
+  @ApiProperty({
+    type: [String],
+    enum: EVENTS,
+    minItems: 1,
+    maxItems: EVENTS.length,
+    example: ['document.completed', 'document.failed'],
+    description: EVENTS_DESCRIPTION,
+  })
   @IsArray({ message: 'events must be an array of event types' })
   @ArrayMinSize(1, { message: 'events must have at least 1 item' })
   @ArrayMaxSize(EVENTS.length, { message: `events must have at most ${EVENTS.length} items` })
@@ -46,7 +53,14 @@ export class UpdateWebhookDto {
   @CharLength(1, WEBHOOK_URL_MAX_CHARS, { message: `url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters` })
   url?: string;
 
-  @ApiPropertyOptional({ type: [String], enum: EVENTS, minItems: 1, maxItems: EVENTS.length, example: ['check_run.completed', 'batch.completed'], description: `omit to keep them; ${EVENTS_DESCRIPTION}` })
+  @ApiPropertyOptional({
+    type: [String],
+    enum: EVENTS,
+    minItems: 1,
+    maxItems: EVENTS.length,
+    example: ['check_run.completed', 'batch.completed'],
+    description: `omit to keep them; ${EVENTS_DESCRIPTION}`,
+  })
   @ValidateIf((o: UpdateWebhookDto) => o.events !== undefined)
   @IsArray({ message: 'events must be an array of event types' })
   @ArrayMinSize(1, { message: 'events must have at least 1 item' })
@@ -88,7 +102,8 @@ class DeliveryView {
   @ApiProperty({ format: 'uuid', description: 'The event id (webhook-id header; the same on every attempt).' }) event_id: string;
   @ApiProperty({ enum: [...DELIVERY_STATUSES] }) status: string;
   @ApiProperty({ type: 'integer', minimum: 0, example: 1 }) attempts: number;
-  @ApiProperty({ type: 'integer', nullable: true, example: 200, description: 'HTTP status of the last answer; null when there was none' }) response_status: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 200, description: 'HTTP status of the last answer; null when there was none' }) response_status:
+    number | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_attempt_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a pending delivery is tried next' }) next_attempt_at: string | null;

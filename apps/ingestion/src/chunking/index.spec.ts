@@ -42,7 +42,8 @@ function expectWellFormed(chunks: Chunk[], maxChars = 2000): void {
   });
 }
 
-const sentence = (n: number, words = 14) => `Sentence ${n} ${'about workplace safety rules'.repeat(1)} ${'and more words'.repeat(Math.max(1, Math.floor(words / 3)))}.`;
+const sentence = (n: number, words = 14) =>
+  `Sentence ${n} ${'about workplace safety rules'.repeat(1)} ${'and more words'.repeat(Math.max(1, Math.floor(words / 3)))}.`;
 
 describe('chunkDocument: rules', () => {
   it('keeps headings out of the text and tracks the heading path by level', () => {
@@ -60,7 +61,15 @@ describe('chunkDocument: rules', () => {
 
   it('does not nest a numbered heading under a numbered section that is not its ancestor (Debian Policy 11.11 after a "5." list item)', () => {
     const chunks = chunkDocument(
-      doc([h('11 Customized programs', 1), h('11.5 Web servers', 2), p('Web servers text.'), h('5. Providing httpd and/or httpd-cgi', 3), p('Provide the virtual package.'), h('11.11 Games', 2), p('The permissions on /var/games are mode 755.')]),
+      doc([
+        h('11 Customized programs', 1),
+        h('11.5 Web servers', 2),
+        p('Web servers text.'),
+        h('5. Providing httpd and/or httpd-cgi', 3),
+        p('Provide the virtual package.'),
+        h('11.11 Games', 2),
+        p('The permissions on /var/games are mode 755.'),
+      ]),
     );
     expect(chunks.map((c) => c.headingPath)).toEqual([
       ['11 Customized programs', '11.5 Web servers'],
@@ -156,7 +165,9 @@ describe('chunkDocument: rules', () => {
   });
 
   it('is deterministic', () => {
-    const blocks = Array.from({ length: 50 }, (_, i) => (i % 7 === 0 ? h(`Section ${i}`, 1 + (i % 3)) : p(`${sentence(i)} ${sentence(i * 3)}`, 1 + Math.floor(i / 5))));
+    const blocks = Array.from({ length: 50 }, (_, i) =>
+      i % 7 === 0 ? h(`Section ${i}`, 1 + (i % 3)) : p(`${sentence(i)} ${sentence(i * 3)}`, 1 + Math.floor(i / 5)),
+    );
     expect(chunkDocument(doc(blocks))).toEqual(chunkDocument(doc(blocks)));
   });
 });
@@ -188,7 +199,7 @@ describe('chunkDocument on real documents', () => {
     const started = Date.now();
     const extracted = await extractDocument(file, 'application/pdf');
     const chunks = chunkDocument(extracted);
-     
+
     console.log(`debian-policy-4.6.2.0.pdf: extract + chunk ${Date.now() - started} ms, ${chunks.length} chunks`);
     expectWellFormed(chunks);
     const section = chunks.find((c) => c.headingPath[c.headingPath.length - 1] === '4.2 Package relationships')!;
@@ -226,7 +237,9 @@ describe('chunkDocument on real documents', () => {
       expect(lines[0]).toBe(header);
       return lines.slice(1);
     });
-    const lines = readFileSync(file, 'utf8').split(/\r?\n/).filter((l) => l.trim());
+    const lines = readFileSync(file, 'utf8')
+      .split(/\r?\n/)
+      .filter((l) => l.trim());
     expect(rows).toHaveLength(lines.slice(1).filter((l) => l !== lines[0]).length);
     expect(rows.every((r) => /^\d+ \| \d\d\/\d\d\/\d{4} \|/.test(r))).toBe(true);
   });

@@ -245,7 +245,10 @@ class Chunker {
 
   table(block: ExtractedBlock): void {
     let header = block.tableHeader?.trim() || undefined;
-    const lines = block.text.split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = block.text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     if (header && header.length > this.sizes.max / 2) header = undefined; // cannot be repeated
     const rows = header && lines[0] === header ? lines.slice(1) : lines;
     this.flushOrphans();

@@ -17,7 +17,9 @@ describe('CSV extraction (csv-parse)', () => {
     }
     const rows = doc.blocks.flatMap((b) => b.text.split('\n').slice(1));
     // the file repeats its header line between scraped pages; those copies are not rows
-    const lines = readFileSync(file, 'utf8').split(/\r?\n/).filter((l) => l.trim());
+    const lines = readFileSync(file, 'utf8')
+      .split(/\r?\n/)
+      .filter((l) => l.trim());
     const dataLines = lines.slice(1).filter((l) => l !== lines[0]);
     expect(dataLines.length).toBeLessThan(lines.length - 2);
     expect(rows).toHaveLength(dataLines.length);

@@ -25,7 +25,10 @@ export function sniffDelimiter(text: string): string {
 
 /** Header cells: HTML leftovers such as "&nbsp;" are blanked, whitespace trimmed. */
 function cleanHeader(cell: string): string {
-  return cell.replace(/&nbsp;?/gi, ' ').replace(/&amp;/gi, '&').trim();
+  return cell
+    .replace(/&nbsp;?/gi, ' ')
+    .replace(/&amp;/gi, '&')
+    .trim();
 }
 
 /**

@@ -84,10 +84,7 @@ export async function extractDocx(ctx: ExtractionContext, filePath: string): Pro
     const parts = await raceAbort(ctx, readParts(buffer));
     propertyTitle = parts.title;
     const styleMap = parts.styles ? styleMapFor(headingStyleLevels(parts.styles)) : [];
-    const result = await raceAbort(
-      ctx,
-      mammoth.convertToHtml({ buffer }, { styleMap, convertImage: mammoth.images.imgElement(async () => ({ src: '' })) }),
-    );
+    const result = await raceAbort(ctx, mammoth.convertToHtml({ buffer }, { styleMap, convertImage: mammoth.images.imgElement(async () => ({ src: '' })) }));
     html = result.value;
   } catch (e) {
     if (e instanceof ExtractionError || ctx.signal.aborted) throw e;

@@ -6,7 +6,17 @@ describe('HTML extraction (cheerio)', () => {
   it('drops Sphinx navigation, sidebar, search box, footer and permalink marks; keeps headings, text and code', async () => {
     const doc = await extractDocument(corpus('html/debian-policy-ch-files.html'), 'text/html; charset=utf-8');
     const all = doc.blocks.map((b) => b.text).join('\n');
-    for (const chrome of ['Table of Contents', 'Previous topic', 'Next topic', 'Quick search', 'Show Source', 'Created using Sphinx', 'Navigation', 'previous |', '\u00b6']) {
+    for (const chrome of [
+      'Table of Contents',
+      'Previous topic',
+      'Next topic',
+      'Quick search',
+      'Show Source',
+      'Created using Sphinx',
+      'Navigation',
+      'previous |',
+      '\u00b6',
+    ]) {
       expect(all).not.toContain(chrome);
     }
     expect(doc.title).toBe('10. Files \u2014 Debian Policy Manual v4.6.2.0');

@@ -19,9 +19,52 @@ const CHROME =
   '[style*="display: none"], [style*="display:none"]';
 
 const BLOCK_TAGS = new Set([
-  'address', 'article', 'aside', 'blockquote', 'body', 'caption', 'center', 'dd', 'details', 'dialog', 'dir', 'div', 'dl', 'dt',
-  'fieldset', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hgroup', 'hr', 'html',
-  'li', 'main', 'menu', 'nav', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'body',
+  'caption',
+  'center',
+  'dd',
+  'details',
+  'dialog',
+  'dir',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hgroup',
+  'hr',
+  'html',
+  'li',
+  'main',
+  'menu',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'table',
+  'tbody',
+  'td',
+  'tfoot',
+  'th',
+  'thead',
+  'tr',
+  'ul',
 ]);
 
 export interface HtmlOptions {
@@ -35,15 +78,17 @@ function isElement(node: AnyNode): node is Element {
 
 /** Collapses whitespace of inline text; "\n" markers from <br> survive as line breaks. */
 function normalizeInline(text: string): string {
-  return text
-    .replace(/[ \t\r\n\f\u00a0]+/g, ' ')
-    // eslint-disable-next-line no-control-regex -- \u0001 is the line-break marker of inlineText
-    .replace(/\u0001/g, '\n')
-    .split('\n')
-    .map((l) => l.trim())
-    .join('\n')
-    .replace(/\n{2,}/g, '\n')
-    .trim();
+  return (
+    text
+      .replace(/[ \t\r\n\f\u00a0]+/g, ' ')
+      // eslint-disable-next-line no-control-regex -- \u0001 is the line-break marker of inlineText
+      .replace(/\u0001/g, '\n')
+      .split('\n')
+      .map((l) => l.trim())
+      .join('\n')
+      .replace(/\n{2,}/g, '\n')
+      .trim()
+  );
 }
 
 /** Raw text of inline content; <br> becomes a "\u0001" line-break marker, block children a space. */
@@ -198,6 +243,7 @@ export function htmlToBlocks(html: string, options: HtmlOptions): { blocks: Extr
 export async function extractHtml(_ctx: ExtractionContext, filePath: string): Promise<ExtractedDocument> {
   const html = await readTextFile(filePath);
   const { blocks, title } = htmlToBlocks(html, { dropChrome: true });
-  if (blocks.length === 0) throw new ExtractionError('NO_TEXT', 'The HTML page contains no readable text; upload the page with its content (not only scripts or navigation).');
+  if (blocks.length === 0)
+    throw new ExtractionError('NO_TEXT', 'The HTML page contains no readable text; upload the page with its content (not only scripts or navigation).');
   return { blocks, pageCount: null, title };
 }

@@ -11,7 +11,17 @@ import { extractInWorker } from './off-thread';
 import { extractPdfOcrPages } from './pdf';
 import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions, type PageWord } from './types';
 
-export type { BlockKind, ExtractedBlock, ExtractedDocument, ExtractionErrorCode, ExtractOptions, ExtractionProgressListener, PageLayout, PageSize, PageWord } from './types';
+export type {
+  BlockKind,
+  ExtractedBlock,
+  ExtractedDocument,
+  ExtractionErrorCode,
+  ExtractOptions,
+  ExtractionProgressListener,
+  PageLayout,
+  PageSize,
+  PageWord,
+} from './types';
 export { ExtractionError } from './types';
 export { chunkWordBoxes } from './word-boxes';
 

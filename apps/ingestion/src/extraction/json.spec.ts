@@ -29,9 +29,11 @@ describe('JSON extraction', () => {
   it('flattens the NIST CSF list with domain headings', async () => {
     const doc = await extractDocument(corpus('json/jupiterone_standard_nist-csf-v2.0.0.json'), 'application/json');
     expect(doc.blocks).toContainEqual({ kind: 'heading', text: '(GV.OC) Govern: Organzational Context', page: null, level: 1 });
-    expect(doc.blocks.some((b) => b.text.startsWith('domains[0].controls[0].ref: GV.OC-01\ndomains[0].controls[0].summary: The organizational mission is understood'))).toBe(
-      true,
-    );
+    expect(
+      doc.blocks.some((b) =>
+        b.text.startsWith('domains[0].controls[0].ref: GV.OC-01\ndomains[0].controls[0].summary: The organizational mission is understood'),
+      ),
+    ).toBe(true);
   });
 
   it('reports invalid JSON as CORRUPT_FILE with the line of the error', async () => {

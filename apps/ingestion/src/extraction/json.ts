@@ -40,7 +40,7 @@ function flatten(value: Json, path: string, depth: number, out: ExtractedBlock[]
   }
   if (Array.isArray(value)) {
     if (value.every(isScalar)) {
-      if (value.length) out.push({ kind: 'paragraph', text: `${path || 'value'}: ${(value).map(scalarText).join(', ')}`, page: null });
+      if (value.length) out.push({ kind: 'paragraph', text: `${path || 'value'}: ${value.map(scalarText).join(', ')}`, page: null });
       return;
     }
     value.forEach((v, i) => flatten(v, childPath(path, i), depth, out));
@@ -48,7 +48,7 @@ function flatten(value: Json, path: string, depth: number, out: ExtractedBlock[]
   }
   const entries = Object.entries(value);
   const hasNested = entries.some(([, v]) => isRecordLike(v));
-  const titleKey = TITLE_KEYS.find((k) => typeof value[k] === 'string' && (value[k]).trim());
+  const titleKey = TITLE_KEYS.find((k) => typeof value[k] === 'string' && value[k].trim());
   if (hasNested && titleKey && depth < 6) {
     out.push({ kind: 'heading', text: (value[titleKey] as string).trim(), page: null, level: depth + 1 });
     depth += 1;
@@ -57,7 +57,7 @@ function flatten(value: Json, path: string, depth: number, out: ExtractedBlock[]
   for (const [key, v] of entries) {
     if (isScalar(v)) lines.push(`${childPath(path, key)}: ${scalarText(v)}`);
     else if (Array.isArray(v) && v.every(isScalar)) {
-      if (v.length) lines.push(`${childPath(path, key)}: ${(v).map(scalarText).join(', ')}`);
+      if (v.length) lines.push(`${childPath(path, key)}: ${v.map(scalarText).join(', ')}`);
     }
   }
   if (lines.length) out.push({ kind: 'paragraph', text: lines.join('\n'), page: null });

@@ -2,7 +2,9 @@ import { joinLines, numberedHeadingLevel, pageTextToBlocks, stripRunningLines } 
 
 describe('layout heuristics for page text', () => {
   it('joins wrapped lines and words hyphenated at a line end', () => {
-    expect(joinLines(['inspection as soon as practica-', 'ble after the notice', 'is given.'])).toBe('inspection as soon as practicable after the notice is given.');
+    expect(joinLines(['inspection as soon as practica-', 'ble after the notice', 'is given.'])).toBe(
+      'inspection as soon as practicable after the notice is given.',
+    );
     expect(joinLines(['the Debian-', 'Specific files'])).toBe('the Debian-Specific files');
     expect(joinLines(['1.1 Scope . . . . . . . . 3'])).toBe('1.1 Scope \u2026 3');
   });
@@ -51,7 +53,16 @@ describe('layout heuristics for page text', () => {
   it('removes running headers, page numbers and section-title footers', () => {
     const titles = ['Scope', 'Archive areas', 'Binary packages', 'Source packages'];
     const pages = titles.map((title, i) =>
-      ['Debian Policy Manual, Release 4.6.2.0', '', `${i + 1}.1 ${title}`, `The ${title.toLowerCase()} section says something useful.`, '', `${i + 1}.1. ${title}`, '', String(i + 20)].join('\n'),
+      [
+        'Debian Policy Manual, Release 4.6.2.0',
+        '',
+        `${i + 1}.1 ${title}`,
+        `The ${title.toLowerCase()} section says something useful.`,
+        '',
+        `${i + 1}.1. ${title}`,
+        '',
+        String(i + 20),
+      ].join('\n'),
     );
     const stripped = stripRunningLines(pages);
     expect(stripped[0]).toBe(['', '1.1 Scope', 'The scope section says something useful.', '', ''].join('\n'));

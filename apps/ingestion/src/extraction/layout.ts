@@ -7,8 +7,7 @@ import { ExtractedBlock } from './types';
 /** "4.2 Package relationships", "3.2. SAR File Concepts": section number, then a short title. */
 const NUMBERED_HEADING_RE = /^(\d{1,2}(?:\.\d{1,3}){0,5})\.?\s+(\S.*)$/;
 /** "SEC. 4. APPLICABILITY OF THIS ACT", "Chapter 2 - Scope", "Appendix A: Terms", "Part IV". */
-const NAMED_HEADING_RE =
-  /^(?:chapter|section|sec\.|part|appendix|annex|article)\s+(?:\d{1,3}|[A-Z]|[IVXLC]{1,6})\b\.?(?:\s*[:.\u2013\u2014-]\s*|\s+|$)/i;
+const NAMED_HEADING_RE = /^(?:chapter|section|sec\.|part|appendix|annex|article)\s+(?:\d{1,3}|[A-Z]|[IVXLC]{1,6})\b\.?(?:\s*[:.\u2013\u2014-]\s*|\s+|$)/i;
 /** Bullet glyphs that start a list item. */
 const BULLET_RE = /^(?:[\u2022\u25cf\u25aa\u25a0\u25e6\u2023\u2043\u2219\u00b7\uf0b7\uf0a7*\u2013-])\s+/;
 /** Enumerators that start an item: "(a)", "(12)", "a)", "1.", "iv." */
@@ -20,19 +19,48 @@ const HAS_DOT_LEADER_RE = /(?:\s?\.){4,}/;
 const ENDS_SENTENCE_RE = /[.!?:;]["'\u201d\u2019)]*$/;
 /** Small words that stay lowercase in Title Case. */
 const SMALL_WORDS = new Set([
-  'a', 'an', 'the', 'and', 'or', 'nor', 'but', 'of', 'to', 'in', 'on', 'at', 'by', 'for', 'with', 'from',
-  'as', 'into', 'via', 'vs', 'per', 'de', 'la', 'el', 'y', 'en', 'del', 'los', 'las',
+  'a',
+  'an',
+  'the',
+  'and',
+  'or',
+  'nor',
+  'but',
+  'of',
+  'to',
+  'in',
+  'on',
+  'at',
+  'by',
+  'for',
+  'with',
+  'from',
+  'as',
+  'into',
+  'via',
+  'vs',
+  'per',
+  'de',
+  'la',
+  'el',
+  'y',
+  'en',
+  'del',
+  'los',
+  'las',
 ]);
 
 /** Normalises one line: no control characters, non-breaking spaces as spaces, single spaces, trimmed. */
 export function cleanLine(line: string): string {
-  return line
-    // eslint-disable-next-line no-control-regex -- removes the control characters extraction leaves
-    .replace(/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/g, '')
-    .replace(/[\u00a0\u2000-\u200a\u202f\u205f\u3000\t]/g, ' ')
-    .replace(/\u00ad/g, '')
-    .replace(/ {2,}/g, ' ')
-    .trim();
+  return (
+    line
+      // eslint-disable-next-line no-control-regex -- removes the control characters extraction leaves
+      .replace(/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/g, '')
+      .replace(/[\u00a0\u2000-\u200a\u202f\u205f\u3000\t]/g, ' ')
+      .replace(/\u00ad/g, '')
+      .replace(/ {2,}/g, ' ')
+      .trim()
+  );
 }
 
 /**
@@ -47,7 +75,8 @@ export function joinLines(lines: readonly string[]): string {
     if (!line) continue;
     if (!out) out = line;
     else if (/\p{L}-$/u.test(out) && /^\p{Ll}/u.test(line)) out = out.slice(0, -1) + line;
-    else if (/\p{L}-$/u.test(out) && /^[\p{Lu}\p{N}]/u.test(line)) out += line; // compound: "Debian-" + "Specific"
+    else if (/\p{L}-$/u.test(out) && /^[\p{Lu}\p{N}]/u.test(line))
+      out += line; // compound: "Debian-" + "Specific"
     else out += ' ' + line;
   }
   return out.replace(DOT_LEADER_RE, ' \u2026 ').replace(/ {2,}/g, ' ').trim();
@@ -286,10 +315,7 @@ export function stripRunningLines(pages: readonly string[]): string[] {
   }
   const pagesWithText = edgeIndexes.filter((e) => e.top.length > 0).length;
   const keyThreshold = Math.max(3, Math.ceil(pagesWithText * 0.4));
-  const isRunning = (line: string) =>
-    isPageNumberLine(line) ||
-    (exactCount.get(line) ?? 0) >= 3 ||
-    (keyCount.get(runningKey(line)) ?? 0) >= keyThreshold;
+  const isRunning = (line: string) => isPageNumberLine(line) || (exactCount.get(line) ?? 0) >= 3 || (keyCount.get(runningKey(line)) ?? 0) >= keyThreshold;
 
   return pageLines.map((lines, p) => {
     const drop = new Set<number>();

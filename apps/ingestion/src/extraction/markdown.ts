@@ -47,7 +47,11 @@ function inlinePlain(tokens: readonly Token[] | undefined, fallback: string): st
 function tidy(text: string): string {
   // eslint-disable-next-line no-control-regex -- \u0001 is the hard-break marker
   const hardBreak = /\s*\u0001\s*/g;
-  return text.replace(/\s*\n\s*/g, ' ').replace(/[ \t]{2,}/g, ' ').replace(hardBreak, '\n').trim();
+  return text
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/[ \t]{2,}/g, ' ')
+    .replace(hardBreak, '\n')
+    .trim();
 }
 
 function htmlToText(html: string): string {

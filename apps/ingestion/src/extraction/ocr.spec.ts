@@ -21,31 +21,39 @@ describe('OCR (tesseract)', () => {
   });
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  withOcr('reads the scanned Linn brochure with 90%+ word overlap against the ground truth, and cleans its temp files', async () => {
-    const before = new Set(ocrTempDirs());
-    const started = Date.now();
-    const doc = await extractDocument(corpus('pdf_scanned/ocrmypdf_linn.pdf'), 'application/pdf');
-    const elapsed = Date.now() - started;
-    const text = doc.blocks.map((b) => b.text).join('\n');
-    const overlap = wordOverlap(readFileSync(corpus('pdf_scanned/ocrmypdf_linn.groundtruth.txt'), 'utf8'), text);
-     
-    console.log(`OCR ocrmypdf_linn.pdf (1 page): ${elapsed} ms, word overlap with ground truth ${(overlap * 100).toFixed(1)}%`);
-    expect(overlap).toBeGreaterThanOrEqual(0.9);
-    expect(doc.pageCount).toBe(1);
-    expect(doc.blocks.every((b) => b.page === 1)).toBe(true);
-    expect(text).toContain('The LinnSequencer');
-    expect(ocrTempDirs().filter((d) => !before.has(d))).toEqual([]);
-  }, 60_000);
+  withOcr(
+    'reads the scanned Linn brochure with 90%+ word overlap against the ground truth, and cleans its temp files',
+    async () => {
+      const before = new Set(ocrTempDirs());
+      const started = Date.now();
+      const doc = await extractDocument(corpus('pdf_scanned/ocrmypdf_linn.pdf'), 'application/pdf');
+      const elapsed = Date.now() - started;
+      const text = doc.blocks.map((b) => b.text).join('\n');
+      const overlap = wordOverlap(readFileSync(corpus('pdf_scanned/ocrmypdf_linn.groundtruth.txt'), 'utf8'), text);
 
-  withOcr('reads an image file, here a page scanned upside down (page 3 of ocrmypdf_cardinal.pdf as PNG)', async () => {
-    const png = path.join(tmp, 'cardinal-180');
-    execFileSync('pdftoppm', ['-r', '150', '-gray', '-png', '-f', '3', '-l', '3', '-singlefile', corpus('pdf_scanned/ocrmypdf_cardinal.pdf'), png]);
-    const doc = await extractDocument(`${png}.png`, 'image/png');
-    const text = doc.blocks.map((b) => b.text).join('\n');
-    expect(text).toContain('LinnSequencer');
-    expect(wordOverlap(readFileSync(corpus('pdf_scanned/ocrmypdf_linn.groundtruth.txt'), 'utf8'), text)).toBeGreaterThanOrEqual(0.85);
-    expect(doc.pageCount).toBe(1);
-  }, 60_000);
+      console.log(`OCR ocrmypdf_linn.pdf (1 page): ${elapsed} ms, word overlap with ground truth ${(overlap * 100).toFixed(1)}%`);
+      expect(overlap).toBeGreaterThanOrEqual(0.9);
+      expect(doc.pageCount).toBe(1);
+      expect(doc.blocks.every((b) => b.page === 1)).toBe(true);
+      expect(text).toContain('The LinnSequencer');
+      expect(ocrTempDirs().filter((d) => !before.has(d))).toEqual([]);
+    },
+    60_000,
+  );
+
+  withOcr(
+    'reads an image file, here a page scanned upside down (page 3 of ocrmypdf_cardinal.pdf as PNG)',
+    async () => {
+      const png = path.join(tmp, 'cardinal-180');
+      execFileSync('pdftoppm', ['-r', '150', '-gray', '-png', '-f', '3', '-l', '3', '-singlefile', corpus('pdf_scanned/ocrmypdf_cardinal.pdf'), png]);
+      const doc = await extractDocument(`${png}.png`, 'image/png');
+      const text = doc.blocks.map((b) => b.text).join('\n');
+      expect(text).toContain('LinnSequencer');
+      expect(wordOverlap(readFileSync(corpus('pdf_scanned/ocrmypdf_linn.groundtruth.txt'), 'utf8'), text)).toBeGreaterThanOrEqual(0.85);
+      expect(doc.pageCount).toBe(1);
+    },
+    60_000,
+  );
 
   it('fails with OCR_UNAVAILABLE, saying to install tesseract-ocr, when tesseract is not on PATH', async () => {
     const bin = path.join(tmp, 'bin-without-tesseract');

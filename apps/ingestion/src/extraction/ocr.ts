@@ -35,11 +35,7 @@ function ocrUnavailable(tool: string): ExtractionError {
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; results keep the input order. */
-export async function mapWithConcurrency<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
+export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failed = false;
@@ -155,13 +151,28 @@ export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages
       const dpi = dpiForPage(sizes.get(page));
       let raster;
       try {
-        raster = await runProcess(ctx, 'pdftoppm', ['-r', String(dpi), '-gray', '-png', '-f', String(page), '-l', String(page), '-singlefile', pdfPath, prefix]);
+        raster = await runProcess(ctx, 'pdftoppm', [
+          '-r',
+          String(dpi),
+          '-gray',
+          '-png',
+          '-f',
+          String(page),
+          '-l',
+          String(page),
+          '-singlefile',
+          pdfPath,
+          prefix,
+        ]);
       } catch (e) {
         if (e instanceof ToolMissingError) throw ocrUnavailable('pdftoppm');
         throw e;
       }
       if (raster.code !== 0) {
-        throw new ExtractionError('CORRUPT_FILE', `Page ${page} of the PDF could not be rendered for OCR; the file may be damaged. Re-save or re-scan it and upload again.`);
+        throw new ExtractionError(
+          'CORRUPT_FILE',
+          `Page ${page} of the PDF could not be rendered for OCR; the file may be damaged. Re-save or re-scan it and upload again.`,
+        );
       }
       const imagePath = `${prefix}.png`;
       try {

@@ -39,7 +39,11 @@ async function buildOdt(body: string, options: { automaticStyles?: string; meta?
       `<office:automatic-styles>${options.automaticStyles ?? ''}</office:automatic-styles>` +
       `<office:body><office:text>${body}</office:text></office:body></office:document-content>`,
   );
-  if (options.meta) zip.file('meta.xml', `<?xml version="1.0" encoding="UTF-8"?>\n<office:document-meta ${NS}><office:meta>${options.meta}</office:meta></office:document-meta>`);
+  if (options.meta)
+    zip.file(
+      'meta.xml',
+      `<?xml version="1.0" encoding="UTF-8"?>\n<office:document-meta ${NS}><office:meta>${options.meta}</office:meta></office:document-meta>`,
+    );
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
 }
 

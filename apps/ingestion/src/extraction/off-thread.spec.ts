@@ -42,18 +42,41 @@ describe('large DOCX / XLSX / HTML are extracted off the event loop', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const cases: [string, string, string, (file: string) => Promise<void>, (doc: ExtractedDocument) => void][] = [
-    ['DOCX of 50k paragraphs', 'big.docx', DOCX, (f) => writeLargeDocx(f, 50_000), (doc) => {
-      expect(doc.blocks.filter((b) => b.kind === 'paragraph')).toHaveLength(50_000);
-      expect(doc.blocks.filter((b) => b.kind === 'heading')).toHaveLength(1000);
-    }],
-    ['XLSX of 600k cells', 'big.xlsx', XLSX, (f) => writeLargeXlsx(f, 60_000, 10), (doc) => {
-      expect(doc.pageCount).toBe(1);
-      expect(doc.blocks.filter((b) => b.kind === 'table').map((b) => b.text.split('\n').length - 1).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(59_999);
-    }],
-    ['HTML of 30 MB', 'big.html', 'text/html', (f) => writeLargeHtml(f, 30 * 1024 * 1024), (doc) => {
-      expect(doc.title).toBe('Site safety manual');
-      expect(doc.blocks.length).toBeGreaterThan(100_000);
-    }],
+    [
+      'DOCX of 50k paragraphs',
+      'big.docx',
+      DOCX,
+      (f) => writeLargeDocx(f, 50_000),
+      (doc) => {
+        expect(doc.blocks.filter((b) => b.kind === 'paragraph')).toHaveLength(50_000);
+        expect(doc.blocks.filter((b) => b.kind === 'heading')).toHaveLength(1000);
+      },
+    ],
+    [
+      'XLSX of 600k cells',
+      'big.xlsx',
+      XLSX,
+      (f) => writeLargeXlsx(f, 60_000, 10),
+      (doc) => {
+        expect(doc.pageCount).toBe(1);
+        expect(
+          doc.blocks
+            .filter((b) => b.kind === 'table')
+            .map((b) => b.text.split('\n').length - 1)
+            .reduce((a, b) => a + b, 0),
+        ).toBeGreaterThanOrEqual(59_999);
+      },
+    ],
+    [
+      'HTML of 30 MB',
+      'big.html',
+      'text/html',
+      (f) => writeLargeHtml(f, 30 * 1024 * 1024),
+      (doc) => {
+        expect(doc.title).toBe('Site safety manual');
+        expect(doc.blocks.length).toBeGreaterThan(100_000);
+      },
+    ],
   ];
 
   it.each(cases)('%s: the loop never stalls for seconds, the text is all there', async (label, name, type, write, check) => {
@@ -61,7 +84,9 @@ describe('large DOCX / XLSX / HTML are extracted off the event loop', () => {
     await write(file);
     const { maxMs, result, wallMs } = await loopStall(() => extractDocument(file, type));
     // Printed for the record (docs/ingestion.md "Large files"); the assertion is the stall bound.
-    process.stdout.write(`${label} (${(statSync(file).size / 1048576).toFixed(1)} MB): extraction ${wallMs} ms, longest event-loop stall ${maxMs.toFixed(0)} ms\n`);
+    process.stdout.write(
+      `${label} (${(statSync(file).size / 1048576).toFixed(1)} MB): extraction ${wallMs} ms, longest event-loop stall ${maxMs.toFixed(0)} ms\n`,
+    );
     check(result);
     expect(maxMs).toBeLessThan(MAX_STALL_MS);
   });
@@ -124,7 +149,7 @@ describe('off-thread extraction: limits, failures, progress and cancellation', (
     await stillWorks();
   });
 
-  it('cancellation (ExtractOptions.signal) terminates the parse and rejects with the caller\'s reason', async () => {
+  it("cancellation (ExtractOptions.signal) terminates the parse and rejects with the caller's reason", async () => {
     const controller = new AbortController();
     const reason = new Error('document deleted');
     const work = extractDocument(bigDocx, DOCX, { signal: controller.signal });

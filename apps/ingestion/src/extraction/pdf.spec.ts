@@ -28,7 +28,7 @@ describe('PDF extraction (poppler)', () => {
     const started = Date.now();
     const doc = await extractDocument(corpus('pdf/debian-policy-4.6.2.0.pdf'), PDF);
     const elapsed = Date.now() - started;
-     
+
     console.log(`debian-policy-4.6.2.0.pdf (193 pages): extracted in ${elapsed} ms, ${doc.blocks.length} blocks`);
 
     expect(doc.pageCount).toBe(193);

@@ -19,7 +19,9 @@ function shape(ph: string | null, paragraphs: string[], bullets = false): string
 }
 
 function table(rows: string[][]): string {
-  const trs = rows.map((r) => `<a:tr h="1">${r.map((c) => `<a:tc><a:txBody><a:bodyPr/><a:p><a:r><a:t>${c}</a:t></a:r></a:p></a:txBody></a:tc>`).join('')}</a:tr>`).join('');
+  const trs = rows
+    .map((r) => `<a:tr h="1">${r.map((c) => `<a:tc><a:txBody><a:bodyPr/><a:p><a:r><a:t>${c}</a:t></a:r></a:p></a:txBody></a:tc>`).join('')}</a:tr>`)
+    .join('');
   return `<p:graphicFrame><p:nvGraphicFramePr><p:cNvPr id="4" name="t"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/table"><a:tbl>${trs}</a:tbl></a:graphicData></a:graphic></p:graphicFrame>`;
 }
 
@@ -32,11 +34,23 @@ async function buildPptx(file: string): Promise<void> {
   const rel = (id: string, type: string, target: string) =>
     `<Relationship Id="${id}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/${type}" Target="${target}"/>`;
   zip.file('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>');
-  zip.file('docProps/core.xml', '<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Heat Safety Briefing</dc:title></cp:coreProperties>');
+  zip.file(
+    'docProps/core.xml',
+    '<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Heat Safety Briefing</dc:title></cp:coreProperties>',
+  );
   // Presentation order is slide2.xml first, then slide1.xml: the order must come from sldIdLst.
-  zip.file('ppt/presentation.xml', `<?xml version="1.0"?><p:presentation ${NS}><p:sldIdLst><p:sldId id="256" r:id="rId3"/><p:sldId id="257" r:id="rId2"/></p:sldIdLst></p:presentation>`);
-  zip.file('ppt/_rels/presentation.xml.rels', `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${rel('rId2', 'slide', 'slides/slide1.xml')}${rel('rId3', 'slide', 'slides/slide2.xml')}</Relationships>`);
-  zip.file('ppt/slides/slide2.xml', slide(shape('ctrTitle', ['Heat Illness Prevention']) + shape('subTitle', ['Water. Rest. Shade.']) + shape('sldNum', ['1'])));
+  zip.file(
+    'ppt/presentation.xml',
+    `<?xml version="1.0"?><p:presentation ${NS}><p:sldIdLst><p:sldId id="256" r:id="rId3"/><p:sldId id="257" r:id="rId2"/></p:sldIdLst></p:presentation>`,
+  );
+  zip.file(
+    'ppt/_rels/presentation.xml.rels',
+    `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${rel('rId2', 'slide', 'slides/slide1.xml')}${rel('rId3', 'slide', 'slides/slide2.xml')}</Relationships>`,
+  );
+  zip.file(
+    'ppt/slides/slide2.xml',
+    slide(shape('ctrTitle', ['Heat Illness Prevention']) + shape('subTitle', ['Water. Rest. Shade.']) + shape('sldNum', ['1'])),
+  );
   zip.file(
     'ppt/slides/slide1.xml',
     slide(
@@ -49,8 +63,14 @@ async function buildPptx(file: string): Promise<void> {
         ]),
     ),
   );
-  zip.file('ppt/slides/_rels/slide1.xml.rels', `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${rel('rId1', 'notesSlide', '../notesSlides/notesSlide1.xml')}</Relationships>`);
-  zip.file('ppt/notesSlides/notesSlide1.xml', `<?xml version="1.0"?><p:notes ${NS}><p:cSld><p:spTree>${shape('body', ['Mention the OSHA heat app.'])}</p:spTree></p:cSld></p:notes>`);
+  zip.file(
+    'ppt/slides/_rels/slide1.xml.rels',
+    `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${rel('rId1', 'notesSlide', '../notesSlides/notesSlide1.xml')}</Relationships>`,
+  );
+  zip.file(
+    'ppt/notesSlides/notesSlide1.xml',
+    `<?xml version="1.0"?><p:notes ${NS}><p:cSld><p:spTree>${shape('body', ['Mention the OSHA heat app.'])}</p:spTree></p:cSld></p:notes>`,
+  );
   writeFileSync(file, await zip.generateAsync({ type: 'nodebuffer' }));
 }
 

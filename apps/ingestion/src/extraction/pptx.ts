@@ -70,7 +70,15 @@ export function slideToBlocks(xml: string, page: number): ExtractedBlock[] {
           $(tr)
             .children('a\\:tc')
             .toArray()
-            .map((tc) => cleanCell($(tc).find('a\\:p').toArray().map((p) => paragraphText($, p)).join(' '))),
+            .map((tc) =>
+              cleanCell(
+                $(tc)
+                  .find('a\\:p')
+                  .toArray()
+                  .map((p) => paragraphText($, p))
+                  .join(' '),
+              ),
+            ),
         );
       const lines = rows.map(formatRow).filter(Boolean);
       if (lines.length) blocks.push({ kind: 'table', text: lines.join('\n'), page, tableHeader: lines[0] });
@@ -85,11 +93,20 @@ export function slideToBlocks(xml: string, page: number): ExtractedBlock[] {
       .filter((p) => p.text);
     if (paragraphs.length === 0) return;
     if (phType === 'title' || phType === 'ctrTitle') {
-      blocks.push({ kind: 'heading', text: paragraphs.map((p) => p.text).join(' ').replace(/\n/g, ' '), page, level: 1 });
+      blocks.push({
+        kind: 'heading',
+        text: paragraphs
+          .map((p) => p.text)
+          .join(' ')
+          .replace(/\n/g, ' '),
+        page,
+        level: 1,
+      });
       return;
     }
     const isBody = phType === 'body' || phType === '' || phType === 'obj' || phType === 'subTitle';
-    for (const p of paragraphs) blocks.push({ kind: p.bullet || (isBody && paragraphs.length > 1 && phType !== 'subTitle') ? 'list' : 'paragraph', text: p.text, page });
+    for (const p of paragraphs)
+      blocks.push({ kind: p.bullet || (isBody && paragraphs.length > 1 && phType !== 'subTitle') ? 'list' : 'paragraph', text: p.text, page });
   });
   return blocks;
 }

@@ -32,12 +32,7 @@ const MAX_STDERR = 64 * 1024;
  * is not installed, with the context's abort reason when the context is aborted (the child is
  * killed with SIGKILL), and with `ExtractionError('TOO_LARGE')` when stdout exceeds the limit.
  */
-export function runProcess(
-  ctx: ExtractionContext,
-  cmd: string,
-  args: readonly string[],
-  options: RunOptions = {},
-): Promise<ProcessResult> {
+export function runProcess(ctx: ExtractionContext, cmd: string, args: readonly string[], options: RunOptions = {}): Promise<ProcessResult> {
   if (ctx.signal.aborted) return Promise.reject(ctx.signal.reason);
   const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   return new Promise<ProcessResult>((resolve, reject) => {
@@ -55,10 +50,7 @@ export function runProcess(
       outBytes += d.length;
       if (outBytes > maxOutput) {
         if (!failure) {
-          failure = new ExtractionError(
-            'TOO_LARGE',
-            'The document produces more text than the service accepts; split it into smaller files.',
-          );
+          failure = new ExtractionError('TOO_LARGE', 'The document produces more text than the service accepts; split it into smaller files.');
           child.kill('SIGKILL');
         }
         return;

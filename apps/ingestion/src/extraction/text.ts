@@ -67,8 +67,7 @@ function blockText(lines: readonly string[], hangingIndent = 0): string {
   const base = Math.min(...indents);
   const dedented = lines.map((l) => l.slice(base));
   const prose =
-    indents.every((n, i) => (i === 0 ? n === base : n === base + hangingIndent)) &&
-    !dedented.some((l) => /^[|+]/.test(l) || /\S {3,}\S/.test(l.trim()));
+    indents.every((n, i) => (i === 0 ? n === base : n === base + hangingIndent)) && !dedented.some((l) => /^[|+]/.test(l) || /\S {3,}\S/.test(l.trim()));
   return prose ? dedented.map((l) => l.trim()).join(' ') : dedented.join('\n');
 }
 

@@ -1,4 +1,3 @@
-
 /** Kind of a structural block found in a document. */
 export type BlockKind = 'heading' | 'paragraph' | 'table' | 'list';
 
@@ -44,14 +43,7 @@ export interface ExtractedDocument {
 }
 
 /** Why a file could not be extracted; each code has a message a user can act on. */
-export type ExtractionErrorCode =
-  | 'UNSUPPORTED_TYPE'
-  | 'CORRUPT_FILE'
-  | 'ENCRYPTED'
-  | 'NO_TEXT'
-  | 'TIMEOUT'
-  | 'TOO_LARGE'
-  | 'OCR_UNAVAILABLE';
+export type ExtractionErrorCode = 'UNSUPPORTED_TYPE' | 'CORRUPT_FILE' | 'ENCRYPTED' | 'NO_TEXT' | 'TIMEOUT' | 'TOO_LARGE' | 'OCR_UNAVAILABLE';
 
 /**
  * The one error type of the extraction library. `code` is machine-readable; `message` tells the

@@ -100,7 +100,12 @@ const inside = (w: { x0: number; y0: number; x1: number; y1: number }, b: { x0: 
       const start = chunks[i].text.indexOf(quote);
       const [box, ...rest] = boxesForSpan(all[i], start, start + quote.length);
       expect(rest).toEqual([]);
-      expect(page.words.filter((w) => inside(w, box)).map((w) => w.text).join(' ')).toBe(quote);
+      expect(
+        page.words
+          .filter((w) => inside(w, box))
+          .map((w) => w.text)
+          .join(' '),
+      ).toBe(quote);
     }
   });
 });

@@ -35,7 +35,8 @@ export function parseBboxLayout(xhtml: string): PageLayout[] {
       pages.push({ page: pages.length + 1, width: round(Number(m[1])), height: round(Number(m[2])), words: [] });
     } else if (pages.length > 0) {
       const text = unescapeXml(m[7]);
-      if (text.trim()) pages[pages.length - 1].words.push({ text, x0: round(Number(m[3])), y0: round(Number(m[4])), x1: round(Number(m[5])), y1: round(Number(m[6])) });
+      if (text.trim())
+        pages[pages.length - 1].words.push({ text, x0: round(Number(m[3])), y0: round(Number(m[4])), x1: round(Number(m[5])), y1: round(Number(m[6])) });
     }
   }
   return pages;
@@ -78,7 +79,10 @@ export function parseTesseractTsv(tsv: string, dpi: number): PageWord[] {
 
 /** Comparable form of a word: NFKC, no soft hyphens or zero-width characters, lowercase. */
 function norm(s: string): string {
-  return s.normalize('NFKC').replace(/[\u00ad\u200b-\u200d\ufeff]/g, '').toLowerCase();
+  return s
+    .normalize('NFKC')
+    .replace(/[\u00ad\u200b-\u200d\ufeff]/g, '')
+    .toLowerCase();
 }
 
 /** How far ahead in a page's words a chunk token is looked for (skips running lines, dot leaders…). */

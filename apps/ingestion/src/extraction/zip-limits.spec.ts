@@ -19,7 +19,6 @@ async function bomb(bytes: number): Promise<Buffer> {
   return zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
 }
 
-
 describe('zip-bomb guard for Office packages', () => {
   let dir: string;
   beforeAll(() => {
@@ -35,7 +34,12 @@ describe('zip-bomb guard for Office packages', () => {
   });
 
   it('accepts every real DOCX and XLSX of the corpus', () => {
-    for (const f of ['docx/fedramp_oscal_working_with.docx', 'docx/fedramp_tailored_LI-SaaS_Requirements.docx', 'xlsx/fedramp_OSCAL_Registry.xlsx', 'xlsx/fedramp_tailored_AppA_Security_Controls_Baseline.xlsx']) {
+    for (const f of [
+      'docx/fedramp_oscal_working_with.docx',
+      'docx/fedramp_tailored_LI-SaaS_Requirements.docx',
+      'xlsx/fedramp_OSCAL_Registry.xlsx',
+      'xlsx/fedramp_tailored_AppA_Security_Controls_Baseline.xlsx',
+    ]) {
       expect(() => checkZipLimits(readFileSync(corpus(f)), 'file', 'zip')).not.toThrow();
     }
   });

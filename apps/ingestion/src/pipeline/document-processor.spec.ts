@@ -57,7 +57,16 @@ describe('DocumentProcessor', () => {
     const key = `orgs/o1/documents/${randomUUID()}`;
     mkdirSync(path.dirname(path.join(root, 'objects', key)), { recursive: true });
     copyFileSync(file, path.join(root, 'objects', key));
-    return { documentId: randomUUID(), orgId: 'o1', projectId: null, fileName: path.basename(file), contentType, sizeBytes: 1, storageKey: key, requestedAt: new Date().toISOString() };
+    return {
+      documentId: randomUUID(),
+      orgId: 'o1',
+      projectId: null,
+      fileName: path.basename(file),
+      contentType,
+      sizeBytes: 1,
+      storageKey: key,
+      requestedAt: new Date().toISOString(),
+    };
   }
 
   const first = { attempt: 1, maxDeliver: 3, isLastAttempt: false };
@@ -97,45 +106,52 @@ describe('DocumentProcessor', () => {
     const chunks = index.get(event.documentId)!;
     expect(chunks).toHaveLength(completed.chunkCount!);
     expect(chunks.find((c) => /headed by a Director/.test(c.text.replace(/\s+/g, ' ')))).toMatchObject({ startPage: 1, endPage: 1 });
-    const page2 = chunks.filter((c) => c.startPage === 2).map((c) => c.text).join('\n');
+    const page2 = chunks
+      .filter((c) => c.startPage === 2)
+      .map((c) => c.text)
+      .join('\n');
     expect(wordOverlap(readFileSync(corpus('pdf_scanned/ocrmypdf_linn.groundtruth.txt'), 'utf8'), page2)).toBeGreaterThanOrEqual(0.85);
     expect(chunks.map((c) => c.chunkIndex)).toEqual(chunks.map((_, i) => i));
   });
 
-  withOcr('reports each stage and OCR progress page by page on a scanned PDF, ready names the next stage, nothing after completed', async () => {
-    // A 2-page scan without a text layer: OCRed before `ready` (there is nothing to search before).
-    const event = stored(corpus('pdf_scanned/dol_ls-201_notice_of_injury_or_death_SCANNED.pdf'));
-    const progress: ProgressChangedEvent[] = [];
-    const embedded: string[] = [];
-    await processor([ocrImagePagesStep, embeddingsStep(async (_org, id) => void embedded.push(id))], {
-      // Every change is published (the default throttles to one event a second).
-      progressIntervalMs: 0,
-      publishProgress: async (e) => {
-        timeline.push(`progress:${e.progress.stage}`);
-        progress.push(e);
-      },
-    }).process(event, first);
+  withOcr(
+    'reports each stage and OCR progress page by page on a scanned PDF, ready names the next stage, nothing after completed',
+    async () => {
+      // A 2-page scan without a text layer: OCRed before `ready` (there is nothing to search before).
+      const event = stored(corpus('pdf_scanned/dol_ls-201_notice_of_injury_or_death_SCANNED.pdf'));
+      const progress: ProgressChangedEvent[] = [];
+      const embedded: string[] = [];
+      await processor([ocrImagePagesStep, embeddingsStep(async (_org, id) => void embedded.push(id))], {
+        // Every change is published (the default throttles to one event a second).
+        progressIntervalMs: 0,
+        publishProgress: async (e) => {
+          timeline.push(`progress:${e.progress.stage}`);
+          progress.push(e);
+        },
+      }).process(event, first);
 
-    const ocr = progress.filter((e) => e.progress.stage === 'ocr').map((e) => [e.progress.pagesDone, e.progress.pagesTotal]);
-    expect(ocr).toEqual([
-      [0, 2],
-      [1, 2],
-      [2, 2],
-    ]);
-    expect(progress.filter((e) => e.progress.stage === 'extracting').map((e) => e.progress.pagesTotal)).toContain(2);
-    expect(progress.every((e) => e.documentId === event.documentId && e.orgId === 'o1')).toBe(true);
-    expect(progress[0].progress).toEqual({ stage: 'extracting', pagesDone: null, pagesTotal: null });
-    const stages = progress.map((e) => e.progress.stage);
-    expect(stages.filter((t, i) => t !== stages[i - 1])).toEqual(['extracting', 'ocr', 'chunking', 'indexing', 'embedding']);
-    expect(statuses.map((s) => [s.status, s.progress])).toEqual([
-      ['ready', { stage: 'embedding', pagesDone: null, pagesTotal: null }],
-      ['completed', null],
-    ]);
-    // Nothing is published after `completed`, and the events are in time order.
-    expect(timeline[timeline.length - 1]).toBe('status:completed');
-    expect(progress.map((e) => e.at)).toEqual([...progress.map((e) => e.at)].sort());
-    expect(embedded).toEqual([event.documentId]);
-  }, 300_000);
+      const ocr = progress.filter((e) => e.progress.stage === 'ocr').map((e) => [e.progress.pagesDone, e.progress.pagesTotal]);
+      expect(ocr).toEqual([
+        [0, 2],
+        [1, 2],
+        [2, 2],
+      ]);
+      expect(progress.filter((e) => e.progress.stage === 'extracting').map((e) => e.progress.pagesTotal)).toContain(2);
+      expect(progress.every((e) => e.documentId === event.documentId && e.orgId === 'o1')).toBe(true);
+      expect(progress[0].progress).toEqual({ stage: 'extracting', pagesDone: null, pagesTotal: null });
+      const stages = progress.map((e) => e.progress.stage);
+      expect(stages.filter((t, i) => t !== stages[i - 1])).toEqual(['extracting', 'ocr', 'chunking', 'indexing', 'embedding']);
+      expect(statuses.map((s) => [s.status, s.progress])).toEqual([
+        ['ready', { stage: 'embedding', pagesDone: null, pagesTotal: null }],
+        ['completed', null],
+      ]);
+      // Nothing is published after `completed`, and the events are in time order.
+      expect(timeline[timeline.length - 1]).toBe('status:completed');
+      expect(progress.map((e) => e.at)).toEqual([...progress.map((e) => e.at)].sort());
+      expect(embedded).toEqual([event.documentId]);
+    },
+    300_000,
+  );
 
   it('sends no progress event for a document finished within the first interval (its status events suffice)', async () => {
     const event = stored(corpus('markdown/datica_08-auditing_policy.md'), 'text/markdown');
@@ -200,7 +216,10 @@ describe('DocumentProcessor', () => {
 
   it('stops a PDF whose text outgrows the budget (PDF bomb guard) and refuses an oversized text file before reading it', async () => {
     await processor(undefined, { maxTextBytes: 20_000 }).process(stored(corpus('pdf/OSHA2001.pdf')), first);
-    expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/more text than accepted, more than the limit of 20 KB per document; split it/) });
+    expect(statuses[0]).toMatchObject({
+      status: 'failed',
+      errorMessage: expect.stringMatching(/more text than accepted, more than the limit of 20 KB per document; split it/),
+    });
     await processor(undefined, { maxTextBytes: 100_000 }).process(stored(corpus('csv/osha_fatality_catastrophe_events_2013-06-15.csv'), 'text/csv'), first);
     expect(statuses[1]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/holds about 306 KB of text, more than the limit of 98 KB/) });
   });
@@ -257,8 +276,16 @@ describe('DocumentProcessor', () => {
     const next = stored(corpus('docx/fedramp_oscal_Overview.docx'), DOCX);
     await p.process(next, first);
     expect(statuses.map((e) => [e.status, e.errorMessage ?? null])).toEqual([
-      ['failed', expect.stringMatching(/^The Word document was rejected as a possible zip bomb: its part "word\/document.xml" inflates to more than the 4096 bytes its header declares/)],
-      ['failed', 'The Word document needs more than 24 MB of memory to read, more than the limit per document; split it into smaller files and upload them separately.'],
+      [
+        'failed',
+        expect.stringMatching(
+          /^The Word document was rejected as a possible zip bomb: its part "word\/document.xml" inflates to more than the 4096 bytes its header declares/,
+        ),
+      ],
+      [
+        'failed',
+        'The Word document needs more than 24 MB of memory to read, more than the limit per document; split it into smaller files and upload them separately.',
+      ],
       ['ready', null],
       ['completed', null],
     ]);

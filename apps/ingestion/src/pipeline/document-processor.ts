@@ -114,7 +114,10 @@ export const ocrImagePagesStep: EnrichmentStep = {
   async run(state) {
     const pages = state.extracted.deferredOcrPages ?? [];
     const ocr = await state.cpuBound(() =>
-      extractDeferredOcrPages(state.filePath, pages, { timeoutMs: state.remainingMs(), onProgress: (stage, done, total) => state.progress.report(stage, done, total) }),
+      extractDeferredOcrPages(state.filePath, pages, {
+        timeoutMs: state.remainingMs(),
+        onProgress: (stage, done, total) => state.progress.report(stage, done, total),
+      }),
     );
     // Blocks are in page order; a stable sort by page puts each OCRed page in its place.
     const blocks = [...state.extracted.blocks, ...ocr.blocks].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
@@ -215,7 +218,8 @@ export class DocumentProcessor {
     log.info({ content_type: event.contentType, size_bytes: event.sizeBytes }, 'processing document');
     const publishProgress = this.deps.publishProgress;
     const progress = new ProgressReporter(
-      (p, at) => (publishProgress ? publishProgress({ documentId: event.documentId, orgId: event.orgId, progress: p, at: at.toISOString() }) : Promise.resolve()),
+      (p, at) =>
+        publishProgress ? publishProgress({ documentId: event.documentId, orgId: event.orgId, progress: p, at: at.toISOString() }) : Promise.resolve(),
       log,
       { minIntervalMs: this.deps.progressIntervalMs },
     );
@@ -254,7 +258,11 @@ export class DocumentProcessor {
         throw error;
       }
       if (chunks.length === 0) {
-        await this.fail(event, 'No text could be extracted from this file. If it is a scan, upload a version with selectable text or an image format for OCR.', false);
+        await this.fail(
+          event,
+          'No text could be extracted from this file. If it is a scan, upload a version with selectable text or an image format for OCR.',
+          false,
+        );
         return;
       }
       const index = async (c: Chunk[], layout: readonly PageLayout[] | undefined) => {
@@ -328,13 +336,14 @@ export class DocumentProcessor {
       };
       const slots = this.deps.enrichmentSlots;
       const waitStarted = Date.now();
-      const enriched = slots && first
-        ? await slots.run(1, () => {
-            // The time limit counts work, not the wait for an enrichment slot.
-            started += Date.now() - waitStarted;
-            return enrich();
-          })
-        : await enrich();
+      const enriched =
+        slots && first
+          ? await slots.run(1, () => {
+              // The time limit counts work, not the wait for an enrichment slot.
+              started += Date.now() - waitStarted;
+              return enrich();
+            })
+          : await enrich();
       if (!enriched) return;
       chunks = state.chunks;
       await progress.close();
@@ -362,9 +371,9 @@ export class DocumentProcessor {
    */
   private async fail(event: ProcessRequestedEvent, message: string, mayBeIndexed: boolean): Promise<void> {
     if (mayBeIndexed) {
-      await this.deps.deleteChunks(event.orgId, event.documentId).catch((err) =>
-        this.deps.logger.warn({ err, document_id: event.documentId }, 'could not remove the chunks of a failed document'),
-      );
+      await this.deps
+        .deleteChunks(event.orgId, event.documentId)
+        .catch((err) => this.deps.logger.warn({ err, document_id: event.documentId }, 'could not remove the chunks of a failed document'));
     }
     await this.deps.publishStatus({
       documentId: event.documentId,

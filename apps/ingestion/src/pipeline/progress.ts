@@ -73,9 +73,7 @@ export class ProgressReporter {
     if (this.lastSent && sameProgress(this.lastSent, progress)) return;
     this.lastSent = progress;
     this.lastSentAt = this.now();
-    this.chain = this.chain.then(() =>
-      this.publish(progress, at).catch((err) => this.logger.warn({ err }, 'could not publish document progress')),
-    );
+    this.chain = this.chain.then(() => this.publish(progress, at).catch((err) => this.logger.warn({ err }, 'could not publish document progress')));
   }
 
   private interval(): number {

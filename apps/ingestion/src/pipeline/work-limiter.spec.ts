@@ -4,7 +4,14 @@ import { WorkLimiter } from './work-limiter';
 function task(log: string[], name: string) {
   let finish!: () => void;
   const done = new Promise<void>((resolve) => (finish = resolve));
-  return { run: async () => { log.push(`start ${name}`); await done; log.push(`end ${name}`); }, finish: () => finish() };
+  return {
+    run: async () => {
+      log.push(`start ${name}`);
+      await done;
+      log.push(`end ${name}`);
+    },
+    finish: () => finish(),
+  };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));

@@ -35,7 +35,10 @@ afterEach(async () => {
 });
 
 async function code(promise: Promise<unknown>): Promise<string | undefined> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   return err instanceof AppError ? err.code : String(err);
 }
 
@@ -45,7 +48,9 @@ describe('retrieval gRPC handlers', () => {
     await service.init();
     const h = retrievalGrpcHandlers(service);
     const documentId = randomUUID();
-    expect(await h.indexDocument({ documentId, chunks: [chunk(documentId, 'Extinguishers are inspected monthly.')], corpus: 0 }, ctx)).toEqual({ chunkCount: 1 });
+    expect(await h.indexDocument({ documentId, chunks: [chunk(documentId, 'Extinguishers are inspected monthly.')], corpus: 0 }, ctx)).toEqual({
+      chunkCount: 1,
+    });
 
     const res = await h.search({ query: 'fire extinguisher', documentIds: [], excludeDocumentIds: [], topK: 5, corpus: 0 }, ctx);
     expect(res.mode).toBe('lexical');

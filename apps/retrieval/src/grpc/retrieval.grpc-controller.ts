@@ -67,14 +67,14 @@ export function retrievalGrpcHandlers(service: RetrievalService): Handlers {
       const safety = req.corpus === retrievalV1.Corpus.CORPUS_SAFETY;
       const result = await mapStoreErrors(() =>
         service.search(
-        req.query,
-        {
-          orgId: ownerOf(ctx, req.corpus),
-          projectId: safety ? undefined : req.projectId,
-          documentIds: req.documentIds.filter(isUuid),
-          excludeDocumentIds: safety ? undefined : req.excludeDocumentIds.filter(isUuid),
-        },
-        topK,
+          req.query,
+          {
+            orgId: ownerOf(ctx, req.corpus),
+            projectId: safety ? undefined : req.projectId,
+            documentIds: req.documentIds.filter(isUuid),
+            excludeDocumentIds: safety ? undefined : req.excludeDocumentIds.filter(isUuid),
+          },
+          topK,
         ),
       );
       return {

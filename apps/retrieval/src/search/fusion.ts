@@ -22,10 +22,7 @@ export type ScoreNormalization = (typeof SCORE_NORMALIZATIONS)[number];
  *   `normalization` (see {@link convexCombination}).
  * - `dbsf`: Qdrant's distribution-based score fusion (see {@link distributionBasedScoreFusion}).
  */
-export type FusionSettings =
-  | { method: 'rrf'; k: number }
-  | { method: 'convex'; alpha: number; normalization: ScoreNormalization }
-  | { method: 'dbsf' };
+export type FusionSettings = { method: 'rrf'; k: number } | { method: 'convex'; alpha: number; normalization: ScoreNormalization } | { method: 'dbsf' };
 
 /**
  * The shipped fusion: convex combination, theoretical-min-max normalisation, alpha = 0.7 (dense

@@ -104,8 +104,12 @@ describe('hybrid search with the local MiniLM model', () => {
   });
 
   it('works offline from a local copy: the factory loads the shared model and searches hybrid', async () => {
-    expect((await openEmbeddingModel(embeddingsConfigFromEnv({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }))).model?.dimensions).toBe(384);
-    const opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: await tempDir(), KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }));
+    expect((await openEmbeddingModel(embeddingsConfigFromEnv({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }))).model?.dimensions).toBe(
+      384,
+    );
+    const opened = await openRetrieval(
+      retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: await tempDir(), KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2' }),
+    );
     try {
       expect(opened.describe()).toMatchObject({ dense: { state: 'ready', space: { model: 'all-MiniLM-L6-v2', dimensions: 384 } } });
       const ids = await seeded(opened.service);

@@ -52,7 +52,7 @@ export class HttpReranker implements Reranker {
           continue;
         }
         if (!res.ok) throw new Error(`rerank endpoint answered HTTP ${res.status}`);
-        const json = (await res.json());
+        const json = await res.json();
         const items = (Array.isArray(json) ? json : (json as { results?: unknown }).results) as { index: number; score?: number; relevance_score?: number }[];
         if (!Array.isArray(items)) throw new Error('rerank endpoint answered without results');
         const scores = new Array<number>(passages.length).fill(Number.NEGATIVE_INFINITY);

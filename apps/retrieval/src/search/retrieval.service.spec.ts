@@ -101,7 +101,12 @@ describe('RetrievalService', () => {
 
     const scoped = await service.search('blaze', { orgId: ORG, projectId: p1 }, 10);
     expect(new Set(scoped.hits.map((h) => h.chunk.documentId)).has(docs.inP2)).toBe(false);
-    expect(scoped.hits.slice(0, 2).map((h) => h.chunk.documentId).sort()).toEqual([docs.orgLevel, docs.inP1].sort());
+    expect(
+      scoped.hits
+        .slice(0, 2)
+        .map((h) => h.chunk.documentId)
+        .sort(),
+    ).toEqual([docs.orgLevel, docs.inP1].sort());
     const inP2 = await service.search('blaze', { orgId: ORG, projectId: p2, documentIds: [docs.inP2, docs.inP1] }, 10);
     expect(inP2.hits.map((h) => h.chunk.id)).toEqual([chunks.inP2[0].id]);
 
@@ -151,13 +156,25 @@ describe('RetrievalService', () => {
     const after = await second.search('blaze', { orgId: ORG }, 10);
     expect(after.mode).toBe('hybrid');
     expect(after.degradedReason).toBeUndefined();
-    expect(after.hits.slice(0, 3).map((h) => h.chunk.documentId).sort()).toEqual([docs.orgLevel, docs.inP1, docs.inP2].sort());
+    expect(
+      after.hits
+        .slice(0, 3)
+        .map((h) => h.chunk.documentId)
+        .sort(),
+    ).toEqual([docs.orgLevel, docs.inP1, docs.inP2].sort());
     await reopened.close();
   });
 
   it('a failing embeddings provider degrades the search to lexical instead of failing it', async () => {
     const { store } = await openStore();
-    const broken = new OpenAiEmbeddingModel({ baseUrl: 'http://127.0.0.1:9/v1', model: 'concept-embed', dimensions: DIMS, batchSize: 8, timeoutMs: 500, maxRetries: 0 });
+    const broken = new OpenAiEmbeddingModel({
+      baseUrl: 'http://127.0.0.1:9/v1',
+      model: 'concept-embed',
+      dimensions: DIMS,
+      batchSize: 8,
+      timeoutMs: 500,
+      maxRetries: 0,
+    });
     const service = new RetrievalService(store, { embeddings: broken });
     await service.init();
     const d = randomUUID();
@@ -189,7 +206,9 @@ describe('RetrievalService enrichment', () => {
     await service.init();
     const doc = randomUUID();
     const total = 2 * EMBED_PAGE_CHUNKS + 88;
-    const chunks = Array.from({ length: total }, (_, i) => makeChunk({ orgId: ORG, documentId: doc, chunkIndex: i, text: i === total - 1 ? 'The blaze was contained.' : `Clause ${i} of the handbook.` }));
+    const chunks = Array.from({ length: total }, (_, i) =>
+      makeChunk({ orgId: ORG, documentId: doc, chunkIndex: i, text: i === total - 1 ? 'The blaze was contained.' : `Clause ${i} of the handbook.` }),
+    );
     await service.indexDocument(ORG, doc, chunks);
     expect(await service.embedDocument(ORG, doc)).toEqual({ embedded: total });
     expect(calls).toEqual([
@@ -240,12 +259,26 @@ describe('OpenAiEmbeddingModel', () => {
 describe('reciprocalRankFusion', () => {
   const hit = (id: string, rank: number) => ({ chunk: makeChunk({ id, orgId: ORG, documentId: 'd', text: id }), score: 1, rank });
   it('sums 1/(60 + rank) over lists, keeps first-seen order on ties, renumbers ranks', () => {
-    const fused = reciprocalRankFusion([[hit('a', 1), hit('b', 2)], [hit('b', 1), hit('c', 2)]], 10);
+    const fused = reciprocalRankFusion(
+      [
+        [hit('a', 1), hit('b', 2)],
+        [hit('b', 1), hit('c', 2)],
+      ],
+      10,
+    );
     expect(fused.map((h) => h.chunk.id)).toEqual(['b', 'a', 'c']);
     expect(fused[0].score).toBeCloseTo(1 / 62 + 1 / 61, 12);
     expect(fused[1].score).toBeCloseTo(1 / 61, 12);
     expect(fused.map((h) => h.rank)).toEqual([1, 2, 3]);
-    expect(reciprocalRankFusion([[hit('a', 1), hit('b', 2)], [hit('b', 1), hit('a', 2)]], 1).map((h) => h.chunk.id)).toEqual(['a']);
+    expect(
+      reciprocalRankFusion(
+        [
+          [hit('a', 1), hit('b', 2)],
+          [hit('b', 1), hit('a', 2)],
+        ],
+        1,
+      ).map((h) => h.chunk.id),
+    ).toEqual(['a']);
   });
 });
 
@@ -267,7 +300,7 @@ describe('convexCombination (Bruch, Gai & Ingber 2023)', () => {
     expect(fused.map((h) => h.rank)).toEqual([1, 2, 3, 4]);
   });
 
-  it('min-max uses each list\'s own lowest score; alpha 0 and 1 give one list\'s order', () => {
+  it("min-max uses each list's own lowest score; alpha 0 and 1 give one list's order", () => {
     const fused = convexCombination(lexical, dense, 10, 0.3, 'minmax');
     const expected: Record<string, number> = { a: 0.7 * 1 + 0.3 * 0, b: 0.7 * (3 / 8), c: 0.7 * 0 + 0.3 * 1, d: 0.3 * (0.4 / 0.6) };
     for (const h of fused) expect(h.score).toBeCloseTo(expected[h.chunk.id], 12);

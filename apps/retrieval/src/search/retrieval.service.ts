@@ -59,9 +59,7 @@ export interface RetrievalServiceOptions {
 
 /** State of the dense index relative to the configured embedding model. */
 export type DenseState =
-  | { state: 'off'; reason: string }
-  | { state: 'ready'; space: VectorSpace }
-  | { state: 'stale'; configured: VectorSpace; indexed: VectorSpace };
+  { state: 'off'; reason: string } | { state: 'ready'; space: VectorSpace } | { state: 'stale'; configured: VectorSpace; indexed: VectorSpace };
 
 /**
  * The use cases of the retrieval service over a {@link ChunkStore}: index, embed, delete and search
@@ -124,10 +122,7 @@ export class RetrievalService {
       this.dense = { state: 'ready', space: configured };
     } else {
       this.dense = { state: 'stale', configured, indexed };
-      this.logger?.warn(
-        { configured, indexed },
-        'embedding model changed: searches are lexical only until `kbctl reindex` re-embeds every document',
-      );
+      this.logger?.warn({ configured, indexed }, 'embedding model changed: searches are lexical only until `kbctl reindex` re-embeds every document');
     }
     return this.dense;
   }
@@ -226,7 +221,9 @@ export class RetrievalService {
       try {
         const [vector] = await this.embeddings!.embed([query], signal, 'query');
         const store = this.store as ChunkStore & DenseChunkIndex & Partial<ServerSideFusion>;
-        return store.searchHybrid ? { fused: await store.searchHybrid(query, vector, scope, k, k, this.fusion) } : { dense: await store.searchDense(vector, scope, k) };
+        return store.searchHybrid
+          ? { fused: await store.searchHybrid(query, vector, scope, k, k, this.fusion) }
+          : { dense: await store.searchDense(vector, scope, k) };
       } catch (error) {
         return { error };
       }
@@ -248,7 +245,11 @@ export class RetrievalService {
     }
     if (this.reranker && fused.length > 1) {
       try {
-        const scores = await this.reranker.rerank(query, fused.map((h) => h.chunk.text), signal);
+        const scores = await this.reranker.rerank(
+          query,
+          fused.map((h) => h.chunk.text),
+          signal,
+        );
         fused = fused
           .map((h, i) => ({ h, s: scores[i], i }))
           .sort((a, b) => b.s - a.s || a.i - b.i)
@@ -285,7 +286,11 @@ export class RetrievalService {
       signal?.throwIfAborted();
       const page = chunks.slice(i, i + EMBED_PAGE_CHUNKS);
       const vectors = await this.embeddings!.embed(page.map(embeddingText), signal, 'bulk');
-      stored += await store.upsertVectors(orgId, documentId, page.map((c, j) => ({ chunkId: c.id, vector: vectors[j] })));
+      stored += await store.upsertVectors(
+        orgId,
+        documentId,
+        page.map((c, j) => ({ chunkId: c.id, vector: vectors[j] })),
+      );
     }
     return stored;
   }

@@ -3,16 +3,7 @@
 // describeChunkStoreContract() with a factory; the LanceDB spec runs it always, the Qdrant spec
 // runs it when QDRANT_URL is set. Only the port is used here: no adapter internals, no mocks.
 import { randomUUID } from 'node:crypto';
-import {
-  ChunkStore,
-  ChunkStoreError,
-  ChunkStoreErrorCode,
-  hasDenseIndex,
-  SAFETY_CORPUS_ORG,
-  SearchHit,
-  SearchScope,
-  StoredChunk,
-} from './chunk-store';
+import { ChunkStore, ChunkStoreError, ChunkStoreErrorCode, hasDenseIndex, SAFETY_CORPUS_ORG, SearchHit, SearchScope, StoredChunk } from './chunk-store';
 import type { FusionSettings } from '../search/fusion';
 
 /** A store that fuses lexical and dense lists itself (Qdrant's Query API). */
@@ -46,12 +37,7 @@ export function makeChunk(overrides: Partial<StoredChunk> & Pick<StoredChunk, 'o
 }
 
 /** Chunks for one document, numbered in order. */
-function docChunks(
-  orgId: string,
-  documentId: string,
-  texts: string[],
-  extra: Partial<StoredChunk> = {},
-): StoredChunk[] {
+function docChunks(orgId: string, documentId: string, texts: string[], extra: Partial<StoredChunk> = {}): StoredChunk[] {
   return texts.map((text, chunkIndex) => makeChunk({ orgId, documentId, text, chunkIndex, ...extra }));
 }
 
@@ -165,7 +151,12 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         await store.replaceDocumentChunks(orgA, documentId, fresh);
 
         expect(await store.countChunks(orgA, documentId)).toBe(1);
-        expect(await store.getChunks(orgA, old.map((c) => c.id))).toEqual([]);
+        expect(
+          await store.getChunks(
+            orgA,
+            old.map((c) => c.id),
+          ),
+        ).toEqual([]);
         expect(await store.search('emergency exits escape routes', { orgId: orgA }, 10)).toEqual([]);
         expect(ids(await store.search('fire', { orgId: orgA }, 10))).toEqual([fresh[0].id]);
       });
@@ -190,7 +181,12 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         await store.replaceDocumentChunks(orgA, documentId, []);
 
         expect(await store.countChunks(orgB, documentId)).toBe(2);
-        expect(await store.getChunks(orgB, inB.map((c) => c.id))).toEqual(inB);
+        expect(
+          await store.getChunks(
+            orgB,
+            inB.map((c) => c.id),
+          ),
+        ).toEqual(inB);
       });
 
       it('rejects chunks of another org or document and duplicate ids, changing nothing', async () => {
@@ -203,13 +199,15 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         const otherDoc = makeChunk({ orgId: orgA, documentId: randomUUID(), text: 'Fire drills twice a year.' });
         await expectStoreError(store.replaceDocumentChunks(orgA, documentId, [otherDoc]), ChunkStoreErrorCode.Validation);
         const dup = makeChunk({ orgId: orgA, documentId, text: 'Fire drills twice a year.' });
-        await expectStoreError(
-          store.replaceDocumentChunks(orgA, documentId, [dup, { ...dup, chunkIndex: 1 }]),
-          ChunkStoreErrorCode.Validation,
-        );
+        await expectStoreError(store.replaceDocumentChunks(orgA, documentId, [dup, { ...dup, chunkIndex: 1 }]), ChunkStoreErrorCode.Validation);
         await expectStoreError(store.replaceDocumentChunks('', documentId, []), ChunkStoreErrorCode.Validation);
 
-        expect(await store.getChunks(orgA, good.map((c) => c.id))).toEqual(good);
+        expect(
+          await store.getChunks(
+            orgA,
+            good.map((c) => c.id),
+          ),
+        ).toEqual(good);
         expect(await store.countChunks(orgB, documentId)).toBe(0);
       });
 
@@ -217,7 +215,11 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         const docs = Array.from({ length: 8 }, () => randomUUID());
         const versions = docs.map((d, i) =>
           Array.from({ length: 3 }, (_, v) =>
-            docChunks(orgA, d, Array.from({ length: 1 + v }, (_, k) => `Inspection record ${i}.${v}.${k}: extinguisher checked.`)),
+            docChunks(
+              orgA,
+              d,
+              Array.from({ length: 1 + v }, (_, k) => `Inspection record ${i}.${v}.${k}: extinguisher checked.`),
+            ),
           ),
         );
         await Promise.all(
@@ -353,11 +355,13 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         await store.replaceDocumentChunks(
           orgB,
           dB,
-          docChunks(orgB, dB, Array.from({ length: 30 }, (_, i) => `Fire extinguisher fire extinguisher inspection log ${i}.`)),
+          docChunks(
+            orgB,
+            dB,
+            Array.from({ length: 30 }, (_, i) => `Fire extinguisher fire extinguisher inspection log ${i}.`),
+          ),
         );
-        const mine = docChunks(orgA, dA, [
-          'The annual report covers budgets, staffing and one note that a fire extinguisher was replaced.',
-        ]);
+        const mine = docChunks(orgA, dA, ['The annual report covers budgets, staffing and one note that a fire extinguisher was replaced.']);
         await store.replaceDocumentChunks(orgA, dA, mine);
 
         expect(ids(await store.search('fire extinguisher inspection', { orgId: orgA }, 1))).toEqual([mine[0].id]);
@@ -375,11 +379,7 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         await store.replaceDocumentChunks(orgA, orgLevel, docChunks(orgA, orgLevel, [FIRE[0]], { projectId: null }));
         await store.replaceDocumentChunks(orgA, inP1, docChunks(orgA, inP1, [FIRE[1]], { projectId: p1 }));
         // The other project's chunk matches best: it must still never appear.
-        await store.replaceDocumentChunks(
-          orgA,
-          inP2,
-          docChunks(orgA, inP2, ['Fire fire fire: extinguishers, fire doors and fire alarms.'], { projectId: p2 }),
-        );
+        await store.replaceDocumentChunks(orgA, inP2, docChunks(orgA, inP2, ['Fire fire fire: extinguishers, fire doors and fire alarms.'], { projectId: p2 }));
         await store.replaceDocumentChunks(orgB, otherOrgP1, docChunks(orgB, otherOrgP1, [FIRE[0]], { projectId: p1 }));
 
         const scoped = await store.search('fire', { orgId: orgA, projectId: p1 }, 1);
@@ -403,9 +403,7 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         expect(docIds(await store.search('fire', { orgId: orgA, documentIds: [d2] }, 10))).toEqual(new Set([d2]));
         expect(docIds(await store.search('fire', { orgId: orgA, documentIds: [d1, d2] }, 10))).toEqual(new Set([d1, d2]));
         expect(await store.search('fire', { orgId: orgA, projectId: p1, documentIds: [d3] }, 10)).toEqual([]);
-        expect(docIds(await store.search('fire', { orgId: orgA, projectId: p1, documentIds: [d3, d2] }, 10))).toEqual(
-          new Set([d2]),
-        );
+        expect(docIds(await store.search('fire', { orgId: orgA, projectId: p1, documentIds: [d3, d2] }, 10))).toEqual(new Set([d2]));
         expect(docIds(await store.search('fire', { orgId: orgA, documentIds: [] }, 10))).toEqual(new Set([d1, d2, d3]));
         // A document id of this org searched from another org: nothing.
         expect(await store.search('fire', { orgId: orgB, documentIds: [d1] }, 10)).toEqual([]);
@@ -470,12 +468,14 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         await store.replaceDocumentChunks(orgA, d, mine);
         await store.replaceDocumentChunks(orgB, d, theirs);
 
-        expect(await store.getChunks(orgA, [mine[1].id, theirs[0].id, randomUUID(), mine[0].id, mine[1].id])).toEqual([
-          mine[1],
-          mine[0],
-        ]);
+        expect(await store.getChunks(orgA, [mine[1].id, theirs[0].id, randomUUID(), mine[0].id, mine[1].id])).toEqual([mine[1], mine[0]]);
         expect(await store.getChunks(orgA, [])).toEqual([]);
-        expect(await store.getChunks(orgB, mine.map((c) => c.id))).toEqual([]);
+        expect(
+          await store.getChunks(
+            orgB,
+            mine.map((c) => c.id),
+          ),
+        ).toEqual([]);
       });
     });
 
@@ -507,7 +507,12 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
 
       it('rejects a limit outside 1..1000 or a negative offset', async () => {
         const d = randomUUID();
-        for (const [limit, offset] of [[0, 0], [1001, 0], [1.5, 0], [10, -1]]) {
+        for (const [limit, offset] of [
+          [0, 0],
+          [1001, 0],
+          [1.5, 0],
+          [10, -1],
+        ]) {
           await expect(store.listDocumentChunks(orgA, d, limit, offset)).rejects.toMatchObject({ code: ChunkStoreErrorCode.Validation });
         }
       });
@@ -534,9 +539,7 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         await store.replaceDocumentChunks(hostileOrg, hostileDoc, hostile);
         await store.replaceDocumentChunks(plainOrg, plain[0].documentId, plain);
 
-        expect(ids(await store.search('fire', { orgId: hostileOrg, projectId: "p'1", documentIds: [hostileDoc] }, 5))).toEqual([
-          hostile[0].id,
-        ]);
+        expect(ids(await store.search('fire', { orgId: hostileOrg, projectId: "p'1", documentIds: [hostileDoc] }, 5))).toEqual([hostile[0].id]);
         expect(ids(await store.search('fire', { orgId: plainOrg, documentIds: [hostileDoc] }, 5))).toEqual([]);
         expect(ids(await store.search('fire', { orgId: plainOrg }, 5))).toEqual([plain[0].id]);
         expect(await store.countChunks(hostileOrg, hostileDoc)).toBe(1);
@@ -581,7 +584,11 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         for (const key of Object.keys(chunks) as (keyof typeof chunks)[]) {
           const list = chunks[key];
           await store.replaceDocumentChunks(list[0].orgId, list[0].documentId, list);
-          const stored = await d.upsertVectors(list[0].orgId, list[0].documentId, list.map((c, i) => ({ chunkId: c.id, vector: vectors[key][i] })));
+          const stored = await d.upsertVectors(
+            list[0].orgId,
+            list[0].documentId,
+            list.map((c, i) => ({ chunkId: c.id, vector: vectors[key][i] })),
+          );
           expect(stored).toBe(list.length);
         }
         return { project, other, docs, chunks };
@@ -600,7 +607,7 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         expect(ids(await store.search('extinguishers', { orgId: orgA }, 5))).toEqual([chunks.fire[0].id]);
       });
 
-      it('stores vectors only for existing chunks of that document and org, of the space\'s length', async () => {
+      it("stores vectors only for existing chunks of that document and org, of the space's length", async () => {
         const d = dense();
         const { docs, chunks } = await seedVectors();
         expect(await d.upsertVectors(orgA, docs.fire, [{ chunkId: randomUUID(), vector: unit([1, 1, 1, 1]) }])).toBe(0);
@@ -644,23 +651,17 @@ export function describeChunkStoreContract(name: string, factory: ChunkStoreFact
         expect(ids(await d.searchDense(unit([1, 0, 0, 0]), { orgId: orgB }, 10))).toEqual(chunks.theirs.map((c) => c.id));
       });
 
-      it('lists every document and returns a document\'s chunks in order', async () => {
+      it("lists every document and returns a document's chunks in order", async () => {
         const d = dense();
         const { docs, chunks } = await seedVectors();
         const listed = (await d.listDocuments()).map((x) => `${x.orgId}/${x.documentId}`).sort();
-        expect(listed).toEqual(
-          [...Object.entries(docs)].map(([key, id]) => `${key === 'theirs' ? orgB : orgA}/${id}`).sort(),
-        );
+        expect(listed).toEqual([...Object.entries(docs)].map(([key, id]) => `${key === 'theirs' ? orgB : orgA}/${id}`).sort());
         expect(await d.documentChunks(orgA, docs.exits)).toEqual(chunks.exits);
         expect(await d.documentChunks(orgB, docs.exits)).toEqual([]);
       });
 
       if (options.serverSideFusion) {
-        const fusions: FusionSettings[] = [
-          { method: 'rrf', k: 60 },
-          { method: 'dbsf' },
-          { method: 'convex', alpha: 0.5, normalization: 'tmm' },
-        ];
+        const fusions: FusionSettings[] = [{ method: 'rrf', k: 60 }, { method: 'dbsf' }, { method: 'convex', alpha: 0.5, normalization: 'tmm' }];
         it.each(fusions.map((f) => [f.method, f]))('hybrid search (%s): fused in scope; a query with no searchable term is dense only', async (_m, fusion) => {
           const hybrid = store as unknown as ServerSideFusionStore;
           const { project, docs, chunks } = await seedVectors();

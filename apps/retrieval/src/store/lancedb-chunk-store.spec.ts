@@ -141,9 +141,7 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       await store.optimize();
       expect(await store.indexStatus()).toEqual({ totalRows: 3, indexedRows: 3, unindexedRows: 0 });
       expect((await store.search('forklift licence', { orgId: ORG }, 5))[0].chunk.id).toBe(added[0].id);
-      expect((await store.search('ladders', { orgId: ORG }, 5)).map((h) => h.chunk.id).sort()).toEqual(
-        [added[1].id, rechunked[0].id].sort(),
-      );
+      expect((await store.search('ladders', { orgId: ORG }, 5)).map((h) => h.chunk.id).sort()).toEqual([added[1].id, rechunked[0].id].sort());
     } finally {
       await store.close();
     }
@@ -157,7 +155,10 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       await store.replaceDocumentChunks(
         ORG,
         weak,
-        chunks(weak, Array.from({ length: 5 }, (_, i) => `Minutes of meeting ${i}: budget, staffing, and a fire drill was mentioned once.`)),
+        chunks(
+          weak,
+          Array.from({ length: 5 }, (_, i) => `Minutes of meeting ${i}: budget, staffing, and a fire drill was mentioned once.`),
+        ),
       );
       const strong = randomUUID();
       const best = chunks(strong, ['Fire drill procedure: every fire drill is logged; fire drills run quarterly.']);
@@ -248,7 +249,12 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
   it('opens a table written before word boxes existed: the column is added, its chunks read back with wordBoxes []', async () => {
     const { dir, store } = await openStore({ optimizeDelayMs: false });
     const orgId = randomUUID();
-    const chunk = makeChunk({ orgId, documentId: randomUUID(), text: 'Guard rails are inspected weekly.', wordBoxes: [{ start: 0, end: 5, page: 1, x0: 1, y0: 2, x1: 3, y1: 4 }] });
+    const chunk = makeChunk({
+      orgId,
+      documentId: randomUUID(),
+      text: 'Guard rails are inspected weekly.',
+      wordBoxes: [{ start: 0, end: 5, page: 1, x0: 1, y0: 2, x1: 3, y1: 4 }],
+    });
     await store.replaceDocumentChunks(orgId, chunk.documentId, [chunk]);
     await store.close();
     const db = await lancedb.connect(dir);
@@ -271,7 +277,18 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       const words = 'inspection permit hazard ladder scaffold harness valve boiler torch welding respirator guard'.split(' ');
       const body = (i: number) => Array.from({ length: 120 }, (_, k) => `${words[(i + k) % words.length]}${(i * 31 + k) % 997}`).join(' ');
       const bulk = Array.from({ length: 40 }, () => randomUUID());
-      await Promise.all(bulk.map((d, n) => store.replaceDocumentChunks(ORG, d, chunks(d, Array.from({ length: 100 }, (_, i) => body(n * 100 + i))))));
+      await Promise.all(
+        bulk.map((d, n) =>
+          store.replaceDocumentChunks(
+            ORG,
+            d,
+            chunks(
+              d,
+              Array.from({ length: 100 }, (_, i) => body(n * 100 + i)),
+            ),
+          ),
+        ),
+      );
       let optimized = false;
       const optimizing = store.optimize().then(() => {
         optimized = true;
@@ -334,7 +351,9 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       const before = await versionOf(grouped.dir);
       const burst = (store: LanceDbChunkStore) =>
         Promise.all([
-          ...docs.map((d, i) => store.replaceDocumentChunks(ORG, d, chunks(d, [`Permit ${i}: hot work near the boiler.`, `Permit ${i}: fire watch for one hour.`]))),
+          ...docs.map((d, i) =>
+            store.replaceDocumentChunks(ORG, d, chunks(d, [`Permit ${i}: hot work near the boiler.`, `Permit ${i}: fire watch for one hour.`])),
+          ),
           store.deleteDocuments(ORG, [docs[0], docs[1]]),
           store.replaceDocumentChunks(ORG, docs[1], chunks(docs[1], ['Permit renewed: hot work allowed.'])),
         ]);
@@ -343,8 +362,7 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       expect((await versionOf(grouped.dir)) - before).toBe(1);
       expect(groupedResults).toEqual(singleResults);
       for (const d of docs) expect(await grouped.store.countChunks(ORG, d)).toBe(await single.store.countChunks(ORG, d));
-      const titles = async (store: LanceDbChunkStore) =>
-        (await store.search('hot work permit', { orgId: ORG }, 100)).map((h) => h.chunk.text).sort();
+      const titles = async (store: LanceDbChunkStore) => (await store.search('hot work permit', { orgId: ORG }, 100)).map((h) => h.chunk.text).sort();
       expect(await titles(grouped.store)).toEqual(await titles(single.store));
       expect(await titles(grouped.store)).toHaveLength(2 * 38 + 1);
     } finally {
@@ -375,7 +393,11 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       const stored = new Map<string, number[]>();
       await Promise.all(
         docs.map(async (d, i) => {
-          const cs = chunks(d, Array.from({ length: 100 }, (_, k) => `Record ${i}.${k}`), { projectId: i % 2 === 0 ? 'p-even' : 'p-odd' });
+          const cs = chunks(
+            d,
+            Array.from({ length: 100 }, (_, k) => `Record ${i}.${k}`),
+            { projectId: i % 2 === 0 ? 'p-even' : 'p-odd' },
+          );
           await store.replaceDocumentChunks(ORG, d, cs);
           const vs = cs.map((c) => ({ chunkId: c.id, vector: unit() }));
           for (const v of vs) stored.set(v.chunkId, v.vector);
@@ -423,7 +445,11 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       // searched exactly: the same top 5 as brute force over its own vectors. Through the index
       // (20 of 100 partitions probed) most of its vectors would not even be compared.
       const small = randomUUID();
-      const smallChunks = chunks(small, Array.from({ length: 20 }, (_, k) => `Small org ${k}`), { orgId: 'org-small' });
+      const smallChunks = chunks(
+        small,
+        Array.from({ length: 20 }, (_, k) => `Small org ${k}`),
+        { orgId: 'org-small' },
+      );
       await store.replaceDocumentChunks('org-small', small, smallChunks);
       const smallVectors = smallChunks.map((c) => ({ chunkId: c.id, vector: unit() }));
       await store.upsertVectors('org-small', small, smallVectors);
@@ -442,7 +468,10 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       // again with √rows partitions, replacing the old one; searches still find stored vectors.
       const more = Array.from({ length: (VECTOR_INDEX_RETRAIN_GROWTH - 1) * (VECTOR_INDEX_MIN_ROWS / 100) }, () => randomUUID());
       for (const [i, d] of more.entries()) {
-        const cs = chunks(d, Array.from({ length: 100 }, (_, k) => `Later ${i}.${k}`));
+        const cs = chunks(
+          d,
+          Array.from({ length: 100 }, (_, k) => `Later ${i}.${k}`),
+        );
         await store.replaceDocumentChunks(ORG, d, cs);
         const vs = cs.map((c) => ({ chunkId: c.id, vector: unit() }));
         for (const v of vs) stored.set(v.chunkId, v.vector);
@@ -474,7 +503,7 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     expect(scopeSearchedExactly(20, 10_020, 100, 20)).toBe(true);
   });
 
-  it('probes a fifth of the IVF partitions, never fewer than LanceDB\'s default 20', () => {
+  it("probes a fifth of the IVF partitions, never fewer than LanceDB's default 20", () => {
     expect(vectorIndexNprobes(0)).toBe(VECTOR_INDEX_MIN_NPROBES);
     expect(vectorIndexNprobes(100)).toBe(20); // trained on 10k rows
     expect(vectorIndexNprobes(316)).toBe(64); // trained on 100k rows: recall@10 0.847 at 20 probes, 0.948 at 60
@@ -514,8 +543,16 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
     const db = await lancedb.connect(dir);
     const d = randomUUID();
     const old = {
-      id: randomUUID(), org_id: ORG, project_id: 'p', document_id: d, file_name: 'a.pdf', chunk_index: 0,
-      text: 'Inspect them monthly.', heading_path: JSON.stringify(['Extinguishers']), start_page: 1, end_page: 1,
+      id: randomUUID(),
+      org_id: ORG,
+      project_id: 'p',
+      document_id: d,
+      file_name: 'a.pdf',
+      chunk_index: 0,
+      text: 'Inspect them monthly.',
+      heading_path: JSON.stringify(['Extinguishers']),
+      start_page: 1,
+      end_page: 1,
       page_spans: JSON.stringify([{ page: 1, offset: 0 }]),
     };
     const table = await db.createTable(CHUNKS_TABLE, [old]);

@@ -189,7 +189,11 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       exclusive: (fn) => this.queue.write('optimize', fn),
       isClosing: () => this.closing !== undefined,
     });
-    this.commits = new LanceDbGroupCommitter(table, () => this.vectors, (vectors) => this.scheduler.markWritten(vectors));
+    this.commits = new LanceDbGroupCommitter(
+      table,
+      () => this.vectors,
+      (vectors) => this.scheduler.markWritten(vectors),
+    );
     this.queue = new WriteQueue(() => this.assertOpen(), this.commits);
   }
 
@@ -279,9 +283,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   async countChunks(orgId: string, documentId: string): Promise<number> {
     requireString('orgId', orgId);
     requireString('documentId', documentId);
-    return this.queue.read('countChunks', () =>
-      this.table.countRows(`org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`),
-    );
+    return this.queue.read('countChunks', () => this.table.countRows(`org_id = ${sqlString(orgId)} AND document_id = ${sqlString(documentId)}`));
   }
 
   async search(query: string, scope: SearchScope, topK: number): Promise<SearchHit[]> {
@@ -380,19 +382,21 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
       throw validation('space.dimensions must be a positive integer');
     }
     // Inside the maintenance queue too: no optimize may be working on the table being dropped.
-    await this.queue.write('resetVectorSpace', () => this.scheduler.maintain(async () => {
-      this.vectors?.table.close();
-      this.vectors = null;
-      const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite' });
-      await ensureScalarIndexes(table, vectorScopeIndexes);
-      const file = join(this.dir, VECTOR_SPACE_FILE);
-      await writeFile(`${file}.tmp`, JSON.stringify({ model: space.model, dimensions: space.dimensions }));
-      await rename(`${file}.tmp`, file);
-      this.vectors = { space: { model: space.model, dimensions: space.dimensions }, table };
-      this.vectorNprobes = VECTOR_INDEX_MIN_NPROBES;
-      this.vectorPartitions = 0;
-      this.commits.vectorSpaceReset();
-    }));
+    await this.queue.write('resetVectorSpace', () =>
+      this.scheduler.maintain(async () => {
+        this.vectors?.table.close();
+        this.vectors = null;
+        const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite' });
+        await ensureScalarIndexes(table, vectorScopeIndexes);
+        const file = join(this.dir, VECTOR_SPACE_FILE);
+        await writeFile(`${file}.tmp`, JSON.stringify({ model: space.model, dimensions: space.dimensions }));
+        await rename(`${file}.tmp`, file);
+        this.vectors = { space: { model: space.model, dimensions: space.dimensions }, table };
+        this.vectorNprobes = VECTOR_INDEX_MIN_NPROBES;
+        this.vectorPartitions = 0;
+        this.commits.vectorSpaceReset();
+      }),
+    );
   }
 
   async upsertVectors(orgId: string, documentId: string, vectors: ChunkVector[]): Promise<number> {
@@ -416,11 +420,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         .filter((v) => byId.has(v.chunkId))
         .map((v) => ({ id: v.chunkId, org_id: orgId, project_id: byId.get(v.chunkId)!.projectId, document_id: documentId, vector: v.vector }));
       if (rows.length === 0) return 0;
-      await current.table
-        .mergeInsert(['org_id', 'id'])
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll()
-        .execute(rows);
+      await current.table.mergeInsert(['org_id', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows);
       this.scheduler.markWritten(true); // compacts the vectors table too (optimizeNow)
       return rows.length;
     });
@@ -446,14 +446,18 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
     return this.queue.read('searchDense', async () => {
       const [partitions, nprobes] = [this.vectorPartitions, this.vectorNprobes];
       const exact =
-        partitions === 0 ||
-        scopeSearchedExactly(...(await Promise.all([current.table.countRows(filter), current.table.countRows()])), partitions, nprobes);
+        partitions === 0 || scopeSearchedExactly(...(await Promise.all([current.table.countRows(filter), current.table.countRows()])), partitions, nprobes);
       const search = current.table.vectorSearch(vector).distanceType('cosine').where(filter).select(['id', '_distance']).limit(topK);
       const rows = (await (exact ? search.bypassVectorIndex() : search.nprobes(nprobes)).toArray()) as { id: string; _distance: number }[];
-      const chunks = new Map((await this.getChunks(scope.orgId, rows.map((r) => r.id))).map((c) => [c.id, c]));
-      return rows
-        .filter((r) => chunks.has(r.id))
-        .map((r, i) => ({ chunk: chunks.get(r.id)!, score: 1 - Number(r._distance), rank: i + 1 }));
+      const chunks = new Map(
+        (
+          await this.getChunks(
+            scope.orgId,
+            rows.map((r) => r.id),
+          )
+        ).map((c) => [c.id, c]),
+      );
+      return rows.filter((r) => chunks.has(r.id)).map((r, i) => ({ chunk: chunks.get(r.id)!, score: 1 - Number(r._distance), rank: i + 1 }));
     });
   }
 
@@ -529,10 +533,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
   /** Row counts of the table and of its FTS index (see {@link ChunkIndexStatus}). */
   async indexStatus(): Promise<ChunkIndexStatus> {
     return this.queue.read('indexStatus', async () => {
-      const [totalRows, stats] = await Promise.all([
-        this.table.countRows(),
-        this.table.indexStats(this.ftsIndexName),
-      ]);
+      const [totalRows, stats] = await Promise.all([this.table.countRows(), this.table.indexStats(this.ftsIndexName)]);
       return {
         totalRows,
         indexedRows: stats?.numIndexedRows ?? 0,

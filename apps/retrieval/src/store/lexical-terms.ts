@@ -27,7 +27,10 @@ export const BM25_AVG_LEN = 120;
  * NFKD, then combining marks removed, `ß` → `ss`; so "café naïve" and "cafe naive" meet.
  */
 export function foldAccents(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').replace(/ß/g, 'ss');
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .replace(/ß/g, 'ss');
 }
 
 /** Text analyzed for a chunk: heading path (section titles) then text, as the embedded store does. */

@@ -11,18 +11,22 @@ jest.setTimeout(60_000);
 const url = process.env.QDRANT_URL;
 
 if (url) {
-  describeChunkStoreContract('QdrantChunkStore (contract)', async () => {
-    const collection = `kb_test_${randomUUID().replace(/-/g, '')}`;
-    const store = await QdrantChunkStore.open({ url, apiKey: process.env.QDRANT_API_KEY, collection });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        const admin = await QdrantChunkStore.open({ url, apiKey: process.env.QDRANT_API_KEY, collection });
-        await admin.dropCollection();
-      },
-    };
-  }, { serverSideFusion: true });
+  describeChunkStoreContract(
+    'QdrantChunkStore (contract)',
+    async () => {
+      const collection = `kb_test_${randomUUID().replace(/-/g, '')}`;
+      const store = await QdrantChunkStore.open({ url, apiKey: process.env.QDRANT_API_KEY, collection });
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          const admin = await QdrantChunkStore.open({ url, apiKey: process.env.QDRANT_API_KEY, collection });
+          await admin.dropCollection();
+        },
+      };
+    },
+    { serverSideFusion: true },
+  );
 } else {
   describe.skip('QdrantChunkStore (contract): skipped, QDRANT_URL is not set', () => {
     it('runs the ChunkStore contract against Qdrant', () => undefined);

@@ -14,7 +14,18 @@ import {
 } from './chunk-store';
 import { chunkSparseVector, querySparseVector } from './lexical-terms';
 import { DEFAULT_FUSION, fuse, FusionSettings } from '../search/fusion';
-import { packWordBoxes, type PackedWordBoxes, requireString, requireStringArray, requireTopK, unpackWordBoxes, validateDocumentChunks, validateStoredChunk, validation, wrapEngineCall } from './store-input';
+import {
+  packWordBoxes,
+  type PackedWordBoxes,
+  requireString,
+  requireStringArray,
+  requireTopK,
+  unpackWordBoxes,
+  validateDocumentChunks,
+  validateStoredChunk,
+  validation,
+  wrapEngineCall,
+} from './store-input';
 
 /** Name of the sparse (BM25) vector in the collection. */
 export const SPARSE_VECTOR = 'bm25';
@@ -151,7 +162,10 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
   async countChunks(orgId: string, documentId: string): Promise<number> {
     requireString('orgId', orgId);
     requireString('documentId', documentId);
-    return this.read('countChunks', async () => (await this.client.count(this.collection, { filter: { must: docFilter(orgId, [documentId]) }, exact: true })).count);
+    return this.read(
+      'countChunks',
+      async () => (await this.client.count(this.collection, { filter: { must: docFilter(orgId, [documentId]) }, exact: true })).count,
+    );
   }
 
   async search(query: string, scope: SearchScope, topK: number): Promise<SearchHit[]> {
@@ -244,7 +258,16 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
       if (!Array.isArray(v.vector) || v.vector.length !== space.dimensions) throw validation(`vectors must have ${space.dimensions} dimensions`);
     }
     return this.write('upsertVectors', async () => {
-      const existing = new Set((await this.getChunks(orgId, vectors.map((v) => v.chunkId))).filter((c) => c.documentId === documentId).map((c) => c.id));
+      const existing = new Set(
+        (
+          await this.getChunks(
+            orgId,
+            vectors.map((v) => v.chunkId),
+          )
+        )
+          .filter((c) => c.documentId === documentId)
+          .map((c) => c.id),
+      );
       const points = vectors.filter((v) => existing.has(v.chunkId)).map((v) => ({ id: pointId(orgId, v.chunkId), vector: { [denseName(space)]: v.vector } }));
       for (let i = 0; i < points.length; i += UPSERT_BATCH) {
         await this.client.updateVectors(this.collection, { wait: true, points: points.slice(i, i + UPSERT_BATCH) });
@@ -273,7 +296,14 @@ export class QdrantChunkStore implements ChunkStore, DenseChunkIndex {
    *   score, which the normalisation needs), so both lists come back in one `query/batch` request
    *   and are fused here by the same function as on the embedded store ({@link fuse}).
    */
-  async searchHybrid(query: string, vector: number[], scope: SearchScope, topK: number, candidates: number, fusion: FusionSettings = DEFAULT_FUSION): Promise<SearchHit[]> {
+  async searchHybrid(
+    query: string,
+    vector: number[],
+    scope: SearchScope,
+    topK: number,
+    candidates: number,
+    fusion: FusionSettings = DEFAULT_FUSION,
+  ): Promise<SearchHit[]> {
     requireTopK(topK);
     const filter = scopeFilter(scope);
     const sparse = querySparseVector(query);

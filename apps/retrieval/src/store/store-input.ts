@@ -74,7 +74,14 @@ export function validateStoredChunk(chunk: StoredChunk, i: number): void {
     throw validation(`${at}.pageSpans must be an array of { page, offset } integers`);
   }
   const wordOk = (w: WordBox) =>
-    w !== null && typeof w === 'object' && isInt32(w.start) && isInt32(w.end) && isInt32(w.page) && w.start >= 0 && w.end >= w.start && w.page >= 1 &&
+    w !== null &&
+    typeof w === 'object' &&
+    isInt32(w.start) &&
+    isInt32(w.end) &&
+    isInt32(w.page) &&
+    w.start >= 0 &&
+    w.end >= w.start &&
+    w.page >= 1 &&
     [w.x0, w.y0, w.x1, w.y1].every((v) => typeof v === 'number' && Number.isFinite(v));
   if (!Array.isArray(chunk.wordBoxes) || !chunk.wordBoxes.every(wordOk)) {
     throw validation(`${at}.wordBoxes must be an array of { start, end, page, x0, y0, x1, y1 } (integers, then finite numbers)`);

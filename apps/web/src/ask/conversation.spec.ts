@@ -1,6 +1,15 @@
 import { foundNothing, historyFor, MAX_CHAT_MESSAGES, pagesLabel, segmentsOf, type ChatCitation, type Turn } from './conversation';
 
-const turn = (id: number, over: Partial<Turn> = {}): Turn => ({ id, question: `q${id}`, answer: `a${id}`, citations: [], confidence: 0.9, agent: 'project', state: 'done', ...over });
+const turn = (id: number, over: Partial<Turn> = {}): Turn => ({
+  id,
+  question: `q${id}`,
+  answer: `a${id}`,
+  citations: [],
+  confidence: 0.9,
+  agent: 'project',
+  state: 'done',
+  ...over,
+});
 const citation = (index: number): ChatCitation => ({
   index,
   document_id: 'd',
@@ -57,6 +66,10 @@ describe('conversation', () => {
     expect(foundNothing(turn(1))).toBe(true);
     expect(foundNothing(turn(1, { citations: [citation(1)] }))).toBe(false);
     expect(foundNothing(turn(1, { state: 'streaming' }))).toBe(false);
-    expect([pagesLabel({ start_page: null, end_page: null }), pagesLabel({ start_page: 3, end_page: 3 }), pagesLabel({ start_page: 3, end_page: 4 })]).toEqual(['', 'p. 3', 'pp. 3–4']);
+    expect([pagesLabel({ start_page: null, end_page: null }), pagesLabel({ start_page: 3, end_page: 3 }), pagesLabel({ start_page: 3, end_page: 4 })]).toEqual([
+      '',
+      'p. 3',
+      'pp. 3–4',
+    ]);
   });
 });

@@ -92,7 +92,21 @@ function PassageText({ kb, source }: { kb: KbClient; source: EvidenceSource }) {
 }
 
 /** A page of the PDF with the quote's boxes on it; `pages` lists the quote's pages (a switcher when several). */
-function PdfEvidence({ kb, source, pages, initialPage, textLayer, header }: { kb: KbClient; source: EvidenceSource; pages: number[]; initialPage: number; textLayer: boolean; header: (pageLine: ReactNode, controls: ReactNode) => ReactNode }) {
+function PdfEvidence({
+  kb,
+  source,
+  pages,
+  initialPage,
+  textLayer,
+  header,
+}: {
+  kb: KbClient;
+  source: EvidenceSource;
+  pages: number[];
+  initialPage: number;
+  textLayer: boolean;
+  header: (pageLine: ReactNode, controls: ReactNode) => ReactNode;
+}) {
   const { documentId } = source;
   const [page, setPage] = useState(initialPage);
   const [numPages, setNumPages] = useState<number | null>(null);
@@ -144,7 +158,12 @@ function PdfEvidence({ kb, source, pages, initialPage, textLayer, header }: { kb
     );
   return (
     <>
-      {header(<>Page {page} of {numPages ?? '…'}</>, switcher)}
+      {header(
+        <>
+          Page {page} of {numPages ?? '…'}
+        </>,
+        switcher,
+      )}
       {body}
     </>
   );
@@ -183,7 +202,11 @@ export function EvidenceViewer({ kb, source, titleOrder = 3, textLayer = true }:
       {controls}
     </Group>
   );
-  const chunkPages = source.startPage ? (source.endPage && source.endPage !== source.startPage ? `Pages ${source.startPage}–${source.endPage}` : `Page ${source.startPage}`) : null;
+  const chunkPages = source.startPage
+    ? source.endPage && source.endPage !== source.startPage
+      ? `Pages ${source.startPage}–${source.endPage}`
+      : `Page ${source.startPage}`
+    : null;
 
   let content: ReactNode;
   if (hasBoxes) {

@@ -117,7 +117,7 @@ export function PdfPageView({ documentId, url, page, boxes, pageSize, textLayer 
       if (!Number.isInteger(page) || page < 1 || page > document.numPages) {
         throw new Error(`Page ${page} is not in this document (it has ${document.numPages} page${document.numPages === 1 ? '' : 's'}).`);
       }
-      const pdfPage = await (document).getPage(page);
+      const pdfPage = await document.getPage(page);
       if (cancelled) return;
       const natural = pdfPage.getViewport({ scale: 1 });
       const viewport = pdfPage.getViewport({ scale: containerWidth / natural.width });
@@ -176,9 +176,7 @@ export function PdfPageView({ documentId, url, page, boxes, pageSize, textLayer 
 
   return (
     <div ref={outerRef} className="kb-evidence-page-frame">
-      {error ? (
-        <Failed title="The page could not be shown" error={error} onRetry={onRetry} describe={describe} />
-      ) : null}
+      {error ? <Failed title="The page could not be shown" error={error} onRetry={onRetry} describe={describe} /> : null}
       {!error && !rendered ? (
         <Center py="md" aria-live="polite">
           <Loader size="sm" role="status" aria-label={document ? `Drawing page ${page}` : 'Loading the PDF'} />
@@ -201,7 +199,13 @@ export function PdfPageView({ documentId, url, page, boxes, pageSize, textLayer 
           ['--total-scale-factor' as string]: geometry ? geometry.pdfScale : 1,
         }}
       >
-        <canvas ref={canvasRef} className="kb-evidence-canvas" aria-hidden={textLayer ? true : undefined} role={textLayer ? undefined : 'img'} aria-label={textLayer ? undefined : name} />
+        <canvas
+          ref={canvasRef}
+          className="kb-evidence-canvas"
+          aria-hidden={textLayer ? true : undefined}
+          role={textLayer ? undefined : 'img'}
+          aria-label={textLayer ? undefined : name}
+        />
         {geometry
           ? onPage.map((b, i) => (
               <div

@@ -6,7 +6,17 @@
 import { Alert, Button, Stack, Text } from '@mantine/core';
 import { describeError } from '../errors';
 
-export function Failed({ title, error, onRetry, describe = describeError }: { title: string; error: unknown; onRetry?: () => void; describe?: (error: unknown) => string }) {
+export function Failed({
+  title,
+  error,
+  onRetry,
+  describe = describeError,
+}: {
+  title: string;
+  error: unknown;
+  onRetry?: () => void;
+  describe?: (error: unknown) => string;
+}) {
   return (
     <Alert color="red" title={title} role="alert">
       <Stack gap="xs" align="flex-start">

@@ -9,13 +9,51 @@ const box8 = { page: 8, x0: 72, y0: 90, x1: 300, y1: 101.5 };
 
 describe('evidence sources', () => {
   it('reads a check source: handbook_id is the document, node_id the chunk, title the file name', () => {
-    const source = { handbook_id: 'doc-1', node_id: 'chunk-1', title: 'poam.pdf', start_page: 7, end_page: 8, section: null, location: { char_start: 3, char_end: 40 }, boxes: [box8, box7] };
-    expect(fromCheckSource(source)).toEqual({ documentId: 'doc-1', chunkId: 'chunk-1', fileName: 'poam.pdf', startPage: 7, endPage: 8, location: { char_start: 3, char_end: 40 }, boxes: [box8, box7] });
+    const source = {
+      handbook_id: 'doc-1',
+      node_id: 'chunk-1',
+      title: 'poam.pdf',
+      start_page: 7,
+      end_page: 8,
+      section: null,
+      location: { char_start: 3, char_end: 40 },
+      boxes: [box8, box7],
+    };
+    expect(fromCheckSource(source)).toEqual({
+      documentId: 'doc-1',
+      chunkId: 'chunk-1',
+      fileName: 'poam.pdf',
+      startPage: 7,
+      endPage: 8,
+      location: { char_start: 3, char_end: 40 },
+      boxes: [box8, box7],
+    });
   });
 
   it('reads a citation, keeping its quote', () => {
-    const citation = { index: 1, document_id: 'doc-2', chunk_id: 'chunk-2', file_name: 'policy.md', start_page: null, end_page: null, quote: 'All visitors sign in.', score: 0.9, section: null, location: null, boxes: [] };
-    expect(fromCitation(citation)).toEqual({ documentId: 'doc-2', chunkId: 'chunk-2', fileName: 'policy.md', startPage: null, endPage: null, location: null, boxes: [], quote: 'All visitors sign in.' });
+    const citation = {
+      index: 1,
+      document_id: 'doc-2',
+      chunk_id: 'chunk-2',
+      file_name: 'policy.md',
+      start_page: null,
+      end_page: null,
+      quote: 'All visitors sign in.',
+      score: 0.9,
+      section: null,
+      location: null,
+      boxes: [],
+    };
+    expect(fromCitation(citation)).toEqual({
+      documentId: 'doc-2',
+      chunkId: 'chunk-2',
+      fileName: 'policy.md',
+      startPage: null,
+      endPage: null,
+      location: null,
+      boxes: [],
+      quote: 'All visitors sign in.',
+    });
   });
 
   it('lists the pages of a quote once each, in page order (the first is the one shown)', () => {

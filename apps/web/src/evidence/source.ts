@@ -26,7 +26,10 @@ export interface EvidenceSource {
 /** What {@link fromCheckSource} reads of a check source (`sources[]` of a sub-requirement, or of a verify verdict). */
 export type CheckSource = Pick<components['schemas']['SourceView'], 'handbook_id' | 'node_id' | 'title' | 'start_page' | 'end_page' | 'location' | 'boxes'>;
 /** What {@link fromCitation} reads of an agent citation (`citations[]` of an answer, a chat reply or a batch result). */
-export type Citation = Pick<components['schemas']['CitationView'], 'document_id' | 'chunk_id' | 'file_name' | 'start_page' | 'end_page' | 'quote' | 'location' | 'boxes'>;
+export type Citation = Pick<
+  components['schemas']['CitationView'],
+  'document_id' | 'chunk_id' | 'file_name' | 'start_page' | 'end_page' | 'quote' | 'location' | 'boxes'
+>;
 
 /**
  * A check verdict's source (`sub_requirements[].sources[]`, or a verify verdict's `sources[]`) as an

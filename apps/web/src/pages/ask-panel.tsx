@@ -126,7 +126,8 @@ export function AskPanel({ conversation }: { conversation: Conversation }) {
         <div ref={log} role="log" aria-label="Conversation" tabIndex={0} style={{ maxHeight: 'calc(100vh - 380px)', minHeight: 120, overflowY: 'auto' }}>
           {turns.length === 0 ? (
             <Text c="dimmed">
-              Ask about this project's documents: the answer quotes them, and each citation opens the passage it comes from. Follow-up questions keep the conversation.
+              Ask about this project's documents: the answer quotes them, and each citation opens the passage it comes from. Follow-up questions keep the
+              conversation.
             </Text>
           ) : (
             <Stack gap="md">
@@ -167,9 +168,7 @@ export function AskPanel({ conversation }: { conversation: Conversation }) {
           </Stack>
         </form>
       </Stack>
-      {shown && (
-        <EvidencePane kb={kb} source={fromCitation(shown.citation)} />
-      )}
+      {shown && <EvidencePane kb={kb} source={fromCitation(shown.citation)} />}
     </div>
   );
 }
@@ -202,7 +201,8 @@ function TurnView({ turn, shown, onOpen }: { turn: Turn; shown: ChatCitation | n
         </Group>
         {nothing && (
           <Alert color="yellow" title="Not found in this project's documents" mb={6} data-testid="not-found">
-            No passage of the project's current documents answers this question, so nothing is cited. Try other words, or check that the document is uploaded and completed.
+            No passage of the project's current documents answers this question, so nothing is cited. Try other words, or check that the document is uploaded
+            and completed.
           </Alert>
         )}
         {turn.state === 'failed' ? (
@@ -239,7 +239,11 @@ function TurnView({ turn, shown, onOpen }: { turn: Turn; shown: ChatCitation | n
                   data-testid="citation"
                   p={6}
                   w="100%"
-                  style={{ borderRadius: 4, border: '1px solid var(--mantine-color-gray-4)', background: shown === c ? 'var(--mantine-color-blue-0)' : undefined }}
+                  style={{
+                    borderRadius: 4,
+                    border: '1px solid var(--mantine-color-gray-4)',
+                    background: shown === c ? 'var(--mantine-color-blue-0)' : undefined,
+                  }}
                 >
                   <Text size="sm" fw={600}>
                     [{c.index}] {c.file_name}

@@ -91,8 +91,8 @@ export function ComparePage() {
         <Count label="Only in after" value={s.only_in_with} />
       </Group>
       <Text size="sm" c="dimmed">
-        A requirement has changed when its result (pass, fail, pending), its confidence band (below or at least 70 %) or its first source differs. Requirements are matched by their
-        text.
+        A requirement has changed when its result (pass, fail, pending), its confidence band (below or at least 70 %) or its first source differs. Requirements
+        are matched by their text.
       </Text>
       <div className="kb-panes" style={{ ['--kb-pane-height' as string]: PANE_HEIGHT }}>
         <div tabIndex={0} role="region" aria-label="Changes" className="kb-pane">
@@ -112,9 +112,7 @@ export function ComparePage() {
             </Stack>
           )}
         </div>
-        {shown && (
-          <EvidencePane kb={kb} source={fromCheckSource(shown.source)} />
-        )}
+        {shown && <EvidencePane kb={kb} source={fromCheckSource(shown.source)} />}
       </div>
     </Stack>
   );
@@ -163,7 +161,13 @@ function ChangeCard({
       </Group>
       <SimpleGrid cols={2} spacing="sm">
         {(['before', 'after'] as const).map((side) => (
-          <OutcomeView key={side} side={side} outcome={change[side]} isShown={(j) => shownKey === keyOf(side, j)} onSource={(j, src) => onSource(side, j, src)} />
+          <OutcomeView
+            key={side}
+            side={side}
+            outcome={change[side]}
+            isShown={(j) => shownKey === keyOf(side, j)}
+            onSource={(j, src) => onSource(side, j, src)}
+          />
         ))}
       </SimpleGrid>
     </Card>

@@ -86,7 +86,13 @@ export function DocumentsPanel({ projectId }: { projectId: string }) {
   const inFlight = Object.entries(uploads).filter(([, u]) => u.stage === 'reserving' || u.stage === 'uploading');
   return (
     <Stack>
-      <Dropzone onDrop={(files) => void upload(files)} accept={ACCEPT} maxSize={500 * 1024 * 1024} aria-label="Upload documents" onReject={(r) => setUploadError(r.map((f) => `${f.file.name}: ${f.errors.map((e) => e.message).join(', ')}`).join('; '))}>
+      <Dropzone
+        onDrop={(files) => void upload(files)}
+        accept={ACCEPT}
+        maxSize={500 * 1024 * 1024}
+        aria-label="Upload documents"
+        onReject={(r) => setUploadError(r.map((f) => `${f.file.name}: ${f.errors.map((e) => e.message).join(', ')}`).join('; '))}
+      >
         <Stack align="center" gap={4} py="lg">
           <Text fw={500}>Drop files here or click to choose them</Text>
           <Text size="sm" c="dimmed">

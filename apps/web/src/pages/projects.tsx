@@ -21,7 +21,8 @@ export function ProjectsPage() {
     queryFn: () => kb.page(kb.api.GET('/api/v2/projects', { params: { query: { limit: 200 } } })),
   });
   const create = useMutation({
-    mutationFn: () => kb.data(kb.api.POST('/api/v2/projects', { body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) } })),
+    mutationFn: () =>
+      kb.data(kb.api.POST('/api/v2/projects', { body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) } })),
     onSuccess: (project) => {
       void queryClient.invalidateQueries({ queryKey: ['projects'] });
       setOpen(false);
@@ -70,7 +71,9 @@ export function ProjectsPage() {
             <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
             <Textarea label="Description" maxLength={500} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
             {create.error && <Alert color="red">{describeError(create.error)}</Alert>}
-            <SubmitRow loading={create.isPending} disabled={!name.trim()}>Create</SubmitRow>
+            <SubmitRow loading={create.isPending} disabled={!name.trim()}>
+              Create
+            </SubmitRow>
           </Stack>
         </form>
       </Modal>

@@ -8,7 +8,15 @@
 import { Alert, Button, Checkbox, FileButton, Group, Loader, NativeSelect, ScrollArea, Stack, Table, Text } from '@mantine/core';
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { readRequirementsFile, TABLE_FILE_ACCEPT } from '../runs/read-requirements-file';
-import { columnLetter, guessColumns, readingProblem, requirementsFromRows, type ColumnChoice, type RequirementInput, type SheetRows } from '../runs/requirements-table';
+import {
+  columnLetter,
+  guessColumns,
+  readingProblem,
+  requirementsFromRows,
+  type ColumnChoice,
+  type RequirementInput,
+  type SheetRows,
+} from '../runs/requirements-table';
 
 /** Rows shown in the preview (the header row included). */
 const PREVIEW_ROWS = 6;
@@ -139,10 +147,17 @@ export function RequirementsFromFile({ onChange }: { onChange: (value: FileRequi
               label="Reference column (optional)"
               value={choice.refColumn === null ? '' : String(choice.refColumn)}
               onChange={(e) => setChoice({ ...choice, refColumn: e.currentTarget.value === '' ? null : Number(e.currentTarget.value) })}
-              data={[{ value: '', label: 'None' }, ...[...Array(width).keys()].filter((c) => c !== choice.textColumn).map((c) => ({ value: String(c), label: columnName(c) }))]}
+              data={[
+                { value: '', label: 'None' },
+                ...[...Array(width).keys()].filter((c) => c !== choice.textColumn).map((c) => ({ value: String(c), label: columnName(c) })),
+              ]}
             />
           </Group>
-          <Checkbox label="The first row is a header (skipped)" checked={choice.hasHeader} onChange={(e) => setChoice({ ...choice, hasHeader: e.currentTarget.checked })} />
+          <Checkbox
+            label="The first row is a header (skipped)"
+            checked={choice.hasHeader}
+            onChange={(e) => setChoice({ ...choice, hasHeader: e.currentTarget.checked })}
+          />
           <ScrollArea.Autosize mah={240} type="auto" tabIndex={0} role="region" aria-label="Preview of the file">
             <Table withTableBorder withColumnBorders striped={false} fz="xs" data-testid="file-preview">
               <Table.Caption>
@@ -168,7 +183,12 @@ export function RequirementsFromFile({ onChange }: { onChange: (value: FileRequi
                     <Table.Tr key={r} data-header={header || undefined}>
                       <Table.Td>{header ? `${r + 1} (header)` : r + 1}</Table.Td>
                       {row.map((cell, c) => (
-                        <Table.Td key={c} fw={!header && c === choice.textColumn ? 600 : undefined} c={header ? 'dimmed' : undefined} fs={header ? 'italic' : undefined}>
+                        <Table.Td
+                          key={c}
+                          fw={!header && c === choice.textColumn ? 600 : undefined}
+                          c={header ? 'dimmed' : undefined}
+                          fs={header ? 'italic' : undefined}
+                        >
                           {clip(cell)}
                         </Table.Td>
                       ))}

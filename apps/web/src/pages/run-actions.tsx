@@ -55,11 +55,22 @@ export function RerunButton({ projectId, run, disabled }: { projectId: string; r
         <form onSubmit={submit}>
           <Stack>
             <Text size="sm">
-              The same {run.total_requirements} requirement{run.total_requirements === 1 ? '' : 's'}, checked again against the project's documents as they are now (new versions
-              included). This run stays as it is; compare the two afterwards.
+              The same {run.total_requirements} requirement{run.total_requirements === 1 ? '' : 's'}, checked again against the project's documents as they are
+              now (new versions included). This run stays as it is; compare the two afterwards.
             </Text>
-            <TextInput label="Name of the new run" placeholder={`${run.name} (rerun)`} maxLength={500} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-            <Checkbox label="Skip the breakdown into sub-requirements (faster)" checked={skipBreakdown} onChange={(e) => setSkipBreakdown(e.currentTarget.checked)} />
+            <TextInput
+              label="Name of the new run"
+              placeholder={`${run.name} (rerun)`}
+              maxLength={500}
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              data-autofocus
+            />
+            <Checkbox
+              label="Skip the breakdown into sub-requirements (faster)"
+              checked={skipBreakdown}
+              onChange={(e) => setSkipBreakdown(e.currentTarget.checked)}
+            />
             {rerun.error && <Alert color="red">{describeError(rerun.error)}</Alert>}
             <SubmitRow loading={rerun.isPending}>Re-run now</SubmitRow>
           </Stack>
@@ -89,7 +100,12 @@ export function CompareButton({ projectId, run }: { projectId: string; run: Chec
   }
   return (
     <>
-      <Button variant="default" disabled={others.length === 0} onClick={() => (setWithId(null), setOpen(true))} title={others.length === 0 ? 'The project has no other run' : undefined}>
+      <Button
+        variant="default"
+        disabled={others.length === 0}
+        onClick={() => (setWithId(null), setOpen(true))}
+        title={others.length === 0 ? 'The project has no other run' : undefined}
+      >
         Compare with…
       </Button>
       <Modal opened={open} onClose={() => setOpen(false)} title="Compare with another run">

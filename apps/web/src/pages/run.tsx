@@ -6,7 +6,28 @@
  * (pass / fail) with a comment. Keyboard: j / ↓ next, k / ↑ previous, a accept, p pass, f fail.
  * The reviewer's name is asked once per session.
  */
-import { Accordion, Alert, Badge, Button, Card, Group, Loader, Menu, Modal, Paper, Progress, ScrollArea, SegmentedControl, Stack, Switch, Text, TextInput, Textarea, Title, UnstyledButton } from '@mantine/core';
+import {
+  Accordion,
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Group,
+  Loader,
+  Menu,
+  Modal,
+  Paper,
+  Progress,
+  ScrollArea,
+  SegmentedControl,
+  Stack,
+  Switch,
+  Text,
+  TextInput,
+  Textarea,
+  Title,
+  UnstyledButton,
+} from '@mantine/core';
 import { useHotkeys, useMediaQuery } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
@@ -152,7 +173,11 @@ export function RunPage() {
       </Group>
       {active && <Progress value={r.total_requirements ? (100 * r.processed_requirements) / r.total_requirements : 0} animated aria-label="Run progress" />}
       {stop.error && <Alert color="red">{describeError(stop.error)}</Alert>}
-      {exportError && <Alert color="red" title="Export">{exportError}</Alert>}
+      {exportError && (
+        <Alert color="red" title="Export">
+          {exportError}
+        </Alert>
+      )}
       <div className="kb-panes" style={{ ['--kb-pane-height' as string]: PANE_HEIGHT }}>
         <Paper withBorder p="sm" className="kb-pane" data-grow="fixed">
           <QueueFilters filter={filter} onChange={setFilter} />
@@ -184,9 +209,7 @@ export function RunPage() {
             <Text c="dimmed">Nothing to review yet.</Text>
           )}
         </div>
-        {source && (
-          <EvidencePane kb={kb} source={fromCheckSource(source)} />
-        )}
+        {source && <EvidencePane kb={kb} source={fromCheckSource(source)} />}
       </div>
     </Stack>
   );
@@ -217,7 +240,12 @@ function QueueFilters({ filter, onChange }: { filter: QueueFilter; onChange: (f:
           { label: 'Reviewed', value: 'reviewed' },
         ]}
       />
-      <Switch size="xs" label="Outdated reviews only" checked={filter.outdatedOnly} onChange={(e) => onChange({ ...filter, outdatedOnly: e.currentTarget.checked })} />
+      <Switch
+        size="xs"
+        label="Outdated reviews only"
+        checked={filter.outdatedOnly}
+        onChange={(e) => onChange({ ...filter, outdatedOnly: e.currentTarget.checked })}
+      />
     </Stack>
   );
 }
@@ -286,7 +314,9 @@ function RequirementDetail({
     mutationFn: ({ decision, by }: { decision: 'pass' | 'fail'; by: string }) =>
       setRequirementReview(kb, runId, requirement.id, { decision, reviewer: by, ...(comment.trim() ? { comment: comment.trim() } : {}) }),
     onSuccess: (updated) => {
-      queryClient.setQueryData<CheckRunDetail>(['run', runId], (old) => (old ? { ...old, requirements: old.requirements.map((q) => (q.id === updated.id ? updated : q)) } : old));
+      queryClient.setQueryData<CheckRunDetail>(['run', runId], (old) =>
+        old ? { ...old, requirements: old.requirements.map((q) => (q.id === updated.id ? updated : q)) } : old,
+      );
       void queryClient.invalidateQueries({ queryKey: ['run', runId] });
     },
   });
@@ -344,9 +374,23 @@ function RequirementDetail({
               )}
             </Text>
           )}
-          <Textarea label="Comment" placeholder="Why you accept or override (optional)" maxLength={2000} autosize minRows={1} value={comment} onChange={(e) => setComment(e.currentTarget.value)} />
+          <Textarea
+            label="Comment"
+            placeholder="Why you accept or override (optional)"
+            maxLength={2000}
+            autosize
+            minRows={1}
+            value={comment}
+            onChange={(e) => setComment(e.currentTarget.value)}
+          />
           <Group gap="xs">
-            <Button size="xs" variant="default" disabled={machine === 'pending'} loading={review.isPending} onClick={() => machine !== 'pending' && decide(machine)}>
+            <Button
+              size="xs"
+              variant="default"
+              disabled={machine === 'pending'}
+              loading={review.isPending}
+              onClick={() => machine !== 'pending' && decide(machine)}
+            >
               Accept ({machine}) <Kbd k="a" />
             </Button>
             <Button size="xs" color="green" disabled={machine === 'pending'} onClick={() => decide('pass')}>
@@ -365,9 +409,7 @@ function RequirementDetail({
       {requirement.sub_requirements.map((s) => (
         <Card withBorder key={s.id} padding="sm" data-testid="sub-requirement">
           <Group gap="xs" mb={4}>
-            <Badge color={s.status === 'comply' ? 'green' : s.status === 'not-comply' ? 'red' : 'gray'}>
-              {s.status}
-            </Badge>
+            <Badge color={s.status === 'comply' ? 'green' : s.status === 'not-comply' ? 'red' : 'gray'}>{s.status}</Badge>
             <Text size="xs" c="dimmed">
               {formatScore(s.score)}
             </Text>

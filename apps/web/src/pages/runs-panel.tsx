@@ -52,11 +52,7 @@ export function RunsPanel({ projectId }: { projectId: string }) {
   const pasted = requirementsOf(text);
   const requirements: RequirementInput[] = source === 'paste' ? pasted.map((t) => ({ text: t })) : (fromFile?.requirements ?? []);
   const problem =
-    source === 'paste'
-      ? pasted.length > MAX_REQUIREMENTS
-        ? `${pasted.length} requirements: a run takes at most 1,000`
-        : null
-      : (fromFile?.problem ?? null);
+    source === 'paste' ? (pasted.length > MAX_REQUIREMENTS ? `${pasted.length} requirements: a run takes at most 1,000` : null) : (fromFile?.problem ?? null);
   const ready = name.trim() !== '' && requirements.length > 0 && !problem;
   const create = useMutation({
     mutationFn: async () => {
@@ -93,9 +89,7 @@ export function RunsPanel({ projectId }: { projectId: string }) {
               </Anchor>
             </Table.Td>
             <Table.Td>
-              <Badge color={RUN_STATUS_COLOR[r.status] ?? 'gray'}>
-                {r.status}
-              </Badge>
+              <Badge color={RUN_STATUS_COLOR[r.status] ?? 'gray'}>{r.status}</Badge>
             </Table.Td>
             <Table.Td>
               {r.processed_requirements} / {r.total_requirements}
@@ -144,9 +138,15 @@ export function RunsPanel({ projectId }: { projectId: string }) {
                 />
               </Tabs.Panel>
             </Tabs>
-            <Checkbox label="Skip the breakdown into sub-requirements (faster)" checked={skipBreakdown} onChange={(e) => setSkipBreakdown(e.currentTarget.checked)} />
+            <Checkbox
+              label="Skip the breakdown into sub-requirements (faster)"
+              checked={skipBreakdown}
+              onChange={(e) => setSkipBreakdown(e.currentTarget.checked)}
+            />
             {create.error && <Alert color="red">{describeError(create.error)}</Alert>}
-            <SubmitRow loading={create.isPending} disabled={!ready}>Create and run</SubmitRow>
+            <SubmitRow loading={create.isPending} disabled={!ready}>
+              Create and run
+            </SubmitRow>
           </Stack>
         </form>
       </Modal>

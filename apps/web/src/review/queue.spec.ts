@@ -9,7 +9,10 @@ const req = (id: string, order: number, scores: [number, string][], review: Queu
 });
 
 describe('review queue', () => {
-  const a = req('a', 0, [[0.9, 'comply'], [0.4, 'comply']]); // pass, score 0.4
+  const a = req('a', 0, [
+    [0.9, 'comply'],
+    [0.4, 'comply'],
+  ]); // pass, score 0.4
   const b = req('b', 1, [[0.8, 'comply']]); // pass, confident
   const c = req('c', 2, [[0.2, 'not-comply']], { decision: 'pass', outdated: false }); // machine fail, reviewed pass
   const d = req('d', 3, [], null, 'pending');

@@ -61,7 +61,10 @@ export function matches(r: QueueRequirement, f: QueueFilter): boolean {
  * {@link CONFIDENT}, lowest first; ties in run order) then `pending` (not yet checked, in run order),
  * and `confident` (score ≥ 0.7, lowest first), which the screen folds away.
  */
-export function reviewQueue<T extends QueueRequirement>(requirements: readonly T[], filter: QueueFilter = NO_FILTER): { uncertain: T[]; pending: T[]; confident: T[] } {
+export function reviewQueue<T extends QueueRequirement>(
+  requirements: readonly T[],
+  filter: QueueFilter = NO_FILTER,
+): { uncertain: T[]; pending: T[]; confident: T[] } {
   const shown = requirements.filter((r) => matches(r, filter));
   const byScore = (a: T, b: T) => (scoreOf(a) ?? 0) - (scoreOf(b) ?? 0) || a.order_index - b.order_index;
   return {

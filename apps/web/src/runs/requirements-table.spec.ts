@@ -43,7 +43,7 @@ describe('requirements from a table', () => {
     ws.addRow([]);
     ws.addRow([{ formula: '1+1', result: 2 }, { richText: [{ text: 'VPN sessions ' }, { text: 'must be disconnected', font: { bold: true } }] }]);
     const loaded = new ExcelJS.Workbook();
-    await loaded.xlsx.load((await wb.xlsx.writeBuffer()));
+    await loaded.xlsx.load(await wb.xlsx.writeBuffer());
     expect(rowsOfWorksheet(loaded.getWorksheet('Requirements')!)).toEqual([
       ['No.', 'Requirement', 'Due'],
       ['1', SCAFFOLD, '2026-01-31'],
@@ -61,22 +61,42 @@ describe('requirements from a table', () => {
   });
 
   it('guesses a header without known words from short cells above long texts, and none above more texts', () => {
-    expect(guessColumns([['Kennung', 'Wortlaut'], ['X1', SCAFFOLD], ['X2', VPN]])).toEqual({ hasHeader: true, textColumn: 1, refColumn: 0 });
+    expect(
+      guessColumns([
+        ['Kennung', 'Wortlaut'],
+        ['X1', SCAFFOLD],
+        ['X2', VPN],
+      ]),
+    ).toEqual({ hasHeader: true, textColumn: 1, refColumn: 0 });
     expect(guessColumns([[SCAFFOLD], [VPN]])).toEqual({ hasHeader: false, textColumn: 0, refColumn: null });
     // A reference column must be short, present and distinct in every row.
-    expect(guessColumns([['A', SCAFFOLD], ['A', VPN]]).refColumn).toBeNull();
+    expect(
+      guessColumns([
+        ['A', SCAFFOLD],
+        ['A', VPN],
+      ]).refColumn,
+    ).toBeNull();
     expect(guessColumns([])).toEqual({ hasHeader: false, textColumn: 0, refColumn: null });
   });
 
   it('takes the rows below the header with text in the chosen column, the reference as metadata.ref', () => {
-    const rows = normalizeRows([['Ref', 'Requirement'], ['AC-1', SCAFFOLD], ['AC-2', ''], ['', VPN]]);
+    const rows = normalizeRows([
+      ['Ref', 'Requirement'],
+      ['AC-1', SCAFFOLD],
+      ['AC-2', ''],
+      ['', VPN],
+    ]);
     expect(requirementsFromRows(rows, { hasHeader: true, textColumn: 1, refColumn: 0 })).toEqual({
       requirements: [{ text: SCAFFOLD, metadata: { ref: 'AC-1' } }, { text: VPN }],
       emptyRows: 1,
       tooLong: [],
     });
     // Without a header the first row is a requirement too; without a reference column no metadata.
-    expect(requirementsFromRows(rows, { hasHeader: false, textColumn: 0, refColumn: null }).requirements).toEqual([{ text: 'Ref' }, { text: 'AC-1' }, { text: 'AC-2' }]);
+    expect(requirementsFromRows(rows, { hasHeader: false, textColumn: 0, refColumn: null }).requirements).toEqual([
+      { text: 'Ref' },
+      { text: 'AC-1' },
+      { text: 'AC-2' },
+    ]);
   });
 
   it('says why the rows cannot make a run: none, more than 1,000, a text too long', () => {

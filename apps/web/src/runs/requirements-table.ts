@@ -113,7 +113,8 @@ export function guessColumns(rows: Rows): ColumnChoice {
   if (width === 0) return { hasHeader: false, textColumn: 0, refColumn: null };
   const first = rows[0];
   const columns = [...Array(width).keys()];
-  const longest = (hasHeader: boolean) => columns.reduce((best, c) => (meanLength(body(rows, hasHeader, c)) > meanLength(body(rows, hasHeader, best)) ? c : best), 0);
+  const longest = (hasHeader: boolean) =>
+    columns.reduce((best, c) => (meanLength(body(rows, hasHeader, c)) > meanLength(body(rows, hasHeader, best)) ? c : best), 0);
 
   const namedText = columns.find((c) => TEXT_HEADER.test(first[c]) && first[c].length <= 40);
   const namedRef = columns.find((c) => c !== namedText && REF_HEADER.test(first[c]) && first[c].length <= SHORT);
@@ -176,7 +177,8 @@ export function requirementsFromRows(rows: Rows, choice: ColumnChoice): RowsRead
 export function readingProblem(reading: RowsReading): string | null {
   const n = reading.requirements.length;
   if (n === 0) return 'No requirement: the chosen column is empty in every row.';
-  if (n > MAX_REQUIREMENTS) return `${n.toLocaleString('en-US')} requirements: a run takes at most ${MAX_REQUIREMENTS.toLocaleString('en-US')}. Split the file into several runs.`;
+  if (n > MAX_REQUIREMENTS)
+    return `${n.toLocaleString('en-US')} requirements: a run takes at most ${MAX_REQUIREMENTS.toLocaleString('en-US')}. Split the file into several runs.`;
   if (reading.tooLong.length > 0) {
     const rows = reading.tooLong.slice(0, 5).join(', ') + (reading.tooLong.length > 5 ? '…' : '');
     return `Row${reading.tooLong.length === 1 ? '' : 's'} ${rows}: a requirement is at most ${REQUIREMENT_MAX_CHARS.toLocaleString('en-US')} characters.`;

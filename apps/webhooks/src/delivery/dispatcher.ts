@@ -136,7 +136,14 @@ export class Dispatcher {
     });
     this.observe?.(d, result, windowOver ? 'failed' : 'retry');
     this.logger.info(
-      { delivery_id: d.id, endpoint_id: d.endpoint_id, event: d.event_type, attempt: d.attempts, error: result.error, next_attempt_at: windowOver ? null : next },
+      {
+        delivery_id: d.id,
+        endpoint_id: d.endpoint_id,
+        event: d.event_type,
+        attempt: d.attempts,
+        error: result.error,
+        next_attempt_at: windowOver ? null : next,
+      },
       windowOver ? 'webhook delivery failed for good (retry window over)' : 'webhook attempt failed; will retry',
     );
   }

@@ -61,7 +61,9 @@ describe('sendWebhook', () => {
         expect(result.error).toMatch(/^refused: /);
       }
       expect(r.got).toHaveLength(0);
-      expect((await sendWebhook({ url: `http://localhost:${r.port}/x`, secret: newSigningSecret(), eventId: 'm', body, timeoutMs: 5000, allowPrivate: true })).ok).toBe(true);
+      expect(
+        (await sendWebhook({ url: `http://localhost:${r.port}/x`, secret: newSigningSecret(), eventId: 'm', body, timeoutMs: 5000, allowPrivate: true })).ok,
+      ).toBe(true);
     } finally {
       await r.close();
     }
@@ -72,7 +74,8 @@ describe('sendWebhook', () => {
     const error = await receiver(500);
     const hang = await receiver('hang');
     try {
-      const send = (port: number, timeoutMs = 5000) => sendWebhook({ url: `http://127.0.0.1:${port}/x`, secret: newSigningSecret(), eventId: 'm', body, timeoutMs, allowPrivate: true });
+      const send = (port: number, timeoutMs = 5000) =>
+        sendWebhook({ url: `http://127.0.0.1:${port}/x`, secret: newSigningSecret(), eventId: 'm', body, timeoutMs, allowPrivate: true });
       expect(await send(redirect.port)).toEqual({ ok: false, responseStatus: 302, error: 'redirect to http://169.254.169.254/latest/meta-data not followed' });
       expect(await send(error.port)).toEqual({ ok: false, responseStatus: 500, error: 'HTTP 500' });
       expect(await send(hang.port, 300)).toEqual({ ok: false, responseStatus: null, error: 'no answer within 300 ms' });
@@ -84,7 +87,20 @@ describe('sendWebhook', () => {
 
 describe('destination rules', () => {
   it('classifies addresses: only public unicast passes', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '::1', 'fe80::1', 'fd00::1', '0.0.0.0', '100.64.0.1', '::ffff:10.0.0.1', '224.0.0.1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '0.0.0.0',
+      '100.64.0.1',
+      '::ffff:10.0.0.1',
+      '224.0.0.1',
+    ]) {
       expect([a, isPublicAddress(a)]).toEqual([a, false]);
     }
     for (const a of ['93.184.215.14', '2606:4700::6810:85e5', '::ffff:8.8.8.8']) expect([a, isPublicAddress(a)]).toEqual([a, true]);

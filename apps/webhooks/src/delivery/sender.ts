@@ -63,26 +63,23 @@ export async function sendWebhook(input: {
         resolve(r);
       }
     };
-    const req = client.request(
-      url,
-      { method: 'POST', headers, signal, lookup: guardedLookup(input.allowPrivate), agent: false },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        let read = 0;
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) res.destroy();
-        });
-        const finish = () => {
-          if (status >= 200 && status < 300) done({ ok: true, responseStatus: status, error: null });
-          else if (status >= 300 && status < 400) done({ ok: false, responseStatus: status, error: `redirect to ${String(res.headers.location ?? '(no Location)').slice(0, 200)} not followed` });
-          else done({ ok: false, responseStatus: status, error: `HTTP ${status}` });
-        };
-        res.on('end', finish);
-        res.on('close', finish);
-        res.on('error', () => finish());
-      },
-    );
+    const req = client.request(url, { method: 'POST', headers, signal, lookup: guardedLookup(input.allowPrivate), agent: false }, (res) => {
+      const status = res.statusCode ?? 0;
+      let read = 0;
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > MAX_RESPONSE_BYTES) res.destroy();
+      });
+      const finish = () => {
+        if (status >= 200 && status < 300) done({ ok: true, responseStatus: status, error: null });
+        else if (status >= 300 && status < 400)
+          done({ ok: false, responseStatus: status, error: `redirect to ${String(res.headers.location ?? '(no Location)').slice(0, 200)} not followed` });
+        else done({ ok: false, responseStatus: status, error: `HTTP ${status}` });
+      };
+      res.on('end', finish);
+      res.on('close', finish);
+      res.on('error', () => finish());
+    });
     req.on('error', (err: Error & { code?: string }) => {
       if (signal.aborted) return done({ ok: false, responseStatus: null, error: `no answer within ${input.timeoutMs} ms` });
       if (err instanceof DestinationRefusedError) return done({ ok: false, responseStatus: null, error: `refused: ${err.message}` });

@@ -44,7 +44,10 @@ export function guardedLookup(allowPrivate: boolean) {
       if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
       const refused = addresses.find((a) => !isPublicAddress(a.address));
       if (!allowPrivate && refused) {
-        return callback(new DestinationRefusedError(`${hostname} resolves to ${refused.address}, a non-public address; set WEBHOOK_ALLOW_PRIVATE=true to allow it`), '');
+        return callback(
+          new DestinationRefusedError(`${hostname} resolves to ${refused.address}, a non-public address; set WEBHOOK_ALLOW_PRIVATE=true to allow it`),
+          '',
+        );
       }
       if (options.all) return callback(null, addresses);
       callback(null, addresses[0].address, addresses[0].family);
@@ -65,7 +68,8 @@ function hostOf(url: URL): string {
  * @throws AppError VALIDATION_ERROR naming the rule broken.
  */
 export async function checkEndpointUrl(raw: string, policy: DestinationPolicy): Promise<string> {
-  if (typeof raw !== 'string' || !charLengthWithin(raw, 1, WEBHOOK_URL_MAX_CHARS)) throw AppError.validation(`url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters.`);
+  if (typeof raw !== 'string' || !charLengthWithin(raw, 1, WEBHOOK_URL_MAX_CHARS))
+    throw AppError.validation(`url must be 1 to ${WEBHOOK_URL_MAX_CHARS} characters.`);
   let url: URL;
   try {
     url = new URL(raw);
@@ -79,12 +83,16 @@ export async function checkEndpointUrl(raw: string, policy: DestinationPolicy): 
   const host = hostOf(url);
   if (!policy.allowPrivate) {
     if (isIP(host)) {
-      if (!isPublicAddress(host)) throw AppError.validation(`url points to ${host}, a loopback, link-local or private address, which this server does not deliver to.`);
+      if (!isPublicAddress(host))
+        throw AppError.validation(`url points to ${host}, a loopback, link-local or private address, which this server does not deliver to.`);
     } else {
       const addresses = await new Promise<LookupAddress[]>((resolve) => dnsLookup(host, { all: true, verbatim: true }, (err, a) => resolve(err ? [] : a)));
       if (addresses.length === 0) throw AppError.validation(`url's host ${host} could not be resolved.`);
       const bad = addresses.find((a) => !isPublicAddress(a.address));
-      if (bad) throw AppError.validation(`url's host ${host} resolves to ${bad.address}, a loopback, link-local or private address, which this server does not deliver to.`);
+      if (bad)
+        throw AppError.validation(
+          `url's host ${host} resolves to ${bad.address}, a loopback, link-local or private address, which this server does not deliver to.`,
+        );
     }
   }
   return url.toString();

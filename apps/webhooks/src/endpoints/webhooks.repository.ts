@@ -71,7 +71,12 @@ export class WebhooksRepository {
         [row.id, row.org_id, row.url, row.events, row.description, row.enabled, row.secret_ciphertext, row.created_at, row.updated_at],
       );
       await recordAuditEvent(m, {
-        orgId: row.org_id, action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', resourceId: row.id, origin, at: row.created_at,
+        orgId: row.org_id,
+        action: 'webhook_endpoint.created',
+        resourceType: 'webhook_endpoint',
+        resourceId: row.id,
+        origin,
+        at: row.created_at,
         data: { after: auditEndpoint(row) },
       });
     });
@@ -104,37 +109,47 @@ export class WebhooksRepository {
     origin?: AuditOrigin,
   ): Promise<EndpointRow | null> {
     return this.db.transaction(async (m) => {
-    const [before]: EndpointRow[] = await m.query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
-    if (!before) return null;
-    const rows = rowsOf<EndpointRow>(
-      await m.query(
-        `UPDATE webhook_endpoints SET
+      const [before]: EndpointRow[] = await m.query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
+      if (!before) return null;
+      const rows = rowsOf<EndpointRow>(
+        await m.query(
+          `UPDATE webhook_endpoints SET
            url = COALESCE($3, url),
            events = COALESCE($4::text[], events),
            description = CASE WHEN $5 THEN $6 ELSE description END,
            enabled = COALESCE($7, enabled),
            updated_at = now()
          WHERE org_id = $1 AND id = $2 RETURNING ${ENDPOINT_COLUMNS}`,
-        [orgId, id, patch.url ?? null, patch.events ?? null, patch.description !== undefined, patch.description ?? null, patch.enabled ?? null],
-      ),
-    );
-    const after = rows[0];
-    const fields = (Object.keys(patch) as (keyof typeof patch)[]).filter((f) => patch[f] !== undefined);
-    await recordAuditEvent(m, {
-      orgId, action: 'webhook_endpoint.updated', resourceType: 'webhook_endpoint', resourceId: id, origin,
-      data: { before: Object.fromEntries(fields.map((f) => [f, before[f]])), after: Object.fromEntries(fields.map((f) => [f, after[f]])) },
-    });
-    return after;
+          [orgId, id, patch.url ?? null, patch.events ?? null, patch.description !== undefined, patch.description ?? null, patch.enabled ?? null],
+        ),
+      );
+      const after = rows[0];
+      const fields = (Object.keys(patch) as (keyof typeof patch)[]).filter((f) => patch[f] !== undefined);
+      await recordAuditEvent(m, {
+        orgId,
+        action: 'webhook_endpoint.updated',
+        resourceType: 'webhook_endpoint',
+        resourceId: id,
+        origin,
+        data: { before: Object.fromEntries(fields.map((f) => [f, before[f]])), after: Object.fromEntries(fields.map((f) => [f, after[f]])) },
+      });
+      return after;
     });
   }
 
   /** Deletes an endpoint and its delivery log, with its `webhook_endpoint.deleted` audit event. @returns whether it existed. */
   async deleteEndpoint(orgId: string, id: string, origin?: AuditOrigin): Promise<boolean> {
     return this.db.transaction(async (m) => {
-      const deleted = rowsOf<EndpointRow>(await m.query(`DELETE FROM webhook_endpoints WHERE org_id = $1 AND id = $2 RETURNING ${ENDPOINT_COLUMNS}`, [orgId, id]));
+      const deleted = rowsOf<EndpointRow>(
+        await m.query(`DELETE FROM webhook_endpoints WHERE org_id = $1 AND id = $2 RETURNING ${ENDPOINT_COLUMNS}`, [orgId, id]),
+      );
       if (deleted.length === 0) return false;
       await recordAuditEvent(m, {
-        orgId, action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', resourceId: id, origin,
+        orgId,
+        action: 'webhook_endpoint.deleted',
+        resourceType: 'webhook_endpoint',
+        resourceId: id,
+        origin,
         data: { before: auditEndpoint(deleted[0]) },
       });
       return true;
@@ -147,7 +162,10 @@ export class WebhooksRepository {
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
       [orgId, endpointId, limit, offset],
     );
-    const [{ total }] = await this.db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2`, [orgId, endpointId]);
+    const [{ total }] = await this.db.query<{ total: number }[]>(
+      `SELECT count(*)::int AS total FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2`,
+      [orgId, endpointId],
+    );
     return { rows, total };
   }
 
@@ -158,20 +176,27 @@ export class WebhooksRepository {
    */
   async retryDelivery(orgId: string, endpointId: string, deliveryId: string, windowMs: number, origin?: AuditOrigin): Promise<DeliveryRow | null> {
     return this.db.transaction(async (m) => {
-    const [before]: { status: string }[] = await m.query(`SELECT status FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND id = $3 FOR UPDATE`, [orgId, endpointId, deliveryId]);
-    if (!before) return null;
-    const rows = rowsOf<DeliveryRow>(
-      await m.query(
-        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), give_up_at = now() + $4 * interval '1 millisecond'
+      const [before]: { status: string }[] = await m.query(
+        `SELECT status FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2 AND id = $3 FOR UPDATE`,
+        [orgId, endpointId, deliveryId],
+      );
+      if (!before) return null;
+      const rows = rowsOf<DeliveryRow>(
+        await m.query(
+          `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), give_up_at = now() + $4 * interval '1 millisecond'
          WHERE org_id = $1 AND endpoint_id = $2 AND id = $3 RETURNING ${DELIVERY_COLUMNS}`,
-        [orgId, endpointId, deliveryId, windowMs],
-      ),
-    );
-    await recordAuditEvent(m, {
-      orgId, action: 'webhook_delivery.retried', resourceType: 'webhook_delivery', resourceId: deliveryId, origin,
-      data: { endpoint_id: endpointId, before: { status: before.status }, after: { status: rows[0].status } },
-    });
-    return rows[0] ?? null;
+          [orgId, endpointId, deliveryId, windowMs],
+        ),
+      );
+      await recordAuditEvent(m, {
+        orgId,
+        action: 'webhook_delivery.retried',
+        resourceType: 'webhook_delivery',
+        resourceId: deliveryId,
+        origin,
+        data: { endpoint_id: endpointId, before: { status: before.status }, after: { status: rows[0].status } },
+      });
+      return rows[0] ?? null;
     });
   }
 
@@ -250,4 +275,3 @@ export class WebhooksRepository {
     return row?.at ?? null;
   }
 }
-

@@ -17,7 +17,8 @@ export function checkEvents(events: string[]): string[] {
     return ['*'];
   }
   const unknown = events.find((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
-  if (unknown !== undefined) throw AppError.validation(`events: '${String(unknown).slice(0, 64)}' is not an event type; use ${WEBHOOK_EVENT_TYPES.join(', ')}, or "*".`);
+  if (unknown !== undefined)
+    throw AppError.validation(`events: '${String(unknown).slice(0, 64)}' is not an event type; use ${WEBHOOK_EVENT_TYPES.join(', ')}, or "*".`);
   return [...new Set(events)];
 }
 
@@ -83,11 +84,7 @@ export class WebhooksService {
    * Changes the given fields (`undefined` = keep; `description: null` clears it).
    * @throws NOT_FOUND; VALIDATION_ERROR as for create, or when no field is given.
    */
-  async update(
-    ctx: CallContext,
-    id: string,
-    req: { url?: string; events?: string[]; description?: string | null; enabled?: boolean },
-  ): Promise<EndpointRow> {
+  async update(ctx: CallContext, id: string, req: { url?: string; events?: string[]; description?: string | null; enabled?: boolean }): Promise<EndpointRow> {
     requireUuid(id, 'Webhook endpoint');
     if (req.url === undefined && req.events === undefined && req.description === undefined && req.enabled === undefined) {
       throw AppError.validation('Give at least one of url, events, description, enabled.');
@@ -107,12 +104,14 @@ export class WebhooksService {
   }
 
   async delete(ctx: CallContext, id: string): Promise<void> {
-    if (!(await this.deps.repository.deleteEndpoint(ctx.orgId, requireUuid(id, 'Webhook endpoint'), ctx))) throw AppError.notFound('Webhook endpoint not found.');
+    if (!(await this.deps.repository.deleteEndpoint(ctx.orgId, requireUuid(id, 'Webhook endpoint'), ctx)))
+      throw AppError.notFound('Webhook endpoint not found.');
   }
 
   /** The delivery log of an endpoint; `limit`/`offset` already checked. @throws NOT_FOUND for an unknown endpoint. */
   async deliveries(ctx: CallContext, endpointId: string, page: { limit: number; offset: number }): Promise<{ rows: DeliveryRow[]; total: number }> {
-    if (!(await this.deps.repository.findEndpoint(ctx.orgId, requireUuid(endpointId, 'Webhook endpoint')))) throw AppError.notFound('Webhook endpoint not found.');
+    if (!(await this.deps.repository.findEndpoint(ctx.orgId, requireUuid(endpointId, 'Webhook endpoint'))))
+      throw AppError.notFound('Webhook endpoint not found.');
     return this.deps.repository.listDeliveries(ctx.orgId, endpointId, page.limit, page.offset);
   }
 

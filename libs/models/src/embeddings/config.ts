@@ -78,10 +78,7 @@ export interface OpenedEmbeddingModel {
  * @throws Error naming the variable for an invalid configuration; ModelProviderError when the
  *   endpoint fails the probe or the local model's files are present but cannot be loaded.
  */
-export async function openEmbeddingModel(
-  config: EmbeddingsConfig,
-  local: Pick<LocalEmbeddingModelOptions, 'coalesce'> = {},
-): Promise<OpenedEmbeddingModel> {
+export async function openEmbeddingModel(config: EmbeddingsConfig, local: Pick<LocalEmbeddingModelOptions, 'coalesce'> = {}): Promise<OpenedEmbeddingModel> {
   const c = config;
   const provider: EmbeddingProvider = c.EMBEDDINGS_PROVIDER ?? (c.EMBEDDINGS_BASE_URL ? 'openai' : 'local');
   if (provider === 'none') return { provider, model: null, reason: 'no embedding model is configured (EMBEDDINGS_PROVIDER=none)' };

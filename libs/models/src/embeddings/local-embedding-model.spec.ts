@@ -90,7 +90,9 @@ describe('openEmbeddingModel', () => {
   });
 
   it('refuses EMBEDDINGS_DIMENSIONS that the local model does not give, naming the variable', async () => {
-    await expect(openEmbeddingModel(embeddingsConfigFromEnv({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2', EMBEDDINGS_DIMENSIONS: '768' }))).rejects.toThrow(/EMBEDDINGS_DIMENSIONS: 768/);
+    await expect(
+      openEmbeddingModel(embeddingsConfigFromEnv({ KB_MODELS_DIR: MODELS_DIR, EMBEDDINGS_MODEL: 'all-MiniLM-L6-v2', EMBEDDINGS_DIMENSIONS: '768' })),
+    ).rejects.toThrow(/EMBEDDINGS_DIMENSIONS: 768/);
   });
 
   it('turns dense search off with EMBEDDINGS_PROVIDER=none and requires the endpoint settings for openai', async () => {
@@ -99,7 +101,9 @@ describe('openEmbeddingModel', () => {
   });
 
   it('says which folder it looked in when the files are there but broken', async () => {
-    const err = await LocalEmbeddingModel.load({ modelsDir: path.join(MODELS_DIR, '..'), model: 'models/all-MiniLM-L6-v2', dtype: 'fp32' }).catch((e: unknown) => e);
+    const err = await LocalEmbeddingModel.load({ modelsDir: path.join(MODELS_DIR, '..'), model: 'models/all-MiniLM-L6-v2', dtype: 'fp32' }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ModelProviderError);
     expect((err as Error).message).toMatch(/is not in the models directory .*onnx\/model\.onnx/);
   });

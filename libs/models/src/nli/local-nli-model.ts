@@ -86,7 +86,8 @@ export class LocalNliModel {
     } catch (error) {
       throw fail(error instanceof Error ? error.message : String(error));
     }
-    if (Object.values(order).some((i) => !Number.isInteger(i))) throw fail('config.json id2label must name entailment, contradiction and neutral (or satisfies, contradicts, unrelated)');
+    if (Object.values(order).some((i) => !Number.isInteger(i)))
+      throw fail('config.json id2label must name entailment, contradiction and neutral (or satisfies, contradicts, unrelated)');
     // The length the model was trained with (metrics.json `max_length`, written by the training scripts), unless set.
     let trainedLength: number | undefined;
     try {
@@ -109,13 +110,11 @@ export class LocalNliModel {
         local_files_only: true,
         session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
       });
-      const instance = new LocalNliModel(
-        dir,
-        tokenizer,
-        model,
-        order,
-        { batchSize: options.batchSize ?? 8, maxTokens: options.maxTokens ?? trainedLength ?? 128, threads },
-      );
+      const instance = new LocalNliModel(dir, tokenizer, model, order, {
+        batchSize: options.batchSize ?? 8,
+        maxTokens: options.maxTokens ?? trainedLength ?? 128,
+        threads,
+      });
       await instance.score([{ premise: 'probe', hypothesis: 'probe' }]);
       return instance;
     } catch (error) {

@@ -35,8 +35,5 @@ export const InitBatches1732300000000 = sqlMigration('InitBatches1732300000000',
         CONSTRAINT batch_questions_status_chk CHECK (status IN ('pending','completed','failed'))
       )`,
   ],
-  down: [
-    'DROP TABLE batch_questions',
-    'DROP TABLE batches',
-  ],
+  down: ['DROP TABLE batch_questions', 'DROP TABLE batches'],
 });

@@ -67,9 +67,5 @@ export const InitCheckRuns1732300000000 = sqlMigration('InitCheckRuns17323000000
     `CREATE INDEX check_sub_requirements_req_idx ON check_sub_requirements (requirement_id, order_index)`,
     `CREATE INDEX check_sub_requirements_run_idx ON check_sub_requirements (run_id)`,
   ],
-  down: [
-    `DROP TABLE check_sub_requirements`,
-    `DROP TABLE check_requirements`,
-    `DROP TABLE check_runs`,
-  ],
+  down: [`DROP TABLE check_sub_requirements`, `DROP TABLE check_requirements`, `DROP TABLE check_runs`],
 });

@@ -36,8 +36,5 @@ export const InitDocuments1732200000000 = sqlMigration('InitDocuments17322000000
     `CREATE INDEX documents_project_idx ON documents (project_id)`,
     `CREATE INDEX documents_processing_idx ON documents (processing_started_at) WHERE status = 'processing'`,
   ],
-  down: [
-    `DROP TABLE documents`,
-    `DROP TABLE projects`,
-  ],
+  down: [`DROP TABLE documents`, `DROP TABLE projects`],
 });

@@ -16,8 +16,5 @@ export const UploadSlots1732200000001 = sqlMigration('UploadSlots1732200000001',
       )`,
     `CREATE INDEX closed_uploads_delete_after_idx ON closed_uploads (delete_after)`,
   ],
-  down: [
-    `DROP TABLE closed_uploads`,
-    `ALTER TABLE documents DROP COLUMN upload_key`,
-  ],
+  down: [`DROP TABLE closed_uploads`, `ALTER TABLE documents DROP COLUMN upload_key`],
 });

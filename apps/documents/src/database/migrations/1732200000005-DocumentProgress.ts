@@ -7,10 +7,6 @@ import { sqlMigration } from '@kb/common';
  * a newer state.
  */
 export const DocumentProgress1732200000005 = sqlMigration('DocumentProgress1732200000005', {
-  up: [
-    `ALTER TABLE documents ADD COLUMN progress jsonb NULL, ADD COLUMN progress_at timestamptz NULL`,
-  ],
-  down: [
-    `ALTER TABLE documents DROP COLUMN progress, DROP COLUMN progress_at`,
-  ],
+  up: [`ALTER TABLE documents ADD COLUMN progress jsonb NULL, ADD COLUMN progress_at timestamptz NULL`],
+  down: [`ALTER TABLE documents DROP COLUMN progress, DROP COLUMN progress_at`],
 });

@@ -26,8 +26,5 @@ export const InitAccounts1732200000001 = sqlMigration('InitAccounts1732200000001
       )`,
     `CREATE INDEX api_keys_org_idx ON api_keys (org_id, created_at DESC)`,
   ],
-  down: [
-    `DROP TABLE api_keys`,
-    `DROP TABLE organizations`,
-  ],
+  down: [`DROP TABLE api_keys`, `DROP TABLE organizations`],
 });

@@ -48,10 +48,5 @@ export const GatewayLimits1732200000002 = sqlMigration('GatewayLimits17322000000
       )`,
     `CREATE INDEX idempotency_keys_created_idx ON idempotency_keys (created_at)`,
   ],
-  down: [
-    `DROP TABLE idempotency_keys`,
-    `DROP TABLE usage_events`,
-    `DROP TABLE usage_monthly`,
-    `DROP TABLE rate_limits`,
-  ],
+  down: [`DROP TABLE idempotency_keys`, `DROP TABLE usage_events`, `DROP TABLE usage_monthly`, `DROP TABLE rate_limits`],
 });

@@ -9,7 +9,10 @@ import JSZip from 'jszip';
 import { writeFile } from 'node:fs/promises';
 import { deflateRawSync } from 'node:zlib';
 
-const WORDS = 'crane scaffold harness guardrail ladder trench excavation welding ventilation respirator hoist rigging forklift signage lockout tagout permit audit'.split(' ');
+const WORDS =
+  'crane scaffold harness guardrail ladder trench excavation welding ventilation respirator hoist rigging forklift signage lockout tagout permit audit'.split(
+    ' ',
+  );
 
 /** A sentence of `n` words drawn deterministically from a small safety vocabulary. */
 function sentence(seed: number, n = 14): string {
@@ -72,7 +75,12 @@ export async function writeLargeHtml(file: string, bytes: number): Promise<void>
   const parts: string[] = ['<!doctype html><html><head><title>Site safety manual</title></head><body><main>'];
   let size = parts[0].length;
   for (let i = 0; size < bytes; i++) {
-    const s = i % 40 === 0 ? `<h2>Section ${i / 40 + 1}</h2>` : i % 7 === 0 ? `<ul><li>${sentence(i, 6)}</li><li>${sentence(i + 1, 6)}</li></ul>` : `<p>${sentence(i)}</p>`;
+    const s =
+      i % 40 === 0
+        ? `<h2>Section ${i / 40 + 1}</h2>`
+        : i % 7 === 0
+          ? `<ul><li>${sentence(i, 6)}</li><li>${sentence(i + 1, 6)}</li></ul>`
+          : `<p>${sentence(i)}</p>`;
     parts.push(s);
     size += s.length;
   }

@@ -143,7 +143,13 @@ export class LanceDbGroupCommitter implements GroupCommitter {
       for (const v of call.vectors) {
         const key = `${documentKey(call.orgId, call.documentId)}\u0000${v.chunkId}`;
         if (!chunks.has(key)) continue;
-        byChunk.set(`${call.orgId}\u0000${v.chunkId}`, { id: v.chunkId, org_id: call.orgId, project_id: chunks.get(key)!, document_id: call.documentId, vector: v.vector });
+        byChunk.set(`${call.orgId}\u0000${v.chunkId}`, {
+          id: v.chunkId,
+          org_id: call.orgId,
+          project_id: chunks.get(key)!,
+          document_id: call.documentId,
+          vector: v.vector,
+        });
         stored++;
       }
       return stored;
@@ -155,11 +161,7 @@ export class LanceDbGroupCommitter implements GroupCommitter {
       if (![...docs.keys()].some((key) => registry.vectors.has(key))) {
         await current.table.add(rows);
       } else {
-        await current.table
-          .mergeInsert(['org_id', 'id'])
-          .whenMatchedUpdateAll()
-          .whenNotMatchedInsertAll()
-          .execute(rows);
+        await current.table.mergeInsert(['org_id', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows);
       }
     } catch (err) {
       this.vectorDocuments = null;

@@ -144,10 +144,7 @@ export class OptimizeScheduler<V> {
    */
   private scheduleOptimize(): void {
     if (this.optimizeDelayMs === false || this.hooks.isClosing()) return;
-    const gap = Math.min(
-      MAX_OPTIMIZE_DELAY_MS,
-      Math.max(this.optimizeDelayMs, OPTIMIZE_COST_FACTOR * this.lastOptimizeMs) * 2 ** this.optimizeFailures,
-    );
+    const gap = Math.min(MAX_OPTIMIZE_DELAY_MS, Math.max(this.optimizeDelayMs, OPTIMIZE_COST_FACTOR * this.lastOptimizeMs) * 2 ** this.optimizeFailures);
     const now = Date.now();
     const due = Math.min(now + gap, (this.firstUnindexedAt ?? now) + Math.max(MAX_INDEX_LAG_MS, gap));
     if (this.optimizeTimer) {

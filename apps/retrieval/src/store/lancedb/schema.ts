@@ -133,10 +133,7 @@ export async function checkSchema(table: lancedb.Table): Promise<void> {
   const names = new Set((await table.schema()).fields.map((f) => f.name));
   const missing = COLUMNS.filter((c) => !names.has(c));
   if (missing.length > 0) {
-    throw new ChunkStoreError(
-      ChunkStoreErrorCode.Internal,
-      `table "${CHUNKS_TABLE}" lacks columns ${missing.join(', ')}: not a chunk store of this version`,
-    );
+    throw new ChunkStoreError(ChunkStoreErrorCode.Internal, `table "${CHUNKS_TABLE}" lacks columns ${missing.join(', ')}: not a chunk store of this version`);
   }
 }
 

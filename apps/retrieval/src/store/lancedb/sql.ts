@@ -70,9 +70,7 @@ export function sanitizeQuery(query: string): string {
 export function documentsFilter(docs: { orgId: string; documentId: string }[]): string {
   const byOrg = new Map<string, string[]>();
   for (const { orgId, documentId } of docs) byOrg.set(orgId, [...(byOrg.get(orgId) ?? []), documentId]);
-  return [...byOrg]
-    .map(([orgId, ids]) => `(org_id = ${sqlString(orgId)} AND document_id IN (${[...new Set(ids)].map(sqlString).join(', ')}))`)
-    .join(' OR ');
+  return [...byOrg].map(([orgId, ids]) => `(org_id = ${sqlString(orgId)} AND document_id IN (${[...new Set(ids)].map(sqlString).join(', ')}))`).join(' OR ');
 }
 
 /**

@@ -224,9 +224,7 @@ export async function ensureFtsIndex(table: lancedb.Table): Promise<{ name: stri
   for (const stale of indices.filter((ix) => ix.indexType === 'FTS' && !(ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN))) {
     await table.dropIndex(stale.name);
   }
-  const existing = indices.find(
-    (ix) => ix.indexType === 'FTS' && ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN,
-  );
+  const existing = indices.find((ix) => ix.indexType === 'FTS' && ix.columns.length === 1 && ix.columns[0] === FTS_COLUMN);
   if (existing && tokenizerMatches(existing.indexDetails)) {
     const stats = await table.indexStats(existing.name);
     return { name: existing.name, unindexedRows: stats?.numUnindexedRows ?? 0 };
@@ -240,9 +238,7 @@ export async function ensureFtsIndex(table: lancedb.Table): Promise<{ name: stri
 function tokenizerMatches(details: unknown): boolean {
   if (details === null || typeof details !== 'object') return false;
   const d = details as Record<string, unknown>;
-  return (Object.keys(FTS_DETAIL_KEYS) as (keyof typeof FTS_TOKENIZER)[]).every(
-    (key) => d[FTS_DETAIL_KEYS[key]] === FTS_TOKENIZER[key],
-  );
+  return (Object.keys(FTS_DETAIL_KEYS) as (keyof typeof FTS_TOKENIZER)[]).every((key) => d[FTS_DETAIL_KEYS[key]] === FTS_TOKENIZER[key]);
 }
 
 /**
@@ -259,9 +255,7 @@ export async function cleanupCutoff(table: lancedb.Table, retainVersionsMs: numb
   const now = Date.now();
   const oldestCall = Math.min(now, ...callStarts);
   const since = now - Math.max(retainVersionsMs, now - oldestCall + 1000);
-  const versions = (await table.listVersions())
-    .map((v) => ({ version: v.version, at: new Date(v.timestamp).getTime() }))
-    .sort((a, b) => a.version - b.version);
+  const versions = (await table.listVersions()).map((v) => ({ version: v.version, at: new Date(v.timestamp).getTime() })).sort((a, b) => a.version - b.version);
   for (let i = 0; i + 1 < versions.length; i++) {
     if (versions[i + 1].at >= since) return new Date(Math.min(versions[i].at, since));
   }

@@ -21,9 +21,7 @@ export const MAX_GROUP_ROWS = 10_000;
 export const MAX_GROUP_CALLS = 2_000;
 
 /** A `replaceDocumentChunks` or `deleteDocuments` call. */
-export type ChunkCall =
-  | { kind: 'replace'; orgId: string; documentId: string; rows: ChunkRow[] }
-  | { kind: 'delete'; orgId: string; documentIds: string[] };
+export type ChunkCall = { kind: 'replace'; orgId: string; documentId: string; rows: ChunkRow[] } | { kind: 'delete'; orgId: string; documentIds: string[] };
 
 /** An `upsertVectors` call; `space` is the vectors table it was validated against. */
 export interface VectorCall {
@@ -140,8 +138,10 @@ export class WriteQueue {
   /** One commit for `slice`; when it fails and holds several calls, one commit per call. */
   private async commitSlice(slice: PendingWrite[], vectorsFamily: boolean): Promise<void> {
     const apply = (calls: PendingWrite[]) =>
-      wrapEngineCall('LanceDB', vectorsFamily ? 'upsertVectors' : calls.length === 1 ? calls[0].kind === 'replace' ? 'replaceDocumentChunks' : 'deleteDocuments' : 'group commit', () =>
-        vectorsFamily ? this.committer.applyVectorWrites(calls as VectorWrite[]) : this.committer.applyChunkWrites(calls as ChunkWrite[]),
+      wrapEngineCall(
+        'LanceDB',
+        vectorsFamily ? 'upsertVectors' : calls.length === 1 ? (calls[0].kind === 'replace' ? 'replaceDocumentChunks' : 'deleteDocuments') : 'group commit',
+        () => (vectorsFamily ? this.committer.applyVectorWrites(calls as VectorWrite[]) : this.committer.applyChunkWrites(calls as ChunkWrite[])),
       );
     try {
       const results = await apply(slice);

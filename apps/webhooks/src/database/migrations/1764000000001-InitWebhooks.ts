@@ -47,8 +47,5 @@ export const InitWebhooks1764000000001 = sqlMigration('InitWebhooks1764000000001
     `CREATE INDEX webhook_deliveries_log_idx ON webhook_deliveries (endpoint_id, created_at DESC, seq DESC)`,
     `CREATE INDEX webhook_deliveries_pending_idx ON webhook_deliveries (endpoint_id, resource_key, seq) WHERE status = 'pending'`,
   ],
-  down: [
-    `DROP TABLE webhook_deliveries`,
-    `DROP TABLE webhook_endpoints`,
-  ],
+  down: [`DROP TABLE webhook_deliveries`, `DROP TABLE webhook_endpoints`],
 });
