@@ -272,7 +272,7 @@ try {
   if (sets.has('text')) {
     const textPdfs = pdfsIn(values.dir ? path.resolve(values.dir) : path.join(CORPUS, 'pdf'));
     step(`baseline: pdftotext on ${textPdfs.length} PDFs, ${concurrency} at a time`);
-    let t = now();
+    const t = now();
     await pool(textPdfs, concurrency, (f) => run('pdftotext', ['-enc', 'UTF-8', f, '-'], { maxBuffer: 1 << 30 }));
     const textBaseline = now() - t;
     const texts = await chunkTexts(textPdfs);

@@ -136,7 +136,7 @@ export class ModelJudge implements RequirementJudge {
           temperature: 0,
           signal,
         },
-        judgeAnswer as unknown as z.ZodType<JudgeAnswer>,
+        judgeAnswer,
       );
     } catch (err) {
       if (!isUnusableOutput(err)) throw err;
