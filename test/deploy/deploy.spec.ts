@@ -126,7 +126,7 @@ function spreadGroupVars(name: 'embeddingsEnv' | 'retrievalEnv'): string[] {
   return name !== 'embeddingsEnv' && /\.\.\.embeddingsEnv\b/.test(body) ? [...vars, ...spreadGroupVars('embeddingsEnv')] : vars;
 }
 
-/** Variables a service's code declares: its loadConfig schema plus variables read by the logger. */
+/** Variables a service's code declares: its loadConfig schema plus the sharedEnv groups the logger reads. */
 function codeVars(service: Service): string[] {
   const main = read(`apps/${service}/src/main.ts`);
   const start = main.indexOf('loadConfig({');
@@ -142,7 +142,8 @@ function codeVars(service: Service): string[] {
   for (const m of block.matchAll(/^\s*([A-Z][A-Z0-9_]+):/gm)) vars.add(m[1]);
   for (const name of ['embeddingsEnv', 'retrievalEnv'] as const)
     if (new RegExp(`\\.\\.\\.${name}\\b`).test(block)) spreadGroupVars(name).forEach((v) => vars.add(v));
-  for (const m of read('libs/common/src/logger.ts').matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) vars.add(m[1]);
+  // The logger reads its own group (sharedEnv.logging) in every service, whatever the service's schema spreads.
+  for (const m of read('libs/common/src/logger.ts').matchAll(/sharedEnv\.(\w+)/g)) (groups[m[1]] ?? []).forEach((v) => vars.add(v));
   if (vars.size < 3) throw new Error(`apps/${service}/src/main.ts: only ${[...vars]} found; parsing failed?`);
   return sorted(vars);
 }
