@@ -272,7 +272,7 @@ describe('DocumentProcessor', () => {
     await writeLargeDocx(big, 20_000);
     const p = processor();
     await p.process(stored(bomb, DOCX), first);
-    await processor(undefined, { maxHeapMb: 24 }).process(stored(big, DOCX), first);
+    await processor(undefined, { maxHeapMb: 48 }).process(stored(big, DOCX), first);
     const next = stored(corpus('docx/fedramp_oscal_Overview.docx'), DOCX);
     await p.process(next, first);
     expect(statuses.map((e) => [e.status, e.errorMessage ?? null])).toEqual([
@@ -284,7 +284,7 @@ describe('DocumentProcessor', () => {
       ],
       [
         'failed',
-        'The Word document needs more than 24 MB of memory to read, more than the limit per document; split it into smaller files and upload them separately.',
+        'The Word document needs more than 48 MB of memory to read, more than the limit per document; split it into smaller files and upload them separately.',
       ],
       ['ready', null],
       ['completed', null],
