@@ -39,7 +39,7 @@ runService(logger, async () => {
     /** Port of the health-only gRPC server (readiness checks). */
     INGESTION_GRPC_PORT: env.port(50052),
     /** Documents in flight at once on this replica (their I/O overlaps; CPU work is bounded below). */
-    INGESTION_CONCURRENCY: env.int(8),
+    INGESTION_CONCURRENCY: env.int(2),
     /** Documents extracted (text extraction, chunking, OCR) at once on this replica: the CPU-bound part. */
     INGESTION_EXTRACTION_CONCURRENCY: env.int(2),
     /** Documents in their enrichment steps (OCR of deferred pages, embeddings) at once on this replica; the others extract and become `ready` meanwhile. */
