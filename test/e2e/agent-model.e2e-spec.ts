@@ -161,22 +161,40 @@ describe('agent with a chat model configured', () => {
     throw new Error(`batch ${id} did not complete`);
   }
 
+  /** A SIGKILL of the agent: the killed pid, when (ms), when the launcher's restart was seen, and the questions finished before. */
+  interface Kill {
+    pid: number;
+    at: number;
+    /**
+     * When the restarted process's pid was first seen (polled every 50 ms). Until then no agent process
+     * runs, so a model call stamped between `at` and this was sent by the killed process: its request
+     * was still on its way to the scripted model (parsed in this process's event loop) as the kill landed.
+     */
+    restartedAt: number;
+    finished: Set<string>;
+  }
+
   /**
-   * SIGKILLs the agent process; returns when, and which questions the batch had already finished
-   * just before (read from the database: the API needs the agent, which may still be starting).
+   * SIGKILLs the agent process and waits for the launcher to restart it; returns when, and which
+   * questions the batch had already finished just before (read from the database: the API needs the
+   * agent, which may still be starting).
    */
-  async function killAgent(batchId: string): Promise<{ pid: number; at: number; finished: Set<string> }> {
+  async function killAgent(batchId: string): Promise<Kill> {
     const db = new PgClient({ connectionString: databaseUrl });
     await db.connect();
+    let kill: Omit<Kill, 'restartedAt'>;
     try {
       const { rows } = await db.query(`SELECT question FROM agent.batch_questions WHERE batch_id = $1 AND status <> 'pending'`, [batchId]);
       const pid = agentPid();
       const at = Date.now();
       process.kill(pid, 'SIGKILL');
-      return { pid, at, finished: new Set(rows.map((r) => r.question as string)) };
+      kill = { pid, at, finished: new Set(rows.map((r) => r.question as string)) };
     } finally {
       await db.end();
     }
+    for (let i = 0; i < 600 && agentPid() === kill.pid; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(agentPid()).not.toBe(kill.pid);
+    return { ...kill, restartedAt: Date.now() };
   }
 
   /** Waits until the model has been asked one of `questions` (an answer is in flight). */
@@ -193,7 +211,7 @@ describe('agent with a chat model configured', () => {
    * pause between the kill that interrupted it and the model being asked it again (the takeover).
    * @returns the number of repeated answer calls and the longest takeover (ms).
    */
-  function assessKills(label: string, questions: string[], kills: { at: number; finished: Set<string> }[]): { repeats: number; longestTakeoverMs: number } {
+  function assessKills(label: string, questions: string[], kills: Kill[]): { repeats: number; longestTakeoverMs: number } {
     const callsOf = new Map(questions.map((q) => [q, crashCalls.filter((c) => c.question.includes(q)).map((c) => c.at)]));
     const takeovers: number[] = [];
     /** Per kill, the questions asked again because it interrupted them; and repeats no kill explains. */
@@ -201,8 +219,9 @@ describe('agent with a chat model configured', () => {
     const unexplained: string[] = [];
     for (const [q, calls] of callsOf) {
       for (let i = 1; i < calls.length; i++) {
-        // The kill that interrupted the previous call: the first one after it, before this call.
-        const k = kills.findIndex((kill) => kill.at >= calls[i - 1] && kill.at <= calls[i]);
+        // The kill that interrupted the previous call: the first whose killed process made it (the
+        // call came before the restart), and that came before this call.
+        const k = kills.findIndex((kill) => kill.restartedAt >= calls[i - 1] && kill.at <= calls[i]);
         if (k < 0) unexplained.push(q);
         else {
           interrupted[k].push(q);
@@ -262,10 +281,10 @@ describe('agent with a chat model configured', () => {
     await untilAsked(questions);
     // Kills 3.2 s apart (0, 3.2, 6.4, 9.6 s), each of the agent process running then (the launcher
     // restarts it 0.5, 1 and 2 s after the first three).
-    const kills: { pid: number; at: number; finished: Set<string> }[] = [];
+    const kills: Kill[] = [];
     for (let k = 0; k < 4; k++) {
       if (k > 0) {
-        while (Date.now() < kills[0].at + 3200 * k || agentPid() === kills[k - 1].pid) await new Promise((r) => setTimeout(r, 50));
+        while (Date.now() < kills[0].at + 3200 * k) await new Promise((r) => setTimeout(r, 50));
       }
       kills.push(await killAgent(b.id));
     }
