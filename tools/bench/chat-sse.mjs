@@ -11,23 +11,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
-import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { ensureSystemPackages, step } from '../lib/bootstrap.mjs';
 import { pdfPages, percentile } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
-import { newTenant } from '../lib/api-client.mjs';
+import { newTenant, processDocuments, uploadDocument } from '../lib/api-client.mjs';
+import { DEBIAN_POLICY_PDF, DEBIAN_POLICY_QUESTIONS } from '../lib/debian-policy.mjs';
 
 const { values } = parseArgs({ options: { file: { type: 'string' }, rounds: { type: 'string', default: '3' } } });
-const file = path.resolve(values.file ?? path.join(ROOT, '../shared/corpus/pdf/debian-policy-4.6.2.0.pdf'));
-const QUESTIONS = [
-  'What must the Maintainer control field contain?',
-  'When must a package declare a dependency on another package?',
-  'Where should configuration files be installed?',
-  'What is the purpose of the debian/changelog file?',
-  'Which priority levels can a package have?',
-  'How must shared libraries be packaged?',
-  'What are the requirements for init scripts?',
-  'Where must documentation be installed?',
-];
+const file = path.resolve(values.file ?? DEBIAN_POLICY_PDF);
+const QUESTIONS = DEBIAN_POLICY_QUESTIONS;
 const pct = (xs, p) => Math.round(percentile(xs, p) * 10) / 10;
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kb-bench-chat-'));
@@ -39,22 +31,8 @@ try {
   const pages = pdfPages(file);
   step(`ingesting ${path.basename(file)} (${pages} pages) into a project`);
   const project = await call('POST', '/api/v2/projects', { name: 'Bench project' });
-  const bytes = readFileSync(file);
-  const slot = await call('POST', '/api/v2/documents', {
-    file_name: path.basename(file),
-    content_type: 'application/pdf',
-    size_bytes: bytes.length,
-    project_id: project.id,
-  });
-  await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': slot.upload.recommended_content_type }, body: bytes });
-  await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
-  let doc;
-  for (;;) {
-    doc = await call('GET', `/api/v2/documents/${slot.id}`);
-    if (doc.status === 'completed') break;
-    if (doc.status === 'failed') throw new Error(doc.error_message);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  const id = await uploadDocument(call, { fileName: path.basename(file), contentType: 'application/pdf', bytes: readFileSync(file), projectId: project.id });
+  const [doc] = await processDocuments(call, [id], 500);
 
   const stream = async (question) => {
     const t0 = performance.now();

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { pdfPages, percentile, timed } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
-import { newTenant } from '../lib/api-client.mjs';
+import { newTenant, uploadDocument } from '../lib/api-client.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -65,16 +65,9 @@ async function measure(env) {
   try {
     const { call } = newTenant(stack, 'Bench check', 1000000);
     const upload = async (file, projectId) => {
-      const bytes = readFileSync(file);
-      const slot = await call('POST', '/api/v2/documents', {
-        file_name: path.basename(file),
-        content_type: 'application/pdf',
-        size_bytes: bytes.length,
-        ...(projectId ? { project_id: projectId } : {}),
-      });
-      await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': 'application/pdf' }, body: bytes });
-      await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
-      return slot.id;
+      const id = await uploadDocument(call, { fileName: path.basename(file), contentType: 'application/pdf', bytes: readFileSync(file), projectId });
+      await call('POST', '/api/v2/documents/process', { document_ids: [id] });
+      return id;
     };
     const waitDoc = async (id) => {
       for (;;) {

@@ -8,23 +8,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
+import { ensureSystemPackages, step } from '../lib/bootstrap.mjs';
 import { pdfPages, percentile, timed } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
-import { newTenant } from '../lib/api-client.mjs';
+import { newTenant, uploadDocument } from '../lib/api-client.mjs';
+import { DEBIAN_POLICY_PDF, DEBIAN_POLICY_QUESTIONS } from '../lib/debian-policy.mjs';
 
 const { values } = parseArgs({ options: { file: { type: 'string' }, queries: { type: 'string', default: '30' } } });
-const file = path.resolve(values.file ?? path.join(ROOT, '../shared/corpus/pdf/debian-policy-4.6.2.0.pdf'));
-const QUESTIONS = [
-  'What must the Maintainer control field contain?',
-  'When must a package declare a dependency on another package?',
-  'Where should configuration files be installed?',
-  'What is the purpose of the debian/changelog file?',
-  'Which priority levels can a package have?',
-  'How must shared libraries be packaged?',
-  'What are the requirements for init scripts?',
-  'Where must documentation be installed?',
-];
+const file = path.resolve(values.file ?? DEBIAN_POLICY_PDF);
+const QUESTIONS = DEBIAN_POLICY_QUESTIONS;
 const REQUIREMENTS = [
   'Packages must not install files into /usr/local.',
   'Configuration files must be placed under /etc.',
@@ -45,14 +37,13 @@ try {
   const baselineMs = percentile(base, 50);
 
   step(`ingesting ${path.basename(file)} (${pages} pages, ${(bytes.length / 1e6).toFixed(2)} MB) through the API`);
-  const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(file), content_type: 'application/pdf', size_bytes: bytes.length });
-  await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': 'application/pdf' }, body: bytes });
+  const documentId = await uploadDocument(call, { fileName: path.basename(file), contentType: 'application/pdf', bytes });
   const t0 = process.hrtime.bigint();
-  await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
+  await call('POST', '/api/v2/documents/process', { document_ids: [documentId] });
   let doc;
   let readyMs = null;
   for (;;) {
-    doc = await call('GET', `/api/v2/documents/${slot.id}`);
+    doc = await call('GET', `/api/v2/documents/${documentId}`);
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     if (readyMs === null && ['ready', 'completed'].includes(doc.status)) readyMs = ms;
     if (doc.status === 'completed' || doc.status === 'failed') break;

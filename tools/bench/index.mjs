@@ -34,7 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
-import { percentile } from '../lib/measure.mjs';
+import { percentile, pool } from '../lib/measure.mjs';
 
 const require = createRequire(import.meta.url);
 const dist = (p) => require(path.join(ROOT, 'dist', p));
@@ -59,19 +59,6 @@ let corpus = readFileSync(path.join(shared, 'datasets/scifact/corpus.jsonl'), 'u
   .filter((l) => l.trim())
   .map((l) => JSON.parse(l));
 if (values.limit) corpus = corpus.slice(0, Number(values.limit));
-
-/** Runs `fn` over `items`, at most `limit` at once. */
-async function pool(items, limit, fn) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i], i);
-      }
-    }),
-  );
-}
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux), or null. */
 function cpuSeconds(pid) {

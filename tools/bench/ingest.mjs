@@ -42,8 +42,8 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
-import { newTenant } from '../lib/api-client.mjs';
-import { pdfPages } from '../lib/measure.mjs';
+import { newTenant, uploadDocument } from '../lib/api-client.mjs';
+import { pdfPages, pool } from '../lib/measure.mjs';
 
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
@@ -92,16 +92,6 @@ const pdfsIn = (dir) =>
     .map((n) => path.join(dir, n));
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
-
-/** Runs `fn` over `items`, at most `limit` at once. */
-async function pool(items, limit, fn) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]);
-    }),
-  );
-}
 
 /** Peak resident set size of a process in MB (VmHWM from /proc), or null. */
 function peakRssMb(pid) {
@@ -216,9 +206,7 @@ try {
     for (const f of files) {
       const bytes = readFileSync(f);
       const contentType = contentTypeForFile(f);
-      const slot = await call('POST', '/api/v2/documents', { file_name: path.basename(f), content_type: contentType, size_bytes: bytes.length });
-      await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': contentType }, body: bytes });
-      ids.push(slot.id);
+      ids.push(await uploadDocument(call, { fileName: path.basename(f), contentType, bytes }));
     }
     const t0 = now();
     for (let i = 0; i < ids.length; i += 100) await call('POST', '/api/v2/documents/process', { document_ids: ids.slice(i, i + 100) });

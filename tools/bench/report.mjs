@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
-import { newTenant } from '../lib/api-client.mjs';
+import { newTenant, processDocuments, uploadDocument } from '../lib/api-client.mjs';
 import { startStack } from '../lib/stack.mjs';
 
 const { values } = parseArgs({ options: { requirements: { type: 'string', default: '1000' }, repeats: { type: 'string', default: '3' } } });
@@ -55,21 +55,8 @@ try {
   const { key, call } = newTenant(stack, 'Bench report', 1_000_000);
   const project = await call('POST', '/api/v2/projects', { name: 'OSHA records' });
   step('ingesting the OSHA 101 PDF');
-  const bytes = readFileSync(PDF);
-  const slot = await call('POST', '/api/v2/documents', {
-    file_name: path.basename(PDF),
-    content_type: 'application/pdf',
-    size_bytes: bytes.length,
-    project_id: project.id,
-  });
-  await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: 'PUT', headers: { 'Content-Type': 'application/pdf' }, body: bytes });
-  await call('POST', '/api/v2/documents/process', { document_ids: [slot.id] });
-  for (;;) {
-    const d = await call('GET', `/api/v2/documents/${slot.id}`);
-    if (d.status === 'completed') break;
-    if (d.status === 'failed') throw new Error(`document failed: ${d.error_message}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const id = await uploadDocument(call, { fileName: path.basename(PDF), contentType: 'application/pdf', bytes: readFileSync(PDF), projectId: project.id });
+  await processDocuments(call, [id]);
 
   const n = Number(values.requirements);
   step(`a ${n}-requirement run with skip_breakdown, checked to completed`);

@@ -35,7 +35,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, step } from '../lib/bootstrap.mjs';
 import { newTenant } from '../lib/api-client.mjs';
-import { percentile } from '../lib/measure.mjs';
+import { percentile, pool } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
 
 const require = createRequire(import.meta.url);
@@ -54,19 +54,6 @@ const CONCURRENCY = Math.max(1, Number(values.concurrency));
 const WEBHOOK_CONCURRENCY = 16;
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const stats = (xs) => ({ n: xs.length, p50_ms: round(percentile(xs, 50)), p95_ms: round(percentile(xs, 95)), max_ms: round(Math.max(...xs)) });
-
-/** Runs `fn` over `items`, at most `limit` at once. */
-async function pool(items, limit, fn) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i], i);
-      }
-    }),
-  );
-}
 
 // The receiver: 204 at once; arrival time per request.
 const arrivals = []; // { at, id, type, resource, createdAt, path }

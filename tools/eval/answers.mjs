@@ -27,7 +27,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
-import { kbctlFor, newTenant } from '../lib/api-client.mjs';
+import { kbctlFor, newTenant, processDocuments, uploadDocument } from '../lib/api-client.mjs';
+import { pool } from '../lib/measure.mjs';
 import { articleText, isSquad, loadSquad, normalizeForMatch, splitArticles } from './squad2.mjs';
 
 const { values } = parseArgs({
@@ -70,47 +71,6 @@ const opened = await openEmbeddingModel(embeddingsConfigFromEnv({ ...process.env
 const embeddings = opened.model ? opened.model.model : 'none';
 const stack = await startStack({ dataDir, natsServer, quiet: true, env: stackEnv });
 let exitCode = 0;
-
-/** Uploads `bytes` as a document (in `projectId` when given) and returns its id. */
-async function upload(call, fileName, contentType, bytes, projectId) {
-  const slot = await call('POST', '/api/v2/documents', {
-    file_name: fileName,
-    content_type: contentType,
-    size_bytes: bytes.length,
-    ...(projectId ? { project_id: projectId } : {}),
-  });
-  const put = await fetch(slot.upload.url, { method: 'PUT', headers: { 'Content-Type': slot.upload.recommended_content_type }, body: bytes });
-  if (!put.ok) throw new Error(`upload of ${fileName} failed: ${put.status}`);
-  return slot.id;
-}
-
-/** Requests processing and waits until every document is completed. */
-async function processAll(call, ids) {
-  await call('POST', '/api/v2/documents/process', { document_ids: ids });
-  for (const id of ids) {
-    for (;;) {
-      const d = await call('GET', `/api/v2/documents/${id}`);
-      if (d.status === 'completed') break;
-      if (d.status === 'failed') throw new Error(`${d.file_name} failed: ${d.error_message}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
-/** Runs `fn` over `items` with at most `n` in flight; results in input order. */
-async function mapLimit(items, n, fn) {
-  const out = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.max(1, n) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i], i);
-      }
-    }),
-  );
-  return out;
-}
 
 const rate = (n, d) => (d === 0 ? null : Math.round((1000 * n) / d) / 10);
 const round3 = (x) => (x == null ? null : Math.round(x * 1000) / 1000);
@@ -176,17 +136,22 @@ try {
     const projects = [];
     for (const art of articles) {
       const project = await call('POST', '/api/v2/projects', { name: art.title.slice(0, 200) });
-      const id = await upload(call, `${art.title}.txt`, 'text/plain', Buffer.from(articleText(art), 'utf8'), project.id);
+      const id = await uploadDocument(call, {
+        fileName: `${art.title}.txt`,
+        contentType: 'text/plain',
+        bytes: Buffer.from(articleText(art), 'utf8'),
+        projectId: project.id,
+      });
       projects.push({ art, projectId: project.id, documentId: id });
     }
-    await processAll(
+    await processDocuments(
       call,
       projects.map((p) => p.documentId),
     );
     const items = projects.flatMap((p) => p.art.questions.slice(0, limit).map((q) => ({ ...q, title: p.art.title, projectId: p.projectId })));
     step(`asking ${items.length} questions (${items.filter((q) => q.answerable).length} answerable)`);
     let model = '';
-    rows = await mapLimit(items, Number(values.concurrency), async (q) => {
+    rows = await pool(items, Number(values.concurrency), async (q) => {
       const { a, ms } = await ask(q.question, q.projectId);
       model = a.model;
       const first = a.citations[0]?.quote ?? '';
@@ -232,9 +197,13 @@ try {
     step(`uploading ${set.documents.length} documents`);
     const docIds = {};
     for (const rel of set.documents) {
-      docIds[rel] = await upload(call, path.basename(rel), TYPES[path.extname(rel)], readFileSync(path.join(CORPUS, rel)));
+      docIds[rel] = await uploadDocument(call, {
+        fileName: path.basename(rel),
+        contentType: TYPES[path.extname(rel)],
+        bytes: readFileSync(path.join(CORPUS, rel)),
+      });
     }
-    await processAll(call, Object.values(docIds));
+    await processDocuments(call, Object.values(docIds));
 
     const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, `127.0.0.1:${stack.ports.retrieval}`);
     const chunkCache = new Map();

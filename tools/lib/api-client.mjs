@@ -35,3 +35,50 @@ export function newTenant(stack, name, rateLimit = 100000) {
   };
   return { org, key, call };
 }
+
+/**
+ * Reserves a document (POST /api/v2/documents) and uploads `bytes` to its presigned URL.
+ * @param {(method: string, path: string, body?: unknown) => Promise<any>} call a tenant's caller (newTenant)
+ * @param {{ fileName: string, contentType: string, bytes: Buffer, projectId?: string }} file
+ * @returns {Promise<string>} the document id (status `pending` until processed)
+ * @throws Error when the API refuses the reservation or the upload is not answered 2xx
+ */
+export async function uploadDocument(call, { fileName, contentType, bytes, projectId }) {
+  const slot = await call('POST', '/api/v2/documents', {
+    file_name: fileName,
+    content_type: contentType,
+    size_bytes: bytes.length,
+    ...(projectId ? { project_id: projectId } : {}),
+  });
+  // The presigned URL names `localhost`; the stack's servers listen on 127.0.0.1 (tools/lib/stack.mjs).
+  const headers = { 'Content-Type': slot.upload.recommended_content_type ?? contentType };
+  const put = await fetch(slot.upload.url.replace('localhost', '127.0.0.1'), { method: slot.upload.method ?? 'PUT', headers, body: bytes });
+  await put.arrayBuffer();
+  if (!put.ok) throw new Error(`upload of ${fileName} failed: ${put.status}`);
+  return slot.id;
+}
+
+/**
+ * Requests processing of `ids` and polls each until it is `completed`.
+ * @param {(method: string, path: string, body?: unknown) => Promise<any>} call a tenant's caller (newTenant)
+ * @param {string[]} ids document ids (one process call per 100, the API's limit)
+ * @param {number} [intervalMs] polling interval
+ * @returns {Promise<any[]>} the completed documents, in the order of `ids`
+ * @throws Error with the file name and error message when a document fails
+ */
+export async function processDocuments(call, ids, intervalMs = 250) {
+  for (let i = 0; i < ids.length; i += 100) await call('POST', '/api/v2/documents/process', { document_ids: ids.slice(i, i + 100) });
+  const docs = [];
+  for (const id of ids) {
+    for (;;) {
+      const d = await call('GET', `/api/v2/documents/${id}`);
+      if (d.status === 'completed') {
+        docs.push(d);
+        break;
+      }
+      if (d.status === 'failed') throw new Error(`${d.file_name} failed: ${d.error_message}`);
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+  return docs;
+}

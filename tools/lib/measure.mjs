@@ -34,3 +34,26 @@ export async function timed(fn) {
 export function pdfPages(file) {
   return Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [file], { encoding: 'utf8' }))[1]);
 }
+
+/**
+ * Runs `fn` over `items`, at most `limit` calls at once, each worker taking the next item when it
+ * finishes one (a work queue, so slow items do not hold back the others).
+ * @template T, R
+ * @param {T[]} items
+ * @param {number} limit concurrent calls (values below 1 count as 1)
+ * @param {(item: T, index: number) => Promise<R>} fn
+ * @returns {Promise<R[]>} the results in the order of `items`, once every call resolved; rejects with the first error
+ */
+export async function pool(items, limit, fn) {
+  const out = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(Math.max(1, limit), items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i], i);
+      }
+    }),
+  );
+  return out;
+}

@@ -12,7 +12,7 @@ import {
 } from '@kb/knowledge';
 import { addUsage, ModelProviderError, NO_USAGE, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
 import { assessAnswerability, bestQuote, composeAnswer, NO_RELEVANT_INFORMATION, type EmbedTexts, type Quote } from '@kb/text';
-import { z } from 'zod';
+import { z, type ZodType } from 'zod';
 import { claimFor, MarkerFilter } from './markers';
 import { rewriteQuery, type ConversationMessage } from './rewrite';
 import { AgentName, chooseAgent, classifySafety } from './router';
@@ -324,26 +324,18 @@ export class AnswerService {
       .map((m) => m.content)
       .join('\n');
     if (!this.deps.model) return classifySafety(userText).isSafety;
-    const answer = await this.structured(spend, () =>
-      this.deps.model!.completeJson(
-        {
-          messages: [
-            {
-              role: 'system',
-              content:
-                'Classify the conversation. Answer with JSON {"safety": true} when the user asks about construction-site or workplace safety (hazards, fall protection, scaffolds, ladders, excavations, PPE, electrical or fire safety, safety rules and regulations), else {"safety": false}.',
-            },
-            { role: 'user', content: userText },
-          ],
-          responseSchema: {
-            name: 'route',
-            schema: { type: 'object', properties: { safety: { type: 'boolean' } }, required: ['safety'], additionalProperties: false },
-          },
-          maxTokens: 20,
-          signal: req.signal,
-        },
-        ROUTE_SCHEMA,
-      ),
+    const answer = await this.structured(
+      spend,
+      req.signal,
+      {
+        name: 'route',
+        system:
+          'Classify the conversation. Answer with JSON {"safety": true} when the user asks about construction-site or workplace safety (hazards, fall protection, scaffolds, ladders, excavations, PPE, electrical or fire safety, safety rules and regulations), else {"safety": false}.',
+        user: userText,
+        jsonSchema: { type: 'object', properties: { safety: { type: 'boolean' } }, required: ['safety'], additionalProperties: false },
+        maxTokens: 20,
+      },
+      ROUTE_SCHEMA,
     );
     return answer ? answer.safety : classifySafety(userText).isSafety;
   }
@@ -354,38 +346,48 @@ export class AnswerService {
     if (req.messages.length === 1) return last;
     if (!this.deps.model) return rewriteQuery(req.messages);
     const history = req.messages.map((m) => `${m.role}: ${m.content}`).join('\n');
-    const answer = await this.structured(spend, () =>
-      this.deps.model!.completeJson(
-        {
-          messages: [
-            {
-              role: 'system',
-              content:
-                'Rewrite the last user message of the conversation into one stand-alone search query that can be understood without the conversation (resolve pronouns and references). Answer with JSON {"query": "..."}.',
-            },
-            { role: 'user', content: history },
-          ],
-          responseSchema: {
-            name: 'rewrite',
-            schema: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
-          },
-          maxTokens: 200,
-          signal: req.signal,
-        },
-        REWRITE_SCHEMA,
-      ),
+    const answer = await this.structured(
+      spend,
+      req.signal,
+      {
+        name: 'rewrite',
+        system:
+          'Rewrite the last user message of the conversation into one stand-alone search query that can be understood without the conversation (resolve pronouns and references). Answer with JSON {"query": "..."}.',
+        user: history,
+        jsonSchema: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
+        maxTokens: 200,
+      },
+      REWRITE_SCHEMA,
     );
     return answer ? answer.query.trim() || last : rewriteQuery(req.messages);
   }
 
   /**
-   * A structured model call whose usage is recorded; null when its answer stayed invalid after the
-   * repair (`invalid_output`, e.g. a small model looping until the token limit), so that the caller
-   * uses its embedded rule for that step instead of failing the whole answer. Other errors propagate.
+   * A structured model call (a system prompt and one user message; the answer is JSON matching
+   * `step.jsonSchema`, parsed with `schema`) whose usage is recorded; null when its answer stayed
+   * invalid after the repair (`invalid_output`, e.g. a small model looping until the token limit), so
+   * that the caller uses its embedded rule for that step instead of failing the whole answer. Other
+   * errors propagate. Call only when `this.deps.model` is set.
    */
-  private async structured<T>(spend: (u: TokenUsage) => Promise<void>, call: () => Promise<{ value: T; result: { usage: TokenUsage } }>): Promise<T | null> {
+  private async structured<T>(
+    spend: (u: TokenUsage) => Promise<void>,
+    signal: AbortSignal | undefined,
+    step: { name: string; system: string; user: string; jsonSchema: Record<string, unknown>; maxTokens: number },
+    schema: ZodType<T>,
+  ): Promise<T | null> {
     try {
-      const { value, result } = await call();
+      const { value, result } = await this.deps.model!.completeJson(
+        {
+          messages: [
+            { role: 'system', content: step.system },
+            { role: 'user', content: step.user },
+          ],
+          responseSchema: { name: step.name, schema: step.jsonSchema },
+          maxTokens: step.maxTokens,
+          signal,
+        },
+        schema,
+      );
       await spend(result.usage);
       return value;
     } catch (err) {

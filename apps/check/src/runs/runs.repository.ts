@@ -72,6 +72,17 @@ function auditReview(r: RequirementRow): Record<string, unknown> | null {
   return { decision: r.review_decision, reviewer: r.review_reviewer, comment: r.review_comment, reviewed_at: r.reviewed_at };
 }
 
+/** A run's fields as audit events record them (`data.after` of `check_run.created` and `check_run.rerun`). */
+function runAuditSnapshot(run: RunRow): Record<string, unknown> {
+  return {
+    name: run.name,
+    project_id: run.project_id,
+    handbook_ids: run.handbook_ids ?? [],
+    total_requirements: run.total_requirements,
+    status: run.status,
+  };
+}
+
 /**
  * Data access for check runs (schema `check`). Every statement filters by the caller's org id.
  * State changes are compare-and-set inside transactions that lock the run row, so concurrent
@@ -121,15 +132,7 @@ export class RunsRepository {
         resourceId: id,
         origin,
         at: now,
-        data: {
-          after: {
-            name: run.name,
-            project_id: run.project_id,
-            handbook_ids: run.handbook_ids ?? [],
-            total_requirements: run.total_requirements,
-            status: run.status,
-          },
-        },
+        data: { after: runAuditSnapshot(run) },
       });
       return run;
     });
@@ -175,13 +178,7 @@ export class RunsRepository {
         at: now,
         data: {
           source_run_id: sourceId,
-          after: {
-            name: run.name,
-            project_id: run.project_id,
-            handbook_ids: run.handbook_ids ?? [],
-            total_requirements: run.total_requirements,
-            status: run.status,
-          },
+          after: runAuditSnapshot(run),
         },
       });
       return run;
