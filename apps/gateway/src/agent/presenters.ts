@@ -1,6 +1,6 @@
 import { pickSnakeFields } from '@kb/common';
 import { presentBatch, presentPlacement, batchQuestionStatus } from '@kb/events';
-import { agentV1 } from '@kb/proto';
+import { agentV1, commonV1 } from '@kb/proto';
 import { sourceLabel } from '../common/source-label';
 
 /**
@@ -17,7 +17,7 @@ export function presentCitation(c: agentV1.Citation) {
 }
 
 /** Token usage in snake case. */
-export function presentUsage(u: agentV1.Usage | undefined) {
+export function presentUsage(u: commonV1.Usage | undefined) {
   return { prompt_tokens: u?.promptTokens ?? 0, completion_tokens: u?.completionTokens ?? 0, total_tokens: u?.totalTokens ?? 0 };
 }
 
