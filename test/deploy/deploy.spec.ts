@@ -6,7 +6,7 @@
  *  - the README's configuration table (variable -> services column), and
  *  - the service's own config schema (apps/<service>/src/main.ts loadConfig keys and the
  *    sharedEnv groups of libs/common/src/service-env.ts, embeddingsEnv and retrievalEnv it
- *    spreads), plus LOG_LEVEL (logger).
+ *    spreads), plus LOG_LEVEL (logger) and the observability variables bootService reads.
  * So a new variable in the README or in a service's config fails these tests until compose and
  * the chart wire it.
  *
@@ -144,6 +144,12 @@ function codeVars(service: Service): string[] {
     if (new RegExp(`\\.\\.\\.${name}\\b`).test(block)) spreadGroupVars(name).forEach((v) => vars.add(v));
   // The logger reads its own group (sharedEnv.logging) in every service, whatever the service's schema spreads.
   for (const m of read('libs/common/src/logger.ts').matchAll(/sharedEnv\.(\w+)/g)) (groups[m[1]] ?? []).forEach((v) => vars.add(v));
+  // bootService (libs/common/src/service-runtime.ts) reads the observability variables of the service it runs:
+  // the sharedEnv groups it spreads and <SERVICE>_METRICS_PORT.
+  if (/\bbootService\(\{ name: '/.test(main)) {
+    for (const m of read('libs/common/src/service-runtime.ts').matchAll(/\.\.\.sharedEnv\.(\w+)/g)) (groups[m[1]] ?? []).forEach((v) => vars.add(v));
+    vars.add(`${service.toUpperCase()}_METRICS_PORT`);
+  }
   if (vars.size < 3) throw new Error(`apps/${service}/src/main.ts: only ${[...vars]} found; parsing failed?`);
   return sorted(vars);
 }

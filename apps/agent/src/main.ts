@@ -1,19 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import {
-  connectNats,
-  createAsyncClient,
-  createLogger,
-  ensureStream,
-  env,
-  JETSTREAM_ACK_WAIT_MS,
-  loadConfig,
-  publishEvent,
-  runConsumer,
-  runService,
-  sharedEnv,
-  startGrpcServer,
-  startOutboxRelay,
-} from '@kb/common';
+import { bootService, env, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, sharedEnv } from '@kb/common';
 import {
   AGENT_STREAM,
   AGENT_STREAM_SUBJECTS,
@@ -35,15 +21,11 @@ import { BatchesRepository } from './batches/batches.repository';
 import { BatchesService } from './batches/batches.service';
 import { openAgentDatabase } from './database/database';
 import { AgentUnaryDefinition, agentUnaryHandlers, chatStreamHandler } from './grpc/agent.grpc-controller';
-import { recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
+import { recordModelTokens } from '@kb/telemetry'; // [telemetry]
 
-const logger = createLogger('agent');
-
-runService(logger, async () => {
+bootService({ name: 'agent', metricsPort: 9465 }, async (runtime) => {
+  const { logger } = runtime;
   const config = loadConfig({
-    ...sharedEnv.telemetry, // [telemetry]
-    /** Port of the Prometheus /metrics listener (never the public port). */
-    AGENT_METRICS_PORT: env.port(9465), // [telemetry]
     ...sharedEnv.database,
     ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
@@ -64,15 +46,16 @@ runService(logger, async () => {
   // lexical variant is used (said once here).
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'answer sentences are chosen lexically');
-  const db = await openAgentDatabase(config.DATABASE_URL);
-  const nc = await connectNats(config.NATS_URL, 'agent');
-  await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
-  await ensureStream(nc, AGENT_STREAM, AGENT_STREAM_SUBJECTS);
-  await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
+  const db = await runtime.database(openAgentDatabase(config.DATABASE_URL));
+  const nc = await runtime.nats(config.NATS_URL, [
+    [USAGE_STREAM, USAGE_STREAM_SUBJECTS],
+    [AGENT_STREAM, AGENT_STREAM_SUBJECTS],
+    [WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS],
+  ]);
   // Webhook events written with batch state changes (docs/webhooks.md) go out from here.
-  const outbox = startOutboxRelay({ db, nc, logger, name: 'agent', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
-  const documents = createAsyncClient(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
-  const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
+  runtime.webhookOutbox(db, nc, { intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
+  const documents = runtime.client(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
+  const retrieval = runtime.client(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
 
   const answers = new AnswerService({
     documents,
@@ -104,30 +87,13 @@ runService(logger, async () => {
   });
 
   const { chatStream, ...unary } = agentV1.AgentServiceService;
-  const grpcServer = await startGrpcServer({
+  const grpcServer = await runtime.serveGrpc({
     host: config.GRPC_HOST,
     port: config.AGENT_GRPC_PORT,
-    logger,
     services: [{ name: 'kb.agent.v1.AgentService', definition: unary satisfies AgentUnaryDefinition, handlers: agentUnaryHandlers(answers, batches) }],
   });
   // The shared gRPC helper adapts unary methods only; the server-streaming method is added here.
   grpcServer.server.addService({ chatStream }, { chatStream: chatStreamHandler(answers, logger) });
-  // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({
-    service: 'agent',
-    enabled: config.METRICS_ENABLED,
-    host: config.METRICS_HOST,
-    port: config.AGENT_METRICS_PORT,
-  });
   logger.info({ model: answers.modelName, embeddings: embeddings.model?.model ?? null, batch_concurrency: config.AGENT_BATCH_CONCURRENCY }, 'agent ready');
-  return async () => {
-    await metricsServer.close(); // [telemetry]
-    await grpcServer.shutdown();
-    await consumer.stop();
-    await outbox.stop();
-    await nc.drain();
-    await db.destroy();
-    documents.close();
-    retrieval.close();
-  };
+  return () => consumer.stop();
 });

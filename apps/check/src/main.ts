@@ -1,19 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import {
-  connectNats,
-  createAsyncClient,
-  createLogger,
-  env,
-  ensureStream,
-  JETSTREAM_ACK_WAIT_MS,
-  loadConfig,
-  publishEvent,
-  runConsumer,
-  runService,
-  sharedEnv,
-  startGrpcServer,
-  startOutboxRelay,
-} from '@kb/common';
+import { bootService, env, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, sharedEnv } from '@kb/common';
 import {
   CHECK_STREAM,
   CHECK_STREAM_SUBJECTS,
@@ -38,17 +24,13 @@ import { Assessor, knowledgeSearch } from './verification/assessor';
 import { createJudge, openNliModel, openRsmModel } from './verification/create-judge';
 import { UsageRecorder } from './verification/usage';
 import { VerifyService } from './verification/verify.service';
-import { metrics, recordModelTokens, startMetricsServer } from '@kb/telemetry'; // [telemetry]
+import { metrics, recordModelTokens } from '@kb/telemetry'; // [telemetry]
 
-const logger = createLogger('check');
-
-runService(logger, async () => {
+bootService({ name: 'check', metricsPort: 9464 }, async (runtime) => {
+  const { logger } = runtime;
   const config = loadConfig({
     ...sharedEnv.database,
     ...sharedEnv.nats,
-    ...sharedEnv.telemetry, // [telemetry]
-    /** Port of the Prometheus /metrics listener (never the public port). */
-    CHECK_METRICS_PORT: env.port(9464), // [telemetry]
     ...sharedEnv.grpcHost,
     // The judge's chat model (createJudge; unset LLM_BASE_URL = embedded judge).
     ...sharedEnv.chatModel,
@@ -73,15 +55,16 @@ runService(logger, async () => {
     JUDGE_MODEL_THREADS: env.int(2),
     ...sharedEnv.webhookOutbox,
   });
-  const db = await openCheckDatabase(config.DATABASE_URL);
-  const nc = await connectNats(config.NATS_URL, 'check');
-  await ensureStream(nc, CHECK_STREAM, CHECK_STREAM_SUBJECTS);
-  await ensureStream(nc, USAGE_STREAM, USAGE_STREAM_SUBJECTS);
-  await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
+  const db = await runtime.database(openCheckDatabase(config.DATABASE_URL));
+  const nc = await runtime.nats(config.NATS_URL, [
+    [CHECK_STREAM, CHECK_STREAM_SUBJECTS],
+    [USAGE_STREAM, USAGE_STREAM_SUBJECTS],
+    [WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS],
+  ]);
   // Webhook events written with check-run state changes (docs/webhooks.md) go out from here.
-  const outbox = startOutboxRelay({ db, nc, logger, name: 'check', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
-  const documents = createAsyncClient(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
-  const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
+  runtime.webhookOutbox(db, nc, { intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
+  const documents = runtime.client(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
+  const retrieval = runtime.client(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'no embedding model: the embedded judge aligns evidence by words only');
   const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model, false, config.JUDGE_MODEL_THREADS);
@@ -131,10 +114,9 @@ runService(logger, async () => {
     handler: (item, delivery) => worker.process(item, delivery),
   });
 
-  const grpc = await startGrpcServer({
+  const grpc = await runtime.serveGrpc({
     host: config.GRPC_HOST,
     port: config.CHECK_GRPC_PORT,
-    logger,
     services: [
       // [telemetry] verdict counts
       {
@@ -145,22 +127,6 @@ runService(logger, async () => {
       { name: 'kb.check.v1.CheckRunsService', definition: checkV1.CheckRunsServiceService, handlers: runsGrpcHandlers(runs) },
     ],
   });
-  // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({
-    service: 'check',
-    enabled: config.METRICS_ENABLED,
-    host: config.METRICS_HOST,
-    port: config.CHECK_METRICS_PORT,
-  });
   logger.info({ port: grpc.port, judge: judge.model }, 'check gRPC listening');
-  return async () => {
-    await metricsServer.close(); // [telemetry]
-    await grpc.shutdown();
-    await consumer.stop();
-    await outbox.stop();
-    await nc.drain();
-    documents.close();
-    retrieval.close();
-    await db.destroy();
-  };
+  return () => consumer.stop();
 });

@@ -1,21 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import {
-  AppError,
-  ErrorCode,
-  connectNats,
-  createAsyncClient,
-  createLogger,
-  env,
-  ensureStream,
-  loadConfig,
-  publishEvent,
-  runConsumer,
-  runService,
-  sharedEnv,
-  startGrpcServer,
-  startOutboxRelay,
-  storageConfigFromEnv,
-} from '@kb/common';
+import { AppError, bootService, ErrorCode, env, loadConfig, publishEvent, runConsumer, sharedEnv, storageConfigFromEnv } from '@kb/common';
 import {
   DOCUMENTS_STREAM,
   DOCUMENTS_STREAM_SUBJECTS,
@@ -37,15 +21,10 @@ import { ProcessingOutcomes } from './documents/processing-outcomes';
 import { documentsGrpcHandlers } from './grpc/documents.grpc-controller';
 import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
-import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
-const logger = createLogger('documents');
-
-runService(logger, async () => {
+bootService({ name: 'documents', metricsPort: 9461 }, async (runtime) => {
+  const { logger } = runtime;
   const config = loadConfig({
-    ...sharedEnv.telemetry, // [telemetry]
-    /** Port of the Prometheus /metrics listener (never the public port). */
-    DOCUMENTS_METRICS_PORT: env.port(9461), // [telemetry]
     ...sharedEnv.database,
     ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
@@ -58,15 +37,16 @@ runService(logger, async () => {
     ...sharedEnv.webhookOutbox,
   });
 
-  const db = await openDocumentsDatabase(config.DATABASE_URL);
+  const db = await runtime.database(openDocumentsDatabase(config.DATABASE_URL));
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
-  const nc = await connectNats(config.NATS_URL, 'documents');
-  await ensureStream(nc, DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS);
-  await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
+  const nc = await runtime.nats(config.NATS_URL, [
+    [DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS],
+    [WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS],
+  ]);
   // Webhook events written with document state changes (docs/webhooks.md) go out from here.
-  const outbox = startOutboxRelay({ db, nc, logger, name: 'documents', intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
-  const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
+  runtime.webhookOutbox(db, nc, { intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
+  const retrieval = runtime.client(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
 
   const deleteIndexedChunks = async (orgId: string, documentIds: string[]) => {
     await retrieval.deleteDocuments({ documentIds, corpus: retrievalV1.Corpus.CORPUS_ORG }, { orgId });
@@ -122,10 +102,9 @@ runService(logger, async () => {
     documents.sweepClosedUploads(new Date()).catch((err) => logger.error({ err }, 'upload sweep failed'));
   }, config.SWEEP_INTERVAL_MS);
 
-  const grpc = await startGrpcServer({
+  const grpc = await runtime.serveGrpc({
     host: config.GRPC_HOST,
     port: config.DOCUMENTS_GRPC_PORT,
-    logger,
     services: [
       {
         name: 'kb.documents.v1.DocumentsService',
@@ -135,23 +114,9 @@ runService(logger, async () => {
     ],
   });
   logger.info({ port: grpc.port }, 'documents gRPC listening');
-
-  // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({
-    service: 'documents',
-    enabled: config.METRICS_ENABLED,
-    host: config.METRICS_HOST,
-    port: config.DOCUMENTS_METRICS_PORT,
-  });
   return async () => {
-    await metricsServer.close(); // [telemetry]
     clearInterval(sweeper);
-    await grpc.shutdown();
     await consumer.stop();
     await progressConsumer.stop();
-    await outbox.stop();
-    await nc.drain();
-    retrieval.close();
-    await db.destroy();
   };
 });

@@ -1,22 +1,17 @@
 import { startTracing } from '@kb/telemetry'; // [telemetry]
 import 'reflect-metadata';
-import { createLogger, env, loadConfig, runService, sharedEnv, storageConfigFromEnv } from '@kb/common';
+import { bootService, env, loadConfig, sharedEnv, storageConfigFromEnv } from '@kb/common';
 import { z } from 'zod';
 import { DEFAULT_KEY_CACHE_TTL_MS } from './accounts/accounts.service';
 import { createGateway } from './gateway';
-import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
 
 // [telemetry] The gateway propagates the trace explicitly (its spans and gRPC metadata), without
 // the async-hooks context manager or auto-instrumentation (libs/telemetry startTracing).
 startTracing(process.env.OTEL_SERVICE_NAME || 'gateway', process.env, { propagation: 'explicit' });
-// Buffered: one access-log line per request (LoggerOptions.buffered).
-const logger = createLogger('gateway', { buffered: true });
 
-runService(logger, async () => {
+// Buffered logger: one access-log line per request (LoggerOptions.buffered).
+bootService({ name: 'gateway', metricsPort: 9460, logger: { buffered: true } }, async ({ logger }) => {
   const config = loadConfig({
-    ...sharedEnv.telemetry, // [telemetry]
-    /** Port of the Prometheus /metrics listener (never the public port). */
-    GATEWAY_METRICS_PORT: env.port(9460), // [telemetry]
     ...sharedEnv.database,
     ...sharedEnv.clients,
     ...sharedEnv.storage,
@@ -46,15 +41,5 @@ runService(logger, async () => {
   const gateway = await createGateway({ ...config, storage: storageConfigFromEnv(config) }, logger);
   await gateway.app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   logger.info({ port: config.GATEWAY_PORT }, 'gateway listening');
-  // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({
-    service: 'gateway',
-    enabled: config.METRICS_ENABLED,
-    host: config.METRICS_HOST,
-    port: config.GATEWAY_METRICS_PORT,
-  });
-  return async () => {
-    await metricsServer.close(); // [telemetry]
-    await gateway.close();
-  };
+  return () => gateway.close();
 });

@@ -1,19 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import {
-  connectNats,
-  createAsyncClient,
-  createLogger,
-  env,
-  ensureStream,
-  JETSTREAM_ACK_WAIT_MS,
-  loadConfig,
-  publishEvent,
-  runConsumer,
-  runService,
-  sharedEnv,
-  startGrpcServer,
-  storageConfigFromEnv,
-} from '@kb/common';
+import { bootService, env, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, sharedEnv, storageConfigFromEnv } from '@kb/common';
 import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, StatusChangedEvent, Subjects, ProgressChangedEvent } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
@@ -23,15 +9,11 @@ import path from 'node:path';
 import { processRequestProblem, publishDeadLetter, watchMaxDeliveries } from './pipeline/dead-letter';
 import { DocumentProcessor } from './pipeline/document-processor';
 import { WorkLimiter } from './pipeline/work-limiter';
-import { metrics, startMetricsServer } from '@kb/telemetry'; // [telemetry]
+import { metrics } from '@kb/telemetry'; // [telemetry]
 
-const logger = createLogger('ingestion');
-
-runService(logger, async () => {
+bootService({ name: 'ingestion', metricsPort: 9462 }, async (runtime) => {
+  const { logger } = runtime;
   const config = loadConfig({
-    ...sharedEnv.telemetry, // [telemetry]
-    /** Port of the Prometheus /metrics listener (never the public port). */
-    INGESTION_METRICS_PORT: env.port(9462), // [telemetry]
     ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
     ...sharedEnv.storage,
@@ -70,9 +52,8 @@ runService(logger, async () => {
   await mkdir(config.INGESTION_WORK_DIR, { recursive: true });
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
-  const retrieval = createAsyncClient(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
-  const nc = await connectNats(config.NATS_URL, 'ingestion');
-  await ensureStream(nc, DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS);
+  const retrieval = runtime.client(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
+  const nc = await runtime.nats(config.NATS_URL, [[DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS]]);
 
   const indexChunks = async (orgId: string, request: retrievalV1.IndexDocumentRequest) => {
     await retrieval.indexDocument(request, { orgId, timeoutMs: 5 * 60 * 1000 });
@@ -143,20 +124,9 @@ runService(logger, async () => {
       await processor.process(event, delivery);
     },
   });
-  const grpc = await startGrpcServer({ host: config.GRPC_HOST, port: config.INGESTION_GRPC_PORT, logger, services: [] });
-  // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({
-    service: 'ingestion',
-    enabled: config.METRICS_ENABLED,
-    host: config.METRICS_HOST,
-    port: config.INGESTION_METRICS_PORT,
-  });
+  await runtime.serveGrpc({ host: config.GRPC_HOST, port: config.INGESTION_GRPC_PORT, services: [] });
   return async () => {
-    await metricsServer.close(); // [telemetry]
-    await grpc.shutdown();
     stopDeadLetters();
     await consumer.stop();
-    await nc.drain();
-    retrieval.close();
   };
 });

@@ -1,8 +1,8 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { connectNats, createLogger, env, ensureStream, loadConfig, runConsumer, runService, sharedEnv, startGrpcServer } from '@kb/common';
+import { bootService, env, loadConfig, runConsumer, sharedEnv } from '@kb/common';
 import { WEBHOOK_FANOUT_PARTITIONS, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, WebhookEventMessage, WebhookSubjects } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
-import { metrics, startMetricsServer } from '@kb/telemetry'; // [telemetry]
+import { metrics } from '@kb/telemetry'; // [telemetry]
 import { z } from 'zod';
 import { openWebhooksDatabase } from './database/database';
 import { Dispatcher } from './delivery/dispatcher';
@@ -11,13 +11,9 @@ import { WebhooksRepository } from './endpoints/webhooks.repository';
 import { WebhooksService } from './endpoints/webhooks.service';
 import { webhooksGrpcHandlers } from './grpc/webhooks.grpc-controller';
 
-const logger = createLogger('webhooks');
-
-runService(logger, async () => {
+bootService({ name: 'webhooks', metricsPort: 9466 }, async (runtime) => {
+  const { logger } = runtime;
   const config = loadConfig({
-    ...sharedEnv.telemetry, // [telemetry]
-    /** Port of the Prometheus /metrics listener (never the public port). */
-    WEBHOOKS_METRICS_PORT: env.port(9466), // [telemetry]
     ...sharedEnv.database,
     ...sharedEnv.nats,
     ...sharedEnv.grpcHost,
@@ -45,15 +41,14 @@ runService(logger, async () => {
     /** How often due retries are looked for (ms) when nothing else wakes the dispatcher. */
     WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
   });
-  const db = await openWebhooksDatabase(config.DATABASE_URL);
+  const db = await runtime.database(openWebhooksDatabase(config.DATABASE_URL));
   // Checked after the migrations: `webhooks --migrate-only` (the chart's migration Job) needs only DATABASE_URL.
   if (!config.WEBHOOK_SECRET_KEY) {
     throw new Error(
       'Invalid configuration:\n  WEBHOOK_SECRET_KEY: required, at least 32 characters (e.g. `openssl rand -hex 32`); it encrypts webhook secrets at rest',
     );
   }
-  const nc = await connectNats(config.NATS_URL, 'webhooks');
-  await ensureStream(nc, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS);
+  const nc = await runtime.nats(config.NATS_URL, [[WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS]]);
   const repository = new WebhooksRepository(db);
   const secrets = new SecretBox(config.WEBHOOK_SECRET_KEY);
   const dispatcher = new Dispatcher(
@@ -112,26 +107,14 @@ runService(logger, async () => {
   );
   dispatcher.start();
 
-  const grpc = await startGrpcServer({
+  const grpc = await runtime.serveGrpc({
     host: config.GRPC_HOST,
     port: config.WEBHOOKS_GRPC_PORT,
-    logger,
     services: [{ name: 'kb.webhooks.v1.WebhooksService', definition: webhooksV1.WebhooksServiceService, handlers: webhooksGrpcHandlers(webhooks) }],
-  });
-  // [telemetry] Prometheus /metrics on its own port
-  const metricsServer = await startMetricsServer({
-    service: 'webhooks',
-    enabled: config.METRICS_ENABLED,
-    host: config.METRICS_HOST,
-    port: config.WEBHOOKS_METRICS_PORT,
   });
   logger.info({ port: grpc.port, allow_private: config.WEBHOOK_ALLOW_PRIVATE, concurrency: config.WEBHOOK_CONCURRENCY }, 'webhooks gRPC listening; delivering');
   return async () => {
-    await metricsServer.close(); // [telemetry]
-    await grpc.shutdown();
     await Promise.all(fanouts.map((f) => f.stop()));
     await dispatcher.stop();
-    await nc.drain();
-    await db.destroy();
   };
 });

@@ -18,3 +18,4 @@ export * from './pick';
 export * from './audit';
 export * from './text-length';
 export * from './db-errors';
+export * from './service-runtime';
