@@ -1,10 +1,10 @@
 import { CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, Min } from 'class-validator';
+import { ApiBearerAuth, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
-import { CharLength, NON_BLANK_PATTERN, OptionalUuidList } from '../common/validation';
+import { NonBlankText, OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
@@ -14,15 +14,7 @@ import { AnswerView } from './agent-views';
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
 export class QueryDto {
-  @ApiProperty({
-    minLength: 1,
-    maxLength: QUESTION_MAX_CHARS,
-    pattern: NON_BLANK_PATTERN,
-    example: 'Are hard hats required on site?',
-    description: 'the question (not blank)',
-  })
-  @IsString({ message: 'question must be a string' })
-  @CharLength(1, QUESTION_MAX_CHARS, { message: `question must be 1 to ${QUESTION_MAX_CHARS} characters` })
+  @NonBlankText('question', QUESTION_MAX_CHARS, { example: 'Are hard hats required on site?', description: 'the question (not blank)' })
   @Matches(/\S/, { message: 'question must not be blank (only whitespace)' })
   question: string;
 

@@ -23,7 +23,7 @@ import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { CharLength, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
+import { CharLength, NonBlankText, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
 
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
 /**
@@ -51,15 +51,11 @@ const UPLOAD_DESCRIPTION = [
 const FILE_EXTENSIONS = { 'x-kb-file-extensions': EXTENSIONS_BY_CONTENT_TYPE };
 
 export class ReserveUploadDto {
-  @ApiProperty({
-    minLength: 1,
-    maxLength: FILE_NAME_MAX_CHARS,
+  @NonBlankText('file_name', FILE_NAME_MAX_CHARS, {
     pattern: FILE_NAME_PATTERN,
     example: 'handbook.pdf',
     description: 'not blank, without path separators (`/`, `\\`) or control characters (checked by the documents service, fileNameProblem)',
   })
-  @IsString({ message: 'file_name must be a string' })
-  @CharLength(1, FILE_NAME_MAX_CHARS, { message: `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters` })
   file_name: string;
 
   @ApiProperty({
