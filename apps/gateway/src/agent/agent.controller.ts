@@ -1,6 +1,6 @@
 import { CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
-import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, HttpCode, Inject, Post } from '@nestjs/common';
+import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
@@ -8,7 +8,7 @@ import { NonBlankText, OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { AnswerView } from './agent-views';
 
 export const CHAT_TYPES = ['general', 'project', 'safety'];
@@ -40,9 +40,7 @@ export class QueryDto {
 }
 
 /** /api/v2/agent: grounded answers with citations. */
-@ApiTags('Agent')
-@ApiBearerAuth()
-@Controller('api/v2/agent')
+@ApiController('Agent', 'api/v2/agent')
 export class AgentController {
   constructor(
     @Inject(AGENT_CLIENT) private readonly agent: AgentClient,

@@ -1,7 +1,7 @@
 import { BATCH_STATUSES, BatchStatus, batchStatus, batchQuestionStatus } from '@kb/events';
 import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_NAME_MAX_CHARS } from '@kb/common';
-import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
 import type { FastifyReply } from 'fastify';
@@ -14,7 +14,7 @@ import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { CharLength, UuidParamPipe } from '../common/validation';
 import { CHAT_TYPES } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
-import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
 
 export class CreateBatchDto {
@@ -62,9 +62,7 @@ export class ListBatchesQuery extends PaginationQuery {
 }
 
 /** /api/v2/agent/batches: questions answered in the background, with CSV export. */
-@ApiTags('Agent')
-@ApiBearerAuth()
-@Controller('api/v2/agent/batches')
+@ApiController('Agent', 'api/v2/agent/batches')
 export class BatchesController {
   constructor(
     @Inject(AGENT_CLIENT) private readonly agent: AgentClient,

@@ -1,7 +1,7 @@
 import { AppError, CallContext, ErrorCode, MAX_CHAT_MESSAGES } from '@kb/common';
 import { agentV1 } from '@kb/proto';
-import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min, ValidateNested } from 'class-validator';
 import type { FastifyReply } from 'fastify';
@@ -15,7 +15,7 @@ import { ACCOUNTS, AGENT_CLIENT, CHAT_SSE_HEARTBEAT_MS } from '../common/tokens'
 import { CHAT_TYPES } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
-import { ApiEnvelope, ApiErrors, ApiEventStream } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiEventStream } from '../common/openapi';
 import { ChatCitationsEventData, ChatDeltaEventData, ChatDoneEventData, ChatErrorEventData, ChatMetaEventData, ChatReplyView } from './agent-views';
 
 export class ChatMessageDto {
@@ -75,9 +75,7 @@ export function sseFrame(event: string, data: unknown): string {
 }
 
 /** /api/v2/chat: multi-turn conversation, JSON or Server-Sent Events. */
-@ApiTags('Agent')
-@ApiBearerAuth()
-@Controller('api/v2/chat')
+@ApiController('Agent', 'api/v2/chat')
 export class ChatController {
   /** An SSE comment is sent when nothing else was sent for this long (ms), so proxies keep the stream open. */
   private readonly heartbeatMs: number;

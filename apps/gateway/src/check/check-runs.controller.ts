@@ -13,10 +13,10 @@ import {
   MAX_REQUIREMENTS_PER_RUN,
 } from '@kb/common';
 import { checkV1 } from '@kb/proto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
-import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
 import { Paginated, RAW_RESPONSE } from '../common/envelope';
@@ -322,9 +322,7 @@ export class TriggerView {
 export { presentComparison, presentRequirement, presentRun };
 
 /** /api/v2/check/runs: batches of requirements checked in the background (service-api.md §4, decisions.md "Check"). */
-@ApiTags('Check')
-@ApiBearerAuth()
-@Controller('api/v2/check/runs')
+@ApiController('Check', 'api/v2/check/runs')
 export class CheckRunsController {
   constructor(
     @Inject(CHECK_RUNS_CLIENT) private readonly runs: CheckRunsClient,

@@ -12,10 +12,10 @@ import {
   pickSnakeFields,
 } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, PageSizeView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
@@ -147,9 +147,7 @@ export function presentChunk(c: documentsV1.DocumentChunk) {
 }
 
 /** /api/v2/documents: thin translation to DocumentsService over gRPC. */
-@ApiTags('Documents')
-@ApiBearerAuth()
-@Controller('api/v2/documents')
+@ApiController('Documents', 'api/v2/documents')
 export class DocumentsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 

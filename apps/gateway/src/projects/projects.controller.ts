@@ -1,9 +1,9 @@
 import { documentsV1 } from '@kb/proto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS } from '@kb/common';
-import { ApiBearerAuth, ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS, pickSnakeFields } from '@kb/common';
+import { ApiOperation, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ProjectView } from '../common/api-models';
-import { ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
 import { IsOptional, IsString, ValidateIf } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
@@ -59,21 +59,11 @@ export class UpdateProjectDto {
 
 /** Project resource as the API shows it (service-api.md §2 "Project"). */
 export function presentProject(p: documentsV1.Project) {
-  return {
-    id: p.id,
-    org_id: p.orgId,
-    name: p.name,
-    description: p.description ?? null,
-    document_count: p.documentCount,
-    created_at: p.createdAt,
-    updated_at: p.updatedAt,
-  };
+  return pickSnakeFields(p, ['id', 'orgId', 'name', 'description', 'documentCount', 'createdAt', 'updatedAt'], null);
 }
 
 /** /api/v2/projects: thin translation to DocumentsService over gRPC. */
-@ApiTags('Projects')
-@ApiBearerAuth()
-@Controller('api/v2/projects')
+@ApiController('Projects', 'api/v2/projects')
 export class ProjectsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 
