@@ -12,7 +12,7 @@ import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { CharLength, UuidParamPipe } from '../common/validation';
-import { CHAT_TYPES } from './agent.controller';
+import { ChatTypeField } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
 import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
@@ -43,9 +43,7 @@ export class CreateBatchDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description: 'Omit to route each question (safety / project / general).' })
-  @IsOptional()
-  @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
+  @ChatTypeField('Omit to route each question (safety / project / general).')
   chat_type?: string;
 }
 

@@ -12,7 +12,7 @@ import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { CharLength, EachItemAnObject, OptionalUuidList } from '../common/validation';
 import { ACCOUNTS, AGENT_CLIENT, CHAT_SSE_HEARTBEAT_MS } from '../common/tokens';
-import { CHAT_TYPES } from './agent.controller';
+import { ChatTypeField, TOP_K_DEFAULT, TopKField } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
 import { ApiController, ApiEnvelope, ApiErrors, ApiEventStream } from '../common/openapi';
@@ -39,9 +39,7 @@ export class ChatDto {
   @Type(() => ChatMessageDto)
   messages: ChatMessageDto[];
 
-  @ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description: 'Omit to let the service route (safety / project / general).' })
-  @IsOptional()
-  @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
+  @ChatTypeField('Omit to let the service route (safety / project / general).')
   chat_type?: string;
 
   @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'Required for chat_type project.' })
@@ -52,11 +50,7 @@ export class ChatDto {
   @OptionalUuidList('document_ids')
   document_ids?: string[];
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8, example: 6 })
-  @IsOptional()
-  @IsInt({ message: 'top_k must be an integer' })
-  @Min(1, { message: 'top_k must be at least 1' })
-  @Max(20, { message: 'top_k must be at most 20' })
+  @TopKField(6)
   top_k?: number;
 
   @ApiPropertyOptional({ default: false, example: true, description: 'true: reply as Server-Sent Events (meta, delta…, citations, done | error).' })
@@ -115,7 +109,7 @@ export class ChatController {
       chatType: body.chat_type ?? undefined,
       projectId: body.project_id ?? undefined,
       documentIds: body.document_ids ?? [],
-      topK: body.top_k ?? 8,
+      topK: body.top_k ?? TOP_K_DEFAULT,
       safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
     };
     if (!body.stream) {
