@@ -1,5 +1,5 @@
 import { AuditEventInput, recordAuditEvent } from '@kb/common';
-import { DataSource, IsNull, Repository } from 'typeorm';
+import { DataSource, EntityManager, IsNull, Repository } from 'typeorm';
 import { ApiKeyEntity, OrganizationEntity } from './account.entities';
 
 /** An active key joined with its organization, as the key lookup reads it. */
@@ -29,10 +29,7 @@ export class AccountsRepository {
 
   /** Inserts an organization; `audit` (the operator's event), when given, is recorded in the same transaction. */
   async insertOrganization(org: OrganizationEntity, audit?: AuditEventInput): Promise<void> {
-    await this.db.transaction(async (m) => {
-      await m.getRepository(OrganizationEntity).insert(org);
-      if (audit) await recordAuditEvent(m, audit);
-    });
+    await this.audited((m) => m.getRepository(OrganizationEntity).insert(org), audit);
   }
 
   findOrganization(id: string): Promise<OrganizationEntity | null> {
@@ -41,8 +38,13 @@ export class AccountsRepository {
 
   /** Saves an organization; `audit`, when given, is recorded in the same transaction. */
   async saveOrganization(org: OrganizationEntity, audit?: AuditEventInput): Promise<void> {
+    await this.audited((m) => m.getRepository(OrganizationEntity).save(org), audit);
+  }
+
+  /** Runs `write` in a transaction that also records `audit` (the operator's event), when given. */
+  private async audited(write: (m: EntityManager) => Promise<unknown>, audit: AuditEventInput | undefined): Promise<void> {
     await this.db.transaction(async (m) => {
-      await m.getRepository(OrganizationEntity).save(org);
+      await write(m);
       if (audit) await recordAuditEvent(m, audit);
     });
   }
@@ -63,10 +65,7 @@ export class AccountsRepository {
 
   /** Inserts a key; `audit`, when given, is recorded in the same transaction. */
   async insertKey(key: ApiKeyEntity, audit?: AuditEventInput): Promise<void> {
-    await this.db.transaction(async (m) => {
-      await m.getRepository(ApiKeyEntity).insert(key);
-      if (audit) await recordAuditEvent(m, audit);
-    });
+    await this.audited((m) => m.getRepository(ApiKeyEntity).insert(key), audit);
   }
 
   findKey(id: string): Promise<ApiKeyEntity | null> {
@@ -75,10 +74,7 @@ export class AccountsRepository {
 
   /** Saves a key; `audit`, when given, is recorded in the same transaction. */
   async saveKey(key: ApiKeyEntity, audit?: AuditEventInput): Promise<void> {
-    await this.db.transaction(async (m) => {
-      await m.getRepository(ApiKeyEntity).save(key);
-      if (audit) await recordAuditEvent(m, audit);
-    });
+    await this.audited((m) => m.getRepository(ApiKeyEntity).save(key), audit);
   }
 
   /** Keys of an organization, newest first (revoked ones included). */

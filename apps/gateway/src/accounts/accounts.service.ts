@@ -29,8 +29,8 @@ export interface Principal {
 /** Actor of the audit events of operator (kbctl) changes: no API key, `operator: kbctl`. */
 export const OPERATOR_ACTOR = { api_key_id: null, api_key_name: null, operator: 'kbctl' };
 
-/** An organization's settings as its audit events record them (before/after). */
-function orgSettings(org: OrganizationEntity) {
+/** An organization's settings as its audit events record them (before/after) and kbctl prints them. */
+export function orgSettings(org: OrganizationEntity) {
   return {
     name: org.name,
     safety_assistant_enabled: org.safetyAssistantEnabled,

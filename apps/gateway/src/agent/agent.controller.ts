@@ -1,28 +1,52 @@
 import { CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
-import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, Min } from 'class-validator';
+import { applyDecorators, Body, HttpCode, Inject, Post } from '@nestjs/common';
+import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
-import { CharLength, NON_BLANK_PATTERN, OptionalUuidList } from '../common/validation';
+import { NonBlankText, OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { AnswerView } from './agent-views';
 
 export const CHAT_TYPES = ['general', 'project', 'safety'];
 
+/** Passages an answer is grounded on when the request gives no `top_k`. */
+export const TOP_K_DEFAULT = 8;
+/** The most passages a request may ask for (`top_k`). */
+export const TOP_K_MAX = 20;
+
+/**
+ * The optional `chat_type` body field of the agent routes: one of CHAT_TYPES (400 otherwise).
+ * @param description OpenAPI description: what omitting it does on that route.
+ */
+export function ChatTypeField(description: string): PropertyDecorator {
+  return applyDecorators(
+    IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` }),
+    IsOptional(),
+    ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description }),
+  );
+}
+
+/**
+ * The optional `top_k` body field of the agent routes: an integer from 1 to TOP_K_MAX, default
+ * TOP_K_DEFAULT (400 otherwise). Rules registered in the order of the stack they replace.
+ * @param example OpenAPI example.
+ */
+export function TopKField(example: number): PropertyDecorator {
+  return applyDecorators(
+    Max(TOP_K_MAX, { message: `top_k must be at most ${TOP_K_MAX}` }),
+    Min(1, { message: 'top_k must be at least 1' }),
+    IsInt({ message: 'top_k must be an integer' }),
+    IsOptional(),
+    ApiPropertyOptional({ minimum: 1, maximum: TOP_K_MAX, default: TOP_K_DEFAULT, example }),
+  );
+}
+
 export class QueryDto {
-  @ApiProperty({
-    minLength: 1,
-    maxLength: QUESTION_MAX_CHARS,
-    pattern: NON_BLANK_PATTERN,
-    example: 'Are hard hats required on site?',
-    description: 'the question (not blank)',
-  })
-  @IsString({ message: 'question must be a string' })
-  @CharLength(1, QUESTION_MAX_CHARS, { message: `question must be 1 to ${QUESTION_MAX_CHARS} characters` })
+  @NonBlankText('question', QUESTION_MAX_CHARS, { example: 'Are hard hats required on site?', description: 'the question (not blank)' })
   @Matches(/\S/, { message: 'question must not be blank (only whitespace)' })
   question: string;
 
@@ -34,23 +58,15 @@ export class QueryDto {
   @OptionalUuidList('document_ids')
   document_ids?: string[];
 
-  @ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description: 'Omit to route the question (safety / project / general).' })
-  @IsOptional()
-  @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
+  @ChatTypeField('Omit to route the question (safety / project / general).')
   chat_type?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8, example: 5 })
-  @IsOptional()
-  @IsInt({ message: 'top_k must be an integer' })
-  @Min(1, { message: 'top_k must be at least 1' })
-  @Max(20, { message: 'top_k must be at most 20' })
+  @TopKField(5)
   top_k?: number;
 }
 
 /** /api/v2/agent: grounded answers with citations. */
-@ApiTags('Agent')
-@ApiBearerAuth()
-@Controller('api/v2/agent')
+@ApiController('Agent', 'api/v2/agent')
 export class AgentController {
   constructor(
     @Inject(AGENT_CLIENT) private readonly agent: AgentClient,
@@ -75,7 +91,7 @@ export class AgentController {
         projectId: body.project_id ?? undefined,
         documentIds: body.document_ids ?? [],
         chatType: body.chat_type ?? undefined,
-        topK: body.top_k ?? 8,
+        topK: body.top_k ?? TOP_K_DEFAULT,
         safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
       },
       { ...ctx, timeoutMs: 5 * 60 * 1000 },

@@ -1,7 +1,7 @@
 import { BATCH_STATUSES, BatchStatus, batchStatus, batchQuestionStatus } from '@kb/events';
 import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_NAME_MAX_CHARS } from '@kb/common';
-import { Body, Controller, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
 import type { FastifyReply } from 'fastify';
@@ -12,9 +12,9 @@ import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { CharLength, UuidParamPipe } from '../common/validation';
-import { CHAT_TYPES } from './agent.controller';
+import { ChatTypeField } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
-import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
 
 export class CreateBatchDto {
@@ -43,9 +43,7 @@ export class CreateBatchDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string;
 
-  @ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description: 'Omit to route each question (safety / project / general).' })
-  @IsOptional()
-  @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
+  @ChatTypeField('Omit to route each question (safety / project / general).')
   chat_type?: string;
 }
 
@@ -62,9 +60,7 @@ export class ListBatchesQuery extends PaginationQuery {
 }
 
 /** /api/v2/agent/batches: questions answered in the background, with CSV export. */
-@ApiTags('Agent')
-@ApiBearerAuth()
-@Controller('api/v2/agent/batches')
+@ApiController('Agent', 'api/v2/agent/batches')
 export class BatchesController {
   constructor(
     @Inject(AGENT_CLIENT) private readonly agent: AgentClient,

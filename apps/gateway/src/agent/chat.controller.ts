@@ -1,9 +1,9 @@
 import { AppError, CallContext, ErrorCode, MAX_CHAT_MESSAGES } from '@kb/common';
 import { agentV1 } from '@kb/proto';
-import { Body, Controller, HttpCode, Inject, Post, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { AccountsService } from '../accounts/accounts.service';
@@ -12,10 +12,10 @@ import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { CharLength, EachItemAnObject, OptionalUuidList } from '../common/validation';
 import { ACCOUNTS, AGENT_CLIENT, CHAT_SSE_HEARTBEAT_MS } from '../common/tokens';
-import { CHAT_TYPES } from './agent.controller';
+import { ChatTypeField, TOP_K_DEFAULT, TopKField } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
 import { presentCitation, presentConfidence, presentUsage } from './presenters';
-import { ApiEnvelope, ApiErrors, ApiEventStream } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiEventStream } from '../common/openapi';
 import { ChatCitationsEventData, ChatDeltaEventData, ChatDoneEventData, ChatErrorEventData, ChatMetaEventData, ChatReplyView } from './agent-views';
 
 export class ChatMessageDto {
@@ -39,9 +39,7 @@ export class ChatDto {
   @Type(() => ChatMessageDto)
   messages: ChatMessageDto[];
 
-  @ApiPropertyOptional({ enum: CHAT_TYPES, example: 'project', description: 'Omit to let the service route (safety / project / general).' })
-  @IsOptional()
-  @IsIn(CHAT_TYPES, { message: `chat_type must be one of ${CHAT_TYPES.join(', ')}` })
+  @ChatTypeField('Omit to let the service route (safety / project / general).')
   chat_type?: string;
 
   @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'Required for chat_type project.' })
@@ -52,11 +50,7 @@ export class ChatDto {
   @OptionalUuidList('document_ids')
   document_ids?: string[];
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 20, default: 8, example: 6 })
-  @IsOptional()
-  @IsInt({ message: 'top_k must be an integer' })
-  @Min(1, { message: 'top_k must be at least 1' })
-  @Max(20, { message: 'top_k must be at most 20' })
+  @TopKField(6)
   top_k?: number;
 
   @ApiPropertyOptional({ default: false, example: true, description: 'true: reply as Server-Sent Events (meta, delta…, citations, done | error).' })
@@ -75,9 +69,7 @@ export function sseFrame(event: string, data: unknown): string {
 }
 
 /** /api/v2/chat: multi-turn conversation, JSON or Server-Sent Events. */
-@ApiTags('Agent')
-@ApiBearerAuth()
-@Controller('api/v2/chat')
+@ApiController('Agent', 'api/v2/chat')
 export class ChatController {
   /** An SSE comment is sent when nothing else was sent for this long (ms), so proxies keep the stream open. */
   private readonly heartbeatMs: number;
@@ -117,7 +109,7 @@ export class ChatController {
       chatType: body.chat_type ?? undefined,
       projectId: body.project_id ?? undefined,
       documentIds: body.document_ids ?? [],
-      topK: body.top_k ?? 8,
+      topK: body.top_k ?? TOP_K_DEFAULT,
       safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
     };
     if (!body.stream) {

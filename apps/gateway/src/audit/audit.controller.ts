@@ -1,11 +1,11 @@
 import { AppError, AuditEventRow, CallContext, listAuditEvents } from '@kb/common';
-import { Controller, Get, Inject, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Get, Inject, Query } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import type { DataSource } from 'typeorm';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { ApiEnvelope } from '../common/openapi';
+import { ApiController, ApiEnvelope } from '../common/openapi';
 import { PaginationQuery } from '../common/pagination.dto';
 import { GATEWAY_DATABASE } from '../common/tokens';
 
@@ -131,9 +131,7 @@ export function presentAuditEvent(row: AuditEventRow): AuditEventView {
  * `audit.audit_events` in the transaction of its change; the gateway reads it here (the caller's
  * organization only, newest first).
  */
-@ApiTags('Audit')
-@ApiBearerAuth()
-@Controller('api/v2/audit-events')
+@ApiController('Audit', 'api/v2/audit-events')
 export class AuditController {
   constructor(@Inject(GATEWAY_DATABASE) private readonly db: DataSource) {}
 

@@ -13,10 +13,10 @@ import {
   MAX_REQUIREMENTS_PER_RUN,
 } from '@kb/common';
 import { checkV1 } from '@kb/proto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
-import { ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
 import { Paginated, RAW_RESPONSE } from '../common/envelope';
@@ -28,7 +28,7 @@ import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH, METADATA_MAX_MEMBERS } from '..
 import { REPORT_CONTENT_TYPES, REPORT_FORMATS, ReportFormat, reportSummary, writeReport } from './report';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
-import { CharLength, EachItemAnObject, FreeFormObject, NON_BLANK_PATTERN, OptionalUuidList, UuidParamPipe } from '../common/validation';
+import { CharLength, EachItemAnObject, FreeFormObject, NonBlankText, OptionalUuidList, UuidParamPipe } from '../common/validation';
 
 /** Nest injection token of the CheckRunsService gRPC client. */
 export const CHECK_RUNS_CLIENT = Symbol('CheckRunsClient');
@@ -38,15 +38,7 @@ export type CheckRunsClient = AsyncClient<typeof checkV1.CheckRunsServiceService
 const RUN_CALL_TIMEOUT_MS = 60_000;
 
 export class RequirementInputDto {
-  @ApiProperty({
-    minLength: 1,
-    maxLength: REQUIREMENT_MAX_CHARS,
-    pattern: NON_BLANK_PATTERN,
-    example: 'Scaffolds must be inspected before each shift.',
-    description: 'requirement text (not blank)',
-  })
-  @IsString({ message: 'text must be a string' })
-  @CharLength(1, REQUIREMENT_MAX_CHARS, { message: `text must be 1 to ${REQUIREMENT_MAX_CHARS} characters` })
+  @NonBlankText('text', REQUIREMENT_MAX_CHARS, { example: 'Scaffolds must be inspected before each shift.', description: 'requirement text (not blank)' })
   text: string;
 
   @ApiPropertyOptional({
@@ -69,15 +61,7 @@ export class CreateRunDto {
   @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id: string;
 
-  @ApiProperty({
-    minLength: 1,
-    maxLength: RUN_NAME_MAX_CHARS,
-    pattern: NON_BLANK_PATTERN,
-    example: 'Tender 2026-14 requirements',
-    description: 'run name (not blank)',
-  })
-  @IsString({ message: 'name must be a string' })
-  @CharLength(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
+  @NonBlankText('name', RUN_NAME_MAX_CHARS, { example: 'Tender 2026-14 requirements', description: 'run name (not blank)' })
   name: string;
 
   @ApiProperty({ type: [RequirementInputDto], minItems: 1, maxItems: MAX_REQUIREMENTS_PER_RUN })
@@ -111,9 +95,7 @@ export class ReviewDto {
   @IsIn(['pass', 'fail'], { message: 'decision must be one of: pass, fail' })
   decision: 'pass' | 'fail';
 
-  @ApiProperty({ minLength: 1, maxLength: REVIEWER_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Dana Reviewer', description: 'who decided (not blank)' })
-  @IsString({ message: 'reviewer must be a string' })
-  @CharLength(1, REVIEWER_MAX_CHARS, { message: `reviewer must be 1 to ${REVIEWER_MAX_CHARS} characters` })
+  @NonBlankText('reviewer', REVIEWER_MAX_CHARS, { example: 'Dana Reviewer', description: 'who decided (not blank)' })
   reviewer: string;
 
   @ApiPropertyOptional({
@@ -130,16 +112,11 @@ export class ReviewDto {
 
 /** Body of POST /api/v2/check/runs/{id}/rerun (decisions.md "Re-running and comparing check runs"). */
 export class RerunRunDto {
-  @ApiPropertyOptional({
-    minLength: 1,
-    maxLength: RUN_NAME_MAX_CHARS,
-    pattern: NON_BLANK_PATTERN,
+  @NonBlankText('name', RUN_NAME_MAX_CHARS, {
+    optional: true,
     example: 'Tender 2026-14 requirements, revision B',
     description: `name of the new run (not blank); default: the original's name + " (rerun)", clipped to ${RUN_NAME_MAX_CHARS} characters`,
   })
-  @IsOptional()
-  @IsString({ message: 'name must be a string' })
-  @CharLength(1, RUN_NAME_MAX_CHARS, { message: `name must be 1 to ${RUN_NAME_MAX_CHARS} characters` })
   name?: string;
 }
 
@@ -345,9 +322,7 @@ export class TriggerView {
 export { presentComparison, presentRequirement, presentRun };
 
 /** /api/v2/check/runs: batches of requirements checked in the background (service-api.md §4, decisions.md "Check"). */
-@ApiTags('Check')
-@ApiBearerAuth()
-@Controller('api/v2/check/runs')
+@ApiController('Check', 'api/v2/check/runs')
 export class CheckRunsController {
   constructor(
     @Inject(CHECK_RUNS_CLIENT) private readonly runs: CheckRunsClient,

@@ -1,9 +1,9 @@
 import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
-import { CallContext, REQUIREMENT_MAX_CHARS } from '@kb/common';
-import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { CallContext, pickSnakeFields, REQUIREMENT_MAX_CHARS } from '@kb/common';
+import { Body, HttpCode, Inject, Post } from '@nestjs/common';
+import { ApiOperation, ApiProperty } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { IsString, IsUUID } from 'class-validator';
 import { CheckClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
@@ -68,9 +68,7 @@ export class VerifyDto {
 }
 
 /** /api/v2/check: compliance verification. */
-@ApiTags('Check')
-@ApiBearerAuth()
-@Controller('api/v2/check')
+@ApiController('Check', 'api/v2/check')
 export class CheckController {
   constructor(@Inject(CHECK_CLIENT) private readonly check: CheckClient) {}
 
@@ -89,11 +87,7 @@ export class CheckController {
       { ...ctx, timeoutMs: VERIFY_TIMEOUT_MS },
     );
     return {
-      verdict: v.verdict,
-      confidence: v.confidence,
-      evidence: v.evidence,
-      explanation: v.explanation,
-      recommendation: v.recommendation ?? null,
+      ...pickSnakeFields(v, ['verdict', 'confidence', 'evidence', 'explanation', 'recommendation'], null),
       sources: v.sources.map(presentSource),
       handbook: v.handbook ? { id: v.handbook.id, name: v.handbook.name } : null,
     };

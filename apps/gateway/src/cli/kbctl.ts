@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { ApiKeyEntity, OrganizationEntity } from '../accounts/account.entities';
 import { AccountChange, publishAccountChange } from '../accounts/account-events';
 import { AccountsRepository } from '../accounts/accounts.repository';
-import { AccountsService } from '../accounts/accounts.service';
+import { AccountsService, orgSettings } from '../accounts/accounts.service';
 import { openGatewayDatabase } from '../database/database';
 import { KbctlContext, kbctlCommands, PG_BIGINT_SAFE_MAX, PG_INTEGER_MAX, registerKbctlCommand, wholeNumberOption } from './registry';
 // Commands defined in other files register themselves on import: add one line per file here.
@@ -70,15 +70,18 @@ export function helpFor(argv: string[]): { text: string; json: Record<string, un
   return { text, json: { help: text, commands: shown.map(describe) } };
 }
 
+/** An organization as kbctl prints it: id, its settings (orgSettings) and created_at (ISO 8601). */
 export function presentOrganization(o: OrganizationEntity) {
-  return {
-    id: o.id,
-    name: o.name,
-    safety_assistant_enabled: o.safetyAssistantEnabled,
-    monthly_request_quota: o.monthlyRequestQuota,
-    monthly_token_quota: o.monthlyTokenQuota,
-    created_at: o.createdAt.toISOString(),
-  };
+  return { id: o.id, ...orgSettings(o), created_at: o.createdAt.toISOString() };
+}
+
+/**
+ * The output of a command that changed an organization's settings: announces the change on NATS
+ * first (every gateway drops its cached keys of the organization), then prints the organization.
+ */
+async function announcedOrganization(org: OrganizationEntity, reason: AccountChange['reason'], announce: KbctlContext['announce']) {
+  await announce({ orgId: org.id, reason });
+  return presentOrganization(org);
 }
 
 function presentKey(k: ApiKeyEntity) {
@@ -140,8 +143,7 @@ registerKbctlCommand({
       requests: quotaArg(values.requests, '--requests'),
       tokens: quotaArg(values.tokens, '--tokens'),
     });
-    await announce({ orgId: org.id, reason: 'org.quota' });
-    return presentOrganization(org);
+    return announcedOrganization(org, 'org.quota', announce);
   },
 });
 
@@ -152,9 +154,7 @@ registerKbctlCommand({
   options: { org: { type: 'string' }, on: { type: 'boolean' }, off: { type: 'boolean' } },
   run: async ({ values, accounts, announce }) => {
     if ((values.on === true) === (values.off === true)) throw AppError.validation('Give exactly one of --on or --off.');
-    const org = await accounts.setSafetyAssistant(required(values.org, '--org'), values.on === true);
-    await announce({ orgId: org.id, reason: 'org.safety' });
-    return presentOrganization(org);
+    return announcedOrganization(await accounts.setSafetyAssistant(required(values.org, '--org'), values.on === true), 'org.safety', announce);
   },
 });
 

@@ -25,22 +25,7 @@ it('kbctl reindex re-embeds every document with the configured model over gRPC',
   let store = await LanceDbChunkStore.open(dir);
   const first = new RetrievalService(store, { embeddings: model('old-model') });
   await first.init();
-  await first.indexDocument(orgId, documentId, [
-    {
-      id: randomUUID(),
-      orgId,
-      projectId: null,
-      documentId,
-      fileName: 'a.txt',
-      chunkIndex: 0,
-      text: 'Fire doors stay closed.',
-      headingPath: [],
-      startPage: null,
-      endPage: null,
-      pageSpans: [],
-      wordBoxes: [],
-    },
-  ]);
+  await first.indexDocument(orgId, documentId, [textChunk(orgId, documentId, 'Fire doors stay closed.')]);
   await first.embedDocument(orgId, documentId);
   await store.close();
 
@@ -69,6 +54,24 @@ it('kbctl reindex re-embeds every document with the configured model over gRPC',
 });
 
 /** Starts the retrieval gRPC handlers of `service` on a free port. */
+/** The one chunk of an organization-level text document `a.txt` (no headings, no pages), as indexDocument takes it. */
+function textChunk(orgId: string, documentId: string, text: string): Parameters<RetrievalService['indexDocument']>[2][number] {
+  return {
+    id: randomUUID(),
+    orgId,
+    projectId: null,
+    documentId,
+    fileName: 'a.txt',
+    chunkIndex: 0,
+    text,
+    headingPath: [],
+    startPage: null,
+    endPage: null,
+    pageSpans: [],
+    wordBoxes: [],
+  };
+}
+
 async function serve(service: RetrievalService) {
   return startGrpcServer({
     host: '127.0.0.1',
@@ -85,20 +88,7 @@ it('kbctl reindex with the local model: refuses while it is missing, embeds lexi
   const emptyModels = await mkdtemp(join(tmpdir(), 'kb-no-models-'));
   const orgId = randomUUID();
   const documentId = randomUUID();
-  const chunk = {
-    id: randomUUID(),
-    orgId,
-    projectId: null,
-    documentId,
-    fileName: 'a.txt',
-    chunkIndex: 0,
-    text: 'Hard hats are worn on site.',
-    headingPath: [],
-    startPage: null,
-    endPage: null,
-    pageSpans: [],
-    wordBoxes: [],
-  };
+  const chunk = textChunk(orgId, documentId, 'Hard hats are worn on site.');
   let opened = await openRetrieval(retrievalConfigFromEnv({ RETRIEVAL_DATA_DIR: dir, KB_MODELS_DIR: emptyModels }));
   let grpc = await serve(opened.service);
   try {

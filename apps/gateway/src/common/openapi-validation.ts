@@ -129,24 +129,24 @@ export function applyRules(schema: Json, rules: ValidationMetadata[]): void {
       case 'arrayMaxSize':
         schema.maxItems = a;
         break;
-      case 'isInt':
-        setType(target, 'integer');
-        break;
-      case 'isBoolean':
-        setType(target, 'boolean');
-        break;
-      case 'isString':
-        setType(target, 'string');
-        break;
       case 'isArray':
         setType(schema, 'array');
         break;
-      case 'isObject':
-        setType(target, 'object');
-        break;
+      default: {
+        const type = JSON_TYPE_OF_RULE.get(r.name ?? '');
+        if (type) setType(target, type);
+      }
     }
   }
 }
+
+/** The JSON type a class-validator type rule (by its name) enforces on a value. */
+const JSON_TYPE_OF_RULE: ReadonlyMap<string, string> = new Map([
+  ['isInt', 'integer'],
+  ['isBoolean', 'boolean'],
+  ['isString', 'string'],
+  ['isObject', 'object'],
+]);
 
 /** Sets the JSON type, keeping `null` when the schema allowed it (`nullable`, or a type union). */
 function setType(schema: Json, type: string): void {

@@ -1,6 +1,16 @@
 import { ErrorCode, HTTP_STATUS_BY_CODE } from '@kb/common';
-import { applyDecorators, INestApplication, Type } from '@nestjs/common';
-import { ApiExtension, ApiExtraModels, ApiResponse, DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { applyDecorators, Controller, INestApplication, Type } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiExtension,
+  ApiExtraModels,
+  ApiResponse,
+  ApiTags,
+  DocumentBuilder,
+  getSchemaPath,
+  OpenAPIObject,
+  SwaggerModule,
+} from '@nestjs/swagger';
 import { getMetadataStorage } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 import { isPublicPath } from './request-policy';
@@ -60,6 +70,15 @@ function errorResponse(codes: ErrorCode[]): Json {
       },
     },
   };
+}
+
+/**
+ * A controller of the authenticated API: its routes under `path` (`api/v2/webhooks`), grouped
+ * under the OpenAPI tag `tag` (`Webhooks`), each needing the bearer API key. The same as the stack
+ * `@ApiTags(tag) @ApiBearerAuth() @Controller(path)`, applied in that stack's (bottom-up) order.
+ */
+export function ApiController(tag: string, path: string): ClassDecorator {
+  return applyDecorators(Controller(path), ApiBearerAuth(), ApiTags(tag));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { AppError, charLengthWithin, isUuid, MAX_IDS_PER_REQUEST } from '@kb/common';
 import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsUUID, ValidateBy, ValidationOptions } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, IsUUID, ValidateBy, ValidationOptions } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { metadataProblem } from './body-shape';
 
@@ -142,6 +142,29 @@ export function OptionalUuidList(field: string, description?: string): PropertyD
  * names, requirement texts): at least one character that is not whitespace, and no NUL.
  */
 export const NON_BLANK_PATTERN = '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$';
+
+/**
+ * A text body field of 1 to `max` characters (CharLength) that the service trims and refuses when
+ * blank (names, requirement texts, questions): the OpenAPI property (`minLength: 1`, `maxLength`,
+ * `pattern`, then `example` and `description`) and the class-validator rules, with messages naming
+ * `field` (`name must be a string`, `name must be 1 to 500 characters`). The rules are registered
+ * in the order of the decorator stack they replace (`@ApiProperty @IsString @CharLength`, applied
+ * bottom-up), so the document's 400 example stays the length message.
+ * @param options.optional the field may be omitted (`@IsOptional`, `ApiPropertyOptional`).
+ * @param options.pattern OpenAPI pattern; default {@link NON_BLANK_PATTERN}.
+ */
+export function NonBlankText(
+  field: string,
+  max: number,
+  options: { example: string; description: string; optional?: boolean; pattern?: string },
+): PropertyDecorator {
+  const property = { minLength: 1, maxLength: max, pattern: options.pattern ?? NON_BLANK_PATTERN, example: options.example, description: options.description };
+  return applyDecorators(
+    CharLength(1, max, { message: `${field} must be 1 to ${max} characters` }),
+    IsString({ message: `${field} must be a string` }),
+    ...(options.optional ? [IsOptional(), ApiPropertyOptional(property)] : [ApiProperty(property)]),
+  );
+}
 
 /**
  * Query-string integer: only plain decimal digits (`"007"` → 7) become a number. Anything else

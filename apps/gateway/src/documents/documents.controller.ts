@@ -12,10 +12,10 @@ import {
   pickSnakeFields,
 } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, PageSizeView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
@@ -23,7 +23,7 @@ import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { CharLength, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
+import { CharLength, NonBlankText, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
 
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
 /**
@@ -51,15 +51,11 @@ const UPLOAD_DESCRIPTION = [
 const FILE_EXTENSIONS = { 'x-kb-file-extensions': EXTENSIONS_BY_CONTENT_TYPE };
 
 export class ReserveUploadDto {
-  @ApiProperty({
-    minLength: 1,
-    maxLength: FILE_NAME_MAX_CHARS,
+  @NonBlankText('file_name', FILE_NAME_MAX_CHARS, {
     pattern: FILE_NAME_PATTERN,
     example: 'handbook.pdf',
     description: 'not blank, without path separators (`/`, `\\`) or control characters (checked by the documents service, fileNameProblem)',
   })
-  @IsString({ message: 'file_name must be a string' })
-  @CharLength(1, FILE_NAME_MAX_CHARS, { message: `file_name must be 1 to ${FILE_NAME_MAX_CHARS} characters` })
   file_name: string;
 
   @ApiProperty({
@@ -151,9 +147,7 @@ export function presentChunk(c: documentsV1.DocumentChunk) {
 }
 
 /** /api/v2/documents: thin translation to DocumentsService over gRPC. */
-@ApiTags('Documents')
-@ApiBearerAuth()
-@Controller('api/v2/documents')
+@ApiController('Documents', 'api/v2/documents')
 export class DocumentsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 

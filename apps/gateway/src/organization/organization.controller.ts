@@ -1,14 +1,12 @@
 import { AppError, ErrorCode } from '@kb/common';
-import { Controller, Get, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Get, Req } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { OrganizationView } from '../common/api-models';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { GatewayRequest } from '../common/http-context';
 
 /** GET /api/v2/organization: the organization of the API key. */
-@ApiTags('Organization')
-@ApiBearerAuth()
-@Controller('api/v2/organization')
+@ApiController('Organization', 'api/v2/organization')
 export class OrganizationController {
   @Get()
   @ApiOperation({ operationId: 'getOrganization', summary: 'The organization of the API key' })

@@ -1,21 +1,19 @@
 import { documentsV1 } from '@kb/proto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS } from '@kb/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS, pickSnakeFields } from '@kb/common';
+import { ApiOperation, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ProjectView } from '../common/api-models';
-import { ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
 import { IsOptional, IsString, ValidateIf } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { CharLength, NON_BLANK_PATTERN, UuidParamPipe } from '../common/validation';
+import { CharLength, NON_BLANK_PATTERN, NonBlankText, UuidParamPipe } from '../common/validation';
 
 export class CreateProjectDto {
-  @ApiProperty({ minLength: 1, maxLength: PROJECT_NAME_MAX_CHARS, pattern: NON_BLANK_PATTERN, example: 'Site safety 2026', description: 'not blank' })
-  @IsString({ message: 'name must be a string' })
-  @CharLength(1, PROJECT_NAME_MAX_CHARS, { message: `name must be 1 to ${PROJECT_NAME_MAX_CHARS} characters` })
+  @NonBlankText('name', PROJECT_NAME_MAX_CHARS, { example: 'Site safety 2026', description: 'not blank' })
   name: string;
 
   @ApiPropertyOptional({ maxLength: DESCRIPTION_MAX_CHARS, nullable: true, example: 'Handbooks and method statements for the north site' })
@@ -61,21 +59,11 @@ export class UpdateProjectDto {
 
 /** Project resource as the API shows it (service-api.md §2 "Project"). */
 export function presentProject(p: documentsV1.Project) {
-  return {
-    id: p.id,
-    org_id: p.orgId,
-    name: p.name,
-    description: p.description ?? null,
-    document_count: p.documentCount,
-    created_at: p.createdAt,
-    updated_at: p.updatedAt,
-  };
+  return pickSnakeFields(p, ['id', 'orgId', 'name', 'description', 'documentCount', 'createdAt', 'updatedAt'], null);
 }
 
 /** /api/v2/projects: thin translation to DocumentsService over gRPC. */
-@ApiTags('Projects')
-@ApiBearerAuth()
-@Controller('api/v2/projects')
+@ApiController('Projects', 'api/v2/projects')
 export class ProjectsController {
   constructor(@Inject(DOCUMENTS_CLIENT) private readonly documents: DocumentsClient) {}
 

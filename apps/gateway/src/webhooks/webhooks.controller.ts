@@ -1,13 +1,13 @@
-import { CallContext, ErrorCode, DESCRIPTION_MAX_CHARS, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
+import { CallContext, ErrorCode, DESCRIPTION_MAX_CHARS, pickSnakeFields, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
 import { DELIVERY_STATUSES, deliveryStatus, WEBHOOK_EVENT_TYPES } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, ValidateIf } from 'class-validator';
 import { WebhooksClient } from '../common/clients';
 import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { PaginationQuery } from '../common/pagination.dto';
 import { WEBHOOKS_CLIENT } from '../common/tokens';
 import { CharLength, UuidParamPipe } from '../common/validation';
@@ -113,14 +113,7 @@ class DeliveryView {
 /** Webhook endpoint as the API shows it (decisions.md "Webhooks"); `secret` only at creation. */
 export function presentWebhook(e: webhooksV1.Endpoint) {
   return {
-    id: e.id,
-    org_id: e.orgId,
-    url: e.url,
-    events: e.events,
-    description: e.description ?? null,
-    enabled: e.enabled,
-    created_at: e.createdAt,
-    updated_at: e.updatedAt,
+    ...pickSnakeFields(e, ['id', 'orgId', 'url', 'events', 'description', 'enabled', 'createdAt', 'updatedAt'], null),
     ...(e.secret !== undefined ? { secret: e.secret } : {}),
   };
 }
@@ -128,23 +121,14 @@ export function presentWebhook(e: webhooksV1.Endpoint) {
 /** One delivery of the log. */
 export function presentDelivery(d: webhooksV1.Delivery) {
   return {
-    id: d.id,
-    event: d.event,
-    event_id: d.eventId,
+    ...pickSnakeFields(d, ['id', 'event', 'eventId'], null),
     status: deliveryStatus.fromProto(d.status),
-    attempts: d.attempts,
-    response_status: d.responseStatus ?? null,
-    created_at: d.createdAt,
-    last_attempt_at: d.lastAttemptAt ?? null,
-    next_attempt_at: d.nextAttemptAt ?? null,
-    last_error: d.lastError ?? null,
+    ...pickSnakeFields(d, ['attempts', 'responseStatus', 'createdAt', 'lastAttemptAt', 'nextAttemptAt', 'lastError'], null),
   };
 }
 
 /** /api/v2/webhooks: thin translation to WebhooksService over gRPC. */
-@ApiTags('Webhooks')
-@ApiBearerAuth()
-@Controller('api/v2/webhooks')
+@ApiController('Webhooks', 'api/v2/webhooks')
 export class WebhooksController {
   constructor(@Inject(WEBHOOKS_CLIENT) private readonly webhooks: WebhooksClient) {}
 
