@@ -88,6 +88,36 @@ export async function uploadFile(
   return res.body.data.id;
 }
 
+/** Creates a project named `name` in the key's organization and returns its id; throws when the gateway does not answer 201. */
+export async function createProject(key: string, name: string, url: string = baseUrl()): Promise<string> {
+  const res = await api(key, url).post('/api/v2/projects').send({ name });
+  if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data.id;
+}
+
+/** Two fresh organizations, `<name> A` and `<name> B` (see {@link newOrg}), with a client for each: for isolation checks. */
+export function twoOrgs(name: string) {
+  const orgA = newOrg(`${name} A`);
+  const orgB = newOrg(`${name} B`);
+  return { orgA, orgB, a: api(orgA.key), b: api(orgB.key) };
+}
+
+/**
+ * Starts the processing of the uploaded documents `ids` (POST /api/v2/documents/process, answer not
+ * checked), waits for each with {@link waitForDocument} (`timeoutMs` each) and expects each `completed`.
+ * @returns the documents, in the order of `ids`.
+ */
+export async function processDocuments(key: string, ids: string[], timeoutMs = 120_000, url: string = baseUrl()): Promise<any[]> {
+  await api(key, url).post('/api/v2/documents/process').send({ document_ids: ids });
+  const docs: any[] = [];
+  for (const id of ids) {
+    const doc = await waitForDocument(key, id, timeoutMs, url);
+    expect(doc.status).toBe('completed');
+    docs.push(doc);
+  }
+  return docs;
+}
+
 /** Polls a document until it leaves `processing` (or `timeoutMs` passes); returns it. */
 export async function waitForDocument(key: string, id: string, timeoutMs = 120_000, url: string = baseUrl()): Promise<any> {
   const deadline = Date.now() + timeoutMs;
