@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { api, corpusFile, twoOrgs, uploadFile, waitForDocument } from './support/harness';
+import { corpusFile, twoOrgs, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(300_000);
 

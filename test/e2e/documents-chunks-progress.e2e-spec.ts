@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { api, corpusFile, createProject, twoOrgs, uploadFile, waitForDocument } from './support/harness';
+import { corpusFile, createProject, twoOrgs, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(600_000);
 
