@@ -62,16 +62,10 @@ describe('audit log', () => {
     projectId = (await track('project-create', api(key).post('/api/v2/projects').send({ name: 'Harbour', description: 'yard' }))).body.data.id;
     expect((await track('project-update', api(key).patch(`/api/v2/projects/${projectId}`).send({ name: 'Harbour Yard' }))).status).toBe(200);
     docId = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'harbour-plan.txt', contentType: 'text/plain' }, projectId);
-    expect(
-      (
-        await track(
-          'process',
-          api(key)
-            .post('/api/v2/documents/process')
-            .send({ document_ids: [docId] }),
-        )
-      ).status,
-    ).toBe(200);
+    const processing = api(key)
+      .post('/api/v2/documents/process')
+      .send({ document_ids: [docId] });
+    expect((await track('process', processing)).status).toBe(200);
     expect((await waitForDocument(key, docId)).status).toBe('completed');
 
     const created = await track(
@@ -260,16 +254,10 @@ describe('audit log', () => {
   });
 
   it("keeps a deleted project's events (and its documents' deletion)", async () => {
-    expect(
-      (
-        await track(
-          'doc-delete',
-          api(key)
-            .delete('/api/v2/documents')
-            .send({ document_ids: [docId] }),
-        )
-      ).status,
-    ).toBe(200);
+    const deletion = api(key)
+      .delete('/api/v2/documents')
+      .send({ document_ids: [docId] });
+    expect((await track('doc-delete', deletion)).status).toBe(200);
     // Runs keep referring to the project; delete it once its documents are gone.
     expect((await track('project-delete', api(key).delete(`/api/v2/projects/${projectId}`))).status).toBe(204);
     expect(await one('document.deleted', docId)).toMatchObject({ request_id: rid['doc-delete'], data: { before: { file_name: 'harbour-plan.txt' } } });

@@ -1,4 +1,4 @@
-import { api, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { api, createProject, newOrg, processDocuments, uploadFile } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -26,12 +26,9 @@ describe('issue 13 judge examples through the API', () => {
 
   beforeAll(async () => {
     ({ key } = newOrg('Judge Examples Org'));
-    projectId = (await api(key).post('/api/v2/projects').send({ name: 'Riverside Works' })).body.data.id;
+    projectId = await createProject(key, 'Riverside Works');
     const id = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'riverside-plan.txt', contentType: 'text/plain' }, projectId);
-    await api(key)
-      .post('/api/v2/documents/process')
-      .send({ document_ids: [id] });
-    expect((await waitForDocument(key, id)).status).toBe('completed');
+    await processDocuments(key, [id]);
   });
 
   const verify = async (requirement: string) => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
-import { api, corpusFile, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
+import { api, corpusFile, createProject, newOrg, processDocuments, uploadFile, waitForRun } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -64,12 +64,9 @@ describe('reports of check runs', () => {
 
   beforeAll(async () => {
     ({ key } = newOrg('E2E Reports'));
-    projectId = (await api(key).post('/api/v2/projects').send({ name: 'Injury records' })).body.data.id;
+    projectId = await createProject(key, 'Injury records');
     const docId = await uploadFile(key, { path: corpusFile('pdf/dol_osha-101_injury_illness_incident_report.pdf') }, projectId);
-    await api(key)
-      .post('/api/v2/documents/process')
-      .send({ document_ids: [docId] });
-    expect((await waitForDocument(key, docId)).status).toBe('completed');
+    await processDocuments(key, [docId]);
     const created = await api(key).post('/api/v2/check/runs').send({ project_id: projectId, name: 'OSHA 101 audit', requirements: REQUIREMENTS });
     expect(created.status).toBe(201);
     expect((await api(key).post(`/api/v2/check/runs/${created.body.data.id}/trigger`).send({ skip_breakdown: true })).status).toBe(200);

@@ -1,4 +1,4 @@
-import { api, corpusFile, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
+import { api, corpusFile, createProject, newOrg, processDocuments, uploadFile, waitForRun } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -34,12 +34,9 @@ describe('rerun and compare check runs', () => {
   beforeAll(async () => {
     ({ key } = newOrg('E2E Rerun'));
     ({ key: otherKey } = newOrg('E2E Rerun other'));
-    projectId = (await api(key).post('/api/v2/projects').send({ name: 'Access policy' })).body.data.id;
+    projectId = await createProject(key, 'Access policy');
     policyId = await uploadFile(key, { path: corpusFile(POLICY) }, projectId);
-    await api(key)
-      .post('/api/v2/documents/process')
-      .send({ document_ids: [policyId] });
-    expect((await waitForDocument(key, policyId)).status).toBe('completed');
+    await processDocuments(key, [policyId]);
     const created = await api(key)
       .post('/api/v2/check/runs')
       .send({ project_id: projectId, name: 'Revision A', handbook_ids: [], requirements: [{ text: VPN, metadata: { ref: 'AC-7' } }, { text: VISITORS }] });
@@ -56,10 +53,7 @@ describe('rerun and compare check runs', () => {
   it('POST …/rerun creates a pending run with the same requirements, handbook_ids and source_run_id; it checks the scope as it is now', async () => {
     // The knowledge scope changes: a site plan that states the visitors requirement.
     planId = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'riverside-site-plan.txt', contentType: 'text/plain' }, projectId);
-    await api(key)
-      .post('/api/v2/documents/process')
-      .send({ document_ids: [planId] });
-    expect((await waitForDocument(key, planId)).status).toBe('completed');
+    await processDocuments(key, [planId]);
 
     const res = await api(key).post(`/api/v2/check/runs/${first.id}/rerun`).send({});
     expect(res.status).toBe(201);
@@ -128,7 +122,7 @@ describe('rerun and compare check runs', () => {
   });
 
   it('lists unmatched requirements with before or after null, also across projects; pending requirements compare as pending', async () => {
-    const otherProject = (await api(key).post('/api/v2/projects').send({ name: 'Elsewhere' })).body.data.id;
+    const otherProject = await createProject(key, 'Elsewhere');
     const other = await api(key)
       .post('/api/v2/check/runs')
       .send({ project_id: otherProject, name: 'Other project', requirements: [{ text: VISITORS }, { text: 'Forklift drivers must hold a valid licence.' }] });
@@ -177,7 +171,7 @@ describe('rerun and compare check runs', () => {
       expect(res.body.error.message).toContain('with');
     }
     const { key: thirdKey } = newOrg('E2E Rerun third');
-    const foreignProject = (await api(thirdKey).post('/api/v2/projects').send({ name: 'Theirs' })).body.data.id;
+    const foreignProject = await createProject(thirdKey, 'Theirs');
     const foreignRun = (
       await api(thirdKey)
         .post('/api/v2/check/runs')
@@ -205,10 +199,7 @@ describe('rerun and compare check runs', () => {
       { bytes: Buffer.from(PLAN.replace(/^Visitors must sign in.*\n/m, '')), name: 'riverside-site-plan.txt', contentType: 'text/plain', replaces: planId },
       projectId,
     );
-    await api(key)
-      .post('/api/v2/documents/process')
-      .send({ document_ids: [revisionB] });
-    expect((await waitForDocument(key, revisionB)).status).toBe('completed');
+    await processDocuments(key, [revisionB]);
     const superseded = (await api(key).get(`/api/v2/documents/${planId}`)).body.data;
     expect(superseded).toMatchObject({ superseded_by: revisionB, version: 1 });
 

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { api, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
+import { api, createProject, newOrg, processDocuments, uploadFile, waitForRun } from './support/harness';
 import { startReceiver } from './support/webhook-receiver';
 
 jest.setTimeout(600_000);
@@ -37,12 +37,9 @@ describe('reviews of check results', () => {
       .send({ url: receiver.url('/reviews'), events: ['check_run.requirement_reviewed'] });
     expect(hook.status).toBe(201);
     secret = hook.body.data.secret;
-    projectId = (await api(key).post('/api/v2/projects').send({ name: 'Riverside' })).body.data.id;
+    projectId = await createProject(key, 'Riverside');
     const planId = await uploadFile(key, { bytes: Buffer.from(PLAN), name: 'riverside-plan.txt', contentType: 'text/plain' }, projectId);
-    await api(key)
-      .post('/api/v2/documents/process')
-      .send({ document_ids: [planId] });
-    expect((await waitForDocument(key, planId)).status).toBe('completed');
+    await processDocuments(key, [planId]);
     const created = await api(key)
       .post('/api/v2/check/runs')
       .send({

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { corpusFile, twoOrgs, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -10,10 +10,7 @@ jest.setTimeout(300_000);
  * deletion, and isolation between organizations.
  */
 describe('documents, answers and verification end to end', () => {
-  const orgA = newOrg('E2E Construction A');
-  const orgB = newOrg('E2E Construction B');
-  const a = api(orgA.key);
-  const b = api(orgB.key);
+  const { orgA, a, b } = twoOrgs('E2E Construction');
   let projectId: string;
   const ids: Record<string, string> = {};
 

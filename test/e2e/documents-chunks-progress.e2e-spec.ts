@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { corpusFile, createProject, twoOrgs, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -9,15 +9,12 @@ jest.setTimeout(600_000);
  * `section` (the heading path) on chunks, citations and verify sources.
  */
 describe('document progress, chunks and sections', () => {
-  const orgA = newOrg('E2E Chunks A');
-  const orgB = newOrg('E2E Chunks B');
-  const a = api(orgA.key);
-  const b = api(orgB.key);
+  const { orgA, a, b } = twoOrgs('E2E Chunks');
   let projectId: string;
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    projectId = (await a.post('/api/v2/projects').send({ name: 'Chunks and sections' })).body.data.id;
+    projectId = await createProject(orgA.key, 'Chunks and sections');
     ids.markdown = await uploadFile(orgA.key, { path: corpusFile('markdown/datica_11-incident_response_policy.md') }, projectId);
     ids.docx = await uploadFile(orgA.key, { path: corpusFile('docx/fedramp_oscal_working_with.docx') }, projectId);
     ids.html = await uploadFile(orgA.key, { path: corpusFile('html/osha_heat_app_First_Aid.html') }, projectId);

@@ -1,8 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import request from 'supertest';
-import { api, baseUrl, kbctl, newOrg, ROOT, freePort } from './support/harness';
+import { api, baseUrl, kbctl, newOrg, spawnGateway, suiteGrpcUrls, suiteStack } from './support/harness';
 
 jest.setTimeout(120_000);
 
@@ -11,34 +9,11 @@ jest.setTimeout(120_000);
  * replica behind a load balancer is). Returns its base URL and the child process.
  */
 async function startSecondGateway(): Promise<{ url: string; child: ChildProcess }> {
-  const dataDir = process.env.KB_E2E_DATA_DIR!;
-  const stack = JSON.parse(readFileSync(path.join(dataDir, 'stack.json'), 'utf8'));
-  const secrets = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/main.js')], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      ...process.env,
-      DATABASE_URL: stack.databaseUrl,
-      NATS_URL: process.env.KB_E2E_NATS_URL,
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_PORT: String(port),
-      DOCUMENTS_GRPC_URL: `127.0.0.1:${stack.ports.documents}`,
-      INGESTION_GRPC_URL: `127.0.0.1:${stack.ports.ingestion}`,
-      RETRIEVAL_GRPC_URL: `127.0.0.1:${stack.ports.retrieval}`,
-      CHECK_GRPC_URL: `127.0.0.1:${stack.ports.check}`,
-      AGENT_GRPC_URL: `127.0.0.1:${stack.ports.agent}`,
-      WEBHOOKS_GRPC_URL: `127.0.0.1:${stack.ports.webhooks}`,
-      STORAGE_DRIVER: 'local',
-      STORAGE_LOCAL_DIR: path.join(dataDir, 'objects'),
-      STORAGE_SIGNING_SECRET: secrets.storageSigningSecret,
-      PUBLIC_BASE_URL: `http://localhost:${stack.ports.gateway}`,
-      OTEL_SDK_DISABLED: 'true',
-      LOG_LEVEL: 'warn',
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
+  const stack = suiteStack();
+  const { child, url } = await spawnGateway(
+    { ...suiteGrpcUrls(stack), PUBLIC_BASE_URL: `http://localhost:${stack.ports.gateway}`, OTEL_SDK_DISABLED: 'true', LOG_LEVEL: 'warn' },
+    ['ignore', 'ignore', 'pipe'],
+  );
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`second gateway exited with ${child.exitCode}`);

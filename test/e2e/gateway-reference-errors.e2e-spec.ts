@@ -6,25 +6,19 @@ import path from 'node:path';
 import request from 'supertest';
 import { createGateway, Gateway, GatewayConfig } from '../../apps/gateway/src/gateway';
 import { buildGatewayReference } from '../../apps/gateway/src/reference';
-import { api, baseUrl, newOrg } from './support/harness';
+import { api, baseUrl, newOrg, suiteGrpcUrls, suiteStack } from './support/harness';
 
 jest.setTimeout(180_000);
 
-const stackFile = () => JSON.parse(readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'stack.json'), 'utf8'));
 const secrets = () => JSON.parse(readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'secrets.json'), 'utf8'));
 
 /** Gateway settings pointing at the suite's stack; `overrides` replaces single addresses. */
 function configFor(overrides: Partial<GatewayConfig> = {}): GatewayConfig {
-  const s = stackFile();
+  const s = suiteStack();
   return {
     DATABASE_URL: s.databaseUrl,
     NATS_URL: process.env.KB_E2E_NATS_URL!,
-    DOCUMENTS_GRPC_URL: `127.0.0.1:${s.ports.documents}`,
-    INGESTION_GRPC_URL: `127.0.0.1:${s.ports.ingestion}`,
-    RETRIEVAL_GRPC_URL: `127.0.0.1:${s.ports.retrieval}`,
-    CHECK_GRPC_URL: `127.0.0.1:${s.ports.check}`,
-    AGENT_GRPC_URL: `127.0.0.1:${s.ports.agent}`,
-    WEBHOOKS_GRPC_URL: `127.0.0.1:${s.ports.webhooks}`,
+    ...suiteGrpcUrls(s),
     GATEWAY_BODY_LIMIT_BYTES: 1024 * 1024,
     GATEWAY_KEY_CACHE_TTL_MS: 60_000,
     GATEWAY_REQUEST_TIMEOUT_MS: 330_000,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { api, corpusFile, newOrg, serviceLog, serviceLogSize, takeoversAfterKills, uploadFile, waitForDocument } from './support/harness';
+import { api, corpusFile, newOrg, processDocuments, serviceLog, serviceLogSize, takeoversAfterKills, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(900_000);
 
@@ -37,11 +37,7 @@ describe('ingestion worker crash', () => {
 
     // Reference run without a crash.
     const reference = await uploadFile(key, { path: file, name: 'reference.pdf' });
-    await api(key)
-      .post('/api/v2/documents/process')
-      .send({ document_ids: [reference] });
-    const expected = await waitForDocument(key, reference, 300_000);
-    expect(expected.status).toBe('completed');
+    const [expected] = await processDocuments(key, [reference], 300_000);
 
     const crashed = await uploadFile(key, { path: file, name: 'crashed.pdf' });
     const before = ingestionPid();
@@ -86,11 +82,7 @@ describe('ingestion worker crash', () => {
     // one worker, which is queueing, not takeover).
     const file = corpusFile('txt/debian-fhs-3.0.txt');
     const reference = await uploadFile(key, { path: file, name: 'fhs-reference.txt' });
-    await api(key)
-      .post('/api/v2/documents/process')
-      .send({ document_ids: [reference] });
-    const expected = await waitForDocument(key, reference, 120_000);
-    expect(expected.status).toBe('completed');
+    const [expected] = await processDocuments(key, [reference], 120_000);
     const expectedStored = await storedChunks(key, reference);
     expect(expectedStored).toBe(expected.chunk_count);
 

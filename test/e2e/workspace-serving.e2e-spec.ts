@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { axeViolations, describeBrowser, describeViolations, openWorkspace, type Workspace } from './support/browser';
-import { baseUrl, freePort, newOrg, ROOT, stopChild } from './support/harness';
+import { baseUrl, newOrg, ROOT, spawnGateway, stopChild } from './support/harness';
 
 jest.setTimeout(120_000);
 
@@ -120,32 +120,18 @@ describe('review workspace: a gateway whose workspace is not built', () => {
   const emptyDir = mkdtempSync(path.join(os.tmpdir(), 'kb-web-missing-'));
 
   beforeAll(async () => {
-    const dataDir = process.env.KB_E2E_DATA_DIR!;
-    const stack = JSON.parse(readFileSync(path.join(dataDir, 'stack.json'), 'utf8'));
-    const secrets = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
-    const port = await freePort();
-    child = spawn(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/main.js')], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        DATABASE_URL: stack.databaseUrl,
-        NATS_URL: process.env.KB_E2E_NATS_URL,
-        GATEWAY_HOST: '127.0.0.1',
-        GATEWAY_PORT: String(port),
+    ({ child, url } = await spawnGateway(
+      {
         GATEWAY_WORKSPACE_DIR: emptyDir,
-        STORAGE_DRIVER: 'local',
-        STORAGE_LOCAL_DIR: path.join(dataDir, 'objects'),
-        STORAGE_SIGNING_SECRET: secrets.storageSigningSecret,
         PUBLIC_BASE_URL: 'https://files.example.test:8443/',
         METRICS_ENABLED: 'false',
         OTEL_SDK_DISABLED: 'true',
         LOG_LEVEL: 'warn',
       },
-    });
+      ['ignore', 'pipe', 'pipe'],
+    ));
     child.stdout!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${stderr}`);

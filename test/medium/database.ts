@@ -25,3 +25,25 @@ export async function createTestDatabase(label: string): Promise<string> {
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/**
+ * A fresh test database for the enclosing `describe` block (or spec file): a `beforeAll` creates it
+ * with {@link createTestDatabase} and opens it with `open`, and an `afterAll` closes it.
+ * @param label part of the database name (as for {@link createTestDatabase}).
+ * @param open the service's own open*Database function (it runs the service's migrations).
+ * @returns a function giving the open connection; it throws when called before the `beforeAll` ran
+ *   (e.g. while the tests are being collected).
+ */
+export function useTestDatabase<T extends { destroy(): Promise<unknown> }>(label: string, open: (url: string) => Promise<T>): () => T {
+  let db: T | undefined;
+  beforeAll(async () => {
+    db = await open(await createTestDatabase(label));
+  });
+  afterAll(async () => {
+    await db?.destroy();
+  });
+  return () => {
+    if (!db) throw new Error(`useTestDatabase('${label}'): the database is open only while the tests run (after beforeAll)`);
+    return db;
+  };
+}

@@ -38,6 +38,10 @@ describe('runConsumer: ack wait and heartbeats', () => {
     await server.stop();
   });
 
+  /**
+   * A fresh connection, stream and subject, and the consumer options the cases share (the short ack
+   * wait, 5 deliveries, one slot, a capturing logger whose JSON lines are in `lines`).
+   */
   async function setup() {
     n += 1;
     const nc = await connectNats(server.url, `spec-${n}`, 5000);
@@ -45,7 +49,10 @@ describe('runConsumer: ack wait and heartbeats', () => {
     const stream = `SPEC_${n}`;
     const subject = `spec.${n}.work`;
     await ensureStream(nc, stream, [subject]);
-    return { nc, stream, subject, durable: `worker-${n}` };
+    const durable = `worker-${n}`;
+    const { logger, lines } = capturingLogger();
+    const options = { stream, durable, filterSubject: subject, ackWaitMs: ACK_WAIT_MS, maxDeliver: 5, concurrency: 1, logger };
+    return { nc, subject, durable, lines, options };
   }
 
   it('defaults to a 10 s ack wait with a heartbeat every 2 s', () => {
@@ -56,17 +63,10 @@ describe('runConsumer: ack wait and heartbeats', () => {
   });
 
   it('never redelivers a slow but alive step (3.5 × the ack wait)', async () => {
-    const { nc, stream, subject, durable } = await setup();
-    const { logger } = capturingLogger();
+    const { nc, subject, options } = await setup();
     const deliveries: Delivery[] = [];
     const consumer = await runConsumer<{ id: string }>(nc, {
-      stream,
-      durable,
-      filterSubject: subject,
-      ackWaitMs: ACK_WAIT_MS,
-      maxDeliver: 5,
-      concurrency: 1,
-      logger,
+      ...options,
       handler: async (_payload, delivery) => {
         deliveries.push(delivery);
         await sleep(3.5 * ACK_WAIT_MS);
@@ -81,16 +81,11 @@ describe('runConsumer: ack wait and heartbeats', () => {
   });
 
   it('never redelivers a message waiting for a free slot (6 slow messages, 2 slots)', async () => {
-    const { nc, stream, subject, durable } = await setup();
+    const { nc, subject, options } = await setup();
     const deliveries: Array<[string, number]> = [];
     const consumer = await runConsumer<{ id: string }>(nc, {
-      stream,
-      durable,
-      filterSubject: subject,
-      ackWaitMs: ACK_WAIT_MS,
-      maxDeliver: 5,
+      ...options,
       concurrency: 2,
-      logger: capturingLogger().logger,
       handler: async (payload, delivery) => {
         deliveries.push([payload.id, delivery.attempt]);
         await sleep(2 * ACK_WAIT_MS);
@@ -106,8 +101,7 @@ describe('runConsumer: ack wait and heartbeats', () => {
   });
 
   it('hands the work of a worker that died mid-job to another worker, once', async () => {
-    const { nc: first, stream, subject, durable } = await setup();
-    const options = { stream, durable, filterSubject: subject, ackWaitMs: ACK_WAIT_MS, maxDeliver: 5, concurrency: 1, logger: capturingLogger().logger };
+    const { nc: first, subject, options } = await setup();
     let release!: () => void;
     const stuck = new Promise<void>((r) => (release = r));
     let started = false;
@@ -141,17 +135,10 @@ describe('runConsumer: ack wait and heartbeats', () => {
   });
 
   it('logs an event loop blocked past half the ack wait', async () => {
-    const { nc, stream, subject, durable } = await setup();
-    const { logger, lines } = capturingLogger();
+    const { nc, subject, durable, lines, options } = await setup();
     let done = false;
     const consumer = await runConsumer<{ id: string }>(nc, {
-      stream,
-      durable,
-      filterSubject: subject,
-      ackWaitMs: ACK_WAIT_MS,
-      maxDeliver: 5,
-      concurrency: 1,
-      logger,
+      ...options,
       handler: async () => {
         await sleep(400);
         const until = Date.now() + 0.7 * ACK_WAIT_MS;
@@ -176,20 +163,15 @@ describe('runConsumer: ack wait and heartbeats', () => {
    */
   async function duplicateDelivery(firstRun: 'succeeds' | 'fails') {
     const ackWaitMs = 1000; // shorter than the other cases': this one waits for a redelivery
-    const { nc, stream, subject, durable } = await setup();
-    const { logger, lines } = capturingLogger();
+    const { nc, subject, lines, options } = await setup();
     const runs: Array<{ attempt: number; start: number; end: number }> = [];
     let running = 0;
     let overlapped = false;
     const consumer = await runConsumer<{ id: string }>(nc, {
-      stream,
-      durable,
-      filterSubject: subject,
+      ...options,
       ackWaitMs,
-      maxDeliver: 5,
       concurrency: 2,
       retryDelayMs: 20 * ackWaitMs, // a nak's own redelivery comes after the test
-      logger,
       singleFlightKey: (payload) => payload.id,
       handler: async (_payload, delivery) => {
         overlapped ||= running > 0;

@@ -1,4 +1,4 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn, type StdioOptions } from 'node:child_process';
 import net from 'node:net';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { readFileSync, statSync } from 'node:fs';
@@ -60,6 +60,52 @@ export function api(key: string, url: string = baseUrl()) {
 /** Content types by file extension (the service's accepted upload types). */
 export const CONTENT_TYPES = CONTENT_TYPE_BY_EXTENSION;
 
+/** The suite stack's own description (`<KB_E2E_DATA_DIR>/stack.json`, written by the global setup): its database URL and each service's port. */
+export function suiteStack(): { databaseUrl: string; ports: Record<string, number> } {
+  return JSON.parse(readFileSync(path.join(process.env.KB_E2E_DATA_DIR!, 'stack.json'), 'utf8'));
+}
+
+/** The gRPC addresses of the suite stack's services (`host:port`), under the names of the gateway's settings. */
+export function suiteGrpcUrls(stack = suiteStack()) {
+  return {
+    DOCUMENTS_GRPC_URL: `127.0.0.1:${stack.ports.documents}`,
+    INGESTION_GRPC_URL: `127.0.0.1:${stack.ports.ingestion}`,
+    RETRIEVAL_GRPC_URL: `127.0.0.1:${stack.ports.retrieval}`,
+    CHECK_GRPC_URL: `127.0.0.1:${stack.ports.check}`,
+    AGENT_GRPC_URL: `127.0.0.1:${stack.ports.agent}`,
+    WEBHOOKS_GRPC_URL: `127.0.0.1:${stack.ports.webhooks}`,
+  };
+}
+
+/**
+ * Spawns a further gateway process (the built `dist/apps/gateway/src/main.js`) on a free port of
+ * 127.0.0.1, against the suite's PostgreSQL and NATS and its local object storage (folder and
+ * signing secret of the global setup); `env` adds or replaces settings. It does not wait for the
+ * gateway to be ready.
+ * @returns the child process and the gateway's base URL.
+ */
+export async function spawnGateway(env: NodeJS.ProcessEnv, stdio: StdioOptions): Promise<{ child: ChildProcess; url: string }> {
+  const dataDir = process.env.KB_E2E_DATA_DIR!;
+  const secrets = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/apps/gateway/src/main.js')], {
+    cwd: ROOT,
+    stdio,
+    env: {
+      ...process.env,
+      DATABASE_URL: suiteStack().databaseUrl,
+      NATS_URL: process.env.KB_E2E_NATS_URL,
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(port),
+      STORAGE_DRIVER: 'local',
+      STORAGE_LOCAL_DIR: path.join(dataDir, 'objects'),
+      STORAGE_SIGNING_SECRET: secrets.storageSigningSecret,
+      ...env,
+    },
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
 /**
  * Reserves a slot (as the next version of `file.replaces` when set), PUTs the bytes to the presigned URL (no
  * bearer header), and returns the document id.
@@ -86,6 +132,36 @@ export async function uploadFile(
   const put = await fetch(res.body.data.upload.url, { method: 'PUT', headers: { 'Content-Type': res.body.data.upload.recommended_content_type }, body: bytes });
   if (put.status !== 200) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
   return res.body.data.id;
+}
+
+/** Creates a project named `name` in the key's organization and returns its id; throws when the gateway does not answer 201. */
+export async function createProject(key: string, name: string, url: string = baseUrl()): Promise<string> {
+  const res = await api(key, url).post('/api/v2/projects').send({ name });
+  if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data.id;
+}
+
+/** Two fresh organizations, `<name> A` and `<name> B` (see {@link newOrg}), with a client for each: for isolation checks. */
+export function twoOrgs(name: string) {
+  const orgA = newOrg(`${name} A`);
+  const orgB = newOrg(`${name} B`);
+  return { orgA, orgB, a: api(orgA.key), b: api(orgB.key) };
+}
+
+/**
+ * Starts the processing of the uploaded documents `ids` (POST /api/v2/documents/process, answer not
+ * checked), waits for each with {@link waitForDocument} (`timeoutMs` each) and expects each `completed`.
+ * @returns the documents, in the order of `ids`.
+ */
+export async function processDocuments(key: string, ids: string[], timeoutMs = 120_000, url: string = baseUrl()): Promise<any[]> {
+  await api(key, url).post('/api/v2/documents/process').send({ document_ids: ids });
+  const docs: any[] = [];
+  for (const id of ids) {
+    const doc = await waitForDocument(key, id, timeoutMs, url);
+    expect(doc.status).toBe('completed');
+    docs.push(doc);
+  }
+  return docs;
 }
 
 /** Polls a document until it leaves `processing` (or `timeoutMs` passes); returns it. */

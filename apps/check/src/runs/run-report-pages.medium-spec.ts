@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../../../../test/medium/database';
+import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
 
@@ -17,15 +16,10 @@ const result = (i: number): SubRequirementResult[] => [
 ];
 
 describe('RunsRepository report pages on PostgreSQL', () => {
-  let db: DataSource;
+  const db = useTestDatabase('report_pages', openCheckDatabase);
   let runs: RunsRepository;
-
-  beforeAll(async () => {
-    db = await openCheckDatabase(await createTestDatabase('report_pages'));
-    runs = new RunsRepository(db);
-  });
-  afterAll(async () => {
-    await db?.destroy();
+  beforeAll(() => {
+    runs = new RunsRepository(db());
   });
 
   it('pages through a run in order_index order; each page carries only its requirements’ sub-requirements; another org reads nothing', async () => {

@@ -1,7 +1,6 @@
 import { ErrorCode } from '@kb/common';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../../../../test/medium/database';
+import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { compareRequirements } from './run-compare';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
@@ -25,15 +24,10 @@ const compliant: SubRequirementResult = {
 const missing: SubRequirementResult = { text: 'b', justification: 'Not found.', score: 0.1, verdict: 'NOT_FOUND', sources: [] };
 
 describe('RunsRepository rerun on PostgreSQL', () => {
-  let db: DataSource;
+  const db = useTestDatabase('rerun', openCheckDatabase);
   let runs: RunsRepository;
-
-  beforeAll(async () => {
-    db = await openCheckDatabase(await createTestDatabase('rerun'));
-    runs = new RunsRepository(db);
-  });
-  afterAll(async () => {
-    await db?.destroy();
+  beforeAll(() => {
+    runs = new RunsRepository(db());
   });
 
   /** Triggers `runId` and stores the given result for each requirement (null = left pending). */
@@ -99,7 +93,7 @@ describe('RunsRepository rerun on PostgreSQL', () => {
     const run = await runs.create(ORG, { projectId: randomUUID(), name: 'Mine', handbookIds: [], requirements: [{ text: 'R', metadata: null }] });
     await expect(runs.rerun(OTHER_ORG, run.id, 'x')).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
     await expect(runs.rerun(ORG, randomUUID(), 'x')).rejects.toMatchObject({ code: ErrorCode.NOT_FOUND });
-    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM check_runs WHERE org_id = $1`, [OTHER_ORG]);
+    const [{ n }] = await db().query(`SELECT count(*)::int AS n FROM check_runs WHERE org_id = $1`, [OTHER_ORG]);
     expect(n).toBe(0);
   });
 

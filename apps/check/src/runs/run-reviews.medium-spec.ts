@@ -1,7 +1,6 @@
 import { ErrorCode } from '@kb/common';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../../../../test/medium/database';
+import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
 
@@ -16,15 +15,10 @@ const compliant: SubRequirementResult = { text: 'a', justification: 'stated', sc
 const missing: SubRequirementResult = { text: 'b', justification: 'not found', score: 0.1, verdict: 'NOT_FOUND', sources: [] };
 
 describe('RunsRepository reviews on PostgreSQL', () => {
-  let db: DataSource;
+  const db = useTestDatabase('reviews', openCheckDatabase);
   let runs: RunsRepository;
-
-  beforeAll(async () => {
-    db = await openCheckDatabase(await createTestDatabase('reviews'));
-    runs = new RunsRepository(db);
-  });
-  afterAll(async () => {
-    await db?.destroy();
+  beforeAll(() => {
+    runs = new RunsRepository(db());
   });
 
   /** A run of `results.length` requirements, triggered, with the given machine results stored (null = left pending). */
@@ -44,7 +38,7 @@ describe('RunsRepository reviews on PostgreSQL', () => {
     return { run, generation: t.run.generation, ids: t.requirementIds };
   }
   const events = async (runId: string) =>
-    await db.query<{ type: string; payload: { org_id: string; data: any } }[]>(
+    await db().query<{ type: string; payload: { org_id: string; data: any } }[]>(
       `SELECT type, payload FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`,
       [`check_run:${runId}`],
     );

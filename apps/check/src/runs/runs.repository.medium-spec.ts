@@ -1,7 +1,6 @@
 import { AppError, ErrorCode } from '@kb/common';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../../../../test/medium/database';
+import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
 
@@ -21,15 +20,10 @@ const compliant = (text: string): SubRequirementResult => ({
 const missing = (text: string): SubRequirementResult => ({ text, justification: 'not found', score: 0.1, verdict: 'NOT_FOUND', sources: [] });
 
 describe('RunsRepository on PostgreSQL', () => {
-  let db: DataSource;
+  const db = useTestDatabase('runs', openCheckDatabase);
   let runs: RunsRepository;
-
-  beforeAll(async () => {
-    db = await openCheckDatabase(await createTestDatabase('runs'));
-    runs = new RunsRepository(db);
-  });
-  afterAll(async () => {
-    await db?.destroy();
+  beforeAll(() => {
+    runs = new RunsRepository(db());
   });
 
   const newRun = (orgId = ORG, texts = ['R1', 'R2', 'R3']) =>
@@ -40,7 +34,7 @@ describe('RunsRepository on PostgreSQL', () => {
       requirements: texts.map((text) => ({ text, metadata: { ref: text } })),
     });
   const outboxTypes = async (runId: string): Promise<string[]> =>
-    (await db.query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`check_run:${runId}`])).map((r: { type: string }) => r.type);
+    (await db().query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`check_run:${runId}`])).map((r: { type: string }) => r.type);
 
   it('creates a pending run with its requirements in order, visible only to its org', async () => {
     const run = await newRun();

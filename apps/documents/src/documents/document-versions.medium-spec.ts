@@ -1,19 +1,13 @@
 import { CallContext, ErrorCode } from '@kb/common';
-import { createLocalStorageHandler, LocalObjectStorage } from '@kb/storage';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../../../../test/medium/database';
+import { useTestDatabase } from '../../../../test/medium/database';
 import { openDocumentsDatabase } from '../database/database';
 import { ProjectsRepository } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
 import type { DocumentEntity } from './document.entity';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
+import { serveLocalStorage, type ServedStorage } from './testing/served-storage';
 
 // Document versions (decisions.md "Document versions", docs/retrieval.md "Document versions: one
 // switch point") against real PostgreSQL: the chain, 404/409, org and project isolation, a failed
@@ -25,33 +19,20 @@ const OTHER: CallContext = { orgId: 'org-versions-b', requestId: 'r2' };
 const TXT = Buffer.from('Hard hats are required on site.\n');
 
 describe('Document versions on PostgreSQL', () => {
-  let db: DataSource;
-  let server: http.Server;
-  let rootDir: string;
+  const db = useTestDatabase('versions', openDocumentsDatabase);
+  let served: ServedStorage | undefined;
   let repository: DocumentsRepository;
   let documents: DocumentsService;
   let projects: ProjectsService;
 
   beforeAll(async () => {
-    db = await openDocumentsDatabase(await createTestDatabase('versions'));
-    rootDir = mkdtempSync(path.join(os.tmpdir(), 'kb-medium-versions-'));
-    let handler: ReturnType<typeof createLocalStorageHandler> | undefined;
-    server = http.createServer((req, res) => void handler!(req, res).then((handled) => handled || res.writeHead(404).end()));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const storage = new LocalObjectStorage({
-      rootDir,
-      publicBaseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      signingSecret: 'medium-versions-signing-secret',
-      maxUploadBytes: 1024 * 1024,
-    });
-    await storage.ensureReady();
-    handler = createLocalStorageHandler(storage);
-    repository = new DocumentsRepository(db);
-    projects = new ProjectsService(new ProjectsRepository(db));
+    served = await serveLocalStorage('kb-medium-versions-', 'medium-versions-signing-secret');
+    repository = new DocumentsRepository(db());
+    projects = new ProjectsService(new ProjectsRepository(db()));
     documents = new DocumentsService({
       repository,
       projects,
-      storage,
+      storage: served.storage,
       publishProcessRequested: async () => undefined,
       deleteIndexedChunks: async () => undefined,
       publishDeleted: async () => undefined,
@@ -59,10 +40,7 @@ describe('Document versions on PostgreSQL', () => {
     });
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-    await db?.destroy();
-    if (rootDir) rmSync(rootDir, { recursive: true, force: true });
+    await served?.close();
   });
 
   /** Reserves a text document (optionally a new version of `replaces`) and uploads its bytes. */

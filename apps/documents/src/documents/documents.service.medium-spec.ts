@@ -1,18 +1,13 @@
 import { CallContext, ErrorCode } from '@kb/common';
 import type { ProcessRequestedEvent } from '@kb/events';
-import { createLocalStorageHandler, LocalObjectStorage } from '@kb/storage';
-import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { DataSource } from 'typeorm';
-import { createTestDatabase } from '../../../../test/medium/database';
+import type { LocalObjectStorage } from '@kb/storage';
+import { useTestDatabase } from '../../../../test/medium/database';
 import { openDocumentsDatabase } from '../database/database';
 import { ProjectsRepository } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
+import { serveLocalStorage, type ServedStorage } from './testing/served-storage';
 
 // The documents use cases against their real repositories (PostgreSQL) and the real local object
 // storage behind a real HTTP server (presigned PUT/GET URLs): upload slots, processing starts
@@ -24,9 +19,8 @@ const OTHER: CallContext = { orgId: 'org-docs-b', requestId: 'r2' };
 const PDF_BYTES = Buffer.from('%PDF-1.4\n% a small file\n%%EOF\n');
 
 describe('DocumentsService on PostgreSQL', () => {
-  let db: DataSource;
-  let server: http.Server;
-  let rootDir: string;
+  const db = useTestDatabase('documents', openDocumentsDatabase);
+  let served: ServedStorage | undefined;
   let storage: LocalObjectStorage;
   let repository: DocumentsRepository;
   let documents: DocumentsService;
@@ -34,21 +28,10 @@ describe('DocumentsService on PostgreSQL', () => {
   const calls = { processRequested: [] as ProcessRequestedEvent[], chunksDeleted: [] as string[][], deleted: [] as string[][], publishFails: false };
 
   beforeAll(async () => {
-    db = await openDocumentsDatabase(await createTestDatabase('documents'));
-    rootDir = mkdtempSync(path.join(os.tmpdir(), 'kb-medium-storage-'));
-    let handler: ReturnType<typeof createLocalStorageHandler> | undefined;
-    server = http.createServer((req, res) => void handler!(req, res).then((handled) => handled || res.writeHead(404).end()));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    storage = new LocalObjectStorage({
-      rootDir,
-      publicBaseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      signingSecret: 'medium-test-signing-secret',
-      maxUploadBytes: 1024 * 1024,
-    });
-    await storage.ensureReady();
-    handler = createLocalStorageHandler(storage);
-    repository = new DocumentsRepository(db);
-    projects = new ProjectsService(new ProjectsRepository(db));
+    served = await serveLocalStorage('kb-medium-storage-', 'medium-test-signing-secret');
+    storage = served.storage;
+    repository = new DocumentsRepository(db());
+    projects = new ProjectsService(new ProjectsRepository(db()));
     documents = new DocumentsService({
       repository,
       projects,
@@ -69,10 +52,7 @@ describe('DocumentsService on PostgreSQL', () => {
     calls.publishFails = false;
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-    await db?.destroy();
-    if (rootDir) rmSync(rootDir, { recursive: true, force: true });
+    await served?.close();
   });
 
   /** Reserves a slot for a PDF and uploads `bytes` to it (null: nothing uploaded). */
@@ -90,7 +70,7 @@ describe('DocumentsService on PostgreSQL', () => {
     return document;
   }
   const outboxTypes = async (id: string): Promise<string[]> =>
-    (await db.query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`document:${id}`])).map((r: { type: string }) => r.type);
+    (await db().query(`SELECT type FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`document:${id}`])).map((r: { type: string }) => r.type);
 
   it("reserves an upload slot in a project of the org, and refuses another org's project", async () => {
     const { project } = await projects.create(ORG, { name: 'Safety', description: null });

@@ -1,17 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { extractDocument, ExtractionError } from './index';
 import { corpus } from './testing/corpus';
+import { useTempDir } from './testing/temp-dir';
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 describe('DOCX extraction (mammoth)', () => {
-  let tmp: string;
-  beforeAll(() => {
-    tmp = mkdtempSync(path.join(tmpdir(), 'kb-docx-spec-'));
-  });
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const tmp = useTempDir('kb-docx-spec-');
 
   it('keeps Word headings with their levels, paragraphs and tables (header = first row)', async () => {
     const doc = await extractDocument(corpus('docx/fedramp_oscal_Overview.docx'), DOCX);
@@ -58,7 +53,7 @@ describe('DOCX extraction (mammoth)', () => {
   });
 
   it('rejects a file that is not a ZIP package as CORRUPT_FILE', async () => {
-    const file = path.join(tmp, 'notes.docx');
+    const file = tmp('notes.docx');
     writeFileSync(file, 'just some text, not a Word document');
     const error = await extractDocument(file, DOCX).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ExtractionError);
@@ -68,7 +63,7 @@ describe('DOCX extraction (mammoth)', () => {
   it('rejects a damaged ZIP (a truncated corpus DOCX) as CORRUPT_FILE', async () => {
     const { readFileSync } = await import('node:fs');
     const bytes = readFileSync(corpus('docx/fedramp_oscal_Overview.docx'));
-    const file = path.join(tmp, 'truncated.docx');
+    const file = tmp('truncated.docx');
     writeFileSync(file, bytes.subarray(0, Math.floor(bytes.length / 2)));
     const error = await extractDocument(file, DOCX).catch((e: unknown) => e);
     expect((error as ExtractionError).code).toBe('CORRUPT_FILE');
@@ -76,13 +71,13 @@ describe('DOCX extraction (mammoth)', () => {
 
   it('tells legacy .doc files and password-protected Office files apart (OLE containers)', async () => {
     const ole = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
-    const legacy = path.join(tmp, 'legacy.docx');
+    const legacy = tmp('legacy.docx');
     writeFileSync(legacy, Buffer.concat([ole, Buffer.alloc(512)]));
     const legacyError = (await extractDocument(legacy, DOCX).catch((e: unknown) => e)) as ExtractionError;
     expect(legacyError.code).toBe('UNSUPPORTED_TYPE');
     expect(legacyError.message).toMatch(/save it as \.docx/);
 
-    const locked = path.join(tmp, 'locked.docx');
+    const locked = tmp('locked.docx');
     writeFileSync(locked, Buffer.concat([ole, Buffer.alloc(64), Buffer.from('EncryptedPackage', 'utf16le'), Buffer.alloc(64)]));
     const lockedError = (await extractDocument(locked, DOCX).catch((e: unknown) => e)) as ExtractionError;
     expect(lockedError.code).toBe('ENCRYPTED');

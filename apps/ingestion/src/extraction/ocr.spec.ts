@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createContext } from './context';
 import { extractDocument, ExtractionError } from './index';
 import { dpiForPage, mapWithConcurrency } from './ocr';
 import { corpus, hasTool, whichTool, wordOverlap } from './testing/corpus';
+import { useTempDir } from './testing/temp-dir';
 
 const ocrTools = hasTool('tesseract') && hasTool('pdftoppm');
 const withOcr = ocrTools ? it : it.skip;
@@ -15,11 +16,7 @@ function ocrTempDirs(): string[] {
 }
 
 describe('OCR (tesseract)', () => {
-  let tmp: string;
-  beforeAll(() => {
-    tmp = mkdtempSync(path.join(tmpdir(), 'kb-ocr-spec-'));
-  });
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const tmp = useTempDir('kb-ocr-spec-');
 
   withOcr(
     'reads the scanned Linn brochure with 90%+ word overlap against the ground truth, and cleans its temp files',
@@ -44,7 +41,7 @@ describe('OCR (tesseract)', () => {
   withOcr(
     'reads an image file, here a page scanned upside down (page 3 of ocrmypdf_cardinal.pdf as PNG)',
     async () => {
-      const png = path.join(tmp, 'cardinal-180');
+      const png = tmp('cardinal-180');
       execFileSync('pdftoppm', ['-r', '150', '-gray', '-png', '-f', '3', '-l', '3', '-singlefile', corpus('pdf_scanned/ocrmypdf_cardinal.pdf'), png]);
       const doc = await extractDocument(`${png}.png`, 'image/png');
       const text = doc.blocks.map((b) => b.text).join('\n');
@@ -56,7 +53,7 @@ describe('OCR (tesseract)', () => {
   );
 
   it('fails with OCR_UNAVAILABLE, saying to install tesseract-ocr, when tesseract is not on PATH', async () => {
-    const bin = path.join(tmp, 'bin-without-tesseract');
+    const bin = tmp('bin-without-tesseract');
     mkdirSync(bin, { recursive: true });
     for (const tool of ['pdfinfo', 'pdftotext', 'pdftoppm', 'pdfimages']) {
       const real = whichTool(tool);

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import JSZip from 'jszip';
 import { extractDocument, ExtractionError } from './index';
 import { corpus } from './testing/corpus';
+import { useTempDir } from './testing/temp-dir';
 
 // Each extraction starts a worker thread that compiles and loads the extractor: seconds on a loaded 2-core machine.
 jest.setTimeout(60_000);
@@ -48,11 +48,7 @@ async function buildOdt(body: string, options: { automaticStyles?: string; meta?
 }
 
 describe('ODT extraction (JSZip + cheerio)', () => {
-  let tmp: string;
-  beforeAll(() => {
-    tmp = mkdtempSync(path.join(tmpdir(), 'kb-odt-spec-'));
-  });
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const tmp = useTempDir('kb-odt-spec-');
 
   it('keeps headings with their levels, paragraphs with their footnotes, list items and tables (header = first row)', async () => {
     const doc = await extractDocument(FIXTURE, ODT);
@@ -80,7 +76,7 @@ describe('ODT extraction (JSZip + cheerio)', () => {
   });
 
   it('reads spans, spaces, tabs, links and line breaks; leaves out comments, tracked deletions, hidden text, images and the table of contents', async () => {
-    const file = path.join(tmp, 'inline.odt');
+    const file = tmp('inline.odt');
     writeFileSync(
       file,
       await buildOdt(
@@ -112,7 +108,7 @@ describe('ODT extraction (JSZip + cheerio)', () => {
   });
 
   it('keeps merged cells aligned, puts notes cited in a table after it, reads a one-column table as paragraphs, and takes the title from meta.xml without a heading', async () => {
-    const file = path.join(tmp, 'tables.odt');
+    const file = tmp('tables.odt');
     const cell = (text: string, extra = '') => `<table:table-cell><text:p>${text}</text:p>${extra}</table:table-cell>`;
     writeFileSync(
       file,
@@ -155,7 +151,7 @@ describe('ODT extraction (JSZip + cheerio)', () => {
       }),
     );
     zip.file('content.xml', Buffer.from('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', 'hex'), { compression: 'STORE' });
-    const file = path.join(tmp, 'encrypted.odt');
+    const file = tmp('encrypted.odt');
     writeFileSync(file, await zip.generateAsync({ type: 'nodebuffer' }));
     const error = (await extractDocument(file, ODT).catch((e: unknown) => e)) as ExtractionError;
     expect(error).toBeInstanceOf(ExtractionError);
@@ -164,7 +160,7 @@ describe('ODT extraction (JSZip + cheerio)', () => {
   });
 
   it('rejects a file that is not a ZIP package as CORRUPT_FILE', async () => {
-    const file = path.join(tmp, 'notes.odt');
+    const file = tmp('notes.odt');
     writeFileSync(file, 'just some text, not an OpenDocument file');
     const error = (await extractDocument(file, ODT).catch((e: unknown) => e)) as ExtractionError;
     expect(error).toBeInstanceOf(ExtractionError);
@@ -174,7 +170,7 @@ describe('ODT extraction (JSZip + cheerio)', () => {
 
   it('rejects a damaged package (a truncated ODT) and a ZIP without content.xml (a Word file named .odt) as CORRUPT_FILE', async () => {
     const bytes = readFileSync(FIXTURE);
-    const truncated = path.join(tmp, 'truncated.odt');
+    const truncated = tmp('truncated.odt');
     writeFileSync(truncated, bytes.subarray(0, Math.floor(bytes.length / 2)));
     expect(((await extractDocument(truncated, ODT).catch((e: unknown) => e)) as ExtractionError).code).toBe('CORRUPT_FILE');
     const docx = (await extractDocument(corpus('docx/fedramp_oscal_Overview.docx'), ODT).catch((e: unknown) => e)) as ExtractionError;
@@ -186,7 +182,7 @@ describe('ODT extraction (JSZip + cheerio)', () => {
     const zip = await JSZip.loadAsync(readFileSync(FIXTURE));
     const content = (await zip.file('content.xml')!.async('string')).replace(/<office:text>[\s\S]*<\/office:text>/, '<office:text/>');
     zip.file('content.xml', content);
-    const file = path.join(tmp, 'empty.odt');
+    const file = tmp('empty.odt');
     writeFileSync(file, await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
     const error = (await extractDocument(file, ODT).catch((e: unknown) => e)) as ExtractionError;
     expect(error.code).toBe('NO_TEXT');

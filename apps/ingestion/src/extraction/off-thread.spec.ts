@@ -1,10 +1,9 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { extractDocument, ExtractedDocument, ExtractionError } from './index';
 import { corpus } from './testing/corpus';
 import { writeLargeDocx, writeLargeHtml, writeLargeXlsx, writeLyingZipBomb } from './testing/large-files';
+import { useTempDir } from './testing/temp-dir';
 
 jest.setTimeout(300_000);
 
@@ -35,11 +34,7 @@ async function loopStall<T>(work: () => Promise<T>): Promise<{ maxMs: number; re
 const MAX_STALL_MS = 2000;
 
 describe('large DOCX / XLSX / HTML are extracted off the event loop', () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'kb-offthread-spec-'));
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = useTempDir('kb-offthread-spec-');
 
   const cases: [string, string, string, (file: string) => Promise<void>, (doc: ExtractedDocument) => void][] = [
     [
@@ -80,7 +75,7 @@ describe('large DOCX / XLSX / HTML are extracted off the event loop', () => {
   ];
 
   it.each(cases)('%s: the loop never stalls for seconds, the text is all there', async (label, name, type, write, check) => {
-    const file = path.join(dir, name);
+    const file = dir(name);
     await write(file);
     const { maxMs, result, wallMs } = await loopStall(() => extractDocument(file, type));
     // Printed for the record (docs/ingestion.md "Large files"); the assertion is the stall bound.
@@ -93,14 +88,12 @@ describe('large DOCX / XLSX / HTML are extracted off the event loop', () => {
 });
 
 describe('off-thread extraction: limits, failures, progress and cancellation', () => {
-  let dir: string;
+  const dir = useTempDir('kb-offthread-limits-');
   let bigDocx: string;
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'kb-offthread-limits-'));
-    bigDocx = path.join(dir, 'big.docx');
+    bigDocx = dir('big.docx');
     await writeLargeDocx(bigDocx, 30_000);
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** The process is still able to extract after a failure: a real DOCX of the corpus. */
   async function stillWorks(): Promise<void> {
@@ -121,7 +114,7 @@ describe('off-thread extraction: limits, failures, progress and cancellation', (
   });
 
   it('a zip bomb whose headers lie about its size fails with TOO_LARGE before it is inflated into memory', async () => {
-    const file = path.join(dir, 'liar.docx');
+    const file = dir('liar.docx');
     await writeLyingZipBomb(file, 200 * 1024 * 1024);
     expect(statSync(file).size).toBeLessThan(2 * 1024 * 1024);
     const error = await extractDocument(file, DOCX).catch((e: unknown) => e);
@@ -169,6 +162,6 @@ describe('off-thread extraction: limits, failures, progress and cancellation', (
   });
 
   it('file-system errors keep their code across the thread', async () => {
-    await expect(extractDocument(path.join(dir, 'missing.docx'), DOCX)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(extractDocument(dir('missing.docx'), DOCX)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -1,9 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { extractDocument, ExtractionError } from './index';
 import { corpus, hasTool } from './testing/corpus';
+import { useTempDir } from './testing/temp-dir';
 
 const PDF = 'application/pdf';
 
@@ -18,11 +17,7 @@ async function expectCode(promise: Promise<unknown>, code: string): Promise<Extr
 }
 
 describe('PDF extraction (poppler)', () => {
-  let tmp: string;
-  beforeAll(() => {
-    tmp = mkdtempSync(path.join(tmpdir(), 'kb-pdf-spec-'));
-  });
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const tmp = useTempDir('kb-pdf-spec-');
 
   it('reads all 193 pages of the Debian Policy manual with exact page numbers, headings and no running headers', async () => {
     const started = Date.now();
@@ -65,7 +60,7 @@ describe('PDF extraction (poppler)', () => {
   });
 
   it('rejects random bytes named .pdf as CORRUPT_FILE with an actionable message', async () => {
-    const file = path.join(tmp, 'random.pdf');
+    const file = tmp('random.pdf');
     writeFileSync(file, Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256)));
     const error = await expectCode(extractDocument(file, PDF), 'CORRUPT_FILE');
     expect(error.message).toMatch(/could not be read.*upload/i);
@@ -73,14 +68,14 @@ describe('PDF extraction (poppler)', () => {
 
   const withQpdf = hasTool('qpdf') ? it : it.skip;
   withQpdf('rejects a password-protected PDF as ENCRYPTED (qpdf-encrypted copy of a corpus PDF)', async () => {
-    const file = path.join(tmp, 'locked.pdf');
+    const file = tmp('locked.pdf');
     execFileSync('qpdf', ['--encrypt', 'user-secret', 'owner-secret', '256', '--', corpus('pdf/dol_osha-101_injury_illness_incident_report.pdf'), file]);
     const error = await expectCode(extractDocument(file, PDF), 'ENCRYPTED');
     expect(error.message).toBe('The PDF is password-protected; upload a copy without a password.');
   });
 
   withQpdf('reads a PDF that is encrypted with an owner password only (it opens without a password)', async () => {
-    const file = path.join(tmp, 'owner-only.pdf');
+    const file = tmp('owner-only.pdf');
     execFileSync('qpdf', ['--encrypt', '', 'owner-secret', '256', '--', corpus('pdf/dol_osha-101_injury_illness_incident_report.pdf'), file]);
     const doc = await extractDocument(file, PDF);
     expect(doc.pageCount).toBe(2);

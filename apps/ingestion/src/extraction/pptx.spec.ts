@@ -1,8 +1,7 @@
 import JSZip from 'jszip';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { extractDocument, ExtractionError } from './index';
+import { useTempDir } from './testing/temp-dir';
 
 // The corpus has no PPTX file, so these tests build a small one with the package parts that
 // PowerPoint writes (presentation, relationships, slides, a notes slide, core properties).
@@ -75,14 +74,10 @@ async function buildPptx(file: string): Promise<void> {
 }
 
 describe('PPTX extraction (JSZip + slide XML)', () => {
-  let tmp: string;
-  beforeAll(() => {
-    tmp = mkdtempSync(path.join(tmpdir(), 'kb-pptx-spec-'));
-  });
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const tmp = useTempDir('kb-pptx-spec-');
 
   it('gives one page per slide in presentation order: title heading, bullets, tables, speaker notes', async () => {
-    const file = path.join(tmp, 'briefing.pptx');
+    const file = tmp('briefing.pptx');
     await buildPptx(file);
     const doc = await extractDocument(file, PPTX);
     expect(doc.pageCount).toBe(2);
@@ -106,11 +101,11 @@ describe('PPTX extraction (JSZip + slide XML)', () => {
   it('rejects a ZIP without a presentation as CORRUPT_FILE and enforces maxPages on slides', async () => {
     const zip = new JSZip();
     zip.file('hello.txt', 'not a presentation');
-    const file = path.join(tmp, 'not-a-deck.pptx');
+    const file = tmp('not-a-deck.pptx');
     writeFileSync(file, await zip.generateAsync({ type: 'nodebuffer' }));
     expect(((await extractDocument(file, PPTX).catch((e: unknown) => e)) as ExtractionError).code).toBe('CORRUPT_FILE');
 
-    const deck = path.join(tmp, 'deck.pptx');
+    const deck = tmp('deck.pptx');
     await buildPptx(deck);
     expect(((await extractDocument(deck, PPTX, { maxPages: 1 }).catch((e: unknown) => e)) as ExtractionError).code).toBe('TOO_LARGE');
   });

@@ -1,16 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { extractDocument, ExtractionError } from './index';
 import { corpus } from './testing/corpus';
 import { textToBlocks, textToBlocksYielding } from './text';
+import { useTempDir } from './testing/temp-dir';
 
 describe('plain text extraction', () => {
-  let tmp: string;
-  beforeAll(() => {
-    tmp = mkdtempSync(path.join(tmpdir(), 'kb-text-spec-'));
-  });
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const tmp = useTempDir('kb-text-spec-');
 
   it('reads the Debian Policy text edition: underlined section titles become headings, wrapped lines are joined', async () => {
     const doc = await extractDocument(corpus('txt/debian-policy-4.6.2.0.txt'), 'text/plain; charset=utf-8');
@@ -31,7 +26,7 @@ describe('plain text extraction', () => {
 
   it('treats form feeds as page breaks', async () => {
     const policy = readFileSync(corpus('txt/LICENSE_debian-policy_copyright.txt'), 'utf8');
-    const file = path.join(tmp, 'paged.txt');
+    const file = tmp('paged.txt');
     writeFileSync(file, `First page paragraph.\n\nSecond paragraph.\f${policy}\fThird page.\n`);
     const doc = await extractDocument(file, 'text/plain');
     expect(doc.pageCount).toBe(3);
@@ -41,15 +36,15 @@ describe('plain text extraction', () => {
   });
 
   it('decodes Windows-1252 text and rejects binary data and empty files', async () => {
-    const latin = path.join(tmp, 'latin1.txt');
+    const latin = tmp('latin1.txt');
     writeFileSync(latin, Buffer.from('Caf\xe9 r\xe9sum\xe9 \x93quoted\x94', 'latin1'));
     expect((await extractDocument(latin, 'text/plain')).blocks[0].text).toBe('Caf\u00e9 r\u00e9sum\u00e9 \u201cquoted\u201d');
 
-    const binary = path.join(tmp, 'binary.txt');
+    const binary = tmp('binary.txt');
     writeFileSync(binary, Buffer.from([0x00, 0x01, 0x02, 0x00, 0x41]));
     expect(((await extractDocument(binary, 'text/plain').catch((e: unknown) => e)) as ExtractionError).code).toBe('CORRUPT_FILE');
 
-    const empty = path.join(tmp, 'empty.txt');
+    const empty = tmp('empty.txt');
     writeFileSync(empty, '\n  \n');
     expect(((await extractDocument(empty, 'text/plain').catch((e: unknown) => e)) as ExtractionError).code).toBe('NO_TEXT');
   });
@@ -64,7 +59,7 @@ describe('plain text extraction', () => {
   });
 
   it('reads a text file of over 100,000 paragraphs (a single push of them overflowed the call stack)', async () => {
-    const file = path.join(tmp, 'many.txt');
+    const file = tmp('many.txt');
     writeFileSync(file, Array.from({ length: 150_000 }, (_, i) => `Paragraph ${i} of a long log.`).join('\n\n'));
     const doc = await extractDocument(file, 'text/plain');
     expect(doc.blocks).toHaveLength(150_000);

@@ -111,20 +111,27 @@ const inside = (w: { x0: number; y0: number; x1: number; y1: number }, b: { x0: 
 });
 
 describe('alignment and line grouping rules', () => {
-  const layout = (words: [string, number, number, number, number][]): Map<number, PageLayout> =>
-    new Map([[1, { page: 1, width: 612, height: 792, words: words.map(([text, x0, y0, x1, y1]) => ({ text, x0, y0, x1, y1 })) }]]);
+  /** A word of page 1: its text and box in points, `[text, x0, y0, x1, y1]`. */
+  type PageWord = [string, number, number, number, number];
+  /**
+   * Aligns `text`, all of it on page 1 from offset 0, to a US-letter page holding `words`: the aligned
+   * words, and the slice of `text` each one covers.
+   */
+  const alignOnPage = (text: string, words: PageWord[]) => {
+    const page: PageLayout = { page: 1, width: 612, height: 792, words: words.map(([text, x0, y0, x1, y1]) => ({ text, x0, y0, x1, y1 })) };
+    const aligned = alignChunkWords(text, [{ page: 1, offset: 0 }], 1, new Map([[1, page]]), new Map());
+    return { words: aligned, covered: aligned.map((w) => text.slice(w.start, w.end)) };
+  };
 
   it('joins a word hyphenated across lines ("regu-" + "lation") and skips words not in the text (running headers)', () => {
-    const pages = layout([
+    const { words, covered } = alignOnPage('The regulation applies.', [
       ['HEADER', 10, 5, 60, 15],
       ['The', 10, 100, 30, 110],
       ['regu-', 35, 100, 70, 110],
       ['lation', 10, 112, 40, 122],
       ['applies.', 45, 112, 90, 122],
     ]);
-    const text = 'The regulation applies.';
-    const words = alignChunkWords(text, [{ page: 1, offset: 0 }], 1, pages, new Map());
-    expect(words.map((w) => text.slice(w.start, w.end))).toEqual(['The', 'regu', 'lation', 'applies.']);
+    expect(covered).toEqual(['The', 'regu', 'lation', 'applies.']);
     expect(boxesForSpan(words, 4, 23)).toEqual([
       { page: 1, x0: 35, y0: 100, x1: 70, y1: 110 },
       { page: 1, x0: 10, y0: 112, x1: 90, y1: 122 },
@@ -132,7 +139,8 @@ describe('alignment and line grouping rules', () => {
   });
 
   it('places a sentence that begins like an earlier heading on the sentence, where the words that follow also match', () => {
-    const pages = layout([
+    const text = 'FedRAMP extensions and values are cited.';
+    const { words, covered } = alignOnPage(text, [
       ['FedRAMP', 10, 20, 60, 30],
       ['Extensions', 65, 20, 120, 30],
       ['and', 125, 20, 140, 30],
@@ -146,18 +154,15 @@ describe('alignment and line grouping rules', () => {
       ['are', 185, 100, 200, 110],
       ['cited.', 205, 100, 240, 110],
     ]);
-    const text = 'FedRAMP extensions and values are cited.';
-    const words = alignChunkWords(text, [{ page: 1, offset: 0 }], 1, pages, new Map());
-    expect(words.map((w) => text.slice(w.start, w.end))).toEqual(['FedRAMP', 'extensions', 'and', 'values', 'are', 'cited.']);
+    expect(covered).toEqual(['FedRAMP', 'extensions', 'and', 'values', 'are', 'cited.']);
     expect(boxesForSpan(words, 0, text.length)).toEqual([{ page: 1, x0: 10, y0: 100, x1: 240, y1: 110 }]);
   });
 
   it('gives no box to tokens that are not words of the page (" | " between table cells) and [] without a layout', () => {
-    const pages = layout([
+    const { words } = alignOnPage('Name | Role', [
       ['Name', 10, 100, 40, 110],
       ['Role', 100, 100, 130, 110],
     ]);
-    const words = alignChunkWords('Name | Role', [{ page: 1, offset: 0 }], 1, pages, new Map());
     expect(words.map((w) => [w.start, w.end])).toEqual([
       [0, 4],
       [7, 11],

@@ -1,10 +1,9 @@
 import JSZip from 'jszip';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { extractDocument, ExtractionError } from './index';
 import { corpus } from './testing/corpus';
 import { checkZipLimits, readZipDirectory } from './zip-limits';
+import { useTempDir } from './testing/temp-dir';
 
 jest.setTimeout(60_000);
 
@@ -20,11 +19,7 @@ async function bomb(bytes: number): Promise<Buffer> {
 }
 
 describe('zip-bomb guard for Office packages', () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'kb-zip-spec-'));
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = useTempDir('kb-zip-spec-');
 
   it('reads the declared sizes of a real DOCX without inflating it', () => {
     const entries = readZipDirectory(readFileSync(corpus('docx/fedramp_oscal_Overview.docx')))!;
@@ -45,7 +40,7 @@ describe('zip-bomb guard for Office packages', () => {
   });
 
   it('rejects a package whose part expands 1000:1 before inflating it, with a clear message', async () => {
-    const file = path.join(dir, 'bomb.docx');
+    const file = dir('bomb.docx');
     writeFileSync(file, await bomb(50 * 1024 * 1024));
     const error = await extractDocument(file, DOCX).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ExtractionError);
@@ -54,7 +49,7 @@ describe('zip-bomb guard for Office packages', () => {
   });
 
   it('rejects a package over the total uncompressed limit (maxUnzippedBytes)', async () => {
-    const file = path.join(dir, 'big.xlsx');
+    const file = dir('big.xlsx');
     writeFileSync(file, readFileSync(corpus('xlsx/fedramp_tailored_AppA_Security_Controls_Baseline.xlsx')));
     const error = await extractDocument(file, XLSX, { maxUnzippedBytes: 100_000 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'TOO_LARGE' });
@@ -62,7 +57,7 @@ describe('zip-bomb guard for Office packages', () => {
   });
 
   it('reports a truncated package (no central directory) as corrupt', async () => {
-    const file = path.join(dir, 'cut.docx');
+    const file = dir('cut.docx');
     writeFileSync(file, readFileSync(corpus('docx/fedramp_oscal_Overview.docx')).subarray(0, 5000));
     await expect(extractDocument(file, DOCX)).rejects.toMatchObject({ code: 'CORRUPT_FILE' });
   });
