@@ -46,11 +46,9 @@ import { contentTypeForFile, loadConfig, sharedEnv } from '@kb/common';
 import { chatModelEnv } from '@kb/models';
 import { passageOf } from '@kb/knowledge';
 import { rankUnits, readRequirement, semanticCandidates, sentenceUnits, unitKey, unitModelText, type PassageInput } from '@kb/text';
-import { chunkDocument } from '../../apps/ingestion/src/chunking';
-import { extractDocument } from '../../apps/ingestion/src/extraction';
+import { storedChunksOf } from './stored-chunks';
 import { openRetrieval, retrievalConfigFromEnv } from '../../apps/retrieval/src/retrieval-factory';
 import type { RetrievalService } from '../../apps/retrieval/src/search/retrieval.service';
-import type { StoredChunk } from '../../apps/retrieval/src/store/chunk-store';
 import { checkRequirement } from '../../apps/check/src/runs/run-worker';
 import { Assessor, VERIFY_TOP_K, type EvidenceSearch } from '../../apps/check/src/verification/assessor';
 import { createJudge, openNliModel, openRsmModel } from '../../apps/check/src/verification/create-judge';
@@ -156,22 +154,10 @@ const PROJECT = 'a0e1c0de-0000-5000-8000-0000000c0003';
 async function indexDocuments(service: RetrievalService, orgId: string, docs: EvalDocument[]): Promise<number> {
   let chunks = 0;
   for (const d of docs) {
-    const extracted = await extractDocument(d.file, d.contentType);
     const documentId = uuidOf(`${orgId}:${d.id}`);
-    const stored: StoredChunk[] = chunkDocument(extracted).map((c) => ({
-      id: uuidOf(`${orgId}:${d.id}:${c.index}`),
-      orgId,
-      projectId: null,
-      documentId,
-      fileName: path.basename(d.file),
-      chunkIndex: c.index,
-      text: c.text,
-      headingPath: c.headingPath,
-      startPage: c.startPage,
-      endPage: c.endPage,
-      pageSpans: c.pageSpans,
-      wordBoxes: [],
-    }));
+    const stored = await storedChunksOf(d.file, d.contentType, { orgId, documentId, fileName: path.basename(d.file) }, (index) =>
+      uuidOf(`${orgId}:${d.id}:${index}`),
+    );
     await service.indexDocument(orgId, documentId, stored);
     await service.embedDocument(orgId, documentId);
     chunks += stored.length;

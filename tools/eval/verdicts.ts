@@ -37,10 +37,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@kb/common';
 import { chatModelEnv, embeddingsConfigFromEnv, ModelProviderError, openEmbeddingModel } from '@kb/models';
-import { chunkDocument } from '../../apps/ingestion/src/chunking';
-import { extractDocument } from '../../apps/ingestion/src/extraction';
+import { storedChunksOf } from './stored-chunks';
 import { LanceDbChunkStore } from '../../apps/retrieval/src/store/lancedb-chunk-store';
-import type { StoredChunk } from '../../apps/retrieval/src/store/chunk-store';
 import { VERIFY_TOP_K } from '../../apps/check/src/verification/assessor';
 import { createJudge, openNliModel, openRsmModel } from '../../apps/check/src/verification/create-judge';
 import { EmbeddedJudge, SentenceVectorCache, type RequirementJudge } from '../../apps/check/src/verification/judges';
@@ -218,22 +216,8 @@ export async function ingest(store: LanceDbChunkStore, docs: Doc[], work: string
   for (const [i, d] of docs.entries()) {
     const file = path.join(work, `doc-${i}.txt`);
     writeFileSync(file, d.text);
-    const extracted = await extractDocument(file, 'text/plain');
+    const stored = await storedChunksOf(file, 'text/plain', { orgId: ORG, documentId: d.id, fileName: d.fileName }, () => randomUUID());
     rmSync(file, { force: true });
-    const stored: StoredChunk[] = chunkDocument(extracted).map((c) => ({
-      id: randomUUID(),
-      orgId: ORG,
-      projectId: null,
-      documentId: d.id,
-      fileName: d.fileName,
-      chunkIndex: c.index,
-      text: c.text,
-      headingPath: c.headingPath,
-      startPage: c.startPage,
-      endPage: c.endPage,
-      pageSpans: c.pageSpans,
-      wordBoxes: [],
-    }));
     await store.replaceDocumentChunks(ORG, d.id, stored);
     chunks += stored.length;
     if ((i + 1) % 500 === 0) process.stderr.write(`indexed ${i + 1}/${docs.length} documents\n`);
