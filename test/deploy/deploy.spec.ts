@@ -4,9 +4,10 @@
  *
  * What a variable "needs" to be set for a service comes from two sources, both read here:
  *  - the README's configuration table (variable -> services column), and
- *  - the service's own config schema (apps/<service>/src/main.ts loadConfig keys and the
- *    sharedEnv groups of libs/common/src/service-env.ts, embeddingsEnv and retrievalEnv it
- *    spreads), plus LOG_LEVEL (logger) and the observability variables bootService reads.
+ *  - the service's own config schema (the keys of the `env` schema apps/<service>/src/main.ts
+ *    gives bootService and the sharedEnv groups of libs/common/src/service-env.ts, embeddingsEnv
+ *    and retrievalEnv it spreads), plus LOG_LEVEL (logger) and the variables bootService adds
+ *    (GRPC_HOST and <SERVICE>_GRPC_PORT with a grpcPort, the observability ones).
  * So a new variable in the README or in a service's config fails these tests until compose and
  * the chart wire it.
  *
@@ -126,13 +127,24 @@ function spreadGroupVars(name: 'embeddingsEnv' | 'retrievalEnv'): string[] {
   return name !== 'embeddingsEnv' && /\.\.\.embeddingsEnv\b/.test(body) ? [...vars, ...spreadGroupVars('embeddingsEnv')] : vars;
 }
 
-/** Variables a service's code declares: its loadConfig schema plus the sharedEnv groups the logger reads. */
+/**
+ * The schema a service's main.ts hands to bootService (`env: <name>`): the text of its
+ * `const <name> = {…};` in main.ts, or, for a group of another file (retrievalEnv), that group's spread.
+ */
+function serviceEnvBlock(service: Service, main: string): string {
+  const name = main.match(/\bbootService\(\{[^\n]*\benv: (\w+)/)?.[1];
+  if (!name) throw new Error(`apps/${service}/src/main.ts: no bootService({ ..., env: <schema> }) found`);
+  const start = main.indexOf(`\nconst ${name} = {`);
+  return start < 0 ? `...${name}` : main.slice(start, main.indexOf('\n};', start));
+}
+
+/**
+ * Variables a service's code declares: the schema it hands to bootService, the variables bootService
+ * adds to it (gRPC address, observability) and the sharedEnv groups the logger reads.
+ */
 function codeVars(service: Service): string[] {
   const main = read(`apps/${service}/src/main.ts`);
-  const start = main.indexOf('loadConfig({');
-  if (start < 0) throw new Error(`apps/${service}/src/main.ts: no loadConfig({ ... }) found`);
-  const end = main.indexOf('\n  });', start);
-  const block = main.slice(start, end);
+  const block = serviceEnvBlock(service, main);
   const groups = sharedEnvGroups();
   const vars = new Set<string>();
   for (const m of block.matchAll(/\.\.\.sharedEnv\.(\w+)/g)) {
@@ -144,14 +156,25 @@ function codeVars(service: Service): string[] {
     if (new RegExp(`\\.\\.\\.${name}\\b`).test(block)) spreadGroupVars(name).forEach((v) => vars.add(v));
   // The logger reads its own group (sharedEnv.logging) in every service, whatever the service's schema spreads.
   for (const m of read('libs/common/src/logger.ts').matchAll(/sharedEnv\.(\w+)/g)) (groups[m[1]] ?? []).forEach((v) => vars.add(v));
-  // bootService (libs/common/src/service-runtime.ts) reads the observability variables of the service it runs:
-  // the sharedEnv groups it spreads and <SERVICE>_METRICS_PORT.
-  if (/\bbootService\(\{ name: '/.test(main)) {
-    for (const m of read('libs/common/src/service-runtime.ts').matchAll(/\.\.\.sharedEnv\.(\w+)/g)) (groups[m[1]] ?? []).forEach((v) => vars.add(v));
-    vars.add(`${service.toUpperCase()}_METRICS_PORT`);
+  // bootService (libs/common/src/service-runtime.ts) adds to the schema the observability variables (the sharedEnv groups
+  // it spreads and <SERVICE>_METRICS_PORT), and with a grpcPort the gRPC address (its grpcPort lines: GRPC_HOST, <SERVICE>_GRPC_PORT).
+  const grpc = grpcPortDefault(service, main) !== null;
+  for (const line of read('libs/common/src/service-runtime.ts').split('\n')) {
+    if (/\bgrpcPort\b/.test(line) && !grpc) continue;
+    for (const m of line.matchAll(/\.\.\.sharedEnv\.(\w+)/g)) (groups[m[1]] ?? []).forEach((v) => vars.add(v));
   }
+  vars.add(`${service.toUpperCase()}_METRICS_PORT`);
+  if (grpc) vars.add(`${service.toUpperCase()}_GRPC_PORT`);
   if (vars.size < 3) throw new Error(`apps/${service}/src/main.ts: only ${[...vars]} found; parsing failed?`);
   return sorted(vars);
+}
+
+/** The default of a service's <SERVICE>_GRPC_PORT: the `grpcPort` it gives bootService; null for one without a gRPC server. */
+function grpcPortDefault(service: Service, main = read(`apps/${service}/src/main.ts`)): number | null {
+  const boot = main.match(/\bbootService\(\{[^\n]*/)?.[0];
+  if (!boot) throw new Error(`apps/${service}/src/main.ts: no bootService({ ... }) found`);
+  const port = boot.match(/\bgrpcPort: (\d+)/)?.[1];
+  return port ? Number(port) : null;
 }
 
 /** service -> variables it must be given: README variables it reads, and every variable its code declares. */
@@ -175,9 +198,9 @@ function requiredVars(): Record<Service, string[]> {
 function defaultGrpcPorts(): Record<string, number> {
   const ports: Record<string, number> = {};
   for (const s of GRPC_SERVICES) {
-    const m = read(`apps/${s}/src/main.ts`).match(new RegExp(`${s.toUpperCase()}_GRPC_PORT: env\\.port\\((\\d+)\\)`));
-    if (!m) throw new Error(`apps/${s}/src/main.ts: ${s.toUpperCase()}_GRPC_PORT default not found`);
-    ports[s] = Number(m[1]);
+    const port = grpcPortDefault(s);
+    if (port === null) throw new Error(`apps/${s}/src/main.ts: no grpcPort given to bootService (${s.toUpperCase()}_GRPC_PORT's default)`);
+    ports[s] = port;
   }
   return ports;
 }

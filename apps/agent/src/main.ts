@@ -1,5 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { bootService, env, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, sharedEnv } from '@kb/common';
+import { bootService, env, JETSTREAM_ACK_WAIT_MS, publishEvent, runConsumer, sharedEnv } from '@kb/common';
 import {
   AGENT_STREAM,
   AGENT_STREAM_SUBJECTS,
@@ -23,24 +23,23 @@ import { openAgentDatabase } from './database/database';
 import { AgentUnaryDefinition, agentUnaryHandlers, chatStreamHandler } from './grpc/agent.grpc-controller';
 import { recordModelTokens } from '@kb/telemetry'; // [telemetry]
 
-bootService({ name: 'agent', metricsPort: 9465 }, async (runtime) => {
-  const { logger } = runtime;
-  const config = loadConfig({
-    ...sharedEnv.database,
-    ...sharedEnv.nats,
-    ...sharedEnv.grpcHost,
-    ...sharedEnv.chatModel,
-    /** The embedding model that chooses answer sentences by meaning (the same settings as retrieval's). */
-    ...embeddingsEnv,
-    DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
-    RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
-    AGENT_GRPC_PORT: env.port(50055),
-    /** Batch questions answered at once by one agent process. */
-    AGENT_BATCH_CONCURRENCY: env.int(4),
-    /** How long a batch question may go without a worker heartbeat before JetStream hands it to another worker (ms); the platform's JetStream ack wait by default. */
-    AGENT_BATCH_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
-    ...sharedEnv.webhookOutbox,
-  });
+/** The agent service's settings (README "Configuration"); bootService validates them with its own at start. */
+const agentEnv = {
+  ...sharedEnv.database,
+  ...sharedEnv.nats,
+  ...sharedEnv.chatModel,
+  /** The embedding model that chooses answer sentences by meaning (the same settings as retrieval's). */
+  ...embeddingsEnv,
+  DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
+  RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
+  /** Batch questions answered at once by one agent process. */
+  AGENT_BATCH_CONCURRENCY: env.int(4),
+  /** How long a batch question may go without a worker heartbeat before JetStream hands it to another worker (ms); the platform's JetStream ack wait by default. */
+  AGENT_BATCH_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
+  ...sharedEnv.webhookOutbox,
+};
+
+bootService({ name: 'agent', metricsPort: 9465, grpcPort: 50055, env: agentEnv }, async ({ runtime, logger, config }) => {
   const model = chatModelFromConfig(config);
   // Answer sentences are chosen by meaning with the embedding model; without one the answerer's
   // lexical variant is used (said once here).
@@ -88,8 +87,6 @@ bootService({ name: 'agent', metricsPort: 9465 }, async (runtime) => {
 
   const { chatStream, ...unary } = agentV1.AgentServiceService;
   const grpcServer = await runtime.serveGrpc({
-    host: config.GRPC_HOST,
-    port: config.AGENT_GRPC_PORT,
     services: [{ name: 'kb.agent.v1.AgentService', definition: unary satisfies AgentUnaryDefinition, handlers: agentUnaryHandlers(answers, batches) }],
   });
   // The shared gRPC helper adapts unary methods only; the server-streaming method is added here.

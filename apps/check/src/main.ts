@@ -1,5 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { bootService, env, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, sharedEnv } from '@kb/common';
+import { bootService, env, JETSTREAM_ACK_WAIT_MS, publishEvent, runConsumer, sharedEnv } from '@kb/common';
 import {
   CHECK_STREAM,
   CHECK_STREAM_SUBJECTS,
@@ -26,35 +26,34 @@ import { UsageRecorder } from './verification/usage';
 import { VerifyService } from './verification/verify.service';
 import { metrics, recordModelTokens } from '@kb/telemetry'; // [telemetry]
 
-bootService({ name: 'check', metricsPort: 9464 }, async (runtime) => {
-  const { logger } = runtime;
-  const config = loadConfig({
-    ...sharedEnv.database,
-    ...sharedEnv.nats,
-    ...sharedEnv.grpcHost,
-    // The judge's chat model (createJudge; unset LLM_BASE_URL = embedded judge).
-    ...sharedEnv.chatModel,
-    // The embedded judge chooses evidence sentences by meaning with the same embedding model as retrieval.
-    ...embeddingsEnv,
-    DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
-    RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
-    CHECK_GRPC_PORT: env.port(50054),
-    /** Check-run work items (groups of requirements) processed at once by this replica. */
-    CHECK_RUN_CONCURRENCY: env.int(4),
-    /** Requirements per JetStream work item. */
-    CHECK_RUN_GROUP_SIZE: env.int(5),
-    /** Redelivery delay of a work item whose worker stopped sending progress (crashed); the platform's JetStream ack wait by default. */
-    CHECK_RUN_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
-    /** Deliveries of one work item before its run is failed. */
-    CHECK_RUN_MAX_ATTEMPTS: env.int(5),
-    /** The embedded judge's entailment cross-encoder: a model folder; empty = the committed libs/text/models/judge-nli-minilm; `none` = off. */
-    JUDGE_NLI_MODEL_DIR: z.string().default(''),
-    /** The embedded judge's requirement-satisfaction model: a model folder; empty = the committed libs/text/models/judge-rsm-minilm; `none` = off. */
-    JUDGE_RSM_MODEL_DIR: z.string().default(''),
-    /** onnxruntime threads per forward pass of the judge's cross-encoders (a pass runs on the service's main thread: with 1 the judge's model work uses one core; docs/check.md "Performance"). */
-    JUDGE_MODEL_THREADS: env.int(2),
-    ...sharedEnv.webhookOutbox,
-  });
+/** The check service's settings (README "Configuration"); bootService validates them with its own at start. */
+const checkEnv = {
+  ...sharedEnv.database,
+  ...sharedEnv.nats,
+  // The judge's chat model (createJudge; unset LLM_BASE_URL = embedded judge).
+  ...sharedEnv.chatModel,
+  // The embedded judge chooses evidence sentences by meaning with the same embedding model as retrieval.
+  ...embeddingsEnv,
+  DOCUMENTS_GRPC_URL: sharedEnv.clients.DOCUMENTS_GRPC_URL,
+  RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
+  /** Check-run work items (groups of requirements) processed at once by this replica. */
+  CHECK_RUN_CONCURRENCY: env.int(4),
+  /** Requirements per JetStream work item. */
+  CHECK_RUN_GROUP_SIZE: env.int(5),
+  /** Redelivery delay of a work item whose worker stopped sending progress (crashed); the platform's JetStream ack wait by default. */
+  CHECK_RUN_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
+  /** Deliveries of one work item before its run is failed. */
+  CHECK_RUN_MAX_ATTEMPTS: env.int(5),
+  /** The embedded judge's entailment cross-encoder: a model folder; empty = the committed libs/text/models/judge-nli-minilm; `none` = off. */
+  JUDGE_NLI_MODEL_DIR: z.string().default(''),
+  /** The embedded judge's requirement-satisfaction model: a model folder; empty = the committed libs/text/models/judge-rsm-minilm; `none` = off. */
+  JUDGE_RSM_MODEL_DIR: z.string().default(''),
+  /** onnxruntime threads per forward pass of the judge's cross-encoders (a pass runs on the service's main thread: with 1 the judge's model work uses one core; docs/check.md "Performance"). */
+  JUDGE_MODEL_THREADS: env.int(2),
+  ...sharedEnv.webhookOutbox,
+};
+
+bootService({ name: 'check', metricsPort: 9464, grpcPort: 50054, env: checkEnv }, async ({ runtime, logger, config }) => {
   const db = await runtime.database(openCheckDatabase(config.DATABASE_URL));
   const nc = await runtime.nats(config.NATS_URL, [
     [CHECK_STREAM, CHECK_STREAM_SUBJECTS],
@@ -115,8 +114,6 @@ bootService({ name: 'check', metricsPort: 9464 }, async (runtime) => {
   });
 
   const grpc = await runtime.serveGrpc({
-    host: config.GRPC_HOST,
-    port: config.CHECK_GRPC_PORT,
     services: [
       // [telemetry] verdict counts
       {

@@ -1,5 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { AppError, bootService, ErrorCode, env, loadConfig, publishEvent, runConsumer, sharedEnv, storageConfigFromEnv } from '@kb/common';
+import { AppError, bootService, ErrorCode, env, publishEvent, runConsumer, sharedEnv, storageConfigFromEnv } from '@kb/common';
 import {
   DOCUMENTS_STREAM,
   DOCUMENTS_STREAM_SUBJECTS,
@@ -22,21 +22,19 @@ import { documentsGrpcHandlers } from './grpc/documents.grpc-controller';
 import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
 
-bootService({ name: 'documents', metricsPort: 9461 }, async (runtime) => {
-  const { logger } = runtime;
-  const config = loadConfig({
-    ...sharedEnv.database,
-    ...sharedEnv.nats,
-    ...sharedEnv.grpcHost,
-    ...sharedEnv.storage,
-    RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
-    DOCUMENTS_GRPC_PORT: env.port(50051),
-    /** A document still processing after this long is failed by the sweeper. */
-    PROCESSING_TIMEOUT_MS: env.int(30 * 60 * 1000),
-    SWEEP_INTERVAL_MS: env.int(60 * 1000),
-    ...sharedEnv.webhookOutbox,
-  });
+/** The documents service's settings (README "Configuration"); bootService validates them with its own at start. */
+const documentsEnv = {
+  ...sharedEnv.database,
+  ...sharedEnv.nats,
+  ...sharedEnv.storage,
+  RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
+  /** A document still processing after this long is failed by the sweeper. */
+  PROCESSING_TIMEOUT_MS: env.int(30 * 60 * 1000),
+  SWEEP_INTERVAL_MS: env.int(60 * 1000),
+  ...sharedEnv.webhookOutbox,
+};
 
+bootService({ name: 'documents', metricsPort: 9461, grpcPort: 50051, env: documentsEnv }, async ({ runtime, logger, config }) => {
   const db = await runtime.database(openDocumentsDatabase(config.DATABASE_URL));
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
@@ -103,8 +101,6 @@ bootService({ name: 'documents', metricsPort: 9461 }, async (runtime) => {
   }, config.SWEEP_INTERVAL_MS);
 
   const grpc = await runtime.serveGrpc({
-    host: config.GRPC_HOST,
-    port: config.DOCUMENTS_GRPC_PORT,
     services: [
       {
         name: 'kb.documents.v1.DocumentsService',

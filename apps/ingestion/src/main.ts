@@ -1,5 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { bootService, env, JETSTREAM_ACK_WAIT_MS, loadConfig, publishEvent, runConsumer, sharedEnv, storageConfigFromEnv } from '@kb/common';
+import { bootService, env, JETSTREAM_ACK_WAIT_MS, publishEvent, runConsumer, sharedEnv, storageConfigFromEnv } from '@kb/common';
 import { DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS, ProcessRequestedEvent, StatusChangedEvent, Subjects, ProgressChangedEvent } from '@kb/events';
 import { retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
@@ -11,44 +11,42 @@ import { DocumentProcessor } from './pipeline/document-processor';
 import { WorkLimiter } from './pipeline/work-limiter';
 import { metrics } from '@kb/telemetry'; // [telemetry]
 
-bootService({ name: 'ingestion', metricsPort: 9462 }, async (runtime) => {
-  const { logger } = runtime;
-  const config = loadConfig({
-    ...sharedEnv.nats,
-    ...sharedEnv.grpcHost,
-    ...sharedEnv.storage,
-    RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
-    /** Port of the health-only gRPC server (readiness checks). */
-    INGESTION_GRPC_PORT: env.port(50052),
-    /** Documents in flight at once on this replica (their I/O overlaps; CPU work is bounded below). */
-    INGESTION_CONCURRENCY: env.int(2),
-    /** Documents extracted (text extraction, chunking, OCR) at once on this replica: the CPU-bound part. */
-    INGESTION_EXTRACTION_CONCURRENCY: env.int(2),
-    /** Documents in their enrichment steps (OCR of deferred pages, embeddings) at once on this replica; the others extract and become `ready` meanwhile. */
-    INGESTION_ENRICHMENT_CONCURRENCY: env.int(2),
-    /** Declared size (bytes) of the documents in flight at once; a larger document runs alone. Bounds memory and work-dir use. */
-    INGESTION_INFLIGHT_BYTES: env.int(64 * 1024 * 1024),
-    /** Per-document time limit (extraction, OCR and enrichment together). */
-    INGESTION_TIMEOUT_MS: env.int(10 * 60 * 1000),
-    /** Largest number of pages (PDF pages, slides, sheets, image frames) per document. */
-    INGESTION_MAX_PAGES: env.int(5000),
-    /** Largest extracted text per document, bytes (32 MiB keeps one document's chunks in one index call). */
-    INGESTION_MAX_TEXT_BYTES: env.int(32 * 1024 * 1024),
-    /** Largest declared uncompressed size of a DOCX/XLSX/PPTX package, bytes (zip-bomb guard). */
-    INGESTION_MAX_UNZIPPED_BYTES: env.int(1024 * 1024 * 1024),
-    /** Heap cap (MB) of the worker thread that parses one DOCX/XLSX/PPTX/HTML file; beyond it the document fails. */
-    INGESTION_EXTRACTION_HEAP_MB: env.int(1024),
-    /** Chunk size target and overlap, characters. */
-    INGESTION_CHUNK_CHARS: env.int(1200),
-    INGESTION_CHUNK_OVERLAP_CHARS: env.int(150),
-    /** Backoff before a failed delivery is retried: this times the attempt number (ms). */
-    INGESTION_RETRY_DELAY_MS: env.int(5_000),
-    /** Deliveries of one document before it is failed. */
-    INGESTION_MAX_ATTEMPTS: env.int(3),
-    INGESTION_WORK_DIR: env.string(path.join(os.tmpdir(), 'kb-ingestion')),
-    /** Redelivery delay of a document whose worker stopped sending progress (crashed); the platform's JetStream ack wait by default. */
-    INGESTION_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
-  });
+/** The ingestion service's settings (README "Configuration"); bootService validates them with its own at start. */
+const ingestionEnv = {
+  ...sharedEnv.nats,
+  ...sharedEnv.storage,
+  RETRIEVAL_GRPC_URL: sharedEnv.clients.RETRIEVAL_GRPC_URL,
+  /** Documents in flight at once on this replica (their I/O overlaps; CPU work is bounded below). */
+  INGESTION_CONCURRENCY: env.int(2),
+  /** Documents extracted (text extraction, chunking, OCR) at once on this replica: the CPU-bound part. */
+  INGESTION_EXTRACTION_CONCURRENCY: env.int(2),
+  /** Documents in their enrichment steps (OCR of deferred pages, embeddings) at once on this replica; the others extract and become `ready` meanwhile. */
+  INGESTION_ENRICHMENT_CONCURRENCY: env.int(2),
+  /** Declared size (bytes) of the documents in flight at once; a larger document runs alone. Bounds memory and work-dir use. */
+  INGESTION_INFLIGHT_BYTES: env.int(64 * 1024 * 1024),
+  /** Per-document time limit (extraction, OCR and enrichment together). */
+  INGESTION_TIMEOUT_MS: env.int(10 * 60 * 1000),
+  /** Largest number of pages (PDF pages, slides, sheets, image frames) per document. */
+  INGESTION_MAX_PAGES: env.int(5000),
+  /** Largest extracted text per document, bytes (32 MiB keeps one document's chunks in one index call). */
+  INGESTION_MAX_TEXT_BYTES: env.int(32 * 1024 * 1024),
+  /** Largest declared uncompressed size of a DOCX/XLSX/PPTX package, bytes (zip-bomb guard). */
+  INGESTION_MAX_UNZIPPED_BYTES: env.int(1024 * 1024 * 1024),
+  /** Heap cap (MB) of the worker thread that parses one DOCX/XLSX/PPTX/HTML file; beyond it the document fails. */
+  INGESTION_EXTRACTION_HEAP_MB: env.int(1024),
+  /** Chunk size target and overlap, characters. */
+  INGESTION_CHUNK_CHARS: env.int(1200),
+  INGESTION_CHUNK_OVERLAP_CHARS: env.int(150),
+  /** Backoff before a failed delivery is retried: this times the attempt number (ms). */
+  INGESTION_RETRY_DELAY_MS: env.int(5_000),
+  /** Deliveries of one document before it is failed. */
+  INGESTION_MAX_ATTEMPTS: env.int(3),
+  INGESTION_WORK_DIR: env.string(path.join(os.tmpdir(), 'kb-ingestion')),
+  /** Redelivery delay of a document whose worker stopped sending progress (crashed); the platform's JetStream ack wait by default. */
+  INGESTION_ACK_WAIT_MS: env.int(JETSTREAM_ACK_WAIT_MS),
+};
+
+bootService({ name: 'ingestion', metricsPort: 9462, grpcPort: 50052, env: ingestionEnv }, async ({ runtime, logger, config }) => {
   await mkdir(config.INGESTION_WORK_DIR, { recursive: true });
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
@@ -124,7 +122,8 @@ bootService({ name: 'ingestion', metricsPort: 9462 }, async (runtime) => {
       await processor.process(event, delivery);
     },
   });
-  await runtime.serveGrpc({ host: config.GRPC_HOST, port: config.INGESTION_GRPC_PORT, services: [] });
+  // The health-only gRPC server (readiness checks).
+  await runtime.serveGrpc({ services: [] });
   return async () => {
     stopDeadLetters();
     await consumer.stop();

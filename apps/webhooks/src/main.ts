@@ -1,5 +1,5 @@
 import '@kb/telemetry/register'; // [telemetry] must stay the first import (instruments grpc/http)
-import { bootService, env, loadConfig, runConsumer, sharedEnv } from '@kb/common';
+import { bootService, env, runConsumer, sharedEnv } from '@kb/common';
 import { WEBHOOK_FANOUT_PARTITIONS, WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS, WebhookEventMessage, WebhookSubjects } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
 import { metrics } from '@kb/telemetry'; // [telemetry]
@@ -11,36 +11,35 @@ import { WebhooksRepository } from './endpoints/webhooks.repository';
 import { WebhooksService } from './endpoints/webhooks.service';
 import { webhooksGrpcHandlers } from './grpc/webhooks.grpc-controller';
 
-bootService({ name: 'webhooks', metricsPort: 9466 }, async (runtime) => {
-  const { logger } = runtime;
-  const config = loadConfig({
-    ...sharedEnv.database,
-    ...sharedEnv.nats,
-    ...sharedEnv.grpcHost,
-    WEBHOOKS_GRPC_PORT: env.port(50056),
-    /** Server key sealing endpoint secrets at rest (AES-256-GCM); at least 32 characters, e.g. `openssl rand -hex 32`. */
-    WEBHOOK_SECRET_KEY: z.string().min(32, 'WEBHOOK_SECRET_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)').optional(),
-    /** Deliver to loopback, link-local and private addresses (the local stack sets it). */
-    WEBHOOK_ALLOW_PRIVATE: env.bool(false),
-    /** Accept plain http:// endpoint URLs (the local stack sets it). */
-    WEBHOOK_ALLOW_HTTP: env.bool(false),
-    /** One attempt's limit (ms): a 2xx must arrive within it. */
-    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
-    /** Delay after the first failed attempt (ms); doubles after each failure. */
-    WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(5_000),
-    /** Longest delay between two attempts (ms). */
-    WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(10).default(3_600_000),
-    /** How long a delivery is retried before it is `failed` (ms); at least 24 h in production. */
-    WEBHOOK_RETRY_WINDOW_MS: z.coerce
-      .number()
-      .int()
-      .min(1000)
-      .default(24 * 3_600_000),
-    /** Attempts in flight at once in this process. */
-    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
-    /** How often due retries are looked for (ms) when nothing else wakes the dispatcher. */
-    WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
-  });
+/** The webhooks service's settings (README "Configuration"); bootService validates them with its own at start. */
+const webhooksEnv = {
+  ...sharedEnv.database,
+  ...sharedEnv.nats,
+  /** Server key sealing endpoint secrets at rest (AES-256-GCM); at least 32 characters, e.g. `openssl rand -hex 32`. */
+  WEBHOOK_SECRET_KEY: z.string().min(32, 'WEBHOOK_SECRET_KEY must be at least 32 characters (e.g. `openssl rand -hex 32`)').optional(),
+  /** Deliver to loopback, link-local and private addresses (the local stack sets it). */
+  WEBHOOK_ALLOW_PRIVATE: env.bool(false),
+  /** Accept plain http:// endpoint URLs (the local stack sets it). */
+  WEBHOOK_ALLOW_HTTP: env.bool(false),
+  /** One attempt's limit (ms): a 2xx must arrive within it. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(10_000),
+  /** Delay after the first failed attempt (ms); doubles after each failure. */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(5_000),
+  /** Longest delay between two attempts (ms). */
+  WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(10).default(3_600_000),
+  /** How long a delivery is retried before it is `failed` (ms); at least 24 h in production. */
+  WEBHOOK_RETRY_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(24 * 3_600_000),
+  /** Attempts in flight at once in this process. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /** How often due retries are looked for (ms) when nothing else wakes the dispatcher. */
+  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
+};
+
+bootService({ name: 'webhooks', metricsPort: 9466, grpcPort: 50056, env: webhooksEnv }, async ({ runtime, logger, config }) => {
   const db = await runtime.database(openWebhooksDatabase(config.DATABASE_URL));
   // Checked after the migrations: `webhooks --migrate-only` (the chart's migration Job) needs only DATABASE_URL.
   if (!config.WEBHOOK_SECRET_KEY) {
@@ -108,8 +107,6 @@ bootService({ name: 'webhooks', metricsPort: 9466 }, async (runtime) => {
   dispatcher.start();
 
   const grpc = await runtime.serveGrpc({
-    host: config.GRPC_HOST,
-    port: config.WEBHOOKS_GRPC_PORT,
     services: [{ name: 'kb.webhooks.v1.WebhooksService', definition: webhooksV1.WebhooksServiceService, handlers: webhooksGrpcHandlers(webhooks) }],
   });
   logger.info({ port: grpc.port, allow_private: config.WEBHOOK_ALLOW_PRIVATE, concurrency: config.WEBHOOK_CONCURRENCY }, 'webhooks gRPC listening; delivering');

@@ -16,11 +16,13 @@ export const sharedEnv = {
   // The message also when the variable is unset (zod's own would be "expected string, received undefined").
   database: { DATABASE_URL: z.string(DATABASE_URL_REQUIRED).min(1, DATABASE_URL_REQUIRED) },
   nats: { NATS_URL: env.string('nats://127.0.0.1:4222') },
+  /** The gRPC bind address; bootService adds it to the schema of a service booted with a `grpcPort`. */
   grpcHost: { GRPC_HOST: env.string('0.0.0.0') },
   /**
    * Observability (@kb/telemetry): the Prometheus /metrics listener of each service (its port is
-   * <SERVICE>_METRICS_PORT in main.ts) and OpenTelemetry trace export. Tracing itself starts
-   * before config is loaded (it must precede grpc-js); these entries validate what it reads.
+   * <SERVICE>_METRICS_PORT) and OpenTelemetry trace export; bootService adds both to each
+   * service's schema. Tracing itself starts before config is loaded (it must precede grpc-js);
+   * these entries validate what it reads.
    */
   telemetry: {
     METRICS_ENABLED: env.bool(true),

@@ -1,5 +1,6 @@
 import type { NatsConnection } from 'nats';
 import type { DataSource } from 'typeorm';
+import type { z } from 'zod';
 import { startMetricsServer } from '@kb/telemetry'; // [telemetry]
 import { env, loadConfig } from './config';
 import { AsyncClient, createAsyncClient, startGrpcServer } from './grpc';
@@ -10,10 +11,10 @@ import { runService } from './process';
 import { sharedEnv } from './service-env';
 
 /** What {@link bootService} needs to know about a service. */
-export interface BootOptions {
+export interface BootOptions<T extends z.ZodRawShape> {
   /**
    * The service's name (`agent`, `documents`, ...): its logger's `service` field, the `service`
-   * label of its metrics, its NATS connection name, and the prefix of its metrics port variable.
+   * label of its metrics, its NATS connection name, and the prefix of its port variables.
    */
   name: string;
   /**
@@ -21,12 +22,37 @@ export interface BootOptions {
    * (9460…9466, the README's configuration table); never the public port.
    */
   metricsPort: number;
+  /**
+   * Default port of the service's gRPC server, read from `<NAME>_GRPC_PORT` (50051…50056, the
+   * README's configuration table) and bound on `GRPC_HOST` (`sharedEnv.grpcHost`) by
+   * {@link ServiceRuntime.serveGrpc}; omitted by a service without a gRPC server (the gateway).
+   */
+  grpcPort?: number;
+  /**
+   * The service's own settings: a zod shape of environment variables (`sharedEnv` groups spread
+   * in, plus its own), validated at start together with the gRPC and observability ones; the
+   * typed result is {@link ServiceContext.config}.
+   */
+  env: T;
   /** Options of the service's logger (the gateway buffers its access log); default: none. */
   logger?: LoggerOptions;
 }
 
-/** A gRPC service served by {@link ServiceRuntime.serveGrpc} (the options of `startGrpcServer` without the logger). */
-type GrpcServeOptions = Omit<Parameters<typeof startGrpcServer>[0], 'logger'>;
+/** What a service's main function is given by {@link bootService}. */
+export interface ServiceContext<C> {
+  /** Opens the shared resources, each closed at shutdown. */
+  runtime: ServiceRuntime;
+  /** The service's logger (`runtime.logger`). */
+  logger: Logger;
+  /** The service's settings, parsed from the environment with its `env` shape (BootOptions.env). */
+  config: C;
+}
+
+/**
+ * A gRPC server started by {@link ServiceRuntime.serveGrpc}: the options of `startGrpcServer`
+ * without the logger and the address (those of the runtime).
+ */
+type GrpcServeOptions = Omit<Parameters<typeof startGrpcServer>[0], 'logger' | 'host' | 'port'>;
 
 /**
  * The shared resources of one service process, opened through it by the service's main function
@@ -44,6 +70,8 @@ export class ServiceRuntime {
     readonly name: string,
     /** The service's logger (createLogger with the service's name). */
     readonly logger: Logger,
+    /** Where {@link serveGrpc} binds: GRPC_HOST and `<NAME>_GRPC_PORT`; none for a service without a gRPC server. */
+    private readonly grpcAddress?: { host: string; port: number },
   ) {}
 
   /**
@@ -88,12 +116,14 @@ export class ServiceRuntime {
 
   /**
    * Starts the service's gRPC server (`startGrpcServer`, with the health service) with the
-   * service's logger; shut down (in-flight calls drained, up to 10 s) right after the metrics
-   * listener, before anything else. One per process.
-   * @throws the bind error (e.g. EADDRINUSE), which fails the start.
+   * service's logger, on GRPC_HOST and `<NAME>_GRPC_PORT` (BootOptions.grpcPort); shut down
+   * (in-flight calls drained, up to 10 s) right after the metrics listener, before anything else.
+   * One per process.
+   * @throws Error when the service was booted without `grpcPort`; the bind error (e.g. EADDRINUSE), which fails the start.
    */
   async serveGrpc(options: GrpcServeOptions): ReturnType<typeof startGrpcServer> {
-    const server = await startGrpcServer({ ...options, logger: this.logger });
+    if (!this.grpcAddress) throw new Error(`${this.name}: serveGrpc needs bootService's grpcPort option`);
+    const server = await startGrpcServer({ ...options, ...this.grpcAddress, logger: this.logger });
     this.grpc = server;
     return server;
   }
@@ -108,31 +138,40 @@ export class ServiceRuntime {
 
 /**
  * Runs a service process: the start-up and shutdown every `apps/<service>/src/main.ts` shares,
- * around the service's own `main`. It creates the service's logger, validates the observability
- * variables (`sharedEnv.telemetry` and `<NAME>_METRICS_PORT`), runs `main` with a
- * {@link ServiceRuntime}, then starts the Prometheus /metrics listener (@kb/telemetry) and logs
- * `started`. On SIGINT/SIGTERM (`runService`: bounded by 15 s, exit 0) the metrics listener is
- * closed, then the gRPC server, then the stop `main` returned, then the runtime's resources, last
- * opened first. A start that fails (invalid configuration, unreachable database...) exits 1 with
- * `failed to start` logged.
+ * around the service's own `main`. It creates the service's logger, validates the service's
+ * settings (`options.env`), its gRPC address (GRPC_HOST, `<NAME>_GRPC_PORT`, with `grpcPort`) and
+ * the observability variables (`sharedEnv.telemetry`, `<NAME>_METRICS_PORT`) in one `loadConfig`,
+ * so that one "Invalid configuration" message names every invalid variable, runs `main` with a
+ * {@link ServiceRuntime} and the typed settings, then starts the Prometheus /metrics listener
+ * (@kb/telemetry) and logs `started`. On SIGINT/SIGTERM (`runService`: bounded by 15 s, exit 0)
+ * the metrics listener is closed, then the gRPC server, then the stop `main` returned, then the
+ * runtime's resources, last opened first. A start that fails (invalid configuration, unreachable
+ * database...) exits 1 with `failed to start` logged.
  *
  * @param main the service's wiring; returns its own stop (consumers, timers), or nothing.
  */
-export function bootService(options: BootOptions, main: (runtime: ServiceRuntime) => Promise<(() => Promise<void>) | void>): void {
+export function bootService<T extends z.ZodRawShape>(
+  options: BootOptions<T>,
+  main: (service: ServiceContext<z.infer<z.ZodObject<T>>>) => Promise<(() => Promise<void>) | void>,
+): void {
   const logger = createLogger(options.name, options.logger);
   const metricsPortVariable = `${options.name.toUpperCase()}_METRICS_PORT`;
+  const grpcPortVariable = `${options.name.toUpperCase()}_GRPC_PORT`;
   runService(logger, async () => {
-    // One schema, so that one message names every invalid variable; the port's key is the service's own.
-    const shape = { ...sharedEnv.telemetry, [metricsPortVariable]: env.port(options.metricsPort) };
-    const telemetry = loadConfig(shape) as ReturnType<typeof loadConfig<typeof sharedEnv.telemetry>> & Record<string, number>; // [telemetry]
-    const runtime = new ServiceRuntime(options.name, logger);
-    const stop = await main(runtime);
+    // One schema, so that one message names every invalid variable; the ports' keys are the service's own.
+    const grpcShape = options.grpcPort === undefined ? {} : { ...sharedEnv.grpcHost, [grpcPortVariable]: env.port(options.grpcPort) };
+    const shape = { ...options.env, ...grpcShape, ...sharedEnv.telemetry, [metricsPortVariable]: env.port(options.metricsPort) };
+    const parsed = loadConfig(shape) as Record<string, unknown>;
+    const telemetry = parsed as z.infer<z.ZodObject<typeof sharedEnv.telemetry>>; // [telemetry]
+    const grpcAddress = options.grpcPort === undefined ? undefined : { host: parsed.GRPC_HOST as string, port: parsed[grpcPortVariable] as number };
+    const runtime = new ServiceRuntime(options.name, logger, grpcAddress);
+    const stop = await main({ runtime, logger, config: parsed as z.infer<z.ZodObject<T>> });
     // [telemetry] Prometheus /metrics on its own port
     const metricsServer = await startMetricsServer({
       service: options.name,
       enabled: telemetry.METRICS_ENABLED,
       host: telemetry.METRICS_HOST,
-      port: telemetry[metricsPortVariable],
+      port: parsed[metricsPortVariable] as number,
     });
     return async () => {
       await metricsServer.close(); // [telemetry]
