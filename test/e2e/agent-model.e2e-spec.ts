@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedRequestBody } from '@kb/models/testing';
-import { api, newOrg, ROOT, ExtraStack, startExtraStack, streamChat as streamChatAt } from './support/harness';
+import { api, newOrg, ROOT, ExtraStack, llmEnv, startExtraStack, streamChat as streamChatAt } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -55,10 +55,7 @@ describe('agent with a chat model configured', () => {
     });
     const env = {
       LOG_LEVEL: 'info',
-      LLM_BASE_URL: model.baseUrl,
-      LLM_API_KEY: 'test',
-      LLM_MODEL: 'scripted-model',
-      LLM_MAX_RETRIES: '0',
+      ...llmEnv(model.baseUrl, 'scripted-model'),
       AGENT_BATCH_CONCURRENCY: '2',
       CHAT_SSE_HEARTBEAT_MS: '1000',
     };

@@ -2,7 +2,7 @@ import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedRepl
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { api, newOrg, uploadFile, waitForDocument, ExtraStack, startExtraStack } from './support/harness';
+import { api, newOrg, uploadFile, waitForDocument, ExtraStack, llmEnv, startExtraStack } from './support/harness';
 
 jest.setTimeout(300_000);
 
@@ -64,10 +64,7 @@ describe('compliance checking with a configured chat model', () => {
     server = await startScriptedOpenAiServer((body) => respond(body));
     dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-model-'));
     const env = {
-      LLM_BASE_URL: server.baseUrl,
-      LLM_MODEL: 'scripted-judge',
-      LLM_API_KEY: 'test',
-      LLM_MAX_RETRIES: '0',
+      ...llmEnv(server.baseUrl, 'scripted-judge'),
       CHECK_RUN_ACK_WAIT_MS: '5000',
       CHECK_RUN_GROUP_SIZE: '1',
       CHECK_RUN_CONCURRENCY: '1',

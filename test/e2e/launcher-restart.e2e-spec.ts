@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@kb/models/testing';
-import { api, ExtraStack, newOrg, startExtraStack, takeoversAfterKills, uploadFile, waitForDocument } from './support/harness';
+import { api, ExtraStack, llmEnv, newOrg, startExtraStack, takeoversAfterKills, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -64,7 +64,7 @@ describe('local launcher: a crashed service is restarted, forever', () => {
       };
     });
     // Lexical search only: this suite needs no embedding model (the retrieval service starts faster).
-    const env = { EMBEDDINGS_PROVIDER: 'none', LLM_BASE_URL: model.baseUrl, LLM_MODEL: 'scripted-judge', LLM_API_KEY: 'test', LLM_MAX_RETRIES: '0' };
+    const env = { EMBEDDINGS_PROVIDER: 'none', ...llmEnv(model.baseUrl, 'scripted-judge') };
     stack = await startExtraStack(dataDir, env, { restart: RESTART });
   });
 

@@ -7,7 +7,7 @@ import type { DataSource } from 'typeorm';
 import { openGatewayDatabase } from '../../apps/gateway/src/database/database';
 import { UsageService } from '../../apps/gateway/src/usage/usage.service';
 import { UsageRepository } from '../../apps/gateway/src/usage/usage.repository';
-import { api, newOrg, ROOT, streamChat, uploadFile, waitForDocument, type ExtraStack, startExtraStack } from './support/harness';
+import { api, newOrg, ROOT, streamChat, uploadFile, waitForDocument, type ExtraStack, llmEnv, startExtraStack } from './support/harness';
 import { REAL_MODEL_NAME, realModelUnavailable, startRealModelServer, type RealModelServer } from './support/real-model';
 
 jest.setTimeout(600_000);
@@ -54,11 +54,8 @@ describeReal('the model-provider path against a real small model', () => {
     llm = await startRealModelServer();
     // Short completions keep the suite quick on 2 cores (a looping answer stops at 96 tokens).
     const env = {
-      LLM_BASE_URL: llm.baseUrl,
-      LLM_MODEL: REAL_MODEL_NAME,
-      LLM_API_KEY: 'none',
+      ...llmEnv(llm.baseUrl, REAL_MODEL_NAME, { apiKey: 'none', maxRetries: 1 }),
       LLM_MAX_TOKENS: '96',
-      LLM_MAX_RETRIES: '1',
       CHECK_RUN_GROUP_SIZE: '2',
       AGENT_BATCH_CONCURRENCY: '1',
     };

@@ -266,6 +266,15 @@ export function e2eEmbeddingsEnv(): Record<string, string> {
 }
 
 /**
+ * The environment that points a stack's services at an OpenAI-compatible chat model (README
+ * "Chat model": LLM_BASE_URL, LLM_MODEL, LLM_API_KEY, LLM_MAX_RETRIES), for {@link startExtraStack}.
+ * @param o.apiKey default `test` (the scripted servers accept any); o.maxRetries default 0 (a scripted failure is seen at once)
+ */
+export function llmEnv(baseUrl: string, model: string, o: { apiKey?: string; maxRetries?: number } = {}): Record<string, string> {
+  return { LLM_BASE_URL: baseUrl, LLM_MODEL: model, LLM_API_KEY: o.apiKey ?? 'test', LLM_MAX_RETRIES: String(o.maxRetries ?? 0) };
+}
+
+/**
  * Starts a whole stack in `dataDir` with extra service environment `env` (e.g. `LLM_BASE_URL` of a
  * scripted model server, `STORAGE_DRIVER=s3`) through tools/lib/stack-cli.mjs, for suites that
  * need a configuration the shared e2e stack does not have. `options` go to startStack as they are
