@@ -8,7 +8,7 @@ import path from 'node:path';
 import readline from 'node:readline/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import {
   chatText,
@@ -36,7 +36,8 @@ import { COMPLETION_HELP, completionScript, SHELLS, type Shell } from './complet
 import { checkProfileName, client, configPath, DEFAULT_BASE_URL, DEFAULT_PROFILE, readConfig, writeConfig, type ConnectionOptions } from './config';
 import { exitCodeOf, ExitCode, MissingCredentialsError, UsageError } from './exit-codes';
 import { FAIL_ON_CHOICES, gateMessage, runGate, verdictGate, type FailOn } from './gate';
-import { clip, fail, pages, printJson, table } from './output';
+import { clip, fail, pages, printJson, printRows, table } from './output';
+import { int, list } from './options';
 import { uploadCommand } from './upload';
 import { webhooksCommands } from './webhooks';
 
@@ -71,17 +72,6 @@ function leaf(parent: Command, spec: string, description: string, action: (kb: K
   return cmd;
 }
 
-const list = (value: string, previous: string[] = []) => [
-  ...previous,
-  ...value
-    .split(',')
-    .map((v) => v.trim())
-    .filter(Boolean),
-];
-const int = (value: string) => {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`not a whole number: ${value}`);
-  return Number(value);
-};
 /** `--fail-on fail|unsure` (gate.ts): exit 5 when the requirements are not met. */
 const failOnOption = () =>
   new Option('--fail-on <what>', 'exit 5 when a requirement fails ("fail"), or also when a verdict is unsure: confidence below 0.7 ("unsure")').choices(
@@ -220,10 +210,7 @@ const projectRow = (p: { id: string; name: string; description?: string | null; 
 const projectTable = () => table(['project id', 'name', 'description', 'docs', 'created'], [38, 'flex', 'flex', 6, 26]);
 leaf(projects, 'list', 'list projects, newest first', async (kb, _a, o) => {
   const page = await kb.page(kb.api.GET('/api/v2/projects', { params: { query: { limit: o.limit, offset: o.offset } } }));
-  if (o.json) return printJson(page);
-  const t = projectTable();
-  for (const p of page.data) t.push(projectRow(p));
-  process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} project(s)\n`);
+  printRows(o, page, page.data, projectTable, projectRow, `${page.data.length} of ${page.pagination.total} project(s)\n`);
 })
   .option('--limit <n>', 'page size (max 200)', int, 50)
   .option('--offset <n>', 'results to skip', int, 0);
@@ -234,10 +221,7 @@ leaf(projects, 'create <name>', 'create a project; prints its id', async (kb, [n
 }).option('-d, --description <text>', 'description (max 500 characters)');
 leaf(projects, 'show <id>', 'one project', async (kb, [id], o) => {
   const p = await kb.data(kb.api.GET('/api/v2/projects/{id}', { params: { path: { id } } }));
-  if (o.json) return printJson(p);
-  const t = projectTable();
-  t.push(projectRow(p));
-  process.stdout.write(`${t.toString()}\n`);
+  printRows(o, p, [p], projectTable, projectRow);
 });
 leaf(projects, 'update <id>', 'rename a project or change its description', async (kb, [id], o) => {
   const body: { name?: string; description?: string | null } = {};
@@ -245,10 +229,7 @@ leaf(projects, 'update <id>', 'rename a project or change its description', asyn
   if (o.description !== undefined) body.description = o.description;
   if (o.clearDescription) body.description = null;
   const p = await kb.data(kb.api.PATCH('/api/v2/projects/{id}', { params: { path: { id } }, body }));
-  if (o.json) return printJson(p);
-  const t = projectTable();
-  t.push(projectRow(p));
-  process.stdout.write(`${t.toString()}\n`);
+  printRows(o, p, [p], projectTable, projectRow);
 })
   .option('-n, --name <name>', 'new name')
   .option('-d, --description <text>', 'new description')
@@ -391,20 +372,14 @@ const runRow = (r: RunRow) => [
 ];
 leaf(runs, 'list', 'list check runs, newest first', async (kb, _a, o) => {
   const page = await kb.page(kb.api.GET('/api/v2/check/runs', { params: { query: { project_id: o.project, limit: o.limit, offset: o.offset } } }));
-  if (o.json) return printJson(page);
-  const t = runTable();
-  for (const r of page.data) t.push(runRow(r));
-  process.stdout.write(`${t.toString()}\n${(page.data as unknown[]).length} of ${page.pagination?.total ?? '?'} run(s)\n`);
+  printRows(o, page, page.data, runTable, runRow, `${(page.data as unknown[]).length} of ${page.pagination?.total ?? '?'} run(s)\n`);
 })
   .option('-p, --project <id>', 'only this project')
   .option('--limit <n>', 'page size (max 200)', int, 50)
   .option('--offset <n>', 'results to skip', int, 0);
 leaf(runs, 'status <id>', 'a run and its counters', async (kb, [id], o) => {
   const r = await kb.data(kb.api.GET('/api/v2/check/runs/{id}', { params: { path: { id } } }));
-  if (o.json) return printJson(r);
-  const t = runTable();
-  t.push(runRow(r));
-  process.stdout.write(`${t.toString()}\n`);
+  printRows(o, r, [r], runTable, runRow);
 });
 leaf(runs, 'requirements <id>', 'the requirements of a run with their sub-requirements', async (kb, [id], o) => {
   const reqs = await kb.data(kb.api.GET('/api/v2/check/runs/{id}/requirements', { params: { path: { id } } }));
@@ -443,10 +418,7 @@ leaf(
       if (r.status !== 'completed') process.exitCode = ExitCode.ERROR;
       else applyGate(runGate(r, o.failOn), o.failOn);
     }
-    if (o.json) return printJson(r);
-    const t = runTable();
-    t.push(runRow(r));
-    process.stdout.write(`${t.toString()}\n`);
+    printRows(o, r, [r], runTable, runRow);
   },
 ).addOption(failOnOption());
 leaf(runs, 'trigger <id>', 'start (or restart) checking a run', async (kb, [id], o) => {
@@ -585,10 +557,7 @@ leaf(batch, 'create <questions>', 'create a batch from a file of questions (one 
   }
   const done = await waitWithBar(kb, created.id, o.json);
   if (o.out) await writeCsv(kb, created.id, o.out);
-  if (o.json) return printJson(done);
-  const t = batchTable();
-  t.push(batchRow(done));
-  process.stdout.write(`${t.toString()}\n${o.out ? `results written to ${o.out}\n` : ''}`);
+  printRows(o, done, [done], batchTable, batchRow, o.out ? `results written to ${o.out}\n` : '');
 })
   .option('-n, --name <name>', 'batch name')
   .option('-p, --project <id>', 'project whose documents answer')
@@ -599,10 +568,7 @@ leaf(batch, 'list', 'list batches, newest first', async (kb, _a, o) => {
   const page = await kb.page(
     kb.api.GET('/api/v2/agent/batches', { params: { query: { project_id: o.project, status: o.status, limit: o.limit, offset: o.offset } } }),
   );
-  if (o.json) return printJson(page);
-  const t = batchTable();
-  for (const b of page.data) t.push(batchRow(b));
-  process.stdout.write(`${t.toString()}\n${(page.data as unknown[]).length} of ${page.pagination?.total ?? '?'} batch(es)\n`);
+  printRows(o, page, page.data, batchTable, batchRow, `${(page.data as unknown[]).length} of ${page.pagination?.total ?? '?'} batch(es)\n`);
 })
   .option('-p, --project <id>', 'only this project')
   .addOption(new Option('--status <status>', 'only this status').choices(['pending', 'processing', 'completed', 'failed']))
@@ -611,19 +577,14 @@ leaf(batch, 'list', 'list batches, newest first', async (kb, _a, o) => {
 leaf(batch, 'status <id>', 'a batch with its answers', async (kb, [id], o) => {
   const b = await kb.data(kb.api.GET('/api/v2/agent/batches/{id}', { params: { path: { id } } }));
   if (o.json) return printJson(b);
-  const t = batchTable();
-  t.push(batchRow(b));
-  process.stdout.write(`${t.toString()}\n`);
+  printRows(o, b, [b], batchTable, batchRow);
   const r = table(['#', 'question', 'status', 'answer'], [4, 'flex', 11, 'flex']);
   for (const x of b.results) r.push([String(x.index + 1), x.question, x.status, clip(x.answer ?? x.error ?? '', 300)]);
   process.stdout.write(`${r.toString()}\n`);
 });
 leaf(batch, 'wait <id>', 'wait until a batch is answered (progress bar)', async (kb, [id], o) => {
   const done = await waitWithBar(kb, id, o.json);
-  if (o.json) return printJson(done);
-  const t = batchTable();
-  t.push(batchRow(done));
-  process.stdout.write(`${t.toString()}\n`);
+  printRows(o, done, [done], batchTable, batchRow);
 });
 leaf(batch, 'export <id>', 'the results as CSV (stdout, or --out)', async (kb, [id], o) => {
   if (o.wait) await waitWithBar(kb, id, o.json);

@@ -12,6 +12,25 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/**
+ * Prints records the way every listing and detail command does: with `--json` the API's value as it
+ * came (`json`), else a table (`makeTable()`) with one row per record (`rowOf`), then `footer`
+ * (a count, a secret shown once…) on the lines after it.
+ */
+export function printRows<T>(
+  opts: CommonOptions,
+  json: unknown,
+  records: readonly T[],
+  makeTable: () => Table.Table,
+  rowOf: (record: T) => string[],
+  footer = '',
+): void {
+  if (opts.json) return printJson(json);
+  const t = makeTable();
+  for (const r of records) t.push(rowOf(r));
+  process.stdout.write(`${t.toString()}\n${footer}`);
+}
+
 /** Terminal width for tables (120 when not a terminal). */
 export function width(): number {
   return process.stdout.columns && process.stdout.columns > 40 ? process.stdout.columns : 120;

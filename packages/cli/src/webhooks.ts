@@ -13,24 +13,13 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
 } from '@kb-platform/sdk';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { UsageError } from './exit-codes';
-import { clip, printJson, table } from './output';
+import { int, list } from './options';
+import { clip, printJson, printRows, table } from './output';
 
 type Opts = { json?: boolean } & Record<string, any>;
 type Leaf = (parent: Command, spec: string, description: string, action: (kb: KbClient, args: any[], opts: Opts) => Promise<void>) => Command;
-
-const int = (value: string) => {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`not a whole number: ${value}`);
-  return Number(value);
-};
-const list = (value: string, previous: string[] = []) => [
-  ...previous,
-  ...value
-    .split(',')
-    .map((v) => v.trim())
-    .filter(Boolean),
-];
 
 const endpointTable = () => table(['webhook id', 'url', 'events', 'enabled', 'description', 'created'], [38, 'flex', 'flex', 9, 'flex', 26]);
 const endpointRow = (w: WebhookEndpoint) => [w.id, w.url, w.events.join(', '), w.enabled ? 'yes' : 'paused', w.description ?? '', w.created_at];
@@ -93,10 +82,7 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
 
   leaf(webhooks, 'create <url>', 'register an endpoint; prints its id and its signing secret (shown this once)', async (kb, [url], o) => {
     const created = await createWebhook(kb, { url, events: o.events, ...(o.description !== undefined ? { description: o.description } : {}) });
-    if (o.json) return printJson(created);
-    const t = endpointTable();
-    t.push(endpointRow(created));
-    process.stdout.write(`${t.toString()}\nsecret (shown this once; keep it to verify deliveries): ${created.secret}\n`);
+    printRows(o, created, [created], endpointTable, endpointRow, `secret (shown this once; keep it to verify deliveries): ${created.secret}\n`);
   })
     .requiredOption(
       '-e, --events <types>',
@@ -107,20 +93,21 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
 
   leaf(webhooks, 'list', "the organization's endpoints, newest first (without secrets)", async (kb, _a, o) => {
     const page = await listWebhooks(kb, { limit: o.limit, offset: o.offset });
-    if (o.json) return printJson(page);
-    const t = endpointTable();
-    for (const w of page.data) t.push(endpointRow(w));
-    process.stdout.write(`${t.toString()}\n${page.data.length} of ${page.pagination.total} endpoint(s) (offset ${page.pagination.offset})\n`);
+    printRows(
+      o,
+      page,
+      page.data,
+      endpointTable,
+      endpointRow,
+      `${page.data.length} of ${page.pagination.total} endpoint(s) (offset ${page.pagination.offset})\n`,
+    );
   })
     .option('--limit <n>', 'page size (max 200)', int, 50)
     .option('--offset <n>', 'results to skip', int, 0);
 
   leaf(webhooks, 'get <id>', 'one endpoint', async (kb, [id], o) => {
     const w = await getWebhook(kb, id);
-    if (o.json) return printJson(w);
-    const t = endpointTable();
-    t.push(endpointRow(w));
-    process.stdout.write(`${t.toString()}\n`);
+    printRows(o, w, [w], endpointTable, endpointRow);
   });
 
   leaf(webhooks, 'update <id>', 'change the URL, events or description, or pause/resume deliveries', async (kb, [id], o) => {
@@ -134,10 +121,7 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
     if (Object.keys(changes).length === 0)
       throw new UsageError('nothing to change: give --url, --events, --description, --clear-description, --enable or --disable');
     const w = await updateWebhook(kb, id, changes as Parameters<typeof updateWebhook>[2]);
-    if (o.json) return printJson(w);
-    const t = endpointTable();
-    t.push(endpointRow(w));
-    process.stdout.write(`${t.toString()}\n`);
+    printRows(o, w, [w], endpointTable, endpointRow);
   })
     .option('-u, --url <url>', 'new URL')
     .option('-e, --events <types>', 'new event types (comma-separated, repeatable; "*" for all)', list)
@@ -154,11 +138,13 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
 
   leaf(webhooks, 'deliveries <id>', "an endpoint's delivery log, newest first (status, attempts, last answer, last error)", async (kb, [id], o) => {
     const page = await listWebhookDeliveries(kb, id, { limit: o.limit, offset: o.offset });
-    if (o.json) return printJson(page);
-    const t = deliveryTable();
-    for (const d of page.data) t.push(deliveryRow(d));
-    process.stdout.write(
-      `${t.toString()}\n${page.data.length} of ${page.pagination.total} deliver${page.pagination.total === 1 ? 'y' : 'ies'} (offset ${page.pagination.offset})\n`,
+    printRows(
+      o,
+      page,
+      page.data,
+      deliveryTable,
+      deliveryRow,
+      `${page.data.length} of ${page.pagination.total} deliver${page.pagination.total === 1 ? 'y' : 'ies'} (offset ${page.pagination.offset})\n`,
     );
   })
     .option('--limit <n>', 'page size (max 200)', int, 50)
@@ -166,10 +152,7 @@ export function webhooksCommands(program: Command, leaf: Leaf, fail: (error: unk
 
   leaf(webhooks, 'retry <id> <delivery-id>', 'send a delivery again now (pending, with a fresh 24 h retry window)', async (kb, [id, deliveryId], o) => {
     const d = await retryWebhookDelivery(kb, id, deliveryId);
-    if (o.json) return printJson(d);
-    const t = deliveryTable();
-    t.push(deliveryRow(d));
-    process.stdout.write(`${t.toString()}\n`);
+    printRows(o, d, [d], deliveryTable, deliveryRow);
   });
 
   // `verify` needs no API key: it checks a captured delivery offline.
