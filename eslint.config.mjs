@@ -35,6 +35,16 @@ function boundaries({ extraTags = {}, allow = [] } = {}) {
   return ['error', { allow, depConstraints }];
 }
 
+/** The rules about `any` values, off where input is untyped by nature (see the two blocks that use it). */
+const UNTYPED_INPUT_RULES_OFF = {
+  '@typescript-eslint/no-explicit-any': 'off',
+  '@typescript-eslint/no-unsafe-argument': 'off',
+  '@typescript-eslint/no-unsafe-assignment': 'off',
+  '@typescript-eslint/no-unsafe-call': 'off',
+  '@typescript-eslint/no-unsafe-member-access': 'off',
+  '@typescript-eslint/no-unsafe-return': 'off',
+};
+
 export default defineConfig(
   {
     ignores: [
@@ -167,12 +177,7 @@ export default defineConfig(
       'libs/text/eval/*.ts',
     ],
     rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
+      ...UNTYPED_INPUT_RULES_OFF,
     },
   },
   {
@@ -180,12 +185,7 @@ export default defineConfig(
     // shape with expect() at run time; typing every response body would add casts, not safety.
     files: [...SPECS, 'test/**', '**/testing/**'],
     rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
+      ...UNTYPED_INPUT_RULES_OFF,
       // A failing assertion's message and a spreadsheet cell read in a test stringify whatever they got.
       '@typescript-eslint/restrict-template-expressions': 'off',
       '@typescript-eslint/no-base-to-string': 'off',
