@@ -58,14 +58,7 @@ export interface OpenedNliModel {
  * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
  */
 export async function openNliModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false, threads = 1): Promise<OpenedNliModel> {
-  if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_NLI_MODEL_DIR=none', degraded: false };
-  if (!VERDICT_MODEL.variants.nli && !forTraining)
-    return { model: null, reason: 'the committed judge (libs/text/models/judge/judge-model.json) has no nli variant', degraded: false };
-  if (!embeddings) return { model: null, reason: 'no embedding model: the entailment variant of the judge needs it', degraded: true };
-  const dir = setting.trim() || defaultNliModelDir();
-  if (!LocalNliModel.present(dir))
-    return { model: null, reason: `no entailment model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
-  return { model: await LocalNliModel.load({ dir, threads }) };
+  return openCrossEncoder(CROSS_ENCODERS.nli, setting, embeddings, forTraining, threads);
 }
 
 /**
@@ -76,16 +69,29 @@ export async function openNliModel(setting: string, embeddings: EmbeddingModel |
  * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
  */
 export async function openRsmModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false, threads = 1): Promise<OpenedNliModel> {
-  if (setting.trim().toLowerCase() === 'none') return { model: null, reason: 'JUDGE_RSM_MODEL_DIR=none', degraded: false };
-  if (!VERDICT_MODEL.variants.rsm && !forTraining)
-    return { model: null, reason: 'the committed judge (libs/text/models/judge/judge-model.json) has no rsm variant', degraded: false };
-  if (!embeddings) return { model: null, reason: 'no embedding model: the requirement-satisfaction variant of the judge needs it', degraded: true };
-  const dir = setting.trim() || defaultRsmModelDir();
+  return openCrossEncoder(CROSS_ENCODERS.rsm, setting, embeddings, forTraining, threads);
+}
+
+/** The judge's two cross-encoders: its variant in judge-model.json, setting, default folder, and name in messages. */
+const CROSS_ENCODERS = {
+  nli: { variant: 'nli', env: 'JUDGE_NLI_MODEL_DIR', defaultDir: defaultNliModelDir, label: 'entailment' },
+  rsm: { variant: 'rsm', env: 'JUDGE_RSM_MODEL_DIR', defaultDir: defaultRsmModelDir, label: 'requirement-satisfaction' },
+} as const;
+
+/** {@link openNliModel} and {@link openRsmModel}, for the cross-encoder `kind` describes. */
+async function openCrossEncoder(
+  kind: (typeof CROSS_ENCODERS)[keyof typeof CROSS_ENCODERS],
+  setting: string,
+  embeddings: EmbeddingModel | null,
+  forTraining: boolean,
+  threads: number,
+): Promise<OpenedNliModel> {
+  if (setting.trim().toLowerCase() === 'none') return { model: null, reason: `${kind.env}=none`, degraded: false };
+  if (!VERDICT_MODEL.variants[kind.variant] && !forTraining)
+    return { model: null, reason: `the committed judge (libs/text/models/judge/judge-model.json) has no ${kind.variant} variant`, degraded: false };
+  if (!embeddings) return { model: null, reason: `no embedding model: the ${kind.label} variant of the judge needs it`, degraded: true };
+  const dir = setting.trim() || kind.defaultDir();
   if (!LocalNliModel.present(dir))
-    return {
-      model: null,
-      reason: `no requirement-satisfaction model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`,
-      degraded: true,
-    };
+    return { model: null, reason: `no ${kind.label} model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
   return { model: await LocalNliModel.load({ dir, threads }) };
 }
