@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExtractionContext } from './context';
-import { runProcess, ToolMissingError } from './process';
+import { ProcessResult, runProcess, ToolMissingError } from './process';
 import { ExtractionError, type PageWord } from './types';
 import { parseTesseractTsv } from './word-boxes';
 
@@ -32,6 +32,21 @@ function ocrUnavailable(tool: string): ExtractionError {
     `This file has scanned pages without a text layer, and OCR is not available on the server (${tool} is missing). ` +
       `Ask the administrator to install ${pkg}, or upload a PDF with selectable text.`,
   );
+}
+
+/**
+ * Runs an OCR tool (`tesseract`, `pdftoppm`) like {@link runProcess}, with `OMP_THREAD_LIMIT=1` for tesseract
+ * (one thread per process: pages run in parallel instead).
+ * @throws ExtractionError `OCR_UNAVAILABLE` (naming the package to install) when the tool is not installed; the
+ *   context's abort reason on timeout or abort
+ */
+async function runOcrTool(ctx: ExtractionContext, tool: 'tesseract' | 'pdftoppm', args: string[]): Promise<ProcessResult> {
+  try {
+    return await runProcess(ctx, tool, args, tool === 'tesseract' ? { env: { ...process.env, OMP_THREAD_LIMIT: '1' } } : undefined);
+  } catch (e) {
+    if (e instanceof ToolMissingError) throw ocrUnavailable(tool);
+    throw e;
+  }
 }
 
 /** Runs `fn` over `items` with at most `limit` calls in flight; results keep the input order. */
@@ -69,15 +84,7 @@ export function ocrConcurrency(): number {
  * and the context's abort reason on timeout/abort.
  */
 export async function ocrImage(ctx: ExtractionContext, imagePath: string): Promise<string[]> {
-  let result;
-  try {
-    result = await runProcess(ctx, 'tesseract', [imagePath, 'stdout', '-l', OCR_LANG, '--psm', '1'], {
-      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
-    });
-  } catch (e) {
-    if (e instanceof ToolMissingError) throw ocrUnavailable('tesseract');
-    throw e;
-  }
+  const result = await runOcrTool(ctx, 'tesseract', [imagePath, 'stdout', '-l', OCR_LANG, '--psm', '1']);
   if (result.code !== 0) {
     throw new ExtractionError(
       'CORRUPT_FILE',
@@ -98,12 +105,7 @@ const tesseractFound = new Set<string>();
 export async function ensureTesseract(ctx: ExtractionContext): Promise<void> {
   const key = process.env.PATH ?? '';
   if (tesseractFound.has(key)) return;
-  try {
-    await runProcess(ctx, 'tesseract', ['--version']);
-  } catch (e) {
-    if (e instanceof ToolMissingError) throw ocrUnavailable('tesseract');
-    throw e;
-  }
+  await runOcrTool(ctx, 'tesseract', ['--version']);
   tesseractFound.add(key);
 }
 
@@ -149,25 +151,19 @@ export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages
     await mapWithConcurrency(pages, ocrConcurrency(), async (page) => {
       const prefix = join(dir, `p${page}`);
       const dpi = dpiForPage(sizes.get(page));
-      let raster;
-      try {
-        raster = await runProcess(ctx, 'pdftoppm', [
-          '-r',
-          String(dpi),
-          '-gray',
-          '-png',
-          '-f',
-          String(page),
-          '-l',
-          String(page),
-          '-singlefile',
-          pdfPath,
-          prefix,
-        ]);
-      } catch (e) {
-        if (e instanceof ToolMissingError) throw ocrUnavailable('pdftoppm');
-        throw e;
-      }
+      const raster = await runOcrTool(ctx, 'pdftoppm', [
+        '-r',
+        String(dpi),
+        '-gray',
+        '-png',
+        '-f',
+        String(page),
+        '-l',
+        String(page),
+        '-singlefile',
+        pdfPath,
+        prefix,
+      ]);
       if (raster.code !== 0) {
         throw new ExtractionError(
           'CORRUPT_FILE',
@@ -194,15 +190,7 @@ export async function ocrPdfPages(ctx: ExtractionContext, pdfPath: string, pages
  * when it cannot read the image.
  */
 async function ocrPageImage(ctx: ExtractionContext, imagePath: string, outBase: string, dpi: number): Promise<OcrPage> {
-  let result;
-  try {
-    result = await runProcess(ctx, 'tesseract', [imagePath, outBase, '-l', OCR_LANG, '--psm', '1', 'txt', 'tsv'], {
-      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
-    });
-  } catch (e) {
-    if (e instanceof ToolMissingError) throw ocrUnavailable('tesseract');
-    throw e;
-  }
+  const result = await runOcrTool(ctx, 'tesseract', [imagePath, outBase, '-l', OCR_LANG, '--psm', '1', 'txt', 'tsv']);
   if (result.code !== 0) {
     throw new ExtractionError('CORRUPT_FILE', 'A scanned page could not be read by OCR; re-scan it (300 dpi or more) and upload again.');
   }
