@@ -89,6 +89,15 @@ export class AccountsService {
     return this.accounts.findOrganization(id);
   }
 
+  /**
+   * Whether the organization may use the safety assistant (`kbctl org safety`): the flag the
+   * agent routes (query, chat, batches) pass to the agent service; false for an unknown id.
+   */
+  async safetyAssistantEnabled(orgId: string): Promise<boolean> {
+    const org = await this.getOrganization(orgId);
+    return org?.safetyAssistantEnabled ?? false;
+  }
+
   private async requireOrganization(id: string): Promise<OrganizationEntity> {
     const org = await this.getOrganization(id);
     if (!org) throw AppError.notFound(`Organization ${id} not found.`);

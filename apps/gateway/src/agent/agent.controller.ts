@@ -7,7 +7,7 @@ import { Ctx } from '../common/http-context';
 import { NonBlankText, OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
-import { presentCitation, presentConfidence, presentUsage } from './presenters';
+import { presentAnswerFields } from './presenters';
 import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { AnswerView } from './agent-views';
 
@@ -84,7 +84,7 @@ export class AgentController {
   @ApiEnvelope(AnswerView, { description: '`{ answer, citations, agent, model, usage, confidence }`' })
   @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async query(@Ctx() ctx: CallContext, @Body() body: QueryDto) {
-    const org = await this.accounts.getOrganization(ctx.orgId);
+    const safetyAssistantEnabled = await this.accounts.safetyAssistantEnabled(ctx.orgId);
     const a = await this.agent.query(
       {
         question: body.question,
@@ -92,17 +92,10 @@ export class AgentController {
         documentIds: body.document_ids ?? [],
         chatType: body.chat_type ?? undefined,
         topK: body.top_k ?? TOP_K_DEFAULT,
-        safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+        safetyAssistantEnabled,
       },
       { ...ctx, timeoutMs: 5 * 60 * 1000 },
     );
-    return {
-      answer: a.answer,
-      citations: a.citations.map(presentCitation),
-      agent: a.agent,
-      model: a.model,
-      usage: presentUsage(a.usage),
-      confidence: presentConfidence(a.confidence),
-    };
+    return { answer: a.answer, ...presentAnswerFields(a) };
   }
 }

@@ -72,7 +72,7 @@ export class BatchesController {
   @ApiEnvelope(BatchView, { status: 201, description: 'The batch summary.' })
   @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async create(@Ctx() ctx: CallContext, @Body() body: CreateBatchDto) {
-    const org = await this.accounts.getOrganization(ctx.orgId);
+    const safetyAssistantEnabled = await this.accounts.safetyAssistantEnabled(ctx.orgId);
     const b = await this.agent.createBatch(
       {
         questions: body.questions,
@@ -80,7 +80,7 @@ export class BatchesController {
         name: body.name ?? undefined,
         projectId: body.project_id ?? undefined,
         chatType: body.chat_type ?? undefined,
-        safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+        safetyAssistantEnabled,
       },
       ctx,
     );
