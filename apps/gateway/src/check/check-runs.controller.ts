@@ -1,4 +1,4 @@
-import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
+import { WithQuotePlace } from '../common/api-models';
 import { presentComparison, presentRequirement, presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, runStatus } from '@kb/events';
 import {
   AppError,
@@ -14,7 +14,7 @@ import {
 } from '@kb/common';
 import { checkV1 } from '@kb/proto';
 import { Body, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, type ApiPropertyOptions } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
 import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { Type } from 'class-transformer';
@@ -146,22 +146,25 @@ export class ListRunsQuery extends PaginationQuery {
   project_id?: string;
 }
 
-export class SourceView {
-  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) handbook_id: string;
-  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) node_id: string;
-  @ApiProperty({ example: 'site-safety-plan.pdf' }) title: string;
-  @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
-  @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    example: 'Part 2 > Scope',
-    description: 'heading path of the chunk (outermost first), null when it is under no heading',
-  })
-  section: string | null;
-  @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
-  @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
+/**
+ * The schema of a check source (a chunk a verdict rests on): the run routes' {@link SourceView} and
+ * the verify route's `VerifySourceView` differ only in how `handbook_id` and `title` are documented.
+ * @param handbookId the `handbook_id` property's OpenAPI options
+ * @param title the `title` property's OpenAPI options
+ */
+export function checkSourceView(handbookId: ApiPropertyOptions, title: ApiPropertyOptions) {
+  class SourceFields {
+    @ApiProperty(handbookId) handbook_id: string;
+    @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) node_id: string;
+    @ApiProperty(title) title: string;
+    @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
+    @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
+  }
+  return WithQuotePlace(SourceFields, 'heading path of the chunk (outermost first), null when it is under no heading');
 }
+
+/** A source of a sub-requirement's verdict. */
+export class SourceView extends checkSourceView({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }, { example: 'site-safety-plan.pdf' }) {}
 
 export class SubRequirementView {
   @ApiProperty({ example: 'b3c1d2e4-5f60-4a7b-8c9d-0e1f2a3b4c5d' }) id: string;
