@@ -7,9 +7,9 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID
 import type { FastifyReply } from 'fastify';
 import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
-import { Paginated, RAW_RESPONSE } from '../common/envelope';
+import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { CharLength, UuidParamPipe } from '../common/validation';
 import { ChatTypeField } from './agent.controller';
@@ -92,10 +92,10 @@ export class BatchesController {
   @ApiEnvelope(BatchView, { paginated: true, description: 'Batch summaries with pagination.' })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
     const r = await this.agent.listBatches(
-      { projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), limit: q.limit, offset: q.offset },
+      { projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), ...pageRequest(q) },
       ctx,
     );
-    return new Paginated(r.batches.map(presentBatch), { limit: q.limit, offset: q.offset, total: r.total });
+    return pageOf(q, r.batches.map(presentBatch), r.total);
   }
 
   @Get(':id')

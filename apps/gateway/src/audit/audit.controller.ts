@@ -3,10 +3,9 @@ import { Get, Inject, Query } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import type { DataSource } from 'typeorm';
-import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { ApiController, ApiEnvelope } from '../common/openapi';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { GATEWAY_DATABASE } from '../common/tokens';
 
 /** RFC 3339 date-time (OpenAPI `format: date-time`), years 0001–9999, with a time zone. */
@@ -148,9 +147,8 @@ export class AuditController {
       action: q.action ?? null,
       since,
       until,
-      limit: q.limit,
-      offset: q.offset,
+      ...pageRequest(q),
     });
-    return new Paginated(rows.map(presentAuditEvent), { limit: q.limit, offset: q.offset, total });
+    return pageOf(q, rows.map(presentAuditEvent), total);
   }
 }

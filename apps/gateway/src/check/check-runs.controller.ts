@@ -19,7 +19,7 @@ import { ErrorCode } from '@kb/common';
 import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
-import { Paginated, RAW_RESPONSE } from '../common/envelope';
+import { RAW_RESPONSE } from '../common/envelope';
 import { DocumentsClient } from '../common/clients';
 import { DOCUMENTS_CLIENT, LOGGER } from '../common/tokens';
 import type { FastifyReply } from 'fastify';
@@ -27,7 +27,7 @@ import { PassThrough } from 'node:stream';
 import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH, METADATA_MAX_MEMBERS } from '../common/body-shape';
 import { REPORT_CONTENT_TYPES, REPORT_FORMATS, ReportFormat, reportSummary, writeReport } from './report';
 import { Ctx } from '../common/http-context';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { CharLength, EachItemAnObject, FreeFormObject, NonBlankText, OptionalUuidList, UuidParamPipe } from '../common/validation';
 
 /** Nest injection token of the CheckRunsService gRPC client. */
@@ -357,8 +357,8 @@ export class CheckRunsController {
   @ApiOperation({ operationId: 'listCheckRuns', summary: 'List check runs, newest first' })
   @ApiEnvelope(RunView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListRunsQuery) {
-    const res = await this.runs.listRuns({ projectId: q.project_id, limit: q.limit, offset: q.offset }, ctx);
-    return new Paginated(res.runs.map(presentRun), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.runs.listRuns({ projectId: q.project_id, ...pageRequest(q) }, ctx);
+    return pageOf(q, res.runs.map(presentRun), res.total);
   }
 
   @Get(':id')

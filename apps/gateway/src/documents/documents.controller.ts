@@ -19,9 +19,8 @@ import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
-import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
 import { CharLength, NonBlankText, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
 
@@ -212,11 +211,11 @@ export class DocumentsController {
         documentIds: ids,
         status: q.status === undefined ? undefined : documentStatus.toProto(q.status),
         current: q.current === true,
-        page: { limit: q.limit, offset: q.offset },
+        page: pageRequest(q),
       },
       ctx,
     );
-    return new Paginated(res.documents.map(presentDocument), { limit: q.limit, offset: q.offset, total: res.total });
+    return pageOf(q, res.documents.map(presentDocument), res.total);
   }
 
   @Get(':id')
@@ -236,8 +235,8 @@ export class DocumentsController {
   @ApiEnvelope(DocumentChunkView, { paginated: true })
   @ApiErrors(ErrorCode.NOT_FOUND)
   async chunks(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: PaginationQuery) {
-    const res = await this.documents.listChunks({ documentId: id, page: { limit: q.limit, offset: q.offset } }, ctx);
-    return new Paginated(res.chunks.map(presentChunk), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.documents.listChunks({ documentId: id, page: pageRequest(q) }, ctx);
+    return pageOf(q, res.chunks.map(presentChunk), res.total);
   }
 
   @Get(':id/chunks/:node_id')

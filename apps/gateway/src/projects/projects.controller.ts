@@ -6,9 +6,8 @@ import { ProjectView } from '../common/api-models';
 import { ApiController, ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
 import { IsOptional, IsString, ValidateIf } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
-import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
 import { CharLength, NON_BLANK_PATTERN, NonBlankText, UuidParamPipe } from '../common/validation';
 
@@ -78,8 +77,8 @@ export class ProjectsController {
   @ApiOperation({ operationId: 'listProjects', summary: 'List projects, newest first' })
   @ApiEnvelope(ProjectView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: PaginationQuery) {
-    const res = await this.documents.listProjects({ page: { limit: q.limit, offset: q.offset } }, ctx);
-    return new Paginated(res.projects.map(presentProject), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.documents.listProjects({ page: pageRequest(q) }, ctx);
+    return pageOf(q, res.projects.map(presentProject), res.total);
   }
 
   @Get(':id')

@@ -5,10 +5,9 @@ import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, ValidateIf } from 'class-validator';
 import { WebhooksClient } from '../common/clients';
-import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { WEBHOOKS_CLIENT } from '../common/tokens';
 import { CharLength, UuidParamPipe } from '../common/validation';
 
@@ -143,8 +142,8 @@ export class WebhooksController {
   @ApiOperation({ summary: 'List webhook endpoints, newest first', operationId: 'listWebhooks' })
   @ApiEnvelope(WebhookView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: PaginationQuery) {
-    const res = await this.webhooks.listEndpoints({ page: { limit: q.limit, offset: q.offset } }, ctx);
-    return new Paginated(res.endpoints.map(presentWebhook), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.webhooks.listEndpoints({ page: pageRequest(q) }, ctx);
+    return pageOf(q, res.endpoints.map(presentWebhook), res.total);
   }
 
   @Get(':id')
@@ -186,8 +185,8 @@ export class WebhooksController {
   @ApiOperation({ summary: "The endpoint's deliveries, newest first", operationId: 'listWebhookDeliveries' })
   @ApiEnvelope(DeliveryView, { paginated: true })
   async deliveries(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: PaginationQuery) {
-    const res = await this.webhooks.listDeliveries({ endpointId: id, page: { limit: q.limit, offset: q.offset } }, ctx);
-    return new Paginated(res.deliveries.map(presentDelivery), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.webhooks.listDeliveries({ endpointId: id, page: pageRequest(q) }, ctx);
+    return pageOf(q, res.deliveries.map(presentDelivery), res.total);
   }
 
   @Post(':id/deliveries/:delivery_id/retry')
