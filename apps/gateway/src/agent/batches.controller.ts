@@ -14,7 +14,7 @@ import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { CharLength, UuidParamPipe } from '../common/validation';
 import { ChatTypeField } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
-import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse, ApiGet } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
 
 export class CreateBatchDto {
@@ -87,9 +87,10 @@ export class BatchesController {
     return presentBatch(b);
   }
 
-  @Get()
-  @ApiOperation({ operationId: 'listBatches', summary: 'List batch queries, newest first (filter by project_id, status)' })
-  @ApiEnvelope(BatchView, { paginated: true, description: 'Batch summaries with pagination.' })
+  @ApiGet('', { operationId: 'listBatches', summary: 'List batch queries, newest first (filter by project_id, status)' }, BatchView, {
+    paginated: true,
+    description: 'Batch summaries with pagination.',
+  })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
     const r = await this.agent.listBatches(
       { projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), ...pageRequest(q) },
@@ -98,9 +99,9 @@ export class BatchesController {
     return pageOf(q, r.batches.map(presentBatch), r.total);
   }
 
-  @Get(':id')
-  @ApiOperation({ operationId: 'getBatch', summary: 'Batch detail with the result of every question, in question order' })
-  @ApiEnvelope(BatchDetailView, { description: "The summary plus `results`, each with its answer's `confidence`." })
+  @ApiGet(':id', { operationId: 'getBatch', summary: 'Batch detail with the result of every question, in question order' }, BatchDetailView, {
+    description: "The summary plus `results`, each with its answer's `confidence`.",
+  })
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const b = await this.agent.getBatch({ id }, ctx);
     return { ...presentBatch(b), results: b.results.map(presentBatchResult) };

@@ -16,7 +16,7 @@ import { checkV1 } from '@kb/proto';
 import { Body, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, type ApiPropertyOptions } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
-import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse, ApiGet } from '../common/openapi';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
 import { RAW_RESPONSE } from '../common/envelope';
@@ -353,25 +353,24 @@ export class CheckRunsController {
     return presentRun(run);
   }
 
-  @Get()
-  @ApiOperation({ operationId: 'listCheckRuns', summary: 'List check runs, newest first' })
-  @ApiEnvelope(RunView, { paginated: true })
+  @ApiGet('', { operationId: 'listCheckRuns', summary: 'List check runs, newest first' }, RunView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListRunsQuery) {
     const res = await this.runs.listRuns({ projectId: q.project_id, ...pageRequest(q) }, ctx);
     return pageOf(q, res.runs.map(presentRun), res.total);
   }
 
-  @Get(':id')
-  @ApiOperation({ operationId: 'getCheckRun', summary: 'Check run detail: counters, processing timestamps and all requirements' })
-  @ApiEnvelope(RunDetailView)
+  @ApiGet(':id', { operationId: 'getCheckRun', summary: 'Check run detail: counters, processing timestamps and all requirements' }, RunDetailView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const run = await this.runs.getRun({ id }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
     return { ...presentRun(run), requirements: run.requirements.map(presentRequirement) };
   }
 
-  @Get(':id/requirements')
-  @ApiOperation({ operationId: 'listCheckRunRequirements', summary: 'Requirements of a run with their sub-requirements and metadata' })
-  @ApiEnvelope(RequirementView, { list: true, description: 'Every requirement of the run, in order (not paginated).' })
+  @ApiGet(
+    ':id/requirements',
+    { operationId: 'listCheckRunRequirements', summary: 'Requirements of a run with their sub-requirements and metadata' },
+    RequirementView,
+    { list: true, description: 'Every requirement of the run, in order (not paginated).' },
+  )
   async requirements(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const res = await this.runs.listRequirements({ id }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
     return res.requirements.map(presentRequirement);
@@ -413,12 +412,14 @@ export class CheckRunsController {
     return presentRun(run);
   }
 
-  @Get(':id/compare')
-  @ApiOperation({
-    operationId: 'compareCheckRuns',
-    summary: "What changed between two runs' machine results: {id} is before, `with` is after; requirements matched by text, then order_index",
-  })
-  @ApiEnvelope(RunComparisonView)
+  @ApiGet(
+    ':id/compare',
+    {
+      operationId: 'compareCheckRuns',
+      summary: "What changed between two runs' machine results: {id} is before, `with` is after; requirements matched by text, then order_index",
+    },
+    RunComparisonView,
+  )
   async compare(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: CompareRunsQuery) {
     return presentComparison(await this.runs.compareRuns({ id, withId: q.with }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS }));
   }
