@@ -1,10 +1,10 @@
 import { CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
 import { applyDecorators, Body, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
-import { NonBlankText, OptionalUuidList } from '../common/validation';
+import { NonBlankText, OptionalUuid, OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
 import { presentAnswerFields } from './presenters';
@@ -50,9 +50,7 @@ export class QueryDto {
   @Matches(/\S/, { message: 'question must not be blank (only whitespace)' })
   question: string;
 
-  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id', { example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
   project_id?: string;
 
   @OptionalUuidList('document_ids')

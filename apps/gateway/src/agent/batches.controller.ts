@@ -3,7 +3,7 @@ import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_
 import { Body, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
@@ -11,7 +11,7 @@ import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
-import { CharLength, UuidParamPipe } from '../common/validation';
+import { CharLength, OptionalUuid, UuidParamPipe } from '../common/validation';
 import { ChatTypeField } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
 import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse, ApiGet } from '../common/openapi';
@@ -38,9 +38,7 @@ export class CreateBatchDto {
   @CharLength(0, BATCH_NAME_MAX_CHARS, { message: `name must be at most ${BATCH_NAME_MAX_CHARS} characters` })
   name?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id', { example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
   project_id?: string;
 
   @ChatTypeField('Omit to route each question (safety / project / general).')
@@ -48,9 +46,7 @@ export class CreateBatchDto {
 }
 
 export class ListBatchesQuery extends PaginationQuery {
-  @ApiPropertyOptional({ format: 'uuid' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id')
   project_id?: string;
 
   @ApiPropertyOptional({ enum: [...BATCH_STATUSES] })

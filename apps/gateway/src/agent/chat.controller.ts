@@ -3,14 +3,14 @@ import { agentV1 } from '@kb/proto';
 import { Body, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
 import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { CharLength, EachItemAnObject, OptionalUuidList } from '../common/validation';
+import { CharLength, EachItemAnObject, OptionalUuid, OptionalUuidList } from '../common/validation';
 import { ACCOUNTS, AGENT_CLIENT, CHAT_SSE_HEARTBEAT_MS } from '../common/tokens';
 import { ChatTypeField, TOP_K_DEFAULT, TopKField } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
@@ -42,9 +42,7 @@ export class ChatDto {
   @ChatTypeField('Omit to let the service route (safety / project / general).')
   chat_type?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'Required for chat_type project.' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id', { example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'Required for chat_type project.' })
   project_id?: string;
 
   @OptionalUuidList('document_ids')

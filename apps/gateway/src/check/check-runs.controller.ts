@@ -28,7 +28,7 @@ import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH, METADATA_MAX_MEMBERS } from '..
 import { REPORT_CONTENT_TYPES, REPORT_FORMATS, ReportFormat, reportSummary, writeReport } from './report';
 import { Ctx } from '../common/http-context';
 import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
-import { CharLength, EachItemAnObject, FreeFormObject, NonBlankText, OptionalUuidList, UuidParamPipe } from '../common/validation';
+import { CharLength, EachItemAnObject, FreeFormObject, NonBlankText, OptionalUuid, OptionalUuidList, UuidParamPipe } from '../common/validation';
 
 /** Nest injection token of the CheckRunsService gRPC client. */
 export const CHECK_RUNS_CLIENT = Symbol('CheckRunsClient');
@@ -140,9 +140,7 @@ export class ReportQuery {
 }
 
 export class ListRunsQuery extends PaginationQuery {
-  @ApiPropertyOptional({ format: 'uuid', description: 'only runs of this project' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id', { description: 'only runs of this project' })
   project_id?: string;
 }
 

@@ -22,7 +22,7 @@ import { DocumentsClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { CharLength, NonBlankText, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
+import { CharLength, NonBlankText, OptionalUuid, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
 
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
 /**
@@ -74,27 +74,21 @@ export class ReserveUploadDto {
   @Max(MAX_UPLOAD_BYTES, { message: `size_bytes must be at most ${MAX_UPLOAD_BYTES} (500 MB)` })
   size_bytes: number;
 
-  @ApiPropertyOptional({
+  @OptionalUuid('project_id', {
     type: String,
-    format: 'uuid',
     nullable: true,
     example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10',
     description: 'omit, or null, for an organization-level document',
   })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string | null;
 
-  @ApiPropertyOptional({
+  @OptionalUuid('replaces', {
     type: String,
-    format: 'uuid',
     nullable: true,
     example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d',
     description:
       'the document this upload is the next version of (same organization and same `project_id`; both null for organization-level documents). It is superseded when the new version becomes `ready`. 404 when not found there; 409 when it is already superseded or another new version of it is still processing.',
   })
-  @IsOptional()
-  @IsUUID('all', { message: 'replaces must be a UUID' })
   replaces?: string | null;
 }
 
@@ -108,9 +102,7 @@ export class DocumentIdsDto {
 }
 
 export class ListDocumentsQuery extends PaginationQuery {
-  @ApiPropertyOptional({ format: 'uuid' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id')
   project_id?: string;
 
   @ApiPropertyOptional({
