@@ -1,5 +1,5 @@
 import { AuditEventInput, recordAuditEvent } from '@kb/common';
-import { DataSource, EntityManager, IsNull, Repository } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, IsNull, type QueryDeepPartialEntity, Repository } from 'typeorm';
 import { ApiKeyEntity, OrganizationEntity } from './account.entities';
 
 /** An active key joined with its organization, as the key lookup reads it. */
@@ -27,18 +27,25 @@ export class AccountsRepository {
     this.keys = db.getRepository(ApiKeyEntity);
   }
 
-  /** Inserts an organization; `audit` (the operator's event), when given, is recorded in the same transaction. */
-  async insertOrganization(org: OrganizationEntity, audit?: AuditEventInput): Promise<void> {
-    await this.audited((m) => m.getRepository(OrganizationEntity).insert(org), audit);
+  /**
+   * Inserts `row` (an organization, a key) into the table of `entity`; `audit` (the operator's
+   * event), when given, is recorded in the same transaction.
+   */
+  async insert<T extends OrganizationEntity | ApiKeyEntity>(entity: EntityTarget<T>, row: T, audit?: AuditEventInput): Promise<void> {
+    await this.audited((m) => m.getRepository(entity).insert(row as QueryDeepPartialEntity<T>), audit);
+  }
+
+  /** Saves `row` (an organization, a key) to the table of `entity`; `audit`, when given, is recorded in the same transaction. */
+  async save<T extends OrganizationEntity | ApiKeyEntity>(entity: EntityTarget<T>, row: T, audit?: AuditEventInput): Promise<void> {
+    await this.audited((m) => m.getRepository(entity).save(row), audit);
   }
 
   findOrganization(id: string): Promise<OrganizationEntity | null> {
     return this.orgs.findOne({ where: { id } });
   }
 
-  /** Saves an organization; `audit`, when given, is recorded in the same transaction. */
-  async saveOrganization(org: OrganizationEntity, audit?: AuditEventInput): Promise<void> {
-    await this.audited((m) => m.getRepository(OrganizationEntity).save(org), audit);
+  findKey(id: string): Promise<ApiKeyEntity | null> {
+    return this.keys.findOne({ where: { id } });
   }
 
   /** Runs `write` in a transaction that also records `audit` (the operator's event), when given. */
@@ -61,20 +68,6 @@ export class AccountsRepository {
       .getRawMany<{ org_id: string; n: number }>();
     const byOrg = new Map(counts.map((c) => [c.org_id, Number(c.n)]));
     return orgs.map((organization) => ({ organization, activeKeys: byOrg.get(organization.id) ?? 0 }));
-  }
-
-  /** Inserts a key; `audit`, when given, is recorded in the same transaction. */
-  async insertKey(key: ApiKeyEntity, audit?: AuditEventInput): Promise<void> {
-    await this.audited((m) => m.getRepository(ApiKeyEntity).insert(key), audit);
-  }
-
-  findKey(id: string): Promise<ApiKeyEntity | null> {
-    return this.keys.findOne({ where: { id } });
-  }
-
-  /** Saves a key; `audit`, when given, is recorded in the same transaction. */
-  async saveKey(key: ApiKeyEntity, audit?: AuditEventInput): Promise<void> {
-    await this.audited((m) => m.getRepository(ApiKeyEntity).save(key), audit);
   }
 
   /** Keys of an organization, newest first (revoked ones included). */

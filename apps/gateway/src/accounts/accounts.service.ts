@@ -73,7 +73,7 @@ export class AccountsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.accounts.insertOrganization(org, {
+    await this.accounts.insert(OrganizationEntity, org, {
       orgId: org.id,
       action: 'organization.created',
       resourceType: 'organization',
@@ -87,6 +87,15 @@ export class AccountsService {
 
   async getOrganization(id: string): Promise<OrganizationEntity | null> {
     return this.accounts.findOrganization(id);
+  }
+
+  /**
+   * Whether the organization may use the safety assistant (`kbctl org safety`): the flag the
+   * agent routes (query, chat, batches) pass to the agent service; false for an unknown id.
+   */
+  async safetyAssistantEnabled(orgId: string): Promise<boolean> {
+    const org = await this.getOrganization(orgId);
+    return org?.safetyAssistantEnabled ?? false;
   }
 
   private async requireOrganization(id: string): Promise<OrganizationEntity> {
@@ -110,7 +119,7 @@ export class AccountsService {
     if (quotas.requests !== undefined) org.monthlyRequestQuota = quotas.requests;
     if (quotas.tokens !== undefined) org.monthlyTokenQuota = quotas.tokens;
     org.updatedAt = new Date();
-    await this.accounts.saveOrganization(org, this.orgUpdated(org, before));
+    await this.accounts.save(OrganizationEntity, org, this.orgUpdated(org, before));
     return org;
   }
 
@@ -119,7 +128,7 @@ export class AccountsService {
     const before = orgSettings(org);
     org.safetyAssistantEnabled = enabled;
     org.updatedAt = new Date();
-    await this.accounts.saveOrganization(org, this.orgUpdated(org, before));
+    await this.accounts.save(OrganizationEntity, org, this.orgUpdated(org, before));
     return org;
   }
 
@@ -139,7 +148,7 @@ export class AccountsService {
       createdAt: new Date(),
       revokedAt: null,
     };
-    await this.accounts.insertKey(key, {
+    await this.accounts.insert(ApiKeyEntity, key, {
       orgId: key.orgId,
       action: 'api_key.created',
       resourceType: 'api_key',
@@ -160,7 +169,7 @@ export class AccountsService {
     if (!key) throw AppError.notFound(`API key ${keyId} not found.`);
     if (!key.revokedAt) {
       key.revokedAt = new Date();
-      await this.accounts.saveKey(key, {
+      await this.accounts.save(ApiKeyEntity, key, {
         orgId: key.orgId,
         action: 'api_key.revoked',
         resourceType: 'api_key',

@@ -1,13 +1,13 @@
 import { BATCH_QUESTION_STATUSES, BATCH_STATUSES } from '@kb/events';
 import { ApiProperty } from '@nestjs/swagger';
-import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
+import { type ViewClass, WithQuotePlace } from '../common/api-models';
 
 /**
  * Response models of the agent routes, for the OpenAPI reference only (handlers return plain
  * objects of these shapes, built by presenters.ts; decisions.md "POST /api/v2/agent/query",
  * "Batches" and "Answerability").
  */
-export class CitationView {
+class CitationFields {
   @ApiProperty({ type: 'integer', minimum: 1, example: 1, description: '1-based; matches the [n] marker in the answer' }) index: number;
   @ApiProperty({ format: 'uuid' }) document_id: string;
   @ApiProperty({ example: 'site-safety-plan.pdf' }) file_name: string;
@@ -17,16 +17,9 @@ export class CitationView {
   @ApiProperty({ example: 'Hard hats are required at all times on site.', description: 'verbatim from the chunk; a whole sentence in extractive answers' })
   quote: string;
   @ApiProperty({ example: 0.91, description: 'how well the quote matches the question (0–1)' }) score: number;
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    example: 'Part 2 > Scope',
-    description: 'heading path of the cited chunk (outermost first), null when it is under no heading',
-  })
-  section: string | null;
-  @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
-  @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
 }
+
+export class CitationView extends WithQuotePlace(CitationFields, 'heading path of the cited chunk (outermost first), null when it is under no heading') {}
 
 export class UsageView {
   @ApiProperty({ type: 'integer', minimum: 0, example: 812 }) prompt_tokens: number;
@@ -42,28 +35,38 @@ const CONFIDENCE = {
     'Calibrated probability that the cited sources answer the question. Below 0.7 the sources may not answer it; when the service decides they do not, the answer says nothing was found and `citations` is [].',
 };
 
-export class AnswerView {
-  @ApiProperty({ example: 'Based on the documents (verbatim excerpts): "Hard hats are required at all times on site." [1]' }) answer: string;
-  @ApiProperty({ type: [CitationView] }) citations: CitationView[];
-  @ApiProperty({ enum: ['general', 'project', 'safety'], example: 'project' }) agent: string;
-  @ApiProperty({ example: 'embedded-extractive' }) model: string;
-  @ApiProperty({ type: UsageView }) usage: UsageView;
-  @ApiProperty(CONFIDENCE) confidence: number;
+/**
+ * Mixin: `Base`'s properties, then the fields an answer shares with a chat reply (`citations`,
+ * `agent`, `model`, `usage`, `confidence`; presenters.ts `presentAnswerFields`), in that order.
+ * @param agentExample the example value of `agent`
+ */
+function WithAnswerFields<T extends ViewClass>(Base: T, agentExample: string) {
+  class Answered extends Base {
+    @ApiProperty({ type: [CitationView] }) citations: CitationView[];
+    @ApiProperty({ enum: ['general', 'project', 'safety'], example: agentExample }) agent: string;
+    @ApiProperty({ example: 'embedded-extractive' }) model: string;
+    @ApiProperty({ type: UsageView }) usage: UsageView;
+    @ApiProperty(CONFIDENCE) confidence: number;
+  }
+  return Answered;
 }
+
+class AnswerText {
+  @ApiProperty({ example: 'Based on the documents (verbatim excerpts): "Hard hats are required at all times on site." [1]' }) answer: string;
+}
+
+export class AnswerView extends WithAnswerFields(AnswerText, 'project') {}
 
 export class ChatMessageView {
   @ApiProperty({ enum: ['assistant'] }) role: string;
   @ApiProperty({ example: 'Based on the documents (verbatim excerpts): "Hard hats are required at all times on site." [1]' }) content: string;
 }
 
-export class ChatReplyView {
+class ChatReplyMessage {
   @ApiProperty({ type: ChatMessageView }) message: ChatMessageView;
-  @ApiProperty({ type: [CitationView] }) citations: CitationView[];
-  @ApiProperty({ enum: ['general', 'project', 'safety'], example: 'safety' }) agent: string;
-  @ApiProperty({ example: 'embedded-extractive' }) model: string;
-  @ApiProperty({ type: UsageView }) usage: UsageView;
-  @ApiProperty(CONFIDENCE) confidence: number;
 }
+
+export class ChatReplyView extends WithAnswerFields(ChatReplyMessage, 'safety') {}
 
 /** `data` of the chat stream's `meta` event (first event). */
 export class ChatMetaEventData {

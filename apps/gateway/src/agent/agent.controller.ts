@@ -1,13 +1,13 @@
 import { CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
 import { applyDecorators, Body, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 import { AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
-import { NonBlankText, OptionalUuidList } from '../common/validation';
+import { NonBlankText, OptionalUuid, OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
-import { presentCitation, presentConfidence, presentUsage } from './presenters';
+import { presentAnswerFields } from './presenters';
 import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { AnswerView } from './agent-views';
 
@@ -50,9 +50,7 @@ export class QueryDto {
   @Matches(/\S/, { message: 'question must not be blank (only whitespace)' })
   question: string;
 
-  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id', { example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
   project_id?: string;
 
   @OptionalUuidList('document_ids')
@@ -84,7 +82,7 @@ export class AgentController {
   @ApiEnvelope(AnswerView, { description: '`{ answer, citations, agent, model, usage, confidence }`' })
   @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async query(@Ctx() ctx: CallContext, @Body() body: QueryDto) {
-    const org = await this.accounts.getOrganization(ctx.orgId);
+    const safetyAssistantEnabled = await this.accounts.safetyAssistantEnabled(ctx.orgId);
     const a = await this.agent.query(
       {
         question: body.question,
@@ -92,17 +90,10 @@ export class AgentController {
         documentIds: body.document_ids ?? [],
         chatType: body.chat_type ?? undefined,
         topK: body.top_k ?? TOP_K_DEFAULT,
-        safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+        safetyAssistantEnabled,
       },
       { ...ctx, timeoutMs: 5 * 60 * 1000 },
     );
-    return {
-      answer: a.answer,
-      citations: a.citations.map(presentCitation),
-      agent: a.agent,
-      model: a.model,
-      usage: presentUsage(a.usage),
-      confidence: presentConfidence(a.confidence),
-    };
+    return { answer: a.answer, ...presentAnswerFields(a) };
   }
 }

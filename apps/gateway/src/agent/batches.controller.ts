@@ -3,18 +3,18 @@ import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_
 import { Body, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
-import { Paginated, RAW_RESPONSE } from '../common/envelope';
+import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { ACCOUNTS, AGENT_CLIENT } from '../common/tokens';
-import { CharLength, UuidParamPipe } from '../common/validation';
+import { CharLength, OptionalUuid, UuidParamPipe } from '../common/validation';
 import { ChatTypeField } from './agent.controller';
 import { presentBatch, presentBatchResult, sourcesCell } from './presenters';
-import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse, ApiGet } from '../common/openapi';
 import { BatchDetailView, BatchView } from './agent-views';
 
 export class CreateBatchDto {
@@ -38,9 +38,7 @@ export class CreateBatchDto {
   @CharLength(0, BATCH_NAME_MAX_CHARS, { message: `name must be at most ${BATCH_NAME_MAX_CHARS} characters` })
   name?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id', { example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10' })
   project_id?: string;
 
   @ChatTypeField('Omit to route each question (safety / project / general).')
@@ -48,9 +46,7 @@ export class CreateBatchDto {
 }
 
 export class ListBatchesQuery extends PaginationQuery {
-  @ApiPropertyOptional({ format: 'uuid' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id')
   project_id?: string;
 
   @ApiPropertyOptional({ enum: [...BATCH_STATUSES] })
@@ -72,7 +68,7 @@ export class BatchesController {
   @ApiEnvelope(BatchView, { status: 201, description: 'The batch summary.' })
   @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async create(@Ctx() ctx: CallContext, @Body() body: CreateBatchDto) {
-    const org = await this.accounts.getOrganization(ctx.orgId);
+    const safetyAssistantEnabled = await this.accounts.safetyAssistantEnabled(ctx.orgId);
     const b = await this.agent.createBatch(
       {
         questions: body.questions,
@@ -80,27 +76,28 @@ export class BatchesController {
         name: body.name ?? undefined,
         projectId: body.project_id ?? undefined,
         chatType: body.chat_type ?? undefined,
-        safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+        safetyAssistantEnabled,
       },
       ctx,
     );
     return presentBatch(b);
   }
 
-  @Get()
-  @ApiOperation({ operationId: 'listBatches', summary: 'List batch queries, newest first (filter by project_id, status)' })
-  @ApiEnvelope(BatchView, { paginated: true, description: 'Batch summaries with pagination.' })
+  @ApiGet('', { operationId: 'listBatches', summary: 'List batch queries, newest first (filter by project_id, status)' }, BatchView, {
+    paginated: true,
+    description: 'Batch summaries with pagination.',
+  })
   async list(@Ctx() ctx: CallContext, @Query() q: ListBatchesQuery) {
     const r = await this.agent.listBatches(
-      { projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), limit: q.limit, offset: q.offset },
+      { projectId: q.project_id, status: q.status === undefined ? undefined : batchStatus.toProto(q.status), ...pageRequest(q) },
       ctx,
     );
-    return new Paginated(r.batches.map(presentBatch), { limit: q.limit, offset: q.offset, total: r.total });
+    return pageOf(q, r.batches.map(presentBatch), r.total);
   }
 
-  @Get(':id')
-  @ApiOperation({ operationId: 'getBatch', summary: 'Batch detail with the result of every question, in question order' })
-  @ApiEnvelope(BatchDetailView, { description: "The summary plus `results`, each with its answer's `confidence`." })
+  @ApiGet(':id', { operationId: 'getBatch', summary: 'Batch detail with the result of every question, in question order' }, BatchDetailView, {
+    description: "The summary plus `results`, each with its answer's `confidence`.",
+  })
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const b = await this.agent.getBatch({ id }, ctx);
     return { ...presentBatch(b), results: b.results.map(presentBatchResult) };

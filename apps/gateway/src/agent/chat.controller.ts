@@ -3,18 +3,18 @@ import { agentV1 } from '@kb/proto';
 import { Body, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { AccountsService } from '../accounts/accounts.service';
 import { AgentClient } from '../common/clients';
 import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { CharLength, EachItemAnObject, OptionalUuidList } from '../common/validation';
+import { CharLength, EachItemAnObject, OptionalUuid, OptionalUuidList } from '../common/validation';
 import { ACCOUNTS, AGENT_CLIENT, CHAT_SSE_HEARTBEAT_MS } from '../common/tokens';
 import { ChatTypeField, TOP_K_DEFAULT, TopKField } from './agent.controller';
 import { AGENT_STREAM_CLIENT, AgentStreamClient } from './chat-stream.client';
-import { presentCitation, presentConfidence, presentUsage } from './presenters';
+import { presentAnswerFields, presentCitation, presentConfidence, presentUsage } from './presenters';
 import { ApiController, ApiEnvelope, ApiErrors, ApiEventStream } from '../common/openapi';
 import { ChatCitationsEventData, ChatDeltaEventData, ChatDoneEventData, ChatErrorEventData, ChatMetaEventData, ChatReplyView } from './agent-views';
 
@@ -42,9 +42,7 @@ export class ChatDto {
   @ChatTypeField('Omit to let the service route (safety / project / general).')
   chat_type?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'Required for chat_type project.' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id', { example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10', description: 'Required for chat_type project.' })
   project_id?: string;
 
   @OptionalUuidList('document_ids')
@@ -103,25 +101,21 @@ export class ChatController {
   @ApiErrors(ErrorCode.AGENT_NOT_ENABLED, ErrorCode.NOT_FOUND)
   async chat(@Ctx() ctx: CallContext, @Body() body: ChatDto, @Res() reply: FastifyReply) {
     if (body.messages[body.messages.length - 1].role !== 'user') throw AppError.validation('The last message must have role user.');
-    const org = await this.accounts.getOrganization(ctx.orgId);
+    const safetyAssistantEnabled = await this.accounts.safetyAssistantEnabled(ctx.orgId);
     const request: agentV1.ChatRequest = {
       messages: body.messages.map((m) => ({ role: m.role, content: m.content })),
       chatType: body.chat_type ?? undefined,
       projectId: body.project_id ?? undefined,
       documentIds: body.document_ids ?? [],
       topK: body.top_k ?? TOP_K_DEFAULT,
-      safetyAssistantEnabled: org?.safetyAssistantEnabled ?? false,
+      safetyAssistantEnabled,
     };
     if (!body.stream) {
       const r = await this.agent.chat(request, { ...ctx, timeoutMs: 5 * 60 * 1000 });
       // An object payload: the envelope hook wraps it like any handler's result.
       await reply.status(200).send({
         message: { role: 'assistant', content: r.message?.content ?? '' },
-        citations: r.citations.map(presentCitation),
-        agent: r.agent,
-        model: r.model,
-        usage: presentUsage(r.usage),
-        confidence: presentConfidence(r.confidence),
+        ...presentAnswerFields(r),
       });
       return RAW_RESPONSE;
     }

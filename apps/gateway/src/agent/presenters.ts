@@ -21,6 +21,20 @@ export function presentUsage(u: commonV1.Usage | undefined) {
   return { prompt_tokens: u?.promptTokens ?? 0, completion_tokens: u?.completionTokens ?? 0, total_tokens: u?.totalTokens ?? 0 };
 }
 
+/**
+ * The fields an answer shares with a chat reply (decisions.md "POST /api/v2/agent/query"):
+ * `citations`, `agent`, `model`, `usage` and `confidence`, in that order.
+ */
+export function presentAnswerFields(a: Pick<agentV1.Answer, 'citations' | 'agent' | 'model' | 'usage' | 'confidence'>) {
+  return {
+    citations: a.citations.map(presentCitation),
+    agent: a.agent,
+    model: a.model,
+    usage: presentUsage(a.usage),
+    confidence: presentConfidence(a.confidence),
+  };
+}
+
 /** Batch summary (decisions.md "Batches"): one presenter, shared with the webhook payloads (@kb/events). */
 export { presentBatch };
 

@@ -1,12 +1,11 @@
 import { AppError, AuditEventRow, CallContext, listAuditEvents } from '@kb/common';
-import { Get, Inject, Query } from '@nestjs/common';
-import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Inject, Query } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import type { DataSource } from 'typeorm';
-import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { ApiController, ApiEnvelope } from '../common/openapi';
-import { PaginationQuery } from '../common/pagination.dto';
+import { ApiController, ApiGet } from '../common/openapi';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { GATEWAY_DATABASE } from '../common/tokens';
 
 /** RFC 3339 date-time (OpenAPI `format: date-time`), years 0001–9999, with a time zone. */
@@ -135,9 +134,7 @@ export function presentAuditEvent(row: AuditEventRow): AuditEventView {
 export class AuditController {
   constructor(@Inject(GATEWAY_DATABASE) private readonly db: DataSource) {}
 
-  @Get()
-  @ApiOperation({ operationId: 'listAuditEvents', summary: 'List audit events of the organization, newest first' })
-  @ApiEnvelope(AuditEventView, { paginated: true })
+  @ApiGet('', { operationId: 'listAuditEvents', summary: 'List audit events of the organization, newest first' }, AuditEventView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListAuditEventsQuery) {
     const since = parseDateTime('since', q.since);
     const until = parseDateTime('until', q.until);
@@ -148,9 +145,8 @@ export class AuditController {
       action: q.action ?? null,
       since,
       until,
-      limit: q.limit,
-      offset: q.offset,
+      ...pageRequest(q),
     });
-    return new Paginated(rows.map(presentAuditEvent), { limit: q.limit, offset: q.offset, total });
+    return pageOf(q, rows.map(presentAuditEvent), total);
   }
 }

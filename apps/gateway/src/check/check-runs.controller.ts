@@ -1,4 +1,4 @@
-import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
+import { WithQuotePlace } from '../common/api-models';
 import { presentComparison, presentRequirement, presentRun, REQUIREMENT_STATUSES, RUN_STATUSES, SUB_REQUIREMENT_STATUSES, runStatus } from '@kb/events';
 import {
   AppError,
@@ -14,12 +14,12 @@ import {
 } from '@kb/common';
 import { checkV1 } from '@kb/proto';
 import { Body, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse, type ApiPropertyOptions } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
-import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse, ApiGet } from '../common/openapi';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
-import { Paginated, RAW_RESPONSE } from '../common/envelope';
+import { RAW_RESPONSE } from '../common/envelope';
 import { DocumentsClient } from '../common/clients';
 import { DOCUMENTS_CLIENT, LOGGER } from '../common/tokens';
 import type { FastifyReply } from 'fastify';
@@ -27,8 +27,8 @@ import { PassThrough } from 'node:stream';
 import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH, METADATA_MAX_MEMBERS } from '../common/body-shape';
 import { REPORT_CONTENT_TYPES, REPORT_FORMATS, ReportFormat, reportSummary, writeReport } from './report';
 import { Ctx } from '../common/http-context';
-import { PaginationQuery } from '../common/pagination.dto';
-import { CharLength, EachItemAnObject, FreeFormObject, NonBlankText, OptionalUuidList, UuidParamPipe } from '../common/validation';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
+import { CharLength, EachItemAnObject, FreeFormObject, NonBlankText, OptionalUuid, OptionalUuidList, UuidParamPipe } from '../common/validation';
 
 /** Nest injection token of the CheckRunsService gRPC client. */
 export const CHECK_RUNS_CLIENT = Symbol('CheckRunsClient');
@@ -140,28 +140,29 @@ export class ReportQuery {
 }
 
 export class ListRunsQuery extends PaginationQuery {
-  @ApiPropertyOptional({ format: 'uuid', description: 'only runs of this project' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id', { description: 'only runs of this project' })
   project_id?: string;
 }
 
-export class SourceView {
-  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) handbook_id: string;
-  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) node_id: string;
-  @ApiProperty({ example: 'site-safety-plan.pdf' }) title: string;
-  @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
-  @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    example: 'Part 2 > Scope',
-    description: 'heading path of the chunk (outermost first), null when it is under no heading',
-  })
-  section: string | null;
-  @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
-  @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
+/**
+ * The schema of a check source (a chunk a verdict rests on): the run routes' {@link SourceView} and
+ * the verify route's `VerifySourceView` differ only in how `handbook_id` and `title` are documented.
+ * @param handbookId the `handbook_id` property's OpenAPI options
+ * @param title the `title` property's OpenAPI options
+ */
+export function checkSourceView(handbookId: ApiPropertyOptions, title: ApiPropertyOptions) {
+  class SourceFields {
+    @ApiProperty(handbookId) handbook_id: string;
+    @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) node_id: string;
+    @ApiProperty(title) title: string;
+    @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
+    @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
+  }
+  return WithQuotePlace(SourceFields, 'heading path of the chunk (outermost first), null when it is under no heading');
 }
+
+/** A source of a sub-requirement's verdict. */
+export class SourceView extends checkSourceView({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }, { example: 'site-safety-plan.pdf' }) {}
 
 export class SubRequirementView {
   @ApiProperty({ example: 'b3c1d2e4-5f60-4a7b-8c9d-0e1f2a3b4c5d' }) id: string;
@@ -350,25 +351,24 @@ export class CheckRunsController {
     return presentRun(run);
   }
 
-  @Get()
-  @ApiOperation({ operationId: 'listCheckRuns', summary: 'List check runs, newest first' })
-  @ApiEnvelope(RunView, { paginated: true })
+  @ApiGet('', { operationId: 'listCheckRuns', summary: 'List check runs, newest first' }, RunView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListRunsQuery) {
-    const res = await this.runs.listRuns({ projectId: q.project_id, limit: q.limit, offset: q.offset }, ctx);
-    return new Paginated(res.runs.map(presentRun), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.runs.listRuns({ projectId: q.project_id, ...pageRequest(q) }, ctx);
+    return pageOf(q, res.runs.map(presentRun), res.total);
   }
 
-  @Get(':id')
-  @ApiOperation({ operationId: 'getCheckRun', summary: 'Check run detail: counters, processing timestamps and all requirements' })
-  @ApiEnvelope(RunDetailView)
+  @ApiGet(':id', { operationId: 'getCheckRun', summary: 'Check run detail: counters, processing timestamps and all requirements' }, RunDetailView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const run = await this.runs.getRun({ id }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
     return { ...presentRun(run), requirements: run.requirements.map(presentRequirement) };
   }
 
-  @Get(':id/requirements')
-  @ApiOperation({ operationId: 'listCheckRunRequirements', summary: 'Requirements of a run with their sub-requirements and metadata' })
-  @ApiEnvelope(RequirementView, { list: true, description: 'Every requirement of the run, in order (not paginated).' })
+  @ApiGet(
+    ':id/requirements',
+    { operationId: 'listCheckRunRequirements', summary: 'Requirements of a run with their sub-requirements and metadata' },
+    RequirementView,
+    { list: true, description: 'Every requirement of the run, in order (not paginated).' },
+  )
   async requirements(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const res = await this.runs.listRequirements({ id }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS });
     return res.requirements.map(presentRequirement);
@@ -410,12 +410,14 @@ export class CheckRunsController {
     return presentRun(run);
   }
 
-  @Get(':id/compare')
-  @ApiOperation({
-    operationId: 'compareCheckRuns',
-    summary: "What changed between two runs' machine results: {id} is before, `with` is after; requirements matched by text, then order_index",
-  })
-  @ApiEnvelope(RunComparisonView)
+  @ApiGet(
+    ':id/compare',
+    {
+      operationId: 'compareCheckRuns',
+      summary: "What changed between two runs' machine results: {id} is before, `with` is after; requirements matched by text, then order_index",
+    },
+    RunComparisonView,
+  )
   async compare(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: CompareRunsQuery) {
     return presentComparison(await this.runs.compareRuns({ id, withId: q.with }, { ...ctx, timeoutMs: RUN_CALL_TIMEOUT_MS }));
   }

@@ -1,4 +1,3 @@
-import { QUOTE_BOXES_PROPERTY, QUOTE_LOCATION_PROPERTY, QuoteBoxView, QuoteLocationView } from '../common/api-models';
 import { CallContext, pickSnakeFields, REQUIREMENT_MAX_CHARS } from '@kb/common';
 import { Body, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiOperation, ApiProperty } from '@nestjs/swagger';
@@ -10,26 +9,16 @@ import { Ctx } from '../common/http-context';
 import { CharLength, OptionalUuidList } from '../common/validation';
 import { CHECK_CLIENT } from '../common/tokens';
 import { presentSource } from '@kb/events';
+import { checkSourceView } from './check-runs.controller';
 
 /** Verify is synchronous and may take up to 5 minutes (service-api.md §8). */
 export const VERIFY_TIMEOUT_MS = 5 * 60 * 1000;
 
-export class VerifySourceView {
-  @ApiProperty({ format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) handbook_id: string;
-  @ApiProperty({ example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d:12' }) node_id: string;
-  @ApiProperty({ example: 'site-safety-plan.pdf', description: 'source document name' }) title: string;
-  @ApiProperty({ type: 'integer', nullable: true, example: 4 }) start_page: number | null;
-  @ApiProperty({ type: 'integer', nullable: true, example: 5 }) end_page: number | null;
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    example: 'Part 2 > Scope',
-    description: 'heading path of the chunk (outermost first), null when it is under no heading',
-  })
-  section: string | null;
-  @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
-  @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
-}
+/** A source of the verify verdict. */
+export class VerifySourceView extends checkSourceView(
+  { format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' },
+  { example: 'site-safety-plan.pdf', description: 'source document name' },
+) {}
 
 export class VerifyHandbookView {
   @ApiProperty({ format: 'uuid', example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }) id: string;

@@ -110,6 +110,26 @@ export const QUOTE_BOXES_PROPERTY: ApiPropertyOptions = {
     'one box per line of the quote on its PDF page(s), PDF points, origin top-left (page sizes: GET /api/v2/documents/{id}/pages/{n}); [] for formats without pages and documents processed before boxes were stored',
 };
 
+/** Any class, as a view mixin such as {@link WithQuotePlace} extends it (the TypeScript mixin constructor shape). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeScript requires exactly `any[]` in a mixin's base constructor (TS2545)
+export type ViewClass = new (...args: any[]) => object;
+
+/**
+ * Mixin: `Base`'s properties, then `section`, `location` and `boxes`, the fields every source and
+ * citation ends with. The OpenAPI schema lists inherited properties first, in declaration order,
+ * so `class XView extends WithQuotePlace(XFields, '…') {}` documents the same properties in the
+ * same order as one class declaring them all.
+ * @param sectionDescription the `section` property's description (which chunk the heading path is of)
+ */
+export function WithQuotePlace<T extends ViewClass>(Base: T, sectionDescription: string) {
+  class QuotePlaced extends Base {
+    @ApiProperty({ type: String, nullable: true, example: 'Part 2 > Scope', description: sectionDescription }) section: string | null;
+    @ApiProperty(QUOTE_LOCATION_PROPERTY) location: QuoteLocationView | null;
+    @ApiProperty(QUOTE_BOXES_PROPERTY) boxes: QuoteBoxView[];
+  }
+  return QuotePlaced;
+}
+
 /** The size of one page of a document (decisions.md "Where a quote stands"). */
 export class PageSizeView {
   @ApiProperty({ type: 'integer', minimum: 1, example: 4 }) page: number;

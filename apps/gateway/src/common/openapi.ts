@@ -1,9 +1,11 @@
 import { ErrorCode, HTTP_STATUS_BY_CODE } from '@kb/common';
-import { applyDecorators, Controller, INestApplication, Type } from '@nestjs/common';
+import { applyDecorators, Controller, Get, INestApplication, Type } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiExtension,
   ApiExtraModels,
+  ApiOperation,
+  type ApiOperationOptions,
   ApiResponse,
   ApiTags,
   DocumentBuilder,
@@ -97,13 +99,31 @@ export function ApiErrors(...codes: ErrorCode[]) {
   );
 }
 
+/** How {@link ApiEnvelope} documents a success: its status (200), list shape and description. */
+export interface EnvelopeOptions {
+  status?: number;
+  paginated?: boolean;
+  list?: boolean;
+  description?: string;
+}
+
+/**
+ * A GET route answering the JSON envelope: the same as the stack `@Get(path)
+ * @ApiOperation(operation) @ApiEnvelope(model, envelope)`, applied in that stack's (bottom-up)
+ * order. `path` '' is the controller's own path (as `@Get()`). Routes answering a file or a
+ * stream (CSV export, report) keep `@Get` with their own response decorators.
+ */
+export function ApiGet(path: string, operation: ApiOperationOptions, model: Type<unknown>, envelope: EnvelopeOptions = {}): MethodDecorator {
+  return applyDecorators(ApiEnvelope(model, envelope), ApiOperation(operation), Get(path));
+}
+
 /**
  * Documents a success response wrapped in the envelope: `{ success, data: <model>, request_id }`,
  * with `pagination` and an array `data` when `paginated`, an array `data` without pagination when
  * `list`. `model` is a class with @ApiProperty
  * fields (its examples become the response example).
  */
-export function ApiEnvelope(model: Type<unknown>, options: { status?: number; paginated?: boolean; list?: boolean; description?: string } = {}) {
+export function ApiEnvelope(model: Type<unknown>, options: EnvelopeOptions = {}) {
   const data = options.paginated || options.list ? { type: 'array', items: { $ref: getSchemaPath(model) } } : { $ref: getSchemaPath(model) };
   return applyDecorators(
     ApiExtraModels(model),

@@ -1,6 +1,7 @@
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, PAGE_OFFSET_MAX } from '@kb/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Paginated } from './envelope';
 import { QueryInt } from './validation';
 
 /**
@@ -23,4 +24,19 @@ export class PaginationQuery {
   @Min(0, { message: 'offset must be 0 or more' })
   @Max(PAGE_OFFSET_MAX, { message: `offset must be at most ${PAGE_OFFSET_MAX}` })
   offset: number = 0;
+}
+
+/**
+ * The `page` of a gRPC list request (commonV1 `PageRequest`): the query's `limit` and `offset`.
+ */
+export function pageRequest(q: PaginationQuery): { limit: number; offset: number } {
+  return { limit: q.limit, offset: q.offset };
+}
+
+/**
+ * The page a list endpoint answers: the presented `items` with the query's `limit` and `offset`
+ * and the list's `total` (the envelope's `pagination`, service-api.md §1).
+ */
+export function pageOf<T>(q: PaginationQuery, items: T[], total: number): Paginated<T> {
+  return new Paginated(items, { ...pageRequest(q), total });
 }

@@ -1,6 +1,6 @@
 import { AppError, charLengthWithin, isUuid, MAX_IDS_PER_REQUEST } from '@kb/common';
 import { applyDecorators, ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, IsUUID, ValidateBy, ValidationOptions } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { metadataProblem } from './body-shape';
@@ -114,6 +114,17 @@ export class PageNumberParamPipe implements PipeTransform<string, string> {
     if (!(n >= 1 && n <= MAX_PAGE_NUMBER)) throw AppError.validation(`${metadata.data ?? 'n'} must be a page number: an integer from 1 to ${MAX_PAGE_NUMBER}.`);
     return value;
   }
+}
+
+/**
+ * An optional field (body or query) holding one UUID (`project_id`, `replaces`): the OpenAPI
+ * property (`format: uuid` plus `property`: example, description, nullable…) and the
+ * class-validator rules, with the message `<field> must be a UUID`. The same as the stack
+ * `@ApiPropertyOptional({ format: 'uuid', …property }) @IsOptional() @IsUUID(…)`, applied in that
+ * stack's (bottom-up) order.
+ */
+export function OptionalUuid(field: string, property: ApiPropertyOptions = {}): PropertyDecorator {
+  return applyDecorators(IsUUID('all', { message: `${field} must be a UUID` }), IsOptional(), ApiPropertyOptional({ format: 'uuid', ...property }));
 }
 
 /**

@@ -12,18 +12,17 @@ import {
   pickSnakeFields,
 } from '@kb/common';
 import { documentsV1 } from '@kb/proto';
-import { Body, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Delete, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, PageSizeView, ProcessResultView, ReservedDocumentView } from '../common/api-models';
-import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiGet } from '../common/openapi';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
-import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
-import { CharLength, NonBlankText, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
+import { CharLength, NonBlankText, OptionalUuid, PageNumberParamPipe, UuidParamPipe } from '../common/validation';
 
 /** A UUID as isUuid accepts it (any version, canonical 8-4-4-4-12 hex), for OpenAPI patterns. */
 /**
@@ -75,27 +74,21 @@ export class ReserveUploadDto {
   @Max(MAX_UPLOAD_BYTES, { message: `size_bytes must be at most ${MAX_UPLOAD_BYTES} (500 MB)` })
   size_bytes: number;
 
-  @ApiPropertyOptional({
+  @OptionalUuid('project_id', {
     type: String,
-    format: 'uuid',
     nullable: true,
     example: '0b6f3f1e-8a51-4a4e-9f37-2f7d6c1f4a10',
     description: 'omit, or null, for an organization-level document',
   })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
   project_id?: string | null;
 
-  @ApiPropertyOptional({
+  @OptionalUuid('replaces', {
     type: String,
-    format: 'uuid',
     nullable: true,
     example: '9d2b7c1a-3e4f-4a5b-8c6d-7e8f9a0b1c2d',
     description:
       'the document this upload is the next version of (same organization and same `project_id`; both null for organization-level documents). It is superseded when the new version becomes `ready`. 404 when not found there; 409 when it is already superseded or another new version of it is still processing.',
   })
-  @IsOptional()
-  @IsUUID('all', { message: 'replaces must be a UUID' })
   replaces?: string | null;
 }
 
@@ -109,9 +102,7 @@ export class DocumentIdsDto {
 }
 
 export class ListDocumentsQuery extends PaginationQuery {
-  @ApiPropertyOptional({ format: 'uuid' })
-  @IsOptional()
-  @IsUUID('all', { message: 'project_id must be a UUID' })
+  @OptionalUuid('project_id')
   project_id?: string;
 
   @ApiPropertyOptional({
@@ -196,9 +187,7 @@ export class DocumentsController {
     };
   }
 
-  @Get()
-  @ApiOperation({ operationId: 'listDocuments', summary: 'List documents, newest first' })
-  @ApiEnvelope(DocumentView, { paginated: true })
+  @ApiGet('', { operationId: 'listDocuments', summary: 'List documents, newest first' }, DocumentView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: ListDocumentsQuery) {
     const ids = q.document_ids === undefined ? [] : q.document_ids.split(',').map((s) => s.trim());
     // An empty item (`document_ids=,`, a trailing comma, an empty value) is an error: dropping it
@@ -212,64 +201,67 @@ export class DocumentsController {
         documentIds: ids,
         status: q.status === undefined ? undefined : documentStatus.toProto(q.status),
         current: q.current === true,
-        page: { limit: q.limit, offset: q.offset },
+        page: pageRequest(q),
       },
       ctx,
     );
-    return new Paginated(res.documents.map(presentDocument), { limit: q.limit, offset: q.offset, total: res.total });
+    return pageOf(q, res.documents.map(presentDocument), res.total);
   }
 
-  @Get(':id')
-  @ApiOperation({ operationId: 'getDocument', summary: 'Get a document' })
-  @ApiEnvelope(DocumentView)
+  @ApiGet(':id', { operationId: 'getDocument', summary: 'Get a document' }, DocumentView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentDocument(await this.documents.getDocument({ id }, ctx));
   }
 
-  @Get(':id/chunks')
-  @ApiOperation({
-    summary: "List a document's chunks in document order",
-    description:
-      "The passages a source's `node_id` (or a citation's `chunk_id`) points at. 404 while the document has no chunks yet (not `ready` or `completed`).",
-    operationId: 'listDocumentChunks',
-  })
-  @ApiEnvelope(DocumentChunkView, { paginated: true })
+  @ApiGet(
+    ':id/chunks',
+    {
+      summary: "List a document's chunks in document order",
+      description:
+        "The passages a source's `node_id` (or a citation's `chunk_id`) points at. 404 while the document has no chunks yet (not `ready` or `completed`).",
+      operationId: 'listDocumentChunks',
+    },
+    DocumentChunkView,
+    { paginated: true },
+  )
   @ApiErrors(ErrorCode.NOT_FOUND)
   async chunks(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: PaginationQuery) {
-    const res = await this.documents.listChunks({ documentId: id, page: { limit: q.limit, offset: q.offset } }, ctx);
-    return new Paginated(res.chunks.map(presentChunk), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.documents.listChunks({ documentId: id, page: pageRequest(q) }, ctx);
+    return pageOf(q, res.chunks.map(presentChunk), res.total);
   }
 
-  @Get(':id/chunks/:node_id')
-  @ApiOperation({
-    summary: 'Get one chunk of a document (the passage behind a source or citation)',
-    operationId: 'getDocumentChunk',
-  })
-  @ApiEnvelope(DocumentChunkView)
+  @ApiGet(
+    ':id/chunks/:node_id',
+    {
+      summary: 'Get one chunk of a document (the passage behind a source or citation)',
+      operationId: 'getDocumentChunk',
+    },
+    DocumentChunkView,
+  )
   @ApiErrors(ErrorCode.NOT_FOUND)
   async chunk(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('node_id', UuidParamPipe) nodeId: string) {
     return presentChunk(await this.documents.getChunk({ documentId: id, nodeId }, ctx));
   }
 
-  @Get(':id/pages/:n')
-  @ApiOperation({
-    summary: 'The size of one page of a document, to draw the boxes of sources and citations',
-    description:
-      "Width and height of page `n` (1-based) in PDF points, the space of the `boxes` of sources and citations (origin at the page's top-left). " +
-      "404 for another organization's or an unknown document, one not processed yet, a format without pages (anything but PDF: its quotes have `boxes: []`), " +
-      'a PDF processed before page sizes were recorded, or `n` past the last page.',
-    operationId: 'getDocumentPage',
-  })
-  @ApiEnvelope(PageSizeView)
+  @ApiGet(
+    ':id/pages/:n',
+    {
+      summary: 'The size of one page of a document, to draw the boxes of sources and citations',
+      description:
+        "Width and height of page `n` (1-based) in PDF points, the space of the `boxes` of sources and citations (origin at the page's top-left). " +
+        "404 for another organization's or an unknown document, one not processed yet, a format without pages (anything but PDF: its quotes have `boxes: []`), " +
+        'a PDF processed before page sizes were recorded, or `n` past the last page.',
+      operationId: 'getDocumentPage',
+    },
+    PageSizeView,
+  )
   @ApiErrors(ErrorCode.NOT_FOUND)
   async page(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Param('n', PageNumberParamPipe) n: string) {
     const p = await this.documents.getPage({ documentId: id, page: Number(n) }, ctx);
     return { page: p.page, width: p.width, height: p.height };
   }
 
-  @Get(':id/download')
-  @ApiOperation({ operationId: 'getDocumentDownload', summary: 'A short-lived download URL of the stored file' })
-  @ApiEnvelope(DownloadView)
+  @ApiGet(':id/download', { operationId: 'getDocumentDownload', summary: 'A short-lived download URL of the stored file' }, DownloadView)
   async download(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     const d = await this.documents.getDownload({ id }, ctx);
     return {

@@ -1,8 +1,8 @@
 import { AppError, ErrorCode } from '@kb/common';
-import { Controller, Get, HttpCode, Inject } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, HttpCode, Inject } from '@nestjs/common';
+import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthView, ReadinessView } from '../common/api-models';
-import { ApiEnvelope } from '../common/openapi';
+import { ApiGet } from '../common/openapi';
 import { DataSource } from 'typeorm';
 import { HEALTH_TARGETS } from '../common/tokens';
 import { checkGrpcHealth } from './grpc-health';
@@ -49,17 +49,18 @@ function natsReachable(nats: { rtt(): Promise<number> }): Promise<boolean> {
 export class HealthController {
   constructor(@Inject(HEALTH_TARGETS) private readonly targets: HealthTargets) {}
 
-  @Get('healthz')
-  @ApiOperation({ operationId: 'checkLiveness', summary: 'Liveness: the process is up (no key needed)' })
-  @ApiEnvelope(HealthView)
+  @ApiGet('healthz', { operationId: 'checkLiveness', summary: 'Liveness: the process is up (no key needed)' }, HealthView)
   @HttpCode(200)
   healthz() {
     return { status: 'ok' };
   }
 
-  @Get('readyz')
-  @ApiOperation({ operationId: 'checkReadiness', summary: 'Readiness: database, NATS and every backing service reachable (no key needed)' })
-  @ApiEnvelope(ReadinessView, { description: 'Ready: every dependency answered.' })
+  @ApiGet(
+    'readyz',
+    { operationId: 'checkReadiness', summary: 'Readiness: database, NATS and every backing service reachable (no key needed)' },
+    ReadinessView,
+    { description: 'Ready: every dependency answered.' },
+  )
   @ApiResponse({ status: 503, description: '`SERVICE_UNAVAILABLE`: not ready; `error.message` names every unavailable dependency.' })
   @HttpCode(200)
   async readyz() {

@@ -1,17 +1,14 @@
 import { AppError, ErrorCode } from '@kb/common';
-import { Get, Req } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { Req } from '@nestjs/common';
 import { OrganizationView } from '../common/api-models';
-import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
+import { ApiController, ApiErrors, ApiGet } from '../common/openapi';
 import { GatewayRequest } from '../common/http-context';
 
 /** GET /api/v2/organization: the organization of the API key. */
 @ApiController('Organization', 'api/v2/organization')
 export class OrganizationController {
-  @Get()
-  @ApiOperation({ operationId: 'getOrganization', summary: 'The organization of the API key' })
+  @ApiGet('', { operationId: 'getOrganization', summary: 'The organization of the API key' }, OrganizationView)
   @ApiErrors(ErrorCode.NOT_FOUND)
-  @ApiEnvelope(OrganizationView)
   get(@Req() req: GatewayRequest) {
     // The authenticated principal carries the organization (key lookup joined with it, cached).
     const principal = req.kb?.principal;

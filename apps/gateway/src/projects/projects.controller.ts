@@ -1,14 +1,13 @@
 import { documentsV1 } from '@kb/proto';
-import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Delete, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS, pickSnakeFields } from '@kb/common';
 import { ApiOperation, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ProjectView } from '../common/api-models';
-import { ApiController, ApiEnvelope, ApiErrors, ApiSchemaExtra } from '../common/openapi';
+import { ApiController, ApiEnvelope, ApiErrors, ApiGet, ApiSchemaExtra } from '../common/openapi';
 import { IsOptional, IsString, ValidateIf } from 'class-validator';
 import { DocumentsClient } from '../common/clients';
-import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { PaginationQuery } from '../common/pagination.dto';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';
 import { CharLength, NON_BLANK_PATTERN, NonBlankText, UuidParamPipe } from '../common/validation';
 
@@ -74,17 +73,13 @@ export class ProjectsController {
     return presentProject(await this.documents.createProject({ name: body.name, description: body.description ?? undefined }, ctx));
   }
 
-  @Get()
-  @ApiOperation({ operationId: 'listProjects', summary: 'List projects, newest first' })
-  @ApiEnvelope(ProjectView, { paginated: true })
+  @ApiGet('', { operationId: 'listProjects', summary: 'List projects, newest first' }, ProjectView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: PaginationQuery) {
-    const res = await this.documents.listProjects({ page: { limit: q.limit, offset: q.offset } }, ctx);
-    return new Paginated(res.projects.map(presentProject), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.documents.listProjects({ page: pageRequest(q) }, ctx);
+    return pageOf(q, res.projects.map(presentProject), res.total);
   }
 
-  @Get(':id')
-  @ApiOperation({ operationId: 'getProject', summary: 'Get a project' })
-  @ApiEnvelope(ProjectView)
+  @ApiGet(':id', { operationId: 'getProject', summary: 'Get a project' }, ProjectView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentProject(await this.documents.getProject({ id }, ctx));
   }

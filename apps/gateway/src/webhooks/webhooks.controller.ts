@@ -1,14 +1,13 @@
 import { CallContext, ErrorCode, DESCRIPTION_MAX_CHARS, pickSnakeFields, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
 import { DELIVERY_STATUSES, deliveryStatus, WEBHOOK_EVENT_TYPES } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
-import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Delete, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, ValidateIf } from 'class-validator';
 import { WebhooksClient } from '../common/clients';
-import { Paginated } from '../common/envelope';
 import { Ctx } from '../common/http-context';
-import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
-import { PaginationQuery } from '../common/pagination.dto';
+import { ApiController, ApiEnvelope, ApiErrors, ApiGet } from '../common/openapi';
+import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { WEBHOOKS_CLIENT } from '../common/tokens';
 import { CharLength, UuidParamPipe } from '../common/validation';
 
@@ -139,17 +138,13 @@ export class WebhooksController {
     return presentWebhook(await this.webhooks.createEndpoint({ url: body.url, events: body.events, description: body.description ?? undefined }, ctx));
   }
 
-  @Get()
-  @ApiOperation({ summary: 'List webhook endpoints, newest first', operationId: 'listWebhooks' })
-  @ApiEnvelope(WebhookView, { paginated: true })
+  @ApiGet('', { summary: 'List webhook endpoints, newest first', operationId: 'listWebhooks' }, WebhookView, { paginated: true })
   async list(@Ctx() ctx: CallContext, @Query() q: PaginationQuery) {
-    const res = await this.webhooks.listEndpoints({ page: { limit: q.limit, offset: q.offset } }, ctx);
-    return new Paginated(res.endpoints.map(presentWebhook), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.webhooks.listEndpoints({ page: pageRequest(q) }, ctx);
+    return pageOf(q, res.endpoints.map(presentWebhook), res.total);
   }
 
-  @Get(':id')
-  @ApiOperation({ summary: 'Get a webhook endpoint (without its secret)', operationId: 'getWebhook' })
-  @ApiEnvelope(WebhookView)
+  @ApiGet(':id', { summary: 'Get a webhook endpoint (without its secret)', operationId: 'getWebhook' }, WebhookView)
   async get(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string) {
     return presentWebhook(await this.webhooks.getEndpoint({ id }, ctx));
   }
@@ -182,12 +177,10 @@ export class WebhooksController {
     await this.webhooks.deleteEndpoint({ id }, ctx);
   }
 
-  @Get(':id/deliveries')
-  @ApiOperation({ summary: "The endpoint's deliveries, newest first", operationId: 'listWebhookDeliveries' })
-  @ApiEnvelope(DeliveryView, { paginated: true })
+  @ApiGet(':id/deliveries', { summary: "The endpoint's deliveries, newest first", operationId: 'listWebhookDeliveries' }, DeliveryView, { paginated: true })
   async deliveries(@Ctx() ctx: CallContext, @Param('id', UuidParamPipe) id: string, @Query() q: PaginationQuery) {
-    const res = await this.webhooks.listDeliveries({ endpointId: id, page: { limit: q.limit, offset: q.offset } }, ctx);
-    return new Paginated(res.deliveries.map(presentDelivery), { limit: q.limit, offset: q.offset, total: res.total });
+    const res = await this.webhooks.listDeliveries({ endpointId: id, page: pageRequest(q) }, ctx);
+    return pageOf(q, res.deliveries.map(presentDelivery), res.total);
   }
 
   @Post(':id/deliveries/:delivery_id/retry')
