@@ -45,6 +45,10 @@
 // `--profile` (hybrid): afterwards, the same queries once more per size, timing each stage of a
 // search on its own, one after the other: BM25 (top 50), query embedding, dense search (top 50,
 // chunks read by id included) and fusion; p50/p95 per stage.
+// `--org-id ID` (issue 33 item 3, used by `npm run bench:scale`): every chunk belongs to organization ID
+// (one org, every document org-level: no project), with ids derived from ID (tools/lib/bench-store.mjs),
+// kept under --data-root in <size>-org-<ID>-<mode>. `--build-only`: build (or find) the stores, print
+// their load figures and disk size, and stop (no queries).
 // Usage: npm run bench:query [-- --sizes 10000,100000 --queries 300 --lexical --profile]
 //        npm run bench:query -- --sizes 100000,1000000 --orgs 100 --bulk --profile
 import { createHash, randomUUID } from 'node:crypto';
@@ -56,6 +60,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { percentile } from '../lib/measure.mjs';
+import { CHUNKS_PER_DOCUMENT, singleOrgDocumentId, singleOrgStoreDir, stableId } from '../lib/bench-store.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -70,9 +75,13 @@ const { values } = parseArgs({
     orgs: { type: 'string', default: '1' },
     bulk: { type: 'boolean', default: false },
     'data-root': { type: 'string' },
+    'org-id': { type: 'string' },
+    'build-only': { type: 'boolean', default: false },
   },
 });
 const orgCounts = values.orgs.split(',').map(Number);
+const fixedOrgId = values['org-id'];
+if (fixedOrgId && orgCounts.some((n) => n !== 1)) throw new Error('--org-id builds a one-organization store: leave --orgs out');
 /** Organizations of the i-th size: one --orgs value for every size, or one per size. */
 const orgCountOf = (i) => orgCounts[Math.min(i, orgCounts.length - 1)];
 const hybrid = !values.lexical;
@@ -189,40 +198,37 @@ const chunkVector = (vectors, i) => {
   return v.map((x) => x / norm);
 };
 
-/** Deterministic UUID-shaped id from a label (so a store kept with --data-root is queried the same). */
-const stableId = (label) => {
-  const h = createHash('sha256').update(`bench-query:${label}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
-};
 /**
  * The organizations of a store with `orgCount` orgs: ids (derived from the org number when there
  * are several, so a kept store is queried the same), the scope of query i (its org, rotating,
  * every 4th query one of that org's projects), and the chunks of document `doc`.
  */
 const tenants = (orgCount) => {
-  const orgs = Array.from({ length: orgCount }, (_, k) => ({
-    orgId: orgCount === 1 ? randomUUID() : stableId(`org-${k}`),
-    projects: [0, 1, 2].map((p) => (orgCount === 1 ? randomUUID() : stableId(`org-${k}-project-${p}`))),
-  }));
+  const orgs = fixedOrgId
+    ? [{ orgId: fixedOrgId, projects: [] }]
+    : Array.from({ length: orgCount }, (_, k) => ({
+        orgId: orgCount === 1 ? randomUUID() : stableId(`org-${k}`),
+        projects: [0, 1, 2].map((p) => (orgCount === 1 ? randomUUID() : stableId(`org-${k}-project-${p}`))),
+      }));
   const scopeOf = (i) => {
     const org = orgs[i % orgCount];
-    return i % 4 === 3 ? { orgId: org.orgId, projectId: org.projects[i % 3] } : { orgId: org.orgId };
+    return i % 4 === 3 && org.projects.length ? { orgId: org.orgId, projectId: org.projects[i % 3] } : { orgId: org.orgId };
   };
-  /** 100 chunks per document; org doc mod orgCount; project as before. */
+  /** 100 chunks per document; org doc mod orgCount; project as before (none with --org-id). */
   const documentOf = (doc, size) => {
     const org = orgs[doc % orgCount];
     const local = Math.floor(doc / orgCount);
-    const documentId = orgCount === 1 ? randomUUID() : stableId(`doc-${doc}`);
-    const projectId = local % 4 === 3 ? null : org.projects[local % 3];
+    const documentId = fixedOrgId ? singleOrgDocumentId(fixedOrgId, doc) : orgCount === 1 ? randomUUID() : stableId(`doc-${doc}`);
+    const projectId = local % 4 === 3 || !org.projects.length ? null : org.projects[local % 3];
     const chunks = [];
-    for (let i = doc * 100; i < Math.min(size, doc * 100 + 100); i++) {
+    for (let i = doc * CHUNKS_PER_DOCUMENT; i < Math.min(size, (doc + 1) * CHUNKS_PER_DOCUMENT); i++) {
       chunks.push({
-        id: orgCount === 1 ? randomUUID() : stableId(`chunk-${i}`),
+        id: fixedOrgId ? stableId(`org-${fixedOrgId}-chunk-${i}`) : orgCount === 1 ? randomUUID() : stableId(`chunk-${i}`),
         orgId: org.orgId,
         projectId,
         documentId,
         fileName: `doc-${doc}.pdf`,
-        chunkIndex: i - doc * 100,
+        chunkIndex: i - doc * CHUNKS_PER_DOCUMENT,
         text: chunkText(i),
         headingPath: [],
         startPage: 1,
@@ -231,7 +237,7 @@ const tenants = (orgCount) => {
         wordBoxes: [],
       });
     }
-    return { orgId: org.orgId, documentId, chunks, first: doc * 100 };
+    return { orgId: org.orgId, documentId, chunks, first: doc * CHUNKS_PER_DOCUMENT };
   };
   return { orgCount, scopeOf, documentOf };
 };
@@ -262,7 +268,12 @@ try {
   // that load from other processes on the machine hits every size alike and the ratio holds.
   for (const [sizeIndex, size] of sizes.entries()) {
     const { orgCount, scopeOf, documentOf } = tenants(orgCountOf(sizeIndex));
-    const keptDir = values['data-root'] ? path.join(values['data-root'], `${size}x${orgCount}-${hybrid ? 'hybrid' : 'lexical'}`) : null;
+    const mode = hybrid ? 'hybrid' : 'lexical';
+    const keptDir = !values['data-root']
+      ? null
+      : fixedOrgId
+        ? singleOrgStoreDir(values['data-root'], size, fixedOrgId, mode)
+        : path.join(values['data-root'], `${size}x${orgCount}-${mode}`);
     const manifestFile = keptDir && path.join(keptDir, 'bench-manifest.json');
     const reused = manifestFile && existsSync(manifestFile) ? JSON.parse(readFileSync(manifestFile, 'utf8')) : null;
     if (keptDir && !reused) rmSync(keptDir, { recursive: true, force: true });
@@ -306,7 +317,7 @@ try {
       memory: {},
     };
     opened.push(entry);
-    const docs = Math.ceil(size / 100);
+    const docs = Math.ceil(size / CHUNKS_PER_DOCUMENT);
     const t0 = performance.now();
     if (reused) {
       entry.load = { ...reused.load, reused: true };
@@ -348,7 +359,7 @@ try {
     if (!vectorsReady || entry.load.phase === 'done') continue;
     vectors = await vectorsReady;
     const { size, retrieval, orgCount, documentOf } = entry;
-    const docs = Math.ceil(size / 100);
+    const docs = Math.ceil(size / CHUNKS_PER_DOCUMENT);
     const rssBeforeLoadMb = memory().rssMb;
     resetPeak();
     let t = performance.now();
@@ -374,165 +385,173 @@ try {
     entry.memory.vectors = { rssBeforeLoadMb, ...memory() };
     if (entry.manifestFile) writeFileSync(entry.manifestFile, JSON.stringify({ size, orgs: orgCount, load: entry.load }));
   }
-  for (const entry of opened) {
-    entry.diskMb = diskMb(entry.dataDir);
-    for (const q of warmup) await entry.retrieval.service.search(q, entry.scopeOf(0), 10);
-  }
-  if (hybrid && (process.env.VECTOR_STORE ?? 'lancedb') === 'lancedb') {
-    // recall@10 of the store's dense search against exact search, same query vectors, same scope.
-    const lancedb = require('@lancedb/lancedb');
-    const { scopeSearchedExactly, sanitizeQuery, scopeFilter, vectorIndexPartitions, vectorIndexNprobes } = require(
-      path.join(ROOT, 'dist/apps/retrieval/src/store/lancedb-chunk-store.js'),
-    );
-    const model = opened[0].retrieval.service.embeddings;
-    const qv = await model.embed(queries.slice(0, 100), undefined, 'query');
+  if (values['build-only']) {
+    for (const e of opened) results[e.label] = { load: e.load, diskMb: diskMb(e.dataDir), dataDir: e.dataDir, memoryDuringLoad: e.memory };
+  } else {
     for (const entry of opened) {
-      const db = await lancedb.connect(entry.dataDir);
-      const table = await db.openTable('chunk_vectors');
-      const indexed = (await table.listIndices()).filter((ix) => ix.columns.includes('vector')).map((ix) => ix.indexType);
-      const partitions = await vectorIndexPartitions(table);
-      let recall = 0;
-      for (const [i, v] of qv.entries()) {
-        const scope = entry.scopeOf(i);
-        const exact = new Set(
-          (
-            await table
-              .vectorSearch(Array.from(v))
-              .distanceType('cosine')
-              .where(scopeFilter(scope))
-              .select(['id', '_distance'])
-              .limit(10)
-              .bypassVectorIndex()
-              .toArray()
-          ).map((r) => r.id),
-        );
-        const approx = await entry.retrieval.store.searchDense(Array.from(v), scope, 10);
-        recall += approx.filter((h) => exact.has(h.chunk.id)).length / Math.max(1, exact.size);
-      }
-      entry.dense = {
-        vectorIndex: indexed.join(',') || 'none (exact search)',
-        partitions,
-        nprobes: vectorIndexNprobes(partitions),
-        'recall@10 vs exact': round(recall / qv.length),
-        queries: qv.length,
-      };
-      // Tenant isolation: what one org's searches read, from LanceDB's analyzePlan metrics
-      // (rows_scanned: table rows read; index_comparisons: index entries compared), for the
-      // query shapes the store issues (BM25 with the org prefilter; dense search, exact or IVF as
-      // the store chooses), against the org's own row count.
-      const chunksTable = await db.openTable('chunks');
-      const scope = entry.scopeOf(0);
-      const filter = scopeFilter(scope);
-      const metric = (plan, name) =>
-        [...plan.matchAll(new RegExp(`${name}=([\\d.]+) ?(K|M)?`, 'g'))].map((m) => Math.round(Number(m[1]) * ({ K: 1e3, M: 1e6 }[m[2]] ?? 1)));
-      const ftsPlan = await chunksTable
-        .query()
-        .fullTextSearch(new lancedb.MatchQuery(sanitizeQuery(queries[0]), 'search_text'))
-        .where(filter)
-        .select(['id', '_score'])
-        .limit(50)
-        .analyzePlan();
-      const [orgRows, totalRows] = [await table.countRows(filter), await table.countRows()];
-      const exactDense = scopeSearchedExactly(orgRows, totalRows, partitions, vectorIndexNprobes(partitions));
-      const denseQuery = table.vectorSearch(Array.from(qv[0])).distanceType('cosine').where(filter).select(['id', '_distance']).limit(50);
-      const densePlan = await (exactDense ? denseQuery.bypassVectorIndex() : denseQuery.nprobes(vectorIndexNprobes(partitions))).analyzePlan();
-      entry.isolation = {
-        orgRows,
-        totalRows,
-        bm25: {
-          prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(ftsPlan) ? 'org_id bitmap index' : 'none',
-          rowsScanned: metric(ftsPlan, 'rows_scanned'),
-          postingsCompared: metric(ftsPlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0),
-        },
-        dense: {
-          path: exactDense ? 'exact over the scope' : 'IVF',
-          prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(densePlan) ? 'org_id bitmap index' : 'none',
-          rowsScanned: metric(densePlan, 'rows_scanned'),
-          ivfVectorsCompared: exactDense ? 0 : metric(densePlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0),
-        },
-      };
-      chunksTable.close();
-      table.close();
-      db.close();
+      entry.diskMb = diskMb(entry.dataDir);
+      for (const q of warmup) await entry.retrieval.service.search(q, entry.scopeOf(0), 10);
     }
-  }
-  resetPeak();
-  for (const [i, q] of queries.entries()) {
-    for (const entry of opened) {
-      const scope = entry.scopeOf(i);
-      const t = performance.now();
-      const { hits, mode } = await entry.retrieval.service.search(q, scope, 10);
-      const ms = performance.now() - t;
-      entry.modes = entry.modes ?? {};
-      entry.modes[mode] = (entry.modes[mode] ?? 0) + 1;
-      entry.times.push(ms);
-      entry.byKind[scope.projectId ? 'project' : 'org'].push(ms);
-      entry.hits += hits.length;
-    }
-  }
-  const memoryQueries = memory();
-  if (values.profile && hybrid) {
-    const { fuse } = require(path.join(ROOT, 'dist/apps/retrieval/src/search/fusion.js'));
-    for (const entry of opened) {
-      const stage = { lexical: [], embedding: [], dense: [], fusion: [] };
-      const { service, store } = entry.retrieval;
-      for (const [i, q] of queries.entries()) {
-        const scope = entry.scopeOf(i);
-        let t = performance.now();
-        const lexical = await store.search(q, scope, 50);
-        stage.lexical.push(performance.now() - t);
-        t = performance.now();
-        const [vector] = await service.embeddings.embed([q], undefined, 'query');
-        stage.embedding.push(performance.now() - t);
-        t = performance.now();
-        const dense = await store.searchDense(vector, scope, 50);
-        stage.dense.push(performance.now() - t);
-        t = performance.now();
-        fuse(lexical, dense, 50);
-        stage.fusion.push(performance.now() - t);
-      }
-      entry.profile = Object.fromEntries(
-        Object.entries(stage).map(([name, ms]) => [name, { p50Ms: round(percentile(ms, 50)), p95Ms: round(percentile(ms, 95)) }]),
+    if (hybrid && (process.env.VECTOR_STORE ?? 'lancedb') === 'lancedb') {
+      // recall@10 of the store's dense search against exact search, same query vectors, same scope.
+      const lancedb = require('@lancedb/lancedb');
+      const { scopeSearchedExactly, sanitizeQuery, scopeFilter, vectorIndexPartitions, vectorIndexNprobes } = require(
+        path.join(ROOT, 'dist/apps/retrieval/src/store/lancedb-chunk-store.js'),
       );
+      const model = opened[0].retrieval.service.embeddings;
+      const qv = await model.embed(queries.slice(0, 100), undefined, 'query');
+      for (const entry of opened) {
+        const db = await lancedb.connect(entry.dataDir);
+        const table = await db.openTable('chunk_vectors');
+        const indexed = (await table.listIndices()).filter((ix) => ix.columns.includes('vector')).map((ix) => ix.indexType);
+        const partitions = await vectorIndexPartitions(table);
+        let recall = 0;
+        for (const [i, v] of qv.entries()) {
+          const scope = entry.scopeOf(i);
+          const exact = new Set(
+            (
+              await table
+                .vectorSearch(Array.from(v))
+                .distanceType('cosine')
+                .where(scopeFilter(scope))
+                .select(['id', '_distance'])
+                .limit(10)
+                .bypassVectorIndex()
+                .toArray()
+            ).map((r) => r.id),
+          );
+          const approx = await entry.retrieval.store.searchDense(Array.from(v), scope, 10);
+          recall += approx.filter((h) => exact.has(h.chunk.id)).length / Math.max(1, exact.size);
+        }
+        entry.dense = {
+          vectorIndex: indexed.join(',') || 'none (exact search)',
+          partitions,
+          nprobes: vectorIndexNprobes(partitions),
+          'recall@10 vs exact': round(recall / qv.length),
+          queries: qv.length,
+        };
+        // Tenant isolation: what one org's searches read, from LanceDB's analyzePlan metrics
+        // (rows_scanned: table rows read; index_comparisons: index entries compared), for the
+        // query shapes the store issues (BM25 with the org prefilter; dense search, exact or IVF as
+        // the store chooses), against the org's own row count.
+        const chunksTable = await db.openTable('chunks');
+        const scope = entry.scopeOf(0);
+        const filter = scopeFilter(scope);
+        const metric = (plan, name) =>
+          [...plan.matchAll(new RegExp(`${name}=([\\d.]+) ?(K|M)?`, 'g'))].map((m) => Math.round(Number(m[1]) * ({ K: 1e3, M: 1e6 }[m[2]] ?? 1)));
+        const ftsPlan = await chunksTable
+          .query()
+          .fullTextSearch(new lancedb.MatchQuery(sanitizeQuery(queries[0]), 'search_text'))
+          .where(filter)
+          .select(['id', '_score'])
+          .limit(50)
+          .analyzePlan();
+        const [orgRows, totalRows] = [await table.countRows(filter), await table.countRows()];
+        const exactDense = scopeSearchedExactly(orgRows, totalRows, partitions, vectorIndexNprobes(partitions));
+        const denseQuery = table.vectorSearch(Array.from(qv[0])).distanceType('cosine').where(filter).select(['id', '_distance']).limit(50);
+        const densePlan = await (exactDense ? denseQuery.bypassVectorIndex() : denseQuery.nprobes(vectorIndexNprobes(partitions))).analyzePlan();
+        entry.isolation = {
+          orgRows,
+          totalRows,
+          bm25: {
+            prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(ftsPlan) ? 'org_id bitmap index' : 'none',
+            rowsScanned: metric(ftsPlan, 'rows_scanned'),
+            postingsCompared: metric(ftsPlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0),
+          },
+          dense: {
+            path: exactDense ? 'exact over the scope' : 'IVF',
+            prefilter: /ScalarIndexQuery:[^\n]*query=\[org_id = /.test(densePlan) ? 'org_id bitmap index' : 'none',
+            rowsScanned: metric(densePlan, 'rows_scanned'),
+            ivfVectorsCompared: exactDense ? 0 : metric(densePlan, 'index_comparisons').reduce((a, b) => Math.max(a, b), 0),
+          },
+        };
+        chunksTable.close();
+        table.close();
+        db.close();
+      }
     }
+    resetPeak();
+    for (const [i, q] of queries.entries()) {
+      for (const entry of opened) {
+        const scope = entry.scopeOf(i);
+        const t = performance.now();
+        const { hits, mode } = await entry.retrieval.service.search(q, scope, 10);
+        const ms = performance.now() - t;
+        entry.modes = entry.modes ?? {};
+        entry.modes[mode] = (entry.modes[mode] ?? 0) + 1;
+        entry.times.push(ms);
+        entry.byKind[scope.projectId ? 'project' : 'org'].push(ms);
+        entry.hits += hits.length;
+      }
+    }
+    const memoryQueries = memory();
+    if (values.profile && hybrid) {
+      const { fuse } = require(path.join(ROOT, 'dist/apps/retrieval/src/search/fusion.js'));
+      for (const entry of opened) {
+        const stage = { lexical: [], embedding: [], dense: [], fusion: [] };
+        const { service, store } = entry.retrieval;
+        for (const [i, q] of queries.entries()) {
+          const scope = entry.scopeOf(i);
+          let t = performance.now();
+          const lexical = await store.search(q, scope, 50);
+          stage.lexical.push(performance.now() - t);
+          t = performance.now();
+          const [vector] = await service.embeddings.embed([q], undefined, 'query');
+          stage.embedding.push(performance.now() - t);
+          t = performance.now();
+          const dense = await store.searchDense(vector, scope, 50);
+          stage.dense.push(performance.now() - t);
+          t = performance.now();
+          fuse(lexical, dense, 50);
+          stage.fusion.push(performance.now() - t);
+        }
+        entry.profile = Object.fromEntries(
+          Object.entries(stage).map(([name, ms]) => [name, { p50Ms: round(percentile(ms, 50)), p95Ms: round(percentile(ms, 95)) }]),
+        );
+      }
+    }
+    for (const e of opened) {
+      results[e.label] = {
+        p50Ms: round(percentile(e.times, 50)),
+        p95Ms: round(percentile(e.times, 95)),
+        orgScopeP95Ms: round(percentile(e.byKind.org, 95)),
+        projectScopeP95Ms: round(percentile(e.byKind.project, 95)),
+        meanHits: round(e.hits / queries.length),
+        load: e.load,
+        diskMb: e.diskMb,
+        memoryDuringLoad: e.memory,
+        store: e.retrieval.describe().store,
+        modes: e.modes,
+        ...(e.dense ? { dense: e.dense } : {}),
+        ...(e.isolation ? { isolation: e.isolation } : {}),
+        ...(e.profile ? { stages: e.profile } : {}),
+      };
+      process.stderr.write(`  ${e.label}: ${JSON.stringify(results[e.label])}\n`);
+    }
+    results.memoryDuringQueries = { ...memoryQueries, note: 'every size open at once' };
   }
-  for (const e of opened) {
-    results[e.label] = {
-      p50Ms: round(percentile(e.times, 50)),
-      p95Ms: round(percentile(e.times, 95)),
-      orgScopeP95Ms: round(percentile(e.byKind.org, 95)),
-      projectScopeP95Ms: round(percentile(e.byKind.project, 95)),
-      meanHits: round(e.hits / queries.length),
-      load: e.load,
-      diskMb: e.diskMb,
-      memoryDuringLoad: e.memory,
-      store: e.retrieval.describe().store,
-      modes: e.modes,
-      ...(e.dense ? { dense: e.dense } : {}),
-      ...(e.isolation ? { isolation: e.isolation } : {}),
-      ...(e.profile ? { stages: e.profile } : {}),
-    };
-    process.stderr.write(`  ${e.label}: ${JSON.stringify(results[e.label])}\n`);
-  }
-  results.memoryDuringQueries = { ...memoryQueries, note: 'every size open at once' };
 } finally {
   for (const e of opened) {
     await e.retrieval.close();
     if (!e.kept) rmSync(e.dataDir, { recursive: true, force: true });
   }
 }
-const [small, large] = [opened[0], opened.at(-1)];
-const out = {
-  search: hybrid ? `hybrid (${denseEnv.EMBEDDINGS_MODEL})` : 'lexical',
-  orgs: orgCounts.length === 1 ? orgCounts[0] : orgCounts,
-  machine: { cores: os.availableParallelism(), loadAverage: os.loadavg().map(round) },
-  sizes: results,
-};
-if (opened.length > 1 && results[small.label] && results[large.label]) {
-  const [a, b] = [results[small.label], results[large.label]];
-  out[`ratio ${large.label}/${small.label}`] = { p50: round(b.p50Ms / a.p50Ms), p95: round(b.p95Ms / a.p95Ms) };
-  const target = large.size >= 1_000_000 ? 80 : 50;
-  out.targets = { [`p95 at ${large.label} <= ${target} ms`]: b.p95Ms <= target, 'p95 ratio <= 2': b.p95Ms / a.p95Ms <= 2 };
-  if (b.dense) out.targets['dense recall@10 >= 0.95'] = b.dense['recall@10 vs exact'] >= 0.95;
+if (values['build-only']) {
+  process.stdout.write(`${JSON.stringify({ machine: { cores: os.availableParallelism(), loadAverage: os.loadavg().map(round) }, sizes: results }, null, 2)}\n`);
+} else {
+  const [small, large] = [opened[0], opened.at(-1)];
+  const out = {
+    search: hybrid ? `hybrid (${denseEnv.EMBEDDINGS_MODEL})` : 'lexical',
+    orgs: orgCounts.length === 1 ? orgCounts[0] : orgCounts,
+    machine: { cores: os.availableParallelism(), loadAverage: os.loadavg().map(round) },
+    sizes: results,
+  };
+  if (opened.length > 1 && results[small.label] && results[large.label]) {
+    const [a, b] = [results[small.label], results[large.label]];
+    out[`ratio ${large.label}/${small.label}`] = { p50: round(b.p50Ms / a.p50Ms), p95: round(b.p95Ms / a.p95Ms) };
+    const target = large.size >= 1_000_000 ? 80 : 50;
+    out.targets = { [`p95 at ${large.label} <= ${target} ms`]: b.p95Ms <= target, 'p95 ratio <= 2': b.p95Ms / a.p95Ms <= 2 };
+    if (b.dense) out.targets['dense recall@10 >= 0.95'] = b.dense['recall@10 vs exact'] >= 0.95;
+  }
+  process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }
-process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -23,7 +23,19 @@ export function kbctlFor(stack, ...args) {
 export function newTenant(stack, name, rateLimit = 100000) {
   const org = kbctlFor(stack, 'org', 'create', '--name', name);
   const key = kbctlFor(stack, 'key', 'create', '--org', org.id, '--rate-limit', String(rateLimit)).key;
-  const call = async (method, p, body) => {
+  return { org, key, call: apiCaller(stack, key) };
+}
+
+/**
+ * A caller with an existing API key (e.g. one kept from an earlier run): `call(method, path, body)`
+ * sends JSON with the key and returns `data`.
+ * @param {{ baseUrl: string }} stack as returned by startStack
+ * @param {string} key an API key of the organization
+ * @returns {(method: string, path: string, body?: unknown) => Promise<any>}
+ * @throws Error `"<METHOD> <path>: <status> <error>"` from the caller when the API answers with an error envelope
+ */
+export function apiCaller(stack, key) {
+  return async (method, p, body) => {
     const res = await fetch(`${stack.baseUrl}${p}`, {
       method,
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
@@ -33,7 +45,6 @@ export function newTenant(stack, name, rateLimit = 100000) {
     if (!json.success) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json.error)}`);
     return json.data;
   };
-  return { org, key, call };
 }
 
 /**
