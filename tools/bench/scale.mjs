@@ -65,15 +65,11 @@ const load = () => os.loadavg().map((x) => round(x));
 const { natsServer } = ensureSystemPackages();
 
 // ---- workload ----
-/** Framework files of the controls data set's `train` split (tools/eval/controls.ts FRAMEWORK_SPLITS). */
-const TRAIN_FRAMEWORKS = ['fedramp-high-nist-800-53r4', 'cis-controls-v8', 'csa-ccm-3.0.1', 'cmmc-ml1'];
-const requirementTexts = TRAIN_FRAMEWORKS.flatMap((f) => {
-  const data = JSON.parse(readFileSync(path.join(shared, 'datasets/controls/standards', `${f}.json`), 'utf8'));
-  return [...(data.sections ?? []), ...(data.domains ?? [])]
-    .flatMap((g) => [...(g.requirements ?? []), ...(g.controls ?? [])])
-    .map((r) => String(r.summary ?? '').trim() || String(r.title ?? '').trim())
-    .filter(Boolean);
-});
+// The controls eval's own split table and loader (dist/tools/eval/controls.js; its main runs only as a script).
+const { FRAMEWORK_SPLITS, loadFramework } = require(path.join(ROOT, 'dist/tools/eval/controls.js'));
+/** Framework files of the controls data set's `train` split (FRAMEWORK_SPLITS of tools/eval/controls.ts). */
+const TRAIN_FRAMEWORKS = Object.keys(FRAMEWORK_SPLITS).filter((f) => FRAMEWORK_SPLITS[f] === 'train');
+const requirementTexts = TRAIN_FRAMEWORKS.flatMap((f) => loadFramework(path.join(shared, 'datasets/controls/standards', `${f}.json`)).map((r) => r.text));
 const requirements = Array.from({ length: Number(values.requirements) }, (_, i) => ({ text: requirementTexts[i % requirementTexts.length].slice(0, 2000) }));
 const claims = readFileSync(path.join(shared, 'datasets/scifact/claims_train.jsonl'), 'utf8')
   .split('\n')
