@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ModelProviderError } from '../errors';
+import { onnxSessionOptions } from '../onnx-session';
 import type { EmbeddingModel, EmbedPriority } from './types';
 
 /** Settings of {@link LocalEmbeddingModel} (from `EMBEDDINGS_*` and `KB_MODELS_DIR`, see `openEmbeddingModel`). */
@@ -142,7 +143,7 @@ export class LocalEmbeddingModel implements EmbeddingModel {
       const pipe = (await hf.pipeline('feature-extraction', full.model, {
         dtype: full.dtype,
         device: 'cpu',
-        session_options: { intraOpNumThreads: full.threads, interOpNumThreads: 1 },
+        session_options: onnxSessionOptions(full.threads),
       })) as unknown as { tokenizer: Loaded['tokenizer']; model: Loaded['model'] };
       instance.loaded = { tokenizer: pipe.tokenizer, model: pipe.model, meanPooling: hf.mean_pooling as unknown as Loaded['meanPooling'] };
       instance.dims = pipe.model.config.hidden_size ?? 0;

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ModelProviderError } from '../errors';
+import { onnxSessionOptions } from '../onnx-session';
 
 /** One premise/hypothesis pair: premise = a document sentence, hypothesis = a requirement. */
 export interface NliPair {
@@ -108,7 +109,7 @@ export class LocalNliModel {
         dtype: 'q8',
         device: 'cpu',
         local_files_only: true,
-        session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
+        session_options: onnxSessionOptions(threads),
       });
       const instance = new LocalNliModel(dir, tokenizer, model, order, {
         batchSize: options.batchSize ?? 8,
