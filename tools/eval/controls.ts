@@ -25,9 +25,12 @@
  * - `confident`: a requirement's confidence is the lowest sub-requirement score when it passes, else the
  *   highest score among its failing sub-requirements (the verdict that makes it fail); `coverage` = share of
  *   mapped requirements with confidence ≥ 0.7, `precision` = share of those that pass (right: the procedures
- *   implement them);
- * - `negative_control`: the same mapped requirements against the unrelated documents: `pass_rate` and
- *   `confident_passes` (must be 0);
+ *   implement them); each framework is one check run, so the scores are those of the completed run, after its
+ *   run-level corroboration (run-corroboration.ts; `runs` per framework gives each run's pass share over all its
+ *   requirements, mapped or not, and whether it corroborated); `confident_single_verdicts` the same before it;
+ * - `negative_control`: the same mapped requirements against the unrelated documents (every requirement of the
+ *   framework is checked there, as one run): `pass_rate`, `confident_passes` (must be 0) and `confident_wrong`
+ *   (confident CONTRADICTS against unrelated text, must be 0);
  * - `unmapped_pass_rate`: requirements no procedure implements, against the procedures (for information:
  *   the mapping is per document and incomplete, so these are not labelled NOT_FOUND).
  *
@@ -50,6 +53,7 @@ import { storedChunksOf } from './stored-chunks';
 import { openRetrieval, retrievalConfigFromEnv } from '../../apps/retrieval/src/retrieval-factory';
 import type { RetrievalService } from '../../apps/retrieval/src/search/retrieval.service';
 import { checkRequirement } from '../../apps/check/src/runs/run-worker';
+import { corroborateRun, type CorroborationSub } from '../../apps/check/src/runs/run-corroboration';
 import { Assessor, VERIFY_TOP_K, type EvidenceSearch } from '../../apps/check/src/verification/assessor';
 import { createJudge, openNliModel, openRsmModel } from '../../apps/check/src/verification/create-judge';
 import { EmbeddedJudge, embedByLength, type RequirementJudge } from '../../apps/check/src/verification/judges';
@@ -221,8 +225,12 @@ function parse(argv: string[]): Args {
 /** The outcome of one requirement through the check-run path. */
 interface Outcome {
   passed: boolean;
-  /** See the module comment ("confident"). */
+  /** See the module comment ("confident"): after the run's corroboration (run-corroboration.ts), as the run shows it once completed. */
   confidence: number;
+  /** The same from the single verdicts, before corroboration. */
+  singleConfidence: number;
+  /** Sub-requirements as corroboration reads them. */
+  subs: CorroborationSub[];
   firstSource: string | null;
   /** The justification (explanation and quote) of the first sub-requirement with a source, for `--details`. */
   justification: string | null;
@@ -239,6 +247,7 @@ function figures(rows: { req: ControlRequirement; library: Outcome; negative: Ou
   const passed = rows.filter((r) => r.library.passed);
   const firstMapped = (r: (typeof rows)[number]) => r.library.firstSource !== null && r.req.mapped.includes(r.library.firstSource);
   const confident = rows.filter((r) => r.library.confidence >= 0.7);
+  const confidentSingle = rows.filter((r) => r.library.singleConfidence >= 0.7);
   const neg = rows.filter((r) => r.negative);
   return {
     mapped_requirements: n,
@@ -246,11 +255,17 @@ function figures(rows: { req: ControlRequirement; library: Outcome; negative: Ou
     first_source_mapped: share(rows.filter(firstMapped).length),
     first_source_mapped_of_passed: share(passed.filter(firstMapped).length, passed.length),
     confident: { n: confident.length, coverage: share(confident.length), precision: share(confident.filter((r) => r.library.passed).length, confident.length) },
+    confident_single_verdicts: {
+      n: confidentSingle.length,
+      coverage: share(confidentSingle.length),
+      precision: share(confidentSingle.filter((r) => r.library.passed).length, confidentSingle.length),
+    },
     negative_control: neg.length
       ? {
           requirements: neg.length,
           pass_rate: share(neg.filter((r) => r.negative!.passed).length, neg.length),
           confident_passes: neg.filter((r) => r.negative!.passed && r.negative!.confidence >= 0.7).length,
+          confident_wrong: neg.filter((r) => r.negative!.confidence >= 0.7 && r.negative!.verdicts.some((v) => v === 'CONTRADICTS')).length,
         }
       : null,
     sub_requirements_per_requirement: n ? r3(rows.reduce((s, r) => s + r.library.parts, 0) / n) : null,
@@ -315,13 +330,14 @@ async function main() {
 
   const outcome = async (orgId: string, text: string): Promise<Outcome> => {
     const { subs, passed } = await checkRequirement({ judge, assessor }, { orgId, requestId: randomUUID() }, scope, text, { skipBreakdown: a.skipBreakdown });
-    const failing = subs.filter((s) => s.verdict !== 'COMPLIANT');
-    const confidence = passed ? Math.min(...subs.map((s) => s.score)) : Math.max(...failing.map((s) => s.score));
+    const confidence = requirementConfidence(passed, subs);
     const sourced = subs.find((s) => s.sources.length > 0);
     const first = sourced?.sources[0]?.handbook_id ?? null;
     return {
       passed,
       confidence,
+      singleConfidence: confidence,
+      subs: subs.map((s) => ({ verdict: s.verdict, judgeScore: s.score, pCompliant: s.corroboration?.pCompliant ?? null })),
       firstSource: first ? (docIdOf.get(first) ?? first) : null,
       justification: sourced?.justification ?? null,
       parts: subs.length,
@@ -390,19 +406,30 @@ async function main() {
     }
 
     const rows: { req: ControlRequirement; library: Outcome; negative: Outcome | null }[] = [];
-    const unmapped: { req: ControlRequirement; library: Outcome }[] = [];
+    const unmapped: { req: ControlRequirement; library: Outcome; negative: Outcome | null }[] = [];
     const t1 = Date.now();
     for (const [i, r] of selected.entries()) {
       const lib = await outcome(LIBRARY_ORG, r.text);
-      if (mappedOf(r).length === 0) unmapped.push({ req: { ...r, mapped: [] }, library: lib });
-      else rows.push({ req: { ...r, mapped: mappedOf(r) }, library: lib, negative: negatives.length ? await outcome(NEGATIVE_ORG, r.text) : null });
+      // Every requirement of a framework is checked against the unrelated documents too: the negative run is a
+      // whole run, as a user would make it, so its pass share is the one the run's corroboration reads.
+      const negative = negatives.length ? await outcome(NEGATIVE_ORG, r.text) : null;
+      if (mappedOf(r).length === 0) unmapped.push({ req: { ...r, mapped: [] }, library: lib, negative });
+      else rows.push({ req: { ...r, mapped: mappedOf(r) }, library: lib, negative });
       if ((i + 1) % 50 === 0) process.stderr.write(`checked ${i + 1}/${selected.length}\n`);
+    }
+    // Each framework is one check run against the procedures and one against the unrelated documents: completing
+    // it applies the run-level corroboration the check service applies (run-corroboration.ts).
+    const runs: Record<string, { library: RunReading; negative: RunReading | null }> = {};
+    for (const f of byFramework.keys()) {
+      const all = [...rows, ...unmapped].filter((r) => r.req.framework === f);
+      runs[f] = { library: completeRun(all.map((r) => r.library)), negative: negatives.length ? completeRun(all.map((r) => r.negative!)) : null };
     }
     const perFramework = Object.fromEntries(
       [...byFramework.keys()].map((f) => [
         f,
         {
           split: splitOfFramework(f),
+          runs: runs[f],
           ...figures(rows.filter((r) => r.req.framework === f)),
           unmapped_pass_rate: unmappedRate(unmapped.filter((u) => u.req.framework === f)),
         },
@@ -423,7 +450,7 @@ async function main() {
       unmapped_pass_rate: unmappedRate(unmapped),
       frameworks: perFramework,
       ingest_ms: ingestMs,
-      check_ms_per_requirement: r3((Date.now() - t1) / Math.max(1, rows.length * (negatives.length ? 2 : 1) + unmapped.length)),
+      check_ms_per_requirement: r3((Date.now() - t1) / Math.max(1, (rows.length + unmapped.length) * (negatives.length ? 2 : 1))),
     };
     if (a.details) writeFileSync(a.details, [...rows, ...unmapped].map((r) => JSON.stringify(r)).join('\n') + '\n');
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -431,6 +458,37 @@ async function main() {
     await retrieval.close();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * A requirement's confidence from its sub-requirements (see the module comment): the lowest score when it passes,
+ * else the highest score among its failing sub-requirements.
+ */
+function requirementConfidence(passed: boolean, subs: { verdict: string | null; score: number }[]): number {
+  const failing = subs.filter((s) => s.verdict !== 'COMPLIANT');
+  return passed ? Math.min(...subs.map((s) => s.score)) : Math.max(...failing.map((s) => s.score));
+}
+
+/** A completed run of the evaluation: its pass share and whether its passes corroborate each other. */
+interface RunReading {
+  requirements: number;
+  pass_share: number;
+  corroborated: boolean;
+}
+
+/**
+ * Completes one run of outcomes the way the check service does (corroborateRun): sets each outcome's `confidence`
+ * from the corroborated scores, in place.
+ */
+function completeRun(outcomes: Outcome[]): RunReading {
+  const { corroborated, passShare, scores } = corroborateRun(outcomes.map((o) => ({ passed: o.passed, subs: o.subs })));
+  outcomes.forEach((o, i) => {
+    o.confidence = requirementConfidence(
+      o.passed,
+      o.subs.map((s, j) => ({ verdict: s.verdict, score: scores[i][j] })),
+    );
+  });
+  return { requirements: outcomes.length, pass_share: r3(passShare), corroborated };
 }
 
 function unmappedRate(rows: { library: Outcome }[]): { requirements: number; pass_rate: number | null } {

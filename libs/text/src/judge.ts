@@ -24,6 +24,13 @@ export interface Judgement {
   usage: Usage;
   /** Calibrated probability of each verdict (the embedded judge's; absent for a model's own verdict). */
   probabilities?: Record<Verdict, number>;
+  /**
+   * Present only for an unsure COMPLIANT verdict of the requirement-satisfaction variant that no rule capped (no
+   * conflict or doubt cue on the evidence, no unstated frequency): what a check run whose passes corroborate each
+   * other (apps/check run-corroboration.ts) may show instead, the calibrated P(COMPLIANT) as the confidence and the
+   * explanation without "insufficient", saying why.
+   */
+  corroboration?: { pCompliant: number; explanation: string };
 }
 
 /** The confidence from which a verdict may be relied upon (decisions.md "Check"). */
@@ -142,7 +149,7 @@ export function decideWithRules(
   p: number[],
   x: number[],
   options: { doubtCaps?: boolean; satisfying?: { passage: PassageInput; start: number; end: number }[]; contradictionReading?: number } = {},
-): { verdict: Verdict; confidence: number; rule: DecisionRule } {
+): { verdict: Verdict; confidence: number; rule: DecisionRule; capped?: true } {
   let decided = decide(variant, p, x);
   // With the requirement-satisfaction model, a contradiction must be stated by the evidence: the model reads a
   // candidate as contradicting (≥ 0.5) or the evidence sentence carries an explicit cue; a cue on another,
@@ -205,7 +212,7 @@ export function decideWithRules(
     };
   }
   if (verdict === 'COMPLIANT' && (signals.conflictOnBest || (options.doubtCaps && DOUBT_CUES.some((n) => v(n) > 0)))) {
-    return { verdict, confidence: Math.min(OVERRIDE_CONFIDENCE_CAP, decided.confidence), rule: 'model' };
+    return { verdict, confidence: Math.min(OVERRIDE_CONFIDENCE_CAP, decided.confidence), rule: 'model', capped: true };
   }
   return { verdict, confidence: decided.confidence, rule: 'model' };
 }
@@ -343,15 +350,27 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
     : rsm && decided.rule !== 'full-support'
       ? `It is read as meeting the requirement (${pct(rsm.best.scores[0])}; ${pct(rsm.best.unit.coverage)} of its key terms, meaning similarity ${rsm.best.unit.similarity.toFixed(2)})${cue}`
       : `It matches the requirement (${pct(best.coverage)} of its key terms${sim})${cue}`;
-  return finish({
+  const stated = `${where(quote)} states: "${collapse(quote.quote)}" ${match}.`;
+  const judged = finish({
     verdict: 'COMPLIANT',
     confidence: unstatedFrequency ? Math.min(confidence, OVERRIDE_CONFIDENCE_CAP) : confidence,
     evidence: quote,
     explanation:
-      `${where(quote)} states: "${collapse(quote.quote)}" ${match}.` +
+      stated +
       (unstatedFrequency ? ` It does not say how often; the requirement says ${frequencies.join(', ')}: confirm the frequency in the document.` : '') +
       unsureText +
       (unsure ? ` To rely on it, confirm it in ${where(quote)} or add a document that states "${collapse(core).slice(0, 200)}" explicitly.` : ''),
     recommendation: null,
   });
+  if (!rsm || !unsure || unstatedFrequency || decided.capped || decided.rule !== 'model') return judged;
+  return {
+    ...judged,
+    corroboration: {
+      pCompliant: judged.probabilities!.COMPLIANT,
+      explanation:
+        `${stated} On its own this passage would not settle the requirement; the check run corroborates it: most of its ` +
+        `requirements are met by these documents, so they are written to implement this set of requirements, and the ` +
+        `calibrated probability that the passage meets it (${pct(judged.probabilities!.COMPLIANT)}) is the confidence.`,
+    },
+  };
 }

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { InitCheckRuns1732300000000 } from './migrations/1732300000000-InitCheckRuns';
 import { RequirementReviews1764500000000 } from './migrations/1764500000000-RequirementReviews';
 import { RunSourceRun1764600000000 } from './migrations/1764600000000-RunSourceRun';
+import { SubRequirementCorroboration1764800000000 } from './migrations/1764800000000-SubRequirementCorroboration';
 
 /** Migrations of the schema `check`, oldest first. */
 export const CHECK_MIGRATIONS = [
@@ -11,6 +12,7 @@ export const CHECK_MIGRATIONS = [
   RequirementReviews1764500000000,
   RunSourceRun1764600000000,
   AuditEvents1764700000000,
+  SubRequirementCorroboration1764800000000,
 ];
 
 /**

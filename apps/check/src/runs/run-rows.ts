@@ -91,7 +91,16 @@ export interface SubRequirementRow {
   order_index: number;
   text: string;
   justification: string;
+  /** The confidence shown: `judge_score`, or `p_compliant` once the run completes and corroborates it (run-corroboration.ts). */
   score: number;
+  /** Confidence of the verdict on its own; null in rows stored before it was recorded. */
+  judge_score: number | null;
+  /** The justification of the verdict on its own; null in rows stored before it was recorded. */
+  judge_justification: string | null;
+  /** What a corroborating run shows as score (the judge's calibrated P(COMPLIANT)); null when the verdict may not be raised. */
+  p_compliant: number | null;
+  /** What a corroborating run shows as justification; null when the verdict may not be raised. */
+  corroborated_justification: string | null;
   status: SubRequirementStatus;
   verdict: string | null;
   sources: StoredSource[] | null;

@@ -14,10 +14,18 @@ const compliant = (text: string): SubRequirementResult => ({
   text,
   justification: 'stated in the handbook',
   score: 0.9,
+  corroboration: null,
   verdict: 'COMPLIANT',
   sources: [{ handbook_id: randomUUID(), node_id: 'n1', title: 'Handbook', start_page: 1, end_page: 2, section: 'Safety' }],
 });
-const missing = (text: string): SubRequirementResult => ({ text, justification: 'not found', score: 0.1, verdict: 'NOT_FOUND', sources: [] });
+const missing = (text: string): SubRequirementResult => ({
+  text,
+  justification: 'not found',
+  score: 0.1,
+  corroboration: null,
+  verdict: 'NOT_FOUND',
+  sources: [],
+});
 
 describe('RunsRepository on PostgreSQL', () => {
   const db = useTestDatabase('runs', openCheckDatabase);
@@ -215,5 +223,46 @@ describe('RunsRepository on PostgreSQL', () => {
       expect((await runs.complete(ORG, run.id, t.run.generation, id, [missing('c')])).outcome).toBe('stored');
     }
     expect(await runs.findRun(ORG, run.id)).toMatchObject({ status: 'completed', processed_requirements: 3 });
+  });
+
+  it("raises passing confidences to the judge's P(COMPLIANT) when the run completes with enough passes, and only then", async () => {
+    // A run of 20 requirements (CORROBORATION_MIN_REQUIREMENTS): `passes` of them pass with a single-verdict
+    // confidence of 0.6 and P(COMPLIANT) 0.85, the rest fail.
+    const finish = async (passes: number) => {
+      const run = await newRun(
+        ORG,
+        Array.from({ length: 20 }, (_, i) => `R${i}`),
+      );
+      const t = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: true });
+      for (const [i, id] of t.requirementIds.entries()) {
+        await runs.claim(ORG, run.id, t.run.generation, id);
+        const result = i < passes ? [{ ...compliant('a'), score: 0.6, corroboration: { pCompliant: 0.85, justification: 'corroborated' } }] : [missing('b')];
+        await runs.complete(ORG, run.id, t.run.generation, id, result);
+        // Until the run completes, every score is the single verdict's.
+        if (i < 19) expect((await runs.listRequirements(ORG, run.id)).flatMap((r) => r.subs.map((s) => s.score)).filter((x) => x > 0.6)).toEqual([]);
+      }
+      const done = await runs.listRequirements(ORG, run.id);
+      return { run, scores: done.map((r) => r.subs[0].score), justifications: done.map((r) => r.subs[0].justification) };
+    };
+    // 6 of 20 pass (30 %): the passes corroborate each other; failing sub-requirements keep their score.
+    const corroborated = await finish(6);
+    expect(corroborated.scores).toEqual([...Array(6).fill(0.85), ...Array(14).fill(0.1)]);
+    expect(corroborated.justifications).toEqual([...Array(6).fill('corroborated'), ...Array(14).fill('not found')]);
+    // 5 of 20 (25 %): below the share, nothing changes.
+    const below = await finish(5);
+    expect(below.scores).toEqual([...Array(5).fill(0.6), ...Array(15).fill(0.1)]);
+    expect(below.justifications.slice(0, 5)).toEqual(Array(5).fill('stated in the handbook'));
+
+    // Reprocessing the corroborated run recomputes from the new single verdicts (nothing compounds).
+    const t = await runs.trigger(ORG, corroborated.run.id, { reprocess: true, skipBreakdown: true });
+    for (const [i, id] of t.requirementIds.entries()) {
+      await runs.claim(ORG, corroborated.run.id, t.run.generation, id);
+      await runs.complete(ORG, corroborated.run.id, t.run.generation, id, [
+        i < 6 ? { ...compliant('a'), score: 0.65, corroboration: { pCompliant: 0.8, justification: 'corroborated again' } } : missing('b'),
+      ]);
+    }
+    const again = await runs.listRequirements(ORG, corroborated.run.id);
+    expect(again.map((r) => r.subs[0].score)).toEqual([...Array(6).fill(0.8), ...Array(14).fill(0.1)]);
+    expect(again[0].subs[0].justification).toBe('corroborated again');
   });
 });

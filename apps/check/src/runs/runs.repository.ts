@@ -1,4 +1,5 @@
 import { AppError, AuditOrigin, enqueueWebhookEvent, recordAuditEvent, rowsOf } from '@kb/common';
+import { corroborateRun } from './run-corroboration';
 import { requirementEvent, runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
@@ -18,7 +19,14 @@ export interface ReviewInput {
 export interface SubRequirementResult {
   text: string;
   justification: string;
+  /** Confidence of the verdict on its own (the run's completion may raise it, run-corroboration.ts). */
   score: number;
+  /**
+   * What the sub-requirement shows when its run's passes corroborate each other (run-corroboration.ts): the judge's
+   * calibrated P(COMPLIANT) as its score and this justification; null when the verdict may not be raised (not an
+   * unsure COMPLIANT of the embedded judge's requirement-satisfaction variant, or capped by a rule).
+   */
+  corroboration: { pCompliant: number; justification: string } | null;
   verdict: 'COMPLIANT' | 'CONTRADICTS' | 'NOT_FOUND';
   sources: StoredSource[];
 }
@@ -65,6 +73,57 @@ const RECOUNT_SQL = `
   ) s
   WHERE c.id = $1
   RETURNING c.status`;
+
+/**
+ * Sets every sub-requirement's score and justification of a run that has just completed from its single verdict and
+ * what corroboration may show instead (run-corroboration.ts, docs/check.md "Confidence in a check run"), inside the
+ * completing transaction (the run row is locked), so a re-trigger recomputes them. Rows stored before the
+ * corroboration columns existed (all NULL) count with their score and are never changed. Only changed rows are written.
+ */
+async function corroborateScores(m: EntityManager, orgId: string, runId: string, now: Date): Promise<void> {
+  const requirements = rowsOf<{ id: string; passed: boolean | null }>(
+    await m.query(`SELECT id, passed FROM check_requirements WHERE org_id = $1 AND run_id = $2 AND status = 'completed' ORDER BY order_index`, [orgId, runId]),
+  );
+  type Row = Pick<
+    SubRequirementRow,
+    'id' | 'requirement_id' | 'verdict' | 'score' | 'justification' | 'judge_score' | 'judge_justification' | 'p_compliant' | 'corroborated_justification'
+  >;
+  const subs = rowsOf<Row>(
+    await m.query(
+      `SELECT id, requirement_id, verdict, score, justification, judge_score, p_compliant, judge_justification, corroborated_justification
+       FROM check_sub_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index`,
+      [orgId, runId],
+    ),
+  );
+  const byRequirement = new Map<string, Row[]>();
+  for (const s of subs) byRequirement.set(s.requirement_id, [...(byRequirement.get(s.requirement_id) ?? []), s]);
+  const subsOf = requirements.map((r) => byRequirement.get(r.id) ?? []);
+  const { raised } = corroborateRun(
+    requirements.map((r, i) => ({
+      passed: r.passed === true,
+      subs: subsOf[i].map((s) => ({
+        verdict: s.verdict,
+        judgeScore: s.judge_score ?? s.score,
+        pCompliant: s.corroborated_justification === null ? null : s.p_compliant,
+      })),
+    })),
+  );
+  const changed = subsOf.flatMap((list, i) =>
+    list.flatMap((s, j) => {
+      if (s.judge_score === null || s.judge_justification === null) return [];
+      const next = raised[i][j]
+        ? { score: s.p_compliant!, justification: s.corroborated_justification! }
+        : { score: s.judge_score, justification: s.judge_justification };
+      return next.score !== s.score || next.justification !== s.justification ? [{ id: s.id, ...next }] : [];
+    }),
+  );
+  if (changed.length === 0) return;
+  await m.query(
+    `UPDATE check_sub_requirements s SET score = v.score, justification = v.justification, updated_at = $4
+     FROM unnest($1::uuid[], $2::float8[], $3::text[]) AS v(id, score, justification) WHERE s.org_id = $5 AND s.id = v.id`,
+    [changed.map((c) => c.id), changed.map((c) => c.score), changed.map((c) => c.justification), now, orgId],
+  );
+}
 
 /** A requirement's review as the audit log records it (before/after), or null when there is none. */
 function auditReview(r: RequirementRow): Record<string, unknown> | null {
@@ -286,7 +345,10 @@ export class RunsRepository {
       await m.query(RECOUNT_SQL, [id, now]);
       const after = (await this.findRun(orgId, id, m))!;
       // Nothing left to check: the run completes in this very transaction, and says so.
-      if (after.status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', after, now));
+      if (after.status === 'completed') {
+        await corroborateScores(m, orgId, id, now);
+        await enqueueWebhookEvent(m, runEvent('check_run.completed', after, now));
+      }
       await recordAuditEvent(m, {
         orgId,
         action: 'check_run.triggered',
@@ -405,10 +467,12 @@ export class RunsRepository {
       await m.query(`DELETE FROM check_sub_requirements WHERE org_id = $1 AND requirement_id = $2`, [orgId, requirementId]);
       if (subs.length > 0) {
         await m.query(
-          `INSERT INTO check_sub_requirements (id, requirement_id, run_id, org_id, order_index, text, justification, score, status, verdict, sources, created_at, updated_at)
-           SELECT s.id, $1, $2, $3, s.ord - 1, s.text, s.justification, s.score, s.status, s.verdict, s.sources, $10, $10
-           FROM unnest($4::uuid[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[], $11::jsonb[])
-             WITH ORDINALITY AS s(id, text, justification, score, status, verdict, sources, ord)`,
+          `INSERT INTO check_sub_requirements (id, requirement_id, run_id, org_id, order_index, text, justification, score, judge_score,
+             judge_justification, p_compliant, corroborated_justification, status, verdict, sources, created_at, updated_at)
+           SELECT s.id, $1, $2, $3, s.ord - 1, s.text, s.justification, s.score, s.score, s.justification, s.p_compliant, s.corroborated_justification,
+             s.status, s.verdict, s.sources, $10, $10
+           FROM unnest($4::uuid[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[], $11::jsonb[], $12::float8[], $13::text[])
+             WITH ORDINALITY AS s(id, text, justification, score, status, verdict, sources, p_compliant, corroborated_justification, ord)`,
           [
             requirementId,
             runId,
@@ -421,12 +485,17 @@ export class RunsRepository {
             subs.map((s) => s.verdict),
             now,
             subs.map((s) => JSON.stringify(s.sources)),
+            subs.map((s) => s.corroboration?.pCompliant ?? null),
+            subs.map((s) => s.corroboration?.justification ?? null),
           ],
         );
       }
       const [{ status }] = rowsOf<{ status: RunStatus }>(await m.query(RECOUNT_SQL, [runId, now]));
       // The run was processing (checked above under the row lock): `completed` now is this transaction's transition.
-      if (status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', (await this.findRun(orgId, runId, m))!, now));
+      if (status === 'completed') {
+        await corroborateScores(m, orgId, runId, now);
+        await enqueueWebhookEvent(m, runEvent('check_run.completed', (await this.findRun(orgId, runId, m))!, now));
+      }
       return { outcome: 'stored' as const, runStatus: status };
     });
   }

@@ -39,6 +39,11 @@ export function knowledgeSearch(clients: { retrieval: RetrievalClient; documents
 export interface Assessment {
   verdict: Judgement['verdict'];
   confidence: number;
+  /**
+   * What a check run whose passes corroborate each other shows instead (Judgement.corroboration; run-corroboration.ts):
+   * the calibrated P(COMPLIANT) and the explanation; null when the verdict may not be raised. Not part of verify's answer.
+   */
+  corroboration: { pCompliant: number; explanation: string } | null;
   evidence: string;
   explanation: string;
   recommendation: string | null;
@@ -99,6 +104,7 @@ function toAssessment(j: Judgement, calls: CallUsage[]): Assessment {
   return {
     verdict: j.verdict,
     confidence: j.confidence,
+    corroboration: j.corroboration ?? null,
     evidence: e ? e.quote : '',
     explanation: j.explanation,
     recommendation: j.verdict === 'COMPLIANT' ? null : (j.recommendation ?? 'Add a document that settles this requirement.'),
