@@ -8,8 +8,8 @@ import { CONFIDENT } from '@kb/text';
  * on the held-out frameworks of `npm run eval:controls` the embedded judge's P(COMPLIANT) is as high for
  * some requirements checked against unrelated construction documents as for requirements checked against
  * the procedures that implement them. A whole run tells them apart: a run checked against documents written
- * to implement its framework passes most of its requirements (84–95 % on the fit frameworks), a run against
- * unrelated documents almost none (0–17 %). So once a run completes, when at least
+ * to implement its framework passes most of its requirements (84–95 % of the mapped ones on the fit frameworks, 82–92 %
+ * of whole runs on the report frameworks), a run against unrelated documents almost none (0–17 %; 0–8 %). So once a run completes, when at least
  * {@link CORROBORATING_PASS_SHARE} of its (at least {@link CORROBORATION_MIN_REQUIREMENTS}) requirements pass,
  * each passing sub-requirement whose verdict no rule capped (Judgement.corroboration) shows the judge's calibrated
  * P(COMPLIANT) as its confidence when that is at least 0.7, with an explanation saying why; nothing else changes
