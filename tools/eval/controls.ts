@@ -25,9 +25,10 @@
  * - `confident`: a requirement's confidence is the lowest sub-requirement score when it passes, else the
  *   highest score among its failing sub-requirements (the verdict that makes it fail); `coverage` = share of
  *   mapped requirements with confidence ≥ 0.7, `precision` = share of those that pass (right: the procedures
- *   implement them); each framework is one check run, so the scores are those of the completed run, after its
- *   run-level corroboration (run-corroboration.ts; `runs` per framework gives each run's pass share over all its
- *   requirements, mapped or not, and whether it corroborated); `confident_single_verdicts` the same before it;
+ *   implement them); each framework is one check run, so verdicts and scores are those of the completed run, after
+ *   its run-level reading (run-corroboration.ts; `runs` per framework gives each run's pass share over all its
+ *   requirements, mapped or not, its reading and how many sub-requirements it raised or doubted);
+ *   `confident_single_verdicts` and `pass_rate_single_verdicts` the same before it;
  * - `negative_control`: the same mapped requirements against the unrelated documents (every requirement of the
  *   framework is checked there, as one run): `pass_rate`, `confident_passes` (must be 0) and `confident_wrong`
  *   (confident CONTRADICTS against unrelated text, must be 0);
@@ -53,7 +54,7 @@ import { storedChunksOf } from './stored-chunks';
 import { openRetrieval, retrievalConfigFromEnv } from '../../apps/retrieval/src/retrieval-factory';
 import type { RetrievalService } from '../../apps/retrieval/src/search/retrieval.service';
 import { checkRequirement } from '../../apps/check/src/runs/run-worker';
-import { corroborateRun, type CorroborationSub } from '../../apps/check/src/runs/run-corroboration';
+import { readRun, type CorroborationSub } from '../../apps/check/src/runs/run-corroboration';
 import { Assessor, VERIFY_TOP_K, type EvidenceSearch } from '../../apps/check/src/verification/assessor';
 import { createJudge, openNliModel, openRsmModel } from '../../apps/check/src/verification/create-judge';
 import { EmbeddedJudge, embedByLength, type RequirementJudge } from '../../apps/check/src/verification/judges';
@@ -224,7 +225,10 @@ function parse(argv: string[]): Args {
 
 /** The outcome of one requirement through the check-run path. */
 interface Outcome {
+  /** After the run's run-level reading (run-corroboration.ts), as the run shows it once completed. */
   passed: boolean;
+  /** The same from the single verdicts. */
+  singlePassed: boolean;
   /** See the module comment ("confident"): after the run's corroboration (run-corroboration.ts), as the run shows it once completed. */
   confidence: number;
   /** The same from the single verdicts, before corroboration. */
@@ -247,23 +251,26 @@ function figures(rows: { req: ControlRequirement; library: Outcome; negative: Ou
   const passed = rows.filter((r) => r.library.passed);
   const firstMapped = (r: (typeof rows)[number]) => r.library.firstSource !== null && r.req.mapped.includes(r.library.firstSource);
   const confident = rows.filter((r) => r.library.confidence >= 0.7);
+  const singlePassed = rows.filter((r) => r.library.singlePassed);
   const confidentSingle = rows.filter((r) => r.library.singleConfidence >= 0.7);
   const neg = rows.filter((r) => r.negative);
   return {
     mapped_requirements: n,
     pass_rate: share(passed.length),
+    pass_rate_single_verdicts: share(singlePassed.length),
     first_source_mapped: share(rows.filter(firstMapped).length),
     first_source_mapped_of_passed: share(passed.filter(firstMapped).length, passed.length),
     confident: { n: confident.length, coverage: share(confident.length), precision: share(confident.filter((r) => r.library.passed).length, confident.length) },
     confident_single_verdicts: {
       n: confidentSingle.length,
       coverage: share(confidentSingle.length),
-      precision: share(confidentSingle.filter((r) => r.library.passed).length, confidentSingle.length),
+      precision: share(confidentSingle.filter((r) => r.library.singlePassed).length, confidentSingle.length),
     },
     negative_control: neg.length
       ? {
           requirements: neg.length,
           pass_rate: share(neg.filter((r) => r.negative!.passed).length, neg.length),
+          pass_rate_single_verdicts: share(neg.filter((r) => r.negative!.singlePassed).length, neg.length),
           confident_passes: neg.filter((r) => r.negative!.passed && r.negative!.confidence >= 0.7).length,
           confident_wrong: neg.filter((r) => r.negative!.confidence >= 0.7 && r.negative!.verdicts.some((v) => v === 'CONTRADICTS')).length,
         }
@@ -335,9 +342,10 @@ async function main() {
     const first = sourced?.sources[0]?.handbook_id ?? null;
     return {
       passed,
+      singlePassed: passed,
       confidence,
       singleConfidence: confidence,
-      subs: subs.map((s) => ({ verdict: s.verdict, judgeScore: s.score, pCompliant: s.corroboration?.pCompliant ?? null })),
+      subs: subs.map((s) => ({ verdict: s.verdict, judgeScore: s.score, pCompliant: s.pCompliant, raisable: s.corroboratedJustification !== null })),
       firstSource: first ? (docIdOf.get(first) ?? first) : null,
       justification: sourced?.justification ?? null,
       parts: subs.length,
@@ -469,26 +477,35 @@ function requirementConfidence(passed: boolean, subs: { verdict: string | null; 
   return passed ? Math.min(...subs.map((s) => s.score)) : Math.max(...failing.map((s) => s.score));
 }
 
-/** A completed run of the evaluation: its pass share and whether its passes corroborate each other. */
+/** A completed run of the evaluation: its pass share by the single verdicts and its run-level reading. */
 interface RunReading {
   requirements: number;
   pass_share: number;
-  corroborated: boolean;
+  reading: 'corroborated' | 'doubtful' | 'none';
+  raised: number;
+  doubted: number;
 }
 
 /**
- * Completes one run of outcomes the way the check service does (corroborateRun): sets each outcome's `confidence`
- * from the corroborated scores, in place.
+ * Completes one run of outcomes the way the check service does (readRun): sets each outcome's `passed` and
+ * `confidence` from the run-level reading, in place.
  */
 function completeRun(outcomes: Outcome[]): RunReading {
-  const { corroborated, passShare, scores } = corroborateRun(outcomes.map((o) => ({ passed: o.passed, subs: o.subs })));
+  const read = readRun(outcomes.map((o) => ({ passed: o.singlePassed, subs: o.subs })));
   outcomes.forEach((o, i) => {
-    o.confidence = requirementConfidence(
-      o.passed,
-      o.subs.map((s, j) => ({ verdict: s.verdict, score: scores[i][j] })),
-    );
+    const r = read.requirements[i];
+    o.passed = r.passed;
+    o.confidence = requirementConfidence(r.passed, r.subs);
+    o.verdicts = r.subs.map((s) => s.verdict ?? 'NOT_FOUND');
   });
-  return { requirements: outcomes.length, pass_share: r3(passShare), corroborated };
+  const changes = read.requirements.flatMap((r) => r.subs.map((s) => s.change));
+  return {
+    requirements: outcomes.length,
+    pass_share: r3(read.passShare),
+    reading: read.reading,
+    raised: changes.filter((c) => c === 'raised').length,
+    doubted: changes.filter((c) => c === 'doubted').length,
+  };
 }
 
 function unmappedRate(rows: { library: Outcome }[]): { requirements: number; pass_rate: number | null } {

@@ -11,8 +11,16 @@ const ORG = 'org-report-a';
 const OTHER_ORG = 'org-report-b';
 
 const result = (i: number): SubRequirementResult[] => [
-  { text: `R${i} part a`, justification: 'stated\nEvidence: "quoted"', score: 0.9, corroboration: null, verdict: 'COMPLIANT', sources: [] },
-  { text: `R${i} part b`, justification: 'not found', score: 0.2, corroboration: null, verdict: 'NOT_FOUND', sources: [] },
+  {
+    text: `R${i} part a`,
+    justification: 'stated\nEvidence: "quoted"',
+    score: 0.9,
+    pCompliant: null,
+    corroboratedJustification: null,
+    verdict: 'COMPLIANT',
+    sources: [],
+  },
+  { text: `R${i} part b`, justification: 'not found', score: 0.2, pCompliant: null, corroboratedJustification: null, verdict: 'NOT_FOUND', sources: [] },
 ];
 
 describe('RunsRepository report pages on PostgreSQL', () => {

@@ -18,11 +18,20 @@ const compliant: SubRequirementResult = {
   text: 'a',
   justification: 'Stated.\nEvidence: "Helmets are worn."',
   score: 0.9,
-  corroboration: null,
+  pCompliant: null,
+  corroboratedJustification: null,
   verdict: 'COMPLIANT',
   sources: [source],
 };
-const missing: SubRequirementResult = { text: 'b', justification: 'Not found.', score: 0.1, corroboration: null, verdict: 'NOT_FOUND', sources: [] };
+const missing: SubRequirementResult = {
+  text: 'b',
+  justification: 'Not found.',
+  score: 0.1,
+  pCompliant: null,
+  corroboratedJustification: null,
+  verdict: 'NOT_FOUND',
+  sources: [],
+};
 
 describe('RunsRepository rerun on PostgreSQL', () => {
   const db = useTestDatabase('rerun', openCheckDatabase);

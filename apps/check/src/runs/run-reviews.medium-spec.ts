@@ -11,8 +11,24 @@ import { RunsRepository, SubRequirementResult } from './runs.repository';
 const ORG = 'org-reviews-a';
 const OTHER_ORG = 'org-reviews-b';
 
-const compliant: SubRequirementResult = { text: 'a', justification: 'stated', score: 0.9, corroboration: null, verdict: 'COMPLIANT', sources: [] };
-const missing: SubRequirementResult = { text: 'b', justification: 'not found', score: 0.1, corroboration: null, verdict: 'NOT_FOUND', sources: [] };
+const compliant: SubRequirementResult = {
+  text: 'a',
+  justification: 'stated',
+  score: 0.9,
+  pCompliant: null,
+  corroboratedJustification: null,
+  verdict: 'COMPLIANT',
+  sources: [],
+};
+const missing: SubRequirementResult = {
+  text: 'b',
+  justification: 'not found',
+  score: 0.1,
+  pCompliant: null,
+  corroboratedJustification: null,
+  verdict: 'NOT_FOUND',
+  sources: [],
+};
 
 describe('RunsRepository reviews on PostgreSQL', () => {
   const db = useTestDatabase('reviews', openCheckDatabase);

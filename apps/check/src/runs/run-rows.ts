@@ -91,13 +91,15 @@ export interface SubRequirementRow {
   order_index: number;
   text: string;
   justification: string;
-  /** The confidence shown: `judge_score`, or `p_compliant` once the run completes and corroborates it (run-corroboration.ts). */
+  /** The confidence shown: `judge_score`, or what the run-level reading made of it once the run completed (run-corroboration.ts). */
   score: number;
   /** Confidence of the verdict on its own; null in rows stored before it was recorded. */
   judge_score: number | null;
   /** The justification of the verdict on its own; null in rows stored before it was recorded. */
   judge_justification: string | null;
-  /** What a corroborating run shows as score (the judge's calibrated P(COMPLIANT)); null when the verdict may not be raised. */
+  /** The verdict on its own (`verdict` differs once a doubtful run turned it NOT_FOUND); null in rows stored before it was recorded. */
+  judge_verdict: string | null;
+  /** The embedded judge's calibrated P(COMPLIANT); null for a chat-model judge and in rows stored before it was recorded. */
   p_compliant: number | null;
   /** What a corroborating run shows as justification; null when the verdict may not be raised. */
   corroborated_justification: string | null;

@@ -41,9 +41,8 @@ export async function checkRequirement(
       text: part,
       verdict: a.verdict,
       score: a.confidence,
-      corroboration: a.corroboration
-        ? { pCompliant: a.corroboration.pCompliant, justification: justificationOf(a.corroboration.explanation, a.evidence) }
-        : null,
+      pCompliant: a.pCompliant,
+      corroboratedJustification: a.corroboration ? justificationOf(a.corroboration.explanation, a.evidence) : null,
       justification: justificationOf(a.explanation, a.evidence),
       sources: a.sources,
     });

@@ -14,7 +14,8 @@ const compliant = (text: string): SubRequirementResult => ({
   text,
   justification: 'stated in the handbook',
   score: 0.9,
-  corroboration: null,
+  pCompliant: null,
+  corroboratedJustification: null,
   verdict: 'COMPLIANT',
   sources: [{ handbook_id: randomUUID(), node_id: 'n1', title: 'Handbook', start_page: 1, end_page: 2, section: 'Safety' }],
 });
@@ -22,7 +23,8 @@ const missing = (text: string): SubRequirementResult => ({
   text,
   justification: 'not found',
   score: 0.1,
-  corroboration: null,
+  pCompliant: null,
+  corroboratedJustification: null,
   verdict: 'NOT_FOUND',
   sources: [],
 });
@@ -225,44 +227,82 @@ describe('RunsRepository on PostgreSQL', () => {
     expect(await runs.findRun(ORG, run.id)).toMatchObject({ status: 'completed', processed_requirements: 3 });
   });
 
-  it("raises passing confidences to the judge's P(COMPLIANT) when the run completes with enough passes, and only then", async () => {
-    // A run of 20 requirements (CORROBORATION_MIN_REQUIREMENTS): `passes` of them pass with a single-verdict
-    // confidence of 0.6 and P(COMPLIANT) 0.85, the rest fail.
-    const finish = async (passes: number) => {
-      const run = await newRun(
-        ORG,
-        Array.from({ length: 20 }, (_, i) => `R${i}`),
-      );
-      const t = await runs.trigger(ORG, run.id, { reprocess: false, skipBreakdown: true });
-      for (const [i, id] of t.requirementIds.entries()) {
-        await runs.claim(ORG, run.id, t.run.generation, id);
-        const result = i < passes ? [{ ...compliant('a'), score: 0.6, corroboration: { pCompliant: 0.85, justification: 'corroborated' } }] : [missing('b')];
-        await runs.complete(ORG, run.id, t.run.generation, id, result);
-        // Until the run completes, every score is the single verdict's.
-        if (i < 19) expect((await runs.listRequirements(ORG, run.id)).flatMap((r) => r.subs.map((s) => s.score)).filter((x) => x > 0.6)).toEqual([]);
+  it('applies the run-level reading when a run of 20 or more completes: passes corroborate or are doubted, recomputed on every completion', async () => {
+    // `passes` of 20 requirements pass unsure (0.6) with P(COMPLIANT) 0.85 (raisable), the rest are not found.
+    const unsure = (pCompliant: number, raisable = true): SubRequirementResult => ({
+      ...compliant('a'),
+      score: 0.6,
+      pCompliant,
+      corroboratedJustification: raisable ? 'corroborated' : null,
+    });
+    const finish = async (results: SubRequirementResult[][], runId?: string) => {
+      const id =
+        runId ??
+        (
+          await newRun(
+            ORG,
+            results.map((_, i) => `R${i}`),
+          )
+        ).id;
+      const t = await runs.trigger(ORG, id, { reprocess: true, skipBreakdown: true });
+      for (const [i, rid] of t.requirementIds.entries()) {
+        await runs.claim(ORG, id, t.run.generation, rid);
+        await runs.complete(ORG, id, t.run.generation, rid, results[i]);
+        // Until the run completes, every sub-requirement shows its single verdict.
+        if (i < results.length - 1) {
+          const shown = (await runs.listRequirements(ORG, id)).flatMap((r) => r.subs);
+          expect(shown.filter((s) => s.justification === 'corroborated' || s.verdict !== s.judge_verdict)).toEqual([]);
+        }
       }
-      const done = await runs.listRequirements(ORG, run.id);
-      return { run, scores: done.map((r) => r.subs[0].score), justifications: done.map((r) => r.subs[0].justification) };
+      const run = (await runs.findRun(ORG, id))!;
+      const reqs = await runs.listRequirements(ORG, id);
+      return {
+        run,
+        reqs,
+        scores: reqs.map((r) => r.subs[0].score),
+        verdicts: reqs.map((r) => r.subs[0].verdict),
+        justifications: reqs.map((r) => r.subs[0].justification),
+      };
     };
-    // 6 of 20 pass (30 %): the passes corroborate each other; failing sub-requirements keep their score.
-    const corroborated = await finish(6);
+    const of = (passing: SubRequirementResult[], total = 20) => [
+      ...passing.map((p) => [p]),
+      ...Array.from({ length: total - passing.length }, () => [missing('b')]),
+    ];
+
+    // 6 of 20 pass (30 %): corroborated; failing sub-requirements keep their score.
+    const corroborated = await finish(of(Array(6).fill(unsure(0.85))));
     expect(corroborated.scores).toEqual([...Array(6).fill(0.85), ...Array(14).fill(0.1)]);
     expect(corroborated.justifications).toEqual([...Array(6).fill('corroborated'), ...Array(14).fill('not found')]);
-    // 5 of 20 (25 %): below the share, nothing changes.
-    const below = await finish(5);
-    expect(below.scores).toEqual([...Array(5).fill(0.6), ...Array(15).fill(0.1)]);
-    expect(below.justifications.slice(0, 5)).toEqual(Array(5).fill('stated in the handbook'));
+    expect(corroborated.run).toMatchObject({ passed_requirements: 6, failed_requirements: 14 });
+    // 5 of 20 (25 %): neither corroborated nor doubtful, nothing changes.
+    const between = await finish(of(Array(5).fill(unsure(0.85))));
+    expect(between.scores).toEqual([...Array(5).fill(0.6), ...Array(15).fill(0.1)]);
+    expect(between.justifications.slice(0, 5)).toEqual(Array(5).fill('stated in the handbook'));
 
-    // Reprocessing the corroborated run recomputes from the new single verdicts (nothing compounds).
-    const t = await runs.trigger(ORG, corroborated.run.id, { reprocess: true, skipBreakdown: true });
-    for (const [i, id] of t.requirementIds.entries()) {
-      await runs.claim(ORG, corroborated.run.id, t.run.generation, id);
-      await runs.complete(ORG, corroborated.run.id, t.run.generation, id, [
-        i < 6 ? { ...compliant('a'), score: 0.65, corroboration: { pCompliant: 0.8, justification: 'corroborated again' } } : missing('b'),
-      ]);
-    }
-    const again = await runs.listRequirements(ORG, corroborated.run.id);
-    expect(again.map((r) => r.subs[0].score)).toEqual([...Array(6).fill(0.8), ...Array(14).fill(0.1)]);
-    expect(again[0].subs[0].justification).toBe('corroborated again');
+    // 4 of 25 (16 %): doubtful. An unsure pass raised nowhere (P 0.65, or capped by a rule) becomes NOT_FOUND below 0.7 and
+    // its requirement fails; one with P(COMPLIANT) 0.85 and raisable stands, unchanged; a confident pass (0.9) stands.
+    const doubtful = await finish(of([unsure(0.65), unsure(0.85, false), unsure(0.85)], 25).map((x, i) => (i === 24 ? [compliant('sure')] : x)));
+    expect(doubtful.verdicts.slice(0, 3)).toEqual(['NOT_FOUND', 'NOT_FOUND', 'COMPLIANT']);
+    expect(doubtful.scores[0]).toBeCloseTo(0.35);
+    expect(doubtful.scores[1]).toBeCloseTo(0.15);
+    expect(doubtful.scores[2]).toBe(0.6);
+    expect(doubtful.reqs.slice(0, 3).map((r) => [r.requirement.passed, r.subs[0].status])).toEqual([
+      [false, 'not-comply'],
+      [false, 'not-comply'],
+      [true, 'comply'],
+    ]);
+    expect(doubtful.justifications[0]).toMatch(/^Not taken as met: only 4 of the run's 25 requirements pass against these documents.*stated in the handbook$/);
+    expect(doubtful.reqs[24].subs[0]).toMatchObject({ verdict: 'COMPLIANT', score: 0.9 });
+    expect(doubtful.run).toMatchObject({ passed_requirements: 2, failed_requirements: 23 });
+    const events = (await db().query(`SELECT type, payload FROM webhook_outbox WHERE resource_key = $1 ORDER BY seq`, [`check_run:${doubtful.run.id}`])).filter(
+      (e: { type: string }) => e.type === 'check_run.completed',
+    );
+    expect(events.at(-1).payload.data).toMatchObject({ passed_requirements: 2, failed_requirements: 23 });
+
+    // Reprocessing the doubtful run with results that now pass in number: recomputed from the new single verdicts.
+    const again = await finish(of(Array(8).fill(unsure(0.8)), 25), doubtful.run.id);
+    expect(again.scores).toEqual([...Array(8).fill(0.8), ...Array(17).fill(0.1)]);
+    expect(again.verdicts.slice(0, 2)).toEqual(['COMPLIANT', 'COMPLIANT']);
+    expect(again.run).toMatchObject({ passed_requirements: 8, failed_requirements: 17 });
   });
 });

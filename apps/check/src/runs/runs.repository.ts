@@ -1,5 +1,5 @@
 import { AppError, AuditOrigin, enqueueWebhookEvent, recordAuditEvent, rowsOf } from '@kb/common';
-import { corroborateRun } from './run-corroboration';
+import { doubtedJustification, readRun } from './run-corroboration';
 import { requirementEvent, runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
@@ -21,12 +21,14 @@ export interface SubRequirementResult {
   justification: string;
   /** Confidence of the verdict on its own (the run's completion may raise it, run-corroboration.ts). */
   score: number;
+  /** The embedded judge's calibrated P(COMPLIANT), 0 to 1; null for a chat-model judge (run-corroboration.ts). */
+  pCompliant: number | null;
   /**
-   * What the sub-requirement shows when its run's passes corroborate each other (run-corroboration.ts): the judge's
-   * calibrated P(COMPLIANT) as its score and this justification; null when the verdict may not be raised (not an
-   * unsure COMPLIANT of the embedded judge's requirement-satisfaction variant, or capped by a rule).
+   * The justification shown when the run's passes corroborate each other and raise this verdict to P(COMPLIANT)
+   * (run-corroboration.ts); null when it may not be raised (not an unsure COMPLIANT of the embedded judge's
+   * requirement-satisfaction variant, or capped by a rule).
    */
-  corroboration: { pCompliant: number; justification: string } | null;
+  corroboratedJustification: string | null;
   verdict: 'COMPLIANT' | 'CONTRADICTS' | 'NOT_FOUND';
   sources: StoredSource[];
 }
@@ -75,22 +77,36 @@ const RECOUNT_SQL = `
   RETURNING c.status`;
 
 /**
- * Sets every sub-requirement's score and justification of a run that has just completed from its single verdict and
- * what corroboration may show instead (run-corroboration.ts, docs/check.md "Confidence in a check run"), inside the
- * completing transaction (the run row is locked), so a re-trigger recomputes them. Rows stored before the
- * corroboration columns existed (all NULL) count with their score and are never changed. Only changed rows are written.
+ * Applies the run-level reading (run-corroboration.ts, docs/check.md "Confidence in a check run") to a run that has
+ * just completed, inside the completing transaction (the run row is locked): every sub-requirement's verdict, status,
+ * score and justification are set again from its single verdict (`judge_*` columns), raised in a corroborated run or
+ * turned NOT_FOUND in a doubtful one; a requirement whose result changes gets `passed` again (and a review made
+ * before becomes outdated); the counters are recounted. So a re-trigger recomputes everything from the single
+ * verdicts. Rows stored before these columns existed (all NULL) count with their verdict and are never changed.
+ * Only changed rows are written.
  */
-async function corroborateScores(m: EntityManager, orgId: string, runId: string, now: Date): Promise<void> {
-  const requirements = rowsOf<{ id: string; passed: boolean | null }>(
-    await m.query(`SELECT id, passed FROM check_requirements WHERE org_id = $1 AND run_id = $2 AND status = 'completed' ORDER BY order_index`, [orgId, runId]),
+async function readCompletedRun(m: EntityManager, orgId: string, runId: string, now: Date): Promise<void> {
+  const requirements = rowsOf<{ id: string }>(
+    await m.query(`SELECT id FROM check_requirements WHERE org_id = $1 AND run_id = $2 AND status = 'completed' ORDER BY order_index`, [orgId, runId]),
   );
   type Row = Pick<
     SubRequirementRow,
-    'id' | 'requirement_id' | 'verdict' | 'score' | 'justification' | 'judge_score' | 'judge_justification' | 'p_compliant' | 'corroborated_justification'
+    | 'id'
+    | 'requirement_id'
+    | 'verdict'
+    | 'status'
+    | 'score'
+    | 'justification'
+    | 'judge_verdict'
+    | 'judge_score'
+    | 'judge_justification'
+    | 'p_compliant'
+    | 'corroborated_justification'
   >;
   const subs = rowsOf<Row>(
     await m.query(
-      `SELECT id, requirement_id, verdict, score, justification, judge_score, p_compliant, judge_justification, corroborated_justification
+      `SELECT id, requirement_id, verdict, status, score, justification, judge_verdict, judge_score, judge_justification, p_compliant,
+         corroborated_justification
        FROM check_sub_requirements WHERE org_id = $1 AND run_id = $2 ORDER BY order_index`,
       [orgId, runId],
     ),
@@ -98,31 +114,56 @@ async function corroborateScores(m: EntityManager, orgId: string, runId: string,
   const byRequirement = new Map<string, Row[]>();
   for (const s of subs) byRequirement.set(s.requirement_id, [...(byRequirement.get(s.requirement_id) ?? []), s]);
   const subsOf = requirements.map((r) => byRequirement.get(r.id) ?? []);
-  const { raised } = corroborateRun(
-    requirements.map((r, i) => ({
-      passed: r.passed === true,
-      subs: subsOf[i].map((s) => ({
-        verdict: s.verdict,
-        judgeScore: s.judge_score ?? s.score,
-        pCompliant: s.corroborated_justification === null ? null : s.p_compliant,
-      })),
-    })),
+  // Rows stored before the judge_* columns existed take part with what they show, and are never changed.
+  const recorded = (s: Row) => s.judge_score !== null && s.judge_justification !== null && s.judge_verdict !== null;
+  const input = subsOf.map((list) =>
+    list.map((s) =>
+      recorded(s)
+        ? { verdict: s.judge_verdict, judgeScore: s.judge_score!, pCompliant: s.p_compliant, raisable: s.corroborated_justification !== null }
+        : { verdict: s.verdict, judgeScore: s.score, pCompliant: null, raisable: false },
+    ),
   );
-  const changed = subsOf.flatMap((list, i) =>
-    list.flatMap((s, j) => {
-      if (s.judge_score === null || s.judge_justification === null) return [];
-      const next = raised[i][j]
-        ? { score: s.p_compliant!, justification: s.corroborated_justification! }
-        : { score: s.judge_score, justification: s.judge_justification };
-      return next.score !== s.score || next.justification !== s.justification ? [{ id: s.id, ...next }] : [];
+  const judgePasses = input.filter((list) => list.length > 0 && list.every((x) => x.verdict === 'COMPLIANT')).length;
+  const read = readRun(input.map((list) => ({ passed: list.length > 0 && list.every((x) => x.verdict === 'COMPLIANT'), subs: list })));
+  const changedSubs: { id: string; verdict: string | null; status: string; score: number; justification: string }[] = [];
+  read.requirements.forEach((r, i) =>
+    r.subs.forEach((out, j) => {
+      const s = subsOf[i][j];
+      if (!recorded(s)) return;
+      const justification =
+        out.change === 'raised'
+          ? s.corroborated_justification!
+          : out.change === 'doubted'
+            ? doubtedJustification(s.judge_justification!, judgePasses, requirements.length, s.p_compliant!)
+            : s.judge_justification!;
+      const next = { verdict: out.verdict, status: out.verdict === 'COMPLIANT' ? 'comply' : 'not-comply', score: out.score, justification };
+      if (next.verdict !== s.verdict || next.status !== s.status || next.score !== s.score || next.justification !== s.justification) {
+        changedSubs.push({ id: s.id, ...next });
+      }
     }),
   );
-  if (changed.length === 0) return;
+  if (changedSubs.length === 0) return;
   await m.query(
-    `UPDATE check_sub_requirements s SET score = v.score, justification = v.justification, updated_at = $4
-     FROM unnest($1::uuid[], $2::float8[], $3::text[]) AS v(id, score, justification) WHERE s.org_id = $5 AND s.id = v.id`,
-    [changed.map((c) => c.id), changed.map((c) => c.score), changed.map((c) => c.justification), now, orgId],
+    `UPDATE check_sub_requirements s SET verdict = v.verdict, status = v.status, score = v.score, justification = v.justification, updated_at = $6
+     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[], $5::text[]) AS v(id, verdict, status, score, justification)
+     WHERE s.org_id = $7 AND s.id = v.id`,
+    [
+      changedSubs.map((c) => c.id),
+      changedSubs.map((c) => c.verdict),
+      changedSubs.map((c) => c.status),
+      changedSubs.map((c) => c.score),
+      changedSubs.map((c) => c.justification),
+      now,
+      orgId,
+    ],
   );
+  // A requirement whose result changes: `passed` again, and a review made before no longer speaks about it.
+  await m.query(
+    `UPDATE check_requirements r SET passed = v.passed, review_outdated = (r.review_decision IS NOT NULL), updated_at = $3
+     FROM unnest($1::uuid[], $2::bool[]) AS v(id, passed) WHERE r.org_id = $4 AND r.id = v.id AND r.passed IS DISTINCT FROM v.passed`,
+    [requirements.map((r) => r.id), read.requirements.map((r) => r.passed), now, orgId],
+  );
+  await m.query(RECOUNT_SQL, [runId, now]);
 }
 
 /** A requirement's review as the audit log records it (before/after), or null when there is none. */
@@ -342,13 +383,11 @@ export class RunsRepository {
          WHERE org_id = $1 AND id = $2`,
         [orgId, id, status, randomUUID(), opts.skipBreakdown, now, status === 'completed' ? now : null],
       );
-      await m.query(RECOUNT_SQL, [id, now]);
+      const [{ status: recounted }] = rowsOf<{ status: RunStatus }>(await m.query(RECOUNT_SQL, [id, now]));
+      // Nothing left to check: the run completes in this very transaction (its run-level reading applied), and says so.
+      if (recounted === 'completed') await readCompletedRun(m, orgId, id, now);
       const after = (await this.findRun(orgId, id, m))!;
-      // Nothing left to check: the run completes in this very transaction, and says so.
-      if (after.status === 'completed') {
-        await corroborateScores(m, orgId, id, now);
-        await enqueueWebhookEvent(m, runEvent('check_run.completed', after, now));
-      }
+      if (after.status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', after, now));
       await recordAuditEvent(m, {
         orgId,
         action: 'check_run.triggered',
@@ -468,9 +507,9 @@ export class RunsRepository {
       if (subs.length > 0) {
         await m.query(
           `INSERT INTO check_sub_requirements (id, requirement_id, run_id, org_id, order_index, text, justification, score, judge_score,
-             judge_justification, p_compliant, corroborated_justification, status, verdict, sources, created_at, updated_at)
-           SELECT s.id, $1, $2, $3, s.ord - 1, s.text, s.justification, s.score, s.score, s.justification, s.p_compliant, s.corroborated_justification,
-             s.status, s.verdict, s.sources, $10, $10
+             judge_justification, judge_verdict, p_compliant, corroborated_justification, status, verdict, sources, created_at, updated_at)
+           SELECT s.id, $1, $2, $3, s.ord - 1, s.text, s.justification, s.score, s.score, s.justification, s.verdict, s.p_compliant,
+             s.corroborated_justification, s.status, s.verdict, s.sources, $10, $10
            FROM unnest($4::uuid[], $5::text[], $6::text[], $7::float8[], $8::text[], $9::text[], $11::jsonb[], $12::float8[], $13::text[])
              WITH ORDINALITY AS s(id, text, justification, score, status, verdict, sources, p_compliant, corroborated_justification, ord)`,
           [
@@ -485,15 +524,15 @@ export class RunsRepository {
             subs.map((s) => s.verdict),
             now,
             subs.map((s) => JSON.stringify(s.sources)),
-            subs.map((s) => s.corroboration?.pCompliant ?? null),
-            subs.map((s) => s.corroboration?.justification ?? null),
+            subs.map((s) => s.pCompliant),
+            subs.map((s) => s.corroboratedJustification),
           ],
         );
       }
       const [{ status }] = rowsOf<{ status: RunStatus }>(await m.query(RECOUNT_SQL, [runId, now]));
       // The run was processing (checked above under the row lock): `completed` now is this transaction's transition.
       if (status === 'completed') {
-        await corroborateScores(m, orgId, runId, now);
+        await readCompletedRun(m, orgId, runId, now);
         await enqueueWebhookEvent(m, runEvent('check_run.completed', (await this.findRun(orgId, runId, m))!, now));
       }
       return { outcome: 'stored' as const, runStatus: status };

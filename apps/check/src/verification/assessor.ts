@@ -44,6 +44,8 @@ export interface Assessment {
    * the calibrated P(COMPLIANT) and the explanation; null when the verdict may not be raised. Not part of verify's answer.
    */
   corroboration: { pCompliant: number; explanation: string } | null;
+  /** The embedded judge's calibrated P(COMPLIANT), 0 to 1; null for a chat-model judge (run-corroboration.ts reads it). */
+  pCompliant: number | null;
   evidence: string;
   explanation: string;
   recommendation: string | null;
@@ -105,6 +107,7 @@ function toAssessment(j: Judgement, calls: CallUsage[]): Assessment {
     verdict: j.verdict,
     confidence: j.confidence,
     corroboration: j.corroboration ?? null,
+    pCompliant: j.probabilities?.COMPLIANT ?? null,
     evidence: e ? e.quote : '',
     explanation: j.explanation,
     recommendation: j.verdict === 'COMPLIANT' ? null : (j.recommendation ?? 'Add a document that settles this requirement.'),
