@@ -1,7 +1,7 @@
 import { CONFIDENT } from '@kb/text';
 
 /**
- * Run-level reading of a completed check run (docs/check.md "Confidence in a check run").
+ * Run-level reading of a completed check run (docs/check.md "The run-level reading").
  *
  * The judge reads one requirement and a few passages: it cannot tell a document written to implement the
  * obligation from one that merely talks about the same subject, so on real requirements its passes are unsure, and

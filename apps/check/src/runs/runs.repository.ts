@@ -77,7 +77,7 @@ const RECOUNT_SQL = `
   RETURNING c.status`;
 
 /**
- * Applies the run-level reading (run-corroboration.ts, docs/check.md "Confidence in a check run") to a run that has
+ * Applies the run-level reading (run-corroboration.ts, docs/check.md "The run-level reading") to a run that has
  * just completed, inside the completing transaction (the run row is locked): every sub-requirement's verdict, status,
  * score and justification are set again from its single verdict (`judge_*` columns), raised in a corroborated run or
  * turned NOT_FOUND in a doubtful one; a requirement whose result changes gets `passed` again (and a review made

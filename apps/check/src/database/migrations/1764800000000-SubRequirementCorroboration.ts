@@ -1,7 +1,7 @@
 import { sqlMigration } from '@kb/common';
 
 /**
- * Run-level corroboration (docs/check.md "Confidence in a check run", run-corroboration.ts): each
+ * Run-level corroboration (docs/check.md "The run-level reading", run-corroboration.ts): each
  * sub-requirement keeps its single verdict (`judge_verdict`, `judge_score`, `judge_justification`), the embedded
  * judge's P(COMPLIANT) (`p_compliant`, NULL for a chat model) and what a corroborating run shows instead
  * (`corroborated_justification`, NULL when the verdict may not be raised), so that a run's completion sets `verdict`,
