@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
+import { subResult } from './fixtures';
 
 // The paged read behind reports (decisions.md "Reports", CheckRunsService.GetReportPage) on a real
 // PostgreSQL: pages in order_index order that together are the whole run, each with only its own
@@ -11,16 +12,8 @@ const ORG = 'org-report-a';
 const OTHER_ORG = 'org-report-b';
 
 const result = (i: number): SubRequirementResult[] => [
-  {
-    text: `R${i} part a`,
-    justification: 'stated\nEvidence: "quoted"',
-    score: 0.9,
-    pCompliant: null,
-    corroboratedJustification: null,
-    verdict: 'COMPLIANT',
-    sources: [],
-  },
-  { text: `R${i} part b`, justification: 'not found', score: 0.2, pCompliant: null, corroboratedJustification: null, verdict: 'NOT_FOUND', sources: [] },
+  subResult('COMPLIANT', { text: `R${i} part a`, justification: 'stated\nEvidence: "quoted"' }),
+  subResult('NOT_FOUND', { text: `R${i} part b`, score: 0.2 }),
 ];
 
 describe('RunsRepository report pages on PostgreSQL', () => {

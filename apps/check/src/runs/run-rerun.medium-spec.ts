@@ -4,6 +4,7 @@ import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { compareRequirements } from './run-compare';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
+import { subResult } from './fixtures';
 
 // Re-running and comparing check runs (decisions.md "Re-running and comparing check runs") on a real
 // PostgreSQL: the rerun's copy of requirements, metadata, order and handbook ids; source_run_id;
@@ -14,24 +15,8 @@ const OTHER_ORG = 'org-rerun-b';
 const HANDBOOK = randomUUID();
 const source = { handbook_id: HANDBOOK, node_id: `${HANDBOOK}:3`, title: 'plan.md', start_page: null, end_page: null, section: null };
 
-const compliant: SubRequirementResult = {
-  text: 'a',
-  justification: 'Stated.\nEvidence: "Helmets are worn."',
-  score: 0.9,
-  pCompliant: null,
-  corroboratedJustification: null,
-  verdict: 'COMPLIANT',
-  sources: [source],
-};
-const missing: SubRequirementResult = {
-  text: 'b',
-  justification: 'Not found.',
-  score: 0.1,
-  pCompliant: null,
-  corroboratedJustification: null,
-  verdict: 'NOT_FOUND',
-  sources: [],
-};
+const compliant = subResult('COMPLIANT', { justification: 'Stated.\nEvidence: "Helmets are worn."', sources: [source] });
+const missing = subResult('NOT_FOUND', { justification: 'Not found.' });
 
 describe('RunsRepository rerun on PostgreSQL', () => {
   const db = useTestDatabase('rerun', openCheckDatabase);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
+import { subResult } from './fixtures';
 
 // Reviews of requirements (decisions.md "Review of check results") on a real PostgreSQL: set,
 // replace, clear, 404/409, outdated after a new result, the review summary and the webhook outbox,
@@ -11,24 +12,8 @@ import { RunsRepository, SubRequirementResult } from './runs.repository';
 const ORG = 'org-reviews-a';
 const OTHER_ORG = 'org-reviews-b';
 
-const compliant: SubRequirementResult = {
-  text: 'a',
-  justification: 'stated',
-  score: 0.9,
-  pCompliant: null,
-  corroboratedJustification: null,
-  verdict: 'COMPLIANT',
-  sources: [],
-};
-const missing: SubRequirementResult = {
-  text: 'b',
-  justification: 'not found',
-  score: 0.1,
-  pCompliant: null,
-  corroboratedJustification: null,
-  verdict: 'NOT_FOUND',
-  sources: [],
-};
+const compliant = subResult('COMPLIANT');
+const missing = subResult('NOT_FOUND');
 
 describe('RunsRepository reviews on PostgreSQL', () => {
   const db = useTestDatabase('reviews', openCheckDatabase);

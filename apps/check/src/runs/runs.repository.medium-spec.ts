@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
+import { subResult } from './fixtures';
 
 // The run repository's hand-written SQL on a real PostgreSQL: trigger/stop/claim/complete under
 // concurrency (several workers, a crashed worker, a re-trigger), counters, webhook outbox, org scope.
@@ -10,24 +11,13 @@ import { RunsRepository, SubRequirementResult } from './runs.repository';
 const ORG = 'org-runs-a';
 const OTHER_ORG = 'org-runs-b';
 
-const compliant = (text: string): SubRequirementResult => ({
-  text,
-  justification: 'stated in the handbook',
-  score: 0.9,
-  pCompliant: null,
-  corroboratedJustification: null,
-  verdict: 'COMPLIANT',
-  sources: [{ handbook_id: randomUUID(), node_id: 'n1', title: 'Handbook', start_page: 1, end_page: 2, section: 'Safety' }],
-});
-const missing = (text: string): SubRequirementResult => ({
-  text,
-  justification: 'not found',
-  score: 0.1,
-  pCompliant: null,
-  corroboratedJustification: null,
-  verdict: 'NOT_FOUND',
-  sources: [],
-});
+const compliant = (text: string): SubRequirementResult =>
+  subResult('COMPLIANT', {
+    text,
+    justification: 'stated in the handbook',
+    sources: [{ handbook_id: randomUUID(), node_id: 'n1', title: 'Handbook', start_page: 1, end_page: 2, section: 'Safety' }],
+  });
+const missing = (text: string): SubRequirementResult => subResult('NOT_FOUND', { text });
 
 describe('RunsRepository on PostgreSQL', () => {
   const db = useTestDatabase('runs', openCheckDatabase);
