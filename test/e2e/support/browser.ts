@@ -11,13 +11,13 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AxeResults, ImpactValue, Result } from 'axe-core';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { baseUrl, ROOT } from './harness';
+import { baseUrl, FIRST_LINE_NODE, ROOT } from './harness';
 
 /** The Chromium binary: KB_CHROMIUM, else Debian's /usr/bin/chromium. */
 export const CHROMIUM = process.env.KB_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Oldest Node major the browser tests run on (the line CI runs first; tools/lib/node-runtime.mjs NODE_LTS_VERSION). */
-export const BROWSER_TESTS_MIN_NODE = 24;
+export const BROWSER_TESTS_MIN_NODE = FIRST_LINE_NODE;
 
 /**
  * Chromium's flags for a headless run on a CI machine or a container: no sandbox (containers run
