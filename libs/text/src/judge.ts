@@ -27,10 +27,10 @@ export interface Judgement {
   /**
    * Present only for an unsure COMPLIANT verdict of the requirement-satisfaction variant that no rule capped (no
    * conflict or doubt cue on the evidence, no unstated frequency): what a check run whose passes corroborate each
-   * other (apps/check run-corroboration.ts) may show instead, the calibrated P(COMPLIANT) as the confidence and the
-   * explanation without "insufficient", saying why.
+   * other (apps/check run-corroboration.ts) may show instead of `explanation`, with `probabilities.COMPLIANT` as the
+   * confidence: the explanation without "insufficient", saying why.
    */
-  corroboration?: { pCompliant: number; explanation: string };
+  corroboratedExplanation?: string;
 }
 
 /** The confidence from which a verdict may be relied upon (decisions.md "Check"). */
@@ -365,12 +365,9 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   if (!rsm || !unsure || unstatedFrequency || decided.capped || decided.rule !== 'model') return judged;
   return {
     ...judged,
-    corroboration: {
-      pCompliant: judged.probabilities!.COMPLIANT,
-      explanation:
-        `${stated} On its own this passage would not settle the requirement; the check run corroborates it: most of its ` +
-        `requirements are met by these documents, so they are written to implement this set of requirements, and the ` +
-        `calibrated probability that the passage meets it (${pct(judged.probabilities!.COMPLIANT)}) is the confidence.`,
-    },
+    corroboratedExplanation:
+      `${stated} On its own this passage would not settle the requirement; the check run corroborates it: most of its ` +
+      `requirements are met by these documents, so they are written to implement this set of requirements, and the ` +
+      `calibrated probability that the passage meets it (${pct(judged.probabilities!.COMPLIANT)}) is the confidence.`,
   };
 }

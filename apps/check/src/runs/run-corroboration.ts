@@ -10,7 +10,7 @@ import { CONFIDENT } from '@kb/text';
  * frameworks of `npm run eval:controls`, 82–92 % on the `report` ones), a run against unrelated documents few
  * (13–15 %; 0–8 %). Once a run with at least {@link CORROBORATION_MIN_REQUIREMENTS} completed requirements completes:
  * - **corroborated** (at least {@link CORROBORATING_PASS_SHARE} pass): each unsure COMPLIANT sub-requirement of a
- *   passing requirement that no rule capped (Judgement.corroboration) shows the judge's calibrated P(COMPLIANT) as its
+ *   passing requirement that no rule capped (Judgement.corroboratedExplanation) shows the judge's calibrated P(COMPLIANT) as its
  *   confidence when that is at least 0.7 (`raised`);
  * - **doubtful** (fewer than {@link DOUBTING_PASS_SHARE} pass): each unsure COMPLIANT sub-requirement of the embedded
  *   judge that would not have been raised (a rule capped it, or P(COMPLIANT) < 0.7) becomes NOT_FOUND with a
@@ -39,7 +39,7 @@ export interface CorroborationSub {
   judgeScore: number;
   /** The embedded judge's calibrated P(COMPLIANT), 0 to 1; null for a chat-model judge (never raised nor doubted). */
   pCompliant: number | null;
-  /** True when no rule capped the verdict (Judgement.corroboration is present): only then may it be raised. */
+  /** True when no rule capped the verdict (Judgement.corroboratedExplanation is present): only then may it be raised. */
   raisable: boolean;
 }
 

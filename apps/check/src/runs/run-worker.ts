@@ -42,7 +42,7 @@ export async function checkRequirement(
       verdict: a.verdict,
       score: a.confidence,
       pCompliant: a.pCompliant,
-      corroboratedJustification: a.corroboration ? justificationOf(a.corroboration.explanation, a.evidence) : null,
+      corroboratedJustification: a.corroboratedExplanation === null ? null : justificationOf(a.corroboratedExplanation, a.evidence),
       justification: justificationOf(a.explanation, a.evidence),
       sources: a.sources,
     });

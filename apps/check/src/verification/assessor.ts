@@ -40,10 +40,10 @@ export interface Assessment {
   verdict: Judgement['verdict'];
   confidence: number;
   /**
-   * What a check run whose passes corroborate each other shows instead (Judgement.corroboration; run-corroboration.ts):
-   * the calibrated P(COMPLIANT) and the explanation; null when the verdict may not be raised. Not part of verify's answer.
+   * The explanation a check run whose passes corroborate each other shows instead, with `pCompliant` as the confidence
+   * (Judgement.corroboratedExplanation; run-corroboration.ts); null when the verdict may not be raised. Not part of verify's answer.
    */
-  corroboration: { pCompliant: number; explanation: string } | null;
+  corroboratedExplanation: string | null;
   /** The embedded judge's calibrated P(COMPLIANT), 0 to 1; null for a chat-model judge (run-corroboration.ts reads it). */
   pCompliant: number | null;
   evidence: string;
@@ -106,7 +106,7 @@ function toAssessment(j: Judgement, calls: CallUsage[]): Assessment {
   return {
     verdict: j.verdict,
     confidence: j.confidence,
-    corroboration: j.corroboration ?? null,
+    corroboratedExplanation: j.corroboratedExplanation ?? null,
     pCompliant: j.probabilities?.COMPLIANT ?? null,
     evidence: e ? e.quote : '',
     explanation: j.explanation,
