@@ -1,17 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  api,
-  corpusFile,
-  newOrg,
-  processDocuments,
-  serviceLog,
-  serviceLogSize,
-  takeoversAfterKills,
-  uploadFile,
-  waitForDocument,
-  describeOnFirstLine,
-} from './support/harness';
+import { api, corpusFile, newOrg, processDocuments, serviceLog, serviceLogSize, takeoversAfterKills, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(900_000);
 
@@ -41,7 +30,7 @@ async function waitForNewPid(old: number): Promise<number> {
  * leaves no document in `processing` and no duplicate chunks: JetStream redelivers it to the
  * restarted worker, which replaces the chunks it may have written.
  */
-describeOnFirstLine('ingestion worker crash', () => {
+describe('ingestion worker crash', () => {
   it('finishes a document whose worker was killed mid-way, with the right chunk count', async () => {
     const { key } = newOrg('Crash Org');
     const file = corpusFile('pdf/debian-policy-4.6.2.0.pdf');

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { wordOverlap } from '../../apps/ingestion/src/extraction/testing/corpus';
-import { api, CONTENT_TYPES, CORPUS, corpusFile, newOrg, uploadFile, waitForDocument, describeOnFirstLine } from './support/harness';
+import { api, CONTENT_TYPES, CORPUS, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(600_000);
 
@@ -20,7 +20,7 @@ const ODT_FIXTURE = path.resolve(__dirname, '../../apps/ingestion/src/extraction
  * ingested here (OCR is slow on a shared CI machine); the others are covered by `npm run bench:ingest`
  * and the OCR unit tests (rotated pages).
  */
-describeOnFirstLine('ingestion of every corpus format', () => {
+describe('ingestion of every corpus format', () => {
   const org = newOrg('Formats Org');
   const a = api(org.key);
   const ids = new Map<string, string>();

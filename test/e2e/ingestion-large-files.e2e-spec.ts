@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { writeLargeDocx, writeLyingZipBomb } from '../../apps/ingestion/src/extraction/testing/large-files';
-import { api, newOrg, serviceLog, serviceLogSize, uploadFile, waitForDocument, describeOnFirstLine } from './support/harness';
+import { api, newOrg, serviceLog, serviceLogSize, uploadFile, waitForDocument } from './support/harness';
 
 jest.setTimeout(900_000);
 
@@ -16,7 +16,7 @@ jest.setTimeout(900_000);
  * 5 s `heartbeat late` threshold), so the loop itself is measured where it is cheap: the
  * extraction spec (apps/ingestion/src/extraction/off-thread.spec.ts, 8-30 s stalls before).
  */
-describeOnFirstLine('ingestion: large and hostile Office files through the stack', () => {
+describe('ingestion: large and hostile Office files through the stack', () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'kb-e2e-large-'));

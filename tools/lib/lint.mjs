@@ -6,14 +6,15 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './bootstrap.mjs';
+import { FIRST_LINE_NODE } from './node-runtime.mjs';
 
 const bin = (name) => path.join(ROOT, 'node_modules/.bin', name);
 const CACHE = path.join(ROOT, 'node_modules/.cache');
 /** What ESLint lints: every project and the repository's scripts. */
 export const LINTED = ['apps', 'libs', 'packages', 'test', 'tools'];
 
-/** Oldest Node major the lint and the format check run on in `npm test`: CI's first line (tools/lib/node-runtime.mjs NODE_LTS_VERSION); the second line (Node 22) would only repeat them. */
-export const LINT_MIN_NODE = 24;
+/** Oldest Node major the lint and the format check run on in `npm test`: CI's first line; the second line (Node 22) would only repeat them. */
+export const LINT_MIN_NODE = FIRST_LINE_NODE;
 
 /** Why `npm test` skips the lint and format check on this machine, or null when it runs them. */
 export function lintSkipReason() {

@@ -9,6 +9,12 @@ import path from 'node:path';
 export const NODE_LTS_VERSION = '24.21.0';
 /** The oldest Node.js the service supports: 22.15, the oldest OpenTelemetry JS 3 runs on (22.12 was the first 22 release with `require(esm)` on by default). */
 export const NODE_MINIMUM = [22, 15];
+/**
+ * Node major of CI's first line (`.ci/run` runs `npm test` on {@link NODE_LTS_VERSION}, then again on Node 22,
+ * the oldest supported line). The lint, the format check and the whole e2e project run on this line; the
+ * second line repeats the unit and medium suites and a few e2e suites (tools/test.mjs SECOND_LINE_E2E).
+ */
+export const FIRST_LINE_NODE = Number(NODE_LTS_VERSION.split('.')[0]);
 
 function cacheDir() {
   const base = process.env.KB_TOOLS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? os.tmpdir(), '.cache'), 'kb-platform');

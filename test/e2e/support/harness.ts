@@ -8,25 +8,9 @@ import { CONTENT_TYPE_BY_EXTENSION } from '@kb/common';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 
-/** Node major of CI's first line: .ci/run runs `npm test` on Node 24 LTS, then again on Node 22 (the oldest supported). */
+/** Node major of CI's first line (tools/lib/node-runtime.mjs FIRST_LINE_NODE): .ci/run runs `npm test` on Node 24 LTS, then again on Node 22 (the oldest supported), which runs only a few e2e suites (tools/test.mjs SECOND_LINE_E2E). */
 export const FIRST_LINE_NODE = 24;
 
-/**
- * `describe` on CI's first Node line (Node {@link FIRST_LINE_NODE} or newer), else `describe.skip` after printing why:
- * for the slowest suites whose code paths do not depend on the Node version (the ingestion pipeline's formats, large
- * files and crash recovery: on Node 22 their code runs in the unit and medium suites and in the other e2e suites), so
- * that CI's second line stays short (issue brief: "keep slow suites to one Node line where the other adds nothing").
- */
-export function describeOnFirstLine(name: string, fn: () => void): void {
-  const major = Number(process.versions.node.split('.')[0]);
-  if (major >= FIRST_LINE_NODE) {
-    describe(name, fn);
-    return;
-  }
-  const reason = `runs on CI's first line only (Node ${FIRST_LINE_NODE}+; this is Node ${process.versions.node})`;
-  process.stdout.write(`skipping "${name}": ${reason}\n`);
-  describe.skip(`${name} (skipped: ${reason})`, fn);
-}
 /** The shared corpus of real documents (../shared/corpus beside the repo). */
 export const CORPUS = path.resolve(ROOT, '../shared/corpus');
 
