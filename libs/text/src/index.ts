@@ -10,7 +10,17 @@ export { pagesOfSpan } from './pages';
 export { countTokens } from './tokens';
 export { composeAnswer, composeExtractiveAnswer, bestQuote, type ExtractiveAnswer, NO_RELEVANT_INFORMATION } from './answer';
 export { DEFAULT_JUDGE_PARAMS, judgeRequirementWith, type JudgeParams } from './heuristic-judge';
-export { judgeRequirement, decideWithRules, CONFIDENT, VERBATIM_CONFIDENCE, type DecisionRule, type Judgement, type JudgeOptions, type Verdict } from './judge';
+export {
+  judgeRequirement,
+  decideWithRules,
+  CONFIDENT,
+  VERBATIM_CONFIDENCE,
+  type DecisionRule,
+  type Judgement,
+  type JudgeOptions,
+  type JudgeVariant,
+  type Verdict,
+} from './judge';
 export {
   semanticCandidates,
   statesVerbatim,

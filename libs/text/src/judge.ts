@@ -25,6 +25,13 @@ export interface Judgement {
   /** Calibrated probability of each verdict (the embedded judge's; absent for a model's own verdict). */
   probabilities?: Record<Verdict, number>;
   /**
+   * Which variant of the trained judge (judge-model.json `variants`) decided: `rsm` (with the requirement-satisfaction
+   * model's reading), `nli`, `semantic` (embeddings) or `lexical`; absent for a model's own verdict. A check run's
+   * run-level reading (apps/check run-corroboration.ts) reads only `rsm` verdicts: its pass-share thresholds were
+   * measured with that variant, which passes 3–5× more of an implementing library than the others.
+   */
+  variant?: JudgeVariant;
+  /**
    * Present only for an unsure COMPLIANT verdict of the requirement-satisfaction variant that no rule capped (no
    * conflict or doubt cue on the evidence, no unstated frequency): what a check run whose passes corroborate each
    * other (apps/check run-corroboration.ts) may show instead of `explanation`, with `probabilities.COMPLIANT` as the
@@ -32,6 +39,9 @@ export interface Judgement {
    */
   corroboratedExplanation?: string;
 }
+
+/** The variants of the trained judge (judge-model.json `variants`), by the signals each reads. */
+export type JudgeVariant = 'rsm' | 'nli' | 'semantic' | 'lexical';
 
 /** The confidence from which a verdict may be relied upon (decisions.md "Check"). */
 export const CONFIDENT = 0.7;
@@ -258,7 +268,8 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   const core = rsm ? readRequirement(requirement).core : requirement;
   const signals = verdictSignals(core, passages, options.semantic, { modalityText: requirement });
   const withNli = !rsm && !!signals.nli && !!model.variants.nli;
-  const variant = rsm ? model.variants.rsm! : withNli ? model.variants.nli! : signals.semantic ? model.variants.semantic : model.variants.lexical;
+  const variantName: JudgeVariant = rsm ? 'rsm' : withNli ? 'nli' : signals.semantic ? 'semantic' : 'lexical';
+  const variant = model.variants[variantName]!;
   const x = rsm ? [...signals.vector, ...rsm.vector] : withNli ? [...signals.vector, ...signals.nli!] : signals.vector;
   const p = predictProba(variant, x);
   const probs = Object.fromEntries(VERDICT_CLASSES.map((c, i) => [c, p[i]])) as Record<Verdict, number>;
@@ -274,10 +285,11 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   const confidence = best ? round3(decided.confidence) : 0.9;
   const reqText = collapse(requirement);
   const prompt = [requirement, ...passages.map((x) => x.text ?? '')];
-  const finish = (j: Omit<Judgement, 'usage' | 'probabilities'>): Judgement => ({
+  const finish = (j: Omit<Judgement, 'usage' | 'probabilities' | 'variant'>): Judgement => ({
     ...j,
     usage: usageOf(prompt, [j.explanation, j.recommendation ?? ''].join('\n')),
     probabilities: Object.fromEntries(VERDICT_CLASSES.map((c) => [c, round3(probs[c])])) as Record<Verdict, number>,
+    variant: variantName,
   });
   const unsure = confidence < CONFIDENT;
   const why = unsure ? gaps(signals, probs, verdict, requirement) : [];

@@ -99,7 +99,7 @@ export interface SubRequirementRow {
   judge_justification: string | null;
   /** The verdict on its own (`verdict` differs once a doubtful run turned it NOT_FOUND); null in rows stored before it was recorded. */
   judge_verdict: string | null;
-  /** The embedded judge's calibrated P(COMPLIANT); null for a chat-model judge and in rows stored before it was recorded. */
+  /** The embedded judge's calibrated P(COMPLIANT) when its `rsm` variant decided; null for its other variants, a chat-model judge and rows stored before it was recorded. */
   p_compliant: number | null;
   /** What a corroborating run shows as justification; null when the verdict may not be raised. */
   corroborated_justification: string | null;

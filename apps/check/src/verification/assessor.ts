@@ -44,7 +44,11 @@ export interface Assessment {
    * (Judgement.corroboratedExplanation; run-corroboration.ts); null when the verdict may not be raised. Not part of verify's answer.
    */
   corroboratedExplanation: string | null;
-  /** The embedded judge's calibrated P(COMPLIANT), 0 to 1; null for a chat-model judge (run-corroboration.ts reads it). */
+  /**
+   * The embedded judge's calibrated P(COMPLIANT), 0 to 1, when its requirement-satisfaction (`rsm`) variant decided; null
+   * for its other variants and for a chat-model judge. run-corroboration.ts raises or doubts only verdicts that have it:
+   * its pass-share thresholds were measured with that variant (Judgement.variant).
+   */
   pCompliant: number | null;
   evidence: string;
   explanation: string;
@@ -107,7 +111,7 @@ function toAssessment(j: Judgement, calls: CallUsage[]): Assessment {
     verdict: j.verdict,
     confidence: j.confidence,
     corroboratedExplanation: j.corroboratedExplanation ?? null,
-    pCompliant: j.probabilities?.COMPLIANT ?? null,
+    pCompliant: j.variant === 'rsm' ? (j.probabilities?.COMPLIANT ?? null) : null,
     evidence: e ? e.quote : '',
     explanation: j.explanation,
     recommendation: j.verdict === 'COMPLIANT' ? null : (j.recommendation ?? 'Add a document that settles this requirement.'),

@@ -101,6 +101,9 @@ describe('EmbeddedJudge with the real embedding model (issue 13 examples)', () =
     ).judgement;
     expect(ok.verdict).toBe('COMPLIANT');
     expect(ok.confidence).toBeGreaterThanOrEqual(0.7);
+    // Without the requirement-satisfaction model the embeddings variant decides (a check run's reading leaves it alone).
+    expect(ok.variant).toBe('semantic');
+    expect((await lexical.judge('Employers shall promptly notify exposed employees.', [osha])).judgement.variant).toBe('lexical');
     const flipped = (await judge.judge('Employers must not notify employees exposed to toxic materials.', [osha])).judgement;
     expect(flipped.verdict === 'COMPLIANT' && flipped.confidence >= 0.7).toBe(false);
   });
@@ -174,6 +177,7 @@ describe('EmbeddedJudge with the requirement-satisfaction model (issue 27 exampl
       ACCESS,
     ]);
     expect(judgement.verdict).toBe('COMPLIANT');
+    expect(judgement.variant).toBe('rsm');
     expect(judgement.evidence!.quote).toContain('automatically log users off the systems after 15 minutes of inactivity');
     // framing is not content the evidence must repeat: the explanation does not ask for "implement" or "procedures"
     expect(judgement.explanation).not.toMatch(/not found in the closest sentence: [^;]*\b(?:implement|procedures)\b/i);
