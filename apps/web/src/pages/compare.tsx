@@ -227,6 +227,11 @@ function OutcomeView({
               aria-pressed={isShown(j)}
               onClick={() => onSource(j, src)}
               data-testid="source"
+              // A long file name wraps instead of being cut off mid-letter in a narrow column.
+              h="auto"
+              maw="100%"
+              py={4}
+              styles={{ label: { whiteSpace: 'normal', overflowWrap: 'anywhere', textAlign: 'left', lineHeight: 1.35 } }}
             >
               {j === 0 ? 'First source: ' : ''}
               {sourceLabel(src)}
