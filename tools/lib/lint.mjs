@@ -13,14 +13,14 @@ const CACHE = path.join(ROOT, 'node_modules/.cache');
 /** What ESLint lints: every project and the repository's scripts. */
 export const LINTED = ['apps', 'libs', 'packages', 'test', 'tools'];
 
-/** Oldest Node major the lint and the format check run on in `npm test`: CI's first line; the second line (Node 22) would only repeat them. */
-export const LINT_MIN_NODE = FIRST_LINE_NODE;
-
-/** Why `npm test` skips the lint and format check on this machine, or null when it runs them. */
+/**
+ * Why `npm test` skips the lint and format check on this machine, or null when it runs them. They run on CI's first
+ * line (Node {@link FIRST_LINE_NODE}+) only: the second line (Node 22) would only repeat them.
+ */
 export function lintSkipReason() {
   if (process.env.KB_SKIP_LINT) return 'KB_SKIP_LINT is set';
   const major = Number(process.versions.node.split('.')[0]);
-  if (major < LINT_MIN_NODE) return `Node.js ${process.versions.node}: lint and format check run on Node ${LINT_MIN_NODE}+ only (CI's first line)`;
+  if (major < FIRST_LINE_NODE) return `Node.js ${process.versions.node}: lint and format check run on Node ${FIRST_LINE_NODE}+ only (CI's first line)`;
   return null;
 }
 

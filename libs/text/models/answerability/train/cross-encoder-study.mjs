@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { splitArticles } from '../../../../../tools/eval/squad2.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../..');
 const require = createRequire(import.meta.url);
@@ -22,9 +23,8 @@ const models = {
   rsm: await LocalNliModel.load({ dir: path.join(ROOT, 'libs/text/models/judge-rsm-minilm') }),
   nli: await LocalNliModel.load({ dir: path.join(ROOT, 'libs/text/models/judge-nli-minilm') }),
 };
-const articles = JSON.parse(readFileSync(values.dataset, 'utf8')).data;
-// The tune half, as tools/eval/squad2.mjs splitArticles splits it.
-const tune = articles.slice(0, Math.ceil(articles.length / 2));
+// The raw articles (loadSquad would drop which paragraph a question belongs to), split as everywhere else.
+const tune = splitArticles(JSON.parse(readFileSync(values.dataset, 'utf8')).data, 'tune');
 const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
 const rows = [];
 let n = 0;
