@@ -58,10 +58,21 @@ describeBrowser('review workspace with the keyboard only', () => {
 
   it('signs in, opens the project, its runs and the run, records a review and signs out, all from the keyboard', async () => {
     await page.waitForURL(/\/app\/sign-in$/);
-    // The key field has the focus on arrival.
+    // The key field takes the focus when the page mounts. The URL changes one render before that
+    // (the redirect to /sign-in is itself a render), so keys typed at once could go to the body:
+    // the test waits for the focus instead of assuming it (seen once on a loaded CI machine).
+    const field = page.getByLabel('API key');
+    await field.waitFor();
+    await page.waitForFunction(
+      (el) => el !== null && (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement === el,
+      await field.elementHandle(),
+    );
     await page.keyboard.type(key);
+    expect(await field.inputValue()).toBe(key);
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    // Projects, or the sign-in page's own error (said in the failure instead of a bare timeout).
+    await page.getByRole('heading', { name: 'Projects' }).or(page.getByRole('alert')).waitFor();
+    expect(await page.getByRole('alert').allTextContents()).toEqual([]);
 
     await tabTo(page, /^Keyboard project/);
     await page.keyboard.press('Enter');
