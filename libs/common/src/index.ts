@@ -19,3 +19,4 @@ export * from './audit';
 export * from './text-length';
 export * from './db-errors';
 export * from './service-runtime';
+export * from './rank-fusion';

@@ -35,7 +35,7 @@ export async function checkRequirement(
   const subs: SubRequirementResult[] = [];
   for (const part of parts) {
     if (options.signal?.aborted) break;
-    const a = await deps.assessor.assess(ctx, scope, part, options.signal);
+    const a = await deps.assessor.assess(ctx, scope, part, { signal: options.signal, whole: text });
     calls.push(...a.calls);
     subs.push({
       text: part,

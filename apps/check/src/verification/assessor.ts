@@ -1,4 +1,4 @@
-import type { CallContext } from '@kb/common';
+import { reciprocalRankFusion, type CallContext } from '@kb/common';
 import { DocumentsClient, quotePlacement, RetrievalClient, searchKnowledge, type Passage } from '@kb/knowledge';
 import { requirementCore, type Judgement } from '@kb/text';
 import type { CallUsage, RequirementJudge } from './judges';
@@ -63,9 +63,11 @@ export interface Assessment {
  * Checks one atomic requirement against a project's knowledge scope (or only some handbooks) of
  * the caller's org (`ctx.orgId`):
  * retrieves candidate passages for what the requirement asks (its core statement without framing such as
- * "Implement policies and procedures to", `requirementCore`), has the judge decide, and re-checks right
- * before returning that the cited document still exists (a deleted document is never cited).
+ * "Implement policies and procedures to", `requirementCore`; fused with the whole requirement's for a part of a
+ * broken-down one), has the judge decide, and re-checks right before returning that the cited document still exists
+ * (a deleted document is never cited).
  *
+ * `assess` options: `signal` aborts model calls; `whole` is the requirement `requirement` was broken down from.
  * @param scope.documentIds handbook (document) ids to restrict to; empty = the whole project scope.
  * @throws AppError from retrieval/documents (SERVICE_UNAVAILABLE, …); ModelProviderError from a model judge.
  */
@@ -75,8 +77,9 @@ export class Assessor {
     private readonly judge: RequirementJudge,
   ) {}
 
-  async assess(ctx: CallContext, scope: AssessmentScope, requirement: string, signal?: AbortSignal): Promise<Assessment> {
-    const passages = await this.evidence.search(ctx, requirementCore(requirement), scope, VERIFY_TOP_K);
+  async assess(ctx: CallContext, scope: AssessmentScope, requirement: string, options: { signal?: AbortSignal; whole?: string } = {}): Promise<Assessment> {
+    const { signal, whole } = options;
+    const passages = await this.candidates(ctx, scope, requirement, whole);
     const calls: CallUsage[] = [];
     // The judge may be a model (async): judge, then check right before returning that the cited
     // document still exists; if it was deleted meanwhile, judge again without its passages.
@@ -88,6 +91,19 @@ export class Assessor {
       const dead = judgement.evidence!.passage.documentId;
       current = current.filter((p) => p.documentId !== dead);
     }
+  }
+
+  /**
+   * The candidate passages for `requirement`: the best {@link VERIFY_TOP_K} for its core statement; for a part of a
+   * broken-down requirement (`whole` given and its core differs), the reciprocal rank fusion of that list and the
+   * whole requirement's, so the procedure that implements the requirement as a whole is read for each of its parts.
+   */
+  private async candidates(ctx: CallContext, scope: AssessmentScope, requirement: string, whole?: string): Promise<Passage[]> {
+    const query = requirementCore(requirement);
+    const wholeQuery = whole === undefined ? query : requirementCore(whole);
+    if (wholeQuery === query) return this.evidence.search(ctx, query, scope, VERIFY_TOP_K);
+    const lists = await Promise.all([query, wholeQuery].map((q) => this.evidence.search(ctx, q, scope, VERIFY_TOP_K)));
+    return reciprocalRankFusion(lists, (p) => p.chunkId, VERIFY_TOP_K).map((e) => e.item);
   }
 
   private async stillLive(ctx: CallContext, j: Judgement): Promise<boolean> {

@@ -1,11 +1,7 @@
+import { reciprocalRankFusion as fuseRanks, RRF_K } from '@kb/common';
 import { SearchHit } from '../store/chunk-store';
 
-/**
- * Constant `k` of reciprocal rank fusion: 60, the value of Cormack, Clarke & Büttcher, "Reciprocal
- * Rank Fusion outperforms Condorcet and individual Rank Learning Methods" (SIGIR 2009), also
- * Qdrant's and Elasticsearch's default.
- */
-export const RRF_K = 60;
+export { RRF_K };
 
 /** Fusion functions selectable with `RETRIEVAL_FUSION`. */
 export const FUSION_METHODS = ['convex', 'rrf', 'dbsf'] as const;
@@ -40,22 +36,11 @@ export const DEFAULT_FUSION: FusionSettings = { method: 'convex', alpha: 0.7, no
 export const THEORETICAL_MIN = { lexical: 0, dense: -1 } as const;
 
 /**
- * Reciprocal rank fusion of ranked lists: score(d) = Σ_lists 1 / (k + rank_list(d)), ranks 1-based;
- * a chunk absent from a list adds nothing. Ties keep the order of first appearance (lists in
- * argument order). Returns at most `topK` hits, ranks renumbered 1..n, `score` = fused score.
+ * Reciprocal rank fusion of hit lists (@kb/common reciprocalRankFusion, chunks identified by id):
+ * at most `topK` hits, ranks renumbered 1..n, `score` = fused score.
  */
 export function reciprocalRankFusion(lists: SearchHit[][], topK: number, k = RRF_K): SearchHit[] {
-  const fused = new Map<string, { hit: SearchHit; score: number; order: number }>();
-  let order = 0;
-  for (const list of lists) {
-    list.forEach((hit, i) => {
-      const add = 1 / (k + i + 1);
-      const entry = fused.get(hit.chunk.id);
-      if (entry) entry.score += add;
-      else fused.set(hit.chunk.id, { hit, score: add, order: order++ });
-    });
-  }
-  return rank(fused, topK);
+  return fuseRanks(lists, (hit) => hit.chunk.id, topK, k).map(({ item, score }, i) => ({ chunk: item.chunk, score, rank: i + 1 }));
 }
 
 /**
