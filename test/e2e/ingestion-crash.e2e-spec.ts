@@ -31,9 +31,14 @@ async function waitForNewPid(old: number): Promise<number> {
  * restarted worker, which replaces the chunks it may have written.
  */
 describe('ingestion worker crash', () => {
+  /** Chunks stored for a document (the chunk listing's total): a duplicate write would show here. */
+  const storedChunks = async (key: string, id: string) => (await api(key).get(`/api/v2/documents/${id}/chunks?limit=1`)).body.pagination.total as number;
+
   it('finishes a document whose worker was killed mid-way, with the right chunk count', async () => {
     const { key } = newOrg('Crash Org');
-    const file = corpusFile('pdf/debian-policy-4.6.2.0.pdf');
+    // The FHS as a PDF (249 KB, 50 pages): seconds of work, so the kill lands mid-document, and a
+    // fifth of the Debian Policy PDF's time in each of the two runs below.
+    const file = corpusFile('pdf/debian-fhs-3.0.pdf');
 
     // Reference run without a crash.
     const reference = await uploadFile(key, { path: file, name: 'reference.pdf' });
@@ -62,17 +67,16 @@ describe('ingestion worker crash', () => {
     expect(takenOver).toBeDefined();
     console.log(`takeover pause (ingestion, worker killed mid-document): ${Date.parse(takenOver!.time!) - killedAt} ms`);
 
-    // No duplicate chunks: a query cites each chunk at most once, and the crashed copy answers like the reference.
+    // No duplicate chunks: the stored chunks are the reference's count, and a query never quotes the
+    // same sentence twice (a duplicated chunk would be cited under both of its ids).
+    expect(await storedChunks(key, crashed)).toBe(expected.chunk_count);
     const res = await api(key)
       .post('/api/v2/agent/query')
-      .send({ question: 'What must the maintainer field of a package contain?', document_ids: [crashed], top_k: 20 });
-    const chunkIds = res.body.data.citations.map((c: any) => c.chunk_id);
-    expect(new Set(chunkIds).size).toBe(chunkIds.length);
+      .send({ question: 'What is the /var/tmp directory for?', document_ids: [crashed], top_k: 20 });
+    const quotes = res.body.data.citations.map((c: any) => c.quote);
+    expect(new Set(quotes).size).toBe(quotes.length);
     expect(res.body.data.citations.length).toBeGreaterThan(0);
   });
-
-  /** Chunks stored for a document (the chunk listing's total): a duplicate write would show here. */
-  const storedChunks = async (key: string, id: string) => (await api(key).get(`/api/v2/documents/${id}/chunks?limit=1`)).body.pagination.total as number;
 
   it('four kills of the ingestion worker within 10 s: every document completes once, with the right chunk count, none stuck', async () => {
     const { key } = newOrg('Four Kills Org');
