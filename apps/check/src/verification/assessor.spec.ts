@@ -54,7 +54,7 @@ beforeAll(async () => {
   const judge = new EmbeddedJudge(null);
   assessor = new Assessor(evidence, {
     model: judge.model,
-    breakDown: (r, s) => judge.breakDown(r, s),
+    breakDown: (r) => judge.breakDown(r),
     judge: (r, passages, s) => {
       read = passages;
       return judge.judge(r, passages, s);
