@@ -12,6 +12,13 @@ export interface SentenceUnit {
   text: string;
   terms: Set<string>;
   bigrams: Set<string>;
+  /**
+   * Terms of the sentence before it in the same passage when this one opens with a pronoun or a
+   * demonstrative that refers back to it ("The Registry was a spreadsheet. It now uses XML …"): they
+   * count at {@link CONTEXT_CREDIT} towards the sentence's coverage. Empty otherwise, and for units
+   * not made with `context` (see {@link sentenceUnits}).
+   */
+  contextTerms: Set<string>;
 }
 
 /** How well one sentence matches a query (requirement or question). All parts are in [0, 1]. */
@@ -40,6 +47,21 @@ const bigramsOf = (terms: string[]): Set<string> => {
   return out;
 };
 
+/**
+ * Credit for a query term found only in a sentence's {@link SentenceUnit.contextTerms}: 1, as if the
+ * sentence named what it refers back to. Chosen with `npm run train:answerability` among 0, 0.25, 0.5
+ * and 1 on the tune halves (out-of-fold gold sentence first, SQuAD 2.0 tune articles, semantic +
+ * lexical variants: 0.712 + 0.706, 0.712 + 0.708, 0.715 + 0.715, 0.723 + 0.712; the product set's
+ * tune half is the same for all four); report figures in docs/agent.md.
+ */
+export const CONTEXT_CREDIT = 1;
+
+/**
+ * A sentence that refers back to the one before from its first word: a personal pronoun, a
+ * possessive or a demonstrative ("It now uses …", "These files …", "Such records …").
+ */
+const REFERS_BACK = /^[("'\u201c\u2018]?(?:it|its|they|their|them|this|these|that|those|such|he|she|his|her)\b/i;
+
 /** Credit for a query term that appears only inside a compound term ("rail" in "guardrail"). */
 export const COMPOUND_CREDIT = 0.6;
 
@@ -62,17 +84,32 @@ export function matchCredit(t: string, terms: Set<string>): number {
 /**
  * Splits every passage into analysed sentences (see {@link splitSentences}, {@link analyze}).
  * @param options.whole never cut an over-long sentence (what the answerer quotes).
+ * @param options.context give a sentence that opens by referring back ({@link REFERS_BACK}) the terms
+ *   of the sentence before it as {@link SentenceUnit.contextTerms} (what the answerer ranks, see {@link answerUnits}).
  */
-export function sentenceUnits(passages: PassageInput[], options: { whole?: boolean } = {}): SentenceUnit[] {
+export function sentenceUnits(passages: PassageInput[], options: { whole?: boolean; context?: boolean } = {}): SentenceUnit[] {
   const out: SentenceUnit[] = [];
+  const none = new Set<string>();
   passages.forEach((passage, passageIndex) => {
+    let previous: Set<string> | null = null;
     for (const s of splitSentences(passage.text ?? '', options)) {
       const terms = analyze(s.text);
       if (terms.length === 0) continue;
-      out.push({ passage, passageIndex, start: s.start, end: s.end, text: s.text, terms: new Set(terms), bigrams: bigramsOf(terms) });
+      const termSet = new Set(terms);
+      const contextTerms = options.context && previous && REFERS_BACK.test(s.text) ? new Set([...previous].filter((t) => !termSet.has(t))) : none;
+      out.push({ passage, passageIndex, start: s.start, end: s.end, text: s.text, terms: termSet, bigrams: bigramsOf(terms), contextTerms });
+      previous = termSet;
     }
   });
   return out;
+}
+
+/**
+ * The sentences the extractive answerer ranks and quotes: whole (never cut) and with the context of
+ * a sentence that refers back to the one before ({@link sentenceUnits} with `whole` and `context`).
+ */
+export function answerUnits(passages: PassageInput[]): SentenceUnit[] {
+  return sentenceUnits(passages, { whole: true, context: true });
 }
 
 /**
@@ -129,7 +166,7 @@ export function alignSentences(query: string, passages: PassageInput[], units = 
       if (credit > 0) {
         mass += credit * (idf.get(t) ?? 0);
         if (credit === 1) matched.push(t);
-      }
+      } else if (unit.contextTerms.has(t)) mass += CONTEXT_CREDIT * (idf.get(t) ?? 0);
     }
     const coverage = mass / total;
     const pTerms = passageTerms.get(unit.passageIndex) ?? new Set<string>();

@@ -105,6 +105,68 @@ describe('composeAnswer with the real embedding model (sentences chosen by meani
     expect(lexical.ranked[0].alignment.unit.text).toMatch(/^The forklift must be driven/);
   });
 
+  it('cites a sentence that names its subject by "It" when the sentence before names it (seen in the workspace screenshot)', async () => {
+    // Page 7 of fedramp_guide_poam_rev5.pdf (shared corpus), the whole page as pdftotext extracts it.
+    // Words alone already rank the right sentence first; by meaning, before "It" carried the sentence
+    // before it, the sentence about the Registry's content won (the workspace-ask screenshot).
+    const poam = passageOf([
+      [
+        7,
+        [
+          'Guide to OSCAL-Based FedRAMP\u00ae Plan of Action and Milestones (POA&M) \u2013 Rev. 5',
+          'User Implementation Guide | Fedramp2.0.0-oscal1.0.x | 06/30/2023',
+          '',
+          '2 FedRAMP Extensions and Allowed Values',
+          'NIST designed the core OSCAL syntax to model cybersecurity',
+          'information that is common to most organization and',
+          'compliance frameworks; however, NIST also recognized the',
+          'need to provide flexibility or organizations with unique',
+          'information needs.',
+          '',
+          'A summary of the',
+          'FedRAMP extensions and',
+          'allowed values appears in',
+          'the FedRAMP OSCAL',
+          'Registry.',
+          '',
+          'Instead of trying to provide a language that meets each',
+          "organization's unique needs, NIST provided designed OSCAL with the ability to be extended.",
+          'As a result, FedRAMP-compliant OSCAL files are a',
+          'combination of the core OSCAL syntax and extensions defined',
+          'by FedRAMP. The Guide to OSCAL-Based FedRAMP Content',
+          'describes the concepts behind FedRAMP extensions and',
+          'allowed values. The extensions related to the Plan of Action',
+          'and Milestones (POA&M) are cited in this document in context',
+          'of their use.',
+          '',
+          'These concepts are',
+          'described in the Guide to',
+          'OSCAL-based FedRAMP',
+          'Content',
+          '',
+          'FedRAMP extensions and allowed values are cited in relevant portions of this document',
+          'and summarized in the FedRAMP OSCAL Registry.',
+          'Revised FedRAMP Registry Approach',
+          'The FedRAMP OSCAL Registry was originally provided as a spreadsheet. It now uses the',
+          'draft OSCAL Extensions syntax and is offered in XML and JSON formats, with a humanreadable HTML representation. This enables tools to be extension-aware.',
+          '\u2022',
+          '\u2022',
+          '\u2022',
+          '',
+          'XML Version',
+          'JSON Version',
+          'HTML Version',
+          '',
+          'fedramp.gov',
+          '',
+          '3',
+        ].join('\n'),
+      ],
+    ]);
+    const a = await composeAnswer('In which formats must the FedRAMP OSCAL Registry be offered?', [poam], { embed });
+    expect(a.citations[0].quote.quote).toMatch(/^It now uses the\s+draft OSCAL Extensions syntax and is offered in XML and JSON formats/);
+  });
+
   it('falls back to the lexical variant when the embedding call fails', async () => {
     const failing = async () => {
       throw new Error('model gone');

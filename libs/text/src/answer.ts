@@ -1,4 +1,4 @@
-import { alignSentences, jaccard, sentenceUnits } from './align';
+import { alignSentences, answerUnits, jaccard, sentenceUnits } from './align';
 import { ANSWERABILITY_MODEL, assessAnswerability, decideAnswerability, type Answerability, type EmbedTexts, type ScoredSentence } from './answerability';
 import { makeQuote } from './pages';
 import { usageOf } from './tokens';
@@ -62,7 +62,7 @@ export async function composeAnswer(
  * synchronous: for callers that have no embedding model (offline evaluations).
  */
 export function composeExtractiveAnswer(question: string, passages: PassageInput[], options: { maxSentences?: number } = {}): ExtractiveAnswer {
-  const alignments = alignSentences(question, passages, sentenceUnits(passages, { whole: true }));
+  const alignments = alignSentences(question, passages, answerUnits(passages));
   return answerFrom(
     question,
     passages,

@@ -1,4 +1,4 @@
-import { alignSentences, idfWeights, matchCredit, sentenceUnits, type Alignment } from './align';
+import { alignSentences, answerUnits, idfWeights, matchCredit, type Alignment } from './align';
 import { analyze } from './analyze';
 import type { PassageInput } from './types';
 import trained from '../models/answerability/answerability-model.json';
@@ -321,7 +321,7 @@ export async function assessAnswerability(
   options: { embed?: EmbedTexts; params?: { semantic: AnswerabilityParams; lexical: AnswerabilityParams } } = {},
 ): Promise<Answerability> {
   const params = options.params ?? ANSWERABILITY_MODEL;
-  const alignments = alignSentences(question, passages, sentenceUnits(passages, { whole: true }));
+  const alignments = alignSentences(question, passages, answerUnits(passages));
   let semantic: number[] | null = null;
   if (options.embed && alignments.length > 0) {
     try {

@@ -60,7 +60,7 @@ export {
   type AnswerabilityParams,
   type EmbedTexts,
 } from './answerability';
-export { alignSentences, sentenceUnits, type SentenceUnit } from './align';
+export { alignSentences, answerUnits, sentenceUnits, type SentenceUnit } from './align';
 export { breakDownRequirement } from './breakdown';
 export { readRequirement, requirementCore, type RequirementReading } from './requirement-language';
 export {

@@ -80,7 +80,7 @@ async function rowFor(question, gold, passages, terms, pVec, meta) {
   const dr = rankOf(dense);
   const fused = passages.map((p, i) => ({ ...p, score: (lex[i] > 0 ? 1 / (60 + lr[i] + 1) : 0) + 1 / (60 + dr[i] + 1) }));
   const top = fused.sort((a, b) => b.score - a.score).slice(0, TOP_K);
-  const alignments = text.alignSentences(question, top, text.sentenceUnits(top, { whole: true }));
+  const alignments = text.alignSentences(question, top, text.answerUnits(top));
   if (alignments.length === 0) return null;
   const vecs = await embed(alignments.map((a) => a.unit.text));
   const sem = vecs.map((v) => dot(v, qVec));
