@@ -212,7 +212,10 @@ try {
       if (chunkCache.has(c.chunk_id)) return chunkCache.get(c.chunk_id);
       // A citation of the shared safety corpus (--safety) is read back from that corpus.
       const own = Object.values(docIds).includes(c.document_id);
-      const res = await retrieval.search({ query: c.quote, documentIds: [c.document_id], excludeDocumentIds: [], topK: 50, corpus: own ? 0 : 1 }, { orgId: org.id });
+      const res = await retrieval.search(
+        { query: c.quote, documentIds: [c.document_id], excludeDocumentIds: [], topK: 50, corpus: own ? 0 : 1 },
+        { orgId: org.id },
+      );
       for (const h of res.hits) chunkCache.set(h.chunk.id, h.chunk.text);
       return chunkCache.get(c.chunk_id) ?? null;
     };
