@@ -11,6 +11,11 @@ const transform = {
 const moduleNameMapper = pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' });
 
 module.exports = {
+  // Jest's 5 s default failed real-file extraction tests on the loaded 2-core CI machine (Node 22
+  // line: the legacy-.doc check of docx.spec.ts and the OSHA pages of html.spec.ts, about 4.2 s each
+  // even alone). Speed lives in the benchmarks (npm run bench:*), not in test timeouts. A suite may
+  // still set its own (jest.setTimeout).
+  testTimeout: 30_000,
   projects: [
     {
       displayName: 'unit',
