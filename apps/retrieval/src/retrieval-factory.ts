@@ -1,4 +1,4 @@
-import { env, loadConfig } from '@kb/common';
+import { env, loadConfig, RRF_K } from '@kb/common';
 import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { z } from 'zod';
 import { ChunkStore } from './store/chunk-store';
@@ -148,7 +148,7 @@ export function fusionSettings(
 ): FusionSettings {
   const method = settings.RETRIEVAL_FUSION ?? DEFAULT_FUSION.method;
   if (method === 'dbsf') return { method: 'dbsf' };
-  if (method === 'rrf') return { method: 'rrf', k: settings.RETRIEVAL_RRF_K ?? (DEFAULT_FUSION.method === 'rrf' ? DEFAULT_FUSION.k : 60) };
+  if (method === 'rrf') return { method: 'rrf', k: settings.RETRIEVAL_RRF_K ?? (DEFAULT_FUSION.method === 'rrf' ? DEFAULT_FUSION.k : RRF_K) };
   const defaults = DEFAULT_FUSION.method === 'convex' ? DEFAULT_FUSION : { alpha: 0.5, normalization: 'tmm' as const };
   return {
     method: 'convex',

@@ -14,8 +14,8 @@ export interface SentenceUnit {
   bigrams: Set<string>;
   /**
    * Terms of the sentence before it in the same passage when this one opens with a pronoun or a
-   * demonstrative that refers back to it ("The Registry was a spreadsheet. It now uses XML …"): they
-   * count at {@link CONTEXT_CREDIT} towards the sentence's coverage. Empty otherwise, and for units
+   * demonstrative that refers back to it ("The Registry was a spreadsheet. It now uses XML …"): those
+   * the sentence lacks count at {@link CONTEXT_CREDIT} towards its coverage. Empty otherwise, and for units
    * not made with `context` (see {@link sentenceUnits}).
    */
   contextTerms: Set<string>;
@@ -96,7 +96,7 @@ export function sentenceUnits(passages: PassageInput[], options: { whole?: boole
       const terms = analyze(s.text);
       if (terms.length === 0) continue;
       const termSet = new Set(terms);
-      const contextTerms = options.context && previous && REFERS_BACK.test(s.text) ? new Set([...previous].filter((t) => !termSet.has(t))) : none;
+      const contextTerms = options.context && previous && REFERS_BACK.test(s.text) ? previous : none;
       out.push({ passage, passageIndex, start: s.start, end: s.end, text: s.text, terms: termSet, bigrams: bigramsOf(terms), contextTerms });
       previous = termSet;
     }

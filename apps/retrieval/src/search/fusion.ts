@@ -1,8 +1,6 @@
 import { reciprocalRankFusion as fuseRanks, RRF_K } from '@kb/common';
 import { SearchHit } from '../store/chunk-store';
 
-export { RRF_K };
-
 /** Fusion functions selectable with `RETRIEVAL_FUSION`. */
 export const FUSION_METHODS = ['convex', 'rrf', 'dbsf'] as const;
 export type FusionMethod = (typeof FUSION_METHODS)[number];
