@@ -3,7 +3,7 @@
 // (free ports, a temporary data folder).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, createWriteStream, openSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, createWriteStream, openSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { ROOT, step } from './bootstrap.mjs';
@@ -245,8 +245,15 @@ export async function startStack(o) {
     process.stderr.write(text);
     stackLog.write(text);
   };
-  const writePids = () =>
-    writeFileSync(path.join(dataDir, 'pids.json'), JSON.stringify(Object.fromEntries([...servers, ...services].map(([n, c]) => [n, c.pid])), null, 2));
+  /**
+   * Rewrites dataDir/pids.json atomically (a temporary file renamed over it): tests read it while a
+   * restart rewrites it, and a plain write truncates first, so a reader could see an empty file.
+   */
+  const writePids = () => {
+    const file = path.join(dataDir, 'pids.json');
+    writeFileSync(`${file}.tmp`, JSON.stringify(Object.fromEntries([...servers, ...services].map(([n, c]) => [n, c.pid])), null, 2));
+    renameSync(`${file}.tmp`, file);
+  };
   /**
    * Restarts `name` after its crash, forever: `relaunch()` after restartDelayMs over the crashes in a
    * row (a process that stayed up stableAfterMs starts again from the first delay); a relaunch that
