@@ -5,9 +5,14 @@
 const { pathsToModuleNameMapper } = require('ts-jest');
 const { compilerOptions } = require('./tsconfig.base.json');
 
+// marked (the Markdown lexer) ships only an ES module since 16; the services load it with Node's
+// require(esm), which Jest's module system does not do on the Node 22 line, so its one file is
+// compiled to CommonJS for the tests (transformIgnorePatterns lets that file through).
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json', diagnostics: false }],
+  '/node_modules/marked/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true }, diagnostics: false }],
 };
+const transformIgnorePatterns = ['/node_modules/(?!marked/)'];
 const moduleNameMapper = pathsToModuleNameMapper(compilerOptions.paths, { prefix: '<rootDir>/' });
 
 module.exports = {
@@ -21,6 +26,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: '<rootDir>/test/node-environment.js',
       transform,
+      transformIgnorePatterns,
       moduleNameMapper,
       testMatch: [
         '<rootDir>/apps/**/*.spec.ts',
@@ -34,6 +40,7 @@ module.exports = {
       displayName: 'medium',
       testEnvironment: '<rootDir>/test/node-environment.js',
       transform,
+      transformIgnorePatterns,
       moduleNameMapper,
       testMatch: ['<rootDir>/apps/**/*.medium-spec.ts', '<rootDir>/libs/**/*.medium-spec.ts'],
       globalSetup: '<rootDir>/test/medium/global-setup.mjs',
@@ -43,6 +50,7 @@ module.exports = {
       displayName: 'e2e',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       moduleNameMapper,
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/e2e/global-setup.mjs',
