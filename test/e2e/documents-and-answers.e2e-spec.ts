@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { corpusFile, twoOrgs, uploadFile, waitForDocument } from './support/harness';
@@ -116,7 +117,6 @@ describe('documents, answers and verification end to end', () => {
     expect(top.quote).toMatch(/notify any employee/);
     // Verbatim: the quote is in the page's text as pdftotext extracts it (whitespace normalised).
     const norm = (s: string) => s.replace(/\s+/g, ' ');
-    const { execFileSync } = await import('node:child_process');
     const page12 = execFileSync('pdftotext', ['-f', '12', '-l', '12', corpusFile('pdf/OSHA2001.pdf'), '-'], { encoding: 'utf8' });
     expect(norm(page12.replace(/-\n/g, '-'))).toContain(norm(top.quote).slice(0, 60));
   });

@@ -2,6 +2,7 @@ import { connectNats, publishEvent } from '@kb/common';
 import { TokensRecordedEvent, UsageSubjects } from '@kb/events';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { requestFingerprint } from '../../apps/gateway/src/common/idempotency';
 import { openGatewayDatabase } from '../../apps/gateway/src/database/database';
 import { UsageRepository } from '../../apps/gateway/src/usage/usage.repository';
 import { UsageService } from '../../apps/gateway/src/usage/usage.service';
@@ -124,7 +125,6 @@ describe('gateway: idempotency keys', () => {
       }
       // A first request that is still running (state in_flight) → 409 for the retry.
       const held = `held-${randomUUID()}`;
-      const { requestFingerprint } = await import('../../apps/gateway/src/common/idempotency');
       await db.query(
         `INSERT INTO idempotency_keys (org_id, key, method, path, request_hash, state, created_at) VALUES ($1, $2, 'POST', '/api/v2/projects', $3, 'in_flight', now())`,
         [org.orgId, held, requestFingerprint('POST', '/api/v2/projects', { name: 'Held' })],

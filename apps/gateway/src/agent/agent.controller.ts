@@ -1,8 +1,8 @@
-import { CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
+import { type CallContext, ErrorCode, QUESTION_MAX_CHARS } from '@kb/common';
 import { applyDecorators, Body, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { AgentClient } from '../common/clients';
+import { type AgentClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { NonBlankText, OptionalUuid, OptionalUuidList } from '../common/validation';
 import { AccountsService } from '../accounts/accounts.service';

@@ -1,12 +1,12 @@
-import { BATCH_STATUSES, BatchStatus, batchStatus, batchQuestionStatus } from '@kb/events';
-import { CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_NAME_MAX_CHARS } from '@kb/common';
+import { BATCH_STATUSES, type BatchStatus, batchStatus, batchQuestionStatus } from '@kb/events';
+import { type CallContext, ErrorCode, MAX_BATCH_QUESTIONS, QUESTION_MAX_CHARS, BATCH_NAME_MAX_CHARS } from '@kb/common';
 import { Body, Get, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify/sync';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import { AccountsService } from '../accounts/accounts.service';
-import { AgentClient } from '../common/clients';
+import { type AgentClient } from '../common/clients';
 import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';

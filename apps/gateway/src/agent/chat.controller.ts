@@ -1,4 +1,4 @@
-import { AppError, CallContext, ErrorCode, MAX_CHAT_MESSAGES } from '@kb/common';
+import { AppError, type CallContext, ErrorCode, MAX_CHAT_MESSAGES } from '@kb/common';
 import { agentV1 } from '@kb/proto';
 import { Body, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
@@ -7,7 +7,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsStr
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { AccountsService } from '../accounts/accounts.service';
-import { AgentClient } from '../common/clients';
+import { type AgentClient } from '../common/clients';
 import { RAW_RESPONSE } from '../common/envelope';
 import { Ctx } from '../common/http-context';
 import { CharLength, EachItemAnObject, OptionalUuid, OptionalUuidList } from '../common/validation';

@@ -1,4 +1,4 @@
-import { AppError, AuditEventRow, CallContext, listAuditEvents } from '@kb/common';
+import { AppError, AuditEventRow, type CallContext, listAuditEvents } from '@kb/common';
 import { Inject, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';

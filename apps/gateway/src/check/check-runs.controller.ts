@@ -3,8 +3,8 @@ import { presentComparison, presentRequirement, presentRun, REQUIREMENT_STATUSES
 import {
   AppError,
   AsyncClient,
-  CallContext,
-  Logger,
+  type CallContext,
+  type Logger,
   REPORT_PAGE_MAX,
   REQUIREMENT_MAX_CHARS,
   REVIEW_COMMENT_MAX_CHARS,
@@ -20,12 +20,12 @@ import { ApiController, ApiEnvelope, ApiErrors, ApiFileResponse, ApiGet } from '
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, IsUUID, ValidateNested } from 'class-validator';
 import { RAW_RESPONSE } from '../common/envelope';
-import { DocumentsClient } from '../common/clients';
+import { type DocumentsClient } from '../common/clients';
 import { DOCUMENTS_CLIENT, LOGGER } from '../common/tokens';
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import { METADATA_MAX_BYTES, METADATA_MAX_DEPTH, METADATA_MAX_MEMBERS } from '../common/body-shape';
-import { REPORT_CONTENT_TYPES, REPORT_FORMATS, ReportFormat, reportSummary, writeReport } from './report';
+import { REPORT_CONTENT_TYPES, REPORT_FORMATS, type ReportFormat, reportSummary, writeReport } from './report';
 import { Ctx } from '../common/http-context';
 import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { CharLength, EachItemAnObject, FreeFormObject, NonBlankText, OptionalUuid, OptionalUuidList, UuidParamPipe } from '../common/validation';

@@ -1,10 +1,10 @@
-import { CallContext, pickSnakeFields, REQUIREMENT_MAX_CHARS } from '@kb/common';
+import { type CallContext, pickSnakeFields, REQUIREMENT_MAX_CHARS } from '@kb/common';
 import { Body, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiOperation, ApiProperty } from '@nestjs/swagger';
 import { ErrorCode } from '@kb/common';
 import { ApiController, ApiEnvelope, ApiErrors } from '../common/openapi';
 import { IsString, IsUUID } from 'class-validator';
-import { CheckClient } from '../common/clients';
+import { type CheckClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { CharLength, OptionalUuidList } from '../common/validation';
 import { CHECK_CLIENT } from '../common/tokens';

@@ -1,4 +1,4 @@
-import { AppError, databaseUnavailableError, ErrorCode, HTTP_STATUS_BY_CODE, Logger } from '@kb/common';
+import { AppError, databaseUnavailableError, ErrorCode, HTTP_STATUS_BY_CODE, type Logger } from '@kb/common';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorEnvelope } from './envelope';

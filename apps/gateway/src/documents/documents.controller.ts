@@ -1,9 +1,9 @@
-import { presentDocument, DOCUMENT_STATUSES, DocumentStatus, documentStatus } from '@kb/events';
+import { presentDocument, DOCUMENT_STATUSES, type DocumentStatus, documentStatus } from '@kb/events';
 import {
   ACCEPTED_CONTENT_TYPES,
   AppError,
   EXTENSIONS_BY_CONTENT_TYPE,
-  CallContext,
+  type CallContext,
   ErrorCode,
   isUuid,
   FILE_NAME_MAX_CHARS,
@@ -18,7 +18,7 @@ import { DeleteResultView, DocumentChunkView, DocumentView, DownloadView, PageSi
 import { ApiController, ApiEnvelope, ApiErrors, ApiGet } from '../common/openapi';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
-import { DocumentsClient } from '../common/clients';
+import { type DocumentsClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';

@@ -2,7 +2,7 @@ import { AppError, ErrorCode } from '@kb/common';
 import { Req } from '@nestjs/common';
 import { OrganizationView } from '../common/api-models';
 import { ApiController, ApiErrors, ApiGet } from '../common/openapi';
-import { GatewayRequest } from '../common/http-context';
+import { type GatewayRequest } from '../common/http-context';
 
 /** GET /api/v2/organization: the organization of the API key. */
 @ApiController('Organization', 'api/v2/organization')

@@ -1,11 +1,11 @@
 import { documentsV1 } from '@kb/proto';
 import { Body, Delete, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS, pickSnakeFields } from '@kb/common';
+import { type CallContext, ErrorCode, PROJECT_NAME_MAX_CHARS, DESCRIPTION_MAX_CHARS, pickSnakeFields } from '@kb/common';
 import { ApiOperation, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ProjectView } from '../common/api-models';
 import { ApiController, ApiEnvelope, ApiErrors, ApiGet, ApiSchemaExtra } from '../common/openapi';
 import { IsOptional, IsString, ValidateIf } from 'class-validator';
-import { DocumentsClient } from '../common/clients';
+import { type DocumentsClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';
 import { DOCUMENTS_CLIENT } from '../common/tokens';

@@ -1,10 +1,10 @@
-import { CallContext, ErrorCode, DESCRIPTION_MAX_CHARS, pickSnakeFields, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
+import { type CallContext, ErrorCode, DESCRIPTION_MAX_CHARS, pickSnakeFields, WEBHOOK_URL_MAX_CHARS } from '@kb/common';
 import { DELIVERY_STATUSES, deliveryStatus, WEBHOOK_EVENT_TYPES } from '@kb/events';
 import { webhooksV1 } from '@kb/proto';
 import { Body, Delete, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiResponse } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsOptional, IsString, ValidateIf } from 'class-validator';
-import { WebhooksClient } from '../common/clients';
+import { type WebhooksClient } from '../common/clients';
 import { Ctx } from '../common/http-context';
 import { ApiController, ApiEnvelope, ApiErrors, ApiGet } from '../common/openapi';
 import { pageOf, pageRequest, PaginationQuery } from '../common/pagination.dto';

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { extractDocument, ExtractionError } from './index';
 import { corpus } from './testing/corpus';
 import { useTempDir } from './testing/temp-dir';
@@ -61,7 +61,6 @@ describe('DOCX extraction (mammoth)', () => {
   });
 
   it('rejects a damaged ZIP (a truncated corpus DOCX) as CORRUPT_FILE', async () => {
-    const { readFileSync } = await import('node:fs');
     const bytes = readFileSync(corpus('docx/fedramp_oscal_Overview.docx'));
     const file = tmp('truncated.docx');
     writeFileSync(file, bytes.subarray(0, Math.floor(bytes.length / 2)));

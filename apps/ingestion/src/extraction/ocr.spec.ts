@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createContext } from './context';
 import { extractDocument, ExtractionError } from './index';
-import { dpiForPage, mapWithConcurrency } from './ocr';
+import { dpiForPage, mapWithConcurrency, ocrPdfPages } from './ocr';
 import { corpus, hasTool, whichTool, wordOverlap } from './testing/corpus';
 import { useTempDir } from './testing/temp-dir';
 
@@ -97,7 +97,6 @@ describe('OCR (tesseract)', () => {
   it('kills a running OCR when the context is aborted', async () => {
     const { ctx, dispose } = createContext({ timeoutMs: 50 });
     try {
-      const { ocrPdfPages } = await import('./ocr');
       const error = await ocrPdfPages(ctx, corpus('pdf_scanned/ocrmypdf_linn.pdf'), [1]).catch((e: unknown) => e);
       expect((error as ExtractionError).code).toBe('TIMEOUT');
     } finally {
