@@ -9,9 +9,7 @@ import {
   USAGE_STREAM,
   USAGE_STREAM_SUBJECTS,
   UsageSubjects,
-  WEBHOOKS_STREAM,
-  WEBHOOKS_STREAM_SUBJECTS,
-  webhookEventSubject,
+  natsWithWebhookOutbox,
 } from '@kb/events';
 import { chatModelFromConfig, embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
@@ -46,13 +44,11 @@ bootService({ name: 'agent', metricsPort: 9465, grpcPort: 50055, env: agentEnv }
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'answer sentences are chosen lexically');
   const db = await runtime.database(openAgentDatabase(config.DATABASE_URL));
-  const nc = await runtime.nats(config.NATS_URL, [
+  // Webhook events written with batch state changes (docs/webhooks.md) go out from here.
+  const nc = await natsWithWebhookOutbox(runtime, db, config, [
     [USAGE_STREAM, USAGE_STREAM_SUBJECTS],
     [AGENT_STREAM, AGENT_STREAM_SUBJECTS],
-    [WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS],
   ]);
-  // Webhook events written with batch state changes (docs/webhooks.md) go out from here.
-  runtime.webhookOutbox(db, nc, { intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
   const documents = runtime.client(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
   const retrieval = runtime.client(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
 

@@ -8,9 +8,7 @@ import {
   USAGE_STREAM,
   USAGE_STREAM_SUBJECTS,
   UsageSubjects,
-  WEBHOOKS_STREAM,
-  WEBHOOKS_STREAM_SUBJECTS,
-  webhookEventSubject,
+  natsWithWebhookOutbox,
 } from '@kb/events';
 import { embeddingsEnv, openEmbeddingModel } from '@kb/models';
 import { z } from 'zod';
@@ -55,13 +53,11 @@ const checkEnv = {
 
 bootService({ name: 'check', metricsPort: 9464, grpcPort: 50054, env: checkEnv }, async ({ runtime, logger, config }) => {
   const db = await runtime.database(openCheckDatabase(config.DATABASE_URL));
-  const nc = await runtime.nats(config.NATS_URL, [
+  // Webhook events written with check-run state changes (docs/webhooks.md) go out from here.
+  const nc = await natsWithWebhookOutbox(runtime, db, config, [
     [CHECK_STREAM, CHECK_STREAM_SUBJECTS],
     [USAGE_STREAM, USAGE_STREAM_SUBJECTS],
-    [WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS],
   ]);
-  // Webhook events written with check-run state changes (docs/webhooks.md) go out from here.
-  runtime.webhookOutbox(db, nc, { intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
   const documents = runtime.client(documentsV1.DocumentsServiceService, config.DOCUMENTS_GRPC_URL);
   const retrieval = runtime.client(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
   const embeddings = await openEmbeddingModel(config);

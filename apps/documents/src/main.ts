@@ -7,9 +7,7 @@ import {
   ProgressChangedEvent,
   StatusChangedEvent,
   Subjects,
-  WEBHOOKS_STREAM,
-  WEBHOOKS_STREAM_SUBJECTS,
-  webhookEventSubject,
+  natsWithWebhookOutbox,
 } from '@kb/events';
 import { chunkFromProto } from '@kb/knowledge';
 import { documentsV1, retrievalV1 } from '@kb/proto';
@@ -38,12 +36,8 @@ bootService({ name: 'documents', metricsPort: 9461, grpcPort: 50051, env: docume
   const db = await runtime.database(openDocumentsDatabase(config.DATABASE_URL));
   const storage = createObjectStorage(storageConfigFromEnv(config));
   await storage.ensureReady();
-  const nc = await runtime.nats(config.NATS_URL, [
-    [DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS],
-    [WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS],
-  ]);
   // Webhook events written with document state changes (docs/webhooks.md) go out from here.
-  runtime.webhookOutbox(db, nc, { intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
+  const nc = await natsWithWebhookOutbox(runtime, db, config, [[DOCUMENTS_STREAM, DOCUMENTS_STREAM_SUBJECTS]]);
   const retrieval = runtime.client(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
 
   const deleteIndexedChunks = async (orgId: string, documentIds: string[]) => {

@@ -60,6 +60,21 @@ const GRPC_STATUS_BY_CODE: Record<ErrorCode, GrpcStatus> = {
 export const ERROR_CODE_METADATA_KEY = 'x-kb-error-code';
 
 /**
+ * Base of a layer's own error type (the storage library's StorageError, the chunk store's ChunkStoreError): a
+ * machine-readable `code` from the layer's list, which its caller maps (to an {@link AppError}, a gRPC status),
+ * a message for logs, and the underlying error as `cause` when there is one. Subclasses set `name`.
+ */
+export class CodedError<C extends string> extends Error {
+  constructor(
+    readonly code: C,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
  * The one error type that may reach a client. `message` is shown to API users as is: it must be
  * actionable and must not contain stack traces or internal names.
  */

@@ -1,5 +1,7 @@
 import { agentV1, checkV1, documentsV1 } from '@kb/proto';
-import { pickSnakeFields } from '@kb/common';
+import { pickSnakeFields, type ServiceRuntime } from '@kb/common';
+import type { NatsConnection } from 'nats';
+import type { DataSource } from 'typeorm';
 import { batchStatus, documentStatus, requirementStatus, runStatus, subRequirementStatus } from './statuses';
 
 /**
@@ -84,6 +86,25 @@ export function webhookPartition(resourceKey: string): number {
 /** Subject of one event on the KB_WEBHOOKS stream: `webhooks.events.<partition>.<type>`. */
 export function webhookEventSubject(type: string, resourceKey: string): string {
   return `${WebhookSubjects.eventPrefix}.${webhookPartition(resourceKey)}.${type}`;
+}
+
+/**
+ * The NATS connection of a service that writes webhook events with its state changes (documents, check, agent):
+ * opened with the service's own JetStream `streams` followed by the webhooks stream, and the service's webhook
+ * outbox relay started on it (rows of `db`'s outbox published to {@link webhookEventSubject}, every
+ * `WEBHOOK_OUTBOX_INTERVAL_MS`; docs/webhooks.md). Both are closed by `runtime` at shutdown.
+ * @param streams `[stream name, subjects]` pairs, in the order they are created.
+ * @throws NATS's connection error (ServiceRuntime.nats).
+ */
+export async function natsWithWebhookOutbox(
+  runtime: ServiceRuntime,
+  db: DataSource,
+  config: { NATS_URL: string; WEBHOOK_OUTBOX_INTERVAL_MS: number },
+  streams: ReadonlyArray<readonly [name: string, subjects: string[]]>,
+): Promise<NatsConnection> {
+  const nc = await runtime.nats(config.NATS_URL, [...streams, [WEBHOOKS_STREAM, WEBHOOKS_STREAM_SUBJECTS]]);
+  runtime.webhookOutbox(db, nc, { intervalMs: config.WEBHOOK_OUTBOX_INTERVAL_MS, subjectFor: webhookEventSubject });
+  return nc;
 }
 
 /** Document resource as the API shows it (service-api.md §2 "Document"): GET /api/v2/documents/{id}. */

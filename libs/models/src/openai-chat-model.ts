@@ -1,4 +1,5 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
+import { providerErrorOf } from './openai-errors';
 import type { ZodType } from 'zod';
 import { ModelProviderError } from './errors';
 import { addUsage } from './usage';
@@ -68,7 +69,7 @@ export class OpenAiChatModel implements ChatModel {
         usage: toUsage(response.usage, request.messages, content),
       };
     } catch (error) {
-      throw translateError(error);
+      throw providerErrorOf(error, 'model provider');
     }
   }
 
@@ -110,7 +111,7 @@ export class OpenAiChatModel implements ChatModel {
         { signal: request.signal },
       );
     } catch (error) {
-      throw translateError(error);
+      throw providerErrorOf(error, 'model provider');
     }
     let text = '';
     let finishReason = 'stop';
@@ -127,7 +128,7 @@ export class OpenAiChatModel implements ChatModel {
         }
       }
     } catch (error) {
-      throw translateError(error);
+      throw providerErrorOf(error, 'model provider');
     }
     yield { type: 'done', usage: toUsage(reported, request.messages, text), finishReason, model: this.model };
   }
@@ -175,23 +176,4 @@ function toUsage(usage: OpenAI.CompletionUsage | undefined | null, messages: Cha
 /** Rough token count: ceil(characters / 4), OpenAI's rule of thumb for English. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
-}
-
-/** Maps the client's errors to {@link ModelProviderError}; an abort by the caller is rethrown unchanged. */
-function translateError(error: unknown): unknown {
-  if (error instanceof APIUserAbortError) return error;
-  if (error instanceof ModelProviderError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
-    return new ModelProviderError('The model provider did not answer in time (after retries).', true, null, 'timeout');
-  }
-  if (error instanceof APIConnectionError) {
-    return new ModelProviderError('The model provider could not be reached (after retries).', true, null, 'network');
-  }
-  if (error instanceof APIError) {
-    const status = (error.status as number | undefined) ?? null;
-    const retryable = status === null || status === 408 || status === 409 || status === 429 || status >= 500;
-    const detail = typeof error.message === 'string' ? error.message.slice(0, 300) : '';
-    return new ModelProviderError(`The model provider answered with HTTP ${status ?? 'error'}: ${detail}`, retryable, status, 'http');
-  }
-  return error;
 }

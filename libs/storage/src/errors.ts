@@ -1,3 +1,5 @@
+import { CodedError } from '@kb/common';
+
 /**
  * Error codes raised by the storage library.
  *
@@ -22,16 +24,8 @@ export type StorageErrorCode =
  * (e.g. `NOT_FOUND` → 404, `UNAVAILABLE` → 503); `message` is for logs, not for API clients.
  * `cause` carries the underlying error when there is one.
  */
-export class StorageError extends Error {
+export class StorageError extends CodedError<StorageErrorCode> {
   override readonly name = 'StorageError';
-
-  constructor(
-    readonly code: StorageErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** True when `err` is a {@link StorageError}, optionally with the given code. */

@@ -4,7 +4,7 @@ import { makeQuote } from './pages';
 import { antonymFlips, isRestriction, requirementSign, scopedSign } from './polarity';
 import { compareQuantities, extractQuantities, type Quantity } from './quantities';
 import { usageOf } from './tokens';
-import { keywords, where, type Judgement } from './judge';
+import { collapse, keywords, noSentenceExplanation, notFoundRecommendation, pct, where, type Judgement } from './judge';
 import type { PassageInput } from './types';
 
 /**
@@ -62,8 +62,6 @@ interface Conflict {
   strength: number;
 }
 
-const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
-const pct = (x: number) => `${Math.round(x * 100)}%`;
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
@@ -161,12 +159,8 @@ export function judgeRequirementWith(requirement: string, passages: PassageInput
   }
   if (!best || (best.coverage < params.notFoundCoverage && !conflict)) {
     const cov = best?.coverage ?? 0;
-    const kw = keywords(requirement);
-    const about = kw.length ? kw.join(', ') : reqText;
     const explanation = !best
-      ? passages.length === 0
-        ? 'No document passages were available to check this requirement against.'
-        : 'None of the retrieved passages shares key terms with this requirement.'
+      ? noSentenceExplanation(passages.length)
       : `No passage addresses this requirement: the closest sentence, in ${where(makeQuote(best.unit.passage, best.unit.start, best.unit.end))}, ` +
         `covers only ${pct(cov)} of its key terms ("${collapse(best.unit.text).slice(0, 300)}").`;
     return finish({
@@ -174,9 +168,7 @@ export function judgeRequirementWith(requirement: string, passages: PassageInput
       confidence: 0.3 + 0.7 * clamp01(1 - cov / params.notFoundCoverage),
       evidence: null,
       explanation,
-      recommendation:
-        `Add a document that states how this requirement is met (for example a specification, plan, procedure or policy covering ${about}), ` +
-        `or confirm that "${reqText.slice(0, 300)}" does not apply.`,
+      recommendation: notFoundRecommendation(keywords(requirement), reqText),
     });
   }
   const second = aligned.find((a) => a.unit.passage !== best.unit.passage || a.unit.start !== best.unit.start);

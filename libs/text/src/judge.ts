@@ -54,14 +54,41 @@ export interface JudgeOptions {
   model?: VerdictModel;
 }
 
-const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
-const pct = (x: number) => `${Math.round(x * 100)}%`;
+/** Whitespace runs collapsed to one space, ends trimmed: a quoted sentence in an explanation. */
+export const collapse = (s: string) => s.replace(/\s+/g, ' ').trim();
+/** A share in 0..1 as a rounded percentage for explanations (0.734 → "73%"). */
+export const pct = (x: number) => `${Math.round(x * 100)}%`;
 const round3 = (x: number) => Math.round(Math.max(0, Math.min(1, x)) * 1000) / 1000;
 
 /** Where a quote stands, for explanations: `"file.pdf", p. 3` or `"file.pdf", pp. 3-4` (no page part when unpaged). */
 export function where(q: Quote): string {
   const p = q.startPage == null ? '' : q.endPage != null && q.endPage !== q.startPage ? `, pp. ${q.startPage}-${q.endPage}` : `, p. ${q.startPage}`;
   return `"${q.passage.fileName}"${p}`;
+}
+
+/**
+ * The explanation of a NOT_FOUND verdict that has no sentence to show: the judge was given no passage, or none
+ * shares a key term with the requirement. Both judges (this one and the heuristic) say it the same way.
+ * @param passageCount passages the judge was given.
+ */
+export function noSentenceExplanation(passageCount: number): string {
+  return passageCount === 0
+    ? 'No document passages were available to check this requirement against.'
+    : 'None of the retrieved passages shares key terms with this requirement.';
+}
+
+/**
+ * The recommendation of every NOT_FOUND verdict: add a document that covers the requirement's key terms, or
+ * confirm it does not apply.
+ * @param terms the requirement's {@link keywords} (when empty, its text names what to cover).
+ * @param reqText the requirement as written (quoted up to 300 characters).
+ */
+export function notFoundRecommendation(terms: string[], reqText: string): string {
+  const about = terms.length ? terms.join(', ') : reqText;
+  return (
+    `Add a document that states how this requirement is met (for example a specification, plan, procedure or policy covering ${about}), ` +
+    `or confirm that "${reqText.slice(0, 300)}" does not apply.`
+  );
 }
 
 /** Content words of the requirement in their surface form (at most `max`, first occurrences, no numbers), for recommendations. */
@@ -296,12 +323,8 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   const unsureText = unsure ? ` The evidence is insufficient to rely on this verdict${why.length ? `: ${why.join('; ')}` : ''}.` : '';
 
   if (verdict === 'NOT_FOUND' || !best) {
-    const kw = keywords(core);
-    const about = kw.length ? kw.join(', ') : reqText;
     const explanation = !best
-      ? passages.length === 0
-        ? 'No document passages were available to check this requirement against.'
-        : 'None of the retrieved passages shares key terms with this requirement.'
+      ? noSentenceExplanation(passages.length)
       : rsm
         ? `No passage settles this requirement: the closest passage, in ${where(makeQuote(rsm.best.unit.unit.passage, rsm.best.unit.unit.start, rsm.best.unit.unit.end))}, ` +
           `is read as meeting it at ${pct(rsm.best.scores[0])} (unrelated ${pct(rsm.best.scores[2])}): "${collapse(rsm.best.unit.unit.text).slice(0, 300)}".`
@@ -314,9 +337,7 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
       confidence,
       evidence: null,
       explanation,
-      recommendation:
-        `Add a document that states how this requirement is met (for example a specification, plan, procedure or policy covering ${about}), ` +
-        `or confirm that "${reqText.slice(0, 300)}" does not apply.`,
+      recommendation: notFoundRecommendation(keywords(core), reqText),
     });
   }
   if (verdict === 'CONTRADICTS') {

@@ -1,12 +1,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { SingleBar, Presets } from 'cli-progress';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { runCheck, type CheckRunDetail, type KbClient } from '@kb-platform/sdk';
 import { ExitCode } from './exit-codes';
 import { gateMessage, LOW_CONFIDENCE, machinePasses as passes, runGate, type FailOn } from './gate';
-import { clip, pages, printJson, table } from './output';
+import { clip, pages, printJson, progressBar, table } from './output';
 
 /**
  * Requirements of a file: `.csv` → the column named `requirement` or `text` (case-insensitive), else
@@ -79,19 +78,11 @@ function csvOf(run: CheckRunDetail): string {
  */
 export async function checkCommand(kb: KbClient, file: string, options: CheckCommandOptions): Promise<void> {
   const requirements = await readRequirements(file);
-  const tty = !options.json && process.stderr.isTTY;
-  const bar = tty
-    ? new SingleBar(
-        {
-          format: 'checking |{bar}| {value}/{total} requirements | {passed} pass, {failed} fail | {status}',
-          stream: process.stderr,
-          hideCursor: true,
-          barsize: 30,
-        },
-        Presets.shades_classic,
-      )
-    : null;
-  let started = false;
+  const bar = progressBar('checking |{bar}| {value}/{total} requirements | {passed} pass, {failed} fail | {status}', !options.json, {
+    hideCursor: true,
+    barsize: 30,
+  });
+  let announced = false;
   const run = await runCheck(
     kb,
     {
@@ -104,18 +95,18 @@ export async function checkCommand(kb: KbClient, file: string, options: CheckCom
       trigger: { skip_breakdown: !!options.skipBreakdown },
       onProgress: (r) => {
         // Padded: the bar is redrawn in place, a shorter status must cover a longer one.
-        const payload = { passed: r.passed_requirements, failed: r.failed_requirements, status: r.status.padEnd(10) };
-        if (bar && !started) {
-          started = true;
-          bar.start(r.total_requirements, r.processed_requirements, payload);
-        } else bar?.update(r.processed_requirements, payload);
-        if (!bar && !options.json && !started) {
-          started = true;
+        bar.update(r.processed_requirements, r.total_requirements, {
+          passed: r.passed_requirements,
+          failed: r.failed_requirements,
+          status: r.status.padEnd(10),
+        });
+        if (!options.json && !process.stderr.isTTY && !announced) {
+          announced = true;
           process.stderr.write(`check run ${r.id}: ${r.total_requirements} requirement(s)\n`);
         }
       },
     },
-  ).finally(() => bar?.stop());
+  ).finally(() => bar.stop());
   if (options.out) {
     const content = path.extname(options.out).toLowerCase() === '.json' ? `${JSON.stringify(run, null, 2)}\n` : csvOf(run);
     await writeFile(options.out, content);

@@ -9,7 +9,6 @@ import readline from 'node:readline/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { SingleBar, Presets } from 'cli-progress';
 import {
   chatText,
   clearRequirementReview,
@@ -36,8 +35,8 @@ import { COMPLETION_HELP, completionScript, SHELLS, type Shell } from './complet
 import { checkProfileName, client, configPath, DEFAULT_BASE_URL, DEFAULT_PROFILE, readConfig, writeConfig, type ConnectionOptions } from './config';
 import { exitCodeOf, ExitCode, MissingCredentialsError, UsageError } from './exit-codes';
 import { FAIL_ON_CHOICES, gateMessage, runGate, verdictGate, type FailOn } from './gate';
-import { clip, fail, pages, printJson, printRows, table } from './output';
-import { int, list } from './options';
+import { clip, fail, pages, printJson, printRows, progressBar, table } from './output';
+import { givenFields, int, list } from './options';
 import { uploadCommand } from './upload';
 import { webhooksCommands } from './webhooks';
 
@@ -264,10 +263,7 @@ scope(
       kb.api.POST('/api/v2/agent/query', {
         body: {
           question,
-          ...(o.project ? { project_id: o.project } : {}),
-          ...(o.chatType ? { chat_type: o.chatType } : {}),
-          ...(o.document ? { document_ids: o.document } : {}),
-          ...(o.topK ? { top_k: o.topK } : {}),
+          ...givenFields({ project_id: o.project, chat_type: o.chatType, document_ids: o.document, top_k: o.topK }),
         },
       }),
     );
@@ -280,11 +276,7 @@ scope(
 ).option('--top-k <n>', 'passages retrieved (1-20)', int);
 scope(
   leaf(program, 'chat [message]', 'chat with streamed answers: one turn with a message, else an interactive conversation (stdin)', async (kb, [message], o) => {
-    const base = {
-      ...(o.project ? { project_id: o.project } : {}),
-      ...(o.chatType ? { chat_type: o.chatType } : {}),
-      ...(o.document ? { document_ids: o.document } : {}),
-    };
+    const base = givenFields({ project_id: o.project, chat_type: o.chatType, document_ids: o.document });
     const messages: ChatRequest['messages'] = [];
     const turn = async (content: string) => {
       messages.push({ role: 'user', content });
@@ -321,9 +313,7 @@ scope(
 
 // ── verify / check / runs ──
 leaf(program, 'verify <requirement>', 'check one requirement against a project (synchronous verdict with evidence)', async (kb, [requirement], o) => {
-  const v = await kb.data(
-    kb.api.POST('/api/v2/check/verify', { body: { project_id: o.project, requirement, ...(o.handbook ? { handbook_ids: o.handbook } : {}) } }),
-  );
+  const v = await kb.data(kb.api.POST('/api/v2/check/verify', { body: { project_id: o.project, requirement, ...givenFields({ handbook_ids: o.handbook }) } }));
   if (o.failOn) applyGate(verdictGate(v, o.failOn), o.failOn);
   if (o.json) return printJson(v);
   process.stdout.write(`${v.verdict} (confidence ${v.confidence.toFixed(2)})\n`);
@@ -400,19 +390,8 @@ leaf(
   'wait <id>',
   "wait until a run ends (progress bar); with --fail-on, a CI gate on its requirements (a person's current review overrides the machine)",
   async (kb, [id], o) => {
-    const bar =
-      !o.json && process.stderr.isTTY
-        ? new SingleBar({ format: 'checking |{bar}| {value}/{total} requirements', stream: process.stderr }, Presets.shades_classic)
-        : null;
-    let started = false;
-    const r = await waitForCheckRun(kb, id, {
-      onProgress: (run) => {
-        if (bar && !started) {
-          started = true;
-          bar.start(run.total_requirements, run.processed_requirements);
-        } else bar?.update(run.processed_requirements);
-      },
-    }).finally(() => bar?.stop());
+    const bar = progressBar('checking |{bar}| {value}/{total} requirements', !o.json);
+    const r = await waitForCheckRun(kb, id, { onProgress: (run) => bar.update(run.processed_requirements, run.total_requirements) }).finally(() => bar.stop());
     if (o.failOn) {
       // A run that did not complete cannot be judged: an error (1), not a verdict on the requirements.
       if (r.status !== 'completed') process.exitCode = ExitCode.ERROR;
@@ -508,19 +487,8 @@ const batchTable = () => table(['batch id', 'name', 'status', 'answered', 'faile
 type BatchRow = Pick<Batch, 'id' | 'name' | 'status' | 'processed_questions' | 'total_questions' | 'failed_questions' | 'created_at'>;
 const batchRow = (b: BatchRow) => [b.id, b.name ?? '', b.status, `${b.processed_questions}/${b.total_questions}`, String(b.failed_questions), b.created_at];
 async function waitWithBar(kb: KbClient, id: string, json?: boolean): Promise<BatchDetail> {
-  const bar =
-    !json && process.stderr.isTTY
-      ? new SingleBar({ format: 'answering |{bar}| {value}/{total} questions', stream: process.stderr }, Presets.shades_classic)
-      : null;
-  let started = false;
-  return waitForBatch(kb, id, {
-    onProgress: (b) => {
-      if (bar && !started) {
-        started = true;
-        bar.start(b.total_questions, b.processed_questions);
-      } else bar?.update(b.processed_questions);
-    },
-  }).finally(() => bar?.stop());
+  const bar = progressBar('answering |{bar}| {value}/{total} questions', !json);
+  return waitForBatch(kb, id, { onProgress: (b) => bar.update(b.processed_questions, b.total_questions) }).finally(() => bar.stop());
 }
 async function writeCsv(kb: KbClient, id: string, out: string | undefined): Promise<void> {
   const csv = await exportBatch(kb, id);
@@ -544,9 +512,7 @@ leaf(batch, 'create <questions>', 'create a batch from a file of questions (one 
     kb.api.POST('/api/v2/agent/batches', {
       body: {
         questions,
-        ...(o.name ? { name: o.name } : {}),
-        ...(o.project ? { project_id: o.project } : {}),
-        ...(o.chatType ? { chat_type: o.chatType } : {}),
+        ...givenFields({ name: o.name, project_id: o.project, chat_type: o.chatType }),
       },
     }),
   );

@@ -1,3 +1,4 @@
+import { Presets, SingleBar, type Options as BarOptions } from 'cli-progress';
 import Table from 'cli-table3';
 import { KbApiError, KbTimeoutError } from '@kb-platform/sdk';
 import { exitCodeOf, UsageError } from './exit-codes';
@@ -76,4 +77,32 @@ export function fail(error: unknown, json: boolean | undefined): void {
   if (json) printJson({ error: e });
   else process.stderr.write(`kb: ${e.code}${e.status ? ` (${e.status})` : ''}: ${e.message}${e.request_id ? ` [request ${e.request_id}]` : ''}\n`);
   process.exitCode = exitCodeOf(error);
+}
+
+/** The progress of a wait (see {@link progressBar}). */
+export interface WaitProgress {
+  /** `done` of `total` items; `payload` fills the format's own tokens. The first report starts the bar. */
+  update: (done: number, total: number, payload?: Record<string, unknown>) => void;
+  /** Ends the bar (its last line stays); a no-op when none was drawn. */
+  stop: () => void;
+}
+
+/**
+ * A cli-progress bar on stderr for a wait that reports how many of its items are done (a check run's
+ * requirements, a batch's questions). Drawn only when `show` (the output is not JSON) and stderr is a
+ * terminal; otherwise every call is a no-op.
+ * @param format cli-progress's format: `{bar}`, `{value}`, `{total}` and the payload's tokens.
+ */
+export function progressBar(format: string, show: boolean, options: Partial<BarOptions> = {}): WaitProgress {
+  const bar = show && process.stderr.isTTY ? new SingleBar({ format, stream: process.stderr, ...options }, Presets.shades_classic) : null;
+  let started = false;
+  return {
+    update: (done, total, payload) => {
+      if (!bar) return;
+      if (started) return void bar.update(done, payload);
+      started = true;
+      bar.start(total, done, payload);
+    },
+    stop: () => bar?.stop(),
+  };
 }

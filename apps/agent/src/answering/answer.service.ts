@@ -10,7 +10,7 @@ import {
   quotePlacement,
   searchKnowledge,
 } from '@kb/knowledge';
-import { addUsage, ModelProviderError, NO_USAGE, type ChatMessage, type ChatModel, type EmbeddingModel, type TokenUsage } from '@kb/models';
+import { addUsage, completeStep, NO_USAGE, type ChatMessage, type ChatModel, type EmbeddingModel, type StructuredStep, type TokenUsage } from '@kb/models';
 import { assessAnswerability, bestQuote, composeAnswer, NO_RELEVANT_INFORMATION, type EmbedTexts, type Quote } from '@kb/text';
 import { z, type ZodType } from 'zod';
 import { claimFor, MarkerFilter } from './markers';
@@ -372,30 +372,17 @@ export class AnswerService {
   private async structured<T>(
     spend: (u: TokenUsage) => Promise<void>,
     signal: AbortSignal | undefined,
-    step: { name: string; system: string; user: string; jsonSchema: Record<string, unknown>; maxTokens: number },
+    step: StructuredStep & { maxTokens: number },
     schema: ZodType<T>,
   ): Promise<T | null> {
-    try {
-      const { value, result } = await this.deps.model!.completeJson(
-        {
-          messages: [
-            { role: 'system', content: step.system },
-            { role: 'user', content: step.user },
-          ],
-          responseSchema: { name: step.name, schema: step.jsonSchema },
-          maxTokens: step.maxTokens,
-          signal,
-        },
-        schema,
-      );
-      await spend(result.usage);
-      return value;
-    } catch (err) {
-      if (!(err instanceof ModelProviderError && err.code === 'invalid_output')) throw err;
-      if (err.usage) await spend(err.usage);
-      this.deps.logger.warn({ err: err.message }, 'unusable structured answer from the model; using the embedded rule for this step');
+    const answer = await completeStep(this.deps.model!, step, schema, signal);
+    if ('unusable' in answer) {
+      if (answer.unusable.usage) await spend(answer.unusable.usage);
+      this.deps.logger.warn({ err: answer.unusable.message }, 'unusable structured answer from the model; using the embedded rule for this step');
       return null;
     }
+    await spend(answer.result.usage);
+    return answer.value;
   }
 }
 

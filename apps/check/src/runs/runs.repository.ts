@@ -224,17 +224,7 @@ export class RunsRepository {
           now,
         ],
       );
-      const run = (await this.findRun(orgId, id, m))!;
-      await recordAuditEvent(m, {
-        orgId,
-        action: 'check_run.created',
-        resourceType: 'check_run',
-        resourceId: id,
-        origin,
-        at: now,
-        data: { after: runAuditSnapshot(run) },
-      });
-      return run;
+      return this.auditedNewRun(m, orgId, id, 'check_run.created', origin, now, {});
     });
   }
 
@@ -268,21 +258,27 @@ export class RunsRepository {
          FROM check_requirements WHERE org_id = $1 AND run_id = $2`,
         [orgId, sourceId, id, now],
       );
-      const run = (await this.findRun(orgId, id, m))!;
-      await recordAuditEvent(m, {
-        orgId,
-        action: 'check_run.rerun',
-        resourceType: 'check_run',
-        resourceId: id,
-        origin,
-        at: now,
-        data: {
-          source_run_id: sourceId,
-          after: runAuditSnapshot(run),
-        },
-      });
-      return run;
+      return this.auditedNewRun(m, orgId, id, 'check_run.rerun', origin, now, { source_run_id: sourceId });
     });
+  }
+
+  /**
+   * Reads a run just inserted in transaction `m` and records its audit event there (`action` on resource
+   * `check_run` `id`, data `{ ...data, after: runAuditSnapshot(run) }`).
+   * @returns the run row.
+   */
+  private async auditedNewRun(
+    m: EntityManager,
+    orgId: string,
+    id: string,
+    action: 'check_run.created' | 'check_run.rerun',
+    origin: AuditOrigin | undefined,
+    at: Date,
+    data: Record<string, unknown>,
+  ): Promise<RunRow> {
+    const run = (await this.findRun(orgId, id, m))!;
+    await recordAuditEvent(m, { orgId, action, resourceType: 'check_run', resourceId: id, origin, at, data: { ...data, after: runAuditSnapshot(run) } });
+    return run;
   }
 
   async findRun(orgId: string, id: string, m: EntityManager = this.db.manager): Promise<RunRow | null> {

@@ -1,4 +1,4 @@
-import { ModelProviderError, NO_USAGE, type ChatModel } from '@kb/models';
+import { completeStep, NO_USAGE, type ChatModel } from '@kb/models';
 import { breakDownRequirement, makeQuote, readRequirement, resolveEvidence, type Judgement, type PassageInput } from '@kb/text';
 import { z } from 'zod';
 import type { CallUsage, EmbeddedJudge, RequirementJudge } from './judges';
@@ -124,22 +124,20 @@ export class ModelJudge implements RequirementJudge {
       const { judgement } = await this.embedded.judge(requirement, [], signal);
       return { judgement, calls: [] };
     }
-    let answer;
-    try {
-      answer = await this.chat.completeJson(
-        {
-          messages: [
-            { role: 'system', content: JUDGE_SYSTEM },
-            { role: 'user', content: judgePrompt(requirement, usable) },
-          ],
-          responseSchema: { name: 'compliance_verdict', schema: JUDGE_SCHEMA as unknown as Record<string, unknown> },
-          temperature: 0,
-          signal,
-        },
-        judgeAnswer,
-      );
-    } catch (err) {
-      if (!isUnusableOutput(err)) throw err;
+    const answer = await completeStep(
+      this.chat,
+      {
+        name: 'compliance_verdict',
+        system: JUDGE_SYSTEM,
+        user: judgePrompt(requirement, usable),
+        jsonSchema: JUDGE_SCHEMA,
+        temperature: 0,
+      },
+      judgeAnswer,
+      signal,
+    );
+    if ('unusable' in answer) {
+      const err = answer.unusable;
       // The model's answer stayed unreadable after the repair (e.g. a small model looping until the
       // token limit): nothing backs a verdict, so this requirement says so instead of failing the check.
       const usage = err.usage ?? NO_USAGE;
@@ -224,24 +222,21 @@ export class ModelJudge implements RequirementJudge {
   }
 
   async breakDown(requirement: string, signal?: AbortSignal): Promise<{ parts: string[]; calls: CallUsage[] }> {
-    let answer;
-    try {
-      answer = await this.chat.completeJson(
-        {
-          messages: [
-            { role: 'system', content: BREAKDOWN_SYSTEM },
-            { role: 'user', content: requirement },
-          ],
-          responseSchema: { name: 'requirement_breakdown', schema: BREAKDOWN_SCHEMA as unknown as Record<string, unknown> },
-          temperature: 0,
-          signal,
-        },
-        breakdownAnswer,
-      );
-    } catch (err) {
-      if (!isUnusableOutput(err)) throw err;
+    const answer = await completeStep(
+      this.chat,
+      {
+        name: 'requirement_breakdown',
+        system: BREAKDOWN_SYSTEM,
+        user: requirement,
+        jsonSchema: BREAKDOWN_SCHEMA,
+        temperature: 0,
+      },
+      breakdownAnswer,
+      signal,
+    );
+    if ('unusable' in answer) {
       // An unreadable breakdown: the embedded rule-based breakdown instead (the parts are still judged).
-      return { parts: breakDownRequirement(requirement), calls: [{ model: this.chat.model, usage: err.usage ?? NO_USAGE }] };
+      return { parts: breakDownRequirement(requirement), calls: [{ model: this.chat.model, usage: answer.unusable.usage ?? NO_USAGE }] };
     }
     const { value, result } = answer;
     const parts = [...new Set(value.parts.map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean))].slice(0, MAX_PARTS);
@@ -253,8 +248,4 @@ export class ModelJudge implements RequirementJudge {
 }
 
 /** A structured answer that stayed invalid after the repair (`invalid_output`), as opposed to an unreachable provider. */
-function isUnusableOutput(err: unknown): err is ModelProviderError {
-  return err instanceof ModelProviderError && err.code === 'invalid_output';
-}
-
 const round3 = (x: number) => Math.round(Math.max(0, Math.min(1, x)) * 1000) / 1000;

@@ -8,6 +8,7 @@
  * counts or deletes a chunk of another org, whatever the other arguments say.
  */
 
+import { CodedError } from '@kb/common';
 import type { IndexedChunk } from '@kb/knowledge';
 
 /** Org id of the shared safety corpus (proto `CORPUS_SAFETY`); an ordinary org id to the store. */
@@ -71,15 +72,8 @@ export enum ChunkStoreErrorCode {
  * The only error a {@link ChunkStore} throws. `message` is safe to log; it never contains chunk
  * text. The retrieval service maps `code` to its own domain error (and from there to gRPC status).
  */
-export class ChunkStoreError extends Error {
+export class ChunkStoreError extends CodedError<ChunkStoreErrorCode> {
   override readonly name = 'ChunkStoreError';
-  constructor(
-    readonly code: ChunkStoreErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { pickCamelFields } from '@kb/common';
 import { createHash } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import {
@@ -456,20 +457,8 @@ function toPayload(c: StoredChunk): ChunkPayload {
 }
 
 function fromPayload(p: ChunkPayload): StoredChunk {
-  return {
-    id: p.chunk_id,
-    orgId: p.org_id,
-    projectId: p.project_id ?? null,
-    documentId: p.document_id,
-    fileName: p.file_name,
-    chunkIndex: p.chunk_index,
-    text: p.text,
-    headingPath: p.heading_path,
-    startPage: p.start_page ?? null,
-    endPage: p.end_page ?? null,
-    pageSpans: p.page_spans,
-    wordBoxes: unpackWordBoxes(p.word_boxes),
-  };
+  const fields = ['org_id', 'project_id', 'document_id', 'file_name', 'chunk_index', 'text', 'heading_path', 'start_page', 'end_page', 'page_spans'] as const;
+  return { id: p.chunk_id, ...pickCamelFields(p, fields, null), wordBoxes: unpackWordBoxes(p.word_boxes) };
 }
 
 function toHits(points: { score: number; payload?: unknown }[]): SearchHit[] {

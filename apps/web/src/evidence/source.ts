@@ -36,29 +36,17 @@ export type Citation = Pick<
  * {@link EvidenceSource}: `handbook_id` is the document, `node_id` the chunk, `title` the file name.
  */
 export function fromCheckSource(source: CheckSource): EvidenceSource {
-  return {
-    documentId: source.handbook_id,
-    chunkId: source.node_id,
-    fileName: source.title,
-    startPage: source.start_page,
-    endPage: source.end_page,
-    location: source.location ?? null,
-    boxes: source.boxes ?? [],
-  };
+  return { documentId: source.handbook_id, chunkId: source.node_id, fileName: source.title, ...placeOf(source) };
 }
 
 /** An agent citation (`citations[]` of an answer, a chat reply or a batch result) as an {@link EvidenceSource}. */
 export function fromCitation(citation: Citation): EvidenceSource {
-  return {
-    documentId: citation.document_id,
-    chunkId: citation.chunk_id,
-    fileName: citation.file_name,
-    startPage: citation.start_page,
-    endPage: citation.end_page,
-    location: citation.location ?? null,
-    boxes: citation.boxes ?? [],
-    quote: citation.quote,
-  };
+  return { documentId: citation.document_id, chunkId: citation.chunk_id, fileName: citation.file_name, ...placeOf(citation), quote: citation.quote };
+}
+
+/** The pages and the quote's place, named alike in both API shapes (`location` absent → null, `boxes` absent → []). */
+function placeOf(s: Pick<CheckSource, 'start_page' | 'end_page' | 'location' | 'boxes'>): Pick<EvidenceSource, 'startPage' | 'endPage' | 'location' | 'boxes'> {
+  return { startPage: s.start_page, endPage: s.end_page, location: s.location ?? null, boxes: s.boxes ?? [] };
 }
 
 /** The distinct pages of `boxes`, ascending (1-based). */

@@ -1,4 +1,5 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
+import { providerErrorOf } from '../openai-errors';
 import { ModelProviderError } from '../errors';
 import type { EmbeddingModel } from './types';
 
@@ -66,7 +67,7 @@ export class OpenAiEmbeddingModel implements EmbeddingModel {
           { signal },
         );
       } catch (error) {
-        throw translateError(error);
+        throw providerErrorOf(error, 'embeddings provider');
       }
       const data = [...(response.data ?? [])].sort((a, b) => a.index - b.index);
       if (data.length !== batch.length) {
@@ -99,22 +100,4 @@ export async function verifyEmbeddingModel(model: EmbeddingModel, signal?: Abort
 
 function invalid(message: string): ModelProviderError {
   return new ModelProviderError(message, false, null, 'invalid_output');
-}
-
-/** Maps the client's errors to {@link ModelProviderError}; an abort by the caller is rethrown unchanged. */
-function translateError(error: unknown): unknown {
-  if (error instanceof APIUserAbortError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
-    return new ModelProviderError('The embeddings provider did not answer in time (after retries).', true, null, 'timeout');
-  }
-  if (error instanceof APIConnectionError) {
-    return new ModelProviderError('The embeddings provider could not be reached (after retries).', true, null, 'network');
-  }
-  if (error instanceof APIError) {
-    const status = (error.status as number | undefined) ?? null;
-    const retryable = status === null || status === 408 || status === 409 || status === 429 || status >= 500;
-    const detail = typeof error.message === 'string' ? error.message.slice(0, 300) : '';
-    return new ModelProviderError(`The embeddings provider answered with HTTP ${status ?? 'error'}: ${detail}`, retryable, status, 'http');
-  }
-  return error;
 }

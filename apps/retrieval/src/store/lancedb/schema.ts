@@ -3,6 +3,7 @@
  * the conversion between a {@link StoredChunk} and its row, the vectors table's schema, and the
  * in-place upgrades of tables written by older versions (columns added at open).
  */
+import { pickCamelFields } from '@kb/common';
 import * as lancedb from '@lancedb/lancedb';
 import { FixedSizeList, Field, Float32, Int32, Schema, Utf8 } from 'apache-arrow';
 import { ChunkStoreError, ChunkStoreErrorCode, StoredChunk, VectorSpace } from '../chunk-store';
@@ -110,11 +111,7 @@ export function toRow(c: StoredChunk): ChunkRow {
 /** The chunk a row read with {@link COLUMNS} stores. */
 export function fromRow(r: ChunkRow): StoredChunk {
   return {
-    id: r.id,
-    orgId: r.org_id,
-    projectId: r.project_id ?? null,
-    documentId: r.document_id,
-    fileName: r.file_name,
+    ...pickCamelFields(r, ['id', 'org_id', 'project_id', 'document_id', 'file_name'], null),
     chunkIndex: Number(r.chunk_index),
     text: r.text,
     headingPath: JSON.parse(r.heading_path) as string[],
