@@ -1,4 +1,5 @@
 import { api, corpusFile, createProject, newOrg, processDocuments, uploadFile, waitForRun } from './support/harness';
+import { HARD_HATS, riversideSitePlan, VISITORS } from './support/site-plan';
 
 jest.setTimeout(600_000);
 
@@ -11,13 +12,7 @@ jest.setTimeout(600_000);
  */
 const POLICY = 'markdown/datica_07-systems_access_policy.md';
 const VPN = 'VPN sessions must be disconnected after 30 minutes of inactivity.';
-const VISITORS = 'Visitors must sign in at the reception desk.';
-const HARD_HATS = 'Hard hats are required at all times in the loading zone.';
-const PLAN = `Riverside Depot Site Plan
-
-Visitors must sign in at the reception desk before entering the depot.
-Hard hats are required at all times in the loading zone.
-`;
+const PLAN = riversideSitePlan({ markdown: false, visitors: true });
 
 describe('rerun and compare check runs', () => {
   let key: string;
@@ -196,7 +191,12 @@ describe('rerun and compare check runs', () => {
     // Revision B of the site plan: the sign-in rule is gone (issue 28: "what changed in compliance between revision A and revision B").
     const revisionB = await uploadFile(
       key,
-      { bytes: Buffer.from(PLAN.replace(/^Visitors must sign in.*\n/m, '')), name: 'riverside-site-plan.txt', contentType: 'text/plain', replaces: planId },
+      {
+        bytes: Buffer.from(riversideSitePlan({ markdown: false, visitors: false })),
+        name: 'riverside-site-plan.txt',
+        contentType: 'text/plain',
+        replaces: planId,
+      },
       projectId,
     );
     await processDocuments(key, [revisionB]);

@@ -1,3 +1,4 @@
+import type { QuoteBox as Box } from '@kb/knowledge';
 import { execFileSync } from 'node:child_process';
 import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
 
@@ -12,14 +13,6 @@ jest.setTimeout(600_000);
 const POAM = 'pdf/fedramp_guide_poam_rev5.pdf';
 const SCANNED = 'pdf_scanned/ocrmypdf_linn.pdf';
 const MARKDOWN = 'markdown/datica_11-incident_response_policy.md';
-
-interface Box {
-  page: number;
-  x0: number;
-  y0: number;
-  x1: number;
-  y1: number;
-}
 
 /** Poppler's words of one page (`pdftotext -bbox-layout`): text and box in points, top-left origin. */
 function popplerWords(file: string, page: number): { text: string; box: Box }[] {

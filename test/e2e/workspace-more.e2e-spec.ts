@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { api, corpusFile, newOrg, uploadFile, waitForDocument } from './support/harness';
+import { HARD_HATS, riversideSitePlan, VISITORS } from './support/site-plan';
 import { axeViolations, describeBrowser, describeViolations, openWorkspace, screenshot, type PageProblems } from './support/browser';
 
 jest.setTimeout(600_000);
@@ -18,17 +19,8 @@ jest.setTimeout(600_000);
  * written to docs/screenshots/.
  */
 const POAM = 'pdf/fedramp_guide_poam_rev5.pdf';
-const VISITORS = 'Visitors must sign in at the reception desk.';
-const HARD_HATS = 'Hard hats are required at all times in the loading zone.';
-const PLAN_V1 = `# Riverside Depot Site Plan
-
-Hard hats are required at all times in the loading zone.
-`;
-const PLAN_V2 = `# Riverside Depot Site Plan
-
-Visitors must sign in at the reception desk before entering the depot.
-Hard hats are required at all times in the loading zone.
-`;
+const PLAN_V1 = riversideSitePlan({ markdown: true, visitors: false });
+const PLAN_V2 = riversideSitePlan({ markdown: true, visitors: true });
 
 describeBrowser('review workspace: runs from files, re-run and compare, ask', () => {
   let browser: Browser;

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { pdfPages, percentile, timed } from '../lib/measure.mjs';
 import { startStack } from '../lib/stack.mjs';
-import { newTenant, uploadDocument } from '../lib/api-client.mjs';
+import { newTenant, uploadDocument, waitForRunEnd } from '../lib/api-client.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -104,12 +104,7 @@ async function measure(env) {
     const [createMs, run] = await timed(() => call('POST', '/api/v2/check/runs', { project_id: policyOnly.id, name: 'bench', requirements }));
     const t0 = process.hrtime.bigint();
     await call('POST', `/api/v2/check/runs/${run.id}/trigger`, { skip_breakdown: true });
-    let detail;
-    for (;;) {
-      detail = await call('GET', `/api/v2/check/runs/${run.id}`);
-      if (['completed', 'failed', 'stopped'].includes(detail.status)) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const detail = await waitForRunEnd(call, run.id, 200);
     const runMs = Number(process.hrtime.bigint() - t0) / 1e6;
     if (detail.status !== 'completed') throw new Error(`run ended ${detail.status}: ${detail.error_message}`);
 

@@ -256,6 +256,19 @@ try {
     );
   };
 
+  /**
+   * What every set does after its extractor baseline (`readyBaselineMs`): embeds its chunks in one process (the
+   * `completed` baseline is the two added), sends the same files through the API, and reports the row.
+   */
+  const compareWithPipeline = async (label, files, units, unitName, baselineLabel, readyBaselineMs, what) => {
+    const texts = await chunkTexts(files);
+    step(`baseline: embedding their ${texts.length} chunks in one process`);
+    const embeddingMs = await embedMs(texts);
+    step(`pipeline: the same ${what} through the API`);
+    const pipeline = await ingest(files);
+    report(label, files, units, unitName, pipeline, readyBaselineMs, baselineLabel, embeddingMs, texts.length);
+  };
+
   // --- Text PDFs ---
   if (sets.has('text')) {
     const textPdfs = pdfsIn(values.dir ? path.resolve(values.dir) : path.join(CORPUS, 'pdf'));
@@ -263,22 +276,8 @@ try {
     const t = now();
     await pool(textPdfs, concurrency, (f) => run('pdftotext', ['-enc', 'UTF-8', f, '-'], { maxBuffer: 1 << 30 }));
     const textBaseline = now() - t;
-    const texts = await chunkTexts(textPdfs);
-    step(`baseline: embedding their ${texts.length} chunks in one process`);
-    const textEmbed = await embedMs(texts);
-    step('pipeline: the same PDFs through the API');
-    const text = await ingest(textPdfs);
-    report(
-      'text PDFs',
-      textPdfs,
-      textPdfs.reduce((s, f) => s + pdfPages(f), 0),
-      'pages',
-      text,
-      textBaseline,
-      'pdftotext',
-      textEmbed,
-      texts.length,
-    );
+    const pages = textPdfs.reduce((s, f) => s + pdfPages(f), 0);
+    await compareWithPipeline('text PDFs', textPdfs, pages, 'pages', 'pdftotext', textBaseline, 'PDFs');
   }
 
   // --- Scanned PDFs (OCR) ---
@@ -300,12 +299,7 @@ try {
     });
     const ocrBaseline = now() - t;
     rmSync(tmp, { recursive: true, force: true });
-    const texts = await chunkTexts(scanned);
-    step(`baseline: embedding their ${texts.length} chunks in one process`);
-    const ocrEmbed = await embedMs(texts);
-    step('pipeline: the same scanned PDFs through the API');
-    const ocr = await ingest(scanned);
-    report('scanned PDFs (OCR)', scanned, pages.length, 'pages', ocr, ocrBaseline, 'pdftoppm+tesseract', ocrEmbed, texts.length);
+    await compareWithPipeline('scanned PDFs (OCR)', scanned, pages.length, 'pages', 'pdftoppm+tesseract', ocrBaseline, 'scanned PDFs');
   }
 
   // --- A folder of small office and Markdown files ---
@@ -315,12 +309,7 @@ try {
     const files = await smallFiles(dir, Number(values.small));
     step(`baseline: the extractors' readers (marked, mammoth, exceljs) on ${files.length} small files`);
     const smallBaseline = await smallBaselineMs(files);
-    const texts = await chunkTexts(files);
-    step(`baseline: embedding their ${texts.length} chunks in one process`);
-    const smallEmbed = await embedMs(texts);
-    step('pipeline: the same files through the API');
-    const small = await ingest(files);
-    report('small office and Markdown files', files, files.length, 'files', small, smallBaseline, 'marked+mammoth+exceljs', smallEmbed, texts.length);
+    await compareWithPipeline('small office and Markdown files', files, files.length, 'files', 'marked+mammoth+exceljs', smallBaseline, 'files');
   }
   result.peak_rss_mb = { ingestion: peakRssMb(stack.services.get('ingestion').pid), retrieval: peakRssMb(stack.services.get('retrieval').pid) };
 

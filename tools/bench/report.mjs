@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
-import { newTenant, processDocuments, uploadDocument } from '../lib/api-client.mjs';
+import { newTenant, processDocuments, uploadDocument, waitForRunEnd } from '../lib/api-client.mjs';
 import { startStack } from '../lib/stack.mjs';
 
 const { values } = parseArgs({ options: { requirements: { type: 'string', default: '1000' }, repeats: { type: 'string', default: '3' } } });
@@ -64,12 +64,7 @@ try {
   const run = await call('POST', '/api/v2/check/runs', { project_id: project.id, name: 'bench report', requirements });
   const t0 = Date.now();
   await call('POST', `/api/v2/check/runs/${run.id}/trigger`, { skip_breakdown: true });
-  let detail;
-  for (;;) {
-    detail = await call('GET', `/api/v2/check/runs/${run.id}`);
-    if (['completed', 'failed', 'stopped'].includes(detail.status)) break;
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  const detail = await waitForRunEnd(call, run.id);
   if (detail.status !== 'completed') throw new Error(`run ended ${detail.status}: ${detail.error_message}`);
   const checkMs = Date.now() - t0;
   await call('PUT', `/api/v2/check/runs/${run.id}/requirements/${detail.requirements[0].id}/review`, {

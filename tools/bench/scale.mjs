@@ -36,7 +36,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureSystemPackages, ROOT, step } from '../lib/bootstrap.mjs';
 import { startStack } from '../lib/stack.mjs';
-import { apiCaller, newTenant, processDocuments, uploadDocument } from '../lib/api-client.mjs';
+import { apiCaller, newTenant, pollUntil, processDocuments, uploadDocument, waitForRunEnd } from '../lib/api-client.mjs';
 import { CHUNKS_PER_DOCUMENT, singleOrgDocumentId, singleOrgStoreDir } from '../lib/bench-store.mjs';
 
 const { values } = parseArgs({
@@ -194,14 +194,6 @@ async function waitIdle(pid, maxS = 240) {
 }
 
 // ---- one org's run and batch ----
-async function poll(call, p, done, ms = 1000) {
-  for (;;) {
-    const d = await call('GET', p);
-    if (done(d)) return d;
-    await new Promise((r) => setTimeout(r, ms));
-  }
-}
-
 /** The check run and the batch on one org, one after the other; wall times, rates, counters per item. */
 async function measureOrg(stack, call, label) {
   const project = await call('POST', '/api/v2/projects', { name: `bench scale ${label}` });
@@ -211,7 +203,7 @@ async function measureOrg(stack, call, label) {
   const loadBeforeRun = load();
   let t0 = performance.now();
   await call('POST', `/api/v2/check/runs/${run.id}/trigger`, { skip_breakdown: true });
-  const detail = await poll(call, `/api/v2/check/runs/${run.id}`, (d) => ['completed', 'failed', 'stopped'].includes(d.status));
+  const detail = await waitForRunEnd(call, run.id, 1000);
   const runMs = performance.now() - t0;
   let after = await scrape(stack);
   const runCounters = perItem(before, after, requirements.length);
@@ -234,7 +226,7 @@ async function measureOrg(stack, call, label) {
   const loadBeforeBatch = load();
   t0 = performance.now();
   const batch = await call('POST', '/api/v2/agent/batches', { name: `bench scale ${label}`, questions });
-  const result = await poll(call, `/api/v2/agent/batches/${batch.id}`, (d) => ['completed', 'failed'].includes(d.status), 2000);
+  const result = await pollUntil(call, `/api/v2/agent/batches/${batch.id}`, (d) => ['completed', 'failed'].includes(d.status), 2000);
   const batchMs = performance.now() - t0;
   after = await scrape(stack);
   const batchCounters = perItem(before, after, questions.length);

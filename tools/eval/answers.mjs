@@ -73,6 +73,8 @@ const stack = await startStack({ dataDir, natsServer, quiet: true, env: stackEnv
 let exitCode = 0;
 
 const rate = (n, d) => (d === 0 ? null : Math.round((1000 * n) / d) / 10);
+/** Percentage (one decimal) of `items` for which `pred` holds; null for none. */
+const pctOf = (items, pred) => rate(items.filter(pred).length, items.length);
 const round3 = (x) => (x == null ? null : Math.round(x * 1000) / 1000);
 
 /**
@@ -95,13 +97,13 @@ function confidenceReport(rows) {
       bin: `${(b / 10).toFixed(1)}-${((b + 1) / 10).toFixed(1)}`,
       n: inBin.length,
       mean_confidence: round3(inBin.reduce((s, r) => s + r.confidence, 0) / inBin.length),
-      right_pct: rate(inBin.filter((r) => r.right).length, inBin.length),
+      right_pct: pctOf(inBin, (r) => r.right),
     });
   }
   return {
     reported: true,
     confident_n: confident.length,
-    confident_precision_pct: rate(confident.filter((r) => r.right).length, confident.length),
+    confident_precision_pct: pctOf(confident, (r) => r.right),
     confident_coverage_pct: rate(confident.length, scored.length),
     confident_coverage_of_answerable_pct: rate(confident.filter((r) => r.answerable).length, scored.filter((r) => r.answerable).length),
     answers_with_citations: answered.length,
@@ -183,10 +185,10 @@ try {
       questions: rows.length,
       answerable: answerable.length,
       unanswerable: unanswerable.length,
-      gold_in_first_citation_pct: rate(answerable.filter((r) => r.goldFirst).length, answerable.length),
-      gold_in_any_citation_pct: rate(answerable.filter((r) => r.goldAnyCitation).length, answerable.length),
-      wrongly_abstained_pct: rate(answerable.filter((r) => r.abstained).length, answerable.length),
-      abstained_on_unanswerable_pct: rate(unanswerable.filter((r) => r.abstained).length, unanswerable.length),
+      gold_in_first_citation_pct: pctOf(answerable, (r) => r.goldFirst),
+      gold_in_any_citation_pct: pctOf(answerable, (r) => r.goldAnyCitation),
+      wrongly_abstained_pct: pctOf(answerable, (r) => r.abstained),
+      abstained_on_unanswerable_pct: pctOf(unanswerable, (r) => r.abstained),
       targets: { gold_in_first_citation_pct: 75, abstained_on_unanswerable_pct: 50 },
       confidence: confidenceReport(rows),
       query_ms_p50: Math.round(ms[Math.floor(ms.length / 2)]),
@@ -266,14 +268,14 @@ try {
       embeddings,
       questions: rows.length,
       answerable: answerable.length,
-      gold_cited_pct: rate(answerable.filter((r) => r.goldCited).length, answerable.length),
-      gold_in_first_citation_pct: rate(answerable.filter((r) => r.right).length, answerable.length),
-      gold_document_first_pct: rate(answerable.filter((r) => r.goldDocFirst).length, answerable.length),
-      abstained_on_unanswerable_pct: rate(unanswerable.filter((r) => r.abstained).length, unanswerable.length),
-      wrongly_abstained_pct: rate(answerable.filter((r) => r.abstained).length, answerable.length),
+      gold_cited_pct: pctOf(answerable, (r) => r.goldCited),
+      gold_in_first_citation_pct: pctOf(answerable, (r) => r.right),
+      gold_document_first_pct: pctOf(answerable, (r) => r.goldDocFirst),
+      abstained_on_unanswerable_pct: pctOf(unanswerable, (r) => r.abstained),
+      wrongly_abstained_pct: pctOf(answerable, (r) => r.abstained),
       citations: allQuotes.length,
-      quotes_verbatim_pct: rate(allQuotes.filter((x) => x.verbatim).length, allQuotes.length),
-      markers_match_citations_pct: rate(rows.filter((r) => r.markersMatch).length, rows.length),
+      quotes_verbatim_pct: pctOf(allQuotes, (x) => x.verbatim),
+      markers_match_citations_pct: pctOf(rows, (r) => r.markersMatch),
       confidence: confidenceReport(rows),
       query_ms_p50: Math.round(ms[Math.floor(ms.length / 2)]),
       query_ms_max: Math.round(ms[ms.length - 1]),

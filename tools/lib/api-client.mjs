@@ -93,3 +93,28 @@ export async function processDocuments(call, ids, intervalMs = 250) {
   }
   return docs;
 }
+
+/**
+ * Polls `GET urlPath` every `intervalMs` until `done(body)` holds; returns that body.
+ * @param {(method: string, path: string, body?: unknown) => Promise<any>} call an {@link apiCaller}
+ * @param {string} urlPath e.g. `/api/v2/check/runs/{id}`
+ * @param {(body: any) => boolean} done
+ * @param {number} [intervalMs]
+ */
+export async function pollUntil(call, urlPath, done, intervalMs = 500) {
+  for (;;) {
+    const body = await call('GET', urlPath);
+    if (done(body)) return body;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/**
+ * Waits until check run `id` has ended (`completed`, `failed` or `stopped`); returns its detail (with requirements).
+ * @param {(method: string, path: string, body?: unknown) => Promise<any>} call an {@link apiCaller}
+ * @param {string} id
+ * @param {number} [intervalMs]
+ */
+export function waitForRunEnd(call, id, intervalMs = 500) {
+  return pollUntil(call, `/api/v2/check/runs/${id}`, (d) => ['completed', 'failed', 'stopped'].includes(d.status), intervalMs);
+}

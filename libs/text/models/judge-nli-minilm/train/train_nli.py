@@ -208,13 +208,16 @@ def policy_pairs(file, keep=None):
     return out
 
 
-def written_pairs(file):
+def written_pairs(file, premise="premise", labels=("entails", "contradicts", "neutral")):
+    """Pairs of a written-cases file (nli-cases.json; train_rsm.py reads requirement-cases.json through it):
+    each case's `premise` text against every statement listed under its label keys, in the order of
+    `labels` (class 0, 1, 2) → [(premise, statement, class, "written")]."""
     data = json.load(open(file))
     pairs = []
     for case in data["cases"]:
-        for key, label in (("entails", 0), ("contradicts", 1), ("neutral", 2)):
+        for label, key in enumerate(labels):
             for hyp in case.get(key, []):
-                pairs.append((case["premise"], hyp, label, "written"))
+                pairs.append((case[premise], hyp, label, "written"))
     return pairs
 
 
@@ -481,10 +484,19 @@ def main():
     print(f"wrote {out} (onnx/model_quantized.onnx {os.path.getsize(q8) / 1e6:.1f} MB)")
 
 
+MODEL_FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "onnx/model_quantized.onnx"]
+
+
+def write_model_readme(out, body):
+    """Writes `out`/README.md: `body` (the model's own sections, Markdown ending in a blank line), then a
+    `## sha256` table of every file of the model folder (MODEL_FILES). Shared with train_rsm.py."""
+    rows = "\n".join(f"| `{f}` | `{sha256(os.path.join(out, f))}` |" for f in MODEL_FILES)
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write(f"{body}## sha256\n| file | sha256 |\n|---|---|\n{rows}\n")
+
+
 def write_readme(out, meta):
     """README.md of the model folder: what it is, provenance, sha256 of every file, held-out figures."""
-    files = ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "onnx/model_quantized.onnx"]
-    rows = "\n".join(f"| `{f}` | `{sha256(os.path.join(out, f))}` |" for f in files)
     held = "\n".join(
         f"| {name} | {m['n']} | {m['accuracy']} | {m['f1']['entailment']} / {m['f1']['contradiction']} / {m['f1']['neutral']} | {m['macro_f1']} |"
         for name, m in meta["heldout_int8"].items()
@@ -515,13 +527,8 @@ Reproduce: `npm run train:nli` (libs/text/models/judge-nli-minilm/train/; writes
 |---|---|---|---|---|
 {held}
 
-## sha256
-| file | sha256 |
-|---|---|
-{rows}
 """
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(text)
+    write_model_readme(out, text)
 
 
 if __name__ == "__main__":

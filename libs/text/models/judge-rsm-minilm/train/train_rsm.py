@@ -225,14 +225,9 @@ def construction_pool(policy_file, requirement_cases_file):
 
 
 def written_requirement_pairs(file):
-    """requirement-cases.json: {evidence, satisfies: [requirements], contradicts: [...], unrelated: [...]}."""
-    data = json.load(open(file))
-    pairs = []
-    for case in data["cases"]:
-        for key, label in (("satisfies", 0), ("contradicts", 1), ("unrelated", 2)):
-            for req in case.get(key, []):
-                pairs.append((case["evidence"], req, label, "written", 1.0))
-    return pairs
+    """requirement-cases.json: {evidence, satisfies: [requirements], contradicts: [...], unrelated: [...]}, weight 1."""
+    pairs = train_nli.written_pairs(file, premise="evidence", labels=("satisfies", "contradicts", "unrelated"))
+    return [(*pair, 1.0) for pair in pairs]
 
 
 # ---------------------------------------------------------------- held-out figures on the control frameworks
@@ -437,8 +432,6 @@ def main():
 
 def write_readme(out, meta):
     """README.md of the model folder: what it is, provenance, sha256 of every file, held-out figures."""
-    files = ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "onnx/model_quantized.onnx"]
-    rows = "\n".join(f"| `{f}` | `{train_nli.sha256(os.path.join(out, f))}` |" for f in files)
     h = meta["heldout_fp32"]
     controls = "\n".join(
         f"| {name.replace('controls_', '')} | {m['requirements']} | {m['first_stage_first_mapped']} | {m['first_mapped']} | {m['auc_vs_unrelated']} |"
@@ -490,13 +483,8 @@ Entailment pairs of the held-out split (labels read as satisfies / contradicts /
 |---|---|---|---|---|
 {pairs}
 
-## sha256
-| file | sha256 |
-|---|---|
-{rows}
 """
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(text)
+    train_nli.write_model_readme(out, text)
 
 
 if __name__ == "__main__":
