@@ -247,5 +247,4 @@ export class ModelJudge implements RequirementJudge {
   }
 }
 
-/** A structured answer that stayed invalid after the repair (`invalid_output`), as opposed to an unreachable provider. */
 const round3 = (x: number) => Math.round(Math.max(0, Math.min(1, x)) * 1000) / 1000;
