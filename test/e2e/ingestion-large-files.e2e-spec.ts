@@ -52,8 +52,17 @@ describe('ingestion: large and hostile Office files through the stack', () => {
     expect(done.chunk_count).toBeGreaterThan(100);
 
     const log = serviceLog('ingestion', logFrom);
-    // One delivery did all the work: no redelivery, and the loop never stalled past half the ack wait.
-    expect(log.filter((l) => l.msg === 'processing document' && l.document_id === bigId).map((l) => l.attempt ?? 1)).toEqual([1]);
+    // No redelivery after the ack wait, and the loop never stalled past half of it. A delivery after the first is
+    // allowed only when the one before it failed and asked for a retry ("event handler failed; will retry" for
+    // that stream and delivery sequence: a backing service's UNAVAILABLE on the loaded CI machine); one that
+    // follows no such failure is JetStream handing the document on because the worker went quiet (issue 15).
+    const deliveries = log.filter((l) => l.msg === 'processing document' && l.document_id === bigId);
+    const retried = log.filter((l) => l.msg === 'event handler failed; will retry');
+    const askedForRetry = new Set(retried.map((l) => `${String(l.stream_seq)}:${String(l.delivery_seq)}`));
+    expect(deliveries[0]?.attempt ?? 1).toBe(1);
+    const afterAckWait = deliveries.slice(1).filter((_, i) => !askedForRetry.has(`${String(deliveries[i].stream_seq)}:${String(deliveries[i].delivery_seq)}`));
+    expect(afterAckWait.map((l) => l.attempt)).toEqual([]);
+    if (deliveries.length > 1) console.log(`manual.docx retried after: ${retried.map((l) => JSON.stringify(l.err)).join('; ')}`);
     expect(log.filter((l) => l.msg.startsWith('heartbeat late'))).toEqual([]);
     // The worker survived both: the same process answers the next document.
     const small = await uploadFile(key, { bytes: Buffer.from('Scaffold inspections happen before every shift.'), name: 'note.txt' });
