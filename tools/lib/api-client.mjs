@@ -81,15 +81,9 @@ export async function processDocuments(call, ids, intervalMs = 250) {
   for (let i = 0; i < ids.length; i += 100) await call('POST', '/api/v2/documents/process', { document_ids: ids.slice(i, i + 100) });
   const docs = [];
   for (const id of ids) {
-    for (;;) {
-      const d = await call('GET', `/api/v2/documents/${id}`);
-      if (d.status === 'completed') {
-        docs.push(d);
-        break;
-      }
-      if (d.status === 'failed') throw new Error(`${d.file_name} failed: ${d.error_message}`);
-      await new Promise((r) => setTimeout(r, intervalMs));
-    }
+    const d = await pollUntil(call, `/api/v2/documents/${id}`, (x) => x.status === 'completed' || x.status === 'failed', intervalMs);
+    if (d.status === 'failed') throw new Error(`${d.file_name} failed: ${d.error_message}`);
+    docs.push(d);
   }
   return docs;
 }
