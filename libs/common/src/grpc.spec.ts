@@ -1,4 +1,5 @@
 import { documentsV1 } from '@kb/proto';
+import { ChildProcess, spawn } from 'node:child_process';
 import { ErrorCode } from './errors';
 import { AsyncClient, CallContext, createAsyncClient, startGrpcServer, UnaryHandlers } from './grpc';
 import { createLogger, runWithContext } from './logger';
@@ -58,4 +59,55 @@ describe('gRPC call context', () => {
     await expect(client.getProject({ id: 'p1' }, { orgId: '' })).rejects.toMatchObject({ code: ErrorCode.UNAUTHORIZED });
     expect(seen.length).toBe(before);
   });
+});
+
+/**
+ * A server whose event loop is busy answers keepalive pings late. grpc-js's default keepalive timeout
+ * (20 s) then dropped the connection and ended every call on it UNAVAILABLE (the ingestion worker's
+ * EmbedDocument in CI); the platform's clients wait 60 s for the answer.
+ */
+describe('gRPC client keepalive', () => {
+  const BLOCKED_MS = 22_000;
+  let server: ChildProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    // The server runs in its own process: its event loop is blocked (Atomics.wait, no CPU burnt) for
+    // 22 s after a call arrives, then it answers with an empty (all-default) message.
+    const script = `
+      const grpc = require('@grpc/grpc-js');
+      const server = new grpc.Server();
+      const id = (b) => b;
+      server.addService({ getProject: { path: ${JSON.stringify(documentsV1.DocumentsServiceService.getProject.path)}, requestStream: false, responseStream: false,
+        requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id } }, {
+        getProject: (call, callback) => setTimeout(() => {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${BLOCKED_MS});
+          callback(null, Buffer.alloc(0));
+        }, 100),
+      });
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => console.log(err ? 'error ' + err.message : 'port ' + port));
+    `;
+    server = spawn(process.execPath, ['-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+    port = await new Promise<number>((resolve, reject) => {
+      server.stdout?.once('data', (d: Buffer) => {
+        const m = /port (\d+)/.exec(d.toString());
+        if (m) resolve(Number(m[1]));
+        else reject(new Error(d.toString()));
+      });
+    });
+  });
+  afterAll(() => server?.kill());
+
+  it('keeps a call open while the server does not answer pings for 22 s', async () => {
+    // Pings every second (instead of 30 s) so that several fall inside the blocked stretch.
+    const client = createAsyncClient(documentsV1.DocumentsServiceService, `127.0.0.1:${port}`, { 'grpc.keepalive_time_ms': 1000 });
+    try {
+      const started = Date.now();
+      const project = await client.getProject({ id: 'p1' }, { orgId: 'org-a', timeoutMs: 40_000 });
+      expect(project.id).toBe('');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(BLOCKED_MS);
+    } finally {
+      client.close();
+    }
+  }, 45_000);
 });

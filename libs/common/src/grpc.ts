@@ -205,18 +205,32 @@ export type AsyncClient<D extends AnyDefinition> = {
 } & { close(): void; waitForReady(timeoutMs: number): Promise<void> };
 
 /**
+ * Channel options of every client of the platform's services (unary and streaming):
+ * - 64 MiB messages (a document's chunks);
+ * - a keepalive ping every 30 s while calls are open, so a peer that vanished (a killed pod, a cut
+ *   connection) is noticed; its answer may take 60 s. grpc-js drops the connection, and every call
+ *   on it ends UNAVAILABLE, when a ping goes unanswered for `grpc.keepalive_timeout_ms` (default
+ *   20 s), and a server answers pings on its event loop: a retrieval service busy for 20 s on a
+ *   loaded 2-core machine (embedding a 2,000-chunk document while a check run searches) lost the
+ *   ingestion worker's EmbedDocument call that way in CI. Each call still has its own deadline.
+ * - round-robin over every address the name resolves to (a headless Kubernetes Service lists each
+ *   replica); pick_first would pin one replica per client.
+ */
+export const GRPC_CLIENT_CHANNEL_OPTIONS: Readonly<grpc.ChannelOptions> = {
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 60_000,
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+};
+
+/**
  * Creates a promise-based client for a ts-proto service definition. Every call takes the caller's
  * context explicitly (a {@link CallContext} fits {@link OutgoingCallOptions}) and carries its org id
  * and request id in metadata, has a deadline, and rejects with an AppError (see `fromGrpcError`).
+ * @param channelOptions merged over {@link GRPC_CLIENT_CHANNEL_OPTIONS}.
  */
-export function createAsyncClient<D extends AnyDefinition>(definition: D, address: string): AsyncClient<D> {
-  const client = new grpc.Client(address, grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': 64 * 1024 * 1024,
-    'grpc.keepalive_time_ms': 30_000,
-    // Spread calls over every address the name resolves to (a headless Kubernetes Service lists
-    // each replica); pick_first would pin one replica per client.
-    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
-  });
+export function createAsyncClient<D extends AnyDefinition>(definition: D, address: string, channelOptions: grpc.ChannelOptions = {}): AsyncClient<D> {
+  const client = new grpc.Client(address, grpc.credentials.createInsecure(), { ...GRPC_CLIENT_CHANNEL_OPTIONS, ...channelOptions });
   const api: Record<string, unknown> = {
     close: () => client.close(),
     waitForReady: (timeoutMs: number) =>

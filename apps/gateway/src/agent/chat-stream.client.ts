@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { CallContext, fromGrpcError, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY } from '@kb/common';
+import { CallContext, fromGrpcError, GRPC_CLIENT_CHANNEL_OPTIONS, ORG_ID_METADATA_KEY, REQUEST_ID_METADATA_KEY } from '@kb/common';
 import { agentV1 } from '@kb/proto';
 
 /** Token of the streaming chat client in the gateway's DI container. */
@@ -20,10 +20,7 @@ export class AgentStreamClient {
   private readonly client: grpc.Client;
 
   constructor(address: string) {
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), {
-      'grpc.keepalive_time_ms': 30_000,
-      'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
-    });
+    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), GRPC_CLIENT_CHANNEL_OPTIONS);
   }
 
   /**
