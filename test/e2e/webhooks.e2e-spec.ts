@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
+import { batchEvents } from '../../apps/agent/src/batches/batch-events';
 import { BatchesRepository } from '../../apps/agent/src/batches/batches.repository';
+import { runEvents } from '../../apps/check/src/runs/run-events';
 import { RunsRepository } from '../../apps/check/src/runs/runs.repository';
 import { api, corpusFile, newOrg, uploadFile, waitForDocument, waitForRun } from './support/harness';
 import { ReceivedWebhook, startReceiver } from './support/webhook-receiver';
@@ -142,9 +144,9 @@ describe('webhooks', () => {
     const checkDb = await schemaDb('check');
     try {
       const [{ generation }] = await checkDb.query('SELECT generation FROM check_runs WHERE id = $1', [failedRun.id]);
-      expect(await new RunsRepository(checkDb).fail(org.orgId, failedRun.id, generation, 'The configured model provider is unreachable after retries.')).toBe(
-        true,
-      );
+      expect(
+        await new RunsRepository(checkDb, runEvents).fail(org.orgId, failedRun.id, generation, 'The configured model provider is unreachable after retries.'),
+      ).toBe(true);
     } finally {
       await checkDb.destroy();
     }
@@ -154,7 +156,7 @@ describe('webhooks', () => {
     const failedBatch = (await a.post('/api/v2/agent/batches').send({ questions: Array.from({ length: 30 }, (_, i) => `Question ${i}?`) })).body.data;
     const agentDb = await schemaDb('agent');
     try {
-      expect(await new BatchesRepository(agentDb).markFailed(failedBatch.id)).toBe(true);
+      expect(await new BatchesRepository(agentDb, batchEvents).markFailed(failedBatch.id)).toBe(true);
     } finally {
       await agentDb.destroy();
     }

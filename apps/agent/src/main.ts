@@ -15,6 +15,7 @@ import { chatModelFromConfig, embeddingsEnv, openEmbeddingModel } from '@kb/mode
 import { agentV1, documentsV1, retrievalV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
 import { AnswerService } from './answering/answer.service';
+import { batchEvents } from './batches/batch-events';
 import { BatchesRepository } from './batches/batches.repository';
 import { BatchesService } from './batches/batches.service';
 import { openAgentDatabase } from './database/database';
@@ -65,7 +66,7 @@ bootService({ name: 'agent', metricsPort: 9465, grpcPort: 50055, env: agentEnv }
     },
   });
   const batches = new BatchesService({
-    repository: new BatchesRepository(db),
+    repository: new BatchesRepository(db, batchEvents),
     answers,
     logger,
     publish: (event, msgId) => publishEvent(nc, AgentSubjects.batchQuestion, event, msgId),

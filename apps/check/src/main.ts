@@ -16,6 +16,7 @@ import { checkV1, documentsV1, retrievalV1 } from '@kb/proto';
 import { openCheckDatabase } from './database/database';
 import { runsGrpcHandlers, verifyGrpcHandlers } from './grpc/check.grpc-controller';
 import { RunWorker } from './runs/run-worker';
+import { runEvents } from './runs/run-events';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
 import { Assessor, knowledgeSearch } from './verification/assessor';
@@ -73,7 +74,7 @@ bootService({ name: 'check', metricsPort: 9464, grpcPort: 50054, env: checkEnv }
     recordModelTokens(event.model, event); // [telemetry]
     await publishEvent(nc, UsageSubjects.tokensRecorded, event, event.id);
   }, logger);
-  const repository = new RunsRepository(db);
+  const repository = new RunsRepository(db, runEvents);
   const verifier = new VerifyService({ documents, assessor, usage });
   const runs = new RunsService({
     repository,

@@ -13,6 +13,7 @@ import { chunkFromProto } from '@kb/knowledge';
 import { documentsV1, retrievalV1 } from '@kb/proto';
 import { createObjectStorage } from '@kb/storage';
 import { openDocumentsDatabase } from './database/database';
+import { documentEvents } from './documents/document-events';
 import { DocumentsRepository } from './documents/documents.repository';
 import { DocumentsService } from './documents/documents.service';
 import { ProcessingOutcomes } from './documents/processing-outcomes';
@@ -57,7 +58,7 @@ bootService({ name: 'documents', metricsPort: 9461, grpcPort: 50051, env: docume
       }
     },
   };
-  const repository = new DocumentsRepository(db);
+  const repository = new DocumentsRepository(db, documentEvents);
   const projects = new ProjectsService(new ProjectsRepository(db));
   const documents = new DocumentsService({
     repository,

@@ -1,37 +1,13 @@
 import { OutboxEventInput } from '@kb/common';
-import { batchQuestionStatus, batchStatus, presentBatch, WebhookEventType } from '@kb/events';
-import { agentV1 } from '@kb/proto';
-import type { BatchRow, QuestionRow } from './batch-rows';
-
-/** A batch row (and its questions, in order) as its gRPC message. */
-export function toBatch(r: BatchRow, questions: QuestionRow[]): agentV1.Batch {
-  return {
-    id: r.id,
-    name: r.name ?? undefined,
-    orgId: r.org_id,
-    projectId: r.project_id ?? undefined,
-    chatType: r.chat_type ?? undefined,
-    status: batchStatus.toProto(r.status),
-    totalQuestions: r.total_questions,
-    processedQuestions: r.processed_questions,
-    failedQuestions: r.failed_questions,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-    results: questions.map((q) => ({
-      index: q.idx,
-      question: q.question,
-      status: batchQuestionStatus.toProto(q.status),
-      answer: q.answer ?? undefined,
-      citations: q.citations ?? [],
-      error: q.error ?? undefined,
-      agent: q.agent ?? undefined,
-      confidence: q.confidence ?? undefined,
-    })),
-  };
-}
+import { presentBatch } from '@kb/events';
+import { toBatch } from '../grpc/agent.mappers';
+import type { BatchEventBuilders, BatchEventType, BatchRow } from './batch-rows';
 
 /** The webhook event of a batch's state change, `data` being the batch as GET shows it (without results). */
-export function batchEvent(type: Extract<WebhookEventType, `batch.${string}`>, r: BatchRow): OutboxEventInput {
+export function batchEvent(type: BatchEventType, r: BatchRow): OutboxEventInput {
   const at = new Date(r.updated_at);
   return { type, orgId: r.org_id, resourceKey: `batch:${r.id}`, data: presentBatch(toBatch(r, [])), at };
 }
+
+/** The agent service's webhook events, handed to the BatchesRepository that writes them (main.ts). */
+export const batchEvents: BatchEventBuilders = { batch: batchEvent };

@@ -3,7 +3,8 @@
  * events built from them and the use cases; kept apart from the repository so that those never import it for a
  * type (issue 32: no import circles).
  */
-import type { BatchQuestionStatus, BatchStatus } from '@kb/events';
+import type { OutboxEventInput } from '@kb/common';
+import type { BatchQuestionStatus, BatchStatus, WebhookEventType } from '@kb/events';
 import type { agentV1 } from '@kb/proto';
 
 /** A row of `batches`. Timestamps are Date; counters are integers. */
@@ -32,4 +33,17 @@ export interface QuestionRow {
   agent: string | null;
   error: string | null;
   confidence: number | null;
+}
+
+/** The webhook events of a batch's state changes (`batch.completed`, `batch.failed`). */
+export type BatchEventType = Extract<WebhookEventType, `batch.${string}`>;
+
+/**
+ * Builds the webhook events the BatchesRepository writes to the outbox in the transaction of each
+ * state change. The agent service supplies them (`batchEvents`, batch-events.ts), since the event's
+ * `data` is the batch's public JSON; the repository decides when one is due and writes it.
+ */
+export interface BatchEventBuilders {
+  /** The event of a batch's state change, `data` the batch as GET shows it (without results). */
+  batch(type: BatchEventType, batch: BatchRow): OutboxEventInput;
 }

@@ -3,8 +3,7 @@ import type { BatchStatus } from '@kb/events';
 import type { agentV1 } from '@kb/proto';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { batchEvent } from './batch-events';
-import type { BatchRow, QuestionRow } from './batch-rows';
+import type { BatchEventBuilders, BatchRow, QuestionRow } from './batch-rows';
 
 /** The error of each question left unanswered when its batch fails as a whole (BatchesRepository.markFailed). */
 export const BATCH_FAILED_QUESTION_ERROR = 'The batch could not be queued, so this question was not answered.';
@@ -30,7 +29,11 @@ export interface QuestionOutcome {
  * in the same transaction.
  */
 export class BatchesRepository {
-  constructor(private readonly db: DataSource) {}
+  /** @param events the agent service's builders of the webhook events written with each state change. */
+  constructor(
+    private readonly db: DataSource,
+    private readonly events: BatchEventBuilders,
+  ) {}
 
   /**
    * Inserts a pending batch and its questions (`idx` 0… in the given order) and its `batch.created`
@@ -174,7 +177,7 @@ export class BatchesRepository {
         ),
       );
       // The last question finished (exactly once, under the question row's compare-and-set above).
-      if (batch?.status === 'completed') await enqueueWebhookEvent(m, batchEvent('batch.completed', batch));
+      if (batch?.status === 'completed') await enqueueWebhookEvent(m, this.events.batch('batch.completed', batch));
     });
   }
 
@@ -206,7 +209,7 @@ export class BatchesRepository {
         ),
       );
       if (!failed) return false;
-      await enqueueWebhookEvent(m, batchEvent('batch.failed', failed));
+      await enqueueWebhookEvent(m, this.events.batch('batch.failed', failed));
       return true;
     });
   }

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { createTestDatabase } from '../../../../test/medium/database';
 import type { AnswerService } from '../answering/answer.service';
 import { openAgentDatabase } from '../database/database';
+import { batchEvents } from './batch-events';
 import { BATCH_FAILED_QUESTION_ERROR, BatchesRepository } from './batches.repository';
 import { BatchesService, type NewBatch } from './batches.service';
 
@@ -59,7 +60,7 @@ describe('BatchesService on PostgreSQL', () => {
     published = [];
     queueDown = false;
     batches = new BatchesService({
-      repository: new BatchesRepository(db),
+      repository: new BatchesRepository(db, batchEvents),
       answers,
       logger,
       publish: async (event) => {
@@ -134,7 +135,7 @@ describe('BatchesService on PostgreSQL', () => {
     queueDown = false;
     let early: Promise<void> | undefined;
     const slow = new BatchesService({
-      repository: new BatchesRepository(db),
+      repository: new BatchesRepository(db, batchEvents),
       answers,
       logger,
       publish: async (event) => {
@@ -152,7 +153,7 @@ describe('BatchesService on PostgreSQL', () => {
   it('keeps a failed batch failed: its unanswered questions fail with it and work items queued before the failure answer nothing', async () => {
     const batch = await create(ORG, ['q1', 'q2', 'q3']);
     await batches.processQuestion(published[0], { isLastAttempt: false });
-    const repository = new BatchesRepository(db);
+    const repository = new BatchesRepository(db, batchEvents);
     expect(await repository.markFailed(batch.id)).toBe(true);
     const calls = answers.calls;
     for (const item of published) await batches.processQuestion(item, { isLastAttempt: true });

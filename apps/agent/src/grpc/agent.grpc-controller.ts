@@ -19,7 +19,7 @@ import { batchStatus } from '@kb/events';
 import { randomUUID } from 'node:crypto';
 import { AnswerRequest, AnswerService } from '../answering/answer.service';
 import type { ConversationMessage } from '../answering/rewrite';
-import { toBatch } from '../batches/batch-events';
+import { toBatch } from './agent.mappers';
 import { BatchesService } from '../batches/batches.service';
 
 /** The unary methods of the agent service (ChatStream is registered separately, see {@link chatStreamHandler}). */

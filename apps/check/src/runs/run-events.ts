@@ -1,14 +1,10 @@
 import { OutboxEventInput } from '@kb/common';
-import { presentRequirement, presentRun, WebhookEventType } from '@kb/events';
+import { presentRequirement, presentRun } from '@kb/events';
 import { toProtoRequirement, toProtoRun } from '../grpc/check.mappers';
-import type { RequirementRow, RunRow, SubRequirementRow } from './run-rows';
+import type { RequirementRow, RunEventBuilders, RunEventType, RunRow, SubRequirementRow } from './run-rows';
 
 /** The webhook event of a run's state change, `data` being the run as GET shows it (without requirements). */
-export function runEvent(
-  type: Exclude<Extract<WebhookEventType, `check_run.${string}`>, 'check_run.requirement_reviewed'>,
-  r: RunRow,
-  at: Date,
-): OutboxEventInput {
+export function runEvent(type: RunEventType, r: RunRow, at: Date): OutboxEventInput {
   return { type, orgId: r.org_id, resourceKey: `check_run:${r.id}`, data: presentRun(toProtoRun(r)), at };
 }
 
@@ -26,3 +22,6 @@ export function requirementEvent(requirement: RequirementRow, subs: SubRequireme
     at,
   };
 }
+
+/** The check service's webhook events, handed to the RunsRepository that writes them (main.ts). */
+export const runEvents: RunEventBuilders = { run: runEvent, requirement: requirementEvent };

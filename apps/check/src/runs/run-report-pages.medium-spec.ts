@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
+import { runEvents } from './run-events';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
 import { subResult } from './fixtures';
 
@@ -20,7 +21,7 @@ describe('RunsRepository report pages on PostgreSQL', () => {
   const db = useTestDatabase('report_pages', openCheckDatabase);
   let runs: RunsRepository;
   beforeAll(() => {
-    runs = new RunsRepository(db());
+    runs = new RunsRepository(db(), runEvents);
   });
 
   it('pages through a run in order_index order; each page carries only its requirements’ sub-requirements; another org reads nothing', async () => {

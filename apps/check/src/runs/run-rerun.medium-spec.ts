@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
 import { compareRequirements } from './run-compare';
+import { runEvents } from './run-events';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
 import { subResult } from './fixtures';
 
@@ -22,7 +23,7 @@ describe('RunsRepository rerun on PostgreSQL', () => {
   const db = useTestDatabase('rerun', openCheckDatabase);
   let runs: RunsRepository;
   beforeAll(() => {
-    runs = new RunsRepository(db());
+    runs = new RunsRepository(db(), runEvents);
   });
 
   /** Triggers `runId` and stores the given result for each requirement (null = left pending). */

@@ -2,6 +2,7 @@ import { ErrorCode } from '@kb/common';
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
+import { runEvents } from './run-events';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
 import { subResult } from './fixtures';
 
@@ -19,7 +20,7 @@ describe('RunsRepository reviews on PostgreSQL', () => {
   const db = useTestDatabase('reviews', openCheckDatabase);
   let runs: RunsRepository;
   beforeAll(() => {
-    runs = new RunsRepository(db());
+    runs = new RunsRepository(db(), runEvents);
   });
 
   /** A run of `results.length` requirements, triggered, with the given machine results stored (null = left pending). */

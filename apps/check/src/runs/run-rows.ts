@@ -3,7 +3,8 @@
  * repository that reads them, the events and the proto mappers built from them, and the use cases; kept apart
  * from the repository so that those never import it for a type (issue 32: no import circles).
  */
-import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
+import type { OutboxEventInput } from '@kb/common';
+import type { RequirementStatus, RunStatus, SubRequirementStatus, WebhookEventType } from '@kb/events';
 
 export type { RequirementStatus, RunStatus, SubRequirementStatus };
 
@@ -114,4 +115,20 @@ export interface SubRequirementRow {
 export interface RequirementWithSubs {
   requirement: RequirementRow;
   subs: SubRequirementRow[];
+}
+
+/** The webhook events of a run's state changes (`check_run.completed`, `.stopped`, `.failed`). */
+export type RunEventType = Exclude<Extract<WebhookEventType, `check_run.${string}`>, 'check_run.requirement_reviewed'>;
+
+/**
+ * Builds the webhook events the repository writes to the outbox in the transaction of each state
+ * change. The check service supplies them (`runEvents`, run-events.ts), since the event's `data` is
+ * the public JSON of the run or requirement; the repository decides when one is due (the transition
+ * applied under its row lock) and writes it.
+ */
+export interface RunEventBuilders {
+  /** The event of a run's state change, `data` the run as GET shows it. */
+  run(type: RunEventType, run: RunRow, at: Date): OutboxEventInput;
+  /** `check_run.requirement_reviewed`, `data` the requirement with its review. */
+  requirement(requirement: RequirementRow, subs: SubRequirementRow[], at: Date): OutboxEventInput;
 }

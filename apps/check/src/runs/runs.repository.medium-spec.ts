@@ -2,6 +2,7 @@ import { AppError, ErrorCode } from '@kb/common';
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../../../test/medium/database';
 import { openCheckDatabase } from '../database/database';
+import { runEvents } from './run-events';
 import { RunsRepository, SubRequirementResult } from './runs.repository';
 import { subResult } from './fixtures';
 
@@ -23,7 +24,7 @@ describe('RunsRepository on PostgreSQL', () => {
   const db = useTestDatabase('runs', openCheckDatabase);
   let runs: RunsRepository;
   beforeAll(() => {
-    runs = new RunsRepository(db());
+    runs = new RunsRepository(db(), runEvents);
   });
 
   const newRun = (orgId = ORG, texts = ['R1', 'R2', 'R3']) =>

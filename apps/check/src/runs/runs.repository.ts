@@ -1,10 +1,9 @@
 import { AppError, AuditOrigin, enqueueWebhookEvent, recordAuditEvent, rowsOf } from '@kb/common';
 import { doubtedJustification, readRun } from './run-corroboration';
-import { requirementEvent, runEvent } from './run-events';
 import { randomUUID } from 'node:crypto';
 import type { RequirementStatus, RunStatus, SubRequirementStatus } from '@kb/events';
 import { DataSource, EntityManager } from 'typeorm';
-import type { RequirementRow, ReviewDecision, RunRow, StoredSource, SubRequirementRow } from './run-rows';
+import type { RequirementRow, ReviewDecision, RunEventBuilders, RunRow, StoredSource, SubRequirementRow } from './run-rows';
 
 export type { RequirementStatus, RunStatus, SubRequirementStatus };
 
@@ -190,7 +189,11 @@ function runAuditSnapshot(run: RunRow): Record<string, unknown> {
  * are always recomputed from the requirement rows (see RECOUNT_SQL).
  */
 export class RunsRepository {
-  constructor(private readonly db: DataSource) {}
+  /** @param events the check service's builders of the webhook events written with each state change. */
+  constructor(
+    private readonly db: DataSource,
+    private readonly events: RunEventBuilders,
+  ) {}
 
   /**
    * Inserts a pending run with its requirements (one statement for all requirements) and its
@@ -383,7 +386,7 @@ export class RunsRepository {
       // Nothing left to check: the run completes in this very transaction (its run-level reading applied), and says so.
       if (recounted === 'completed') await readCompletedRun(m, orgId, id, now);
       const after = (await this.findRun(orgId, id, m))!;
-      if (after.status === 'completed') await enqueueWebhookEvent(m, runEvent('check_run.completed', after, now));
+      if (after.status === 'completed') await enqueueWebhookEvent(m, this.events.run('check_run.completed', after, now));
       await recordAuditEvent(m, {
         orgId,
         action: 'check_run.triggered',
@@ -423,7 +426,7 @@ export class RunsRepository {
         now,
       ]);
       const stopped = (await this.findRun(orgId, id, m))!;
-      await enqueueWebhookEvent(m, runEvent('check_run.stopped', stopped, now));
+      await enqueueWebhookEvent(m, this.events.run('check_run.stopped', stopped, now));
       await recordAuditEvent(m, {
         orgId,
         action: 'check_run.stopped',
@@ -529,7 +532,7 @@ export class RunsRepository {
       // The run was processing (checked above under the row lock): `completed` now is this transaction's transition.
       if (status === 'completed') {
         await readCompletedRun(m, orgId, runId, now);
-        await enqueueWebhookEvent(m, runEvent('check_run.completed', (await this.findRun(orgId, runId, m))!, now));
+        await enqueueWebhookEvent(m, this.events.run('check_run.completed', (await this.findRun(orgId, runId, m))!, now));
       }
       return { outcome: 'stored' as const, runStatus: status };
     });
@@ -562,7 +565,7 @@ export class RunsRepository {
         ),
       );
       const subs = await this.subsOf(m, orgId, requirementId);
-      await enqueueWebhookEvent(m, requirementEvent(requirement, subs, now));
+      await enqueueWebhookEvent(m, this.events.requirement(requirement, subs, now));
       await recordAuditEvent(m, {
         orgId,
         action: 'requirement.reviewed',
@@ -597,7 +600,7 @@ export class RunsRepository {
         ),
       );
       const now = new Date();
-      await enqueueWebhookEvent(m, requirementEvent(requirement, await this.subsOf(m, orgId, requirementId), now));
+      await enqueueWebhookEvent(m, this.events.requirement(requirement, await this.subsOf(m, orgId, requirementId), now));
       await recordAuditEvent(m, {
         orgId,
         action: 'requirement.review_removed',
@@ -650,7 +653,7 @@ export class RunsRepository {
         ),
       );
       if (rows.length === 0) return false;
-      await enqueueWebhookEvent(m, runEvent('check_run.failed', (await this.findRun(orgId, runId, m))!, now));
+      await enqueueWebhookEvent(m, this.events.run('check_run.failed', (await this.findRun(orgId, runId, m))!, now));
       await m.query(`UPDATE check_requirements SET status = 'pending', updated_at = $3 WHERE org_id = $1 AND run_id = $2 AND status = 'processing'`, [
         orgId,
         runId,

@@ -5,6 +5,7 @@ import { openDocumentsDatabase } from '../database/database';
 import { ProjectsRepository } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
 import type { DocumentEntity } from './document.entity';
+import { documentEvents } from './document-events';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { serveLocalStorage, type ServedStorage } from './testing/served-storage';
@@ -27,7 +28,7 @@ describe('Document versions on PostgreSQL', () => {
 
   beforeAll(async () => {
     served = await serveLocalStorage('kb-medium-versions-', 'medium-versions-signing-secret');
-    repository = new DocumentsRepository(db());
+    repository = new DocumentsRepository(db(), documentEvents);
     projects = new ProjectsService(new ProjectsRepository(db()));
     documents = new DocumentsService({
       repository,

@@ -1,5 +1,5 @@
-import { bigintAsNumber } from '@kb/common';
-import type { DocumentProgress, DocumentStatus } from '@kb/events';
+import { bigintAsNumber, OutboxEventInput } from '@kb/common';
+import type { DocumentProgress, DocumentStatus, WebhookEventType } from '@kb/events';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 export type { DocumentStatus };
@@ -40,4 +40,22 @@ export class DocumentEntity {
   @Column({ name: 'processing_started_at', type: 'timestamptz', nullable: true }) processingStartedAt: Date | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
+}
+
+/** Progress of a document whose processing was requested and not yet picked up by ingestion. */
+export const INITIAL_PROGRESS: DocumentProgress = { stage: 'extracting', pagesDone: null, pagesTotal: null };
+/** Progress at `ready` when the event names no enrichment stage (older ingestion versions). */
+export const READY_PROGRESS: DocumentProgress = { stage: 'indexing', pagesDone: null, pagesTotal: null };
+
+/** The webhook events of a document's state changes (`document.ready`, `.completed`, `.failed`, `.deleted`…). */
+export type DocumentEventType = Extract<WebhookEventType, `document.${string}`>;
+
+/**
+ * Builds the webhook events the DocumentsRepository writes to the outbox in the transaction of each
+ * state change. The documents service supplies them (`documentEvents`, document-events.ts), since the
+ * event's `data` is the document's public JSON; the repository decides when one is due and writes it.
+ */
+export interface DocumentEventBuilders {
+  /** The event of a document's state change, `data` the document as GET shows it. */
+  document(type: DocumentEventType, document: DocumentEntity, at: Date): OutboxEventInput;
 }

@@ -1,8 +1,7 @@
 import type { DocumentProgress } from '@kb/events';
 import { AppError, AuditOrigin, enqueueWebhookEvent, enqueueWebhookEvents, recordAuditEvent } from '@kb/common';
 import { DataSource, EntityManager, In, IsNull, Repository } from 'typeorm';
-import { documentEvent, INITIAL_PROGRESS, READY_PROGRESS } from './document-events';
-import { DocumentEntity, DocumentStatus } from './document.entity';
+import { DocumentEntity, DocumentEventBuilders, DocumentStatus, INITIAL_PROGRESS, READY_PROGRESS } from './document.entity';
 
 export interface DocumentFilter {
   projectId?: string;
@@ -35,7 +34,11 @@ export const MAX_CHAIN_DEPTH = 1000;
 export class DocumentsRepository {
   private readonly repo: Repository<DocumentEntity>;
 
-  constructor(private readonly dataSource: DataSource) {
+  /** @param events the documents service's builders of the webhook events written with each state change. */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: DocumentEventBuilders,
+  ) {
     this.repo = dataSource.getRepository(DocumentEntity);
   }
 
@@ -272,8 +275,8 @@ export class DocumentsRepository {
         // `completed` straight from `processing` (its `ready` status event was handled after it,
         // and ignored): the document became searchable all the same, so `document.ready` still
         // goes out, first.
-        if (outcome.status === 'completed' && current?.status === 'processing') await enqueueWebhookEvent(m, documentEvent('document.ready', doc, at));
-        await enqueueWebhookEvent(m, documentEvent(`document.${outcome.status}`, doc, at));
+        if (outcome.status === 'completed' && current?.status === 'processing') await enqueueWebhookEvent(m, this.events.document('document.ready', doc, at));
+        await enqueueWebhookEvent(m, this.events.document(`document.${outcome.status}`, doc, at));
         return 'applied';
       }
       return (await repo.findOne({ where: { orgId, id } })) ? 'ignored' : 'missing';
@@ -399,7 +402,7 @@ export class DocumentsRepository {
       const at = new Date();
       await enqueueWebhookEvents(
         m,
-        docs.map((d) => documentEvent('document.deleted', d, at)),
+        docs.map((d) => this.events.document('document.deleted', d, at)),
       );
       for (const d of docs) {
         await recordAuditEvent(m, {

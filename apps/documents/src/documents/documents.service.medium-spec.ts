@@ -5,6 +5,7 @@ import { useTestDatabase } from '../../../../test/medium/database';
 import { openDocumentsDatabase } from '../database/database';
 import { ProjectsRepository } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
+import { documentEvents } from './document-events';
 import { DocumentsRepository } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { serveLocalStorage, type ServedStorage } from './testing/served-storage';
@@ -30,7 +31,7 @@ describe('DocumentsService on PostgreSQL', () => {
   beforeAll(async () => {
     served = await serveLocalStorage('kb-medium-storage-', 'medium-test-signing-secret');
     storage = served.storage;
-    repository = new DocumentsRepository(db());
+    repository = new DocumentsRepository(db(), documentEvents);
     projects = new ProjectsService(new ProjectsRepository(db()));
     documents = new DocumentsService({
       repository,

@@ -2,7 +2,7 @@ import { AppError, CallContext, isUuid, sectionOf, UnaryHandlers, MAX_IDS_PER_RE
 import { documentStatus } from '@kb/events';
 import { documentsV1 } from '@kb/proto';
 import { DocumentsService, IndexedChunk } from '../documents/documents.service';
-import { toProtoDocument } from '../documents/document-events';
+import { toProtoDocument } from './documents.mappers';
 import { ProjectWithCount } from '../projects/projects.repository';
 import { ProjectsService } from '../projects/projects.service';
 
