@@ -216,4 +216,41 @@ describe('runConsumer: ack wait and heartbeats', () => {
     expect(runs[1].start).toBeGreaterThanOrEqual(runs[0].end);
     expect(overlapped).toBe(false);
   });
+
+  it('releaseSlot: the slot takes the next message while the released run finishes, heartbeated, and stop() waits for it', async () => {
+    const { nc, subject, options } = await setup();
+    const events: string[] = [];
+    const attempts: Array<[string, number]> = [];
+    const consumer = await runConsumer<{ id: string }>(nc, {
+      ...options, // one slot
+      handler: async (payload, delivery) => {
+        attempts.push([payload.id, delivery.attempt]);
+        events.push(`${payload.id} started`);
+        if (payload.id === 'long') {
+          delivery.releaseSlot?.();
+          delivery.releaseSlot?.(); // a second call does nothing
+          // Past the ack wait twice: only heartbeats keep the released delivery from being redelivered.
+          await sleep(2.5 * ACK_WAIT_MS);
+        }
+        events.push(`${payload.id} done`);
+      },
+    });
+    await publishEvent(nc, subject, { id: 'long' }, 'long');
+    await publishEvent(nc, subject, { id: 'short' }, 'short');
+    while (!events.includes('short done')) await sleep(50);
+    // The second message ran on the one slot while the first was still in its handler.
+    expect(events.slice(0, 3)).toEqual(['long started', 'short started', 'short done']);
+    await consumer.stop();
+    expect(events).toEqual(['long started', 'short started', 'short done', 'long done']);
+    expect(attempts).toEqual([
+      ['long', 1],
+      ['short', 1],
+    ]);
+    // Both were acknowledged: nothing is left for a new worker of the same durable consumer.
+    const again: string[] = [];
+    const next = await runConsumer<{ id: string }>(nc, { ...options, handler: async (p) => void again.push(p.id) });
+    await sleep(ACK_WAIT_MS + 500);
+    await next.stop();
+    expect(again).toEqual([]);
+  });
 });

@@ -116,6 +116,15 @@ export interface Delivery {
   attempt: number;
   maxDeliver: number;
   isLastAttempt: boolean;
+  /**
+   * Frees this delivery's consumer slot, so that the slot pulls the next message while the handler
+   * goes on; the delivery stays live (heartbeated) and is acknowledged, or nak'ed, when the handler
+   * settles, as before. For a handler whose remaining work waits on a limit of its own (ingestion's
+   * enrichment after `ready`): the documents behind it are extracted meanwhile. Deliveries in
+   * progress stay bounded by the consumer's `max_ack_pending`. Calling it again does nothing;
+   * absent where no consumer slot runs the handler (direct calls).
+   */
+  releaseSlot?: () => void;
 }
 
 export interface ConsumerOptions<T> {
@@ -175,8 +184,10 @@ interface Flight {
  * `consumer`, `stream_seq` and `delivery_seq` (see RequestContext.delivery). With
  * `singleFlightKey`, a second delivery of work in progress in this process waits for it instead of
  * running beside it (nats-server 2.9 can deliver one message twice at once: README "Crash recovery").
- * @returns `stop()`, which stops pulling and waits for in-flight handlers (and at most
- *   PULL_EXPIRES_MS for idle pulls).
+ * A handler may free its slot before it settles (`Delivery.releaseSlot`): the slot then pulls the
+ * next message while that delivery, still heartbeated, finishes beside it.
+ * @returns `stop()`, which stops pulling and waits for in-flight handlers, released ones included
+ *   (and at most PULL_EXPIRES_MS for idle pulls).
  */
 export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOptions<T>): Promise<{ stop: () => Promise<void> }> {
   const jsm = await nc.jetstreamManager();
@@ -233,7 +244,9 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
       );
     }
   }, interval);
-  const handle = async (msg: JsMsg) => {
+  /** Handler runs whose slot was released (Delivery.releaseSlot) and that have not settled; stop() waits for them. */
+  const detached = new Set<Promise<void>>();
+  const handle = async (msg: JsMsg, releaseSlot: () => void) => {
     const attempt = msg.info.redeliveryCount;
     const requestId = msg.headers?.get(REQUEST_ID_METADATA_KEY) || randomUUID();
     const deliveryLog = { consumer: options.durable, streamSequence: msg.info.streamSequence, deliverySequence: msg.info.deliverySequence };
@@ -273,7 +286,7 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
           let ok = false;
           try {
             await runWithContext({ requestId, delivery: deliveryLog }, () =>
-              options.handler(payload, { attempt, maxDeliver: options.maxDeliver, isLastAttempt: attempt >= options.maxDeliver }),
+              options.handler(payload, { attempt, maxDeliver: options.maxDeliver, isLastAttempt: attempt >= options.maxDeliver, releaseSlot }),
             );
             ok = true;
           } finally {
@@ -316,7 +329,20 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
         break;
       }
       live.add(msg);
-      await handle(msg).catch((error) => options.logger.error({ err: error, consumer: options.durable }, 'message handling failed outside the handler'));
+      let released = false;
+      let releaseSlot!: () => void;
+      const slotReleased = new Promise<void>((resolve) => (releaseSlot = resolve));
+      const run = handle(msg, () => {
+        released = true;
+        releaseSlot();
+      }).catch((error) => options.logger.error({ err: error, consumer: options.durable }, 'message handling failed outside the handler'));
+      // The slot is busy until the run settles or its handler releases it; a released run goes on
+      // beside the slot's next message, and stop() waits for it.
+      await Promise.race([run, slotReleased]);
+      if (released) {
+        detached.add(run);
+        void run.finally(() => detached.delete(run));
+      }
     }
   };
   const slots = Array.from({ length: Math.max(1, options.concurrency) }, () => slot());
@@ -326,6 +352,7 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
       stopping = true;
       unregisterLag(); // [telemetry]
       await Promise.allSettled(slots);
+      await Promise.allSettled([...detached]);
       clearInterval(heartbeat);
     },
   };

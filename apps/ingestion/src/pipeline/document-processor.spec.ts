@@ -258,6 +258,18 @@ describe('DocumentProcessor', () => {
     expect(statusOf(b.documentId)).toEqual(['ready', 'completed']);
   });
 
+  it('frees its consumer slot once ready, before the enrichment that follows; a document with nothing to enrich keeps it', async () => {
+    const released = (id: string) => () => void timeline.push(`release:${id}`);
+    const embeddings = embeddingsStep(async () => void timeline.push('embed'));
+    const a = stored(corpus('pdf/OSHA2001.pdf'));
+    await processor([embeddings]).process(a, { ...first, releaseSlot: released('a') });
+    expect(timeline.filter((t) => !t.startsWith('index:'))).toEqual(['status:ready', 'release:a', 'embed', 'status:completed']);
+    timeline = [];
+    const b = stored(corpus('pdf/OSHA2001.pdf'));
+    await processor([]).process(b, { ...first, releaseSlot: released('b') });
+    expect(timeline.filter((t) => !t.startsWith('index:'))).toEqual(['status:ready', 'status:completed']);
+  });
+
   it('fails a document that exceeds the time limit, saying so', async () => {
     await processor(undefined, { timeoutMs: 1 }).process(stored(corpus('pdf/debian-policy-4.6.2.0.pdf')), first);
     expect(statuses[0]).toMatchObject({ status: 'failed', errorMessage: expect.stringMatching(/took longer than .* and was stopped/) });

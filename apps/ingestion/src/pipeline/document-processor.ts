@@ -312,6 +312,10 @@ export class DocumentProcessor {
       if (firstProgress) progress.report(firstProgress.stage, firstProgress.pagesDone, firstProgress.pagesTotal);
       await status('ready', { chunks, extracted }, firstProgress);
       log.info({ chunks: chunks.length, pages: extracted.pageCount, ms: Date.now() - started }, 'document ready');
+      // Searchable now; what is left waits on the enrichment slots (the embedding model's pace), so the
+      // consumer slot takes the next document meanwhile (docs/ingestion.md "Throughput and scaling").
+      // The delivery stays live and is acknowledged at `completed`, so a crash still redelivers it.
+      if (first) delivery.releaseSlot?.();
 
       /** Runs the enrichment steps in order; false when one failed for good (the document is then `failed`). */
       const enrich = async (): Promise<boolean> => {
