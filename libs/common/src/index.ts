@@ -20,3 +20,4 @@ export * from './text-length';
 export * from './db-errors';
 export * from './service-runtime';
 export * from './rank-fusion';
+export * from './worker-script';

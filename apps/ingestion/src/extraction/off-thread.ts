@@ -13,8 +13,7 @@
  * A fresh thread per document (no pool) keeps one document's memory from outliving it and costs
  * about 0.1-0.3 s of module loading, small next to a document's processing.
  */
-import { documentFormat } from '@kb/common';
-import path from 'node:path';
+import { documentFormat, workerScript } from '@kb/common';
 import { Worker } from 'node:worker_threads';
 import { ExtractionContext } from './context';
 import { ExtractedDocument, ExtractionError, ExtractionErrorCode } from './types';
@@ -41,27 +40,6 @@ export type WorkerMessage =
   | { kind: 'result'; document: ExtractedDocument }
   | { kind: 'error'; error: SerializedError };
 
-/**
- * Running from TypeScript sources (Jest's ts-jest; a build runs worker.js): the worker compiles
- * the extraction modules as it loads them with the TypeScript compiler (a dev dependency). The
- * compiler then lives in the thread's heap too: a cap of a few tens of MB that a built worker
- * meets fails from sources even for a small file.
- */
-function sourceBootstrap(workerTs: string): string {
-  return `
-const fs = require('node:fs');
-const ts = require(${JSON.stringify(require.resolve('typescript'))});
-require.extensions['.ts'] = (module, filename) => {
-  const out = ts.transpileModule(fs.readFileSync(filename, 'utf8'), {
-    fileName: filename,
-    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-  });
-  module._compile(out.outputText, filename);
-};
-require(${JSON.stringify(workerTs)});
-`;
-}
-
 function deserialize(e: SerializedError): Error {
   if (e.extractionCode) return new ExtractionError(e.extractionCode, e.message);
   const error = new Error(e.message) as NodeJS.ErrnoException;
@@ -86,10 +64,10 @@ export function extractInWorker(ctx: ExtractionContext, contentType: string, fil
     filePath,
     options: { maxPages: ctx.maxPages, maxTextBytes: ctx.maxTextBytes, maxUnzippedBytes: ctx.maxUnzippedBytes, ocr: ctx.ocr, deferOcr: ctx.deferOcr },
   };
-  const fromSource = path.extname(__filename) === '.ts';
-  const script = fromSource ? sourceBootstrap(path.join(__dirname, 'worker.ts')) : path.join(__dirname, 'worker.js');
+  // From sources (Jest) the worker compiles its modules with TypeScript, in the capped heap too.
+  const script = workerScript(__dirname, __filename, 'worker');
   return new Promise<ExtractedDocument>((resolve, reject) => {
-    const worker = new Worker(script, { eval: fromSource, workerData: job, resourceLimits: { maxOldGenerationSizeMb: ctx.maxHeapMb } });
+    const worker = new Worker(script.filename, { eval: script.eval, workerData: job, resourceLimits: { maxOldGenerationSizeMb: ctx.maxHeapMb } });
     let settled = false;
     const settle = (outcome: () => void) => {
       if (settled) return;

@@ -38,6 +38,29 @@ describe('LocalEmbeddingModel (all-MiniLM-L6-v2 from ../shared/models)', () => {
     }
   });
 
+  it("keeps the caller's event loop free while it embeds (the forward passes run in the model's thread)", async () => {
+    // 8 passes of 2 texts of 256 word pieces: in the caller's thread each would hold its event loop
+    // for the whole pass (hundreds of ms to seconds on one core).
+    const long = 'The contractor shall inspect every scaffold before each shift and record the inspection. '.repeat(20);
+    let lastTick = Date.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      const now = Date.now();
+      longestGap = Math.max(longestGap, now - lastTick);
+      lastTick = now;
+    }, 5);
+    const started = Date.now();
+    try {
+      await model.embed(Array.from({ length: 16 }, (_, i) => `${i} ${long}`));
+    } finally {
+      clearInterval(timer);
+    }
+    const elapsed = Date.now() - started;
+    expect(model.stats.passes).toBeGreaterThanOrEqual(8);
+    // The timer ran all along: no gap near the length of a pass (elapsed / 8).
+    expect(longestGap).toBeLessThan(Math.max(100, elapsed / 16));
+  });
+
   it('serves a query before bulk batches queued ahead of it', async () => {
     const order: string[] = [];
     const bulk = model.embed(Array.from({ length: 8 }, (_, i) => `document passage number ${i}`)).then(() => order.push('bulk'));

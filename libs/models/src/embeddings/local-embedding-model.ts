@@ -1,7 +1,9 @@
+import { workerScript } from '@kb/common';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { ModelProviderError } from '../errors';
-import { onnxSessionOptions } from '../onnx-session';
+import type { EmbeddingWorkerInit, EmbeddingWorkerMessage } from './embedding-worker';
 import type { EmbeddingModel, EmbedPriority } from './types';
 
 /** Settings of {@link LocalEmbeddingModel} (from `EMBEDDINGS_*` and `KB_MODELS_DIR`, see `openEmbeddingModel`). */
@@ -36,20 +38,6 @@ export interface LocalEmbeddingModelOptions {
   coalesce?: boolean;
 }
 
-/** transformers.js tokenizer and model of one pipeline, typed as far as this class uses them. */
-interface Loaded {
-  tokenizer: (texts: string[], options: Record<string, unknown>) => Record<string, unknown> & { attention_mask: TensorLike };
-  model: ((inputs: Record<string, unknown>) => Promise<Record<string, TensorLike>>) & { config: { hidden_size?: number } };
-  meanPooling: (hidden: TensorLike, mask: TensorLike) => TensorLike;
-}
-interface TensorLike {
-  dims: number[];
-  data: Float32Array | number[];
-  normalize(p: number, dim: number): TensorLike;
-  slice(...args: unknown[]): TensorLike;
-  dispose?(): void;
-}
-
 /**
  * An embedding model run in process: a sentence-embedding ONNX model executed by
  * `@huggingface/transformers` (transformers.js) on `onnxruntime-node`, read only from a local models
@@ -66,11 +54,21 @@ interface TensorLike {
  * here, see {@link LocalEmbeddingModelOptions.coalesce}). Batches never mix priorities; `query`
  * texts go before every queued `bulk` text, so a search waits at most for the one batch in flight,
  * never for a whole document's embedding.
+ *
+ * Thread: the forward passes run in a worker thread (embedding-worker.ts), because onnxruntime-node
+ * runs a session synchronously on the calling thread: on the service's own thread a pass of 32
+ * texts of 256 word pieces held the event loop for up to 3 s on one AVX2 core, so during bulk
+ * embedding every index write, search and gRPC keepalive answer of the retrieval service waited
+ * pass after pass (a text PDF's index call took 10–33 s instead of under one: docs/ingestion.md).
+ * The worker does not keep the process alive while no pass is pending.
  */
 export class LocalEmbeddingModel implements EmbeddingModel {
   readonly model: string;
   private dims = 0;
-  private loaded: Loaded | null = null;
+  private worker: Worker | null = null;
+  /** Forward passes sent to the worker and not answered yet, by request id. */
+  private readonly inflight = new Map<number, { resolve(vectors: number[][]): void; reject(error: unknown): void }>();
+  private nextRequest = 0;
   /** Texts waiting for a forward pass, per priority, in call order. */
   private readonly waiting: Record<EmbedPriority, PendingText[]> = { query: [], bulk: [] };
   private busy = false;
@@ -133,23 +131,11 @@ export class LocalEmbeddingModel implements EmbeddingModel {
     }
     const instance = new LocalEmbeddingModel(full);
     try {
-      // transformers.js is an ES module with a CommonJS build; required lazily so that services
-      // without a local model never load onnxruntime.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const hf = require('@huggingface/transformers') as typeof import('@huggingface/transformers');
-      hf.env.allowRemoteModels = false;
-      hf.env.allowLocalModels = true;
-      hf.env.localModelPath = path.resolve(full.modelsDir) + path.sep;
-      const pipe = (await hf.pipeline('feature-extraction', full.model, {
-        dtype: full.dtype,
-        device: 'cpu',
-        session_options: onnxSessionOptions(full.threads),
-      })) as unknown as { tokenizer: Loaded['tokenizer']; model: Loaded['model'] };
-      instance.loaded = { tokenizer: pipe.tokenizer, model: pipe.model, meanPooling: hf.mean_pooling as unknown as Loaded['meanPooling'] };
-      instance.dims = pipe.model.config.hidden_size ?? 0;
+      instance.dims = await instance.startWorker(full);
       const [probe] = await instance.embed(['dimension check']);
       instance.dims = probe.length;
     } catch (error) {
+      void instance.worker?.terminate();
       if (error instanceof ModelProviderError) throw error;
       throw new ModelProviderError(
         `embedding model "${full.model}" could not be loaded from ${dir}: ${error instanceof Error ? error.message : String(error)}`,
@@ -226,24 +212,77 @@ export class LocalEmbeddingModel implements EmbeddingModel {
     return [];
   }
 
-  private async forward(batch: string[]): Promise<number[][]> {
-    const { tokenizer, model, meanPooling } = this.loaded!;
-    const inputs = tokenizer(batch, { padding: true, truncation: true, max_length: this.options.maxTokens });
-    const outputs = await model(inputs);
-    const hidden = outputs.last_hidden_state ?? outputs.token_embeddings ?? Object.values(outputs)[0];
-    const pooled = this.options.pooling === 'cls' ? hidden.slice(null, 0, null) : meanPooling(hidden, inputs.attention_mask);
-    const normalized = pooled.normalize(2, -1);
-    const [rows, width] = normalized.dims;
-    const data = normalized.data;
-    // One copy per vector, straight from the output tensor into the number[] the port returns.
+  /**
+   * Starts the worker thread and waits until it has loaded the model.
+   * @returns the model's `hidden_size`. @throws Error with the worker's message when loading fails.
+   */
+  private startWorker(options: EmbeddingWorkerInit): Promise<number> {
+    const script = workerScript(__dirname, __filename, 'embedding-worker');
+    const init: EmbeddingWorkerInit = pickInit(options);
+    const worker = new Worker(script.filename, { eval: script.eval, workerData: init });
+    this.worker = worker;
+    return new Promise<number>((resolve, reject) => {
+      let ready = false;
+      worker.on('message', (m: EmbeddingWorkerMessage) => {
+        if (m.kind === 'ready') {
+          ready = true;
+          worker.unref(); // idle: the model's thread alone does not keep the process alive
+          resolve(m.dimensions);
+        } else if (m.kind === 'load-error') reject(new Error(m.message));
+        else this.settlePass(m);
+      });
+      const lost = (error: Error) => {
+        this.worker = null;
+        if (!ready) reject(error);
+        // Retryable: the next pass starts a new thread (forward).
+        for (const pass of this.inflight.values())
+          pass.reject(new ModelProviderError(`the embedding model's thread stopped: ${error.message}`, true, null, 'network'));
+        this.inflight.clear();
+      };
+      worker.on('error', lost);
+      worker.on('exit', (code) => lost(new Error(`exit code ${code}`)));
+    });
+  }
+
+  /** Settles the forward pass a worker message answers. */
+  private settlePass(m: Extract<EmbeddingWorkerMessage, { id: number }>): void {
+    const pass = this.inflight.get(m.id);
+    if (!pass) return;
+    this.inflight.delete(m.id);
+    if (this.inflight.size === 0) this.worker?.unref();
+    if (m.kind === 'error') {
+      pass.reject(new Error(m.message));
+      return;
+    }
+    // One copy per vector, straight from the transferred array into the number[] the port returns.
     const vectors: number[][] = [];
-    for (let r = 0; r < rows; r++) {
-      const vector = new Array<number>(width);
-      for (let i = 0, at = r * width; i < width; i++) vector[i] = data[at + i];
+    for (let r = 0; r < m.rows; r++) {
+      const vector = new Array<number>(m.width);
+      for (let i = 0, at = r * m.width; i < m.width; i++) vector[i] = m.data[at + i];
       vectors.push(vector);
     }
-    return vectors;
+    pass.resolve(vectors);
   }
+
+  /**
+   * One forward pass in the worker thread (started again if it stopped); the worker is referenced
+   * (keeps the process alive) while passes are pending.
+   */
+  private async forward(batch: string[]): Promise<number[][]> {
+    if (!this.worker) await this.startWorker(this.options);
+    const worker = this.worker!;
+    const id = this.nextRequest++;
+    return new Promise<number[][]>((resolve, reject) => {
+      this.inflight.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ id, texts: batch });
+    });
+  }
+}
+
+/** The worker's settings, out of the model's options. */
+function pickInit(o: EmbeddingWorkerInit): EmbeddingWorkerInit {
+  return { modelsDir: o.modelsDir, model: o.model, dtype: o.dtype, threads: o.threads, maxTokens: o.maxTokens, pooling: o.pooling };
 }
 
 /** One `embed` call waiting for its vectors. */
