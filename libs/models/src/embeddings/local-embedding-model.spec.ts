@@ -61,6 +61,14 @@ describe('LocalEmbeddingModel (all-MiniLM-L6-v2 from ../shared/models)', () => {
     expect(longestGap).toBeLessThan(Math.max(100, elapsed / 16));
   });
 
+  it("serves the next call after the model's thread died (a new thread is started)", async () => {
+    const [before] = await model.embed(['guardrails on every open edge']);
+    // The thread as the runtime would lose it (an out-of-memory kill, a native crash).
+    await (model as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    const [after] = await model.embed(['guardrails on every open edge']);
+    expect(cosine(before, after)).toBeCloseTo(1, 5);
+  });
+
   it('serves a query before bulk batches queued ahead of it', async () => {
     const order: string[] = [];
     const bulk = model.embed(Array.from({ length: 8 }, (_, i) => `document passage number ${i}`)).then(() => order.push('bulk'));

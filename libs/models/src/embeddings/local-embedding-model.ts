@@ -231,9 +231,11 @@ export class LocalEmbeddingModel implements EmbeddingModel {
         } else if (m.kind === 'load-error') reject(new Error(m.message));
         else this.settlePass(m);
       });
+      // 'error' and then 'exit' both report a thread that stopped; only the current thread's passes are failed.
       const lost = (error: Error) => {
-        this.worker = null;
         if (!ready) reject(error);
+        if (this.worker !== worker) return;
+        this.worker = null;
         // Retryable: the next pass starts a new thread (forward).
         for (const pass of this.inflight.values())
           pass.reject(new ModelProviderError(`the embedding model's thread stopped: ${error.message}`, true, null, 'network'));
