@@ -244,8 +244,8 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
       );
     }
   }, interval);
-  /** Handler runs whose slot was released (Delivery.releaseSlot) and that have not settled; stop() waits for them. */
-  const detached = new Set<Promise<void>>();
+  /** Handler runs not settled yet, released ones (Delivery.releaseSlot) included; stop() waits for them. */
+  const running = new Set<Promise<void>>();
   const handle = async (msg: JsMsg, releaseSlot: () => void) => {
     const attempt = msg.info.redeliveryCount;
     const requestId = msg.headers?.get(REQUEST_ID_METADATA_KEY) || randomUUID();
@@ -329,20 +329,16 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
         break;
       }
       live.add(msg);
-      let released = false;
       let releaseSlot!: () => void;
       const slotReleased = new Promise<void>((resolve) => (releaseSlot = resolve));
-      const run = handle(msg, () => {
-        released = true;
-        releaseSlot();
-      }).catch((error) => options.logger.error({ err: error, consumer: options.durable }, 'message handling failed outside the handler'));
+      const run = handle(msg, releaseSlot).catch((error) =>
+        options.logger.error({ err: error, consumer: options.durable }, 'message handling failed outside the handler'),
+      );
+      running.add(run);
+      void run.finally(() => running.delete(run));
       // The slot is busy until the run settles or its handler releases it; a released run goes on
       // beside the slot's next message, and stop() waits for it.
       await Promise.race([run, slotReleased]);
-      if (released) {
-        detached.add(run);
-        void run.finally(() => detached.delete(run));
-      }
     }
   };
   const slots = Array.from({ length: Math.max(1, options.concurrency) }, () => slot());
@@ -352,7 +348,7 @@ export async function runConsumer<T>(nc: NatsConnection, options: ConsumerOption
       stopping = true;
       unregisterLag(); // [telemetry]
       await Promise.allSettled(slots);
-      await Promise.allSettled([...detached]);
+      await Promise.allSettled([...running]);
       clearInterval(heartbeat);
     },
   };
