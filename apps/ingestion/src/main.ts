@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { processRequestProblem, publishDeadLetter, watchMaxDeliveries } from './pipeline/dead-letter';
 import { DocumentProcessor } from './pipeline/document-processor';
+import { ReadyFirstGate } from './pipeline/ready-first';
 import { WorkLimiter } from './pipeline/work-limiter';
 import { metrics } from '@kb/telemetry'; // [telemetry]
 
@@ -79,6 +80,7 @@ bootService({ name: 'ingestion', metricsPort: 9462, grpcPort: 50052, env: ingest
     inflightBytes: new WorkLimiter(config.INGESTION_INFLIGHT_BYTES),
     extractionSlots: new WorkLimiter(config.INGESTION_EXTRACTION_CONCURRENCY),
     enrichmentSlots: new WorkLimiter(config.INGESTION_ENRICHMENT_CONCURRENCY),
+    readyFirst: new ReadyFirstGate(),
     timeoutMs: config.INGESTION_TIMEOUT_MS,
     maxPages: config.INGESTION_MAX_PAGES,
     maxTextBytes: config.INGESTION_MAX_TEXT_BYTES,

@@ -22,6 +22,8 @@ export interface ExtractionContext {
   readonly ocr: boolean;
   /** PDFs with some text pages: leave their image-only pages to a later OCR step (see `ExtractedDocument.deferredOcrPages`). */
   readonly deferOcr: boolean;
+  /** PDFs with some text pages: leave the words' boxes to a later step (see `ExtractedDocument.layoutDeferred`). */
+  readonly deferLayout: boolean;
   /** Largest amount of extracted text accepted, in bytes (UTF-8); beyond it `TOO_LARGE`. */
   readonly maxTextBytes: number;
   /** Largest declared uncompressed size of an Office (ZIP) package, in bytes. */
@@ -63,6 +65,7 @@ export function createContext(options: ExtractOptions = {}): { ctx: ExtractionCo
       maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
       ocr: options.ocr ?? true,
       deferOcr: options.deferOcr ?? false,
+      deferLayout: options.deferLayout ?? false,
       maxTextBytes: options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES,
       maxUnzippedBytes: options.maxUnzippedBytes ?? DEFAULT_ZIP_LIMITS.maxUncompressedBytes,
       maxHeapMb: options.maxHeapMb ?? DEFAULT_MAX_HEAP_MB,

@@ -8,8 +8,8 @@ import { stat } from 'node:fs/promises';
 import { createContext, raceAbort, textTooLarge } from './context';
 import { EXTRACTORS, extractorFor } from './extractors';
 import { extractInWorker } from './off-thread';
-import { extractPdfOcrPages } from './pdf';
-import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions, type PageWord } from './types';
+import { extractPdfOcrPages, readPdfWordBoxes } from './pdf';
+import { ExtractedBlock, ExtractedDocument, ExtractionError, ExtractOptions, type PageLayout, type PageWord } from './types';
 
 export type {
   BlockKind,
@@ -68,6 +68,22 @@ export async function extractDocument(filePath: string, contentType: string, opt
     // Library parsers that would hold the event loop for seconds on a large file run in a worker thread.
     if (format.offThread) return await extractInWorker(ctx, type, filePath);
     return await raceAbort(ctx, extractor(ctx, filePath));
+  } finally {
+    dispose();
+  }
+}
+
+/**
+ * Reads the word boxes of a PDF that {@link extractDocument} left out with `deferLayout` (its
+ * `layoutDeferred`) into its `layout` (page sizes, and the words of pages OCRed since). Returns the
+ * new layout; `layout` unchanged when poppler cannot read the boxes. Same options as
+ * {@link extractDocument}; throws `TIMEOUT` or the caller's abort reason.
+ */
+export async function readDeferredLayout(filePath: string, layout: readonly PageLayout[], options: ExtractOptions = {}): Promise<PageLayout[]> {
+  const { ctx, dispose } = createContext(options);
+  try {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    return await raceAbort(ctx, readPdfWordBoxes(ctx, filePath, layout));
   } finally {
     dispose();
   }

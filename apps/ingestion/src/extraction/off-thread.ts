@@ -22,7 +22,7 @@ import { ExtractedDocument, ExtractionError, ExtractionErrorCode } from './types
 export interface WorkerJob {
   contentType: string;
   filePath: string;
-  options: { maxPages: number; maxTextBytes: number; maxUnzippedBytes: number; ocr: boolean; deferOcr: boolean };
+  options: { maxPages: number; maxTextBytes: number; maxUnzippedBytes: number; ocr: boolean; deferOcr: boolean; deferLayout: boolean };
 }
 
 /** An error crossing the thread boundary: an `ExtractionError` (with `extractionCode`) or any other error. */
@@ -62,7 +62,14 @@ export function extractInWorker(ctx: ExtractionContext, contentType: string, fil
   const job: WorkerJob = {
     contentType,
     filePath,
-    options: { maxPages: ctx.maxPages, maxTextBytes: ctx.maxTextBytes, maxUnzippedBytes: ctx.maxUnzippedBytes, ocr: ctx.ocr, deferOcr: ctx.deferOcr },
+    options: {
+      maxPages: ctx.maxPages,
+      maxTextBytes: ctx.maxTextBytes,
+      maxUnzippedBytes: ctx.maxUnzippedBytes,
+      ocr: ctx.ocr,
+      deferOcr: ctx.deferOcr,
+      deferLayout: ctx.deferLayout,
+    },
   };
   // From sources (Jest) the worker compiles its modules with TypeScript, in the capped heap too.
   const script = workerScript(__dirname, __filename, 'worker');

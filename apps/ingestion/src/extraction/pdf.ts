@@ -22,6 +22,8 @@ const CORRUPT_MESSAGE = 'The PDF could not be read; it may be damaged or not a P
 interface PdfInfo {
   pages: number;
   title: string | null;
+  /** Each listed page's size in points (width and height of its MediaBox, as `pdftotext -bbox-layout` gives them). */
+  sizes: Map<number, { width: number; height: number }>;
 }
 
 function popplerMissing(): ExtractionError {
@@ -46,18 +48,41 @@ function failureFromStderr(stderr: string): ExtractionError {
 }
 
 /**
- * Reads page count and title with `pdfinfo`. A PDF that needs a password to open -> `ENCRYPTED`;
- * one that poppler cannot open -> `CORRUPT_FILE`. PDFs that are encrypted with an owner password
- * only (they open without a password) are read normally.
+ * Reads page count, title and the sizes of the first `ctx.maxPages` pages with one
+ * `pdfinfo -box` run. A PDF that needs a password to open -> `ENCRYPTED`; one that poppler cannot
+ * open -> `CORRUPT_FILE`. PDFs that are encrypted with an owner password only (they open without a
+ * password) are read normally.
  */
 export async function readPdfInfo(ctx: ExtractionContext, filePath: string): Promise<PdfInfo> {
-  const r = await runPoppler(ctx, 'pdfinfo', ['-enc', 'UTF-8', filePath]);
+  const r = await runPoppler(ctx, 'pdfinfo', ['-enc', 'UTF-8', '-box', '-f', '1', '-l', String(Math.max(1, ctx.maxPages)), filePath]);
   const out = r.stdout.toString('utf8');
   if (r.code !== 0) throw failureFromStderr(r.stderr);
   const pages = /^Pages:\s+(\d+)/m.exec(out);
   if (!pages) throw new ExtractionError('CORRUPT_FILE', CORRUPT_MESSAGE);
   const title = /^Title:\s+(.*)$/m.exec(out)?.[1]?.trim() ?? '';
-  return { pages: Number(pages[1]), title: cleanTitle(title) };
+  const sizes = new Map<number, { width: number; height: number }>();
+  // "Page    3 MediaBox:     0.00     0.00   612.00   792.00" (x1 y1 x2 y2, points)
+  for (const m of out.matchAll(/^Page\s+(\d+)\s+MediaBox:\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)/gm)) {
+    const [x1, y1, x2, y2] = [m[2], m[3], m[4], m[5]].map(Number);
+    sizes.set(Number(m[1]), { width: round2(Math.abs(x2 - x1)), height: round2(Math.abs(y2 - y1)) });
+  }
+  return { pages: Number(pages[1]), title: cleanTitle(title), sizes };
+}
+
+const round2 = (v: number) => Math.round(v * 100) / 100;
+
+/**
+ * Every page's size with no words yet (the layout of a document whose word boxes are deferred),
+ * or null when `pdfinfo` did not list the size of every page.
+ */
+function sizesOnlyLayout(info: PdfInfo): PageLayout[] | null {
+  const layout: PageLayout[] = [];
+  for (let page = 1; page <= info.pages; page++) {
+    const size = info.sizes.get(page);
+    if (!size) return null;
+    layout.push({ page, width: size.width, height: size.height, words: [] });
+  }
+  return layout;
 }
 
 /** Drops titles that are file names or tool prefixes ("Microsoft Word - report.docx"). */
@@ -131,7 +156,9 @@ export async function extractPdf(ctx: ExtractionContext, filePath: string): Prom
   if (ctx.ocr && ctx.deferOcr && scannedPages.length > 0 && hasTextPage) {
     deferredOcrPages = scannedPages;
   }
-  const layout = await readPdfLayout(ctx, filePath, Math.max(1, ctx.maxTextBytes) * LAYOUT_BYTES_PER_TEXT_BYTE);
+  // The words' boxes only place quotes on the page: a PDF with text is searchable without them.
+  const sizesOnly = ctx.deferLayout && hasTextPage ? sizesOnlyLayout(info) : null;
+  const layout = sizesOnly ?? (await readDocumentLayout(ctx, filePath));
   if (!deferredOcrPages && ctx.ocr && scannedPages.length > 0) {
     const ocrPages = await ocrPdfPages(ctx, filePath, scannedPages);
     for (const [page, read] of ocrPages) texts[page - 1] = read.text;
@@ -163,7 +190,31 @@ export async function extractPdf(ctx: ExtractionContext, filePath: string): Prom
     title: info.title ?? firstHeading,
     ...(deferredOcrPages ? { deferredOcrPages } : {}),
     ...(layout ? { layout } : {}),
+    ...(sizesOnly ? { layoutDeferred: true } : {}),
   };
+}
+
+/** The whole document's word boxes and page sizes (`pdftotext -bbox-layout`), null as {@link readPdfLayout}. */
+function readDocumentLayout(ctx: ExtractionContext, filePath: string): Promise<PageLayout[] | null> {
+  return readPdfLayout(ctx, filePath, Math.max(1, ctx.maxTextBytes) * LAYOUT_BYTES_PER_TEXT_BYTE);
+}
+
+/**
+ * Reads the word boxes that {@link extractPdf} left out with `deferLayout` and puts them into
+ * `layout` (the sizes-only layout of that extraction, whose OCRed pages may already hold
+ * tesseract's words: a page keeps its words when the text layer has none). Returns the new
+ * layout, or `layout` unchanged when poppler cannot read the boxes (quotes then get no boxes,
+ * nothing fails). Errors: the abort reason on timeout/abort.
+ */
+export async function readPdfWordBoxes(ctx: ExtractionContext, filePath: string, layout: readonly PageLayout[]): Promise<PageLayout[]> {
+  const read = await readDocumentLayout(ctx, filePath);
+  if (!read) return [...layout];
+  const byPage = new Map(read.map((p) => [p.page, p]));
+  return layout.map((p) => {
+    const q = byPage.get(p.page);
+    if (!q) return p;
+    return { page: p.page, width: q.width, height: q.height, words: q.words.length > 0 || p.words.length === 0 ? q.words : p.words };
+  });
 }
 
 /** Puts the words OCR read on a page into its layout (a scanned page has no text-layer words). */

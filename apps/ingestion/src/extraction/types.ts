@@ -40,6 +40,12 @@ export interface ExtractedDocument {
    * other formats or when poppler could not read the layout. See word-boxes.ts.
    */
   layout?: PageLayout[];
+  /**
+   * True when the text layer's word boxes were not read (`ExtractOptions.deferLayout`): `layout`
+   * then has every page's size (from `pdfinfo`) and no words yet; an enrichment step reads them
+   * with {@link ExtractOptions} and `readDeferredLayout` (extraction/index.ts).
+   */
+  layoutDeferred?: boolean;
 }
 
 /** Why a file could not be extracted; each code has a message a user can act on. */
@@ -71,6 +77,9 @@ export type ExtractionProgressListener = (stage: 'extracting' | 'ocr', pagesDone
  * - `ocr`: run OCR on images and on PDF pages without a text layer (default true).
  * - `deferOcr`: in a PDF that has text pages, do not OCR its image-only pages now but list them in
  *   `deferredOcrPages` (default false). A PDF with no text page at all is OCRed at once.
+ * - `deferLayout`: in a PDF that has text pages, do not read the words' boxes now (the
+ *   `pdftotext -bbox-layout` pass, as long again as the text itself) but set `layoutDeferred`, with
+ *   the page sizes in `layout` (default false). A PDF with no text page reads them at once.
  * - `maxTextBytes`: largest extracted text in bytes (default 32 MiB), else `TOO_LARGE`.
  * - `maxUnzippedBytes`: largest declared uncompressed size of a DOCX/XLSX/PPTX package (default
  *   1 GiB), else `TOO_LARGE` before anything is inflated (zip bombs; see zip-limits.ts).
@@ -88,6 +97,7 @@ export interface ExtractOptions {
   signal?: AbortSignal;
   ocr?: boolean;
   deferOcr?: boolean;
+  deferLayout?: boolean;
   maxTextBytes?: number;
   maxUnzippedBytes?: number;
   maxHeapMb?: number;

@@ -1,7 +1,7 @@
 import { boxesForSpan } from '@kb/knowledge';
 import { execFileSync } from 'node:child_process';
 import { chunkDocument } from '../chunking';
-import { extractDocument } from './index';
+import { extractDocument, readDeferredLayout } from './index';
 import { corpus, hasTool } from './testing/corpus';
 import type { PageLayout } from './types';
 import { alignChunkWords, chunkWordBoxes, parseBboxLayout, parseTesseractTsv } from './word-boxes';
@@ -53,6 +53,28 @@ const inside = (w: { x0: number; y0: number; x1: number; y1: number }, b: { x0: 
     });
     // Nearly every token finds its word (what is left: table separators, dot leaders made "…").
     expect(boxed / tokens).toBeGreaterThan(0.98);
+  });
+
+  it('deferLayout: a text PDF comes with its page sizes and no words, and the deferred read gives the same layout', async () => {
+    // A page whose CropBox is smaller than its MediaBox (MSHA form), pages rotated 90° (WH-347), letter and
+    // tabloid pages in one file (POA&M guide), landscape slides.
+    const files = [
+      'pdf/dol_msha-7000-1_mine_accident_report.pdf',
+      'pdf/dol_wh-347_construction_payroll.pdf',
+      POAM,
+      'pdf/fedramp_data_bites_slides_2022-09-01.pdf',
+    ];
+    for (const f of files) {
+      const file = corpus(f);
+      const whole = await extractDocument(file, 'application/pdf', { ocr: false });
+      const deferred = await extractDocument(file, 'application/pdf', { ocr: false, deferLayout: true });
+      expect({ f, deferred: deferred.layoutDeferred }).toEqual({ f, deferred: true });
+      expect(deferred.blocks).toEqual(whole.blocks);
+      const sizes = (l: PageLayout[] | undefined) => l?.map(({ page, width, height }) => ({ page, width, height }));
+      expect({ f, sizes: sizes(deferred.layout) }).toEqual({ f, sizes: sizes(whole.layout) });
+      expect(deferred.layout!.every((p) => p.words.length === 0)).toBe(true);
+      expect(await readDeferredLayout(file, deferred.layout!)).toEqual(whole.layout);
+    }
   });
 
   it('places a quote on page 5 of the POA&M guide: one box per line, each word of the quote inside one of them', async () => {

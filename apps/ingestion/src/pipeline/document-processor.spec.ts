@@ -10,8 +10,9 @@ import path from 'node:path';
 import { corpus, hasTool, wordOverlap } from '../extraction/testing/corpus';
 import { writeLargeDocx, writeLyingZipBomb } from '../extraction/testing/large-files';
 import { readFileSync } from 'node:fs';
-import { DocumentProcessor, EnrichmentStep, embeddingsStep, ocrImagePagesStep } from './document-processor';
+import { DocumentProcessor, EnrichmentStep, embeddingsStep, ocrImagePagesStep, pageLayoutStep } from './document-processor';
 import { ProgressReporter } from './progress';
+import { ReadyFirstGate } from './ready-first';
 import { WorkLimiter } from './work-limiter';
 
 const withOcr = hasTool('tesseract') && hasTool('pdftoppm') && hasTool('pdfunite') ? it : it.skip;
@@ -178,6 +179,32 @@ describe('DocumentProcessor', () => {
     expect(reporter.current()).toEqual({ stage: 'ocr', pagesDone: 2, pagesTotal: 3 });
   });
 
+  it('makes a text PDF searchable (ready) before reading its word boxes, then re-indexes the same chunks with them (completed)', async () => {
+    const event = stored(corpus('pdf/fedramp_guide_poam_rev5.pdf'));
+    const calls: retrievalV1.Chunk[][] = [];
+    await processor([pageLayoutStep], {
+      indexChunks: async (_org, req) => {
+        timeline.push(`index:${req.chunks?.length}`);
+        calls.push(req.chunks);
+        index.set(req.documentId, req.chunks);
+      },
+    }).process(event, first);
+
+    expect(timeline.map((t) => t.replace(/\d+$/, 'N'))).toEqual(['index:N', 'status:ready', 'index:N', 'status:completed']);
+    const [atReady, atCompleted] = calls;
+    // The same chunks, boxless while only searchable, then with a box for nearly every word.
+    expect(atCompleted.map((c) => [c.id, c.text])).toEqual(atReady.map((c) => [c.id, c.text]));
+    expect(atReady.every((c) => c.wordBoxes.length === 0)).toBe(true);
+    const words = atCompleted.reduce((n, c) => n + (c.text.match(/\S+/g) ?? []).length, 0);
+    expect(atCompleted.reduce((n, c) => n + c.wordBoxes.length, 0) / words).toBeGreaterThan(0.95);
+    // `ready` already gives the page sizes (letter and tabloid pages), equal to the word boxes' own.
+    const [ready, completed] = statuses;
+    expect(ready.progress).toEqual({ stage: 'indexing', pagesDone: null, pagesTotal: null });
+    expect(ready.pageSizes).toHaveLength(37);
+    expect(new Set(ready.pageSizes!.map((p) => `${p.width}x${p.height}`))).toEqual(new Set(['612x792', '1224x792']));
+    expect(completed.pageSizes).toEqual(ready.pageSizes);
+  });
+
   it('produces the same chunk ids on a re-delivery (the index replaces, never duplicates)', async () => {
     const event = stored(corpus('pdf/dol_osha-200_log_and_summary.pdf'));
     await processor().process(event, first);
@@ -256,6 +283,37 @@ describe('DocumentProcessor', () => {
     expect(embedded).toEqual([holder, other]);
     expect(statusOf(a.documentId)).toEqual(['ready', 'completed']);
     expect(statusOf(b.documentId)).toEqual(['ready', 'completed']);
+  });
+
+  it('searchable first: a ready document is enriched only once the other document in flight is ready too, and that wait is not work time', async () => {
+    // B's index call is held, so B stays before `ready`; A is ready meanwhile and must not embed yet.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const a = stored(corpus('pdf/fedramp_extensions_rev4.pdf'));
+    const b = stored(corpus('pdf/dol_osha-101_injury_illness_incident_report.pdf'));
+    const gate = new ReadyFirstGate();
+    const p = processor([embeddingsStep(async (_org, id) => void timeline.push(`embed:${id === a.documentId ? 'a' : 'b'}`))], {
+      readyFirst: gate,
+      timeoutMs: 3_000,
+      indexChunks: async (_org, req) => {
+        if (req.documentId === b.documentId) await held;
+        index.set(req.documentId, req.chunks);
+      },
+      publishStatus: async (e) => {
+        timeline.push(`${e.status}:${e.documentId === a.documentId ? 'a' : 'b'}`);
+        statuses.push(e);
+      },
+    });
+    const done = [p.process(a, first), p.process(b, first)];
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(timeline).toEqual(['ready:a']);
+    expect(gate.pending()).toBe(1);
+    release();
+    await Promise.all(done);
+    expect(timeline.slice(0, 2)).toEqual(['ready:a', 'ready:b']);
+    expect([...timeline.slice(2)].sort()).toEqual(['completed:a', 'completed:b', 'embed:a', 'embed:b']);
+    expect(statuses.filter((e) => e.status === 'failed')).toEqual([]);
+    expect(gate.pending()).toBe(0);
   });
 
   it('frees its consumer slot once ready, before the enrichment that follows; a document with nothing to enrich keeps it', async () => {

@@ -8,8 +8,18 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Chunk, ChunkOptions, chunkDocument } from '../chunking';
-import { chunkWordBoxes, extractDeferredOcrPages, extractDocument, ExtractedDocument, ExtractionError, PageLayout, PageSize } from '../extraction';
+import {
+  chunkWordBoxes,
+  extractDeferredOcrPages,
+  extractDocument,
+  ExtractedDocument,
+  ExtractionError,
+  PageLayout,
+  PageSize,
+  readDeferredLayout,
+} from '../extraction';
 import { ProgressReporter } from './progress';
+import { ReadyFirstGate } from './ready-first';
 import { WorkLimiter } from './work-limiter';
 
 export interface DocumentProcessorDeps {
@@ -60,6 +70,11 @@ export interface DocumentProcessorDeps {
    * beyond the consumer's concurrency.
    */
   enrichmentSlots?: WorkLimiter;
+  /**
+   * Enrichment waits until no document of this processor is before `ready` ({@link ReadyFirstGate}:
+   * a bulk upload is searchable first, then enriched). Default: enrichment starts at `ready`.
+   */
+  readyFirst?: ReadyFirstGate;
 }
 
 /**
@@ -102,6 +117,27 @@ export interface EnrichmentStep {
 }
 
 /**
+ * Enrichment step: the word boxes of a PDF's text layer (`pdftotext -bbox-layout`, about as long
+ * again as reading its text), left out of extraction so that the document is searchable (`ready`)
+ * sooner. They only place quotes on the page (decisions.md "Where a quote stands"): this step reads
+ * them and re-indexes the same chunks with their boxes. When poppler cannot read them the chunks
+ * stay without boxes, as before.
+ */
+export const pageLayoutStep: EnrichmentStep = {
+  name: 'page-layout',
+  stage: 'indexing',
+  applies: (state) => state.extracted.layoutDeferred === true,
+  async run(state) {
+    const before = state.extracted.layout ?? [];
+    const layout = await state.cpuBound(() => readDeferredLayout(state.filePath, before, { timeoutMs: state.remainingMs() }));
+    state.extracted = { ...state.extracted, layout, layoutDeferred: false };
+    const words = (pages: readonly PageLayout[]) => pages.reduce((n, p) => n + p.words.length, 0);
+    if (words(layout) > words(before)) await state.reindex();
+    state.logger.info({ words: words(layout) }, 'word boxes read');
+  },
+};
+
+/**
  * Enrichment step: OCR of the image-only pages of a PDF that also has text pages. The text pages
  * are searchable (`ready`) first; this step adds the OCRed pages at their exact page positions
  * and re-indexes.
@@ -130,11 +166,13 @@ export const ocrImagePagesStep: EnrichmentStep = {
 };
 
 /**
- * The enrichment steps, in order. Dense embeddings (when an embedding model is configured) go
- * after OCR, so that they embed the final chunks.
+ * The enrichment steps, in order: word boxes first (a quote placed on the page as soon as
+ * possible), then OCR of deferred pages (whose words join the layout), then dense embeddings (when
+ * an embedding model is configured), so that they embed the final chunks.
  */
 export function defaultEnrichmentSteps(embedDocument?: DocumentProcessorDeps['embedDocument']): EnrichmentStep[] {
-  return embedDocument ? [ocrImagePagesStep, embeddingsStep(embedDocument)] : [ocrImagePagesStep];
+  const steps = [pageLayoutStep, ocrImagePagesStep];
+  return embedDocument ? [...steps, embeddingsStep(embedDocument)] : steps;
 }
 
 /**
@@ -218,6 +256,8 @@ export class DocumentProcessor {
     const received = Date.now();
     const remainingMs = () => Math.max(1, this.deps.timeoutMs - (Date.now() - started));
     let indexed = false;
+    /** Uncounts this document from the documents before `ready` (at `ready`, or when it ends sooner). */
+    const leaveBeforeReady = this.deps.readyFirst?.enter() ?? (() => undefined);
     log.info({ content_type: event.contentType, size_bytes: event.sizeBytes }, 'processing document');
     const publishProgress = this.deps.publishProgress;
     const progress = new ProgressReporter(
@@ -249,6 +289,7 @@ export class DocumentProcessor {
             maxUnzippedBytes: this.deps.maxUnzippedBytes,
             maxHeapMb: this.deps.maxHeapMb,
             deferOcr: this.steps.includes(ocrImagePagesStep),
+            deferLayout: this.steps.includes(pageLayoutStep),
           });
           progress.report('chunking');
           const chunked = chunkDocument(doc, this.deps.chunkOptions);
@@ -324,6 +365,7 @@ export class DocumentProcessor {
       // consumer slot takes the next document meanwhile (docs/ingestion.md "Throughput and scaling").
       // The delivery stays live and is acknowledged at `completed`, so a crash still redelivers it.
       if (first) delivery.releaseSlot?.();
+      leaveBeforeReady();
 
       /** Runs the enrichment steps in order; false when one failed for good (the document is then `failed`). */
       const enrich = async (): Promise<boolean> => {
@@ -348,14 +390,16 @@ export class DocumentProcessor {
       };
       const slots = this.deps.enrichmentSlots;
       const waitStarted = Date.now();
-      const enriched =
-        slots && first
-          ? await slots.run(1, () => {
-              // The time limit counts work, not the wait for an enrichment slot.
-              started += Date.now() - waitStarted;
-              return enrich();
-            })
-          : await enrich();
+      const enrichNow = () => {
+        // The time limit counts work, not the wait for other documents to be ready or for an enrichment slot.
+        started += Date.now() - waitStarted;
+        return enrich();
+      };
+      if (first && this.deps.readyFirst) {
+        await this.deps.readyFirst.idle();
+        log.info({ ms: Date.now() - waitStarted }, 'enrichment starts');
+      }
+      const enriched = slots && first ? await slots.run(1, enrichNow) : await enrichNow();
       if (!enriched) return;
       chunks = state.chunks;
       await progress.close();
@@ -370,6 +414,7 @@ export class DocumentProcessor {
       }
       throw error;
     } finally {
+      leaveBeforeReady();
       await progress.close();
       await rm(dir, { recursive: true, force: true });
     }
