@@ -285,6 +285,39 @@ describe('DocumentProcessor', () => {
     expect(statusOf(b.documentId)).toEqual(['ready', 'completed']);
   });
 
+  it("reads a PDF's word boxes while another document's embedding holds the only enrichment slot", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const a = stored(corpus('pdf/fedramp_extensions_rev4.pdf'));
+    const b = stored(corpus('pdf/dol_osha-101_injury_illness_incident_report.pdf'));
+    const boxed = new Set<string>();
+    const p = processor(
+      [
+        pageLayoutStep,
+        embeddingsStep(async (_org, id) => {
+          if (id === a.documentId) await held;
+          timeline.push(`embed:${id === a.documentId ? 'a' : 'b'}`);
+        }),
+      ],
+      {
+        enrichmentSlots: new WorkLimiter(1),
+        indexChunks: async (_org, req) => {
+          if (req.chunks.some((c) => c.wordBoxes.length > 0)) boxed.add(req.documentId === a.documentId ? 'a' : 'b');
+          index.set(req.documentId, req.chunks);
+        },
+      },
+    );
+    const done = p.process(a, first);
+    await new Promise((r) => setTimeout(r, 1_500)); // A holds the slot, blocked in its embedding
+    const second = p.process(b, first);
+    for (let i = 0; i < 60 && !boxed.has('b'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect([...boxed].sort()).toEqual(['a', 'b']);
+    expect(timeline.filter((t) => t.startsWith('embed:'))).toEqual([]);
+    release();
+    await Promise.all([done, second]);
+    expect(timeline.filter((t) => t.startsWith('embed:'))).toEqual(['embed:a', 'embed:b']);
+  });
+
   it('searchable first: a ready document is enriched only once the other document in flight is ready too, and that wait is not work time', async () => {
     // B's index call is held, so B stays before `ready`; A is ready meanwhile and must not embed yet.
     let release!: () => void;

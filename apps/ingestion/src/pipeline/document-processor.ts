@@ -114,6 +114,12 @@ export interface EnrichmentStep {
   initialProgress?(state: EnrichmentState): DocumentProgress;
   applies(state: EnrichmentState): boolean;
   run(state: EnrichmentState): Promise<void>;
+  /**
+   * Short CPU-bound work that runs in an extraction slot and needs no enrichment slot: when such
+   * steps lead the list, they run before the document waits for one (so they are not queued behind
+   * other documents' embeddings).
+   */
+  readonly withoutEnrichmentSlot?: boolean;
 }
 
 /**
@@ -126,6 +132,7 @@ export interface EnrichmentStep {
 export const pageLayoutStep: EnrichmentStep = {
   name: 'page-layout',
   stage: 'indexing',
+  withoutEnrichmentSlot: true,
   applies: (state) => state.extracted.layoutDeferred === true,
   async run(state) {
     const before = state.extracted.layout ?? [];
@@ -368,8 +375,8 @@ export class DocumentProcessor {
       leaveBeforeReady();
 
       /** Runs the enrichment steps in order; false when one failed for good (the document is then `failed`). */
-      const enrich = async (): Promise<boolean> => {
-        for (const step of this.steps) {
+      const enrich = async (steps: readonly EnrichmentStep[]): Promise<boolean> => {
+        for (const step of steps) {
           if (!step.applies(state)) continue;
           const stepStarted = Date.now();
           const initial = step.initialProgress?.(state);
@@ -388,18 +395,23 @@ export class DocumentProcessor {
         }
         return true;
       };
-      const slots = this.deps.enrichmentSlots;
-      const waitStarted = Date.now();
-      const enrichNow = () => {
-        // The time limit counts work, not the wait for other documents to be ready or for an enrichment slot.
-        started += Date.now() - waitStarted;
-        return enrich();
-      };
+      // The time limit counts work, not the wait for other documents to be ready or for an enrichment slot.
+      const gateWaitStarted = Date.now();
       if (first && this.deps.readyFirst) {
         await this.deps.readyFirst.idle();
-        log.info({ ms: Date.now() - waitStarted }, 'enrichment starts');
+        log.info({ ms: Date.now() - gateWaitStarted }, 'enrichment starts');
       }
-      const enriched = slots && first ? await slots.run(1, enrichNow) : await enrichNow();
+      started += Date.now() - gateWaitStarted;
+      const lead = this.steps.findIndex((s) => !s.withoutEnrichmentSlot);
+      const [slotFree, slotted] = lead < 0 ? [this.steps, []] : [this.steps.slice(0, lead), this.steps.slice(lead)];
+      if (!(await enrich(slotFree))) return;
+      const slots = this.deps.enrichmentSlots;
+      const slotWaitStarted = Date.now();
+      const enrichSlotted = () => {
+        started += Date.now() - slotWaitStarted;
+        return enrich(slotted);
+      };
+      const enriched = slots && slotted.some((s) => s.applies(state)) ? await slots.run(1, enrichSlotted) : await enrichSlotted();
       if (!enriched) return;
       chunks = state.chunks;
       await progress.close();
