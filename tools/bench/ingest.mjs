@@ -20,7 +20,7 @@
 //   are made by the ingestion's own code (`extractDocument` → `chunkDocument` → `toIndexChunks`, not
 //   timed), their text as enrichment embeds it (`embeddingText`: heading path, then text), embedded by
 //   the local model (KB_MODELS_DIR=<repo>/../shared/models, EMBEDDINGS_MODEL=all-MiniLM-L6-v2 unless set)
-//   in batches of EMBEDDINGS_BATCH_SIZE on all cores (onnxruntime intra-op threads = cores: the best one
+//   in passes of EMBEDDINGS_BATCH_SIZE texts on all cores (onnxruntime intra-op threads = cores: the best one
 //   process does), timed alone.
 // Prints, per set, pages (or files) per second and the ratios pipeline / baseline for `ready` and
 // `completed` (targets, issue 33: text PDFs `ready` <= 3x pdftotext, `completed` <= 1.3x pdftotext +
@@ -159,15 +159,14 @@ async function chunkTexts(files) {
   return texts;
 }
 
-/** Milliseconds to embed `texts` with the local model in this process, on all cores, in the service's batch size. */
+/** Milliseconds to embed `texts` with the local model in this process, on all cores, in the service's passes (EMBEDDINGS_BATCH_SIZE texts each). */
 async function embedMs(texts) {
   const config = embeddingsConfigFromEnv({ ...process.env, EMBEDDINGS_THREADS: String(cores) });
   const opened = await openEmbeddingModel(config, { coalesce: false });
   if (!opened.model) throw new Error(`bench:ingest needs the local embedding model: ${opened.reason}`);
   await opened.model.embed(['warm-up'], undefined, 'bulk');
   const t = now();
-  for (let i = 0; i < texts.length; i += config.EMBEDDINGS_BATCH_SIZE)
-    await opened.model.embed(texts.slice(i, i + config.EMBEDDINGS_BATCH_SIZE), undefined, 'bulk');
+  await opened.model.embed(texts, undefined, 'bulk');
   const ms = now() - t;
   opened.model.dispose?.();
   return ms;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { env, loadConfig } from '@kb/common';
 import { z } from 'zod';
-import { LocalEmbeddingModel, LocalEmbeddingModelOptions } from './local-embedding-model';
+import { DEFAULT_LOCAL_EMBEDDINGS_BATCH_SIZE, LocalEmbeddingModel, LocalEmbeddingModelOptions } from './local-embedding-model';
 import { OpenAiEmbeddingModel, verifyEmbeddingModel } from './openai-embedding-model';
 import type { EmbeddingModel } from './types';
 
@@ -14,6 +14,9 @@ export type EmbeddingProvider = (typeof EMBEDDING_PROVIDERS)[number];
 
 /** The default in-process model (transformers.js export of sentence-transformers/all-MiniLM-L6-v2: 384 dimensions, mean pooling). */
 export const DEFAULT_LOCAL_EMBEDDING_MODEL = 'Xenova/all-MiniLM-L6-v2';
+
+/** Texts per request to an OpenAI-compatible endpoint by default (fewer round trips). */
+export const DEFAULT_REMOTE_EMBEDDINGS_BATCH_SIZE = 32;
 
 /**
  * The `EMBEDDINGS_*` variables and `KB_MODELS_DIR` (documented in the README's configuration table).
@@ -37,15 +40,23 @@ export const embeddingsEnv = {
   EMBEDDINGS_DIMENSIONS: unsetIfEmpty(z.coerce.number().int().min(1).max(8192).optional()),
   /** Send `dimensions` with each request (OpenAI text-embedding-3 shortening). */
   EMBEDDINGS_SEND_DIMENSIONS: env.bool(false),
-  EMBEDDINGS_BATCH_SIZE: env.int(32),
+  /**
+   * Texts per forward pass of the `local` model (unset: {@link DEFAULT_LOCAL_EMBEDDINGS_BATCH_SIZE}) or per
+   * request to the `openai` endpoint (unset: {@link DEFAULT_REMOTE_EMBEDDINGS_BATCH_SIZE}).
+   */
+  EMBEDDINGS_BATCH_SIZE: unsetIfEmpty(z.coerce.number().int().min(1).optional()),
   EMBEDDINGS_TIMEOUT_MS: env.int(30_000),
   EMBEDDINGS_MAX_RETRIES: env.int(3),
   /** Azure OpenAI api-version; selects the Azure client. */
   EMBEDDINGS_API_VERSION: unsetIfEmpty(z.string().min(1).optional()),
   /** `local`: ONNX weights, `q8` (int8, `onnx/model_quantized.onnx`) or `fp32` (`onnx/model.onnx`). */
   EMBEDDINGS_DTYPE: z.enum(['q8', 'fp32']).default('q8'),
-  /** `local`: onnxruntime threads per forward pass (1 leaves the other cores to queries and extraction). */
-  EMBEDDINGS_THREADS: env.int(1),
+  /**
+   * `local`: onnxruntime threads per forward pass. Default 2: twice the bulk throughput of one thread on
+   * two cores, and a query's wait for the pass in flight no longer (docs/retrieval.md "The local model's
+   * passes"); 1 keeps a core free of bulk embedding.
+   */
+  EMBEDDINGS_THREADS: env.int(2),
   /** `local`: pooling, `mean` (MiniLM, mpnet, E5) or `cls` (BGE). */
   EMBEDDINGS_POOLING: z.enum(['mean', 'cls']).default('mean'),
   /** `local`: text put before each query, e.g. BGE's instruction. */
@@ -98,7 +109,7 @@ export async function openEmbeddingModel(config: EmbeddingsConfig, local: Pick<L
       modelsDir: c.KB_MODELS_DIR,
       model,
       dtype: c.EMBEDDINGS_DTYPE,
-      batchSize: c.EMBEDDINGS_BATCH_SIZE,
+      batchSize: c.EMBEDDINGS_BATCH_SIZE ?? DEFAULT_LOCAL_EMBEDDINGS_BATCH_SIZE,
       threads: c.EMBEDDINGS_THREADS,
       pooling: c.EMBEDDINGS_POOLING,
       queryPrefix: c.EMBEDDINGS_QUERY_PREFIX,
@@ -121,7 +132,7 @@ export async function openEmbeddingModel(config: EmbeddingsConfig, local: Pick<L
     model: c.EMBEDDINGS_MODEL!,
     dimensions: c.EMBEDDINGS_DIMENSIONS!,
     sendDimensions: c.EMBEDDINGS_SEND_DIMENSIONS,
-    batchSize: c.EMBEDDINGS_BATCH_SIZE,
+    batchSize: c.EMBEDDINGS_BATCH_SIZE ?? DEFAULT_REMOTE_EMBEDDINGS_BATCH_SIZE,
     timeoutMs: c.EMBEDDINGS_TIMEOUT_MS,
     maxRetries: c.EMBEDDINGS_MAX_RETRIES,
     apiVersion: c.EMBEDDINGS_API_VERSION,
