@@ -5,7 +5,7 @@ import { ACCEPTED_FORMATS_PHRASE, documentFormat, normalizeContentType } from '@
  * dispatches by content type.
  */
 import { stat } from 'node:fs/promises';
-import { createContext, raceAbort, textTooLarge } from './context';
+import { createContext, ExtractionContext, raceAbort, textTooLarge } from './context';
 import { EXTRACTORS, extractorFor } from './extractors';
 import { extractInWorker } from './off-thread';
 import { extractPdfOcrPages, readPdfWordBoxes } from './pdf';
@@ -79,11 +79,16 @@ export async function extractDocument(filePath: string, contentType: string, opt
  * new layout; `layout` unchanged when poppler cannot read the boxes. Same options as
  * {@link extractDocument}; throws `TIMEOUT` or the caller's abort reason.
  */
-export async function readDeferredLayout(filePath: string, layout: readonly PageLayout[], options: ExtractOptions = {}): Promise<PageLayout[]> {
+export function readDeferredLayout(filePath: string, layout: readonly PageLayout[], options: ExtractOptions = {}): Promise<PageLayout[]> {
+  return inContext(options, (ctx) => readPdfWordBoxes(ctx, filePath, layout));
+}
+
+/** Runs a deferred step with its own context (time limit, abort): the context's abort reason is thrown. */
+async function inContext<T>(options: ExtractOptions, step: (ctx: ExtractionContext) => Promise<T>): Promise<T> {
   const { ctx, dispose } = createContext(options);
   try {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    return await raceAbort(ctx, readPdfWordBoxes(ctx, filePath, layout));
+    return await raceAbort(ctx, step(ctx));
   } finally {
     dispose();
   }
@@ -95,16 +100,10 @@ export async function readDeferredLayout(filePath: string, layout: readonly Page
  * words OCR read on each page (boxes in points, top-left origin). Same
  * options and errors as {@link extractDocument} (`OCR_UNAVAILABLE`, `TIMEOUT`, `CORRUPT_FILE`).
  */
-export async function extractDeferredOcrPages(
+export function extractDeferredOcrPages(
   filePath: string,
   pages: readonly number[],
   options: ExtractOptions = {},
 ): Promise<{ blocks: ExtractedBlock[]; words: Map<number, PageWord[]> }> {
-  const { ctx, dispose } = createContext(options);
-  try {
-    if (ctx.signal.aborted) throw ctx.signal.reason;
-    return await raceAbort(ctx, extractPdfOcrPages(ctx, filePath, pages));
-  } finally {
-    dispose();
-  }
+  return inContext(options, (ctx) => extractPdfOcrPages(ctx, filePath, pages));
 }
