@@ -263,8 +263,6 @@ export class DocumentProcessor {
     const received = Date.now();
     const remainingMs = () => Math.max(1, this.deps.timeoutMs - (Date.now() - started));
     let indexed = false;
-    /** Uncounts this document from the documents before `ready` (at `ready`, or when it ends sooner). */
-    const leaveBeforeReady = this.deps.readyFirst?.enter() ?? (() => undefined);
     log.info({ content_type: event.contentType, size_bytes: event.sizeBytes }, 'processing document');
     const publishProgress = this.deps.publishProgress;
     const progress = new ProgressReporter(
@@ -273,6 +271,8 @@ export class DocumentProcessor {
       log,
       { minIntervalMs: this.deps.progressIntervalMs },
     );
+    /** Uncounts this document from the documents before `ready` (at `ready`, or in `finally` when it ends sooner). */
+    const leaveBeforeReady = this.deps.readyFirst?.enter() ?? (() => undefined);
     try {
       const filePath = path.join(dir, 'original');
       const info = await this.deps.storage.stat(event.storageKey);
