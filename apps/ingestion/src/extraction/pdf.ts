@@ -8,7 +8,7 @@ import { pageTextToBlocks, stripRunningLines } from './layout';
 import { OcrPage, ocrPdfPages } from './ocr';
 import { ProcessResult, runProcess, ToolMissingError } from './process';
 import { ExtractedBlock, ExtractedDocument, ExtractionError, type PageLayout, type PageWord } from './types';
-import { readPdfLayout } from './word-boxes';
+import { readPdfLayout, roundPoints } from './word-boxes';
 
 /** The `-bbox-layout` output is about this many times the size of the plain text; bigger is skipped. */
 const LAYOUT_BYTES_PER_TEXT_BYTE = 16;
@@ -22,7 +22,7 @@ const CORRUPT_MESSAGE = 'The PDF could not be read; it may be damaged or not a P
 interface PdfInfo {
   pages: number;
   title: string | null;
-  /** Each listed page's size in points (width and height of its MediaBox, as `pdftotext -bbox-layout` gives them). */
+  /** Each listed page's size in points (width and height of its MediaBox, as `pdftotext -bbox-layout` gives them); empty without `ctx.deferLayout`. */
   sizes: Map<number, { width: number; height: number }>;
 }
 
@@ -48,13 +48,14 @@ function failureFromStderr(stderr: string): ExtractionError {
 }
 
 /**
- * Reads page count, title and the sizes of the first `ctx.maxPages` pages with one
- * `pdfinfo -box` run. A PDF that needs a password to open -> `ENCRYPTED`; one that poppler cannot
+ * Reads page count and title with `pdfinfo`, and with `ctx.deferLayout` (their only use) the sizes
+ * of the first `ctx.maxPages` pages in the same run (`-box`). A PDF that needs a password to open -> `ENCRYPTED`; one that poppler cannot
  * open -> `CORRUPT_FILE`. PDFs that are encrypted with an owner password only (they open without a
  * password) are read normally.
  */
 export async function readPdfInfo(ctx: ExtractionContext, filePath: string): Promise<PdfInfo> {
-  const r = await runPoppler(ctx, 'pdfinfo', ['-enc', 'UTF-8', '-box', '-f', '1', '-l', String(Math.max(1, ctx.maxPages)), filePath]);
+  const boxes = ctx.deferLayout ? ['-box', '-f', '1', '-l', String(Math.max(1, ctx.maxPages))] : [];
+  const r = await runPoppler(ctx, 'pdfinfo', ['-enc', 'UTF-8', ...boxes, filePath]);
   const out = r.stdout.toString('utf8');
   if (r.code !== 0) throw failureFromStderr(r.stderr);
   const pages = /^Pages:\s+(\d+)/m.exec(out);
@@ -64,12 +65,10 @@ export async function readPdfInfo(ctx: ExtractionContext, filePath: string): Pro
   // "Page    3 MediaBox:     0.00     0.00   612.00   792.00" (x1 y1 x2 y2, points)
   for (const m of out.matchAll(/^Page\s+(\d+)\s+MediaBox:\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)/gm)) {
     const [x1, y1, x2, y2] = [m[2], m[3], m[4], m[5]].map(Number);
-    sizes.set(Number(m[1]), { width: round2(Math.abs(x2 - x1)), height: round2(Math.abs(y2 - y1)) });
+    sizes.set(Number(m[1]), { width: roundPoints(Math.abs(x2 - x1)), height: roundPoints(Math.abs(y2 - y1)) });
   }
   return { pages: Number(pages[1]), title: cleanTitle(title), sizes };
 }
-
-const round2 = (v: number) => Math.round(v * 100) / 100;
 
 /**
  * Every page's size with no words yet (the layout of a document whose word boxes are deferred),

@@ -9,7 +9,11 @@ import { ExtractionContext } from './context';
 import { runProcess, ToolMissingError } from './process';
 import { ExtractionError, type PageLayout, type PageWord } from './types';
 
-const round = (v: number) => Math.round(v * 100) / 100;
+/**
+ * Rounds a coordinate to 0.01 pt, as `roundPt` of `@kb/knowledge` does (not imported: the extraction worker
+ * thread loads these modules and must not load `@kb/common` with it).
+ */
+export const roundPoints = (v: number) => Math.round(v * 100) / 100;
 
 function unescapeXml(s: string): string {
   return s
@@ -32,11 +36,17 @@ export function parseBboxLayout(xhtml: string): PageLayout[] {
   const re = /<page width="([\d.]+)" height="([\d.]+)">|<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([^<]*)<\/word>/g;
   for (let m = re.exec(xhtml); m; m = re.exec(xhtml)) {
     if (m[1] !== undefined) {
-      pages.push({ page: pages.length + 1, width: round(Number(m[1])), height: round(Number(m[2])), words: [] });
+      pages.push({ page: pages.length + 1, width: roundPoints(Number(m[1])), height: roundPoints(Number(m[2])), words: [] });
     } else if (pages.length > 0) {
       const text = unescapeXml(m[7]);
       if (text.trim())
-        pages[pages.length - 1].words.push({ text, x0: round(Number(m[3])), y0: round(Number(m[4])), x1: round(Number(m[5])), y1: round(Number(m[6])) });
+        pages[pages.length - 1].words.push({
+          text,
+          x0: roundPoints(Number(m[3])),
+          y0: roundPoints(Number(m[4])),
+          x1: roundPoints(Number(m[5])),
+          y1: roundPoints(Number(m[6])),
+        });
     }
   }
   return pages;
@@ -72,7 +82,13 @@ export function parseTesseractTsv(tsv: string, dpi: number): PageWord[] {
     if (!text) continue;
     const [left, top, width, height] = [Number(f[6]), Number(f[7]), Number(f[8]), Number(f[9])];
     if (![left, top, width, height].every(Number.isFinite)) continue;
-    words.push({ text, x0: round(left * scale), y0: round(top * scale), x1: round((left + width) * scale), y1: round((top + height) * scale) });
+    words.push({
+      text,
+      x0: roundPoints(left * scale),
+      y0: roundPoints(top * scale),
+      x1: roundPoints((left + width) * scale),
+      y1: roundPoints((top + height) * scale),
+    });
   }
   return words;
 }
