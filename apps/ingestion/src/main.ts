@@ -6,6 +6,7 @@ import { createObjectStorage } from '@kb/storage';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { closeExtractionWorkers } from './extraction';
 import { processRequestProblem, publishDeadLetter, watchMaxDeliveries } from './pipeline/dead-letter';
 import { DocumentProcessor } from './pipeline/document-processor';
 import { ReadyFirstGate } from './pipeline/ready-first';
@@ -129,5 +130,6 @@ bootService({ name: 'ingestion', metricsPort: 9462, grpcPort: 50052, env: ingest
   return async () => {
     stopDeadLetters();
     await consumer.stop();
+    await closeExtractionWorkers();
   };
 });

@@ -23,6 +23,7 @@ export type {
   PageWord,
 } from './types';
 export { ExtractionError } from './types';
+export { closeExtractionWorkers } from './off-thread';
 export { chunkWordBoxes } from './word-boxes';
 
 /** The MIME types {@link extractDocument} accepts (canonical spelling). */

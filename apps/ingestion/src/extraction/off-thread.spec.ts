@@ -1,11 +1,15 @@
-import { statSync } from 'node:fs';
+import JSZip from 'jszip';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { extractDocument, ExtractedDocument, ExtractionError } from './index';
+import { closeExtractionWorkers, extractionWorkerStats, REUSE_MAX_FILE_BYTES } from './off-thread';
 import { corpus } from './testing/corpus';
 import { writeLargeDocx, writeLargeHtml, writeLargeXlsx, writeLyingZipBomb } from './testing/large-files';
 import { useTempDir } from './testing/temp-dir';
 
 jest.setTimeout(300_000);
+afterAll(() => closeExtractionWorkers());
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -163,5 +167,63 @@ describe('off-thread extraction: limits, failures, progress and cancellation', (
 
   it('file-system errors keep their code across the thread', async () => {
     await expect(extractDocument(dir('missing.docx'), DOCX)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('extraction threads are kept for the next document', () => {
+  const dir = useTempDir('kb-offthread-pool-');
+  const overview = corpus('docx/fedramp_oscal_Overview.docx');
+
+  /** Threads started while `work` runs. */
+  async function startedDuring(work: () => Promise<unknown>): Promise<number> {
+    const before = extractionWorkerStats().started;
+    await work().catch(() => undefined);
+    return extractionWorkerStats().started - before;
+  }
+
+  it('small office files one after another share one thread (no module loading per document)', async () => {
+    await closeExtractionWorkers();
+    const started = await startedDuring(async () => {
+      for (let i = 0; i < 5; i++) expect((await extractDocument(overview, DOCX)).title).toBe('Overview');
+      await extractDocument(corpus('xlsx/fedramp_OSCAL_Registry.xlsx'), XLSX);
+    });
+    expect(started).toBe(1);
+    expect(extractionWorkerStats().idle).toBe(1);
+  });
+
+  it('a document that fails in the extractor (a lying zip bomb) leaves the thread reusable', async () => {
+    const file = dir('liar.docx');
+    await writeLyingZipBomb(file, 50 * 1024 * 1024);
+    await extractDocument(overview, DOCX);
+    const started = await startedDuring(async () => {
+      await expect(extractDocument(file, DOCX)).rejects.toMatchObject({ code: 'TOO_LARGE' });
+      await extractDocument(overview, DOCX);
+    });
+    expect(started).toBe(0);
+  });
+
+  it('a thread stopped by the time limit, or over its heap cap, is ended: the next document gets a fresh one', async () => {
+    const big = dir('big.docx');
+    await writeLargeDocx(big, 30_000);
+    await closeExtractionWorkers();
+    expect(await startedDuring(() => extractDocument(big, DOCX, { timeoutMs: 200 }))).toBe(1);
+    expect(await startedDuring(() => extractDocument(overview, DOCX))).toBe(1);
+    expect(await startedDuring(() => extractDocument(big, DOCX, { maxHeapMb: 48 }))).toBe(1);
+    expect(await startedDuring(() => extractDocument(overview, DOCX, { maxHeapMb: 48 }))).toBe(1);
+    expect((await extractDocument(overview, DOCX)).title).toBe('Overview');
+  });
+
+  it(`after a file over ${REUSE_MAX_FILE_BYTES / 1048576} MB the thread is ended rather than kept holding the heap it grew`, async () => {
+    await closeExtractionWorkers();
+    // A small text with a 5 MB picture (random bytes, stored uncompressed), as a scanned-in form would carry.
+    const small = dir('small.docx');
+    await writeLargeDocx(small, 10);
+    const zip = await JSZip.loadAsync(readFileSync(small));
+    zip.file('word/media/image1.png', randomBytes(5 * 1024 * 1024), { compression: 'STORE' });
+    const big = dir('large.docx');
+    writeFileSync(big, await zip.generateAsync({ type: 'nodebuffer' }));
+    expect(statSync(big).size).toBeGreaterThan(REUSE_MAX_FILE_BYTES);
+    expect((await extractDocument(big, DOCX)).blocks.length).toBeGreaterThan(0);
+    expect(extractionWorkerStats().idle).toBe(0);
   });
 });

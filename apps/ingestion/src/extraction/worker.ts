@@ -1,12 +1,12 @@
 /**
- * Entry point of an extraction worker thread (see off-thread.ts): extracts one file with the
- * extractor of its type (extractors.ts, the table extractDocument uses too) and posts the result
- * back. Messages to the parent:
+ * Entry point of an extraction worker thread (see off-thread.ts): for each job the parent posts (one at a time; the
+ * thread is kept for later documents), extracts the file with the extractor of its type (extractors.ts, the table
+ * extractDocument uses too) and posts the result back. Messages to the parent, per job:
  * `{ kind: 'progress', stage, done, total }`, then exactly one of `{ kind: 'result', document }` or
  * `{ kind: 'error', error: SerializedError }`. Time limits and cancellation are the parent's: it
  * terminates the thread.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { createContext } from './context';
 import { extractorFor } from './extractors';
 import { ExtractionError } from './types';
@@ -37,4 +37,4 @@ async function run(job: WorkerJob): Promise<void> {
   }
 }
 
-if (parentPort) void run(workerData as WorkerJob);
+parentPort?.on('message', (job: WorkerJob) => void run(job));
