@@ -24,6 +24,12 @@ const ingestionEnv = {
   INGESTION_EXTRACTION_CONCURRENCY: env.int(2),
   /** Documents in their enrichment steps (OCR of deferred pages, embeddings) at once on this replica; the others extract and become `ready` meanwhile. */
   INGESTION_ENRICHMENT_CONCURRENCY: env.int(2),
+  /**
+   * Documents delivered and not yet acknowledged, for the durable consumer as a whole (every replica): those before
+   * `ready` are bounded by INGESTION_CONCURRENCY per replica, the rest are `ready` and wait for enrichment. Bounds how far
+   * `ready` runs ahead of `completed` in a bulk upload (docs/ingestion.md "Throughput and scaling").
+   */
+  INGESTION_MAX_ACK_PENDING: env.int(256),
   /** Declared size (bytes) of the documents in flight at once; a larger document runs alone. Bounds memory and work-dir use. */
   INGESTION_INFLIGHT_BYTES: env.int(64 * 1024 * 1024),
   /** Per-document time limit (extraction, OCR and enrichment together). */
@@ -101,6 +107,7 @@ bootService({ name: 'ingestion', metricsPort: 9462, grpcPort: 50052, env: ingest
     ackWaitMs: config.INGESTION_ACK_WAIT_MS,
     maxDeliver: config.INGESTION_MAX_ATTEMPTS,
     concurrency: config.INGESTION_CONCURRENCY,
+    maxAckPending: config.INGESTION_MAX_ACK_PENDING,
     retryDelayMs: config.INGESTION_RETRY_DELAY_MS,
     logger,
     // One run per document at a time in this process: a second delivery of a document in progress
