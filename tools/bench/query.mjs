@@ -43,8 +43,9 @@
 // `--data-root DIR`: keep each size's store in DIR/<size>x<orgs>-<mode> and reuse it when it is
 // already there (org ids are derived from the org number, so a reused store is queried the same).
 // `--profile` (hybrid): afterwards, the same queries once more per size, timing each stage of a
-// search on its own, one after the other: BM25 (top 50), query embedding, dense search (top 50,
-// chunks read by id included) and fusion; p50/p95 per stage.
+// search on its own, one after the other: BM25 (top 50), query embedding, dense search (top 50 ids;
+// chunks read by id included for a store without `searchDenseIds`), fusion, and reading the chunks
+// of the 10 fused hits BM25 did not bring; p50/p95 per stage.
 // `--org-id ID` (issue 33 item 3, used by `npm run bench:scale`): every chunk belongs to organization ID
 // (one org, every document org-level: no project), with ids derived from ID (tools/lib/bench-store.mjs),
 // kept under --data-root in <size>-org-<ID>-<mode>. `--build-only`: build (or find) the stores, print
@@ -486,9 +487,9 @@ try {
     }
     const memoryQueries = memory();
     if (values.profile && hybrid) {
-      const { fuse } = require(path.join(ROOT, 'dist/apps/retrieval/src/search/fusion.js'));
+      const { fuse, fuseScored } = require(path.join(ROOT, 'dist/apps/retrieval/src/search/fusion.js'));
       for (const entry of opened) {
-        const stage = { lexical: [], embedding: [], dense: [], fusion: [] };
+        const stage = { lexical: [], embedding: [], dense: [], fusion: [], chunks: [] };
         const { service, store } = entry.retrieval;
         for (const [i, q] of queries.entries()) {
           const scope = entry.scopeOf(i);
@@ -498,12 +499,26 @@ try {
           t = performance.now();
           const [vector] = await service.embeddings.embed([q], undefined, 'query');
           stage.embedding.push(performance.now() - t);
+          // As RetrievalService.search: dense ids, fusion, then only the 10 kept hits' chunks that BM25 did
+          // not bring are read; a store without searchDenseIds reads every dense hit's chunk in `dense`.
           t = performance.now();
-          const dense = await store.searchDense(vector, scope, 50);
+          const denseIds = store.searchDenseIds ? await store.searchDenseIds(vector, scope, 50) : null;
+          const dense = denseIds ? null : await store.searchDense(vector, scope, 50);
           stage.dense.push(performance.now() - t);
           t = performance.now();
-          fuse(lexical, dense, 50);
+          const lexicalIds = lexical.map((h) => ({ id: h.chunk.id, score: h.score }));
+          const fused = denseIds ? fuseScored(lexicalIds, denseIds, 50) : fuse(lexical, dense, 50);
           stage.fusion.push(performance.now() - t);
+          t = performance.now();
+          if (denseIds) {
+            const brought = new Set(lexicalIds.map((h) => h.id));
+            const unread = fused
+              .slice(0, 10)
+              .map((e) => e.id)
+              .filter((id) => !brought.has(id));
+            if (unread.length > 0) await store.getChunks(scope.orgId, unread);
+          }
+          stage.chunks.push(performance.now() - t);
         }
         entry.profile = Object.fromEntries(
           Object.entries(stage).map(([name, ms]) => [name, { p50Ms: round(percentile(ms, 50)), p95Ms: round(percentile(ms, 95)) }]),

@@ -1,5 +1,5 @@
 import { reciprocalRankFusion as fuseRanks, RRF_K } from '@kb/common';
-import { SearchHit } from '../store/chunk-store';
+import { ScoredId, SearchHit } from '../store/chunk-store';
 
 /** Fusion functions selectable with `RETRIEVAL_FUSION`. */
 export const FUSION_METHODS = ['convex', 'rrf', 'dbsf'] as const;
@@ -38,7 +38,7 @@ export const THEORETICAL_MIN = { lexical: 0, dense: -1 } as const;
  * at most `topK` hits, ranks renumbered 1..n, `score` = fused score.
  */
 export function reciprocalRankFusion(lists: SearchHit[][], topK: number, k = RRF_K): SearchHit[] {
-  return fuseRanks(lists, (hit) => hit.chunk.id, topK, k).map(({ item, score }, i) => ({ chunk: item.chunk, score, rank: i + 1 }));
+  return withChunks(lists, rrfScored(lists.map(scoredIds), topK, k));
 }
 
 /**
@@ -61,25 +61,7 @@ export function convexCombination(
   alpha: number,
   normalization: ScoreNormalization = 'tmm',
 ): SearchHit[] {
-  if (!(alpha >= 0 && alpha <= 1)) throw new RangeError(`alpha must be in [0, 1] (got ${alpha})`);
-  const fused = new Map<string, { hit: SearchHit; score: number; order: number }>();
-  let order = 0;
-  const add = (list: SearchHit[], weight: number, theoreticalMin: number) => {
-    if (list.length === 0) return;
-    const scores = list.map((h) => h.score);
-    const max = Math.max(...scores);
-    const min = normalization === 'tmm' ? theoreticalMin : Math.min(...scores);
-    const range = max - min;
-    for (const hit of list) {
-      const normalized = range > 0 ? (hit.score - min) / range : 1;
-      const entry = fused.get(hit.chunk.id);
-      if (entry) entry.score += weight * normalized;
-      else fused.set(hit.chunk.id, { hit, score: weight * normalized, order: order++ });
-    }
-  };
-  add(lexical, 1 - alpha, THEORETICAL_MIN.lexical);
-  add(dense, alpha, THEORETICAL_MIN.dense);
-  return rank(fused, topK);
+  return withChunks([lexical, dense], convexScored(scoredIds(lexical), scoredIds(dense), topK, alpha, normalization));
 }
 
 /**
@@ -90,7 +72,68 @@ export function convexCombination(
  * the embedded store can be measured against, and behave like, Qdrant's server-side fusion.
  */
 export function distributionBasedScoreFusion(lists: SearchHit[][], topK: number): SearchHit[] {
-  const fused = new Map<string, { hit: SearchHit; score: number; order: number }>();
+  return withChunks(lists, dbsfScored(lists.map(scoredIds), topK));
+}
+
+/** Fuses a lexical and a dense list with `settings` (see {@link FusionSettings}). */
+export function fuse(lexical: SearchHit[], dense: SearchHit[], topK: number, settings: FusionSettings = DEFAULT_FUSION): SearchHit[] {
+  return withChunks([lexical, dense], fuseScored(scoredIds(lexical), scoredIds(dense), topK, settings));
+}
+
+/**
+ * {@link fuse} on ids and scores alone: at most `topK` entries, best first, `score` = fused score.
+ * Same order and scores as `fuse` on hits with these ids and scores.
+ */
+export function fuseScored(lexical: ScoredId[], dense: ScoredId[], topK: number, settings: FusionSettings = DEFAULT_FUSION): ScoredId[] {
+  switch (settings.method) {
+    case 'rrf':
+      return rrfScored([lexical, dense], topK, settings.k);
+    case 'dbsf':
+      return dbsfScored([lexical, dense], topK);
+    case 'convex':
+      return convexScored(lexical, dense, topK, settings.alpha, settings.normalization);
+  }
+}
+
+function scoredIds(hits: SearchHit[]): ScoredId[] {
+  return hits.map((h) => ({ id: h.chunk.id, score: h.score }));
+}
+
+/** Fused entries back to hits: each id's chunk from the first list holding it, ranks 1..n. */
+function withChunks(lists: SearchHit[][], fused: ScoredId[]): SearchHit[] {
+  const chunks = new Map<string, SearchHit['chunk']>();
+  for (const list of lists) for (const hit of list) if (!chunks.has(hit.chunk.id)) chunks.set(hit.chunk.id, hit.chunk);
+  return fused.map((e, i) => ({ chunk: chunks.get(e.id)!, score: e.score, rank: i + 1 }));
+}
+
+function rrfScored(lists: ScoredId[][], topK: number, k: number): ScoredId[] {
+  return fuseRanks(lists, (e) => e.id, topK, k).map(({ item, score }) => ({ id: item.id, score }));
+}
+
+function convexScored(lexical: ScoredId[], dense: ScoredId[], topK: number, alpha: number, normalization: ScoreNormalization): ScoredId[] {
+  if (!(alpha >= 0 && alpha <= 1)) throw new RangeError(`alpha must be in [0, 1] (got ${alpha})`);
+  const fused = new Map<string, { score: number; order: number }>();
+  let order = 0;
+  const add = (list: ScoredId[], weight: number, theoreticalMin: number) => {
+    if (list.length === 0) return;
+    const scores = list.map((h) => h.score);
+    const max = Math.max(...scores);
+    const min = normalization === 'tmm' ? theoreticalMin : Math.min(...scores);
+    const range = max - min;
+    for (const hit of list) {
+      const normalized = range > 0 ? (hit.score - min) / range : 1;
+      const entry = fused.get(hit.id);
+      if (entry) entry.score += weight * normalized;
+      else fused.set(hit.id, { score: weight * normalized, order: order++ });
+    }
+  };
+  add(lexical, 1 - alpha, THEORETICAL_MIN.lexical);
+  add(dense, alpha, THEORETICAL_MIN.dense);
+  return best(fused, topK);
+}
+
+function dbsfScored(lists: ScoredId[][], topK: number): ScoredId[] {
+  const fused = new Map<string, { score: number; order: number }>();
   let order = 0;
   for (const list of lists) {
     let low = 0;
@@ -104,29 +147,17 @@ export function distributionBasedScoreFusion(lists: SearchHit[][], topK: number)
     }
     for (const hit of list) {
       const normalized = high > low ? (hit.score - low) / (high - low) : 0.5;
-      const entry = fused.get(hit.chunk.id);
+      const entry = fused.get(hit.id);
       if (entry) entry.score += normalized;
-      else fused.set(hit.chunk.id, { hit, score: normalized, order: order++ });
+      else fused.set(hit.id, { score: normalized, order: order++ });
     }
   }
-  return rank(fused, topK);
+  return best(fused, topK);
 }
 
-/** Fuses a lexical and a dense list with `settings` (see {@link FusionSettings}). */
-export function fuse(lexical: SearchHit[], dense: SearchHit[], topK: number, settings: FusionSettings = DEFAULT_FUSION): SearchHit[] {
-  switch (settings.method) {
-    case 'rrf':
-      return reciprocalRankFusion([lexical, dense], topK, settings.k);
-    case 'dbsf':
-      return distributionBasedScoreFusion([lexical, dense], topK);
-    case 'convex':
-      return convexCombination(lexical, dense, topK, settings.alpha, settings.normalization);
-  }
-}
-
-function rank(fused: Map<string, { hit: SearchHit; score: number; order: number }>, topK: number): SearchHit[] {
-  return [...fused.values()]
-    .sort((a, b) => b.score - a.score || a.order - b.order)
+function best(fused: Map<string, { score: number; order: number }>, topK: number): ScoredId[] {
+  return [...fused.entries()]
+    .sort(([, a], [, b]) => b.score - a.score || a.order - b.order)
     .slice(0, topK)
-    .map((e, i) => ({ chunk: e.hit.chunk, score: e.score, rank: i + 1 }));
+    .map(([id, e]) => ({ id, score: e.score }));
 }

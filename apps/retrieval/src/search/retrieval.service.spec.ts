@@ -115,6 +115,57 @@ describe('RetrievalService', () => {
     await store.close();
   });
 
+  it('reads only the chunks of the hits it returns, with the same hits as fusing every dense hit; a chunk deleted meanwhile is replaced', async () => {
+    const { store } = await openStore();
+    const service = new RetrievalService(store, { embeddings: model() });
+    await service.init();
+    // 12 one-chunk documents: even ones match "drill" for BM25 and are far from "blaze" in meaning (many helmets);
+    // odd ones are close to it (many flames, one helmet: distinct cosines, no ties) and BM25 misses them.
+    const org = 'org-drills';
+    const docs = Array.from({ length: 12 }, (_, i) => {
+      const text = i % 2 ? `Exercise: ${'flames '.repeat(i + 1)}helmet` : `Drill: flames ${'helmet '.repeat(i + 2)}`;
+      return makeChunk({ orgId: org, documentId: randomUUID(), text });
+    });
+    for (const chunk of docs) {
+      await service.indexDocument(org, chunk.documentId, [chunk]);
+      await service.embedDocument(org, chunk.documentId);
+    }
+    const scope = { orgId: org };
+    const query = 'blaze drill';
+    const [vector] = await model().embed([query]);
+    const lexical = await store.search(query, scope, 50);
+    const fusedAll = fuse(lexical, await store.searchDense(vector, scope, 50), 50, service.fusion);
+    const everyChunkRead = fusedAll.slice(0, 4);
+
+    const read = jest.spyOn(store, 'getChunks');
+    const res = await service.search(query, scope, 4);
+    expect(res.mode).toBe('hybrid');
+    expect(res.hits.map((h) => [h.chunk.id, h.score, h.rank])).toEqual(everyChunkRead.map((h, i) => [h.chunk.id, h.score, i + 1]));
+    // BM25 brings its hits' chunks; only the returned dense-only hits are read by id (not the 12 dense candidates).
+    const lexicalIds = new Set(lexical.map((h) => h.chunk.id));
+    const denseOnly = res.hits.filter((h) => !lexicalIds.has(h.chunk.id));
+    expect(denseOnly.length).toBeGreaterThan(0);
+    expect(read.mock.calls.flatMap(([, ids]) => ids).sort()).toEqual(denseOnly.map((h) => h.chunk.id).sort());
+
+    // A document deleted between the dense search and the chunk read: its hit is skipped, the next takes its place.
+    const gone = denseOnly[0].chunk.documentId;
+    const searchDenseIds = store.searchDenseIds.bind(store);
+    jest.spyOn(store, 'searchDenseIds').mockImplementationOnce(async (v, sc, k) => {
+      const hits = await searchDenseIds(v, sc, k);
+      await service.deleteDocuments(org, [gone]);
+      return hits;
+    });
+    const after = await service.search(query, scope, 4);
+    expect(after.hits.map((h) => h.chunk.id)).toEqual(
+      fusedAll
+        .filter((h) => h.chunk.documentId !== gone)
+        .slice(0, 4)
+        .map((h) => h.chunk.id),
+    );
+    expect(after.hits.map((h) => h.rank)).toEqual([1, 2, 3, 4]);
+    await store.close();
+  });
+
   it('re-indexing a document drops its old vectors; deleting it removes it from dense results', async () => {
     const { store } = await openStore();
     const service = new RetrievalService(store, { embeddings: model() });

@@ -165,6 +165,34 @@ export function requirePage(limit: number, offset: number): void {
   if (!Number.isInteger(offset) || offset < 0) throw new ChunkStoreError(ChunkStoreErrorCode.Validation, 'offset must be an integer >= 0');
 }
 
+/**
+ * A chunk id with a score: what fusion reads of a hit (`search/fusion.ts` `fuseScored`), so dense
+ * hits can be fused before their chunks are read.
+ */
+export interface ScoredId {
+  id: string;
+  score: number;
+}
+
+/**
+ * Optional capability of a {@link DenseChunkIndex}: the dense search without reading the chunks.
+ * `RetrievalService.search` fuses these with the BM25 hits (which carry their chunks) and reads
+ * only the chunks of the fused hits it returns that BM25 did not bring: at 1M chunks, reading the
+ * 50 dense candidates' chunks by id was a third of the dense stage (docs/retrieval.md).
+ */
+export interface DenseIdSearch {
+  /**
+   * The same hits as `searchDense`, as chunk ids with their cosine similarity, best first. An id
+   * can name a chunk deleted meanwhile (its vector not yet removed): `getChunks` skips it.
+   */
+  searchDenseIds(vector: number[], scope: SearchScope, topK: number): Promise<ScoredId[]>;
+}
+
+/** True when `store` implements {@link DenseIdSearch}. */
+export function hasDenseIdSearch(store: object): store is DenseIdSearch {
+  return typeof (store as Partial<DenseIdSearch>).searchDenseIds === 'function';
+}
+
 /** True when `store` implements {@link DenseChunkIndex}. */
 export function hasDenseIndex(store: ChunkStore): store is ChunkStore & DenseChunkIndex {
   return typeof (store as Partial<DenseChunkIndex>).searchDense === 'function';

@@ -16,6 +16,8 @@ import {
   ChunkStoreErrorCode,
   ChunkVector,
   DenseChunkIndex,
+  DenseIdSearch,
+  ScoredId,
   VectorSpace,
   SearchHit,
   SearchScope,
@@ -156,7 +158,7 @@ export interface ChunkIndexStatus {
  * Errors: every method throws only {@link ChunkStoreError} (`Validation` for bad arguments,
  * `Unavailable` after close, `Internal` wrapping a LanceDB failure as `cause`).
  */
-export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
+export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex, DenseIdSearch {
   /** Directories held by an open store of this process (a second store would race commits). */
   private static readonly openDirs = new Set<string>();
   /** Writes one at a time, group commit, and the calls in flight (see {@link WriteQueue}). */
@@ -438,6 +440,20 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
    * millisecond). `score` = cosine similarity (1 − cosine distance).
    */
   async searchDense(vector: number[], scope: SearchScope, topK: number): Promise<SearchHit[]> {
+    const hits = await this.searchDenseIds(vector, scope, topK);
+    const chunks = new Map(
+      (
+        await this.getChunks(
+          scope.orgId,
+          hits.map((h) => h.id),
+        )
+      ).map((c) => [c.id, c]),
+    );
+    return hits.filter((h) => chunks.has(h.id)).map((h, i) => ({ chunk: chunks.get(h.id)!, score: h.score, rank: i + 1 }));
+  }
+
+  /** {@link searchDense}'s vector search alone (see {@link DenseIdSearch}): ids and cosine similarities. */
+  async searchDenseIds(vector: number[], scope: SearchScope, topK: number): Promise<ScoredId[]> {
     requireTopK(topK);
     const filter = scopeFilter(scope);
     const current = this.vectors;
@@ -449,15 +465,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex {
         partitions === 0 || scopeSearchedExactly(...(await Promise.all([current.table.countRows(filter), current.table.countRows()])), partitions, nprobes);
       const search = current.table.vectorSearch(vector).distanceType('cosine').where(filter).select(['id', '_distance']).limit(topK);
       const rows = (await (exact ? search.bypassVectorIndex() : search.nprobes(nprobes)).toArray()) as { id: string; _distance: number }[];
-      const chunks = new Map(
-        (
-          await this.getChunks(
-            scope.orgId,
-            rows.map((r) => r.id),
-          )
-        ).map((c) => [c.id, c]),
-      );
-      return rows.filter((r) => chunks.has(r.id)).map((r, i) => ({ chunk: chunks.get(r.id)!, score: 1 - Number(r._distance), rank: i + 1 }));
+      return rows.map((r) => ({ id: r.id, score: 1 - Number(r._distance) }));
     });
   }
 
