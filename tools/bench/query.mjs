@@ -487,7 +487,7 @@ try {
     }
     const memoryQueries = memory();
     if (values.profile && hybrid) {
-      const { fuse, fuseScored } = require(path.join(ROOT, 'dist/apps/retrieval/src/search/fusion.js'));
+      const { fuse, fuseScored, scoredIds } = require(path.join(ROOT, 'dist/apps/retrieval/src/search/fusion.js'));
       for (const entry of opened) {
         const stage = { lexical: [], embedding: [], dense: [], fusion: [], chunks: [] };
         const { service, store } = entry.retrieval;
@@ -506,7 +506,7 @@ try {
           const dense = denseIds ? null : await store.searchDense(vector, scope, 50);
           stage.dense.push(performance.now() - t);
           t = performance.now();
-          const lexicalIds = lexical.map((h) => ({ id: h.chunk.id, score: h.score }));
+          const lexicalIds = scoredIds(lexical);
           const fused = denseIds ? fuseScored(lexicalIds, denseIds, 50) : fuse(lexical, dense, 50);
           stage.fusion.push(performance.now() - t);
           t = performance.now();

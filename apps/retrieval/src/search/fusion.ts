@@ -95,7 +95,8 @@ export function fuseScored(lexical: ScoredId[], dense: ScoredId[], topK: number,
   }
 }
 
-function scoredIds(hits: SearchHit[]): ScoredId[] {
+/** The (chunk id, score) pairs of `hits`, in their order: what {@link fuseScored} fuses. */
+export function scoredIds(hits: SearchHit[]): ScoredId[] {
   return hits.map((h) => ({ id: h.chunk.id, score: h.score }));
 }
 

@@ -11,7 +11,7 @@ import {
   StoredChunk,
   VectorSpace,
 } from '../store/chunk-store';
-import { DEFAULT_FUSION, fuse, fuseScored, FusionSettings } from './fusion';
+import { DEFAULT_FUSION, fuse, fuseScored, FusionSettings, scoredIds } from './fusion';
 import type { Reranker } from './reranker';
 
 /**
@@ -294,12 +294,7 @@ export class RetrievalService {
    * skips it. Returns at most `topK` hits, best first.
    */
   private async fuseReadingKept(lexical: SearchHit[], dense: ScoredId[], scope: SearchScope, topK: number, candidates: number): Promise<SearchHit[]> {
-    const order = fuseScored(
-      lexical.map((h) => ({ id: h.chunk.id, score: h.score })),
-      dense,
-      candidates,
-      this.fusion,
-    );
+    const order = fuseScored(scoredIds(lexical), dense, candidates, this.fusion);
     const chunks = new Map(lexical.map((h) => [h.chunk.id, h.chunk]));
     const hits: SearchHit[] = [];
     let next = 0;
