@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
@@ -21,6 +21,7 @@ import {
   vectorIndexName,
   vectorIndexNprobes,
   VECTOR_INDEX_RETRAIN_GROWTH,
+  VECTORS_TABLE,
 } from './lancedb-chunk-store';
 
 jest.setTimeout(30_000);
@@ -112,6 +113,33 @@ describe('LanceDbChunkStore (adapter specifics)', () => {
       expect(await reopened.indexStatus()).toEqual({ totalRows: 1, indexedRows: 1, unindexedRows: 0 });
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('writes its tables in Lance file format 2.1 (fast reads of a few rows), also after compaction', async () => {
+    const { dir, store } = await openStore({ optimizeDelayMs: false });
+    try {
+      await store.resetVectorSpace({ model: 'test-model', dimensions: 4 });
+      for (const text of ['Scaffolds are inspected weekly.', 'Harnesses are checked before use.']) {
+        const d = randomUUID();
+        const written = chunks(d, [text]);
+        await store.replaceDocumentChunks(ORG, d, written);
+        await store.upsertVectors(ORG, d, [{ chunkId: written[0].id, vector: [1, 0, 0, 0] }]);
+      }
+      await store.optimize();
+      // A Lance file ends with major and minor version (u16 little-endian each), then the magic "LANC".
+      const versions = new Set<string>();
+      for (const table of [CHUNKS_TABLE, VECTORS_TABLE]) {
+        const data = join(dir, `${table}.lance`, 'data');
+        for (const name of await readdir(data)) {
+          const bytes = await readFile(join(data, name));
+          expect(bytes.subarray(-4).toString('latin1')).toBe('LANC');
+          versions.add(`${table} ${bytes.readUInt16LE(bytes.length - 8)}.${bytes.readUInt16LE(bytes.length - 6)}`);
+        }
+      }
+      expect([...versions].sort()).toEqual([`${CHUNKS_TABLE} 2.1`, `${VECTORS_TABLE} 2.1`].sort());
+    } finally {
+      await store.close();
     }
   });
 

@@ -36,6 +36,7 @@ import {
   COLUMNS,
   fromRow,
   FTS_COLUMN,
+  NEW_TABLE_STORAGE,
   toRow,
   VECTOR_SPACE_FILE,
   vectorSchema,
@@ -231,7 +232,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex, DenseIdSe
       try {
         const table = (await db.tableNames()).includes(CHUNKS_TABLE)
           ? await db.openTable(CHUNKS_TABLE)
-          : await db.createEmptyTable(CHUNKS_TABLE, CHUNK_SCHEMA, { mode: 'create', existOk: true });
+          : await db.createEmptyTable(CHUNKS_TABLE, CHUNK_SCHEMA, { mode: 'create', existOk: true, ...NEW_TABLE_STORAGE });
         await addWordBoxesColumn(table);
         await checkSchema(table);
         await addSearchTextColumn(table);
@@ -388,7 +389,7 @@ export class LanceDbChunkStore implements ChunkStore, DenseChunkIndex, DenseIdSe
       this.scheduler.maintain(async () => {
         this.vectors?.table.close();
         this.vectors = null;
-        const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite' });
+        const table = await this.db.createEmptyTable(VECTORS_TABLE, vectorSchema(space.dimensions), { mode: 'overwrite', ...NEW_TABLE_STORAGE });
         await ensureScalarIndexes(table, vectorScopeIndexes);
         const file = join(this.dir, VECTOR_SPACE_FILE);
         await writeFile(`${file}.tmp`, JSON.stringify({ model: space.model, dimensions: space.dimensions }));
