@@ -66,6 +66,51 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
     expect(beside).toEqual(alone);
   });
 
+  it("keeps the caller's event loop free while it scores (the forward passes run in the model's thread)", async () => {
+    // 6 passes of 8 pairs of 128 word pieces: in the caller's thread each would hold its event loop for the whole
+    // pass (100-300 ms on 2 cores).
+    const long = 'The contractor shall inspect every scaffold before each shift and record the inspection in the site register. '.repeat(8);
+    const pairs = Array.from({ length: 48 }, (_, i) => ({ premise: `${i} ${long}`, hypothesis: 'Scaffolds must be inspected before use.' }));
+    let lastTick = Date.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      const now = Date.now();
+      longestGap = Math.max(longestGap, now - lastTick);
+      lastTick = now;
+    }, 5);
+    const started = Date.now();
+    try {
+      await model.score(pairs);
+    } finally {
+      clearInterval(timer);
+    }
+    const elapsed = Date.now() - started;
+    // The timer ran all along: no gap near the length of a pass (elapsed / 6).
+    expect(longestGap).toBeLessThan(Math.max(100, elapsed / 12));
+  });
+
+  it("serves the next call after the model's thread died (a new thread is started), with the same scores", async () => {
+    const pair = {
+      premise: 'Visitors must sign in at the reception desk before entering the site.',
+      hypothesis: 'Visitors are required to sign in at reception.',
+    };
+    const [before] = await model.score([pair]);
+    // The thread as the runtime would lose it (an out-of-memory kill, a native crash).
+    await (model as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    const [after] = await model.score([pair]);
+    expect(after).toEqual(before);
+  });
+
+  it('fails the passes of a thread that dies under them with a retryable error', async () => {
+    // A long pass (8 pairs of 128 word pieces), so that the thread is stopped while it runs.
+    const long = 'Backups are encrypted, copied off site and restored in a test every month by the operations team. '.repeat(8);
+    const pending = model.score(Array.from({ length: 8 }, (_, i) => ({ premise: `${i} ${long}`, hypothesis: 'Backups must be tested.' })));
+    await (model as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await expect(pending).rejects.toMatchObject({ retryable: true });
+    const [next] = await model.score([{ premise: 'Backups are encrypted and tested every month.', hypothesis: 'Backups must be tested.' }]);
+    expect(next.entailment + next.contradiction + next.neutral).toBeCloseTo(1, 5);
+  });
+
   it('refuses a folder without the model, naming it', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'nli-missing-'));
     try {

@@ -1,7 +1,9 @@
+import { workerScript } from '@kb/common';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { ModelProviderError } from '../errors';
-import { onnxSessionOptions } from '../onnx-session';
+import type { NliWorkerInit, NliWorkerMessage } from './nli-worker';
 
 /** One premise/hypothesis pair: premise = a document sentence, hypothesis = a requirement. */
 export interface NliPair {
@@ -34,11 +36,6 @@ export interface LocalNliModelOptions {
   threads?: number;
 }
 
-interface TensorLike {
-  dims: number[];
-  data: Float32Array | number[];
-}
-
 /**
  * A three-way cross-encoder of the embedded judge run in process: a `BertForSequenceClassification`
  * ONNX model (int8 quantized) executed by `@huggingface/transformers` on `onnxruntime-node`, read only
@@ -48,14 +45,17 @@ interface TensorLike {
  * unit, hypothesis = a requirement's core statement; its labels satisfies / contradicts / unrelated are read as
  * entailment / contradiction / neutral; `npm run train:rsm`) and the entailment model
  * `libs/text/models/judge-nli-minilm` (`npm run train:nli`); see docs/check.md "The embedded judge".
- * Forward passes run one at a time, in call order.
+ * Forward passes run one at a time, in the order they are sent, in the model's own worker thread (`nli-worker.ts`): onnxruntime-node
+ * runs a pass synchronously on the calling thread, which would hold the caller's event loop for the whole pass. The
+ * thread is started again when it dies (its pending passes fail with a retryable `ModelProviderError`).
  */
 export class LocalNliModel {
-  private tail: Promise<unknown> = Promise.resolve();
+  private worker: Worker | null = null;
+  /** Forward passes sent to the worker and not answered yet, by request id. */
+  private readonly inflight = new Map<number, { resolve(logits: { rows: number; width: number; data: Float32Array }): void; reject(error: unknown): void }>();
+  private nextRequest = 0;
   private constructor(
     readonly dir: string,
-    private readonly tokenizer: (a: string[], o: Record<string, unknown>) => Record<string, unknown>,
-    private readonly model: (inputs: Record<string, unknown>) => Promise<{ logits: TensorLike }>,
     private readonly order: { entailment: number; contradiction: number; neutral: number },
     private readonly options: Required<Omit<LocalNliModelOptions, 'dir'>>,
   ) {}
@@ -96,29 +96,18 @@ export class LocalNliModel {
     } catch {
       trainedLength = undefined;
     }
+    const threads = options.threads ?? 1;
+    const instance = new LocalNliModel(dir, order, {
+      batchSize: options.batchSize ?? 8,
+      maxTokens: options.maxTokens ?? trainedLength ?? 128,
+      threads,
+    });
     try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const hf = require('@huggingface/transformers') as typeof import('@huggingface/transformers');
-      hf.env.allowRemoteModels = false;
-      hf.env.allowLocalModels = true;
-      hf.env.localModelPath = path.dirname(dir) + path.sep;
-      const name = path.basename(dir);
-      const threads = options.threads ?? 1;
-      const tokenizer = await hf.AutoTokenizer.from_pretrained(name, { local_files_only: true });
-      const model = await hf.AutoModelForSequenceClassification.from_pretrained(name, {
-        dtype: 'q8',
-        device: 'cpu',
-        local_files_only: true,
-        session_options: onnxSessionOptions(threads),
-      });
-      const instance = new LocalNliModel(dir, tokenizer, model, order, {
-        batchSize: options.batchSize ?? 8,
-        maxTokens: options.maxTokens ?? trainedLength ?? 128,
-        threads,
-      });
+      await instance.startWorker();
       await instance.score([{ premise: 'probe', hypothesis: 'probe' }]);
       return instance;
     } catch (error) {
+      void instance.worker?.terminate();
       if (error instanceof ModelProviderError) throw error;
       throw fail(error instanceof Error ? error.message : String(error));
     }
@@ -126,29 +115,26 @@ export class LocalNliModel {
 
   /**
    * Scores each pair, in input order; pairs run `batchSize` at a time, sorted by length so a batch pads
-   * little. @throws the abort reason when `signal` aborts before a batch starts.
+   * little. A forward pass holds pairs of one call only (the int8 model's scores depend on the batch: a call's scores
+   * do not depend on the calls beside it); the passes of concurrent calls wait in the worker's queue, so the thread
+   * has its next pass as soon as one ends. @throws the abort reason when `signal` aborts before a batch is sent;
+   * ModelProviderError (retryable) when the model's thread died during a pass; Error with the model's message when
+   * a pass fails.
    */
   async score(pairs: NliPair[], signal?: AbortSignal): Promise<NliScores[]> {
     if (pairs.length === 0) return [];
-    const run = this.tail.then(() => this.scoreNow(pairs, signal));
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
-  private async scoreNow(pairs: NliPair[], signal?: AbortSignal): Promise<NliScores[]> {
     const order = pairs.map((p, i) => ({ p, i, n: p.premise.length + p.hypothesis.length })).sort((a, b) => a.n - b.n || a.i - b.i);
     const out = new Array<NliScores>(pairs.length);
     for (let k = 0; k < order.length; k += this.options.batchSize) {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
       const group = order.slice(k, k + this.options.batchSize);
-      const inputs = this.tokenizer(
+      const logits = await this.forward(
         group.map((g) => g.p.premise.trim() || ' '),
-        { text_pair: group.map((g) => g.p.hypothesis.trim() || ' '), padding: true, truncation: true, max_length: this.options.maxTokens },
+        group.map((g) => g.p.hypothesis.trim() || ' '),
       );
-      const { logits } = await this.model(inputs);
-      const width = logits.dims[1];
+      const { width } = logits;
       group.forEach((g, r) => {
-        const row = Array.from(logits.data.slice(r * width, (r + 1) * width) as ArrayLike<number>);
+        const row = Array.from(logits.data.subarray(r * width, (r + 1) * width));
         const max = Math.max(...row);
         const e = row.map((x) => Math.exp(x - max));
         const sum = e.reduce((s, x) => s + x, 0);
@@ -156,5 +142,65 @@ export class LocalNliModel {
       });
     }
     return out;
+  }
+
+  /**
+   * Starts the worker thread and waits until it has loaded the model.
+   * @throws Error with the worker's message when loading fails.
+   */
+  private startWorker(): Promise<void> {
+    const script = workerScript(__dirname, __filename, 'nli-worker');
+    const init: NliWorkerInit = { dir: this.dir, threads: this.options.threads, maxTokens: this.options.maxTokens };
+    const worker = new Worker(script.filename, { eval: script.eval, workerData: init });
+    this.worker = worker;
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      worker.on('message', (m: NliWorkerMessage) => {
+        if (m.kind === 'ready') {
+          ready = true;
+          worker.unref(); // idle: the model's thread alone does not keep the process alive
+          resolve();
+        } else if (m.kind === 'load-error') reject(new Error(m.message));
+        else this.settlePass(m);
+      });
+      // 'error' and then 'exit' both report a thread that stopped; only the current thread's passes are failed.
+      const lost = (error: Error) => {
+        if (!ready) reject(error);
+        if (this.worker !== worker) return;
+        this.worker = null;
+        // Retryable: the next pass starts a new thread (forward).
+        for (const pass of this.inflight.values())
+          pass.reject(new ModelProviderError(`the ${this.name} model's thread stopped: ${error.message}`, true, null, 'network'));
+        this.inflight.clear();
+      };
+      worker.on('error', lost);
+      worker.on('exit', (code) => lost(new Error(`exit code ${code}`)));
+    });
+  }
+
+  /** Settles the forward pass a worker message answers. */
+  private settlePass(m: Extract<NliWorkerMessage, { id: number }>): void {
+    const pass = this.inflight.get(m.id);
+    if (!pass) return;
+    this.inflight.delete(m.id);
+    if (this.inflight.size === 0) this.worker?.unref();
+    if (m.kind === 'error') pass.reject(new Error(m.message));
+    else pass.resolve(m);
+  }
+
+  /**
+   * One forward pass over the pairs (premises[i], hypotheses[i]) in the worker thread (started again if it stopped); the
+   * worker is referenced (keeps the process alive) while passes are pending.
+   * @returns the logits, row-major, `rows` × `width` (the model's label order).
+   */
+  private async forward(premises: string[], hypotheses: string[]): Promise<{ rows: number; width: number; data: Float32Array }> {
+    if (!this.worker) await this.startWorker();
+    const worker = this.worker!;
+    const id = this.nextRequest++;
+    return new Promise((resolve, reject) => {
+      this.inflight.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ id, premises, hypotheses });
+    });
   }
 }
