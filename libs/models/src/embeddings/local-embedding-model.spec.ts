@@ -64,7 +64,7 @@ describe('LocalEmbeddingModel (all-MiniLM-L6-v2 from ../shared/models)', () => {
   it("serves the next call after the model's thread died (a new thread is started)", async () => {
     const [before] = await model.embed(['guardrails on every open edge']);
     // The thread as the runtime would lose it (an out-of-memory kill, a native crash).
-    await (model as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await (model as unknown as { thread: { terminate(): Promise<void> } }).thread.terminate();
     const [after] = await model.embed(['guardrails on every open edge']);
     expect(cosine(before, after)).toBeCloseTo(1, 5);
   });

@@ -1,8 +1,8 @@
 import { workerScript } from '@kb/common';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { ModelProviderError } from '../errors';
+import { ModelThread } from '../model-thread';
 import type { EmbeddingWorkerInit, EmbeddingWorkerMessage } from './embedding-worker';
 import type { EmbeddingModel, EmbedPriority } from './types';
 
@@ -74,10 +74,7 @@ export interface LocalEmbeddingModelOptions {
 export class LocalEmbeddingModel implements EmbeddingModel {
   readonly model: string;
   private dims = 0;
-  private worker: Worker | null = null;
-  /** Forward passes sent to the worker and not answered yet, by request id. */
-  private readonly inflight = new Map<number, { resolve(vectors: number[][]): void; reject(error: unknown): void }>();
-  private nextRequest = 0;
+  private readonly thread: ModelThread<Extract<EmbeddingWorkerMessage, { kind: 'ready' }>, Extract<EmbeddingWorkerMessage, { kind: 'vectors' }>>;
   /** Texts waiting for a forward pass, per priority, in call order. */
   private readonly waiting: Record<EmbedPriority, PendingText[]> = { query: [], bulk: [] };
   private busy = false;
@@ -86,6 +83,7 @@ export class LocalEmbeddingModel implements EmbeddingModel {
 
   private constructor(private readonly options: Required<Omit<LocalEmbeddingModelOptions, 'queryPrefix'>> & { queryPrefix: string }) {
     this.model = options.model;
+    this.thread = new ModelThread(workerScript(__dirname, __filename, 'embedding-worker'), pickInit(options), 'embedding');
   }
 
   /**
@@ -140,11 +138,11 @@ export class LocalEmbeddingModel implements EmbeddingModel {
     }
     const instance = new LocalEmbeddingModel(full);
     try {
-      instance.dims = await instance.startWorker(full);
+      instance.dims = (await instance.thread.start()).dimensions;
       const [probe] = await instance.embed(['dimension check']);
       instance.dims = probe.length;
     } catch (error) {
-      void instance.worker?.terminate();
+      void instance.thread.terminate();
       if (error instanceof ModelProviderError) throw error;
       throw new ModelProviderError(
         `embedding model "${full.model}" could not be loaded from ${dir}: ${error instanceof Error ? error.message : String(error)}`,
@@ -222,49 +220,11 @@ export class LocalEmbeddingModel implements EmbeddingModel {
   }
 
   /**
-   * Starts the worker thread and waits until it has loaded the model.
-   * @returns the model's `hidden_size`. @throws Error with the worker's message when loading fails.
+   * One forward pass in the model's thread.
+   * @returns one vector per text, in order. @throws as `ModelThread.request`.
    */
-  private startWorker(options: EmbeddingWorkerInit): Promise<number> {
-    const script = workerScript(__dirname, __filename, 'embedding-worker');
-    const init: EmbeddingWorkerInit = pickInit(options);
-    const worker = new Worker(script.filename, { eval: script.eval, workerData: init });
-    this.worker = worker;
-    return new Promise<number>((resolve, reject) => {
-      let ready = false;
-      worker.on('message', (m: EmbeddingWorkerMessage) => {
-        if (m.kind === 'ready') {
-          ready = true;
-          worker.unref(); // idle: the model's thread alone does not keep the process alive
-          resolve(m.dimensions);
-        } else if (m.kind === 'load-error') reject(new Error(m.message));
-        else this.settlePass(m);
-      });
-      // 'error' and then 'exit' both report a thread that stopped; only the current thread's passes are failed.
-      const lost = (error: Error) => {
-        if (!ready) reject(error);
-        if (this.worker !== worker) return;
-        this.worker = null;
-        // Retryable: the next pass starts a new thread (forward).
-        for (const pass of this.inflight.values())
-          pass.reject(new ModelProviderError(`the embedding model's thread stopped: ${error.message}`, true, null, 'network'));
-        this.inflight.clear();
-      };
-      worker.on('error', lost);
-      worker.on('exit', (code) => lost(new Error(`exit code ${code}`)));
-    });
-  }
-
-  /** Settles the forward pass a worker message answers. */
-  private settlePass(m: Extract<EmbeddingWorkerMessage, { id: number }>): void {
-    const pass = this.inflight.get(m.id);
-    if (!pass) return;
-    this.inflight.delete(m.id);
-    if (this.inflight.size === 0) this.worker?.unref();
-    if (m.kind === 'error') {
-      pass.reject(new Error(m.message));
-      return;
-    }
+  private async forward(batch: string[]): Promise<number[][]> {
+    const m = await this.thread.request({ texts: batch });
     // One copy per vector, straight from the transferred array into the number[] the port returns.
     const vectors: number[][] = [];
     for (let r = 0; r < m.rows; r++) {
@@ -272,22 +232,7 @@ export class LocalEmbeddingModel implements EmbeddingModel {
       for (let i = 0, at = r * m.width; i < m.width; i++) vector[i] = m.data[at + i];
       vectors.push(vector);
     }
-    pass.resolve(vectors);
-  }
-
-  /**
-   * One forward pass in the worker thread (started again if it stopped); the worker is referenced
-   * (keeps the process alive) while passes are pending.
-   */
-  private async forward(batch: string[]): Promise<number[][]> {
-    if (!this.worker) await this.startWorker(this.options);
-    const worker = this.worker!;
-    const id = this.nextRequest++;
-    return new Promise<number[][]>((resolve, reject) => {
-      this.inflight.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ id, texts: batch });
-    });
+    return vectors;
   }
 }
 

@@ -96,7 +96,7 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
     };
     const [before] = await model.score([pair]);
     // The thread as the runtime would lose it (an out-of-memory kill, a native crash).
-    await (model as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await (model as unknown as { thread: { terminate(): Promise<void> } }).thread.terminate();
     const [after] = await model.score([pair]);
     expect(after).toEqual(before);
   });
@@ -105,7 +105,7 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
     // A long pass (8 pairs of 128 word pieces), so that the thread is stopped while it runs.
     const long = 'Backups are encrypted, copied off site and restored in a test every month by the operations team. '.repeat(8);
     const pending = model.score(Array.from({ length: 8 }, (_, i) => ({ premise: `${i} ${long}`, hypothesis: 'Backups must be tested.' })));
-    await (model as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await (model as unknown as { thread: { terminate(): Promise<void> } }).thread.terminate();
     await expect(pending).rejects.toMatchObject({ retryable: true });
     const [next] = await model.score([{ premise: 'Backups are encrypted and tested every month.', hypothesis: 'Backups must be tested.' }]);
     expect(next.entailment + next.contradiction + next.neutral).toBeCloseTo(1, 5);

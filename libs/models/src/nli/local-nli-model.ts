@@ -1,8 +1,8 @@
 import { workerScript } from '@kb/common';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { ModelProviderError } from '../errors';
+import { ModelThread } from '../model-thread';
 import type { NliWorkerInit, NliWorkerMessage } from './nli-worker';
 
 /** One premise/hypothesis pair: premise = a document sentence, hypothesis = a requirement. */
@@ -50,15 +50,15 @@ export interface LocalNliModelOptions {
  * thread is started again when it dies (its pending passes fail with a retryable `ModelProviderError`).
  */
 export class LocalNliModel {
-  private worker: Worker | null = null;
-  /** Forward passes sent to the worker and not answered yet, by request id. */
-  private readonly inflight = new Map<number, { resolve(logits: { rows: number; width: number; data: Float32Array }): void; reject(error: unknown): void }>();
-  private nextRequest = 0;
+  private readonly thread: ModelThread<{ kind: 'ready' }, Extract<NliWorkerMessage, { kind: 'logits' }>>;
   private constructor(
     readonly dir: string,
     private readonly order: { entailment: number; contradiction: number; neutral: number },
     private readonly options: Required<Omit<LocalNliModelOptions, 'dir'>>,
-  ) {}
+  ) {
+    const init: NliWorkerInit = { dir, threads: options.threads, maxTokens: options.maxTokens };
+    this.thread = new ModelThread(workerScript(__dirname, __filename, 'nli-worker'), init, path.basename(dir));
+  }
 
   /** Model name for logs: the folder's base name (e.g. `judge-nli-minilm`). */
   get name(): string {
@@ -103,11 +103,11 @@ export class LocalNliModel {
       threads,
     });
     try {
-      await instance.startWorker();
+      await instance.thread.start();
       await instance.score([{ premise: 'probe', hypothesis: 'probe' }]);
       return instance;
     } catch (error) {
-      void instance.worker?.terminate();
+      void instance.thread.terminate();
       if (error instanceof ModelProviderError) throw error;
       throw fail(error instanceof Error ? error.message : String(error));
     }
@@ -145,62 +145,10 @@ export class LocalNliModel {
   }
 
   /**
-   * Starts the worker thread and waits until it has loaded the model.
-   * @throws Error with the worker's message when loading fails.
-   */
-  private startWorker(): Promise<void> {
-    const script = workerScript(__dirname, __filename, 'nli-worker');
-    const init: NliWorkerInit = { dir: this.dir, threads: this.options.threads, maxTokens: this.options.maxTokens };
-    const worker = new Worker(script.filename, { eval: script.eval, workerData: init });
-    this.worker = worker;
-    return new Promise<void>((resolve, reject) => {
-      let ready = false;
-      worker.on('message', (m: NliWorkerMessage) => {
-        if (m.kind === 'ready') {
-          ready = true;
-          worker.unref(); // idle: the model's thread alone does not keep the process alive
-          resolve();
-        } else if (m.kind === 'load-error') reject(new Error(m.message));
-        else this.settlePass(m);
-      });
-      // 'error' and then 'exit' both report a thread that stopped; only the current thread's passes are failed.
-      const lost = (error: Error) => {
-        if (!ready) reject(error);
-        if (this.worker !== worker) return;
-        this.worker = null;
-        // Retryable: the next pass starts a new thread (forward).
-        for (const pass of this.inflight.values())
-          pass.reject(new ModelProviderError(`the ${this.name} model's thread stopped: ${error.message}`, true, null, 'network'));
-        this.inflight.clear();
-      };
-      worker.on('error', lost);
-      worker.on('exit', (code) => lost(new Error(`exit code ${code}`)));
-    });
-  }
-
-  /** Settles the forward pass a worker message answers. */
-  private settlePass(m: Extract<NliWorkerMessage, { id: number }>): void {
-    const pass = this.inflight.get(m.id);
-    if (!pass) return;
-    this.inflight.delete(m.id);
-    if (this.inflight.size === 0) this.worker?.unref();
-    if (m.kind === 'error') pass.reject(new Error(m.message));
-    else pass.resolve(m);
-  }
-
-  /**
-   * One forward pass over the pairs (premises[i], hypotheses[i]) in the worker thread (started again if it stopped); the
-   * worker is referenced (keeps the process alive) while passes are pending.
-   * @returns the logits, row-major, `rows` × `width` (the model's label order).
+   * One forward pass over the pairs (premises[i], hypotheses[i]) in the model's thread.
+   * @returns the logits, row-major, `rows` × `width` (the model's label order). @throws as `ModelThread.request`.
    */
   private async forward(premises: string[], hypotheses: string[]): Promise<{ rows: number; width: number; data: Float32Array }> {
-    if (!this.worker) await this.startWorker();
-    const worker = this.worker!;
-    const id = this.nextRequest++;
-    return new Promise((resolve, reject) => {
-      this.inflight.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ id, premises, hypotheses });
-    });
+    return this.thread.request({ premises, hypotheses });
   }
 }
