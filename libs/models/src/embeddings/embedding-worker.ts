@@ -12,6 +12,7 @@
  */
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { serveForwardPasses } from '../model-thread-serve';
 import { onnxSessionOptions } from '../onnx-session';
 
 /** What the worker is started with. */
@@ -66,7 +67,8 @@ async function main(init: EmbeddingWorkerInit): Promise<void> {
     return;
   }
   const meanPooling = hf.mean_pooling as unknown as (hidden: TensorLike, mask: TensorLike) => TensorLike;
-  const forward = async (texts: string[]) => {
+  // Requests are answered in order, one forward pass at a time.
+  serveForwardPasses<EmbeddingRequest>(port, 'vectors', async ({ texts }) => {
     const inputs = pipe.tokenizer(texts, { padding: true, truncation: true, max_length: init.maxTokens });
     const outputs = await pipe.model(inputs);
     const hidden = outputs.last_hidden_state ?? outputs.token_embeddings ?? Object.values(outputs)[0];
@@ -74,18 +76,6 @@ async function main(init: EmbeddingWorkerInit): Promise<void> {
     const normalized = pooled.normalize(2, -1);
     const [rows, width] = normalized.dims;
     return { rows, width, data: Float32Array.from(normalized.data) };
-  };
-  // Requests are answered in order, one forward pass at a time (the caller sends one at a time).
-  let chain = Promise.resolve();
-  port.on('message', (request: EmbeddingRequest) => {
-    chain = chain.then(async () => {
-      try {
-        const { rows, width, data } = await forward(request.texts);
-        port.postMessage({ kind: 'vectors', id: request.id, rows, width, data } satisfies EmbeddingWorkerMessage, [data.buffer]);
-      } catch (error) {
-        port.postMessage({ kind: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) } satisfies EmbeddingWorkerMessage);
-      }
-    });
   });
   port.postMessage({ kind: 'ready', dimensions: pipe.model.config.hidden_size ?? 0 } satisfies EmbeddingWorkerMessage);
 }

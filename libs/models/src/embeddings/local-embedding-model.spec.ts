@@ -1,6 +1,7 @@
 // ../shared/models holds the model as all-MiniLM-L6-v2/ (its Xenova/ alias is not a real link on every checkout).
 import path from 'node:path';
 import { ModelProviderError } from '../errors';
+import { withEventLoopGap } from '../testing/event-loop-gap';
 import { embeddingsConfigFromEnv, openEmbeddingModel } from './config';
 import { LocalEmbeddingModel } from './local-embedding-model';
 
@@ -42,20 +43,7 @@ describe('LocalEmbeddingModel (all-MiniLM-L6-v2 from ../shared/models)', () => {
     // 8 passes of 2 texts of 256 word pieces: in the caller's thread each would hold its event loop
     // for the whole pass (hundreds of ms to seconds on one core).
     const long = 'The contractor shall inspect every scaffold before each shift and record the inspection. '.repeat(20);
-    let lastTick = Date.now();
-    let longestGap = 0;
-    const timer = setInterval(() => {
-      const now = Date.now();
-      longestGap = Math.max(longestGap, now - lastTick);
-      lastTick = now;
-    }, 5);
-    const started = Date.now();
-    try {
-      await model.embed(Array.from({ length: 16 }, (_, i) => `${i} ${long}`));
-    } finally {
-      clearInterval(timer);
-    }
-    const elapsed = Date.now() - started;
+    const { longestGap, elapsed } = await withEventLoopGap(() => model.embed(Array.from({ length: 16 }, (_, i) => `${i} ${long}`)));
     expect(model.stats.passes).toBeGreaterThanOrEqual(8);
     // The timer ran all along: no gap near the length of a pass (elapsed / 8).
     expect(longestGap).toBeLessThan(Math.max(100, elapsed / 16));

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync, copyFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { ModelProviderError } from '../errors';
+import { withEventLoopGap } from '../testing/event-loop-gap';
 import { LocalNliModel } from './local-nli-model';
 
 const MODEL_DIR = path.resolve(__dirname, '../../../text/models/judge-nli-minilm');
@@ -71,20 +72,7 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
     // pass (100-300 ms on 2 cores).
     const long = 'The contractor shall inspect every scaffold before each shift and record the inspection in the site register. '.repeat(8);
     const pairs = Array.from({ length: 48 }, (_, i) => ({ premise: `${i} ${long}`, hypothesis: 'Scaffolds must be inspected before use.' }));
-    let lastTick = Date.now();
-    let longestGap = 0;
-    const timer = setInterval(() => {
-      const now = Date.now();
-      longestGap = Math.max(longestGap, now - lastTick);
-      lastTick = now;
-    }, 5);
-    const started = Date.now();
-    try {
-      await model.score(pairs);
-    } finally {
-      clearInterval(timer);
-    }
-    const elapsed = Date.now() - started;
+    const { longestGap, elapsed } = await withEventLoopGap(() => model.score(pairs));
     // The timer ran all along: no gap near the length of a pass (elapsed / 6).
     expect(longestGap).toBeLessThan(Math.max(100, elapsed / 12));
   });

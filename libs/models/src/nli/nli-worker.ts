@@ -14,6 +14,7 @@
  */
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { serveForwardPasses } from '../model-thread-serve';
 import { onnxSessionOptions } from '../onnx-session';
 
 /** What the worker is started with. */
@@ -67,23 +68,12 @@ async function main(init: NliWorkerInit): Promise<void> {
     port.postMessage({ kind: 'load-error', message: error instanceof Error ? error.message : String(error) } satisfies NliWorkerMessage);
     return;
   }
-  const forward = async (request: NliRequest) => {
+  // Requests are answered in order, one forward pass at a time.
+  serveForwardPasses<NliRequest>(port, 'logits', async (request) => {
     const inputs = tokenizer(request.premises, { text_pair: request.hypotheses, padding: true, truncation: true, max_length: init.maxTokens });
     const { logits } = await model(inputs);
     const [rows, width] = logits.dims;
     return { rows, width, data: Float32Array.from(logits.data) };
-  };
-  // Requests are answered in order, one forward pass at a time.
-  let chain = Promise.resolve();
-  port.on('message', (request: NliRequest) => {
-    chain = chain.then(async () => {
-      try {
-        const { rows, width, data } = await forward(request);
-        port.postMessage({ kind: 'logits', id: request.id, rows, width, data } satisfies NliWorkerMessage, [data.buffer]);
-      } catch (error) {
-        port.postMessage({ kind: 'error', id: request.id, message: error instanceof Error ? error.message : String(error) } satisfies NliWorkerMessage);
-      }
-    });
   });
   port.postMessage({ kind: 'ready' } satisfies NliWorkerMessage);
 }
