@@ -129,10 +129,10 @@ export default defineConfig(
     rules: { '@nx/enforce-module-boundaries': boundaries() },
   },
   {
-    // Tests (unit, medium, end-to-end) may use the shared test harnesses (test/medium, test/support)
-    // and the stack scripts (tools/lib), and may import an app's sources for a cross-check: the SDK's
-    // specs check it against the service's own lists (content types, error codes) and webhook signer,
-    // the gateway's against the documents and retrieval services', the end-to-end tests set up and read the stack's
+    // Tests (unit, medium, end-to-end) may use the shared test harnesses (test/medium, test/support),
+    // the stack scripts (tools/lib) and the evaluations' dataset readers (tools/eval), and may import
+    // an app's sources for a cross-check: the SDK's specs check it against the service's own lists
+    // (content types, error codes) and webhook signer, the gateway's against the documents and retrieval services', the end-to-end tests set up and read the stack's
     // state with the apps' own repositories (Nx forbids importing an app outright, whatever the tags).
     // A lib's test helpers (src/testing, outside the build) are shared the same way. Only a test may
     // make these imports: none of them ships.
@@ -142,7 +142,7 @@ export default defineConfig(
         extraTags: { 'type:app': ['type:test-support'], 'type:lib': ['type:test-support'], 'type:client': ['type:lib', 'type:test-support'] },
         allow: [
           '^(\\.\\./)+test/(medium|support)/',
-          '^(\\.\\./)+tools/lib/',
+          '^(\\.\\./)+tools/(lib|eval)/',
           '^(\\.\\./)+apps/',
           '^(\\.\\./)+(agent|check|documents|gateway|ingestion|retrieval|webhooks)/src/',
           '^(\\.\\./)+libs/[a-z]+/src/testing/',

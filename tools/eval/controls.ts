@@ -11,6 +11,7 @@
  *   npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N]
  *     [--skip-breakdown] [--with-title] [--negative FILE]… [--index-dir DIR] [--no-negative]
  *     [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE]
+ *     [--standard FILE]… [--library FILE|DIR]… [--mapping listed|stated]
  *
  * Splits, by framework family (requirements reworded between editions stay on one side): `train` (the
  * requirement-satisfaction model is trained on these: NIST SP 800-53 / FedRAMP High, CIS Controls v8, CSA CCM
@@ -35,6 +36,16 @@
  * - `unmapped_pass_rate`: requirements no procedure implements, against the procedures (for information:
  *   the mapping is per document and incomplete, so these are not labelled NOT_FOUND).
  *
+ * **Other requirement lists and other companies' documents.** `--standard FILE` (repeatable) checks the requirements of
+ * framework files of the same format from elsewhere instead of the dataset's (each is reported as a held-out
+ * framework), `--library PATH` (repeatable, a file or a folder) checks against those documents instead of the
+ * dataset's procedures, and `--mapping stated` takes a requirement's implementing documents from the documents
+ * themselves: those whose text names the requirement's `ref` (a policy that lists "164.312(a)(2)(iii) Automatic
+ * Logoff" among the HIPAA standards it implements; {@link statedMapping}) instead of the framework's `mappedControls`.
+ * The shared data's held-out test material is of that kind (`../shared/datasets/README.md`: the HIPAA list of
+ * `../shared/corpus/json` against the procedures, and against the Datica policies of `../shared/corpus/markdown`,
+ * which state what they implement): report on it, never tune on it.
+ *
  * `--dump-features FILE` writes the embedded judge's signals of each mapped requirement (whole, no breakdown)
  * against the procedures (gold COMPLIANT) and against the unrelated documents (gold NOT_FOUND), for
  * `npm run train:judge` (with `--unrelated-only`, only the rows against the unrelated documents, split `<split>-unrelated`:
@@ -43,7 +54,7 @@
  */
 import pino from 'pino';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { contentTypeForFile, loadConfig, sharedEnv } from '@kb/common';
@@ -130,6 +141,41 @@ export function documentsIn(dir: string): EvalDocument[] {
     });
 }
 
+/** The documents of `--library PATH`: a folder's ({@link documentsIn}) or one file. @throws Error for a missing path or a file of no accepted type. */
+export function documentsAt(file: string): EvalDocument[] {
+  if (!existsSync(file)) throw new Error(`--library ${file}: no such file or folder`);
+  if (statSync(file).isDirectory()) return documentsIn(file);
+  const contentType = contentTypeForFile(file);
+  if (!contentType) throw new Error(`--library ${file}: not a file type the service accepts`);
+  return [{ id: path.basename(file, path.extname(file)), file, contentType }];
+}
+
+/** Each document's text as the service reads it (ingestion's extractor and chunker: section titles, then chunk texts), by document id. */
+export async function documentTexts(docs: EvalDocument[]): Promise<Map<string, string>> {
+  const texts = new Map<string, string>();
+  for (const d of docs) {
+    const chunks = await storedChunksOf(d.file, d.contentType, { orgId: LIBRARY_ORG, documentId: uuidOf(d.id), fileName: path.basename(d.file) }, (i) =>
+      uuidOf(`${d.id}:${i}`),
+    );
+    texts.set(d.id, chunks.map((c) => [...c.headingPath, c.text].join('\n')).join('\n'));
+  }
+  return texts;
+}
+
+/**
+ * The requirements with their implementing documents taken from what the documents state (`--mapping stated`): a
+ * document implements a requirement when its text names the requirement's `ref` as a whole reference, not as the
+ * start of a longer one ("164.308(a)(1)(ii)(D)" is not named by "164.308(a)(1)(ii)(D)(2)", nor "164.308(a)(1)(i)" by
+ * "164.308(a)(1)(ii)"). The framework's own `mappedControls` are replaced (they name another library's documents).
+ * @param texts document id → text ({@link documentTexts})
+ */
+export function statedMapping(requirements: ControlRequirement[], texts: Map<string, string>): ControlRequirement[] {
+  return requirements.map((r) => {
+    const named = new RegExp(`(?<![\\w.(])${r.ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w(])`);
+    return { ...r, mapped: [...texts].filter(([, text]) => named.test(text)).map(([id]) => id) };
+  });
+}
+
 /** Unrelated documents of the negative control: construction and safety documents of this repository and of ../shared/corpus. */
 export function defaultNegativeDocuments(root: string): EvalDocument[] {
   const corpus = path.join(root, '../shared/corpus');
@@ -193,6 +239,9 @@ interface Args {
   unrelatedOnly: boolean;
   dumpUnits?: string;
   details?: string;
+  standards: string[];
+  library: string[];
+  mapping: 'listed' | 'stated';
 }
 
 function parse(argv: string[]): Args {
@@ -200,9 +249,10 @@ function parse(argv: string[]): Args {
   const one = (flag: string) => all(flag).pop();
   const root = path.resolve(__dirname, '../../..');
   const split = (one('--split') ?? 'report') as Args['split'];
-  if (!['train', 'fit', 'report', 'all'].includes(split)) {
+  const mapping = (one('--mapping') ?? 'listed') as Args['mapping'];
+  if (!['train', 'fit', 'report', 'all'].includes(split) || !['listed', 'stated'].includes(mapping)) {
     process.stderr.write(
-      'usage: npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N] [--skip-breakdown] [--with-title] [--negative FILE]… [--no-negative] [--index-dir DIR] [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE]\n',
+      'usage: npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N] [--skip-breakdown] [--with-title] [--negative FILE]… [--no-negative] [--index-dir DIR] [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE] [--standard FILE]… [--library FILE|DIR]… [--mapping listed|stated]\n',
     );
     process.exit(2);
   }
@@ -220,6 +270,9 @@ function parse(argv: string[]): Args {
     unrelatedOnly: argv.includes('--unrelated-only'),
     dumpUnits: one('--dump-units'),
     details: one('--details'),
+    standards: all('--standard').map((f) => path.resolve(f)),
+    library: all('--library').map((f) => path.resolve(f)),
+    mapping,
   };
 }
 
@@ -286,15 +339,18 @@ async function main() {
     { base: { service: 'eval-controls' }, level: loadConfig({ LOG_LEVEL: sharedEnv.logging.LOG_LEVEL.removeDefault().default('warn') }).LOG_LEVEL },
     pino.destination({ dest: 2, sync: true }),
   );
-  const frameworkFiles = readdirSync(path.join(a.dataset, 'standards'))
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f) => path.join(a.dataset, 'standards', f))
-    .filter((f) =>
-      a.frameworks.length ? a.frameworks.includes(path.basename(f, '.json')) : a.split === 'all' || splitOfFramework(path.basename(f, '.json')) === a.split,
-    );
-  const requirements = frameworkFiles.flatMap((f) => loadFramework(f, a.withTitle));
-  const library = documentsIn(path.join(a.dataset, 'procedures'));
+  const frameworkFiles = a.standards.length
+    ? a.standards
+    : readdirSync(path.join(a.dataset, 'standards'))
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+        .map((f) => path.join(a.dataset, 'standards', f))
+        .filter((f) =>
+          a.frameworks.length ? a.frameworks.includes(path.basename(f, '.json')) : a.split === 'all' || splitOfFramework(path.basename(f, '.json')) === a.split,
+        );
+  let requirements = frameworkFiles.flatMap((f) => loadFramework(f, a.withTitle));
+  const library = a.library.length ? a.library.flatMap(documentsAt) : documentsIn(path.join(a.dataset, 'procedures'));
+  if (a.mapping === 'stated') requirements = statedMapping(requirements, await documentTexts(library));
   const libraryIds = new Set(library.map((d) => d.id));
   const negatives = a.noNegative
     ? []
@@ -452,6 +508,10 @@ async function main() {
       satisfaction_model: judge instanceof EmbeddedJudge && judge.satisfaction ? (rsm.model?.name ?? null) : null,
       breakdown: !a.skipBreakdown,
       requirement_text: a.withTitle ? 'title: summary' : 'summary',
+      // Where each requirement's implementing documents come from: the frameworks' mappedControls, or the documents' own statements.
+      mapping: a.mapping,
+      standards: a.standards.length ? a.standards : null,
+      library: a.library.length ? a.library : null,
       documents: { library: library.length, negative: negatives.map((d) => path.basename(d.file)) },
       chunks,
       ...figures(rows),
