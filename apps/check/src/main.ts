@@ -47,8 +47,10 @@ const checkEnv = {
   JUDGE_NLI_MODEL_DIR: z.string().default(''),
   /** The embedded judge's requirement-satisfaction model: a model folder; empty = the committed libs/text/models/judge-rsm-minilm; `none` = off. */
   JUDGE_RSM_MODEL_DIR: z.string().default(''),
-  /** onnxruntime threads per forward pass of the judge's cross-encoders (a pass runs on the service's main thread: with 1 the judge's model work uses one core; docs/check.md "Performance"). */
+  /** onnxruntime intra-op threads per forward pass of the judge's cross-encoders (docs/check.md "Performance"). */
   JUDGE_MODEL_THREADS: env.int(2),
+  /** Worker threads per cross-encoder, each running the passes of other requirements side by side (docs/check.md "Performance"). */
+  JUDGE_MODEL_WORKERS: env.int(2),
   ...sharedEnv.webhookOutbox,
 };
 
@@ -63,10 +65,11 @@ bootService({ name: 'check', metricsPort: 9464, grpcPort: 50054, env: checkEnv }
   const retrieval = runtime.client(retrievalV1.RetrievalServiceService, config.RETRIEVAL_GRPC_URL);
   const embeddings = await openEmbeddingModel(config);
   if (!embeddings.model) logger.warn({ reason: embeddings.reason }, 'no embedding model: the embedded judge aligns evidence by words only');
-  const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model, false, config.JUDGE_MODEL_THREADS);
+  const passes = { threads: config.JUDGE_MODEL_THREADS, workers: config.JUDGE_MODEL_WORKERS };
+  const nli = await openNliModel(config.JUDGE_NLI_MODEL_DIR, embeddings.model, false, passes);
   // A warning only when the judge would use the model; off by design (the default judge has no nli variant) is info.
   if (!nli.model) logger[nli.degraded ? 'warn' : 'info']({ reason: nli.reason }, 'no entailment model: the embedded judge runs without it');
-  const rsm = await openRsmModel(config.JUDGE_RSM_MODEL_DIR, embeddings.model, false, config.JUDGE_MODEL_THREADS);
+  const rsm = await openRsmModel(config.JUDGE_RSM_MODEL_DIR, embeddings.model, false, passes);
   if (!rsm.model) logger[rsm.degraded ? 'warn' : 'info']({ reason: rsm.reason }, 'no requirement-satisfaction model: the embedded judge runs without it');
   const judge = createJudge(config, logger, embeddings.model, nli.model, rsm.model);
   const assessor = new Assessor(knowledgeSearch({ documents, retrieval }), judge);

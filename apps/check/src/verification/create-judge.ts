@@ -1,5 +1,5 @@
 import { Logger } from '@kb/common';
-import { chatModelFromConfig, LocalNliModel, type ChatModelConfig, type EmbeddingModel } from '@kb/models';
+import { chatModelFromConfig, LocalNliModel, type ChatModelConfig, type EmbeddingModel, type LocalNliModelOptions } from '@kb/models';
 import { defaultNliModelDir, defaultRsmModelDir, VERDICT_MODEL } from '@kb/text';
 import { EmbeddedJudge, RequirementJudge } from './judges';
 import { ModelJudge } from './model-judge';
@@ -53,24 +53,38 @@ export interface OpenedNliModel {
  * judge then runs its embeddings-only variant), never a failed boot; so does an embedding model that is
  * off, since the cross-encoder's variant needs the embeddings' signals too, and so does a committed judge
  * without an `nli` variant (nothing would use the scores), unless `forTraining` (`train:judge` dumps them).
- * `threads`: onnxruntime intra-op threads per forward pass (`JUDGE_MODEL_THREADS`; onnxruntime-node runs a pass
- * on the calling thread, so with 1 the service's cross-encoder work uses one core).
+ * `passes`: onnxruntime intra-op threads per forward pass (`threads`, `JUDGE_MODEL_THREADS`) and worker threads running
+ * the passes of concurrent calls side by side (`workers`, `JUDGE_MODEL_WORKERS`); both default 1 and neither changes a
+ * score (docs/check.md "Performance").
  * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
  */
-export async function openNliModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false, threads = 1): Promise<OpenedNliModel> {
-  return openCrossEncoder(CROSS_ENCODERS.nli, setting, embeddings, forTraining, threads);
+export async function openNliModel(
+  setting: string,
+  embeddings: EmbeddingModel | null,
+  forTraining = false,
+  passes: CrossEncoderPasses = {},
+): Promise<OpenedNliModel> {
+  return openCrossEncoder(CROSS_ENCODERS.nli, setting, embeddings, forTraining, passes);
 }
 
 /**
  * Opens the embedded judge's requirement-satisfaction model (`JUDGE_RSM_MODEL_DIR`; empty = the committed
  * `libs/text/models/judge-rsm-minilm`, `none` = off), as {@link openNliModel} opens the entailment model: missing
  * files, no embedding model, or a committed judge without an `rsm` variant (unless `forTraining`) give
- * `model: null` with the reason, never a failed boot; `threads` as there.
+ * `model: null` with the reason, never a failed boot; `passes` as there.
  * @throws ModelProviderError when the files are there but cannot be loaded (a broken model fails fast).
  */
-export async function openRsmModel(setting: string, embeddings: EmbeddingModel | null, forTraining = false, threads = 1): Promise<OpenedNliModel> {
-  return openCrossEncoder(CROSS_ENCODERS.rsm, setting, embeddings, forTraining, threads);
+export async function openRsmModel(
+  setting: string,
+  embeddings: EmbeddingModel | null,
+  forTraining = false,
+  passes: CrossEncoderPasses = {},
+): Promise<OpenedNliModel> {
+  return openCrossEncoder(CROSS_ENCODERS.rsm, setting, embeddings, forTraining, passes);
 }
+
+/** How a cross-encoder runs its forward passes: `LocalNliModelOptions` `threads` and `workers` (each default 1). */
+export type CrossEncoderPasses = Pick<LocalNliModelOptions, 'threads' | 'workers'>;
 
 /** The judge's two cross-encoders: its variant in judge-model.json, setting, default folder, and name in messages. */
 const CROSS_ENCODERS = {
@@ -84,7 +98,7 @@ async function openCrossEncoder(
   setting: string,
   embeddings: EmbeddingModel | null,
   forTraining: boolean,
-  threads: number,
+  passes: CrossEncoderPasses,
 ): Promise<OpenedNliModel> {
   if (setting.trim().toLowerCase() === 'none') return { model: null, reason: `${kind.env}=none`, degraded: false };
   if (!VERDICT_MODEL.variants[kind.variant] && !forTraining)
@@ -93,5 +107,5 @@ async function openCrossEncoder(
   const dir = setting.trim() || kind.defaultDir();
   if (!LocalNliModel.present(dir))
     return { model: null, reason: `no ${kind.label} model in ${dir} (tokenizer.json, config.json, onnx/model_quantized.onnx expected)`, degraded: true };
-  return { model: await LocalNliModel.load({ dir, threads }) };
+  return { model: await LocalNliModel.load({ dir, ...passes }) };
 }

@@ -67,6 +67,35 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
     expect(beside).toEqual(alone);
   });
 
+  it('gives the same scores whatever the worker threads and their intra-op threads (JUDGE_MODEL_WORKERS, JUDGE_MODEL_THREADS)', async () => {
+    const calls = [
+      [
+        { premise: 'Visitors must sign in at the reception desk before entering the site.', hypothesis: 'Visitors are required to sign in at reception.' },
+        { premise: 'Backups are encrypted and tested every month.', hypothesis: 'Backups must be tested.' },
+      ],
+      [{ premise: 'Smoking is prohibited everywhere on site, including the car park and the site offices.', hypothesis: 'Smoking is allowed on site.' }],
+      [
+        {
+          premise: 'Information systems automatically log users off after 15 minutes of inactivity.',
+          hypothesis: 'Sessions end after a period of inactivity.',
+        },
+        { premise: 'Scaffolds are inspected by a competent person before each shift.', hypothesis: 'Scaffolds must be inspected.' },
+        { premise: 'x', hypothesis: 'y' },
+      ],
+    ];
+    const expected = [];
+    for (const c of calls) expected.push(await model.score(c));
+    const pool = await LocalNliModel.load({ dir: MODEL_DIR, workers: 2, threads: 2 });
+    try {
+      // Six calls at once: the two workers run them side by side.
+      expect(await Promise.all([...calls, ...calls].map((c) => pool.score(c)))).toEqual([...expected, ...expected]);
+      // The second worker served calls too (the load's probe went to the first).
+      expect((pool as unknown as { threads: Array<{ nextRequest: number }> }).threads[1].nextRequest).toBeGreaterThan(0);
+    } finally {
+      for (const t of (pool as unknown as { threads: Array<{ terminate(): Promise<void> }> }).threads) await t.terminate();
+    }
+  });
+
   it("keeps the caller's event loop free while it scores (the forward passes run in the model's thread)", async () => {
     // 6 passes of 8 pairs of 128 word pieces: in the caller's thread each would hold its event loop for the whole
     // pass (100-300 ms on 2 cores).
@@ -84,7 +113,7 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
     };
     const [before] = await model.score([pair]);
     // The thread as the runtime would lose it (an out-of-memory kill, a native crash).
-    await (model as unknown as { thread: { terminate(): Promise<void> } }).thread.terminate();
+    await (model as unknown as { threads: Array<{ terminate(): Promise<void> }> }).threads[0].terminate();
     const [after] = await model.score([pair]);
     expect(after).toEqual(before);
   });
@@ -93,7 +122,7 @@ describe('LocalNliModel (libs/text/models/judge-nli-minilm)', () => {
     // A long pass (8 pairs of 128 word pieces), so that the thread is stopped while it runs.
     const long = 'Backups are encrypted, copied off site and restored in a test every month by the operations team. '.repeat(8);
     const pending = model.score(Array.from({ length: 8 }, (_, i) => ({ premise: `${i} ${long}`, hypothesis: 'Backups must be tested.' })));
-    await (model as unknown as { thread: { terminate(): Promise<void> } }).thread.terminate();
+    await (model as unknown as { threads: Array<{ terminate(): Promise<void> }> }).threads[0].terminate();
     await expect(pending).rejects.toMatchObject({ retryable: true });
     const [next] = await model.score([{ premise: 'Backups are encrypted and tested every month.', hypothesis: 'Backups must be tested.' }]);
     expect(next.entailment + next.contradiction + next.neutral).toBeCloseTo(1, 5);

@@ -34,6 +34,11 @@ export interface LocalNliModelOptions {
   maxTokens?: number;
   /** onnxruntime intra-op threads per forward pass. Default 1 (the embedding model's default too). */
   threads?: number;
+  /**
+   * Worker threads, each with its own session of the model, running the passes of different calls side by side.
+   * Default 1. A pass's scores do not depend on which worker runs it nor on `threads` (the same int8 products).
+   */
+  workers?: number;
 }
 
 /**
@@ -45,19 +50,23 @@ export interface LocalNliModelOptions {
  * unit, hypothesis = a requirement's core statement; its labels satisfies / contradicts / unrelated are read as
  * entailment / contradiction / neutral; `npm run train:rsm`) and the entailment model
  * `libs/text/models/judge-nli-minilm` (`npm run train:nli`); see docs/check.md "The embedded judge".
- * Forward passes run one at a time, in the order they are sent, in the model's own worker thread (`nli-worker.ts`): onnxruntime-node
- * runs a pass synchronously on the calling thread, which would hold the caller's event loop for the whole pass. The
+ * Forward passes run in the model's own worker threads (`nli-worker.ts`): onnxruntime-node runs a pass synchronously
+ * on the calling thread, which would hold the caller's event loop for the whole pass. Each worker runs its passes one
+ * at a time, in the order they are sent; a call's passes all go to the worker with the fewest passes waiting. A
  * thread is started again when it dies (its pending passes fail with a retryable `ModelProviderError`).
  */
 export class LocalNliModel {
-  private readonly thread: ModelThread<{ kind: 'ready' }, Extract<NliWorkerMessage, { kind: 'logits' }>>;
+  private readonly threads: Array<ModelThread<{ kind: 'ready' }, Extract<NliWorkerMessage, { kind: 'logits' }>>>;
+  /** Passes sent to each worker and not answered yet (same index as `threads`). */
+  private readonly waiting: number[];
   private constructor(
     readonly dir: string,
     private readonly order: { entailment: number; contradiction: number; neutral: number },
     private readonly options: Required<Omit<LocalNliModelOptions, 'dir'>>,
   ) {
     const init: NliWorkerInit = { dir, threads: options.threads, maxTokens: options.maxTokens };
-    this.thread = new ModelThread(workerScript(__dirname, __filename, 'nli-worker'), init, path.basename(dir));
+    this.threads = Array.from({ length: options.workers }, () => new ModelThread(workerScript(__dirname, __filename, 'nli-worker'), init, path.basename(dir)));
+    this.waiting = this.threads.map(() => 0);
   }
 
   /** Model name for logs: the folder's base name (e.g. `judge-nli-minilm`). */
@@ -96,18 +105,18 @@ export class LocalNliModel {
     } catch {
       trainedLength = undefined;
     }
-    const threads = options.threads ?? 1;
     const instance = new LocalNliModel(dir, order, {
       batchSize: options.batchSize ?? 8,
       maxTokens: options.maxTokens ?? trainedLength ?? 128,
-      threads,
+      threads: options.threads ?? 1,
+      workers: Math.max(1, Math.floor(options.workers ?? 1)),
     });
     try {
-      await instance.thread.start();
+      await Promise.all(instance.threads.map((t) => t.start()));
       await instance.score([{ premise: 'probe', hypothesis: 'probe' }]);
       return instance;
     } catch (error) {
-      void instance.thread.terminate();
+      for (const t of instance.threads) void t.terminate();
       if (error instanceof ModelProviderError) throw error;
       throw fail(error instanceof Error ? error.message : String(error));
     }
@@ -125,10 +134,12 @@ export class LocalNliModel {
     if (pairs.length === 0) return [];
     const order = pairs.map((p, i) => ({ p, i, n: p.premise.length + p.hypothesis.length })).sort((a, b) => a.n - b.n || a.i - b.i);
     const out = new Array<NliScores>(pairs.length);
+    const worker = this.waiting.indexOf(Math.min(...this.waiting));
     for (let k = 0; k < order.length; k += this.options.batchSize) {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
       const group = order.slice(k, k + this.options.batchSize);
       const logits = await this.forward(
+        worker,
         group.map((g) => g.p.premise.trim() || ' '),
         group.map((g) => g.p.hypothesis.trim() || ' '),
       );
@@ -145,10 +156,15 @@ export class LocalNliModel {
   }
 
   /**
-   * One forward pass over the pairs (premises[i], hypotheses[i]) in the model's thread.
+   * One forward pass over the pairs (premises[i], hypotheses[i]) in worker thread `worker`.
    * @returns the logits, row-major, `rows` × `width` (the model's label order). @throws as `ModelThread.request`.
    */
-  private async forward(premises: string[], hypotheses: string[]): Promise<{ rows: number; width: number; data: Float32Array }> {
-    return this.thread.request({ premises, hypotheses });
+  private async forward(worker: number, premises: string[], hypotheses: string[]): Promise<{ rows: number; width: number; data: Float32Array }> {
+    this.waiting[worker]++;
+    try {
+      return await this.threads[worker].request({ premises, hypotheses });
+    } finally {
+      this.waiting[worker]--;
+    }
   }
 }
