@@ -84,6 +84,11 @@ export class ModelThread<Ready extends { kind: 'ready' }, Answer extends { kind:
     });
   }
 
+  /** Requests sent and not answered yet. */
+  get pending(): number {
+    return this.inflight.size;
+  }
+
   /** Stops the thread (pending requests fail as for a lost thread); the next request starts a new one. */
   async terminate(): Promise<void> {
     await this.worker?.terminate();

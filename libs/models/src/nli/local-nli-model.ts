@@ -57,8 +57,6 @@ export interface LocalNliModelOptions {
  */
 export class LocalNliModel {
   private readonly threads: Array<ModelThread<{ kind: 'ready' }, Extract<NliWorkerMessage, { kind: 'logits' }>>>;
-  /** Passes sent to each worker and not answered yet (same index as `threads`). */
-  private readonly waiting: number[];
   private constructor(
     readonly dir: string,
     private readonly order: { entailment: number; contradiction: number; neutral: number },
@@ -66,7 +64,6 @@ export class LocalNliModel {
   ) {
     const init: NliWorkerInit = { dir, threads: options.threads, maxTokens: options.maxTokens };
     this.threads = Array.from({ length: options.workers }, () => new ModelThread(workerScript(__dirname, __filename, 'nli-worker'), init, path.basename(dir)));
-    this.waiting = this.threads.map(() => 0);
   }
 
   /** Model name for logs: the folder's base name (e.g. `judge-nli-minilm`). */
@@ -134,7 +131,8 @@ export class LocalNliModel {
     if (pairs.length === 0) return [];
     const order = pairs.map((p, i) => ({ p, i, n: p.premise.length + p.hypothesis.length })).sort((a, b) => a.n - b.n || a.i - b.i);
     const out = new Array<NliScores>(pairs.length);
-    const worker = this.waiting.indexOf(Math.min(...this.waiting));
+    const waiting = this.threads.map((t) => t.pending);
+    const worker = waiting.indexOf(Math.min(...waiting));
     for (let k = 0; k < order.length; k += this.options.batchSize) {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
       const group = order.slice(k, k + this.options.batchSize);
@@ -160,11 +158,6 @@ export class LocalNliModel {
    * @returns the logits, row-major, `rows` × `width` (the model's label order). @throws as `ModelThread.request`.
    */
   private async forward(worker: number, premises: string[], hypotheses: string[]): Promise<{ rows: number; width: number; data: Float32Array }> {
-    this.waiting[worker]++;
-    try {
-      return await this.threads[worker].request({ premises, hypotheses });
-    } finally {
-      this.waiting[worker]--;
-    }
+    return this.threads[worker].request({ premises, hypotheses });
   }
 }
