@@ -69,7 +69,9 @@ const { natsServer } = ensureSystemPackages();
 const { FRAMEWORK_SPLITS, loadFramework } = require(path.join(ROOT, 'dist/tools/eval/controls.js'));
 /** Framework files of the controls data set's `train` split (FRAMEWORK_SPLITS of tools/eval/controls.ts). */
 const TRAIN_FRAMEWORKS = Object.keys(FRAMEWORK_SPLITS).filter((f) => FRAMEWORK_SPLITS[f] === 'train');
-const requirementTexts = TRAIN_FRAMEWORKS.flatMap((f) => loadFramework(path.join(shared, 'datasets/controls/standards', `${f}.json`)).map((r) => r.text));
+const requirementTexts = TRAIN_FRAMEWORKS.flatMap((f) =>
+  loadFramework(path.join(shared, 'datasets/controls/standards', `${f}.json`), false).map((r) => r.text),
+);
 const requirements = Array.from({ length: Number(values.requirements) }, (_, i) => ({ text: requirementTexts[i % requirementTexts.length].slice(0, 2000) }));
 const claims = readFileSync(path.join(shared, 'datasets/scifact/claims_train.jsonl'), 'utf8')
   .split('\n')

@@ -9,7 +9,7 @@
  * and safety documents by default). Prints one JSON object on stdout (progress on stderr).
  *
  *   npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N]
- *     [--skip-breakdown] [--with-title] [--negative FILE]… [--index-dir DIR] [--no-negative]
+ *     [--skip-breakdown] [--without-title] [--negative FILE]… [--index-dir DIR] [--no-negative]
  *     [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE]
  *     [--standard FILE]… [--library FILE|DIR]… [--mapping listed|stated]
  *
@@ -60,7 +60,7 @@ import path from 'node:path';
 import { contentTypeForFile, loadConfig, sharedEnv } from '@kb/common';
 import { chatModelEnv } from '@kb/models';
 import { passageOf } from '@kb/knowledge';
-import { rankUnits, readRequirement, semanticCandidates, sentenceUnits, unitKey, unitModelText, type PassageInput } from '@kb/text';
+import { rankUnits, readRequirement, requirementWithTitle, semanticCandidates, sentenceUnits, unitKey, unitModelText, type PassageInput } from '@kb/text';
 import { storedChunksOf } from './stored-chunks';
 import { openRetrieval, retrievalConfigFromEnv } from '../../apps/retrieval/src/retrieval-factory';
 import type { RetrievalService } from '../../apps/retrieval/src/search/retrieval.service';
@@ -105,8 +105,13 @@ export interface EvalDocument {
   contentType: string;
 }
 
-/** The requirements of one framework file: `sections[].requirements[]` or `domains[].controls[]`, text = summary (or `title: summary`). */
-export function loadFramework(file: string, withTitle = false): ControlRequirement[] {
+/**
+ * The requirements of one framework file: `sections[].requirements[]` or `domains[].controls[]`. `text` is the
+ * requirement as the run worker reads one sent with the framework's title as `metadata.title` (the workspace's
+ * Title column, the CLI's "title" column): `title: summary` ({@link requirementWithTitle}); the summary alone
+ * when the requirement has no title or `withTitle` is false (`--without-title`).
+ */
+export function loadFramework(file: string, withTitle = true): ControlRequirement[] {
   const data = JSON.parse(readFileSync(file, 'utf8'));
   const framework = path.basename(file, '.json');
   const out: ControlRequirement[] = [];
@@ -114,7 +119,7 @@ export function loadFramework(file: string, withTitle = false): ControlRequireme
     for (const r of [...(group.requirements ?? []), ...(group.controls ?? [])]) {
       const summary = String(r.summary ?? '').trim();
       const title = r.title ? String(r.title).replace(/\s+/g, ' ').trim() : null;
-      const text = withTitle && title ? `${title}: ${summary}` : summary || title || '';
+      const text = summary ? requirementWithTitle(summary, withTitle ? { title } : null) : title || '';
       if (!text) continue;
       out.push({
         id: `${framework}:${r.ref}`,
@@ -252,7 +257,7 @@ function parse(argv: string[]): Args {
   const mapping = (one('--mapping') ?? 'listed') as Args['mapping'];
   if (!['train', 'fit', 'report', 'all'].includes(split) || !['listed', 'stated'].includes(mapping)) {
     process.stderr.write(
-      'usage: npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N] [--skip-breakdown] [--with-title] [--negative FILE]… [--no-negative] [--index-dir DIR] [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE] [--standard FILE]… [--library FILE|DIR]… [--mapping listed|stated]\n',
+      'usage: npm run eval:controls -- [--dataset DIR] [--split report|fit|train|all] [--framework NAME]… [--limit N] [--skip-breakdown] [--without-title] [--negative FILE]… [--no-negative] [--index-dir DIR] [--dump-features FILE [--unrelated-only]] [--dump-units FILE] [--details FILE] [--standard FILE]… [--library FILE|DIR]… [--mapping listed|stated]\n',
     );
     process.exit(2);
   }
@@ -262,7 +267,7 @@ function parse(argv: string[]): Args {
     frameworks: all('--framework'),
     limit: Number(one('--limit') ?? Infinity),
     skipBreakdown: argv.includes('--skip-breakdown'),
-    withTitle: argv.includes('--with-title'),
+    withTitle: !argv.includes('--without-title'),
     negative: all('--negative'),
     noNegative: argv.includes('--no-negative'),
     indexDir: one('--index-dir'),
@@ -507,6 +512,7 @@ async function main() {
       entailment_model: judge instanceof EmbeddedJudge && judge.entailment ? (nli.model?.name ?? null) : null,
       satisfaction_model: judge instanceof EmbeddedJudge && judge.satisfaction ? (rsm.model?.name ?? null) : null,
       breakdown: !a.skipBreakdown,
+      // How a requirement's text was made: its title read with it (metadata.title, the run worker's reading), or not.
       requirement_text: a.withTitle ? 'title: summary' : 'summary',
       // Where each requirement's implementing documents come from: the frameworks' mappedControls, or the documents' own statements.
       mapping: a.mapping,

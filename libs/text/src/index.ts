@@ -62,7 +62,7 @@ export {
 } from './answerability';
 export { alignSentences, answerUnits, sentenceUnits, type SentenceUnit } from './align';
 export { breakDownRequirement } from './breakdown';
-export { readRequirement, requirementCore, type RequirementReading } from './requirement-language';
+export { readRequirement, requirementCore, requirementWithTitle, type RequirementReading } from './requirement-language';
 export {
   evidenceUnits,
   isNonEvidence,

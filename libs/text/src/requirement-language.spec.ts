@@ -1,4 +1,4 @@
-import { readRequirement, requirementCore, specificFrequencies } from './requirement-language';
+import { readRequirement, requirementCore, requirementWithTitle, specificFrequencies } from './requirement-language';
 
 describe('readRequirement', () => {
   it.each([
@@ -64,5 +64,27 @@ describe('specificFrequencies', () => {
     expect(specificFrequencies('Scan every two weeks')).toEqual(['every two weeks']);
     expect(specificFrequencies('Review logs regularly and periodically.')).toEqual([]);
     expect(specificFrequencies('Review the policy at an organization-defined frequency.')).toEqual([]);
+  });
+});
+
+describe('requirementWithTitle', () => {
+  const text = 'Implement electronic procedures that terminate an electronic session after a predetermined time of inactivity.';
+
+  it('joins metadata.title (any case of the key) in front of the text', () => {
+    expect(requirementWithTitle(text, { ref: '164.312(a)(2)(iii)', title: 'Automatic logoff' })).toBe(`Automatic logoff: ${text}`);
+    // The CLI sends a CSV's other columns under their header names.
+    expect(requirementWithTitle(text, { Ref: '164.312(a)(2)(iii)', Title: '  Automatic\n logoff: ' })).toBe(`Automatic logoff: ${text}`);
+  });
+
+  it('leaves the text as it is without a usable title, or when the text already starts with it', () => {
+    expect(requirementWithTitle(text, null)).toBe(text);
+    expect(requirementWithTitle(text, undefined)).toBe(text);
+    expect(requirementWithTitle(text, { ref: 'A.8.13' })).toBe(text);
+    expect(requirementWithTitle(text, { title: 42 })).toBe(text);
+    expect(requirementWithTitle(text, { title: ' . ' })).toBe(text);
+    expect(requirementWithTitle(text, { title: 'x'.repeat(201) })).toBe(text);
+    expect(requirementWithTitle('Automatic logoff: terminate sessions after inactivity.', { title: 'automatic logoff' })).toBe(
+      'Automatic logoff: terminate sessions after inactivity.',
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { CallContext, currentContext, Delivery, Logger, runWithContext } from '@kb/common';
 import { CheckRequirementsRequestedEvent, justificationOf } from '@kb/events';
 import { ModelProviderError } from '@kb/models';
+import { requirementWithTitle } from '@kb/text';
 import { randomUUID } from 'node:crypto';
 import { Assessor, type AssessmentScope } from '../verification/assessor';
 import type { CallUsage, RequirementJudge } from '../verification/judges';
@@ -11,7 +12,8 @@ import { RunsRepository, SubRequirementResult } from './runs.repository';
  * One requirement of a check run, as the run worker checks it: broken down into atomic sub-requirements
  * (unless `skipBreakdown`), each assessed against `scope` of the caller's org; the requirement passes only
  * when every sub-requirement is COMPLIANT (decisions.md "Check runs"). `npm run eval:controls` measures
- * this same function.
+ * this same function. `text` is the requirement as read ({@link requirementWithTitle}: its title joined when
+ * its metadata has one).
  *
  * @param options.calls model calls are appended here as they are made (so usage is recorded even when a
  *   later call throws); @param options.signal stops between sub-requirements and aborts model calls.
@@ -123,7 +125,9 @@ export class RunWorker {
     }, this.deps.watchIntervalMs ?? 2000);
     let subs: SubRequirementResult[];
     try {
-      const checked = await checkRequirement(this.deps, ctx, { projectId: item.projectId, documentIds: item.handbookIds }, requirement.text, {
+      // A requirement's metadata.title is read with its text ("Automatic logoff: Implement …"; docs/check.md).
+      const text = requirementWithTitle(requirement.text, requirement.metadata);
+      const checked = await checkRequirement(this.deps, ctx, { projectId: item.projectId, documentIds: item.handbookIds }, text, {
         skipBreakdown: item.skipBreakdown,
         signal: abort.signal,
         calls,

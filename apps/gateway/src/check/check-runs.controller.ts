@@ -45,9 +45,11 @@ export class RequirementInputDto {
     type: 'object',
     additionalProperties: true,
     maxProperties: METADATA_MAX_MEMBERS,
-    example: { clause: '4.2.1', source_row: 7 },
+    example: { ref: 'A.8.13', title: 'Information backup', source_row: 7 },
     description:
-      `any JSON object; returned as is with the requirement. At most ${METADATA_MAX_MEMBERS} keys and array items in all its levels, ` +
+      `any JSON object; returned as is with the requirement. Two keys are read: \`ref\` (the requirement's reference, a column of ` +
+      `the reports) and \`title\` (a short title, at most 200 characters, read with the text as "title: text" when checking; ` +
+      `any case of the key). At most ${METADATA_MAX_MEMBERS} keys and array items in all its levels, ` +
       `nested at most ${METADATA_MAX_DEPTH} levels, ${METADATA_MAX_BYTES} bytes (16 KiB) as JSON; more → 400 VALIDATION_ERROR`,
   })
   @IsOptional()

@@ -36,7 +36,8 @@ run(process.execPath, ['tools/build.mjs']);
 const work = path.join(cache, 'rsm-train');
 mkdirSync(work, { recursive: true });
 const units = path.join(work, 'units.jsonl');
-run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', path.join(datasets, 'controls'), '--split', 'all', '--no-negative', '--index-dir', path.join(cache, 'eval-index', 'controls'), '--dump-units', units]);
+// `--without-title`: the committed model learned from the requirements' summaries alone.
+run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', path.join(datasets, 'controls'), '--split', 'all', '--no-negative', '--without-title', '--index-dir', path.join(cache, 'eval-index', 'controls'), '--dump-units', units]);
 run('nice', [
   '-n', '10', python, path.join(here, 'train_rsm.py'),
   '--units', units,

@@ -90,22 +90,23 @@ if (withRsm) {
   const fit = path.join(work, 'controls-fit.jsonl');
   const report = path.join(work, 'controls-report.jsonl');
   const controls = path.join(datasets, 'controls');
+  // `--without-title`: the committed verdict model was fitted on the requirements' summaries alone.
   const negatives = [path.join(corpus, 'debian-policy-4.6.2.0.txt'), path.join(corpus, 'debian-fhs-3.0.txt'), ...planFiles].flatMap((f) => ['--negative', f]);
-  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', ...negatives, '--index-dir', path.join(index, 'controls-fit'), '--dump-features', fit]);
+  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', '--without-title', ...negatives, '--index-dir', path.join(index, 'controls-fit'), '--dump-features', fit]);
   // The same `fit` requirements against other unrelated text, the U.S. Department of Labor's forms (injury, accident
   // and payroll records): rows the rsm variant's COMPLIANT confidence threshold must stay above, never fitted on
   // (train_judge.py corroborated_threshold). Separate from the Debian set because hybrid search never ranks a form
   // above the Debian Policy Manual, so against both together the forms are never read.
   const forms = path.join(work, 'controls-fit-forms.jsonl');
   const formFiles = readdirSync(path.resolve(root, '../shared/corpus/pdf')).filter((f) => f.startsWith('dol_')).sort().map((f) => path.resolve(root, '../shared/corpus/pdf', f));
-  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', ...formFiles.flatMap((f) => ['--negative', f]), '--index-dir', path.join(index, 'controls-fit-forms'), '--dump-features', forms, '--unrelated-only']);
+  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', '--without-title', ...formFiles.flatMap((f) => ['--negative', f]), '--index-dir', path.join(index, 'controls-fit-forms'), '--dump-features', forms, '--unrelated-only']);
   // And against eval:controls' own unrelated documents (construction and safety documents, the OSH Act, OSHA's heat
   // pages): statute and safety text full of "shall keep records", "shall provide training", the near misses of a
   // management-system clause. Only the `fit` requirements: the `report` ones against these documents are the negative
   // control eval:controls reports.
   const safety = path.join(work, 'controls-fit-safety.jsonl');
-  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', '--index-dir', path.join(index, 'controls-fit-safety'), '--dump-features', safety, '--unrelated-only']);
-  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'report', '--skip-breakdown', '--index-dir', path.join(index, 'controls-report'), '--dump-features', report]);
+  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'fit', '--skip-breakdown', '--without-title', '--index-dir', path.join(index, 'controls-fit-safety'), '--dump-features', safety, '--unrelated-only']);
+  run(process.execPath, ['dist/tools/eval/controls.js', '--dataset', controls, '--split', 'report', '--skip-breakdown', '--without-title', '--index-dir', path.join(index, 'controls-report'), '--dump-features', report]);
   dumps.push(fit, forms, safety, report);
 }
 run(python, [
