@@ -73,14 +73,16 @@ describeBrowser('review workspace: runs from files, re-run and compare, ask', ()
     return dialog;
   }
 
-  it('creates a run from a CSV: the header and the columns are guessed, the reference is kept as metadata.ref', async () => {
+  it('creates a run from a CSV: the header and the columns are guessed, the reference and the title are kept in metadata', async () => {
     const csv = path.join(dir, 'site-requirements.csv');
-    writeFileSync(csv, `Ref,Requirement,Owner\r\nSP-1,${VISITORS},Reception\r\nSP-2,"${HARD_HATS}",Site\r\n`);
+    writeFileSync(csv, `Ref,Title,Requirement,Owner\r\nSP-1,Visitors,${VISITORS},Reception\r\nSP-2,Head protection,"${HARD_HATS}",Site\r\n`);
     const dialog = await newRunFromFile(csv);
-    // Guessed: the first row is a header, B holds the requirements, A the references.
+    // Guessed: the first row is a header, C holds the requirements, A the references, B the titles.
     expect(await dialog.getByLabel('The first row is a header (skipped)').isChecked()).toBe(true);
-    expect(await dialog.getByLabel('Requirement column').inputValue()).toBe('1');
+    expect(await dialog.getByLabel('Requirement column').inputValue()).toBe('2');
     expect(await dialog.getByLabel('Reference column (optional)').inputValue()).toBe('0');
+    expect(await dialog.getByLabel('Title column (optional)').inputValue()).toBe('1');
+    await dialog.getByRole('columnheader', { name: 'B (title)' }).waitFor();
     await dialog.getByTestId('file-count').filter({ hasText: '2 requirements from site-requirements.csv' }).waitFor();
     expect(await dialog.getByLabel('Name').inputValue()).toBe('site-requirements');
     await expectAccessible('new run from a file');
@@ -91,9 +93,11 @@ describeBrowser('review workspace: runs from files, re-run and compare, ask', ()
     const run = (await runs()).find((r) => r.name === 'site-requirements');
     const reqs = (await api(key).get(`/api/v2/check/runs/${run.id}/requirements`)).body.data;
     expect(reqs.map((r: any) => [r.text, r.metadata])).toEqual([
-      [VISITORS, { ref: 'SP-1' }],
-      [HARD_HATS, { ref: 'SP-2' }],
+      [VISITORS, { ref: 'SP-1', title: 'Visitors' }],
+      [HARD_HATS, { ref: 'SP-2', title: 'Head protection' }],
     ]);
+    // The check read each requirement with its title, unless the text already starts with it.
+    expect(reqs.map((r: any) => r.sub_requirements.map((x: any) => x.text))).toEqual([[VISITORS], [`Head protection: ${HARD_HATS}`]]);
   });
 
   it('creates a run from an XLSX: the person chooses the requirement column the guess got wrong; blank rows are skipped', async () => {

@@ -1,8 +1,8 @@
 /**
  * Requirements from a CSV or XLSX file (issue 31 item 4), inside the New check run dialog: the
  * person picks the file, sees its first rows, and chooses the column holding the requirement
- * text, optionally a column of references (kept as `metadata.ref`), and whether the first row is
- * a header (skipped). The choices start from guessColumns' guess. The file is read in the browser;
+ * text, optionally a column of references (kept as `metadata.ref`) and one of titles (kept as
+ * `metadata.title`, which the check reads with the text), and whether the first row is a header (skipped). The choices start from guessColumns' guess. The file is read in the browser;
  * nothing is uploaded but the requirements.
  */
 import { Alert, Button, Checkbox, FileButton, Group, Loader, NativeSelect, ScrollArea, Stack, Table, Text } from '@mantine/core';
@@ -139,7 +139,12 @@ export function RequirementsFromFile({ onChange }: { onChange: (value: FileRequi
               value={String(choice.textColumn)}
               onChange={(e) => {
                 const textColumn = Number(e.currentTarget.value);
-                setChoice({ ...choice, textColumn, refColumn: choice.refColumn === textColumn ? null : choice.refColumn });
+                setChoice({
+                  ...choice,
+                  textColumn,
+                  refColumn: choice.refColumn === textColumn ? null : choice.refColumn,
+                  titleColumn: choice.titleColumn === textColumn ? null : choice.titleColumn,
+                });
               }}
               data={[...Array(width).keys()].map((c) => ({ value: String(c), label: columnName(c) }))}
             />
@@ -149,7 +154,21 @@ export function RequirementsFromFile({ onChange }: { onChange: (value: FileRequi
               onChange={(e) => setChoice({ ...choice, refColumn: e.currentTarget.value === '' ? null : Number(e.currentTarget.value) })}
               data={[
                 { value: '', label: 'None' },
-                ...[...Array(width).keys()].filter((c) => c !== choice.textColumn).map((c) => ({ value: String(c), label: columnName(c) })),
+                ...[...Array(width).keys()]
+                  .filter((c) => c !== choice.textColumn && c !== choice.titleColumn)
+                  .map((c) => ({ value: String(c), label: columnName(c) })),
+              ]}
+            />
+            <NativeSelect
+              label="Title column (optional)"
+              description="Read with the requirement: “Automatic logoff: …”"
+              value={choice.titleColumn === null ? '' : String(choice.titleColumn)}
+              onChange={(e) => setChoice({ ...choice, titleColumn: e.currentTarget.value === '' ? null : Number(e.currentTarget.value) })}
+              data={[
+                { value: '', label: 'None' },
+                ...[...Array(width).keys()]
+                  .filter((c) => c !== choice.textColumn && c !== choice.refColumn)
+                  .map((c) => ({ value: String(c), label: columnName(c) })),
               ]}
             />
           </Group>
@@ -163,7 +182,8 @@ export function RequirementsFromFile({ onChange }: { onChange: (value: FileRequi
               <Table.Caption>
                 First {Math.min(PREVIEW_ROWS, sheet.rows.length)} of {sheet.rows.length} rows
                 {sheets!.length > 1 ? ` of sheet “${sheet.name}”` : ''}. Requirement column {columnLetter(choice.textColumn)}
-                {choice.refColumn !== null ? `, reference column ${columnLetter(choice.refColumn)}` : ''}.
+                {choice.refColumn !== null ? `, reference column ${columnLetter(choice.refColumn)}` : ''}
+                {choice.titleColumn !== null ? `, title column ${columnLetter(choice.titleColumn)}` : ''}.
               </Table.Caption>
               <Table.Thead>
                 <Table.Tr>
@@ -171,7 +191,7 @@ export function RequirementsFromFile({ onChange }: { onChange: (value: FileRequi
                   {[...Array(width).keys()].map((c) => (
                     <Table.Th scope="col" key={c}>
                       {columnLetter(c)}
-                      {c === choice.textColumn ? ' (requirement)' : c === choice.refColumn ? ' (reference)' : ''}
+                      {c === choice.textColumn ? ' (requirement)' : c === choice.refColumn ? ' (reference)' : c === choice.titleColumn ? ' (title)' : ''}
                     </Table.Th>
                   ))}
                 </Table.Tr>

@@ -57,7 +57,36 @@ describe('requirements from a table', () => {
       ['4.1', SCAFFOLD, 'Site'],
       ['4.2', VPN, 'IT'],
     ]);
-    expect(guessColumns(rows)).toEqual({ hasHeader: true, textColumn: 1, refColumn: 0 });
+    expect(guessColumns(rows)).toEqual({ hasHeader: true, textColumn: 1, refColumn: 0, titleColumn: null });
+  });
+
+  it('guesses a title column by its header only, before the requirement and reference names', () => {
+    const rows = normalizeRows([
+      ['Control', 'Control name', 'Requirement'],
+      ['A.8.13', 'Information backup', 'Backup copies of information shall be maintained and regularly tested.'],
+      ['A.8.15', 'Logging', 'Logs that record activities shall be produced, stored, protected and analysed.'],
+    ]);
+    expect(guessColumns(rows)).toEqual({ hasHeader: true, textColumn: 2, refColumn: 0, titleColumn: 1 });
+    // "Requirement title" names titles, not texts; "Titre" in French.
+    expect(
+      guessColumns([
+        ['Requirement title', 'Texte'],
+        ['Visitors', SCAFFOLD],
+      ]),
+    ).toEqual({ hasHeader: true, textColumn: 1, refColumn: null, titleColumn: 0 });
+    expect(
+      guessColumns([
+        ['Titre', 'Exigence'],
+        ['Visiteurs', VPN],
+      ]).titleColumn,
+    ).toBe(0);
+    // Short distinct values without a title header are a reference, not a title.
+    expect(
+      guessColumns([
+        ['Automatic logoff', VPN],
+        ['Scaffolds', SCAFFOLD],
+      ]).titleColumn,
+    ).toBeNull();
   });
 
   it('guesses a header without known words from short cells above long texts, and none above more texts', () => {
@@ -67,8 +96,8 @@ describe('requirements from a table', () => {
         ['X1', SCAFFOLD],
         ['X2', VPN],
       ]),
-    ).toEqual({ hasHeader: true, textColumn: 1, refColumn: 0 });
-    expect(guessColumns([[SCAFFOLD], [VPN]])).toEqual({ hasHeader: false, textColumn: 0, refColumn: null });
+    ).toEqual({ hasHeader: true, textColumn: 1, refColumn: 0, titleColumn: null });
+    expect(guessColumns([[SCAFFOLD], [VPN]])).toEqual({ hasHeader: false, textColumn: 0, refColumn: null, titleColumn: null });
     // A reference column must be short, present and distinct in every row.
     expect(
       guessColumns([
@@ -76,7 +105,7 @@ describe('requirements from a table', () => {
         ['A', VPN],
       ]).refColumn,
     ).toBeNull();
-    expect(guessColumns([])).toEqual({ hasHeader: false, textColumn: 0, refColumn: null });
+    expect(guessColumns([])).toEqual({ hasHeader: false, textColumn: 0, refColumn: null, titleColumn: null });
   });
 
   it('takes the rows below the header with text in the chosen column, the reference as metadata.ref', () => {
@@ -86,21 +115,35 @@ describe('requirements from a table', () => {
       ['AC-2', ''],
       ['', VPN],
     ]);
-    expect(requirementsFromRows(rows, { hasHeader: true, textColumn: 1, refColumn: 0 })).toEqual({
+    expect(requirementsFromRows(rows, { hasHeader: true, textColumn: 1, refColumn: 0, titleColumn: null })).toEqual({
       requirements: [{ text: SCAFFOLD, metadata: { ref: 'AC-1' } }, { text: VPN }],
       emptyRows: 1,
       tooLong: [],
     });
     // Without a header the first row is a requirement too; without a reference column no metadata.
-    expect(requirementsFromRows(rows, { hasHeader: false, textColumn: 0, refColumn: null }).requirements).toEqual([
+    expect(requirementsFromRows(rows, { hasHeader: false, textColumn: 0, refColumn: null, titleColumn: null }).requirements).toEqual([
       { text: 'Ref' },
       { text: 'AC-1' },
       { text: 'AC-2' },
     ]);
   });
 
+  it('keeps the title cell as metadata.title, beside the reference', () => {
+    const rows = normalizeRows([
+      ['Ref', 'Title', 'Requirement'],
+      ['164.312(a)(2)(iii)', 'Automatic logoff', VPN],
+      ['164.308(a)(5)(ii)(D)', '', SCAFFOLD],
+      ['', 'Scaffolds', SCAFFOLD],
+    ]);
+    expect(requirementsFromRows(rows, { hasHeader: true, textColumn: 2, refColumn: 0, titleColumn: 1 }).requirements).toEqual([
+      { text: VPN, metadata: { ref: '164.312(a)(2)(iii)', title: 'Automatic logoff' } },
+      { text: SCAFFOLD, metadata: { ref: '164.308(a)(5)(ii)(D)' } },
+      { text: SCAFFOLD, metadata: { title: 'Scaffolds' } },
+    ]);
+  });
+
   it('says why the rows cannot make a run: none, more than 1,000, a text too long', () => {
-    const choice = { hasHeader: false, textColumn: 0, refColumn: null };
+    const choice = { hasHeader: false, textColumn: 0, refColumn: null, titleColumn: null };
     expect(readingProblem(requirementsFromRows([['']], choice))).toMatch(/^No requirement/);
     const many = Array.from({ length: MAX_REQUIREMENTS + 1 }, (_, i) => [`Requirement ${i}`]);
     expect(readingProblem(requirementsFromRows(many, choice))).toBe('1,001 requirements: a run takes at most 1,000. Split the file into several runs.');

@@ -1,7 +1,8 @@
 /**
  * Requirements from a table (issue 31 item 4): the rows of a CSV file or of an XLSX sheet, the
  * column that holds the requirement text (and optionally one with a reference, kept as
- * `metadata.ref`), whether the first row is a header, and the requirements those choices give.
+ * `metadata.ref`, and one with a title, kept as `metadata.title`: the check reads a requirement with
+ * its title, docs/check.md), whether the first row is a header, and the requirements those choices give.
  * Pure functions on rows of strings; reading the files is in read-requirements-file.ts.
  */
 import type { Worksheet } from 'exceljs';
@@ -21,21 +22,27 @@ export interface SheetRows {
   rows: Rows;
 }
 
-/** How the rows are read: 0-based column indexes; `refColumn` null when no reference is taken. */
+/** How the rows are read: 0-based column indexes; `refColumn` / `titleColumn` null when none is taken. */
 export interface ColumnChoice {
   hasHeader: boolean;
   textColumn: number;
   refColumn: number | null;
+  titleColumn: number | null;
 }
 
 /** A requirement as POST /api/v2/check/runs takes it. */
 export interface RequirementInput {
   text: string;
-  metadata?: { ref: string };
+  metadata?: { ref?: string; title?: string };
 }
 
 /** Header words of a column of requirement texts (English, French, German, Spanish). */
 const TEXT_HEADER = /requirement|exigence|anforderung|requisito|statement|description|text|texte|control text|obligation|clause text/i;
+/**
+ * Header words of a column of requirement titles ("Automatic logoff", "Information backup"); checked before the
+ * other two, so "Requirement title" and "Control name" are titles, not texts or references.
+ */
+const TITLE_HEADER = /^(?:(?:requirement|control|clause|short)\s+)?(?:title|name|heading)$|^(?:titre|intitulé|titel|bezeichnung|título|nombre)$/i;
 /** Header words of a column of references (identifiers, clause numbers). */
 const REF_HEADER = /^(ref|reference|référence|referenz|id|identifier|no\.?|nr\.?|n°|number|#|clause|section|article|control|control id|code|key)\b/i;
 
@@ -100,45 +107,50 @@ function meanLength(values: string[]): number {
 /**
  * Guesses how to read `rows`, for the person to confirm or change:
  * - a header row when a first-row cell names a requirement or reference column (TEXT_HEADER,
- *   REF_HEADER), or when no first-row cell is longer than 24 characters while the column of the
- *   longest texts has below it texts at least twice as long on average;
+ *   REF_HEADER, TITLE_HEADER), or when no first-row cell is longer than 24 characters while the column of
+ *   the longest texts has below it texts at least twice as long on average;
  * - the requirement column: the one whose header names requirement texts, else the one with the
  *   longest texts on average;
  * - the reference column: the one whose header names references, else the first other column
- *   whose values are all present, short (≤ 24 characters) and distinct; none when no such column.
- * An empty table gives column 0, no header, no reference.
+ *   (not the title one) whose values are all present, short (≤ 24 characters) and distinct; none when
+ *   no such column;
+ * - the title column: the one whose header names titles (Title, Name, Control name, Titre, Titel…); none
+ *   otherwise (titles look like references or short texts, so they are not guessed from the values).
+ * An empty table gives column 0, no header, no reference, no title.
  */
 export function guessColumns(rows: Rows): ColumnChoice {
   const width = rows[0]?.length ?? 0;
-  if (width === 0) return { hasHeader: false, textColumn: 0, refColumn: null };
+  if (width === 0) return { hasHeader: false, textColumn: 0, refColumn: null, titleColumn: null };
   const first = rows[0];
   const columns = [...Array(width).keys()];
   const longest = (hasHeader: boolean) =>
     columns.reduce((best, c) => (meanLength(body(rows, hasHeader, c)) > meanLength(body(rows, hasHeader, best)) ? c : best), 0);
 
-  const namedText = columns.find((c) => TEXT_HEADER.test(first[c]) && first[c].length <= 40);
-  const namedRef = columns.find((c) => c !== namedText && REF_HEADER.test(first[c]) && first[c].length <= SHORT);
-  let hasHeader = namedText !== undefined || namedRef !== undefined;
+  const namedTitle = columns.find((c) => TITLE_HEADER.test(first[c]));
+  const namedText = columns.find((c) => c !== namedTitle && TEXT_HEADER.test(first[c]) && first[c].length <= 40);
+  const namedRef = columns.find((c) => c !== namedText && c !== namedTitle && REF_HEADER.test(first[c]) && first[c].length <= SHORT);
+  let hasHeader = namedText !== undefined || namedRef !== undefined || namedTitle !== undefined;
   if (!hasHeader && rows.length > 1 && first.every((c) => c.length <= SHORT)) {
     const c = longest(true);
     hasHeader = meanLength(body(rows, true, c)) >= 2 * Math.max(1, first[c].length);
   }
   const textColumn = namedText ?? longest(hasHeader);
+  const titleColumn = namedTitle !== undefined && namedTitle !== textColumn ? namedTitle : null;
   let refColumn: number | null = namedRef ?? null;
   if (refColumn === null) {
     refColumn =
       columns.find((c) => {
-        if (c === textColumn) return false;
+        if (c === textColumn || c === titleColumn) return false;
         const values = body(rows, hasHeader, c);
         return values.length > 0 && values.every((v) => v !== '' && v.length <= SHORT) && new Set(values).size === values.length;
       }) ?? null;
   }
-  return { hasHeader, textColumn, refColumn };
+  return { hasHeader, textColumn, refColumn, titleColumn };
 }
 
 /** The requirements of `rows` read as `choice` says, and what could not be taken. */
 export interface RowsReading {
-  /** One per row with a requirement text, in the rows' order; `metadata.ref` when the reference cell has text. */
+  /** One per row with a requirement text, in the rows' order; `metadata.ref` / `metadata.title` when those cells have text. */
   requirements: RequirementInput[];
   /** Rows below the header whose requirement cell is empty (left out). */
   emptyRows: number;
@@ -149,7 +161,7 @@ export interface RowsReading {
 /**
  * Reads `rows` as `choice` says: the header row (when there is one) is skipped, each other row
  * with text in `textColumn` is a requirement (the cell trimmed), with `metadata.ref` from
- * `refColumn` when that cell has text. Rows with an empty requirement cell are counted, not taken.
+ * `refColumn` and `metadata.title` from `titleColumn` when those cells have text. Rows with an empty requirement cell are counted, not taken.
  * Row numbers count the rows as kept by {@link normalizeRows} (blank rows of the file are dropped).
  */
 export function requirementsFromRows(rows: Rows, choice: ColumnChoice): RowsReading {
@@ -165,7 +177,9 @@ export function requirementsFromRows(rows: Rows, choice: ColumnChoice): RowsRead
     }
     if ([...text].length > REQUIREMENT_MAX_CHARS) tooLong.push(i + 1);
     const ref = choice.refColumn === null ? '' : (rows[i][choice.refColumn] ?? '').trim();
-    requirements.push(ref ? { text, metadata: { ref } } : { text });
+    const title = choice.titleColumn === null ? '' : (rows[i][choice.titleColumn] ?? '').trim();
+    const metadata = { ...(ref ? { ref } : {}), ...(title ? { title } : {}) };
+    requirements.push(ref || title ? { text, metadata } : { text });
   }
   return { requirements, emptyRows, tooLong };
 }
