@@ -148,29 +148,22 @@ export function RequirementsFromFile({ onChange }: { onChange: (value: FileRequi
               }}
               data={[...Array(width).keys()].map((c) => ({ value: String(c), label: columnName(c) }))}
             />
-            <NativeSelect
-              label="Reference column (optional)"
-              value={choice.refColumn === null ? '' : String(choice.refColumn)}
-              onChange={(e) => setChoice({ ...choice, refColumn: e.currentTarget.value === '' ? null : Number(e.currentTarget.value) })}
-              data={[
-                { value: '', label: 'None' },
-                ...[...Array(width).keys()]
-                  .filter((c) => c !== choice.textColumn && c !== choice.titleColumn)
-                  .map((c) => ({ value: String(c), label: columnName(c) })),
-              ]}
-            />
-            <NativeSelect
-              label="Title column (optional)"
-              description="Read with the requirement: “Automatic logoff: …”"
-              value={choice.titleColumn === null ? '' : String(choice.titleColumn)}
-              onChange={(e) => setChoice({ ...choice, titleColumn: e.currentTarget.value === '' ? null : Number(e.currentTarget.value) })}
-              data={[
-                { value: '', label: 'None' },
-                ...[...Array(width).keys()]
-                  .filter((c) => c !== choice.textColumn && c !== choice.refColumn)
-                  .map((c) => ({ value: String(c), label: columnName(c) })),
-              ]}
-            />
+            {(['refColumn', 'titleColumn'] as const).map((key) => {
+              const other = key === 'refColumn' ? choice.titleColumn : choice.refColumn;
+              return (
+                <NativeSelect
+                  key={key}
+                  label={key === 'refColumn' ? 'Reference column (optional)' : 'Title column (optional)'}
+                  description={key === 'titleColumn' ? 'Read with the requirement: “Automatic logoff: …”' : undefined}
+                  value={choice[key] === null ? '' : String(choice[key])}
+                  onChange={(e) => setChoice({ ...choice, [key]: e.currentTarget.value === '' ? null : Number(e.currentTarget.value) })}
+                  data={[
+                    { value: '', label: 'None' },
+                    ...[...Array(width).keys()].filter((c) => c !== choice.textColumn && c !== other).map((c) => ({ value: String(c), label: columnName(c) })),
+                  ]}
+                />
+              );
+            })}
           </Group>
           <Checkbox
             label="The first row is a header (skipped)"
