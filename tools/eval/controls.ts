@@ -60,7 +60,17 @@ import path from 'node:path';
 import { contentTypeForFile, loadConfig, sharedEnv } from '@kb/common';
 import { chatModelEnv } from '@kb/models';
 import { passageOf } from '@kb/knowledge';
-import { rankUnits, readRequirement, requirementWithTitle, semanticCandidates, sentenceUnits, unitKey, unitModelText, type PassageInput } from '@kb/text';
+import {
+  rankUnits,
+  readRequirement,
+  requirementTitle,
+  requirementWithTitle,
+  semanticCandidates,
+  sentenceUnits,
+  unitKey,
+  unitModelText,
+  type PassageInput,
+} from '@kb/text';
 import { storedChunksOf } from './stored-chunks';
 import { openRetrieval, retrievalConfigFromEnv } from '../../apps/retrieval/src/retrieval-factory';
 import type { RetrievalService } from '../../apps/retrieval/src/search/retrieval.service';
@@ -396,8 +406,13 @@ async function main() {
   const assessor = new Assessor(search, judge);
   const scope = { projectId: PROJECT, documentIds: [] };
 
-  const outcome = async (orgId: string, text: string): Promise<Outcome> => {
-    const { subs, passed } = await checkRequirement({ judge, assessor }, { orgId, requestId: randomUUID() }, scope, text, { skipBreakdown: a.skipBreakdown });
+  const outcome = async (orgId: string, r: ControlRequirement): Promise<Outcome> => {
+    // As the run worker checks a requirement sent with metadata.title (r.text is already `title: summary`).
+    const title = a.withTitle ? requirementTitle({ title: r.title }) : null;
+    const { subs, passed } = await checkRequirement({ judge, assessor }, { orgId, requestId: randomUUID() }, scope, r.text, {
+      skipBreakdown: a.skipBreakdown,
+      title,
+    });
     const confidence = requirementConfidence(passed, subs);
     const sourced = subs.find((s) => s.sources.length > 0);
     const first = sourced?.sources[0]?.handbook_id ?? null;
@@ -478,10 +493,10 @@ async function main() {
     const unmapped: { req: ControlRequirement; library: Outcome; negative: Outcome | null }[] = [];
     const t1 = Date.now();
     for (const [i, r] of selected.entries()) {
-      const lib = await outcome(LIBRARY_ORG, r.text);
+      const lib = await outcome(LIBRARY_ORG, r);
       // Every requirement of a framework is checked against the unrelated documents too: the negative run is a
       // whole run, as a user would make it, so its pass share is the one the run's corroboration reads.
-      const negative = negatives.length ? await outcome(NEGATIVE_ORG, r.text) : null;
+      const negative = negatives.length ? await outcome(NEGATIVE_ORG, r) : null;
       if (mappedOf(r).length === 0) unmapped.push({ req: { ...r, mapped: [] }, library: lib, negative });
       else rows.push({ req: { ...r, mapped: mappedOf(r) }, library: lib, negative });
       if ((i + 1) % 50 === 0) process.stderr.write(`checked ${i + 1}/${selected.length}\n`);

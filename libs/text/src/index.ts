@@ -62,7 +62,7 @@ export {
 } from './answerability';
 export { alignSentences, answerUnits, sentenceUnits, type SentenceUnit } from './align';
 export { breakDownRequirement } from './breakdown';
-export { readRequirement, requirementCore, requirementWithTitle, type RequirementReading } from './requirement-language';
+export { readRequirement, requirementCore, requirementTitle, requirementWithTitle, withoutTitle, type RequirementReading } from './requirement-language';
 export {
   evidenceUnits,
   isNonEvidence,

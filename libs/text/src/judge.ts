@@ -4,7 +4,7 @@ import { makeQuote } from './pages';
 import { usageOf } from './tokens';
 import type { PassageInput, Quote, Usage } from './types';
 import { confidenceOf, decide, interp, predictProba, VERDICT_CLASSES, VERDICT_MODEL, type VerdictModel, type VerdictModelVariant } from './verdict-model';
-import { readRequirement, specificFrequencies } from './requirement-language';
+import { readRequirement, specificFrequencies, withoutTitle } from './requirement-language';
 import { rsmSignals, SIGNAL_NAMES, verdictSignals, type SemanticInput, type VerdictSignals } from './verdict-signals';
 
 /** COMPLIANT: the documents satisfy the requirement; CONTRADICTS: they contradict it; NOT_FOUND: no evidence. */
@@ -52,6 +52,11 @@ export interface JudgeOptions {
   semantic?: SemanticInput;
   /** Trained parameters; default the committed model (libs/text/models/judge/judge-model.json). */
   model?: VerdictModel;
+  /**
+   * The requirement's title when `requirement` is `title: text` (a check run's `metadata.title`, requirementWithTitle):
+   * a sentence that states `text` word for word states the requirement (rule 1), the title naming its subject.
+   */
+  title?: string | null;
 }
 
 /** Whitespace runs collapsed to one space, ends trimmed: a quoted sentence in an explanation. */
@@ -293,7 +298,9 @@ export function judgeRequirement(requirement: string, passages: PassageInput[], 
   // (framing such as "Implement procedures to" is not content the evidence must repeat).
   const rsm = options.semantic?.rsm?.length && model.variants.rsm ? rsmSignals(options.semantic.rsm) : null;
   const core = rsm ? readRequirement(requirement).core : requirement;
-  const signals = verdictSignals(core, passages, options.semantic, { modalityText: requirement });
+  const untitled = withoutTitle(requirement, options.title);
+  const verbatimText = untitled === requirement ? undefined : rsm ? readRequirement(untitled).core : untitled;
+  const signals = verdictSignals(core, passages, options.semantic, { modalityText: requirement, verbatimText });
   const withNli = !rsm && !!signals.nli && !!model.variants.nli;
   const variantName: JudgeVariant = rsm ? 'rsm' : withNli ? 'nli' : signals.semantic ? 'semantic' : 'lexical';
   const variant = model.variants[variantName]!;

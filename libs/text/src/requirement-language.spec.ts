@@ -1,4 +1,4 @@
-import { readRequirement, requirementCore, requirementWithTitle, specificFrequencies } from './requirement-language';
+import { readRequirement, requirementCore, requirementTitle, requirementWithTitle, specificFrequencies, withoutTitle } from './requirement-language';
 
 describe('readRequirement', () => {
   it.each([
@@ -86,5 +86,19 @@ describe('requirementWithTitle', () => {
     expect(requirementWithTitle('Automatic logoff: terminate sessions after inactivity.', { title: 'automatic logoff' })).toBe(
       'Automatic logoff: terminate sessions after inactivity.',
     );
+  });
+});
+
+describe('requirementTitle and withoutTitle', () => {
+  it('give the title that was joined, and the requirement without it', () => {
+    expect(requirementTitle({ Title: ' Automatic\n logoff: ' })).toBe('Automatic logoff');
+    expect(requirementTitle({ title: 'x'.repeat(201) })).toBeNull();
+    expect(requirementTitle(null)).toBeNull();
+    const joined = requirementWithTitle('Terminate sessions after inactivity.', { title: 'Automatic logoff' });
+    expect(withoutTitle(joined, 'Automatic logoff')).toBe('Terminate sessions after inactivity.');
+    // A sub-requirement that does not start with the title, no title, or nothing after it: unchanged.
+    expect(withoutTitle('Lock the workstation.', 'Automatic logoff')).toBe('Lock the workstation.');
+    expect(withoutTitle(joined, null)).toBe(joined);
+    expect(withoutTitle('Automatic logoff: ', 'Automatic logoff')).toBe('Automatic logoff: ');
   });
 });

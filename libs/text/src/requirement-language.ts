@@ -156,15 +156,35 @@ const TITLE_MAX_CHARS = 200;
  * @returns the text to break down, search with and judge; the stored and returned `text` stays as given.
  */
 export function requirementWithTitle(text: string, metadata: Record<string, unknown> | null | undefined): string {
-  if (!metadata) return text;
+  const title = requirementTitle(metadata);
+  if (!title || text.trimStart().toLowerCase().startsWith(title.toLowerCase())) return text;
+  return `${title}: ${text}`;
+}
+
+/**
+ * The title {@link requirementWithTitle} joins: `metadata.title` (any case of the key) with whitespace collapsed and a
+ * trailing ":" "." or ";" dropped; null when absent, not a string, empty or longer than 200 characters.
+ */
+export function requirementTitle(metadata: Record<string, unknown> | null | undefined): string | null {
+  if (!metadata) return null;
   const key = Object.keys(metadata).find((k) => k.toLowerCase() === 'title');
   const value = key === undefined ? undefined : metadata[key];
-  if (typeof value !== 'string') return text;
+  if (typeof value !== 'string') return null;
   const title = value
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/\s*[:.;]+$/, '');
-  if (!title || title.length > TITLE_MAX_CHARS) return text;
-  if (text.trimStart().toLowerCase().startsWith(title.toLowerCase())) return text;
-  return `${title}: ${text}`;
+  return title && title.length <= TITLE_MAX_CHARS ? title : null;
+}
+
+/**
+ * `requirement` without the `title: ` that {@link requirementWithTitle} put in front of it (a sub-requirement of a
+ * titled requirement may or may not start with it); `requirement` unchanged otherwise. The judge's word-for-word
+ * rule reads this too (judgeRequirement's `title`): a sentence that states it states the requirement.
+ */
+export function withoutTitle(requirement: string, title: string | null | undefined): string {
+  if (!title) return requirement;
+  const lead = requirement.trimStart();
+  const prefix = `${title}: `;
+  return lead.length > prefix.length && lead.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase() ? lead.slice(prefix.length) : requirement;
 }

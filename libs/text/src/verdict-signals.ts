@@ -374,7 +374,7 @@ export function verdictSignals(
   requirement: string,
   passages: PassageInput[],
   semantic?: SemanticInput,
-  options: { modalityText?: string } = {},
+  options: { modalityText?: string; verbatimText?: string } = {},
 ): VerdictSignals {
   // The modality, negation and scope of the requirement are read from the whole text when the caller matches
   // the evidence against the core statement only (framing such as "The organization shall" carries them).
@@ -474,7 +474,8 @@ export function verdictSignals(
   }
   let verbatim: Alignment | null = null;
   for (const a of ranked) {
-    if (!statesVerbatim(requirement, a.unit.text)) continue;
+    // `verbatimText`: the requirement without its title (judgeRequirement's `title`), which a sentence may state too.
+    if (!statesVerbatim(requirement, a.unit.text) && !(options.verbatimText && statesVerbatim(options.verbatimText, a.unit.text))) continue;
     const p = polarityOf(full, a.unit.text, idf);
     if (p.mismatch || p.flips.length || p.scoped.sign === -1 || quantityCheck(reqQ, a.unit.text).conflict || clockConflict(requirement, a.unit.text).conflict)
       continue;

@@ -1,7 +1,7 @@
 import { CallContext, currentContext, Delivery, Logger, runWithContext } from '@kb/common';
 import { CheckRequirementsRequestedEvent, justificationOf } from '@kb/events';
 import { ModelProviderError } from '@kb/models';
-import { requirementWithTitle } from '@kb/text';
+import { requirementTitle, requirementWithTitle } from '@kb/text';
 import { randomUUID } from 'node:crypto';
 import { Assessor, type AssessmentScope } from '../verification/assessor';
 import type { CallUsage, RequirementJudge } from '../verification/judges';
@@ -13,7 +13,8 @@ import { RunsRepository, SubRequirementResult } from './runs.repository';
  * (unless `skipBreakdown`), each assessed against `scope` of the caller's org; the requirement passes only
  * when every sub-requirement is COMPLIANT (decisions.md "Check runs"). `npm run eval:controls` measures
  * this same function. `text` is the requirement as read ({@link requirementWithTitle}: its title joined when
- * its metadata has one).
+ * its metadata has one) and `options.title` that title ({@link requirementTitle}), which the judge's word-level
+ * signals leave out.
  *
  * @param options.calls model calls are appended here as they are made (so usage is recorded even when a
  *   later call throws); @param options.signal stops between sub-requirements and aborts model calls.
@@ -25,7 +26,7 @@ export async function checkRequirement(
   ctx: CallContext,
   scope: AssessmentScope,
   text: string,
-  options: { skipBreakdown?: boolean; signal?: AbortSignal; calls?: CallUsage[] } = {},
+  options: { skipBreakdown?: boolean; signal?: AbortSignal; calls?: CallUsage[]; title?: string | null } = {},
 ): Promise<{ subs: SubRequirementResult[]; passed: boolean }> {
   const calls = options.calls ?? [];
   let parts = [text];
@@ -37,7 +38,7 @@ export async function checkRequirement(
   const subs: SubRequirementResult[] = [];
   for (const part of parts) {
     if (options.signal?.aborted) break;
-    const a = await deps.assessor.assess(ctx, scope, part, { signal: options.signal, whole: text });
+    const a = await deps.assessor.assess(ctx, scope, part, { signal: options.signal, whole: text, title: options.title });
     calls.push(...a.calls);
     subs.push({
       text: part,
@@ -128,6 +129,7 @@ export class RunWorker {
       // A requirement's metadata.title is read with its text ("Automatic logoff: Implement …"; docs/check.md).
       const text = requirementWithTitle(requirement.text, requirement.metadata);
       const checked = await checkRequirement(this.deps, ctx, { projectId: item.projectId, documentIds: item.handbookIds }, text, {
+        title: requirementTitle(requirement.metadata),
         skipBreakdown: item.skipBreakdown,
         signal: abort.signal,
         calls,

@@ -77,15 +77,20 @@ export class Assessor {
     private readonly judge: RequirementJudge,
   ) {}
 
-  async assess(ctx: CallContext, scope: AssessmentScope, requirement: string, options: { signal?: AbortSignal; whole?: string } = {}): Promise<Assessment> {
-    const { signal, whole } = options;
+  async assess(
+    ctx: CallContext,
+    scope: AssessmentScope,
+    requirement: string,
+    options: { signal?: AbortSignal; whole?: string; title?: string | null } = {},
+  ): Promise<Assessment> {
+    const { signal, whole, title } = options;
     const passages = await this.candidates(ctx, scope, requirement, whole);
     const calls: CallUsage[] = [];
     // The judge may be a model (async): judge, then check right before returning that the cited
     // document still exists; if it was deleted meanwhile, judge again without its passages.
     let current = passages;
     for (;;) {
-      const { judgement, calls: made } = await this.judge.judge(requirement, current, signal);
+      const { judgement, calls: made } = await this.judge.judge(requirement, current, signal, title);
       calls.push(...made);
       if (await this.stillLive(ctx, judgement)) return toAssessment(judgement, calls);
       const dead = judgement.evidence!.passage.documentId;

@@ -183,6 +183,19 @@ describe('EmbeddedJudge with the requirement-satisfaction model (issue 27 exampl
     expect(judgement.explanation).not.toMatch(/not found in the closest sentence: [^;]*\b(?:implement|procedures)\b/i);
   });
 
+  it("a sentence that states a titled requirement's text word for word states the requirement", async () => {
+    // metadata.title "Head protection", joined by the run worker: the plan states the requirement word for word.
+    const requirement = 'Head protection: Hard hats are worn at all times on site.';
+    const { judgement } = await judge.judge(requirement, [ACCESS, SITE], undefined, 'Head protection');
+    expect(judgement.verdict).toBe('COMPLIANT');
+    expect(judgement.confidence).toBeGreaterThanOrEqual(0.7);
+    expect(judgement.explanation).toContain('It states the requirement word for word');
+    // Without the title given, "Head protection" is part of what the sentence must state: the same quote is only an unsure pass.
+    const untold = (await judge.judge(requirement, [ACCESS, SITE])).judgement;
+    expect(untold.confidence).toBeLessThan(0.7);
+    expect(untold.explanation).toMatch(/not found in the closest sentence: Head, protection/);
+  });
+
   it('a password section meets "procedures for creating, changing, and safeguarding passwords", never the reference line', async () => {
     const { judgement } = await judge.judge('Procedures for creating, changing, and safeguarding passwords.', [SITE, PASSWORDS]);
     expect(judgement.verdict).toBe('COMPLIANT');

@@ -47,7 +47,7 @@ export interface RequirementJudge {
    * is always a verbatim substring of one of `passages`.
    * @throws ModelProviderError when a configured model is unreachable after retries.
    */
-  judge(requirement: string, passages: PassageInput[], signal?: AbortSignal): Promise<{ judgement: Judgement; calls: CallUsage[] }>;
+  judge(requirement: string, passages: PassageInput[], signal?: AbortSignal, title?: string | null): Promise<{ judgement: Judgement; calls: CallUsage[] }>;
   /**
    * Splits a compound requirement into atomic sub-requirements (at least one).
    * @throws ModelProviderError when a configured model is unreachable after retries.
@@ -174,13 +174,14 @@ export class EmbeddedJudge implements RequirementJudge {
     return !this.satisfaction && this.nli !== null && !!VERDICT_MODEL.variants.nli;
   }
 
-  async judge(requirement: string, passages: PassageInput[], signal?: AbortSignal) {
+  async judge(requirement: string, passages: PassageInput[], signal?: AbortSignal, title?: string | null) {
     // The requirement-satisfaction variant matches evidence against the requirement's core statement.
     const matched = this.satisfaction ? readRequirement(requirement).core : requirement;
     const semantic = await this.semanticInput(matched, passages, signal);
     if (semantic && this.satisfaction) await this.satisfactionScores(matched, passages, semantic, signal);
     else if (semantic && this.entailment) await this.entailmentScores(requirement, passages, semantic, signal);
-    const judgement = judgeRequirement(requirement, passages, { semantic });
+    // A sentence that states the requirement without its title word for word states it (the title names the subject).
+    const judgement = judgeRequirement(requirement, passages, { semantic, title });
     return { judgement, calls: [{ model: this.model, usage: judgement.usage }] };
   }
 
