@@ -15,7 +15,7 @@ jest.setTimeout(600_000);
  * re-run after a new version of a document and the comparison of the two runs (the changed
  * requirement, its source in the evidence viewer), and questions in the Ask tab with citations
  * that open the viewer (the marked passage of a Markdown file, the highlighted lines of a PDF).
- * axe runs on each new screen; `workspace-run-from-file`, `workspace-compare` and `workspace-ask` are
+ * axe runs on each new screen; `workspace-run-from-file`, `workspace-run-labels`, `workspace-compare` and `workspace-ask` are
  * written to docs/screenshots/.
  */
 const POAM = 'pdf/fedramp_guide_poam_rev5.pdf';
@@ -98,6 +98,15 @@ describeBrowser('review workspace: runs from files, re-run and compare, ask', ()
     ]);
     // The check read each requirement with its title, unless the text already starts with it.
     expect(reqs.map((r: any) => r.sub_requirements.map((x: any) => x.text))).toEqual([[VISITORS], [`Head protection: ${HARD_HATS}`]]);
+    // The plan states the titled requirement's text word for word: a confident pass, folded under the confident verdicts.
+    expect(reqs[1].sub_requirements[0].status).toBe('comply');
+    expect(reqs[1].sub_requirements[0].score).toBeGreaterThanOrEqual(0.9);
+    // The run's page names each requirement by its reference and title, in the list and in the detail.
+    await page.getByRole('button', { name: 'Confident verdicts (1)' }).click();
+    await page.getByRole('button', { name: `2. SP-2 · Head protection — ${HARD_HATS}` }).click();
+    await page.getByTestId('requirement-label').filter({ hasText: 'SP-2 · Head protection' }).waitFor();
+    await page.getByTestId('evidence-pane').getByTestId('quote-mark').filter({ hasText: HARD_HATS }).waitFor({ timeout: 60_000 });
+    await screenshot(page, 'workspace-run-labels');
   });
 
   it('creates a run from an XLSX: the person chooses the requirement column the guess got wrong; blank rows are skipped', async () => {

@@ -22,3 +22,18 @@ export function formatBytes(n: number | null | undefined): string {
 export function formatScore(score: number | null | undefined): string {
   return score === null || score === undefined ? '—' : `${Math.round(score * 100)} %`;
 }
+
+/**
+ * A requirement's reference and title from its metadata, as "164.312(a)(2)(iii) · Automatic logoff": `ref` (a string
+ * or a number, as the reports read it) and `title` (a string under any case of the key, as the check reads it:
+ * libs/text requirementWithTitle); whichever is present, null when neither.
+ */
+export function requirementLabel(metadata: Record<string, unknown> | null | undefined): string | null {
+  if (!metadata) return null;
+  const ref = typeof metadata.ref === 'string' || typeof metadata.ref === 'number' ? String(metadata.ref).trim() : '';
+  const key = Object.keys(metadata).find((k) => k.toLowerCase() === 'title');
+  const value = key === undefined ? undefined : metadata[key];
+  const title = typeof value === 'string' ? value.replace(/\s+/g, ' ').trim() : '';
+  const label = [ref, title].filter(Boolean).join(' · ');
+  return label || null;
+}

@@ -35,7 +35,7 @@ import { Link, useParams } from 'react-router';
 import { downloadReport, setRequirementReview, type CheckRequirement, type CheckRunDetail, type ReportFormat } from '@kb-platform/sdk/browser';
 import { describeError } from '../errors';
 import { EvidencePane, fromCheckSource } from '../evidence';
-import { formatDate, formatScore } from '../format';
+import { formatDate, formatScore, requirementLabel } from '../format';
 import { CONFIDENT, effectiveResult, machineResult, NO_FILTER, reviewQueue, scoreOf, type QueueFilter } from '../review/queue';
 import { useKb, useSession } from '../session';
 import { CompareButton, RerunButton } from './run-actions';
@@ -250,6 +250,9 @@ function QueueFilters({ filter, onChange }: { filter: QueueFilter; onChange: (f:
   );
 }
 
+/** The requirement's reference and title ("164.312(a)(2)(iii) · Automatic logoff"), null without either. */
+const label = (q: CheckRequirement) => requirementLabel(q.metadata);
+
 function QueueList({ items, selectedId, onSelect }: { items: CheckRequirement[]; selectedId: string | null; onSelect: (id: string) => void }) {
   return (
     <Stack gap={4}>
@@ -273,7 +276,8 @@ function QueueList({ items, selectedId, onSelect }: { items: CheckRequirement[];
                 {formatScore(scoreOf(q))}
               </Text>
               <Text size="sm" lineClamp={2}>
-                {q.order_index + 1}. {q.text}
+                {q.order_index + 1}. {label(q) && <b>{label(q)} — </b>}
+                {q.text}
               </Text>
             </Group>
           </UnstyledButton>
@@ -360,6 +364,11 @@ function RequirementDetail({
               {score !== null && score < CONFIDENT ? ' · below 0.7: check the evidence' : ''}
             </Text>
           </Group>
+          {label(requirement) && (
+            <Text size="sm" fw={600} data-testid="requirement-label">
+              {label(requirement)}
+            </Text>
+          )}
           <Title order={2} size="h4" data-testid="requirement-text">
             {requirement.text}
           </Title>
