@@ -407,7 +407,7 @@ async function main() {
   const scope = { projectId: PROJECT, documentIds: [] };
 
   const outcome = async (orgId: string, r: ControlRequirement): Promise<Outcome> => {
-    // As the run worker checks a requirement sent with metadata.title (r.text is already `title: summary`).
+    // As the run worker checks a requirement sent with metadata.title (r.text is already `title: summary`: joining again changes nothing).
     const title = a.withTitle ? requirementTitle({ title: r.title }) : null;
     const { subs, passed } = await checkRequirement({ judge, assessor }, { orgId, requestId: randomUUID() }, scope, r.text, {
       skipBreakdown: a.skipBreakdown,

@@ -62,7 +62,15 @@ export {
 } from './answerability';
 export { alignSentences, answerUnits, sentenceUnits, type SentenceUnit } from './align';
 export { breakDownRequirement } from './breakdown';
-export { readRequirement, requirementCore, requirementTitle, requirementWithTitle, withoutTitle, type RequirementReading } from './requirement-language';
+export {
+  joinTitle,
+  readRequirement,
+  requirementCore,
+  requirementTitle,
+  requirementWithTitle,
+  withoutTitle,
+  type RequirementReading,
+} from './requirement-language';
 export {
   evidenceUnits,
   isNonEvidence,

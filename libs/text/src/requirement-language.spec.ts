@@ -1,4 +1,4 @@
-import { readRequirement, requirementCore, requirementTitle, requirementWithTitle, specificFrequencies, withoutTitle } from './requirement-language';
+import { joinTitle, readRequirement, requirementCore, requirementTitle, requirementWithTitle, specificFrequencies, withoutTitle } from './requirement-language';
 
 describe('readRequirement', () => {
   it.each([
@@ -100,5 +100,7 @@ describe('requirementTitle and withoutTitle', () => {
     expect(withoutTitle('Lock the workstation.', 'Automatic logoff')).toBe('Lock the workstation.');
     expect(withoutTitle(joined, null)).toBe(joined);
     expect(withoutTitle('Automatic logoff: ', 'Automatic logoff')).toBe('Automatic logoff: ');
+    // Joining twice changes nothing (eval:controls passes texts already joined).
+    expect(joinTitle(joined, 'Automatic logoff')).toBe(joined);
   });
 });

@@ -156,7 +156,14 @@ const TITLE_MAX_CHARS = 200;
  * @returns the text to break down, search with and judge; the stored and returned `text` stays as given.
  */
 export function requirementWithTitle(text: string, metadata: Record<string, unknown> | null | undefined): string {
-  const title = requirementTitle(metadata);
+  return joinTitle(text, requirementTitle(metadata));
+}
+
+/**
+ * `title: text`, or `text` unchanged when `title` is null or empty or `text` already starts with it (case-insensitive,
+ * so joining twice changes nothing). `title` as {@link requirementTitle} gives it.
+ */
+export function joinTitle(text: string, title: string | null | undefined): string {
   if (!title || text.trimStart().toLowerCase().startsWith(title.toLowerCase())) return text;
   return `${title}: ${text}`;
 }

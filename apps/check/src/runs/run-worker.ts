@@ -1,7 +1,7 @@
 import { CallContext, currentContext, Delivery, Logger, runWithContext } from '@kb/common';
 import { CheckRequirementsRequestedEvent, justificationOf } from '@kb/events';
 import { ModelProviderError } from '@kb/models';
-import { requirementTitle, requirementWithTitle } from '@kb/text';
+import { joinTitle, requirementTitle } from '@kb/text';
 import { randomUUID } from 'node:crypto';
 import { Assessor, type AssessmentScope } from '../verification/assessor';
 import type { CallUsage, RequirementJudge } from '../verification/judges';
@@ -12,9 +12,9 @@ import { RunsRepository, SubRequirementResult } from './runs.repository';
  * One requirement of a check run, as the run worker checks it: broken down into atomic sub-requirements
  * (unless `skipBreakdown`), each assessed against `scope` of the caller's org; the requirement passes only
  * when every sub-requirement is COMPLIANT (decisions.md "Check runs"). `npm run eval:controls` measures
- * this same function. `text` is the requirement as read ({@link requirementWithTitle}: its title joined when
- * its metadata has one) and `options.title` that title ({@link requirementTitle}), which the judge's word-level
- * signals leave out.
+ * this same function. With `options.title` (the requirement's `metadata.title`, {@link requirementTitle}) the
+ * requirement is read as `title: text` ({@link joinTitle}) and the judge's word-for-word rule also reads it without
+ * the title (docs/check.md "Processing").
  *
  * @param options.calls model calls are appended here as they are made (so usage is recorded even when a
  *   later call throws); @param options.signal stops between sub-requirements and aborts model calls.
@@ -29,16 +29,17 @@ export async function checkRequirement(
   options: { skipBreakdown?: boolean; signal?: AbortSignal; calls?: CallUsage[]; title?: string | null } = {},
 ): Promise<{ subs: SubRequirementResult[]; passed: boolean }> {
   const calls = options.calls ?? [];
-  let parts = [text];
+  const whole = joinTitle(text, options.title);
+  let parts = [whole];
   if (!options.skipBreakdown) {
-    const b = await deps.judge.breakDown(text, options.signal);
+    const b = await deps.judge.breakDown(whole, options.signal);
     calls.push(...b.calls);
-    parts = b.parts.length > 0 ? b.parts : [text];
+    parts = b.parts.length > 0 ? b.parts : [whole];
   }
   const subs: SubRequirementResult[] = [];
   for (const part of parts) {
     if (options.signal?.aborted) break;
-    const a = await deps.assessor.assess(ctx, scope, part, { signal: options.signal, whole: text, title: options.title });
+    const a = await deps.assessor.assess(ctx, scope, part, { signal: options.signal, whole, title: options.title });
     calls.push(...a.calls);
     subs.push({
       text: part,
@@ -127,8 +128,7 @@ export class RunWorker {
     let subs: SubRequirementResult[];
     try {
       // A requirement's metadata.title is read with its text ("Automatic logoff: Implement …"; docs/check.md).
-      const text = requirementWithTitle(requirement.text, requirement.metadata);
-      const checked = await checkRequirement(this.deps, ctx, { projectId: item.projectId, documentIds: item.handbookIds }, text, {
+      const checked = await checkRequirement(this.deps, ctx, { projectId: item.projectId, documentIds: item.handbookIds }, requirement.text, {
         title: requirementTitle(requirement.metadata),
         skipBreakdown: item.skipBreakdown,
         signal: abort.signal,
